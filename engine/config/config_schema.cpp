@@ -1,0 +1,260 @@
+// The config schema: every field of every section, its type, its help text and its JSON binding.
+#include "config/config_fields.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace trainbench {
+namespace {
+
+using nlohmann::json;
+
+std::string describe(const json& value) {
+    std::string text = value.dump();
+    return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
+
+[[noreturn]] void typeError(const std::string& path, const json& value, const char* expected) {
+    throw ConfigError(path, path + ": expected " + expected + ", got " + describe(value) +
+                                "; write it as " + expected + " (see docs/CONFIG.md)");
+}
+
+int64_t readInt(const std::string& path, const json& v) {
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number_float()) {
+        double d = v.get<double>();
+        if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return static_cast<int64_t>(d);
+    }
+    typeError(path, v, "an integer");
+}
+
+double readFloat(const std::string& path, const json& v) {
+    if (v.is_number()) return v.get<double>();
+    typeError(path, v, "a number");
+}
+
+bool readBool(const std::string& path, const json& v) {
+    if (v.is_boolean()) return v.get<bool>();
+    typeError(path, v, "true or false");
+}
+
+std::string readString(const std::string& path, const json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    typeError(path, v, "a string");
+}
+
+// Builders for the table: each binds a member of a section struct.
+template <typename Section>
+struct Binder {
+    std::string section;
+    Section RunConfig::*member;
+    std::vector<ConfigField>* out;
+
+    void integer(const char* key, int64_t Section::*field, const char* help) {
+        auto m = member;
+        std::string path = section + "." + key;
+        out->push_back({{section, key, "int", {}, help},
+                        [m, field](const RunConfig& c) { return json((c.*m).*field); },
+                        [m, field, path](RunConfig& c, const json& v) { (c.*m).*field = readInt(path, v); }});
+    }
+    void optionalInteger(const char* key, std::optional<int64_t> Section::*field, const char* help) {
+        auto m = member;
+        std::string path = section + "." + key;
+        out->push_back({{section, key, "int", {}, help},
+                        [m, field](const RunConfig& c) {
+                            const auto& o = (c.*m).*field;
+                            return o ? json(*o) : json(nullptr);
+                        },
+                        [m, field, path](RunConfig& c, const json& v) {
+                            if (v.is_null()) (c.*m).*field = std::nullopt;
+                            else (c.*m).*field = readInt(path, v);
+                        }});
+    }
+    void real(const char* key, double Section::*field, const char* help) {
+        auto m = member;
+        std::string path = section + "." + key;
+        out->push_back({{section, key, "float", {}, help},
+                        [m, field](const RunConfig& c) { return json((c.*m).*field); },
+                        [m, field, path](RunConfig& c, const json& v) { (c.*m).*field = readFloat(path, v); }});
+    }
+    void boolean(const char* key, bool Section::*field, const char* help) {
+        auto m = member;
+        std::string path = section + "." + key;
+        out->push_back({{section, key, "bool", {}, help},
+                        [m, field](const RunConfig& c) { return json((c.*m).*field); },
+                        [m, field, path](RunConfig& c, const json& v) { (c.*m).*field = readBool(path, v); }});
+    }
+    void optionalBoolean(const char* key, std::optional<bool> Section::*field, const char* help) {
+        auto m = member;
+        std::string path = section + "." + key;
+        out->push_back({{section, key, "bool", {}, help},
+                        [m, field](const RunConfig& c) {
+                            const auto& o = (c.*m).*field;
+                            return o ? json(*o) : json(nullptr);
+                        },
+                        [m, field, path](RunConfig& c, const json& v) {
+                            if (v.is_null()) (c.*m).*field = std::nullopt;
+                            else (c.*m).*field = readBool(path, v);
+                        }});
+    }
+    void text(const char* key, std::string Section::*field, const char* help,
+              std::vector<std::string> choices = {}) {
+        auto m = member;
+        std::string path = section + "." + key;
+        std::string type = choices.empty() ? "string" : "choice";
+        out->push_back({{section, key, type, choices, help},
+                        [m, field](const RunConfig& c) { return json((c.*m).*field); },
+                        [m, field, path](RunConfig& c, const json& v) { (c.*m).*field = readString(path, v); }});
+    }
+    void optionalText(const char* key, std::optional<std::string> Section::*field, const char* help) {
+        auto m = member;
+        std::string path = section + "." + key;
+        out->push_back({{section, key, "string", {}, help},
+                        [m, field](const RunConfig& c) {
+                            const auto& o = (c.*m).*field;
+                            return o ? json(*o) : json(nullptr);
+                        },
+                        [m, field, path](RunConfig& c, const json& v) {
+                            if (v.is_null()) (c.*m).*field = std::nullopt;
+                            else (c.*m).*field = readString(path, v);
+                        }});
+    }
+};
+
+std::vector<ConfigField> buildFields() {
+    std::vector<ConfigField> f;
+
+    Binder<ModelConfig> m{"model", &RunConfig::model, &f};
+    m.integer("max_batch_size", &ModelConfig::max_batch_size, "Inference KV-cache rows of the reference; unused in training (not the micro-batch)");
+    m.integer("max_seq_len", &ModelConfig::max_seq_len, "Longest sequence the rotary table covers; YaRN switches on when above original_seq_len");
+    m.text("dtype", &ModelConfig::dtype, "Storage type of the published inference checkpoint; training precision is runtime.dtype", {"bf16", "fp8"});
+    m.optionalText("scale_fmt", &ModelConfig::scale_fmt, "fp8 scale format of the inference checkpoint (unused in training)");
+    m.integer("vocab_size", &ModelConfig::vocab_size, "Number of token ids (embedding rows and head outputs)");
+    m.integer("dim", &ModelConfig::dim, "Hidden size d");
+    m.integer("inter_dim", &ModelConfig::inter_dim, "Hidden size of the dense MLP in the first n_dense_layers blocks");
+    m.integer("moe_inter_dim", &ModelConfig::moe_inter_dim, "Hidden size of one routed or shared expert");
+    m.integer("n_layers", &ModelConfig::n_layers, "Number of transformer blocks");
+    m.integer("n_dense_layers", &ModelConfig::n_dense_layers, "Leading blocks that use the dense MLP instead of mixture of experts");
+    m.integer("n_heads", &ModelConfig::n_heads, "Attention heads");
+    m.integer("n_routed_experts", &ModelConfig::n_routed_experts, "Routed experts per MoE layer (E)");
+    m.integer("n_shared_experts", &ModelConfig::n_shared_experts, "Shared experts, fused into one MLP of width n_shared_experts*moe_inter_dim");
+    m.integer("n_activated_experts", &ModelConfig::n_activated_experts, "Routed experts chosen per token (top-k)");
+    m.integer("n_expert_groups", &ModelConfig::n_expert_groups, "Groups for group-limited routing (1: no grouping)");
+    m.integer("n_limited_groups", &ModelConfig::n_limited_groups, "Groups a token may route into");
+    m.text("score_func", &ModelConfig::score_func, "Router scores: softmax (V2) or sigmoid with renormalisation (V3)", {"softmax", "sigmoid"});
+    m.real("route_scale", &ModelConfig::route_scale, "Multiplies the routing weights");
+    m.integer("q_lora_rank", &ModelConfig::q_lora_rank, "Rank of the low-rank query projection; 0 uses a full-rank wq");
+    m.integer("kv_lora_rank", &ModelConfig::kv_lora_rank, "Width of the compressed key/value latent");
+    m.integer("qk_nope_head_dim", &ModelConfig::qk_nope_head_dim, "Per-head query/key width without rotary embedding");
+    m.integer("qk_rope_head_dim", &ModelConfig::qk_rope_head_dim, "Per-head query/key width with rotary embedding (even)");
+    m.integer("v_head_dim", &ModelConfig::v_head_dim, "Per-head value width");
+    m.integer("original_seq_len", &ModelConfig::original_seq_len, "Context length the rotary base was trained for");
+    m.real("rope_theta", &ModelConfig::rope_theta, "Rotary base");
+    m.real("rope_factor", &ModelConfig::rope_factor, "YaRN context extension factor s");
+    m.real("beta_fast", &ModelConfig::beta_fast, "YaRN fast boundary (rotations)");
+    m.real("beta_slow", &ModelConfig::beta_slow, "YaRN slow boundary (rotations)");
+    m.real("mscale", &ModelConfig::mscale, "YaRN attention-scale coefficient");
+    m.optionalBoolean("gate_bias", &ModelConfig::gate_bias, "Auxiliary-loss-free balancing bias; unset follows the reference (on when dim == 7168)");
+    m.real("bias_update_speed", &ModelConfig::bias_update_speed, "Gamma of the balancing-bias update per optimizer step");
+    m.real("seq_aux_loss_alpha", &ModelConfig::seq_aux_loss_alpha, "Weight of the complementary sequence-wise balance loss");
+    m.real("init_std", &ModelConfig::init_std, "Standard deviation of the normal weight initialisation");
+
+    Binder<TrainConfig> t{"train", &RunConfig::train, &f};
+    t.integer("micro_batch_size", &TrainConfig::micro_batch_size, "Sequences per forward/backward on one rank (m)");
+    t.integer("gradient_accumulation_steps", &TrainConfig::gradient_accumulation_steps, "Micro-batches accumulated per optimizer step (K)");
+    t.optionalInteger("global_batch_size", &TrainConfig::global_batch_size, "Sequences per optimizer step (B = m*K*W); optional check");
+    t.integer("seq_len", &TrainConfig::seq_len, "Tokens per training sequence (T)");
+    t.integer("steps", &TrainConfig::steps, "Optimizer steps to train");
+    t.real("lr", &TrainConfig::lr, "Peak learning rate");
+    t.real("min_lr", &TrainConfig::min_lr, "Final learning rate of the cosine or linear decay");
+    t.integer("warmup_steps", &TrainConfig::warmup_steps, "Optimizer steps of linear warm-up from 0");
+    t.text("schedule", &TrainConfig::schedule, "Learning-rate schedule after warm-up", {"constant", "cosine", "linear"});
+    t.real("weight_decay", &TrainConfig::weight_decay, "AdamW decoupled weight decay (not applied to norms and biases)");
+    t.real("beta1", &TrainConfig::beta1, "AdamW first-moment decay");
+    t.real("beta2", &TrainConfig::beta2, "AdamW second-moment decay");
+    t.real("grad_clip", &TrainConfig::grad_clip, "Global gradient-norm clip after the whole window; 0 disables");
+    t.integer("seed", &TrainConfig::seed, "Seed of initialisation and sampling");
+    t.text("loss_normalization", &TrainConfig::loss_normalization, "Loss weighting: every counted target token weighs the same across the window and ranks", {"tokens"});
+    t.text("incomplete_window", &TrainConfig::incomplete_window, "Last window with fewer micro-batches: scale by its own token count, or drop it", {"scale", "drop"});
+    t.boolean("sync_each_micro_batch", &TrainConfig::sync_each_micro_batch, "Reduce gradients after every micro-batch (same result, more communication)");
+    t.integer("eval_every", &TrainConfig::eval_every, "Evaluate every N optimizer steps (0: never)");
+    t.integer("eval_windows", &TrainConfig::eval_windows, "Validation windows per evaluation (0: all)");
+    t.integer("checkpoint_every", &TrainConfig::checkpoint_every, "Write a checkpoint every N optimizer steps (0: only at stop)");
+    t.integer("log_every", &TrainConfig::log_every, "Publish metrics every N optimizer steps");
+    t.integer("max_bad_steps", &TrainConfig::max_bad_steps, "Consecutive non-finite steps tolerated before the run fails");
+
+    Binder<DataConfig> d{"data", &RunConfig::data, &f};
+    d.text("source", &DataConfig::source, "markov: synthetic language with a known loss floor; text: bytes of files; tokens: .bin token ids", {"markov", "text", "tokens"});
+    d.text("path", &DataConfig::path, "File or folder for text/tokens sources");
+    d.text("val_path", &DataConfig::val_path, "Separate validation file (default: the tail of path)");
+    d.real("val_fraction", &DataConfig::val_fraction, "Fraction held out for validation");
+    d.integer("vocab_size", &DataConfig::vocab_size, "Markov vocabulary (0: the model's vocab_size)");
+    d.integer("order", &DataConfig::order, "Markov order (context length of the chain)");
+    d.real("concentration", &DataConfig::concentration, "Dirichlet concentration of the transition rows (small: predictable)");
+    d.integer("seed", &DataConfig::seed, "Seed of the synthetic language");
+    d.text("dtype", &DataConfig::dtype, "Element type of a tokens file", {"uint16", "uint32"});
+
+    Binder<RuntimeConfig> r{"runtime", &RunConfig::runtime, &f};
+    r.text("device", &RuntimeConfig::device, "auto, cpu, cuda, or cuda:0,1");
+    r.integer("world_size", &RuntimeConfig::world_size, "Data-parallel ranks (W)");
+    r.text("dtype", &RuntimeConfig::dtype, "Compute precision; master weights and gradients stay fp32", {"fp32", "bf16"});
+    r.real("comm_timeout_s", &RuntimeConfig::comm_timeout_s, "Seconds a collective may wait before the run fails");
+    r.integer("threads", &RuntimeConfig::threads, "Intra-op CPU threads per rank (0: cores / world_size)");
+    r.integer("memory_limit_mb", &RuntimeConfig::memory_limit_mb, "Per-rank tensor memory cap in MiB (0: none)");
+    return f;
+}
+
+size_t editDistance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
+const std::vector<ConfigField>& configFields() {
+    static const std::vector<ConfigField> fields = buildFields();
+    return fields;
+}
+
+const ConfigField* findConfigField(const std::string& section, const std::string& key) {
+    for (const auto& field : configFields())
+        if (field.info.section == section && field.info.key == key) return &field;
+    return nullptr;
+}
+
+const std::vector<ConfigFieldInfo>& configSchema() {
+    static const std::vector<ConfigFieldInfo> infos = [] {
+        std::vector<ConfigFieldInfo> out;
+        for (const auto& field : configFields()) out.push_back(field.info);
+        return out;
+    }();
+    return infos;
+}
+
+std::string closestName(const std::string& word, const std::vector<std::string>& candidates) {
+    std::string best;
+    size_t best_distance = std::numeric_limits<size_t>::max();
+    for (const auto& candidate : candidates) {
+        size_t distance = editDistance(word, candidate);
+        if (distance < best_distance) {
+            best_distance = distance;
+            best = candidate;
+        }
+    }
+    // A suggestion is useful only when it is closer than a rewrite of half the word.
+    if (best_distance > std::max<size_t>(2, word.size() / 2)) return "";
+    return best;
+}
+
+}  // namespace trainbench

@@ -1,0 +1,217 @@
+// Cross-field validation of a run config: every rule, with the field, the value and a fix.
+#include <cmath>
+#include <sstream>
+
+#include "trainbench/config_io.h"
+
+namespace trainbench {
+namespace {
+
+std::string num(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
+std::string num(int64_t v) { return std::to_string(v); }
+
+class Checker {
+public:
+    std::vector<ConfigIssue> issues;
+
+    void fail(const std::string& path, const std::string& value, const std::string& rule, const std::string& fix) {
+        issues.push_back({path, path + " (" + value + "): " + rule + "; " + fix});
+    }
+    void atLeast(const std::string& path, int64_t value, int64_t minimum) {
+        if (value < minimum) fail(path, num(value), "must be >= " + num(minimum), "set it to " + num(minimum) + " or more");
+    }
+    void positive(const std::string& path, double value) {
+        if (!(value > 0) || !std::isfinite(value)) fail(path, num(value), "must be a finite number > 0", "use a positive value");
+    }
+    void nonNegative(const std::string& path, double value) {
+        if (!(value >= 0) || !std::isfinite(value)) fail(path, num(value), "must be a finite number >= 0", "use 0 or a positive value");
+    }
+    void oneOf(const std::string& path, const std::string& value, std::initializer_list<const char*> options) {
+        std::string list;
+        for (const char* o : options) {
+            if (value == o) return;
+            list += list.empty() ? o : std::string(", ") + o;
+        }
+        fail(path, "\"" + value + "\"", "must be one of " + list, "pick one of those");
+    }
+};
+
+// Divisors of n, for the batch-identity messages.
+std::vector<int64_t> divisors(int64_t n) {
+    std::vector<int64_t> out;
+    for (int64_t d = 1; d <= n; ++d)
+        if (n % d == 0) out.push_back(d);
+    return out;
+}
+
+std::string joinInts(const std::vector<int64_t>& values) {
+    std::string s;
+    for (auto v : values) s += (s.empty() ? "" : ", ") + std::to_string(v);
+    return s;
+}
+
+void checkModel(Checker& c, const ModelConfig& m) {
+    c.atLeast("model.vocab_size", m.vocab_size, 2);
+    c.atLeast("model.dim", m.dim, 1);
+    c.atLeast("model.inter_dim", m.inter_dim, 1);
+    c.atLeast("model.moe_inter_dim", m.moe_inter_dim, 1);
+    c.atLeast("model.n_layers", m.n_layers, 1);
+    c.atLeast("model.n_dense_layers", m.n_dense_layers, 0);
+    if (m.n_dense_layers > m.n_layers)
+        c.fail("model.n_dense_layers", num(m.n_dense_layers), "must be <= model.n_layers (" + num(m.n_layers) + ")",
+               "lower n_dense_layers or raise n_layers");
+    c.atLeast("model.n_heads", m.n_heads, 1);
+    c.atLeast("model.n_routed_experts", m.n_routed_experts, 1);
+    c.atLeast("model.n_shared_experts", m.n_shared_experts, 0);
+    c.atLeast("model.n_activated_experts", m.n_activated_experts, 1);
+    if (m.n_activated_experts > m.n_routed_experts)
+        c.fail("model.n_activated_experts", num(m.n_activated_experts),
+               "must be <= model.n_routed_experts (" + num(m.n_routed_experts) + ")",
+               "choose at most " + num(m.n_routed_experts) + " experts per token");
+    c.atLeast("model.n_expert_groups", m.n_expert_groups, 1);
+    c.atLeast("model.n_limited_groups", m.n_limited_groups, 1);
+    if (m.n_expert_groups >= 1 && m.n_routed_experts >= 1 && m.n_routed_experts % m.n_expert_groups != 0)
+        c.fail("model.n_expert_groups", num(m.n_expert_groups),
+               "must divide model.n_routed_experts (" + num(m.n_routed_experts) + ")",
+               "use a divisor of " + num(m.n_routed_experts) + ": " + joinInts(divisors(m.n_routed_experts)));
+    if (m.n_limited_groups > m.n_expert_groups)
+        c.fail("model.n_limited_groups", num(m.n_limited_groups),
+               "must be <= model.n_expert_groups (" + num(m.n_expert_groups) + ")",
+               "lower n_limited_groups to at most " + num(m.n_expert_groups));
+    if (m.n_expert_groups >= 1 && m.n_limited_groups >= 1 && m.n_limited_groups <= m.n_expert_groups &&
+        m.n_routed_experts % m.n_expert_groups == 0) {
+        int64_t reachable = m.n_limited_groups * (m.n_routed_experts / m.n_expert_groups);
+        if (m.n_activated_experts > reachable)
+            c.fail("model.n_activated_experts", num(m.n_activated_experts),
+                   "must be reachable within model.n_limited_groups groups (" + num(reachable) + " experts)",
+                   "raise n_limited_groups or lower n_activated_experts to " + num(reachable));
+    }
+    c.oneOf("model.score_func", m.score_func, {"softmax", "sigmoid"});
+    c.positive("model.route_scale", m.route_scale);
+    c.atLeast("model.q_lora_rank", m.q_lora_rank, 0);
+    c.atLeast("model.kv_lora_rank", m.kv_lora_rank, 1);
+    c.atLeast("model.qk_nope_head_dim", m.qk_nope_head_dim, 0);
+    c.atLeast("model.qk_rope_head_dim", m.qk_rope_head_dim, 2);
+    if (m.qk_rope_head_dim % 2 != 0)
+        c.fail("model.qk_rope_head_dim", num(m.qk_rope_head_dim), "must be even (rotary pairs)",
+               "use " + num(m.qk_rope_head_dim + 1));
+    c.atLeast("model.v_head_dim", m.v_head_dim, 1);
+    c.atLeast("model.max_seq_len", m.max_seq_len, 1);
+    c.atLeast("model.original_seq_len", m.original_seq_len, 1);
+    c.atLeast("model.max_batch_size", m.max_batch_size, 1);
+    c.positive("model.rope_theta", m.rope_theta);
+    c.positive("model.rope_factor", m.rope_factor);
+    c.positive("model.beta_fast", m.beta_fast);
+    c.positive("model.beta_slow", m.beta_slow);
+    c.positive("model.mscale", m.mscale);
+    c.oneOf("model.dtype", m.dtype, {"bf16", "fp8"});
+    c.nonNegative("model.bias_update_speed", m.bias_update_speed);
+    c.nonNegative("model.seq_aux_loss_alpha", m.seq_aux_loss_alpha);
+    c.positive("model.init_std", m.init_std);
+}
+
+void checkTrain(Checker& c, const RunConfig& config) {
+    const TrainConfig& t = config.train;
+    c.atLeast("train.micro_batch_size", t.micro_batch_size, 1);
+    c.atLeast("train.gradient_accumulation_steps", t.gradient_accumulation_steps, 1);
+    c.atLeast("train.seq_len", t.seq_len, 1);
+    if (t.seq_len > config.model.max_seq_len)
+        c.fail("train.seq_len", num(t.seq_len), "must be <= model.max_seq_len (" + num(config.model.max_seq_len) + ")",
+               "shorten seq_len or raise model.max_seq_len");
+    c.atLeast("train.steps", t.steps, 1);
+    c.nonNegative("train.lr", t.lr);
+    c.nonNegative("train.min_lr", t.min_lr);
+    if (t.min_lr > t.lr)
+        c.fail("train.min_lr", num(t.min_lr), "must be <= train.lr (" + num(t.lr) + ")", "lower min_lr");
+    c.atLeast("train.warmup_steps", t.warmup_steps, 0);
+    c.oneOf("train.schedule", t.schedule, {"constant", "cosine", "linear"});
+    c.nonNegative("train.weight_decay", t.weight_decay);
+    if (!(t.beta1 >= 0 && t.beta1 < 1)) c.fail("train.beta1", num(t.beta1), "must be in [0, 1)", "use e.g. 0.9");
+    if (!(t.beta2 >= 0 && t.beta2 < 1)) c.fail("train.beta2", num(t.beta2), "must be in [0, 1)", "use e.g. 0.95");
+    c.nonNegative("train.grad_clip", t.grad_clip);
+    c.atLeast("train.seed", t.seed, 0);
+    c.oneOf("train.loss_normalization", t.loss_normalization, {"tokens"});
+    c.oneOf("train.incomplete_window", t.incomplete_window, {"scale", "drop"});
+    c.atLeast("train.eval_every", t.eval_every, 0);
+    c.atLeast("train.eval_windows", t.eval_windows, 0);
+    c.atLeast("train.checkpoint_every", t.checkpoint_every, 0);
+    c.atLeast("train.log_every", t.log_every, 1);
+    c.atLeast("train.max_bad_steps", t.max_bad_steps, 1);
+
+    const int64_t W = config.runtime.world_size;
+    if (t.global_batch_size && t.micro_batch_size >= 1 && t.gradient_accumulation_steps >= 1 && W >= 1) {
+        const int64_t B = *t.global_batch_size;
+        const int64_t product = t.micro_batch_size * t.gradient_accumulation_steps * W;
+        if (B != product) {
+            std::string fix;
+            if (B >= 1 && B % W == 0) {
+                std::vector<int64_t> ms = divisors(B / W), ks;
+                for (auto mm : ms) ks.push_back(B / W / mm);
+                fix = "global_batch_size " + num(B) + " with world_size " + num(W) + " allows micro_batch_size in {" +
+                      joinInts(ms) + "} with gradient_accumulation_steps " + joinInts(ks) + " respectively";
+            } else {
+                fix = "global_batch_size must be a multiple of runtime.world_size (" + num(W) + ")";
+            }
+            c.issues.push_back({"train.global_batch_size",
+                                "train.micro_batch_size (" + num(t.micro_batch_size) + ") * train.gradient_accumulation_steps (" +
+                                    num(t.gradient_accumulation_steps) + ") * runtime.world_size (" + num(W) + ") = " +
+                                    num(product) + " != train.global_batch_size (" + num(B) + "); " + fix});
+        }
+    }
+}
+
+void checkData(Checker& c, const RunConfig& config) {
+    const DataConfig& d = config.data;
+    c.oneOf("data.source", d.source, {"markov", "text", "tokens"});
+    if ((d.source == "text" || d.source == "tokens") && d.path.empty())
+        c.fail("data.path", "\"\"", "is required for source \"" + d.source + "\"", "set data.path to a file or folder");
+    if (!(d.val_fraction >= 0 && d.val_fraction < 1))
+        c.fail("data.val_fraction", num(d.val_fraction), "must be in [0, 1)", "use e.g. 0.05");
+    c.atLeast("data.vocab_size", d.vocab_size, 0);
+    if (d.source == "markov") {
+        int64_t vocab = d.vocab_size > 0 ? d.vocab_size : config.model.vocab_size;
+        if (vocab > config.model.vocab_size)
+            c.fail("data.vocab_size", num(vocab), "must be <= model.vocab_size (" + num(config.model.vocab_size) + ")",
+                   "lower data.vocab_size or raise model.vocab_size");
+        if (d.vocab_size == 0 && vocab > 4096)
+            c.fail("data.vocab_size", num(vocab), "a Markov language over more than 4096 tokens is too large to tabulate",
+                   "set data.vocab_size (e.g. 256) for the synthetic source");
+        c.atLeast("data.order", d.order, 1);
+        if (d.order > 3) c.fail("data.order", num(d.order), "must be <= 3", "use order 1, 2 or 3");
+        c.positive("data.concentration", d.concentration);
+    }
+    c.oneOf("data.dtype", d.dtype, {"uint16", "uint32"});
+}
+
+void checkRuntime(Checker& c, const RuntimeConfig& r) {
+    const std::string& dev = r.device;
+    bool known = dev == "auto" || dev == "cpu" || dev == "cuda" || dev.rfind("cuda:", 0) == 0;
+    if (!known) c.fail("runtime.device", "\"" + dev + "\"", "must be auto, cpu, cuda or cuda:i,j,...", "e.g. cpu or cuda:0");
+    c.atLeast("runtime.world_size", r.world_size, 1);
+    c.oneOf("runtime.dtype", r.dtype, {"fp32", "bf16"});
+    c.positive("runtime.comm_timeout_s", r.comm_timeout_s);
+    c.atLeast("runtime.threads", r.threads, 0);
+    c.atLeast("runtime.memory_limit_mb", r.memory_limit_mb, 0);
+}
+
+}  // namespace
+
+std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
+    Checker checker;
+    checkModel(checker, config.model);
+    checkTrain(checker, config);
+    checkData(checker, config);
+    checkRuntime(checker, config.runtime);
+    return checker.issues;
+}
+
+void requireValidRunConfig(const RunConfig& config) {
+    auto issues = validateRunConfig(config);
+    if (!issues.empty()) throw ConfigError(issues.front().path, issues.front().message);
+}
+
+}  // namespace trainbench

@@ -1,0 +1,27 @@
+// Deterministic batch assignment and the causal shift of windows into inputs and targets.
+#include "data/batch_sampler.h"
+
+namespace trainbench {
+
+std::vector<int64_t> sampleIndices(int64_t step, int64_t rank, int64_t micro, int64_t m, int64_t K, int64_t W) {
+    const int64_t global = m * K * W;
+    const int64_t first = step * global + rank * m * K + micro * m;
+    std::vector<int64_t> out(m);
+    for (int64_t i = 0; i < m; ++i) out[i] = first + i;
+    return out;
+}
+
+MicroBatch readMicroBatch(const TokenSource& source, Split split, const std::vector<int64_t>& indices,
+                          int64_t seq_len) {
+    const int64_t rows = static_cast<int64_t>(indices.size());
+    auto window = torch::empty({rows, seq_len + 1}, torch::kInt64);
+    int64_t* data = window.data_ptr<int64_t>();
+    for (int64_t r = 0; r < rows; ++r) source.readSample(split, indices[r], seq_len + 1, data + r * (seq_len + 1));
+    // An ignored position (-1) cannot be an input; its embedding row is irrelevant because its
+    // target and every later target of a padded row are ignored too.
+    auto inputs = window.slice(1, 0, seq_len).clamp_min(0).contiguous();
+    auto targets = window.slice(1, 1, seq_len + 1).contiguous();
+    return {inputs, targets};
+}
+
+}  // namespace trainbench

@@ -1,0 +1,27 @@
+// BatchSampler: (optimizer step, rank, micro-batch) -> sample indices -> token/target tensors.
+#pragma once
+
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "data/token_source.h"
+
+namespace trainbench {
+
+struct MicroBatch {
+    torch::Tensor tokens;   // [m, T] int64, inputs
+    torch::Tensor targets;  // [m, T] int64, next tokens; -1 where a target does not count
+};
+
+// The global batch of step s is the sample range [s*B, (s+1)*B), B = m*K*W. Rank r takes the
+// contiguous block [r*m*K, (r+1)*m*K) of it and micro-batch k the k-th m samples of that
+// block, so the union over ranks and micro-batches is the same set for every split of B.
+std::vector<int64_t> sampleIndices(int64_t step, int64_t rank, int64_t micro, int64_t micro_batch_size,
+                                   int64_t accumulation_steps, int64_t world_size);
+
+// Reads windows of T+1 tokens for the samples and shifts them into inputs and targets.
+MicroBatch readMicroBatch(const TokenSource& source, Split split, const std::vector<int64_t>& indices,
+                          int64_t seq_len);
+
+}  // namespace trainbench

@@ -1,0 +1,30 @@
+// TokenSource: random access to fixed-length training and validation samples of token ids.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "trainbench/run_config.h"
+
+namespace trainbench {
+
+enum class Split { Train, Validation };
+
+class TokenSource {
+public:
+    virtual ~TokenSource() = default;
+    virtual int64_t vocabSize() const = 0;
+    // Samples available in a split for windows of `length` tokens; -1 when unbounded.
+    virtual int64_t sampleCount(Split split, int64_t length) const = 0;
+    // Writes `length` token ids of sample `index` (a deterministic function of the index).
+    // Positions that must not count as targets are written as -1.
+    virtual void readSample(Split split, int64_t index, int64_t length, int64_t* out) const = 0;
+    // The lowest reachable mean loss in nats per token, when known (synthetic sources).
+    virtual double entropyFloor() const { return -1.0; }
+};
+
+// Builds the configured source; throws ConfigError naming the data field or file.
+std::unique_ptr<TokenSource> openTokenSource(const RunConfig& config);
+
+}  // namespace trainbench

@@ -1,0 +1,118 @@
+// RunConfig: the plain-C++ description of one training run (model, train, data, runtime).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace trainbench {
+
+// The model section: the reference DeepSeek ModelArgs names and defaults, plus training-only keys.
+struct ModelConfig {
+    // Inference-only fields of the reference: kept so published configs load unchanged.
+    int64_t max_batch_size = 8;  // KV-cache rows for decoding; never the training micro-batch
+    int64_t max_seq_len = 16384; // also switches YaRN on when > original_seq_len
+    std::string dtype = "bf16";  // storage of the published checkpoint ("bf16" | "fp8")
+    std::optional<std::string> scale_fmt;
+
+    int64_t vocab_size = 102400;
+    int64_t dim = 2048;
+    int64_t inter_dim = 10944;
+    int64_t moe_inter_dim = 1408;
+    int64_t n_layers = 27;
+    int64_t n_dense_layers = 1;
+    int64_t n_heads = 16;
+    int64_t n_routed_experts = 64;
+    int64_t n_shared_experts = 2;
+    int64_t n_activated_experts = 6;
+    int64_t n_expert_groups = 1;
+    int64_t n_limited_groups = 1;
+    std::string score_func = "softmax";
+    double route_scale = 1.0;
+    int64_t q_lora_rank = 0;
+    int64_t kv_lora_rank = 512;
+    int64_t qk_nope_head_dim = 128;
+    int64_t qk_rope_head_dim = 64;
+    int64_t v_head_dim = 128;
+    int64_t original_seq_len = 4096;
+    double rope_theta = 10000.0;
+    double rope_factor = 40.0;
+    double beta_fast = 32.0;
+    double beta_slow = 1.0;
+    double mscale = 1.0;
+
+    // Training-only keys.
+    std::optional<bool> gate_bias;  // unset: the reference rule (on when dim == 7168)
+    double bias_update_speed = 0.001;
+    double seq_aux_loss_alpha = 0.0001;
+    double init_std = 0.006;
+
+    bool hasGateBias() const { return gate_bias.value_or(dim == 7168); }
+    int64_t qkHeadDim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+    bool yarnActive() const { return max_seq_len > original_seq_len; }
+};
+
+// The train section. Steps are optimizer steps everywhere.
+struct TrainConfig {
+    int64_t micro_batch_size = 4;
+    int64_t gradient_accumulation_steps = 1;
+    std::optional<int64_t> global_batch_size;  // if set: must equal m * K * W
+    int64_t seq_len = 128;
+    int64_t steps = 200;
+    double lr = 3e-4;
+    double min_lr = 3e-5;
+    int64_t warmup_steps = 10;
+    std::string schedule = "cosine";  // constant | cosine | linear
+    double weight_decay = 0.1;
+    double beta1 = 0.9;
+    double beta2 = 0.95;
+    double grad_clip = 1.0;  // 0 disables clipping
+    int64_t seed = 0;
+    std::string loss_normalization = "tokens";
+    std::string incomplete_window = "scale";  // scale | drop
+    bool sync_each_micro_batch = false;
+    int64_t eval_every = 0;  // 0: no periodic evaluation
+    int64_t eval_windows = 16;
+    int64_t checkpoint_every = 0;
+    int64_t log_every = 1;
+    int64_t max_bad_steps = 5;
+};
+
+// The data section. `markov` needs no file; `text` and `tokens` read `path`.
+struct DataConfig {
+    std::string source = "markov";  // markov | text | tokens
+    std::string path;
+    std::string val_path;
+    double val_fraction = 0.05;
+    // markov
+    int64_t vocab_size = 0;  // 0: the model's vocab_size
+    int64_t order = 1;
+    double concentration = 0.1;
+    int64_t seed = 1234;
+    // tokens
+    std::string dtype = "uint16";  // uint16 | uint32
+};
+
+struct RuntimeConfig {
+    std::string device = "cpu";  // auto | cpu | cuda | cuda:0,1
+    int64_t world_size = 1;
+    std::string dtype = "fp32";  // fp32 | bf16
+    double comm_timeout_s = 300.0;
+    int64_t threads = 0;  // intra-op threads per rank; 0: all cores / world_size
+    int64_t memory_limit_mb = 0;
+};
+
+struct RunConfig {
+    ModelConfig model;
+    TrainConfig train;
+    DataConfig data;
+    RuntimeConfig runtime;
+
+    // m * K * W, in sequences.
+    int64_t globalBatch() const {
+        return train.micro_batch_size * train.gradient_accumulation_steps * runtime.world_size;
+    }
+    int64_t tokensPerStep() const { return globalBatch() * train.seq_len; }
+};
+
+}  // namespace trainbench

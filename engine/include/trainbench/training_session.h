@@ -1,0 +1,67 @@
+// TrainingSession: owns the rank threads of one run and its control (start, pause, stop).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "trainbench/metric_bus.h"
+#include "trainbench/run_config.h"
+
+namespace trainbench {
+
+enum class RunStatus { Created, Running, Paused, Completed, Stopped, Failed };
+const char* runStatusName(RunStatus status);
+
+// What a finished (or stopped) run reports: the CLI's summary JSON line.
+struct RunSummary {
+    std::string run_id;
+    RunStatus status = RunStatus::Created;
+    int64_t steps = 0;
+    int64_t tokens = 0;
+    double final_loss = 0;  // NaN before the first step
+    int64_t micro_batch_size = 0;
+    int64_t gradient_accumulation_steps = 0;
+    int64_t world_size = 0;
+    int64_t global_batch_size = 0;
+    int64_t peak_memory_bytes = 0;
+    double tokens_per_s = 0;
+    double wall_time_s = 0;
+    std::string error;  // the reason when status == Failed
+};
+std::string runSummaryToJson(const RunSummary& summary);
+
+// Thread contract: every method is called from one controlling thread (the GUI or CLI main
+// thread); rank threads report only through the bus and atomics. The destructor stops and
+// joins every thread it started.
+class TrainingSession {
+public:
+    // Validates the config; throws ConfigError when it is invalid. Allocates nothing big.
+    explicit TrainingSession(RunConfig config, std::string run_id = {});
+    ~TrainingSession();
+    TrainingSession(const TrainingSession&) = delete;
+    TrainingSession& operator=(const TrainingSession&) = delete;
+
+    const RunConfig& config() const;
+    MetricBus& bus();
+
+    void start();
+    void pause();   // takes effect at the next micro-batch boundary
+    void resume();
+    void stop();    // asks the ranks to stop at the next micro-batch boundary; does not block
+    // Blocks until the run has ended (or the timeout passes); returns true when it ended.
+    bool wait(std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
+
+    RunStatus status() const;
+    int64_t completedSteps() const;
+    RunSummary summary() const;
+    // Number of threads this session has started and not yet joined (for tests).
+    int liveThreads() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trainbench

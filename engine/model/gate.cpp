@@ -1,0 +1,38 @@
+// Router of the reference: the bias changes which experts are chosen, never their weights.
+#include "model/gate.h"
+
+#include <limits>
+
+namespace trainbench {
+
+GateImpl::GateImpl(const ModelConfig& c)
+    : topk_(c.n_activated_experts), groups_(c.n_expert_groups), limited_groups_(c.n_limited_groups),
+      sigmoid_(c.score_func == "sigmoid"), route_scale_(c.route_scale) {
+    weight = register_parameter("weight", torch::empty({c.n_routed_experts, c.dim}));
+    if (c.hasGateBias()) bias = register_buffer("bias", torch::zeros({c.n_routed_experts}, torch::kFloat32));
+}
+
+Routing GateImpl::forward(const torch::Tensor& x) {
+    const int64_t N = x.size(0);
+    auto compute = x.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+    auto logits = torch::nn::functional::linear(x.to(compute), weight.to(compute));  // [N, E]
+    auto scores = sigmoid_ ? logits.sigmoid() : logits.softmax(-1);
+    auto selection = bias.defined() ? scores + bias.to(compute) : scores;
+    if (groups_ > 1) {
+        auto grouped = selection.view({N, groups_, -1});  // [N, G, E/G]
+        auto group_scores = bias.defined() ? std::get<0>(grouped.topk(2, -1)).sum(-1)  // [N, G]
+                                           : std::get<0>(grouped.max(-1));
+        auto kept = std::get<1>(group_scores.topk(limited_groups_, -1));              // [N, limited]
+        auto dropped = torch::ones({N, groups_}, x.options().dtype(torch::kBool)).scatter(1, kept, false);
+        selection = grouped.masked_fill(dropped.unsqueeze(-1), -std::numeric_limits<double>::infinity())
+                        .flatten(1);
+    }
+    // The choice is not differentiable; the weights are (through the original scores).
+    auto indices = std::get<1>(selection.detach().topk(topk_, -1));  // [N, k]
+    auto weights = scores.gather(1, indices);
+    if (sigmoid_) weights = weights / weights.sum(-1, /*keepdim=*/true);
+    weights = weights * route_scale_;
+    return {weights, indices, scores};
+}
+
+}  // namespace trainbench

@@ -1,0 +1,18 @@
+// Gated SiLU MLP.
+#include "model/mlp.h"
+
+#include "model/linear.h"
+
+namespace trainbench {
+
+MLPImpl::MLPImpl(int64_t dim, int64_t hidden) {
+    w1 = register_module("w1", plainLinear(dim, hidden));
+    w2 = register_module("w2", plainLinear(hidden, dim));
+    w3 = register_module("w3", plainLinear(dim, hidden));
+}
+
+torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
+    return w2(torch::silu(w1(x)) * w3(x));
+}
+
+}  // namespace trainbench

@@ -1,0 +1,71 @@
+// MoE forward: tokens sorted by expert, one batched call per expert, weighted scatter back.
+#include "model/moe.h"
+
+namespace trainbench {
+
+MoEImpl::MoEImpl(const ModelConfig& c)
+    : n_experts_(c.n_routed_experts), topk_(c.n_activated_experts), aux_alpha_(c.seq_aux_loss_alpha) {
+    gate = register_module("gate", Gate(c));
+    experts_ = register_module("experts", torch::nn::ModuleList());
+    for (int64_t e = 0; e < n_experts_; ++e) experts_->push_back(MLP(c.dim, c.moe_inter_dim));
+    if (c.n_shared_experts > 0)
+        shared_experts = register_module("shared_experts", MLP(c.dim, c.n_shared_experts * c.moe_inter_dim));
+}
+
+MoEOutput MoEImpl::forward(const torch::Tensor& x) {
+    const int64_t B = x.size(0), T = x.size(1), d = x.size(2), N = B * T;
+    auto flat_x = x.reshape({N, d});
+    Routing route = gate(flat_x);
+
+    auto flat_experts = route.indices.reshape({-1});                        // [N*k]
+    auto counts = torch::bincount(flat_experts, /*weights=*/{}, n_experts_);  // [E]
+    load_ = load_.defined() ? load_ + counts : counts;
+
+    // Group the (token, slot) pairs by expert: a stable sort keeps token order inside an expert.
+    auto order = std::get<1>(flat_experts.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false));
+    auto token_of = order.div(topk_, "floor");                               // [N*k]
+    auto dispatched = flat_x.index_select(0, token_of);                     // [N*k, d]
+    // Splitting by expert needs the counts on the host: one small copy per MoE layer.
+    auto host_counts = counts.to(torch::kCPU);
+    const int64_t* count = host_counts.data_ptr<int64_t>();
+    std::vector<torch::Tensor> outputs;
+    int64_t start = 0;
+    for (int64_t e = 0; e < n_experts_; ++e) {
+        if (count[e] == 0) continue;
+        auto expert = experts_->ptr<MLPImpl>(e);
+        outputs.push_back(expert->forward(dispatched.narrow(0, start, count[e])));
+        start += count[e];
+    }
+    auto expert_out = torch::cat(outputs, 0);                                // [N*k, d]
+    auto slot_weight = route.weights.reshape({-1}).index_select(0, order).unsqueeze(1).to(x.scalar_type());
+    auto y = torch::zeros_like(flat_x).index_add(0, token_of, expert_out * slot_weight);
+    if (shared_experts) y = y + shared_experts(flat_x);
+
+    MoEOutput out{y.view({B, T, d}), {}};
+    if (aux_alpha_ > 0 && is_training()) {
+        // Per sequence: f_i = E/(k*T) * tokens routed to i, P_i = mean_t of normalised scores.
+        auto per_seq = torch::zeros({B, n_experts_}, route.scores.options())
+                           .scatter_add(1, route.indices.view({B, T * topk_}),
+                                        torch::ones({B, T * topk_}, route.scores.options()));
+        auto f = per_seq * (double(n_experts_) / double(topk_ * T));
+        auto normalised = route.scores / route.scores.sum(-1, /*keepdim=*/true);
+        auto P = normalised.view({B, T, n_experts_}).mean(1);                 // [B, E]
+        out.seq_aux = aux_alpha_ * (f * P).sum(-1);                           // [B]
+    }
+    return out;
+}
+
+torch::Tensor MoEImpl::takeLoad() {
+    auto load = load_.defined() ? load_ : torch::zeros({n_experts_}, torch::kInt64);
+    load_ = torch::Tensor();
+    return load;
+}
+
+void MoEImpl::updateBias(const torch::Tensor& global_load, double gamma) {
+    if (!gate->bias.defined() || gamma == 0) return;
+    torch::NoGradGuard no_grad;
+    auto load = global_load.to(gate->bias.device(), torch::kFloat32);
+    gate->bias.add_(torch::sign(load.mean() - load) * gamma);
+}
+
+}  // namespace trainbench

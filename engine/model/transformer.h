@@ -1,0 +1,74 @@
+// The DeepSeek-style transformer: embedding, MLA + (dense | MoE) blocks, final norm, untied head.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "model/mla_attention.h"
+#include "model/mlp.h"
+#include "model/moe.h"
+#include "model/rms_norm.h"
+#include "model/rotary.h"
+#include "trainbench/run_config.h"
+
+namespace trainbench {
+
+// Target id that does not count (padding, cross-document positions).
+constexpr int64_t kIgnoreIndex = -1;
+
+// One micro-batch's loss in the form the trainer normalises (ACCUMULATION.md):
+// the raw sum over counted targets and their count, never a mean.
+struct LossParts {
+    torch::Tensor token_loss_sum;  // scalar: summed cross-entropy over counted targets
+    torch::Tensor token_count;     // scalar int64: counted targets
+    torch::Tensor aux_loss_sum;    // scalar: sum over sequences of (counted targets * balance loss); 0 if none
+};
+
+class BlockImpl : public torch::nn::Module {
+public:
+    BlockImpl(int64_t layer, const ModelConfig& config);
+    // x: [B, T, d]; seq_aux accumulates the MoE balance loss per sequence ([B]) when defined.
+    torch::Tensor forward(const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux);
+    MoE moe() const { return moe_; }
+
+private:
+    RMSNorm attn_norm{nullptr}, ffn_norm{nullptr};
+    MLAAttention attn{nullptr};
+    MLP dense_{nullptr};
+    MoE moe_{nullptr};
+};
+TORCH_MODULE(Block);
+
+class TransformerImpl : public torch::nn::Module {
+public:
+    explicit TransformerImpl(const ModelConfig& config);
+    torch::Tensor forward(const torch::Tensor& tokens);  // [B, T] int64 -> logits [B, T, V]
+    LossParts loss(const torch::Tensor& tokens, const torch::Tensor& targets);  // targets [B, T]
+
+    const ModelConfig& config() const { return config_; }
+    // MoE layers in block order (empty for an all-dense model).
+    std::vector<MoE> moeLayers() const;
+    // Index of each MoE layer in the block list, parallel to moeLayers().
+    std::vector<int64_t> moeLayerIndices() const;
+
+private:
+    torch::Tensor hidden(const torch::Tensor& tokens, torch::Tensor& seq_aux);
+    ModelConfig config_;
+    std::unique_ptr<RotaryTable> rotary_;
+    torch::nn::Embedding embed{nullptr};
+    torch::nn::ModuleList layers{nullptr};
+    RMSNorm norm{nullptr};
+    torch::nn::Linear head{nullptr};
+};
+TORCH_MODULE(Transformer);
+
+// Reference initialisation: normal(0, init_std) for weights, ones for norms, zeros for gate
+// biases; deterministic from the seed (drawn on the CPU, so every device gets the same weights).
+void initializeWeights(Transformer& model, uint64_t seed);
+
+// Parameters and persistent buffers under their reference state-dict names, in module order.
+std::vector<std::pair<std::string, torch::Tensor>> stateDict(const Transformer& model);
+
+}  // namespace trainbench

@@ -1,0 +1,29 @@
+// The summary JSON line of `run` and `resume` (DESIGN.md section 5).
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "trainbench/training_session.h"
+
+namespace trainbench {
+
+std::string runSummaryToJson(const RunSummary& s) {
+    nlohmann::json j = {
+        {"run_id", s.run_id},
+        {"status", runStatusName(s.status)},
+        {"steps", s.steps},
+        {"tokens", s.tokens},
+        {"final_loss", std::isfinite(s.final_loss) ? nlohmann::json(s.final_loss) : nlohmann::json(nullptr)},
+        {"micro_batch_size", s.micro_batch_size},
+        {"gradient_accumulation_steps", s.gradient_accumulation_steps},
+        {"world_size", s.world_size},
+        {"global_batch_size", s.global_batch_size},
+        {"peak_memory_bytes", s.peak_memory_bytes},
+        {"tokens_per_s", s.tokens_per_s},
+        {"wall_time_s", s.wall_time_s},
+    };
+    if (!s.error.empty()) j["error"] = s.error;
+    return j.dump();
+}
+
+}  // namespace trainbench

@@ -1,0 +1,225 @@
+// TrainingSession: validates the config, starts one thread per rank, and turns their results
+// into a run status and summary. The session's threads are the engine's pool for this run.
+#include "trainbench/training_session.h"
+
+#include <atomic>
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <torch/torch.h>
+
+#include "session/run_control.h"
+#include "train/rank_trainer.h"
+#include "trainbench/config_io.h"
+
+namespace trainbench {
+namespace {
+
+std::string newRunId() {
+    std::random_device entropy;
+    std::mt19937_64 engine((uint64_t(entropy()) << 32) ^ entropy() ^
+                           uint64_t(std::chrono::system_clock::now().time_since_epoch().count()));
+    static const char* digits = "0123456789abcdef";
+    std::string id;
+    for (int i = 0; i < 12; ++i) id += digits[engine() % 16];
+    return id;
+}
+
+// Resolves runtime.device into one device per rank.
+std::vector<std::string> rankDevices(const RuntimeConfig& runtime) {
+    std::string device = runtime.device;
+    if (device == "auto") device = torch::cuda::is_available() ? "cuda" : "cpu";
+    std::vector<std::string> out;
+    if (device == "cpu") {
+        out.assign(runtime.world_size, "cpu");
+        return out;
+    }
+    if (!torch::cuda::is_available())
+        throw ConfigError("runtime.device", "runtime.device (\"" + runtime.device +
+                                                "\"): no CUDA device is available here; use \"cpu\" or \"auto\"");
+    std::vector<int> ids;
+    if (device == "cuda") {
+        for (int i = 0; i < runtime.world_size; ++i) ids.push_back(i);
+    } else {
+        std::stringstream list(device.substr(5));
+        for (std::string item; std::getline(list, item, ',');) ids.push_back(std::stoi(item));
+    }
+    const int available = static_cast<int>(torch::cuda::device_count());
+    if (static_cast<int64_t>(ids.size()) != runtime.world_size)
+        throw ConfigError("runtime.device", "runtime.device (\"" + runtime.device + "\") names " +
+                                                std::to_string(ids.size()) + " devices but runtime.world_size is " +
+                                                std::to_string(runtime.world_size) + "; list one device per rank");
+    for (int id : ids) {
+        if (id < 0 || id >= available)
+            throw ConfigError("runtime.device", "runtime.device (\"" + runtime.device + "\"): cuda:" +
+                                                    std::to_string(id) + " does not exist (" +
+                                                    std::to_string(available) + " visible)");
+        out.push_back("cuda:" + std::to_string(id));
+    }
+    return out;
+}
+
+}  // namespace
+
+const char* runStatusName(RunStatus status) {
+    switch (status) {
+        case RunStatus::Created: return "created";
+        case RunStatus::Running: return "running";
+        case RunStatus::Paused: return "paused";
+        case RunStatus::Completed: return "completed";
+        case RunStatus::Stopped: return "stopped";
+        case RunStatus::Failed: return "failed";
+    }
+    return "unknown";
+}
+
+struct TrainingSession::Impl {
+    RunConfig config;
+    std::string run_id;
+    MetricBus bus;
+    RunControl control;
+    std::vector<std::string> devices;
+    std::chrono::steady_clock::time_point started;
+    std::vector<std::thread> threads;
+    std::vector<RankResult> results;
+    std::atomic<int64_t> completed_steps{0};
+    std::atomic<int> running_ranks{0};
+    std::atomic<bool> started_flag{false};
+    std::atomic<bool> finished{false};
+    std::mutex finish_mutex;
+    std::condition_variable finish_cv;
+    bool joined = false;
+
+    void rankBody(int rank) {
+        RankSetup setup;
+        setup.config = &config;
+        setup.rank = rank;
+        setup.world_size = static_cast<int>(config.runtime.world_size);
+        setup.device = devices[rank];
+        setup.control = &control;
+        setup.bus = &bus;
+        setup.started = started;
+        setup.completed_steps = &completed_steps;
+        results[rank] = runRank(setup);
+        if (results[rank].status == RunStatus::Failed) control.requestStop();
+        if (--running_ranks == 0) {
+            RunSummary s = summarize();
+            std::string message = runStatusName(s.status);
+            if (!s.error.empty()) message += ": " + s.error;
+            bus.publish(RunEvent{s.steps, s.wall_time_s, "status", message});
+            {
+                std::lock_guard lock(finish_mutex);
+                finished = true;
+            }
+            finish_cv.notify_all();
+        }
+    }
+
+    RunSummary summarize() const {
+        RunSummary s;
+        s.run_id = run_id;
+        s.micro_batch_size = config.train.micro_batch_size;
+        s.gradient_accumulation_steps = config.train.gradient_accumulation_steps;
+        s.world_size = config.runtime.world_size;
+        s.global_batch_size = config.globalBatch();
+        s.final_loss = std::nan("");
+        s.wall_time_s = started_flag ? std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() : 0;
+        if (!finished && running_ranks > 0) {
+            s.status = control.paused() ? RunStatus::Paused : RunStatus::Running;
+            s.steps = completed_steps;
+            return s;
+        }
+        if (results.empty()) return s;
+        const RankResult& lead = results[0];
+        s.status = lead.status;
+        for (const auto& r : results) {
+            if (r.status == RunStatus::Failed) {
+                s.status = RunStatus::Failed;
+                if (s.error.empty()) s.error = r.error;
+            }
+            s.peak_memory_bytes = std::max(s.peak_memory_bytes, r.peak_memory_bytes);
+        }
+        s.steps = lead.steps;
+        s.tokens = lead.tokens;
+        s.final_loss = lead.final_loss;
+        s.tokens_per_s = s.wall_time_s > 0 ? double(lead.tokens) / s.wall_time_s : 0;
+        return s;
+    }
+};
+
+TrainingSession::TrainingSession(RunConfig config, std::string run_id) : impl_(std::make_unique<Impl>()) {
+    requireValidRunConfig(config);
+    if (config.runtime.world_size > 1)
+        throw ConfigError("runtime.world_size", "runtime.world_size (" + std::to_string(config.runtime.world_size) +
+                                                    "): this build trains one rank per run so far; use 1");
+    impl_->devices = rankDevices(config.runtime);
+    impl_->config = std::move(config);
+    impl_->run_id = run_id.empty() ? newRunId() : std::move(run_id);
+}
+
+TrainingSession::~TrainingSession() {
+    stop();
+    wait();
+}
+
+const RunConfig& TrainingSession::config() const { return impl_->config; }
+MetricBus& TrainingSession::bus() { return impl_->bus; }
+
+void TrainingSession::start() {
+    if (impl_->started_flag.exchange(true)) return;
+    const auto& runtime = impl_->config.runtime;
+    int threads = static_cast<int>(runtime.threads);
+    if (threads == 0)
+        threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency() / runtime.world_size));
+    at::set_num_threads(threads);
+    const int W = static_cast<int>(runtime.world_size);
+    impl_->results.assign(W, RankResult{});
+    impl_->running_ranks = W;
+    impl_->started = std::chrono::steady_clock::now();
+    impl_->bus.publish(RunEvent{0, 0.0, "status", "running"});
+    for (int r = 0; r < W; ++r) impl_->threads.emplace_back([this, r] { impl_->rankBody(r); });
+}
+
+void TrainingSession::pause() {
+    impl_->control.setPaused(true);
+    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, "status", "paused"});
+}
+
+void TrainingSession::resume() {
+    impl_->control.setPaused(false);
+    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, "status", "running"});
+}
+
+void TrainingSession::stop() { impl_->control.requestStop(); }
+
+bool TrainingSession::wait(std::chrono::milliseconds timeout) {
+    if (!impl_->started_flag) return true;
+    {
+        std::unique_lock lock(impl_->finish_mutex);
+        if (timeout == std::chrono::milliseconds::max()) {
+            impl_->finish_cv.wait(lock, [this] { return impl_->finished.load(); });
+        } else if (!impl_->finish_cv.wait_for(lock, timeout, [this] { return impl_->finished.load(); })) {
+            return false;
+        }
+    }
+    if (!impl_->joined) {
+        for (auto& t : impl_->threads) t.join();
+        impl_->threads.clear();
+        impl_->joined = true;
+        impl_->bus.close();
+    }
+    return true;
+}
+
+RunStatus TrainingSession::status() const {
+    if (!impl_->started_flag) return RunStatus::Created;
+    return impl_->summarize().status;
+}
+
+int64_t TrainingSession::completedSteps() const { return impl_->completed_steps; }
+RunSummary TrainingSession::summary() const { return impl_->summarize(); }
+int TrainingSession::liveThreads() const { return static_cast<int>(impl_->threads.size()); }
+
+}  // namespace trainbench

@@ -1,0 +1,3 @@
+// Precompiled header for the torch-facing engine sources (keeps 2-core builds bearable).
+#pragma once
+#include <torch/torch.h>

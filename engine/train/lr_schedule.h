@@ -1,0 +1,13 @@
+// The learning-rate schedule over optimizer steps: linear warm-up, then constant, cosine or linear.
+#pragma once
+
+#include <cstdint>
+
+#include "trainbench/run_config.h"
+
+namespace trainbench {
+
+// LR used by the update of optimizer step `step` (0-based).
+double learningRate(const TrainConfig& train, int64_t step);
+
+}  // namespace trainbench

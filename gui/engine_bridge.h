@@ -1,0 +1,78 @@
+// EngineBridge: turns one TrainingSession's bus traffic into batched Qt signals on the GUI thread.
+#pragma once
+
+#include <memory>
+
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <QVector>
+
+#include "trainbench/metric_bus.h"
+#include "trainbench/metric_point.h"
+#include "trainbench/run_config.h"
+#include "trainbench/training_session.h"
+
+Q_DECLARE_METATYPE(trainbench::MetricPoint)
+Q_DECLARE_METATYPE(trainbench::RunEvent)
+Q_DECLARE_METATYPE(trainbench::RunSummary)
+
+namespace trainbench::gui {
+
+// Thread contract:
+// - The bridge lives on the GUI thread; every public method is called there, and every
+//   signal is emitted there (from its drain timer or, for startFailed, inside start()).
+// - Rank threads never touch the bridge. They publish to the session's MetricBus; the bridge
+//   drains its own subscription every ~33 ms while a run is live. drain() and the status
+//   polls (status(), wait(0 ms)) return at once, so the GUI thread never waits on a rank.
+// - One run at a time. The session of a finished run stays alive (its summary stays
+//   readable) until the next start() or the bridge's destruction; the session's destructor
+//   stops and joins its threads, so destroying the bridge mid-run blocks only until the
+//   ranks reach their next micro-batch boundary.
+class EngineBridge : public QObject {
+    Q_OBJECT
+
+public:
+    explicit EngineBridge(QObject* parent = nullptr);
+    ~EngineBridge() override;
+
+    // Creates and starts a session. Returns false, after emitting startFailed, when a run is
+    // still live or the engine refuses the config (invalid fields name their dotted path).
+    bool start(const RunConfig& config);
+    void pause();
+    void resume();
+    // Asks the ranks to stop at the next micro-batch boundary; runFinished follows.
+    void stop();
+
+    // True from a successful start() until runFinished has been emitted.
+    bool isLive() const { return live_; }
+    // Created when no session exists yet.
+    RunStatus status() const;
+    int64_t completedSteps() const;
+
+    static constexpr int kDrainIntervalMs = 33;
+
+Q_SIGNALS:
+    // Every point the bus delivered since the last drain, in publication order.
+    void pointsArrived(const QVector<trainbench::MetricPoint>& points);
+    void eventArrived(const trainbench::RunEvent& event);
+    // The session's status by name (runStatusName); for a failure, "failed: reason".
+    void statusChanged(const QString& status);
+    // Emitted once per run, after the last points and events of the run.
+    void runFinished(const trainbench::RunSummary& summary);
+    void startFailed(const QString& message);
+
+private:
+    void drainOnce();
+    void emitBatch(BusBatch batch);
+    void pollStatus();
+    QString statusText(RunStatus status) const;
+
+    std::unique_ptr<TrainingSession> session_;
+    std::shared_ptr<BusSubscription> subscription_;
+    QTimer drain_timer_;
+    RunStatus last_status_ = RunStatus::Created;
+    bool live_ = false;
+};
+
+}  // namespace trainbench::gui

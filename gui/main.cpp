@@ -1,0 +1,161 @@
+// trainbench: the workbench's entry point: opens a config, optionally trains it and saves a screenshot.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QPixmap>
+#include <QStringList>
+
+#include "default_config.h"
+#include "engine_bridge.h"
+#include "main_window.h"
+#include "trainbench/config_io.h"
+
+namespace {
+
+// The CLI's exit codes, so scripts treat both programs alike.
+constexpr int kExitOk = 0;
+constexpr int kExitInvalidInput = 2;
+constexpr int kExitRunFailed = 3;
+
+constexpr int kScreenshotWidth = 1280;
+constexpr int kScreenshotHeight = 800;
+
+const char* const kDefaultConfigPath = "configs/tiny.json";
+
+// Headless invocations (--screenshot) have nobody to click a dialog away; they get stderr only.
+int fail(const QString& message, bool headless, int code = kExitInvalidInput) {
+    std::fprintf(stderr, "trainbench: %s\n", qPrintable(message));
+    if (!headless) QMessageBox::critical(nullptr, QStringLiteral("Trainbench"), message);
+    return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("trainbench"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Trainbench"));
+    QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Workbench for training DeepSeek-style models.\n"
+        "Exit codes: 0 success, 2 invalid input, 3 the run failed."));
+    const QCommandLineOption help_option = parser.addHelpOption();
+    const QCommandLineOption version_option = parser.addVersionOption();
+    parser.addPositionalArgument(
+        QStringLiteral("config"),
+        QStringLiteral("Run config JSON file (default: %1, else the built-in tiny preset).")
+            .arg(QString::fromLatin1(kDefaultConfigPath)),
+        QStringLiteral("[CONFIG]"));
+    const QCommandLineOption run_steps_option(
+        QStringLiteral("run-steps"),
+        QStringLiteral("Start a run of <N> optimizer steps at once and wait for it to end."),
+        QStringLiteral("N"));
+    const QCommandLineOption screenshot_option(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Save the window (%1x%2) as PNG to <FILE> once populated (after the run "
+                       "with --run-steps), then exit.")
+            .arg(kScreenshotWidth)
+            .arg(kScreenshotHeight),
+        QStringLiteral("FILE"));
+    parser.addOption(run_steps_option);
+    parser.addOption(screenshot_option);
+
+    // parse() rather than process(): a bad option must exit with 2, as in trainbench-cli.
+    const bool parsed = parser.parse(QApplication::arguments());
+    const bool headless = parser.isSet(screenshot_option);
+    if (!parsed) return fail(parser.errorText() + QStringLiteral("\n\n") + parser.helpText(), headless);
+    if (parser.isSet(help_option)) parser.showHelp(kExitOk);
+    if (parser.isSet(version_option)) parser.showVersion();
+
+    const QStringList positional = parser.positionalArguments();
+    if (positional.size() > 1)
+        return fail(QStringLiteral("expected at most one CONFIG, got %1: %2")
+                        .arg(positional.size())
+                        .arg(positional.join(QStringLiteral(" "))),
+                    headless);
+
+    trainbench::RunConfig config;
+    QString config_name;
+    QString config_path = positional.isEmpty() ? QString() : positional.front();
+    if (config_path.isEmpty() && QFileInfo::exists(QString::fromLatin1(kDefaultConfigPath)))
+        config_path = QString::fromLatin1(kDefaultConfigPath);
+    try {
+        if (config_path.isEmpty()) {
+            config = trainbench::gui::builtinTinyConfig();
+            config_name = QStringLiteral("built-in tiny preset");
+        } else {
+            config = trainbench::loadRunConfigFile(QFileInfo(config_path).filePath().toStdString());
+            config_name = config_path;
+        }
+        if (parser.isSet(run_steps_option)) {
+            bool ok = false;
+            const QString text = parser.value(run_steps_option);
+            const qlonglong steps = text.toLongLong(&ok);
+            if (!ok || steps < 1)
+                return fail(QStringLiteral("--run-steps needs a whole number of steps >= 1, got '%1'").arg(text),
+                            headless);
+            trainbench::applyConfigOverride(config, "train.steps=" + std::to_string(steps));
+        }
+    } catch (const trainbench::ConfigError& error) {
+        return fail(QString::fromStdString(error.what()), headless);
+    } catch (const std::exception& error) {
+        return fail(QStringLiteral("cannot read %1: %2").arg(config_path, QString::fromStdString(error.what())),
+                    headless);
+    }
+
+    const std::vector<trainbench::ConfigIssue> issues = trainbench::validateRunConfig(config);
+    if (!issues.empty()) {
+        QStringList lines;
+        for (const trainbench::ConfigIssue& issue : issues) lines << QString::fromStdString(issue.message);
+        return fail(QStringLiteral("%1 is not a valid run config:\n%2").arg(config_name, lines.join(QLatin1Char('\n'))),
+                    headless);
+    }
+
+    trainbench::gui::MainWindow window(config, config_name);
+    window.resize(kScreenshotWidth, kScreenshotHeight);
+    window.show();
+
+    int exit_code = kExitOk;
+    if (parser.isSet(run_steps_option)) {
+        QEventLoop loop;
+        bool finished = false;
+        trainbench::RunSummary summary;
+        QObject::connect(window.bridge(), &trainbench::gui::EngineBridge::runFinished, &loop,
+                         [&](const trainbench::RunSummary& result) {
+                             summary = result;
+                             finished = true;
+                             loop.quit();
+                         });
+        QString start_error;
+        QObject::connect(window.bridge(), &trainbench::gui::EngineBridge::startFailed, &loop,
+                         [&](const QString& message) { start_error = message; });
+        if (!window.startRun()) return fail(QStringLiteral("cannot start the run: %1").arg(start_error), headless);
+        // Closing the window quits every running loop; the window's destruction then stops the run.
+        if (!finished) loop.exec();
+        if (finished && summary.status == trainbench::RunStatus::Failed) {
+            std::fprintf(stderr, "trainbench: the run failed: %s\n", summary.error.c_str());
+            exit_code = kExitRunFailed;
+        }
+        if (!finished && !headless) return exit_code;
+    }
+
+    if (headless) {
+        const QString file = parser.value(screenshot_option);
+        QApplication::processEvents();  // let layouts settle at the final size
+        window.flushView();
+        const QPixmap shot = window.grab();
+        if (!shot.save(file, "PNG"))
+            return fail(QStringLiteral("cannot write the screenshot to '%1'").arg(file), headless);
+        return exit_code;
+    }
+    return QApplication::exec();
+}

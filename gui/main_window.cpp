@@ -1,0 +1,371 @@
+// MainWindow: the workbench window: the config's key numbers and run controls beside the live plots.
+#include "main_window.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include <QCloseEvent>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "config_summary.h"
+#include "engine_bridge.h"
+#include "metric_plots.h"
+
+namespace trainbench::gui {
+
+namespace {
+
+QLabel* valueLabel(const QString& object_name, QWidget* parent) {
+    auto* label = new QLabel(parent);
+    label->setObjectName(object_name);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setWordWrap(true);
+    return label;
+}
+
+QString formatLoss(double value) {
+    return std::isfinite(value) ? QString::number(value, 'f', 4) : QStringLiteral("—");
+}
+
+QString formatSeconds(double seconds) {
+    if (seconds < 60.0) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
+    const auto whole = static_cast<long long>(seconds);
+    return QStringLiteral("%1 min %2 s").arg(whole / 60).arg(whole % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString capitalized(QString text) {
+    if (!text.isEmpty()) text[0] = text[0].toUpper();
+    return text;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(RunConfig config, QString config_name, QWidget* parent)
+    : QMainWindow(parent), config_(std::move(config)), config_name_(std::move(config_name)) {
+    setObjectName(QStringLiteral("mainWindow"));
+    bridge_ = new EngineBridge(this);
+    buildUi();
+
+    // Connected before anyone outside can connect, so the window has updated itself by the
+    // time other receivers of runFinished (the --run-steps loop in main) look at it.
+    connect(bridge_, &EngineBridge::pointsArrived, this, &MainWindow::onPoints);
+    connect(bridge_, &EngineBridge::eventArrived, this, &MainWindow::onEvent);
+    connect(bridge_, &EngineBridge::statusChanged, this, &MainWindow::onStatus);
+    connect(bridge_, &EngineBridge::runFinished, this, &MainWindow::onFinished);
+    connect(bridge_, &EngineBridge::startFailed, this, &MainWindow::onStartFailed);
+
+    showConfig();
+    setPhase(Phase::Idle);
+    setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.train.steps));
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildUi() {
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->setObjectName(QStringLiteral("mainSplitter"));
+    splitter->setChildrenCollapsible(false);
+
+    auto* side = new QWidget(splitter);
+    side->setObjectName(QStringLiteral("sidePanel"));
+    side->setMinimumWidth(330);
+    side->setMaximumWidth(520);
+    auto* side_layout = new QVBoxLayout(side);
+    side_layout->setContentsMargins(10, 10, 6, 10);
+    side_layout->setSpacing(10);
+
+    // Config: the numbers that decide cost and speed, read-only.
+    auto* config_box = new QGroupBox(tr("Config"), side);
+    auto* config_form = new QFormLayout(config_box);
+    config_form->setLabelAlignment(Qt::AlignRight);
+    config_form->setRowWrapPolicy(QFormLayout::DontWrapRows);
+    config_form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    config_form->setVerticalSpacing(5);
+    config_name_label_ = valueLabel(QStringLiteral("configNameLabel"), config_box);
+    total_params_label_ = valueLabel(QStringLiteral("totalParamsLabel"), config_box);
+    activated_params_label_ = valueLabel(QStringLiteral("activatedParamsLabel"), config_box);
+    model_shape_label_ = valueLabel(QStringLiteral("modelShapeLabel"), config_box);
+    batch_label_ = valueLabel(QStringLiteral("batchLabel"), config_box);
+    tokens_per_step_label_ = valueLabel(QStringLiteral("tokensPerStepLabel"), config_box);
+    seq_len_label_ = valueLabel(QStringLiteral("seqLenLabel"), config_box);
+    steps_label_ = valueLabel(QStringLiteral("stepsLabel"), config_box);
+    lr_label_ = valueLabel(QStringLiteral("lrLabel"), config_box);
+    schedule_label_ = valueLabel(QStringLiteral("scheduleLabel"), config_box);
+    device_label_ = valueLabel(QStringLiteral("deviceLabel"), config_box);
+    QFont emphasis = batch_label_->font();
+    emphasis.setBold(true);
+    batch_label_->setFont(emphasis);
+    total_params_label_->setFont(emphasis);
+    config_form->addRow(tr("File:"), config_name_label_);
+    config_form->addRow(tr("Parameters:"), total_params_label_);
+    config_form->addRow(tr("Activated:"), activated_params_label_);
+    config_form->addRow(tr("Model:"), model_shape_label_);
+    config_form->addRow(tr("Batch:"), batch_label_);
+    config_form->addRow(tr("Tokens / step:"), tokens_per_step_label_);
+    config_form->addRow(tr("Sequence length:"), seq_len_label_);
+    config_form->addRow(tr("Steps:"), steps_label_);
+    config_form->addRow(tr("Learning rate:"), lr_label_);
+    config_form->addRow(tr("Schedule:"), schedule_label_);
+    config_form->addRow(tr("Device:"), device_label_);
+    side_layout->addWidget(config_box);
+
+    // Run: the controls, the status line and how far the run has come.
+    auto* run_box = new QGroupBox(tr("Run"), side);
+    auto* run_layout = new QVBoxLayout(run_box);
+    auto* buttons = new QHBoxLayout;
+    start_button_ = new QPushButton(tr("Start"), run_box);
+    start_button_->setObjectName(QStringLiteral("startButton"));
+    start_button_->setDefault(true);
+    pause_button_ = new QPushButton(tr("Pause"), run_box);
+    pause_button_->setObjectName(QStringLiteral("pauseButton"));
+    stop_button_ = new QPushButton(tr("Stop"), run_box);
+    stop_button_->setObjectName(QStringLiteral("stopButton"));
+    buttons->addWidget(start_button_);
+    buttons->addWidget(pause_button_);
+    buttons->addWidget(stop_button_);
+    run_layout->addLayout(buttons);
+    status_label_ = valueLabel(QStringLiteral("statusLabel"), run_box);
+    status_label_->setMinimumHeight(status_label_->fontMetrics().lineSpacing() * 2);
+    status_label_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    run_layout->addWidget(status_label_);
+    progress_bar_ = new QProgressBar(run_box);
+    progress_bar_->setObjectName(QStringLiteral("progressBar"));
+    progress_bar_->setTextVisible(true);
+    progress_bar_->setFormat(tr("step %v / %m"));
+    run_layout->addWidget(progress_bar_);
+    side_layout->addWidget(run_box);
+
+    connect(start_button_, &QPushButton::clicked, this, &MainWindow::startRun);
+    connect(pause_button_, &QPushButton::clicked, this, &MainWindow::togglePause);
+    connect(stop_button_, &QPushButton::clicked, this, &MainWindow::stopRun);
+
+    // Latest: the newest values, for reading exact numbers off a moving curve.
+    auto* live_box = new QGroupBox(tr("Latest"), side);
+    auto* live_form = new QFormLayout(live_box);
+    live_form->setLabelAlignment(Qt::AlignRight);
+    live_form->setVerticalSpacing(5);
+    loss_value_label_ = valueLabel(QStringLiteral("lossValueLabel"), live_box);
+    lr_value_label_ = valueLabel(QStringLiteral("lrValueLabel"), live_box);
+    throughput_value_label_ = valueLabel(QStringLiteral("throughputValueLabel"), live_box);
+    elapsed_value_label_ = valueLabel(QStringLiteral("elapsedValueLabel"), live_box);
+    live_form->addRow(tr("Loss:"), loss_value_label_);
+    live_form->addRow(tr("Learning rate:"), lr_value_label_);
+    live_form->addRow(tr("Tokens / s:"), throughput_value_label_);
+    live_form->addRow(tr("Elapsed:"), elapsed_value_label_);
+    side_layout->addWidget(live_box);
+
+    auto* events_box = new QGroupBox(tr("Events"), side);
+    auto* events_layout = new QVBoxLayout(events_box);
+    event_log_ = new QPlainTextEdit(events_box);
+    event_log_->setObjectName(QStringLiteral("eventLog"));
+    event_log_->setReadOnly(true);
+    event_log_->setMaximumBlockCount(1000);
+    event_log_->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    events_layout->addWidget(event_log_);
+    side_layout->addWidget(events_box, 1);
+
+    plots_ = new MetricPlots(splitter);
+    splitter->addWidget(side);
+    splitter->addWidget(plots_);
+    splitter->setStretchFactor(0, 0);
+    splitter->setStretchFactor(1, 1);
+    splitter->setSizes({370, 910});
+    setCentralWidget(splitter);
+}
+
+bool MainWindow::setRunConfig(RunConfig config, QString config_name) {
+    if (bridge_->isLive()) return false;
+    config_ = std::move(config);
+    config_name_ = std::move(config_name);
+    showConfig();
+    setPhase(Phase::Idle);
+    setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.train.steps));
+    return true;
+}
+
+void MainWindow::showConfig() {
+    setWindowTitle(tr("Trainbench — %1").arg(config_name_));
+    const ConfigSummary summary = summarizeConfig(config_);
+    config_name_label_->setText(config_name_);
+    total_params_label_->setText(summary.total_params);
+    activated_params_label_->setText(tr("%1 per token").arg(summary.activated_params));
+    model_shape_label_->setText(summary.model_shape);
+    batch_label_->setText(summary.batch_equation);
+    tokens_per_step_label_->setText(summary.tokens_per_step);
+    seq_len_label_->setText(summary.seq_len);
+    steps_label_->setText(summary.steps);
+    lr_label_->setText(summary.learning_rate);
+    schedule_label_->setText(summary.schedule);
+    device_label_->setText(summary.device);
+
+    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.train.steps, 1)));
+    progress_bar_->setValue(0);
+    plots_->resetRun(config_.train.steps);
+}
+
+void MainWindow::flushView() {
+    plots_->flushReplot();
+}
+
+bool MainWindow::startRun() {
+    if (bridge_->isLive()) return false;
+    latest_step_ = 0;
+    have_loss_ = false;
+    plots_->resetRun(config_.train.steps);
+    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.train.steps, 1)));
+    progress_bar_->setValue(0);
+    for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_})
+        label->clear();
+    event_log_->clear();
+
+    if (!bridge_->start(config_)) return false;
+    appendLog(tr("started %1: %2 steps of %3 tokens")
+                  .arg(config_name_)
+                  .arg(config_.train.steps)
+                  .arg(formatGrouped(config_.tokensPerStep())));
+    setPhase(Phase::Running);
+    setStatusText(tr("Starting: building the model…"));
+    return true;
+}
+
+void MainWindow::togglePause() {
+    if (phase_ == Phase::Running) {
+        bridge_->pause();
+        setPhase(Phase::Pausing);
+        setStatusText(tr("Pausing at the next micro-batch…"));
+    } else if (phase_ == Phase::Paused || phase_ == Phase::Pausing) {
+        bridge_->resume();
+        setPhase(Phase::Running);
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.train.steps));
+    }
+}
+
+void MainWindow::stopRun() {
+    if (!bridge_->isLive()) return;
+    bridge_->stop();
+    setPhase(Phase::Stopping);
+    setStatusText(tr("Stopping at the next micro-batch…"));
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    // The bridge's destruction joins the ranks; asking them to stop now makes that quick.
+    if (bridge_->isLive()) bridge_->stop();
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::setPhase(Phase phase) {
+    phase_ = phase;
+    const bool live = phase == Phase::Running || phase == Phase::Pausing ||
+                      phase == Phase::Paused || phase == Phase::Stopping;
+    start_button_->setEnabled(!live);
+    pause_button_->setEnabled(phase == Phase::Running || phase == Phase::Pausing || phase == Phase::Paused);
+    pause_button_->setText(phase == Phase::Pausing || phase == Phase::Paused ? tr("Resume") : tr("Pause"));
+    stop_button_->setEnabled(live && phase != Phase::Stopping);
+}
+
+void MainWindow::setStatusText(const QString& text, bool error) {
+    status_label_->setText(text);
+    status_label_->setStyleSheet(error ? QStringLiteral("color: #b00020;") : QString());
+}
+
+void MainWindow::appendLog(const QString& line) {
+    event_log_->appendPlainText(line);
+}
+
+void MainWindow::onPoints(const QVector<MetricPoint>& points) {
+    plots_->addPoints(points);
+
+    // Only the newest value of each key matters for the labels: one pass, then one update.
+    const MetricPoint* loss = nullptr;
+    const MetricPoint* lr = nullptr;
+    const MetricPoint* throughput = nullptr;
+    double wall_time = -1.0;
+    for (const MetricPoint& point : points) {
+        if (point.key == "train/loss") loss = &point;
+        else if (point.key == "train/lr") lr = &point;
+        else if (point.key == "perf/tokens_per_s") throughput = &point;
+        wall_time = std::max(wall_time, point.wall_time);
+        latest_step_ = std::max(latest_step_, point.step);
+    }
+    if (loss) {
+        latest_loss_ = loss->value;
+        have_loss_ = true;
+        const QCPGraph* smoothed = plots_->lossSmoothedGraph();
+        const double ema = smoothed->dataCount() > 0 ? (smoothed->data()->constEnd() - 1)->value : qQNaN();
+        loss_value_label_->setText(tr("%1  (EMA %2)").arg(formatLoss(loss->value), formatLoss(ema)));
+    }
+    if (lr) lr_value_label_->setText(QString::number(lr->value, 'g', 3));
+    if (throughput) throughput_value_label_->setText(formatGrouped(std::llround(throughput->value)));
+    if (wall_time >= 0.0) elapsed_value_label_->setText(formatSeconds(wall_time));
+
+    progress_bar_->setValue(static_cast<int>(std::min<int64_t>(latest_step_, progress_bar_->maximum())));
+    if (phase_ == Phase::Running)
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.train.steps));
+}
+
+void MainWindow::onEvent(const RunEvent& event) {
+    appendLog(QStringLiteral("[step %1] %2: %3")
+                  .arg(event.step)
+                  .arg(QString::fromStdString(event.kind), QString::fromStdString(event.message)));
+}
+
+void MainWindow::onStatus(const QString& status) {
+    if (status == QLatin1String("paused") && (phase_ == Phase::Pausing || phase_ == Phase::Running)) {
+        setPhase(Phase::Paused);
+        setStatusText(tr("Paused at step %1 of %2: press Resume to continue.")
+                          .arg(latest_step_)
+                          .arg(config_.train.steps));
+    } else if (status == QLatin1String("running") && phase_ == Phase::Running) {
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.train.steps));
+    }
+}
+
+void MainWindow::onFinished(const RunSummary& summary) {
+    setPhase(Phase::Finished);
+    const QString name = QString::fromLatin1(runStatusName(summary.status));
+    const int64_t steps = std::max(summary.steps, latest_step_);
+    progress_bar_->setValue(static_cast<int>(std::min<int64_t>(steps, progress_bar_->maximum())));
+    const double final_loss = std::isfinite(summary.final_loss) ? summary.final_loss : latest_loss_;
+    const QString loss_text = have_loss_ || std::isfinite(summary.final_loss)
+                                  ? tr(" · final loss %1").arg(formatLoss(final_loss))
+                                  : QString();
+    switch (summary.status) {
+    case RunStatus::Completed:
+        setStatusText(tr("Completed · %1 steps in %2%3")
+                          .arg(steps)
+                          .arg(formatSeconds(summary.wall_time_s), loss_text));
+        break;
+    case RunStatus::Failed:
+        setStatusText(tr("Failed at step %1: %2")
+                          .arg(steps)
+                          .arg(QString::fromStdString(summary.error)),
+                      /*error=*/true);
+        break;
+    default:
+        setStatusText(tr("%1 at step %2 of %3%4")
+                          .arg(capitalized(name))
+                          .arg(steps)
+                          .arg(config_.train.steps)
+                          .arg(loss_text));
+        break;
+    }
+    appendLog(tr("%1 after %2 steps").arg(name).arg(steps));
+    flushView();
+}
+
+void MainWindow::onStartFailed(const QString& message) {
+    setPhase(phase_ == Phase::Finished ? Phase::Finished : Phase::Idle);
+    setStatusText(tr("Could not start: %1").arg(message), /*error=*/true);
+    appendLog(tr("could not start: %1").arg(message));
+}
+
+}  // namespace trainbench::gui

@@ -1,0 +1,104 @@
+// MainWindow: the workbench window: the config's key numbers and run controls beside the live plots.
+#pragma once
+
+#include <QMainWindow>
+#include <QString>
+#include <QVector>
+
+#include "trainbench/metric_point.h"
+#include "trainbench/run_config.h"
+#include "trainbench/training_session.h"
+
+class QLabel;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QCloseEvent;
+
+namespace trainbench::gui {
+
+class EngineBridge;
+class MetricPlots;
+
+// Runs one config at a time through an EngineBridge. Widgets that tests drive carry object
+// names: startButton, pauseButton, stopButton, statusLabel, progressBar, metricPlots.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+public:
+    // `config_name` is what the window shows as the config's origin (a file name).
+    MainWindow(RunConfig config, QString config_name, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Shows another config; refused (false) while a run is live.
+    bool setRunConfig(RunConfig config, QString config_name);
+    const RunConfig& runConfig() const { return config_; }
+
+    EngineBridge* bridge() const { return bridge_; }
+    MetricPlots* plots() const { return plots_; }
+
+    // Redraws pending plot data at once, e.g. before grabbing the window.
+    void flushView();
+
+public Q_SLOTS:
+    // The Start button: starts the shown config. False when the engine refuses it.
+    bool startRun();
+    void togglePause();
+    void stopRun();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    // What the controls allow; finer than RunStatus because requests take effect at the
+    // next micro-batch boundary, and the buttons must not invite a second request meanwhile.
+    enum class Phase { Idle, Running, Pausing, Paused, Stopping, Finished };
+
+    void buildUi();
+    void showConfig();
+    void setPhase(Phase phase);
+    void setStatusText(const QString& text, bool error = false);
+    void appendLog(const QString& line);
+
+    void onPoints(const QVector<trainbench::MetricPoint>& points);
+    void onEvent(const trainbench::RunEvent& event);
+    void onStatus(const QString& status);
+    void onFinished(const trainbench::RunSummary& summary);
+    void onStartFailed(const QString& message);
+
+    RunConfig config_;
+    QString config_name_;
+    Phase phase_ = Phase::Idle;
+    int64_t latest_step_ = 0;
+    double latest_loss_ = 0;
+    bool have_loss_ = false;
+
+    EngineBridge* bridge_ = nullptr;
+    MetricPlots* plots_ = nullptr;
+
+    QLabel* config_name_label_ = nullptr;
+    QLabel* total_params_label_ = nullptr;
+    QLabel* activated_params_label_ = nullptr;
+    QLabel* model_shape_label_ = nullptr;
+    QLabel* batch_label_ = nullptr;
+    QLabel* tokens_per_step_label_ = nullptr;
+    QLabel* seq_len_label_ = nullptr;
+    QLabel* steps_label_ = nullptr;
+    QLabel* lr_label_ = nullptr;
+    QLabel* schedule_label_ = nullptr;
+    QLabel* device_label_ = nullptr;
+
+    QPushButton* start_button_ = nullptr;
+    QPushButton* pause_button_ = nullptr;
+    QPushButton* stop_button_ = nullptr;
+    QLabel* status_label_ = nullptr;
+    QProgressBar* progress_bar_ = nullptr;
+
+    QLabel* loss_value_label_ = nullptr;
+    QLabel* lr_value_label_ = nullptr;
+    QLabel* throughput_value_label_ = nullptr;
+    QLabel* elapsed_value_label_ = nullptr;
+    QPlainTextEdit* event_log_ = nullptr;
+};
+
+}  // namespace trainbench::gui

@@ -1,0 +1,61 @@
+// MetricPlots: the live plots of one run: loss (raw and smoothed) above, learning rate and tokens/s below.
+#pragma once
+
+#include <cstdint>
+
+#include <QTimer>
+#include <QVector>
+#include <qcustomplot.h>
+
+#include "ema_smoother.h"
+#include "trainbench/metric_point.h"
+
+namespace trainbench::gui {
+
+// Points are appended as they arrive and never downsampled here: QCustomPlot's adaptive
+// sampling reduces each pixel column to its min/max at draw time, so spikes stay visible.
+// Redraws are coalesced on a single-shot timer, at most one per kReplotIntervalMs.
+// The view follows the run (x: 0 .. planned steps, y: data extent) until the user drags or
+// zooms; a double click returns to following.
+class MetricPlots : public QCustomPlot {
+    Q_OBJECT
+
+public:
+    explicit MetricPlots(QWidget* parent = nullptr);
+
+    // Empties every graph for a new run whose x axis should span `planned_steps`.
+    void resetRun(int64_t planned_steps);
+    // Takes train/loss, train/lr and perf/tokens_per_s; other keys are ignored.
+    void addPoints(const QVector<MetricPoint>& points);
+    // Redraws now instead of at the next coalesced tick (before a screenshot, say).
+    void flushReplot();
+    bool replotPending() const { return replot_timer_.isActive(); }
+
+    QCPGraph* lossRawGraph() const { return loss_raw_; }
+    QCPGraph* lossSmoothedGraph() const { return loss_smoothed_; }
+    QCPGraph* learningRateGraph() const { return learning_rate_; }
+    QCPGraph* throughputGraph() const { return throughput_; }
+    double smoothingWeight() const { return smoother_.weight(); }
+
+    static constexpr int kReplotIntervalMs = 33;
+
+private:
+    void scheduleReplot();
+    void replotPendingData();
+    void followRun();
+
+    QCPAxisRect* loss_rect_ = nullptr;
+    QCPAxisRect* rate_rect_ = nullptr;
+    QCPGraph* loss_raw_ = nullptr;
+    QCPGraph* loss_smoothed_ = nullptr;
+    QCPGraph* learning_rate_ = nullptr;
+    QCPGraph* throughput_ = nullptr;
+    QCPItemText* placeholder_ = nullptr;
+    EmaSmoother smoother_{0.6};
+    QTimer replot_timer_;
+    int64_t planned_steps_ = 1;
+    double last_step_ = 0;
+    bool following_ = true;
+};
+
+}  // namespace trainbench::gui
