@@ -77,8 +77,8 @@ void MainWindow::buildUi() {
 
     auto* side = new QWidget(splitter);
     side->setObjectName(QStringLiteral("sidePanel"));
-    side->setMinimumWidth(330);
-    side->setMaximumWidth(520);
+    side->setMinimumWidth(360);
+    side->setMaximumWidth(560);
     auto* side_layout = new QVBoxLayout(side);
     side_layout->setContentsMargins(10, 10, 6, 10);
     side_layout->setSpacing(10);
@@ -178,7 +178,7 @@ void MainWindow::buildUi() {
     splitter->addWidget(plots_);
     splitter->setStretchFactor(0, 0);
     splitter->setStretchFactor(1, 1);
-    splitter->setSizes({370, 910});
+    splitter->setSizes({430, 850});
     setCentralWidget(splitter);
 }
 
@@ -209,7 +209,7 @@ void MainWindow::showConfig() {
 
     progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.train.steps, 1)));
     progress_bar_->setValue(0);
-    plots_->resetRun(config_.train.steps);
+    plots_->resetRun(config_);
 }
 
 void MainWindow::flushView() {
@@ -220,7 +220,7 @@ bool MainWindow::startRun() {
     if (bridge_->isLive()) return false;
     latest_step_ = 0;
     have_loss_ = false;
-    plots_->resetRun(config_.train.steps);
+    plots_->resetRun(config_);
     progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.train.steps, 1)));
     progress_bar_->setValue(0);
     for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_})
@@ -296,6 +296,8 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
         wall_time = std::max(wall_time, point.wall_time);
         latest_step_ = std::max(latest_step_, point.step);
     }
+    // With train.log_every > 1 points are sparse; the session's counter keeps the bar exact.
+    latest_step_ = std::max(latest_step_, bridge_->completedSteps());
     if (loss) {
         latest_loss_ = loss->value;
         have_loss_ = true;

@@ -95,6 +95,7 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     QCPAxis* lr_axis = rate_rect_->axis(QCPAxis::atLeft);
     lr_axis->setLabel(tr("learning rate"));
     lr_axis->setLabelColor(kRateColor.darker(115));
+    lr_axis->setTickLabelColor(kRateColor.darker(115));
     lr_axis->setNumberFormat(QStringLiteral("g"));
     lr_axis->setNumberPrecision(2);
     lr_axis->ticker()->setTickCount(3);
@@ -102,6 +103,7 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     tps_axis->setVisible(true);
     tps_axis->setLabel(tr("tokens / s"));
     tps_axis->setLabelColor(kThroughputColor.darker(125));
+    tps_axis->setTickLabelColor(kThroughputColor.darker(125));
     tps_axis->setNumberFormat(QStringLiteral("f"));
     tps_axis->setNumberPrecision(0);
     tps_axis->ticker()->setTickCount(3);
@@ -135,13 +137,7 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     loss_smoothed_->addToLegend(legend);
     loss_rect_->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
 
-    auto* rate_legend = new QCPLegend;
-    rate_rect_->insetLayout()->addElement(rate_legend, Qt::AlignBottom | Qt::AlignLeft);
-    rate_legend->setLayer(QStringLiteral("legend"));
-    styleLegend(rate_legend, tick_font);
-    learning_rate_->addToLegend(rate_legend);
-    throughput_->addToLegend(rate_legend);
-
+    // The lower rect has no legend: each series owns one axis, and axis colours name them.
     placeholder_ = new QCPItemText(this);
     placeholder_->setClipAxisRect(loss_rect_);
     placeholder_->position->setType(QCPItemPosition::ptAxisRectRatio);
@@ -165,19 +161,22 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
         replot();
     });
 
-    resetRun(1);
+    resetRun(RunConfig{});
 }
 
-void MetricPlots::resetRun(int64_t planned_steps) {
-    planned_steps_ = std::max<int64_t>(planned_steps, 1);
+void MetricPlots::resetRun(const RunConfig& config) {
+    planned_steps_ = std::max<int64_t>(config.train.steps, 1);
     last_step_ = 0;
     smoother_.reset();
     for (QCPGraph* graph : {loss_raw_, loss_smoothed_, learning_rate_, throughput_}) graph->data()->clear();
     placeholder_->setVisible(true);
     following_ = true;
-    loss_rect_->axis(QCPAxis::atLeft)->setRange(0.0, 1.0);
-    rate_rect_->axis(QCPAxis::atLeft)->setRange(0.0, 1.0);
-    rate_rect_->axis(QCPAxis::atRight)->setRange(0.0, 1.0);
+    // A freshly initialised model predicts nearly uniformly: its first loss is close to ln V.
+    const double uniform_loss = std::log(static_cast<double>(std::max<int64_t>(config.model.vocab_size, 2)));
+    loss_rect_->axis(QCPAxis::atLeft)->setRange(0.0, 1.15 * uniform_loss);
+    const double peak_lr = config.train.lr > 0.0 ? config.train.lr : 1e-3;
+    rate_rect_->axis(QCPAxis::atLeft)->setRange(0.0, 1.08 * peak_lr);
+    rate_rect_->axis(QCPAxis::atRight)->setRange(0.0, 1000.0);
     followRun();
     scheduleReplot();
 }

@@ -9,6 +9,7 @@
 
 #include "ema_smoother.h"
 #include "trainbench/metric_point.h"
+#include "trainbench/run_config.h"
 
 namespace trainbench::gui {
 
@@ -23,8 +24,9 @@ class MetricPlots : public QCustomPlot {
 public:
     explicit MetricPlots(QWidget* parent = nullptr);
 
-    // Empties every graph for a new run whose x axis should span `planned_steps`.
-    void resetRun(int64_t planned_steps);
+    // Empties every graph for a new run of `config`: x spans train.steps, and until data
+    // arrives the y axes show the scales the run will start at (ln vocab_size, peak lr).
+    void resetRun(const RunConfig& config);
     // Takes train/loss, train/lr and perf/tokens_per_s; other keys are ignored.
     void addPoints(const QVector<MetricPoint>& points);
     // Redraws now instead of at the next coalesced tick (before a screenshot, say).

@@ -1,6 +1,8 @@
 // MetricBus: publishers append to every subscriber's inbox; consumers drain on their own threads.
 #include "trainbench/metric_bus.h"
 
+#include <utility>
+
 namespace trainbench {
 
 BusBatch BusSubscription::drain() {

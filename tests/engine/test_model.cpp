@@ -1,0 +1,357 @@
+// Model suite: parameter counts vs instantiated tensors, names, fp64 gradients, causality,
+// router cases computed by hand, YaRN constants, balance loss and the bias update rule.
+#include <QtTest/QtTest>
+
+#include <cmath>
+
+#include "model/gate.h"
+#include "model/moe.h"
+#include "model/rotary.h"
+#include "model/transformer.h"
+#include "trainbench/param_count.h"
+
+using namespace trainbench;
+
+namespace {
+
+ModelConfig tinyModel() {
+    ModelConfig c;
+    c.vocab_size = 24;
+    c.dim = 16;
+    c.inter_dim = 24;
+    c.moe_inter_dim = 8;
+    c.n_layers = 2;
+    c.n_dense_layers = 1;
+    c.n_heads = 2;
+    c.n_routed_experts = 4;
+    c.n_shared_experts = 1;
+    c.n_activated_experts = 2;
+    c.q_lora_rank = 8;
+    c.kv_lora_rank = 8;
+    c.qk_nope_head_dim = 4;
+    c.qk_rope_head_dim = 4;
+    c.v_head_dim = 6;
+    c.max_seq_len = 32;
+    c.init_std = 0.2;
+    c.score_func = "sigmoid";
+    c.gate_bias = true;
+    return c;
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// A gate whose logits for the input x = [1, 0] are exactly `logits`.
+Gate gateWithLogits(ModelConfig c, const std::vector<double>& logits) {
+    c.dim = 2;
+    c.n_routed_experts = static_cast<int64_t>(logits.size());
+    Gate gate(c);
+    torch::NoGradGuard no_grad;
+    gate->weight.zero_();
+    for (size_t e = 0; e < logits.size(); ++e) gate->weight[e][0] = logits[e];
+    gate->to(torch::kFloat64);
+    return gate;
+}
+
+torch::Tensor unitInput() { return torch::tensor({{1.0, 0.0}}, torch::kFloat64); }
+
+}  // namespace
+
+class TestModel : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void parameterCountMatchesInstantiatedTensors_data() {
+        QTest::addColumn<int>("q_lora_rank");
+        QTest::addColumn<bool>("gate_bias");
+        QTest::addColumn<int>("groups");
+        QTest::addColumn<int>("shared");
+        QTest::newRow("q_lora, bias, groups") << 8 << true << 2 << 1;
+        QTest::newRow("full-rank q, no bias") << 0 << false << 1 << 2;
+        QTest::newRow("full-rank q, bias, groups") << 0 << true << 4 << 1;
+        QTest::newRow("q_lora, no bias, no shared") << 8 << false << 1 << 0;
+    }
+    void parameterCountMatchesInstantiatedTensors() {
+        QFETCH(int, q_lora_rank);
+        QFETCH(bool, gate_bias);
+        QFETCH(int, groups);
+        QFETCH(int, shared);
+        ModelConfig c = tinyModel();
+        c.q_lora_rank = q_lora_rank;
+        c.gate_bias = gate_bias;
+        c.n_expert_groups = groups;
+        c.n_limited_groups = 1;
+        c.n_shared_experts = shared;
+        c.n_layers = 3;
+        Transformer model(c);
+        int64_t numel = 0, tensors = 0;
+        for (const auto& [name, tensor] : stateDict(model)) {
+            numel += tensor.numel();
+            ++tensors;
+        }
+        ParamCount count = countParameters(c);
+        QCOMPARE(count.total, numel);
+        QCOMPARE(count.state_dict_tensors, tensors);
+        // Activated: total minus the (E - k) routed experts per MoE layer that one token skips.
+        QCOMPARE(count.activated, numel - 2 * (c.n_routed_experts - c.n_activated_experts) * 3 * c.dim * c.moe_inter_dim);
+    }
+
+    void stateDictUsesReferenceNames() {
+        ModelConfig c = tinyModel();
+        Transformer model(c);
+        std::map<std::string, std::vector<int64_t>> shapes;
+        for (const auto& [name, tensor] : stateDict(model)) shapes[name] = tensor.sizes().vec();
+        const int64_t qk = c.qkHeadDim(), h = c.n_heads;
+        QVERIFY((shapes["embed.weight"] == std::vector<int64_t>{c.vocab_size, c.dim}));
+        QVERIFY((shapes["layers.0.attn.wq_a.weight"] == std::vector<int64_t>{c.q_lora_rank, c.dim}));
+        QVERIFY((shapes["layers.0.attn.q_norm.weight"] == std::vector<int64_t>{c.q_lora_rank}));
+        QVERIFY((shapes["layers.0.attn.wq_b.weight"] == std::vector<int64_t>{h * qk, c.q_lora_rank}));
+        QVERIFY((shapes["layers.0.attn.wkv_a.weight"] == std::vector<int64_t>{c.kv_lora_rank + c.qk_rope_head_dim, c.dim}));
+        QVERIFY((shapes["layers.0.attn.wkv_b.weight"] ==
+                 std::vector<int64_t>{h * (c.qk_nope_head_dim + c.v_head_dim), c.kv_lora_rank}));
+        QVERIFY((shapes["layers.0.attn.wo.weight"] == std::vector<int64_t>{c.dim, h * c.v_head_dim}));
+        QVERIFY((shapes["layers.0.ffn.w1.weight"] == std::vector<int64_t>{c.inter_dim, c.dim}));
+        QVERIFY((shapes["layers.1.ffn.gate.weight"] == std::vector<int64_t>{c.n_routed_experts, c.dim}));
+        QVERIFY((shapes["layers.1.ffn.gate.bias"] == std::vector<int64_t>{c.n_routed_experts}));
+        QVERIFY((shapes["layers.1.ffn.experts.3.w2.weight"] == std::vector<int64_t>{c.dim, c.moe_inter_dim}));
+        QVERIFY((shapes["layers.1.ffn.shared_experts.w3.weight"] == std::vector<int64_t>{c.moe_inter_dim, c.dim}));
+        QVERIFY((shapes["layers.1.attn_norm.weight"] == std::vector<int64_t>{c.dim}));
+        QVERIFY((shapes["norm.weight"] == std::vector<int64_t>{c.dim}));
+        QVERIFY((shapes["head.weight"] == std::vector<int64_t>{c.vocab_size, c.dim}));
+    }
+
+    void initialisationIsDeterministicAndFollowsTheReference() {
+        ModelConfig c = tinyModel();
+        Transformer a(c), b(c);
+        initializeWeights(a, 7);
+        initializeWeights(b, 7);
+        auto sa = stateDict(a), sb = stateDict(b);
+        for (size_t i = 0; i < sa.size(); ++i) QVERIFY(torch::equal(sa[i].second, sb[i].second));
+        auto named = a->named_parameters();
+        QVERIFY(torch::all(named["norm.weight"] == 1).item<bool>());
+        auto w = named["layers.0.attn.wo.weight"];
+        QVERIFY(std::fabs(w.std().item<double>() - c.init_std) < 0.25 * c.init_std);
+        for (const auto& buffer : a->named_buffers()) QVERIFY(torch::all(buffer.value() == 0).item<bool>());
+    }
+
+    void finiteDifferenceGradientOfWholeModelInFp64() {
+        ModelConfig c = tinyModel();
+        c.seq_aux_loss_alpha = 0.01;  // the balance loss is part of the objective; check it too
+        Transformer model(c);
+        initializeWeights(model, 3);
+        model->to(torch::kFloat64);
+        torch::manual_seed(0);
+        auto tokens = torch::randint(0, c.vocab_size, {2, 7}, torch::kInt64);
+        auto targets = torch::randint(0, c.vocab_size, {2, 7}, torch::kInt64);
+        targets[1][6] = kIgnoreIndex;
+        auto objective = [&] {
+            auto parts = model->loss(tokens, targets);
+            return parts.token_loss_sum + parts.aux_loss_sum;
+        };
+        objective().backward();
+        int checked = 0;
+        for (auto& item : model->named_parameters()) {
+            auto p = item.value();
+            auto grad = p.grad().clone();
+            auto flat = p.view({-1});
+            for (int64_t i : {int64_t(0), p.numel() / 2, p.numel() - 1}) {
+                torch::NoGradGuard no_grad;
+                const double original = flat[i].item<double>(), eps = 1e-6;
+                flat[i] = original + eps;
+                const double up = objective().item<double>();
+                flat[i] = original - eps;
+                const double down = objective().item<double>();
+                flat[i] = original;
+                const double numeric = (up - down) / (2 * eps);
+                const double analytic = grad.view({-1})[i].item<double>();
+                const double tolerance = 1e-6 * std::max(1.0, std::fabs(numeric));
+                QVERIFY2(std::fabs(numeric - analytic) < tolerance,
+                         qPrintable(QString("%1[%2]: numeric %3 analytic %4")
+                                        .arg(QString::fromStdString(item.key())).arg(i).arg(numeric).arg(analytic)));
+                ++checked;
+            }
+        }
+        QVERIFY(checked > 60);
+    }
+
+    void lossReturnsSumAndCountOfCountedTargets() {
+        ModelConfig c = tinyModel();
+        c.seq_aux_loss_alpha = 0;
+        Transformer model(c);
+        initializeWeights(model, 1);
+        model->to(torch::kFloat64);
+        auto tokens = torch::randint(0, c.vocab_size, {2, 5}, torch::kInt64);
+        auto targets = torch::randint(0, c.vocab_size, {2, 5}, torch::kInt64);
+        targets[0][4] = kIgnoreIndex;
+        targets[1][0] = kIgnoreIndex;
+        targets[1][1] = kIgnoreIndex;
+        auto parts = model->loss(tokens, targets);
+        QCOMPARE(parts.token_count.item<int64_t>(), int64_t(7));  // 10 targets, 3 ignored, by hand
+        // Independent recomputation: -log softmax of the logits at each counted target, in fp64.
+        auto logp = torch::log_softmax(model->forward(tokens), -1);
+        double expected = 0;
+        for (int b = 0; b < 2; ++b)
+            for (int t = 0; t < 5; ++t) {
+                int64_t y = targets[b][t].item<int64_t>();
+                if (y != kIgnoreIndex) expected -= logp[b][t][y].item<double>();
+            }
+        QVERIFY(std::fabs(parts.token_loss_sum.item<double>() - expected) < 1e-10);
+    }
+
+    void changingATokenChangesNoEarlierLogit() {
+        ModelConfig c = tinyModel();
+        Transformer model(c);
+        initializeWeights(model, 5);
+        model->eval();
+        torch::NoGradGuard no_grad;
+        auto tokens = torch::randint(0, c.vocab_size, {1, 12}, torch::kInt64);
+        auto before = model->forward(tokens);
+        auto changed = tokens.clone();
+        const int64_t t = 6;
+        changed[0][t] = (tokens[0][t].item<int64_t>() + 1) % c.vocab_size;
+        auto after = model->forward(changed);
+        QVERIFY(torch::allclose(before.slice(1, 0, t), after.slice(1, 0, t), 0, 1e-6));
+        QVERIFY((before.slice(1, t) - after.slice(1, t)).abs().max().item<double>() > 1e-4);
+    }
+
+    void softmaxRouterDoesNotRenormalise() {
+        ModelConfig c;
+        c.score_func = "softmax";
+        c.n_activated_experts = 2;
+        c.route_scale = 1.5;
+        c.gate_bias = false;
+        Gate gate = gateWithLogits(c, {1.0, 2.0, 3.0, 0.5});
+        Routing r = gate(unitInput());
+        const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0) + std::exp(0.5);
+        QCOMPARE(r.indices[0][0].item<int64_t>(), int64_t(2));
+        QCOMPARE(r.indices[0][1].item<int64_t>(), int64_t(1));
+        QVERIFY(std::fabs(r.weights[0][0].item<double>() - 1.5 * std::exp(3.0) / z) < 1e-12);
+        QVERIFY(std::fabs(r.weights[0][1].item<double>() - 1.5 * std::exp(2.0) / z) < 1e-12);
+    }
+
+    void sigmoidRouterRenormalisesThenScales() {
+        ModelConfig c;
+        c.score_func = "sigmoid";
+        c.n_activated_experts = 2;
+        c.route_scale = 2.5;
+        c.gate_bias = false;
+        Gate gate = gateWithLogits(c, {1.0, 2.0, 3.0, 0.5});
+        Routing r = gate(unitInput());
+        const double s2 = sigmoid(3.0), s1 = sigmoid(2.0);
+        QVERIFY(std::fabs(r.weights[0][0].item<double>() - 2.5 * s2 / (s1 + s2)) < 1e-12);
+        QVERIFY(std::fabs(r.weights[0][1].item<double>() - 2.5 * s1 / (s1 + s2)) < 1e-12);
+    }
+
+    void groupLimitingUsesMaxWithoutBiasAndTopTwoSumWithBias() {
+        // Groups {0,1} and {2,3}; one group allowed. Max rule: group 1 (sigmoid 3.5 beats 3.0).
+        // Top-2-sum rule: group 0 (sig 3 + sig 2.9 = 1.90 beats sig 0 + sig 3.5 = 1.47).
+        ModelConfig c;
+        c.score_func = "sigmoid";
+        c.n_activated_experts = 2;
+        c.n_expert_groups = 2;
+        c.n_limited_groups = 1;
+        c.gate_bias = false;
+        Routing max_rule = gateWithLogits(c, {3.0, 2.9, 0.0, 3.5})(unitInput());
+        std::set<int64_t> chosen{max_rule.indices[0][0].item<int64_t>(), max_rule.indices[0][1].item<int64_t>()};
+        QCOMPARE(chosen, (std::set<int64_t>{2, 3}));
+        c.gate_bias = true;
+        Routing sum_rule = gateWithLogits(c, {3.0, 2.9, 0.0, 3.5})(unitInput());
+        chosen = {sum_rule.indices[0][0].item<int64_t>(), sum_rule.indices[0][1].item<int64_t>()};
+        QCOMPARE(chosen, (std::set<int64_t>{0, 1}));
+    }
+
+    void biasChangesTheChoiceButNotTheWeights() {
+        ModelConfig c;
+        c.score_func = "softmax";
+        c.n_activated_experts = 2;
+        c.gate_bias = true;
+        Gate gate = gateWithLogits(c, {1.0, 2.0, 3.0, 0.5});
+        {
+            torch::NoGradGuard no_grad;
+            gate->bias.copy_(torch::tensor({0.0, 0.0, -10.0, 5.0}));
+        }
+        Routing r = gate(unitInput());
+        const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0) + std::exp(0.5);
+        QCOMPARE(r.indices[0][0].item<int64_t>(), int64_t(3));
+        QCOMPARE(r.indices[0][1].item<int64_t>(), int64_t(1));
+        QVERIFY(std::fabs(r.weights[0][0].item<double>() - std::exp(0.5) / z) < 1e-12);
+        QVERIFY(std::fabs(r.weights[0][1].item<double>() - std::exp(2.0) / z) < 1e-12);
+    }
+
+    void yarnConstantsOfTheDefaults() {
+        ModelConfig c;  // defaults: max_seq_len 16384 > original_seq_len 4096, so YaRN is on
+        auto [low, high] = yarnCorrectionRange(c);
+        QCOMPARE(low, 10.0);
+        QCOMPARE(high, 23.0);
+        const double base = 1.0 / std::sqrt(192.0);
+        QVERIFY(std::fabs(attentionSoftmaxScale(c) / base - 1.8738542) < 1e-6);
+        c.mscale = 0.707;
+        QVERIFY(std::fabs(attentionSoftmaxScale(c) / base - 1.5896262) < 1e-6);
+        // Frequencies: unchanged below `low`, divided by rope_factor above `high`.
+        auto freqs = rotaryFrequencies(c);
+        QVERIFY(std::fabs(freqs[0] - 1.0) < 1e-15);
+        const double plain31 = 1.0 / std::pow(10000.0, 62.0 / 64.0);
+        QVERIFY(std::fabs(freqs[31] - plain31 / 40.0) < 1e-18);
+    }
+
+    void noYarnWithinTheOriginalContext() {
+        ModelConfig c;
+        c.max_seq_len = 4096;
+        QCOMPARE(attentionSoftmaxScale(c), 1.0 / std::sqrt(192.0));
+        auto freqs = rotaryFrequencies(c);
+        for (int j = 0; j < 32; ++j) QVERIFY(std::fabs(freqs[j] - 1.0 / std::pow(10000.0, 2.0 * j / 64.0)) < 1e-15);
+    }
+
+    void rotaryRotatesAdjacentPairs() {
+        ModelConfig c;
+        c.max_seq_len = 16;
+        c.original_seq_len = 4096;
+        c.qk_rope_head_dim = 4;
+        RotaryTable rotary(c);
+        auto x = torch::tensor({1.0, 2.0, 3.0, 4.0}, torch::kFloat64).view({1, 1, 1, 4}).expand({1, 3, 1, 4}).contiguous();
+        auto y = rotary.apply(x);
+        // Position 2, pair 0 (freq 1): (1, 2) rotated by 2 rad; pair 1 (freq 1/100): (3, 4) by 0.02 rad.
+        QVERIFY(std::fabs(y[0][2][0][0].item<double>() - (std::cos(2.0) - 2 * std::sin(2.0))) < 1e-12);
+        QVERIFY(std::fabs(y[0][2][0][1].item<double>() - (std::sin(2.0) + 2 * std::cos(2.0))) < 1e-12);
+        QVERIFY(std::fabs(y[0][2][0][2].item<double>() - (3 * std::cos(0.02) - 4 * std::sin(0.02))) < 1e-12);
+        QVERIFY(torch::allclose(y[0][0], x[0][0]));
+    }
+
+    void sequenceBalanceLossByHand() {
+        // E = 2, k = 1, softmax, one sequence of two tokens that both pick expert 0:
+        // f = (E/(kT)) * counts = (2, 0); P_0 = mean of softmax scores = (sig(2) + sig(4)) / 2.
+        ModelConfig c;
+        c.dim = 1;
+        c.moe_inter_dim = 2;
+        c.n_routed_experts = 2;
+        c.n_activated_experts = 1;
+        c.n_shared_experts = 0;
+        c.score_func = "softmax";
+        c.gate_bias = false;
+        c.seq_aux_loss_alpha = 0.1;
+        MoE moe(c);
+        moe->to(torch::kFloat64);
+        {
+            torch::NoGradGuard no_grad;
+            moe->gate->weight.copy_(torch::tensor({{1.0}, {-1.0}}, torch::kFloat64));
+        }
+        auto out = moe->forward(torch::tensor({1.0, 2.0}, torch::kFloat64).view({1, 2, 1}));
+        const double expected = 0.1 * 2.0 * (sigmoid(2.0) + sigmoid(4.0)) / 2.0;
+        QVERIFY(std::fabs(out.seq_aux[0].item<double>() - expected) < 1e-12);
+        auto load = moe->takeLoad();
+        QCOMPARE(load[0].item<int64_t>(), int64_t(2));
+        QCOMPARE(load[1].item<int64_t>(), int64_t(0));
+    }
+
+    void biasUpdateFollowsTheSignOfMeanMinusLoad() {
+        ModelConfig c = tinyModel();
+        MoE moe(c);
+        moe->updateBias(torch::tensor({4, 0, 2, 2}, torch::kInt64), 0.001);
+        auto bias = moe->gate->bias;
+        QVERIFY(std::fabs(bias[0].item<double>() + 0.001) < 1e-9);
+        QVERIFY(std::fabs(bias[1].item<double>() - 0.001) < 1e-9);
+        QCOMPARE(bias[2].item<double>(), 0.0);
+        QCOMPARE(bias[3].item<double>(), 0.0);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestModel)
+#include "test_model.moc"

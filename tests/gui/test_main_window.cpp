@@ -1,0 +1,237 @@
+// Tests the workbench window end to end on a tiny model: config numbers, controls, live loss curve.
+#include <cmath>
+#include <memory>
+
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTest>
+
+#include "config_summary.h"
+#include "engine_bridge.h"
+#include "main_window.h"
+#include "metric_plots.h"
+#include "trainbench/param_count.h"
+#include "trainbench/run_config.h"
+
+using namespace trainbench;
+using namespace trainbench::gui;
+
+namespace {
+
+// Generous: the engine may still be building its first batch on a loaded two-core machine.
+constexpr int kRunTimeoutMs = 180000;
+
+// A DeepSeek model small enough that a step takes milliseconds on a CPU.
+RunConfig tinyConfig(int64_t steps = 30) {
+    RunConfig config;
+    ModelConfig& model = config.model;
+    model.vocab_size = 32;
+    model.dim = 32;
+    model.inter_dim = 64;
+    model.moe_inter_dim = 16;
+    model.n_layers = 2;
+    model.n_dense_layers = 1;
+    model.n_heads = 2;
+    model.n_routed_experts = 4;
+    model.n_shared_experts = 1;
+    model.n_activated_experts = 2;
+    model.q_lora_rank = 0;
+    model.kv_lora_rank = 16;
+    model.qk_nope_head_dim = 8;
+    model.qk_rope_head_dim = 8;
+    model.v_head_dim = 8;
+    model.max_seq_len = 64;
+    TrainConfig& train = config.train;
+    train.micro_batch_size = 2;
+    train.gradient_accumulation_steps = 1;
+    train.seq_len = 16;
+    train.steps = steps;
+    train.warmup_steps = 2;
+    config.data.source = "markov";
+    config.runtime.device = "cpu";
+    return config;
+}
+
+template <typename T>
+T* child(const QWidget& parent, const char* name) {
+    T* widget = parent.findChild<T*>(QString::fromLatin1(name));
+    if (!widget) qWarning("no child named %s", name);
+    return widget;
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void showsConfigNumbers();
+    void idleControls();
+    void replotsAreCoalesced();
+    void startStreamsLossAndStopEndsRun();
+    void pauseAndResume();
+    void invalidConfigIsReportedNotStarted();
+    void closingMidRunStopsTheRun();
+};
+
+void TestMainWindow::showsConfigNumbers() {
+    const RunConfig config = tinyConfig();
+    MainWindow window(config, QStringLiteral("tiny-test.json"));
+
+    QCOMPARE(child<QLabel>(window, "configNameLabel")->text(), QStringLiteral("tiny-test.json"));
+    // m 2 × K 1 × W 1 = 2 sequences of 16 tokens.
+    QCOMPARE(child<QLabel>(window, "batchLabel")->text(), QStringLiteral("m 2 × K 1 × W 1 = B 2 sequences"));
+    QVERIFY(child<QLabel>(window, "tokensPerStepLabel")->text().startsWith(QStringLiteral("32 ")));
+    QCOMPARE(child<QLabel>(window, "seqLenLabel")->text(), QStringLiteral("16"));
+    QCOMPARE(child<QLabel>(window, "stepsLabel")->text(), QStringLiteral("30"));
+    const ParamCount params = countParameters(config.model);
+    QCOMPARE(child<QLabel>(window, "totalParamsLabel")->text(), formatCount(params.total));
+    QVERIFY(child<QLabel>(window, "activatedParamsLabel")->text().startsWith(formatCount(params.activated)));
+    QCOMPARE(child<QProgressBar>(window, "progressBar")->maximum(), 30);
+}
+
+void TestMainWindow::idleControls() {
+    MainWindow window(tinyConfig(), QStringLiteral("tiny"));
+    QVERIFY(child<QPushButton>(window, "startButton")->isEnabled());
+    QVERIFY(!child<QPushButton>(window, "pauseButton")->isEnabled());
+    QVERIFY(!child<QPushButton>(window, "stopButton")->isEnabled());
+}
+
+void TestMainWindow::replotsAreCoalesced() {
+    MetricPlots plots;
+    plots.resize(800, 500);
+    plots.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plots));
+    plots.resetRun(tinyConfig(500));
+    plots.flushReplot();
+
+    QSignalSpy replots(&plots, &QCustomPlot::afterReplot);
+    for (int step = 1; step <= 500; ++step) {
+        MetricPoint point;
+        point.step = step;
+        point.key = "train/loss";
+        point.value = 5.0 / std::sqrt(static_cast<double>(step));
+        plots.addPoints({point});
+    }
+    // 500 batches within one event-loop turn: nothing drawn yet, one redraw armed.
+    QCOMPARE(replots.count(), 0);
+    QVERIFY(plots.replotPending());
+    QTRY_COMPARE(replots.count(), 1);
+    QVERIFY(!plots.replotPending());
+    QCOMPARE(plots.lossRawGraph()->dataCount(), 500);
+    QCOMPARE(plots.lossSmoothedGraph()->dataCount(), 500);
+}
+
+void TestMainWindow::startStreamsLossAndStopEndsRun() {
+    MainWindow window(tinyConfig(30), QStringLiteral("tiny"));
+    window.resize(1280, 800);
+    window.show();
+    auto* start = child<QPushButton>(window, "startButton");
+    auto* pause = child<QPushButton>(window, "pauseButton");
+    auto* stop = child<QPushButton>(window, "stopButton");
+    auto* status = child<QLabel>(window, "statusLabel");
+    auto* plots = child<MetricPlots>(window, "metricPlots");
+    QVERIFY(start && pause && stop && status && plots);
+
+    QSignalSpy finished(window.bridge(), &EngineBridge::runFinished);
+    QTest::mouseClick(start, Qt::LeftButton);
+    QVERIFY2(window.bridge()->isLive(), qPrintable(status->text()));
+    QVERIFY(!start->isEnabled());
+    QVERIFY(pause->isEnabled() || finished.count() == 1);
+
+    const QCPGraph* raw = plots->lossRawGraph();
+    QTRY_VERIFY_WITH_TIMEOUT(raw->dataCount() >= 3, kRunTimeoutMs);
+    QTest::mouseClick(stop, Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kRunTimeoutMs);
+
+    const QString text = status->text().toLower();
+    QVERIFY2(text.contains(QStringLiteral("stopped")) || text.contains(QStringLiteral("completed")),
+             qPrintable(status->text()));
+    QVERIFY(start->isEnabled());
+    QVERIFY(!pause->isEnabled());
+    QVERIFY(!stop->isEnabled());
+    QVERIFY(!window.bridge()->isLive());
+
+    // One point per optimizer step, in order from 1, all finite; the smoothed curve shares x.
+    const QCPGraph* smoothed = plots->lossSmoothedGraph();
+    QVERIFY(raw->dataCount() >= 3);
+    QVERIFY(raw->dataCount() <= 30);
+    QCOMPARE(smoothed->dataCount(), raw->dataCount());
+    for (int i = 0; i < raw->dataCount(); ++i) {
+        const auto point = raw->data()->at(i);
+        QCOMPARE(point->key, static_cast<double>(i + 1));
+        QVERIFY2(std::isfinite(point->value), qPrintable(QString::number(point->value)));
+        QCOMPARE(smoothed->data()->at(i)->key, point->key);
+        QVERIFY(std::isfinite(smoothed->data()->at(i)->value));
+    }
+    // A fresh model on a 32-token vocabulary starts near ln 32 = 3.47 nats.
+    QVERIFY2(raw->data()->at(0)->value > 1.0 && raw->data()->at(0)->value < 10.0,
+             qPrintable(QString::number(raw->data()->at(0)->value)));
+    const RunSummary summary = finished.takeFirst().at(0).value<RunSummary>();
+    QCOMPARE(summary.steps, static_cast<int64_t>(raw->dataCount()));
+    QCOMPARE(child<QProgressBar>(window, "progressBar")->value(), raw->dataCount());
+}
+
+void TestMainWindow::pauseAndResume() {
+    // Long enough that the run cannot end before the pause takes effect.
+    MainWindow window(tinyConfig(100000), QStringLiteral("tiny"));
+    window.show();
+    auto* start = child<QPushButton>(window, "startButton");
+    auto* pause = child<QPushButton>(window, "pauseButton");
+    auto* stop = child<QPushButton>(window, "stopButton");
+    auto* status = child<QLabel>(window, "statusLabel");
+    QSignalSpy statuses(window.bridge(), &EngineBridge::statusChanged);
+    QSignalSpy finished(window.bridge(), &EngineBridge::runFinished);
+
+    QTest::mouseClick(start, Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(window.plots()->lossRawGraph()->dataCount() >= 1, kRunTimeoutMs);
+    QTest::mouseClick(pause, Qt::LeftButton);
+    QCOMPARE(pause->text(), QStringLiteral("Resume"));
+    QTRY_VERIFY_WITH_TIMEOUT(status->text().startsWith(QStringLiteral("Paused")), kRunTimeoutMs);
+    QCOMPARE(window.bridge()->status(), RunStatus::Paused);
+    QVERIFY(!start->isEnabled());
+    QVERIFY(pause->isEnabled());
+    QVERIFY(stop->isEnabled());
+
+    QTest::mouseClick(pause, Qt::LeftButton);
+    QCOMPARE(pause->text(), QStringLiteral("Pause"));
+    QTRY_COMPARE_WITH_TIMEOUT(window.bridge()->status(), RunStatus::Running, kRunTimeoutMs);
+
+    QTest::mouseClick(stop, Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kRunTimeoutMs);
+    QVERIFY2(status->text().startsWith(QStringLiteral("Stopped")), qPrintable(status->text()));
+    QVERIFY(start->isEnabled());
+    bool saw_paused = false;
+    for (const QList<QVariant>& args : statuses) saw_paused |= args.at(0).toString() == QLatin1String("paused");
+    QVERIFY(saw_paused);
+}
+
+void TestMainWindow::invalidConfigIsReportedNotStarted() {
+    RunConfig config = tinyConfig();
+    config.train.micro_batch_size = 0;
+    MainWindow window(config, QStringLiteral("broken"));
+    QSignalSpy failed(window.bridge(), &EngineBridge::startFailed);
+
+    QTest::mouseClick(child<QPushButton>(window, "startButton"), Qt::LeftButton);
+    QCOMPARE(failed.count(), 1);
+    QVERIFY(!window.bridge()->isLive());
+    const QString status = child<QLabel>(window, "statusLabel")->text();
+    QVERIFY2(status.contains(QStringLiteral("micro_batch_size")), qPrintable(status));
+    QVERIFY(child<QPushButton>(window, "startButton")->isEnabled());
+    QVERIFY(!child<QPushButton>(window, "stopButton")->isEnabled());
+}
+
+void TestMainWindow::closingMidRunStopsTheRun() {
+    auto window = std::make_unique<MainWindow>(tinyConfig(100000), QStringLiteral("tiny"));
+    window->show();
+    QVERIFY(window->startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(window->plots()->lossRawGraph()->dataCount() >= 1, kRunTimeoutMs);
+    // close() asks the ranks to stop; the destructor then joins them, within a micro-batch.
+    QVERIFY(window->close());
+    window.reset();
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"
