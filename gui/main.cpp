@@ -12,7 +12,7 @@
 #include <QPixmap>
 #include <QStringList>
 
-#include "default_config.h"
+#include "trainbench/presets.h"
 #include "engine_bridge.h"
 #include "main_window.h"
 #include "trainbench/config_io.h"
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
         config_path = QString::fromLatin1(kDefaultConfigPath);
     try {
         if (config_path.isEmpty()) {
-            config = trainbench::gui::builtinTinyConfig();
+            config = trainbench::builtinTinyConfig();
             config_name = QStringLiteral("built-in tiny preset");
         } else {
             config = trainbench::loadRunConfigFile(QFileInfo(config_path).filePath().toStdString());

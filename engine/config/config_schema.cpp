@@ -193,6 +193,8 @@ std::vector<ConfigField> buildFields() {
     d.integer("order", &DataConfig::order, "Markov order (context length of the chain)");
     d.real("concentration", &DataConfig::concentration, "Dirichlet concentration of the transition rows (small: predictable)");
     d.integer("seed", &DataConfig::seed, "Seed of the synthetic language");
+    d.text("layout", &DataConfig::layout, "Text documents: packed (concatenated, each ending in byte 0) or padded (one per row, padding not counted)", {"packed", "padded"});
+    d.text("doc_separator", &DataConfig::doc_separator, "Splits text files into documents (default a blank line); empty: one document per file");
     d.text("dtype", &DataConfig::dtype, "Element type of a tokens file", {"uint16", "uint32"});
 
     Binder<RuntimeConfig> r{"runtime", &RunConfig::runtime, &f};

@@ -184,6 +184,10 @@ void checkData(Checker& c, const RunConfig& config) {
         if (d.order > 3) c.fail("data.order", num(d.order), "must be <= 3", "use order 1, 2 or 3");
         c.positive("data.concentration", d.concentration);
     }
+    if (d.source == "text" && config.model.vocab_size < 256)
+        c.fail("model.vocab_size", num(config.model.vocab_size), "must be >= 256 for data.source \"text\" (byte ids 0..255)",
+               "set model.vocab_size to 256 or more");
+    c.oneOf("data.layout", d.layout, {"packed", "padded"});
     c.oneOf("data.dtype", d.dtype, {"uint16", "uint32"});
 }
 

@@ -1,6 +1,8 @@
 // Deterministic batch assignment and the causal shift of windows into inputs and targets.
 #include "data/batch_sampler.h"
 
+#include "data/epoch_permutation.h"
+
 namespace trainbench {
 
 std::vector<int64_t> sampleIndices(int64_t step, int64_t rank, int64_t micro, int64_t m, int64_t K, int64_t W) {
@@ -8,6 +10,16 @@ std::vector<int64_t> sampleIndices(int64_t step, int64_t rank, int64_t micro, in
     const int64_t first = step * global + rank * m * K + micro * m;
     std::vector<int64_t> out(m);
     for (int64_t i = 0; i < m; ++i) out[i] = first + i;
+    return out;
+}
+
+std::vector<int64_t> sourceSampleIndices(const std::vector<int64_t>& global_indices, int64_t sample_count,
+                                         uint64_t seed) {
+    if (sample_count < 0) return global_indices;
+    const EpochPermutation order(sample_count, seed);
+    std::vector<int64_t> out;
+    out.reserve(global_indices.size());
+    for (int64_t g : global_indices) out.push_back(order(g));
     return out;
 }
 

@@ -20,6 +20,13 @@ struct MicroBatch {
 std::vector<int64_t> sampleIndices(int64_t step, int64_t rank, int64_t micro, int64_t micro_batch_size,
                                    int64_t accumulation_steps, int64_t world_size);
 
+// The source samples behind a rank's global indices (from sampleIndices). A finite source of
+// `sample_count` samples is read in epochs, each a fresh EpochPermutation order keyed by
+// (seed, epoch), so no sample repeats within an epoch; an unbounded source (sample_count -1)
+// reads sample g for global index g. Mapping index by index keeps sampleIndices' contract.
+std::vector<int64_t> sourceSampleIndices(const std::vector<int64_t>& global_indices, int64_t sample_count,
+                                         uint64_t seed);
+
 // Reads windows of T+1 tokens for the samples and shifts them into inputs and targets.
 MicroBatch readMicroBatch(const TokenSource& source, Split split, const std::vector<int64_t>& indices,
                           int64_t seq_len);

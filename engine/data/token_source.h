@@ -17,6 +17,8 @@ public:
     virtual int64_t vocabSize() const = 0;
     // Samples available in a split for windows of `length` tokens; -1 when unbounded.
     virtual int64_t sampleCount(Split split, int64_t length) const = 0;
+    // Tokens stored in a split (end-of-document tokens included); -1 when unbounded.
+    virtual int64_t tokenCount(Split) const { return -1; }
     // Writes `length` token ids of sample `index` (a deterministic function of the index).
     // Positions that must not count as targets are written as -1.
     virtual void readSample(Split split, int64_t index, int64_t length, int64_t* out) const = 0;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "data/batch_sampler.h"
+#include "data/evaluate.h"
 #include "data/token_source.h"
 #include "model/transformer.h"
 #include "train/lr_schedule.h"
@@ -74,8 +75,9 @@ public:
                     result.status = RunStatus::Stopped;
                     return finish(result, step, last_loss, tokens_per_s);
                 }
-                auto indices = sampleIndices(step, s_.rank, k, t.micro_batch_size, t.gradient_accumulation_steps,
-                                             s_.world_size);
+                auto indices = sourceSampleIndices(
+                    sampleIndices(step, s_.rank, k, t.micro_batch_size, t.gradient_accumulation_steps, s_.world_size),
+                    source_->sampleCount(Split::Train, t.seq_len + 1), static_cast<uint64_t>(t.seed));
                 MicroBatch batch = readMicroBatch(*source_, Split::Train, indices, t.seq_len);
                 LossParts parts = model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
                 (parts.token_loss_sum + parts.aux_loss_sum).backward();
@@ -125,6 +127,10 @@ public:
             s_.completed_steps->store(step + 1);
             if (s_.rank == 0 && ((step + 1) % t.log_every == 0 || step + 1 == t.steps))
                 publishStep(step + 1, mean_loss, grad_norm, lr, tokens_per_s, step_time, loads);
+            if (s_.rank == 0 && t.eval_every > 0 && ((step + 1) % t.eval_every == 0 || step + 1 == t.steps)) {
+                EvalResult eval = evaluateModel(model_, *source_, cfg_, device_);
+                publishPoints({point(step + 1, tokens_seen_, "eval/loss", eval.loss)});
+            }
         }
         result.status = RunStatus::Completed;
         return finish(result, t.steps, last_loss, tokens_per_s);

@@ -2,9 +2,10 @@
 #include <QTest>
 
 #include "config_summary.h"
-#include "default_config.h"
+#include "trainbench/presets.h"
 
 using namespace trainbench::gui;
+using trainbench::builtinTinyConfig;
 
 class TestConfigSummary : public QObject {
     Q_OBJECT

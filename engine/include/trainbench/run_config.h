@@ -89,6 +89,9 @@ struct DataConfig {
     int64_t order = 1;
     double concentration = 0.1;
     int64_t seed = 1234;
+    // text
+    std::string layout = "packed";      // packed | padded
+    std::string doc_separator = "\n\n";  // splits a file into documents; "": one document per file
     // tokens
     std::string dtype = "uint16";  // uint16 | uint32
 };

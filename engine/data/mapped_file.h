@@ -1,0 +1,29 @@
+// MappedFile: a read-only memory map of a whole file, unmapped when the object goes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace trainbench {
+
+class MappedFile {
+public:
+    // Maps `path` read-only. Throws ConfigError naming `field` and the path when the file is
+    // missing, not a regular file or cannot be mapped. An empty file maps to size() == 0.
+    MappedFile(const std::string& path, const std::string& field);
+    ~MappedFile();
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    const uint8_t* data() const { return data_; }
+    size_t size() const { return size_; }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+    const uint8_t* data_ = nullptr;
+    size_t size_ = 0;
+};
+
+}  // namespace trainbench

@@ -1,0 +1,147 @@
+// TextSource: reading files into documents, splitting off validation, and the two layouts.
+#include "data/text_source.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
+
+#include "data/holdout.h"
+#include "trainbench/config_io.h"
+
+namespace trainbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> readWholeFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) return std::nullopt;
+    return text;
+}
+
+bool isHidden(const fs::path& path) { return path.filename().string().rfind('.', 0) == 0; }
+
+// The files a text path stands for, in reading order. A folder is walked recursively; hidden
+// entries (.git, .DS_Store) are not text of the corpus.
+std::vector<fs::path> listFiles(const std::string& path, const std::string& field) {
+    const std::string where = field + " (\"" + path + "\")";
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (ec || !fs::exists(status))
+        throw ConfigError(field, where + ": no such file or folder; check the path (relative paths start at the "
+                                         "working directory)");
+    if (fs::is_regular_file(status)) return {fs::path(path)};
+    if (!fs::is_directory(status))
+        throw ConfigError(field, where + ": neither a regular file nor a folder; point " + field + " at text files");
+    std::vector<fs::path> files;
+    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        if (isHidden(it->path())) {
+            if (it->is_directory(ec)) it.disable_recursion_pending();
+            continue;
+        }
+        if (it->is_regular_file(ec)) files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty())
+        throw ConfigError(field, where + ": the folder holds no regular files; put text files in it or point " + field +
+                                         " at a file");
+    return files;
+}
+
+}  // namespace
+
+TextSource::TextSource(const DataConfig& data) : padded_(data.layout == "padded") {
+    Part all = readDocuments(data.path, "data.path", data.doc_separator);
+    const int64_t docs = static_cast<int64_t>(all.starts.size()) - 1;
+    if (!data.val_path.empty()) {
+        train_ = std::move(all);
+        val_ = readDocuments(data.val_path, "data.val_path", data.doc_separator);
+    } else if (padded_) {
+        // Rows are documents, so whole documents are held out.
+        const int64_t held = heldOutCount(docs, data.val_fraction);
+        train_ = slice(all, 0, docs - held);
+        val_ = slice(all, docs - held, docs);
+    } else {
+        // A packed stream is held out by tokens: one long file still gets a validation part.
+        const int64_t n = static_cast<int64_t>(all.bytes.size());
+        const int64_t held = heldOutCount(n, data.val_fraction);
+        const int64_t cut = n - held;  // a document across the cut counts in both parts
+        val_.bytes.assign(all.bytes.begin() + cut, all.bytes.end());
+        val_.starts = {0};
+        for (int64_t start : all.starts) {
+            if (start < cut) train_.starts.push_back(start);
+            else if (start > cut) val_.starts.push_back(start - cut);
+        }
+        train_.starts.push_back(cut);
+        all.bytes.resize(cut);
+        train_.bytes = std::move(all.bytes);
+    }
+}
+
+TextSource::Part TextSource::readDocuments(const std::string& path, const std::string& field,
+                                           const std::string& separator) {
+    const std::string where = field + " (\"" + path + "\")";
+    Part out;
+    out.starts.push_back(0);
+    int64_t readable = 0;
+    for (const fs::path& file : listFiles(path, field)) {
+        std::optional<std::string> text = readWholeFile(file);
+        if (!text) continue;  // an unreadable file in a folder is skipped; none readable is an error below
+        ++readable;
+        const std::string_view all(*text);
+        size_t begin = 0;
+        while (begin <= all.size()) {
+            size_t end = separator.empty() ? std::string_view::npos : all.find(separator, begin);
+            if (end == std::string_view::npos) end = all.size();
+            if (end > begin) {
+                out.bytes.insert(out.bytes.end(), all.begin() + begin, all.begin() + end);
+                out.bytes.push_back(static_cast<uint8_t>(kEndOfDocument));
+                out.starts.push_back(static_cast<int64_t>(out.bytes.size()));
+            }
+            begin = end + std::max<size_t>(separator.size(), 1);
+        }
+    }
+    if (readable == 0)
+        throw ConfigError(field, where + ": no file could be read; check the permissions of the files");
+    if (out.bytes.empty())
+        throw ConfigError(field, where + ": no text (the files are empty or hold only separators); point " + field +
+                                         " at non-empty text");
+    return out;
+}
+
+TextSource::Part TextSource::slice(const Part& all, int64_t first_doc, int64_t last_doc) {
+    Part out;
+    const int64_t offset = all.starts[first_doc];
+    out.bytes.assign(all.bytes.begin() + offset, all.bytes.begin() + all.starts[last_doc]);
+    for (int64_t d = first_doc; d <= last_doc; ++d) out.starts.push_back(all.starts[d] - offset);
+    return out;
+}
+
+int64_t TextSource::sampleCount(Split split, int64_t length) const {
+    if (padded_) return documentCount(split);
+    return length > 0 ? tokenCount(split) / length : 0;
+}
+
+void TextSource::readSample(Split split, int64_t index, int64_t length, int64_t* out) const {
+    const Part& p = part(split);
+    if (index < 0 || index >= sampleCount(split, length))
+        throw std::out_of_range("TextSource: sample " + std::to_string(index) + " of " +
+                                std::to_string(sampleCount(split, length)));
+    int64_t first = index * length, available = length;
+    if (padded_) {
+        first = p.starts[index];
+        available = std::min(length, p.starts[index + 1] - first);
+    }
+    for (int64_t j = 0; j < available; ++j) out[j] = p.bytes[first + j];
+    std::fill(out + available, out + length, int64_t{-1});
+}
+
+}  // namespace trainbench

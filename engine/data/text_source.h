@@ -1,0 +1,47 @@
+// TextSource: the `text` source, the bytes of a file or folder cut into documents, packed or padded.
+#pragma once
+
+#include <vector>
+
+#include "data/token_source.h"
+
+namespace trainbench {
+
+// Byte 0 (NUL) closes every document. Text has no NUL bytes, so the vocabulary stays the 256
+// byte values and any model with vocab_size >= 256 reads text; a binary file's own zero bytes
+// simply read as document ends.
+constexpr int64_t kEndOfDocument = 0;
+
+// Documents are the files (every regular, non-hidden file of a folder, recursively, in sorted
+// path order) split at data.doc_separator, empty pieces dropped; each is followed by
+// kEndOfDocument. Layout `packed`: the documents form one stream cut into non-overlapping
+// windows of L tokens, the validation part is the stream's last data.val_fraction. Layout
+// `padded`: sample i is document i, truncated to L tokens and padded with -1 (not counted),
+// the validation part is the last data.val_fraction of the documents. data.val_path, when
+// set, is read the same way and is the whole validation part.
+class TextSource : public TokenSource {
+public:
+    // Reads every file now; throws ConfigError naming the field, the path and a fix.
+    explicit TextSource(const DataConfig& data);
+
+    int64_t vocabSize() const override { return 256; }
+    int64_t sampleCount(Split split, int64_t length) const override;
+    int64_t tokenCount(Split split) const override { return static_cast<int64_t>(part(split).bytes.size()); }
+    void readSample(Split split, int64_t index, int64_t length, int64_t* out) const override;
+
+    int64_t documentCount(Split split) const { return static_cast<int64_t>(part(split).starts.size()) - 1; }
+
+private:
+    struct Part {
+        std::vector<uint8_t> bytes;   // documents, each ending in kEndOfDocument
+        std::vector<int64_t> starts;  // document i is bytes [starts[i], starts[i+1]); size documents + 1
+    };
+    static Part readDocuments(const std::string& path, const std::string& field, const std::string& separator);
+    static Part slice(const Part& all, int64_t first_doc, int64_t last_doc);
+    const Part& part(Split split) const { return split == Split::Train ? train_ : val_; }
+
+    bool padded_;
+    Part train_, val_;
+};
+
+}  // namespace trainbench

@@ -1,0 +1,30 @@
+// DataSummary: what a config's data section amounts to (`trainbench-cli data`), behind plain C++.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "trainbench/run_config.h"
+
+namespace trainbench {
+
+// Counts are std::nullopt for an unbounded source (markov).
+struct DataSummary {
+    std::string source;   // markov | text | tokens
+    std::string layout;   // text only: packed | padded; otherwise empty
+    int64_t vocab_size = 0;
+    int64_t seq_len = 0;  // windows hold seq_len + 1 tokens
+    std::optional<int64_t> train_tokens, val_tokens;
+    std::optional<int64_t> train_windows, val_windows;  // samples per epoch
+    std::optional<double> entropy_floor_nats;           // synthetic sources
+};
+
+// Opens the data section of a validated config. Throws ConfigError naming the file or field.
+DataSummary describeData(const RunConfig& config);
+
+// One JSON object: source, layout, vocab_size, seq_len, train_tokens, val_tokens, train_windows,
+// val_windows, entropy_floor_nats (null where unbounded or unknown).
+std::string dataSummaryToJson(const DataSummary& summary);
+
+}  // namespace trainbench

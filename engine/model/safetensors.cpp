@@ -1,0 +1,179 @@
+// safetensors reader and writer on nlohmann/json (the format is small enough to own).
+#include "model/safetensors.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "trainbench/config_io.h"
+
+namespace trainbench {
+namespace {
+
+struct DtypeName {
+    torch::ScalarType type;
+    const char* name;
+};
+constexpr DtypeName kDtypes[] = {
+    {torch::kFloat32, "F32"}, {torch::kFloat64, "F64"}, {torch::kBFloat16, "BF16"}, {torch::kFloat16, "F16"},
+    {torch::kInt64, "I64"},   {torch::kInt32, "I32"},   {torch::kInt16, "I16"},     {torch::kUInt8, "U8"},
+    {torch::kBool, "BOOL"},
+};
+
+const char* dtypeName(torch::ScalarType type) {
+    for (const auto& d : kDtypes)
+        if (d.type == type) return d.name;
+    throw std::runtime_error(std::string("safetensors: cannot store dtype ") + c10::toString(type));
+}
+
+[[noreturn]] void bad(const std::string& path, const std::string& what) {
+    throw ConfigError("", path + ": not a valid safetensors file: " + what +
+                              "; the file may be truncated or not written by trainbench (write a new one with "
+                              "`trainbench-cli init`)");
+}
+
+std::string shapeText(torch::IntArrayRef shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+}  // namespace
+
+void writeSafetensors(const std::string& path, const NamedTensors& tensors,
+                      const std::vector<std::pair<std::string, std::string>>& metadata) {
+    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    if (!metadata.empty()) {
+        nlohmann::ordered_json meta = nlohmann::ordered_json::object();
+        for (const auto& [k, v] : metadata) meta[k] = v;
+        header["__metadata__"] = meta;
+    }
+    std::vector<torch::Tensor> blobs;
+    int64_t offset = 0;
+    for (const auto& [name, tensor] : tensors) {
+        auto cpu = tensor.detach().to(torch::kCPU).contiguous();
+        const int64_t bytes = cpu.numel() * static_cast<int64_t>(cpu.element_size());
+        header[name] = {{"dtype", dtypeName(cpu.scalar_type())},
+                        {"shape", cpu.sizes().vec()},
+                        {"data_offsets", {offset, offset + bytes}}};
+        offset += bytes;
+        blobs.push_back(cpu);
+    }
+    std::string text = header.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned
+    const uint64_t length = text.size();
+
+    const std::string temporary = path + ".partial";
+    FILE* out = std::fopen(temporary.c_str(), "wb");
+    if (!out) throw std::runtime_error(path + ": cannot write (" + std::strerror(errno) + ")");
+    unsigned char length_bytes[8];
+    for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<unsigned char>(length >> (8 * i));
+    bool ok = std::fwrite(length_bytes, 1, 8, out) == 8 && std::fwrite(text.data(), 1, text.size(), out) == text.size();
+    for (const auto& blob : blobs) {
+        const size_t bytes = blob.numel() * blob.element_size();
+        ok = ok && std::fwrite(blob.data_ptr(), 1, bytes, out) == bytes;
+    }
+    ok = std::fflush(out) == 0 && ok;
+    ok = ::fsync(fileno(out)) == 0 && ok;
+    ok = std::fclose(out) == 0 && ok;
+    if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
+        std::remove(temporary.c_str());
+        throw std::runtime_error(path + ": writing failed (" + std::strerror(errno) + ")");
+    }
+}
+
+NamedTensors readSafetensors(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError("", path + ": cannot open the weights file; check the path");
+    in.seekg(0, std::ios::end);
+    const uint64_t size = static_cast<uint64_t>(in.tellg());
+    in.seekg(0);
+    if (size < 8) bad(path, "shorter than the 8-byte header length");
+    unsigned char length_bytes[8];
+    in.read(reinterpret_cast<char*>(length_bytes), 8);
+    uint64_t length = 0;
+    for (int i = 7; i >= 0; --i) length = (length << 8) | length_bytes[i];
+    if (length > size - 8 || length > (uint64_t(100) << 20)) bad(path, "header length " + std::to_string(length) + " exceeds the file");
+    std::string text(length, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(length));
+    nlohmann::ordered_json header;
+    try {
+        header = nlohmann::ordered_json::parse(text);
+    } catch (const std::exception&) {
+        bad(path, "the header is not JSON");
+    }
+    if (!header.is_object()) bad(path, "the header is not a JSON object");
+    const uint64_t data_size = size - 8 - length;
+    NamedTensors out;
+    for (const auto& [name, entry] : header.items()) {
+        if (name == "__metadata__") continue;
+        if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
+            bad(path, "entry '" + name + "' lacks dtype, shape or data_offsets");
+        torch::ScalarType type = torch::kFloat32;
+        bool known = false;
+        for (const auto& d : kDtypes)
+            if (entry["dtype"].is_string() && entry["dtype"].get<std::string>() == d.name) type = d.type, known = true;
+        if (!known) bad(path, "entry '" + name + "' has unsupported dtype " + entry["dtype"].dump());
+        std::vector<int64_t> shape;
+        int64_t numel = 1;
+        try {
+            for (const auto& dim : entry["shape"]) {
+                const int64_t n = dim.get<int64_t>();
+                if (n < 0 || (n > 0 && numel > (int64_t(1) << 50) / n)) bad(path, "entry '" + name + "' has an invalid shape");
+                shape.push_back(n);
+                numel *= n;
+            }
+        } catch (const nlohmann::json::exception&) {
+            bad(path, "entry '" + name + "' has a non-integer shape");
+        }
+        const auto& offsets = entry["data_offsets"];
+        if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
+            bad(path, "entry '" + name + "' has malformed data_offsets");
+        const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
+        const uint64_t expected = static_cast<uint64_t>(numel) * c10::elementSize(type);
+        if (begin > end || end > data_size || end - begin != expected)
+            bad(path, "entry '" + name + "' points outside the data or disagrees with its shape");
+        auto tensor = torch::empty(shape, torch::TensorOptions().dtype(type));
+        in.seekg(static_cast<std::streamoff>(8 + length + begin));
+        in.read(static_cast<char*>(tensor.data_ptr()), static_cast<std::streamsize>(expected));
+        if (!in) bad(path, "entry '" + name + "' could not be read");
+        out.emplace_back(name, tensor);
+    }
+    return out;
+}
+
+void loadIntoStateDict(const NamedTensors& target, const NamedTensors& tensors, const std::string& origin) {
+    std::map<std::string, const torch::Tensor*> given;
+    for (const auto& [name, tensor] : tensors) given[name] = &tensor;
+    for (const auto& [name, destination] : target) {
+        auto it = given.find(name);
+        if (it == given.end())
+            throw ConfigError("", origin + ": tensor '" + name + "' is missing; the file was written for a different "
+                                           "model config");
+        if (it->second->sizes() != destination.sizes())
+            throw ConfigError("", origin + ": tensor '" + name + "' has shape " + shapeText(it->second->sizes()) +
+                                      " but the model config needs " + shapeText(destination.sizes()) +
+                                      "; use the config the file was written with");
+    }
+    if (given.size() != target.size()) {
+        std::map<std::string, bool> known;
+        for (const auto& [name, t] : target) known[name] = true;
+        for (const auto& [name, t] : tensors)
+            if (!known.count(name))
+                throw ConfigError("", origin + ": unexpected tensor '" + name + "' that the model config does not have");
+    }
+    torch::NoGradGuard no_grad;
+    for (const auto& [name, destination] : target) {
+        auto& source = *given[name];
+        destination.copy_(source.to(destination.device(), destination.scalar_type()));
+    }
+}
+
+}  // namespace trainbench

@@ -1,0 +1,27 @@
+// safetensors files: an 8-byte little-endian header length, a JSON header, raw little-endian data.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace trainbench {
+
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
+// Writes the tensors (copied to CPU, contiguous, dtype kept) atomically: a temporary file in the
+// same folder, fsynced, then renamed over `path`. Throws std::runtime_error on I/O failure.
+void writeSafetensors(const std::string& path, const NamedTensors& tensors,
+                      const std::vector<std::pair<std::string, std::string>>& metadata = {});
+
+// Reads every tensor. Throws ConfigError naming the file and what is wrong (truncated,
+// bad header, offsets outside the data, unsupported dtype).
+NamedTensors readSafetensors(const std::string& path);
+
+// Copies `tensors` into `target` (a model's state dict): every name must be present with the
+// same shape, and no extra names. Throws ConfigError naming the first mismatch.
+void loadIntoStateDict(const NamedTensors& target, const NamedTensors& tensors, const std::string& origin);
+
+}  // namespace trainbench

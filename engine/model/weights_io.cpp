@@ -1,0 +1,28 @@
+// `init` and `eval` behind the public API: the model, safetensors and the data's validation part.
+#include "trainbench/weights_io.h"
+
+#include "data/evaluate.h"
+#include "data/token_source.h"
+#include "model/safetensors.h"
+#include "model/transformer.h"
+#include "trainbench/config_io.h"
+
+namespace trainbench {
+
+void writeInitialWeights(const RunConfig& config, uint64_t seed, const std::string& path) {
+    requireValidRunConfig(config);
+    Transformer model(config.model);
+    initializeWeights(model, seed);
+    writeSafetensors(path, stateDict(model), {{"format", "pt"}, {"producer", "trainbench"}, {"seed", std::to_string(seed)}});
+}
+
+EvalResult evaluateWeightsFile(const RunConfig& config, const std::string& weights_path) {
+    requireValidRunConfig(config);
+    NamedTensors tensors = readSafetensors(weights_path);
+    Transformer model(config.model);
+    loadIntoStateDict(stateDict(model), tensors, weights_path);
+    auto source = openTokenSource(config);
+    return evaluateModel(model, *source, config, torch::kCPU);
+}
+
+}  // namespace trainbench
