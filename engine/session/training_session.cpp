@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "parallel/in_process_collectives.h"
 #include "session/run_control.h"
 #include "train/rank_trainer.h"
 #include "trainbench/config_io.h"
@@ -81,6 +82,10 @@ struct TrainingSession::Impl {
     MetricBus bus;
     RunControl control;
     std::vector<std::string> devices;
+    std::shared_ptr<CollectiveHub> hub;
+    std::vector<std::unique_ptr<InProcessCollectives>> collectives;
+    int fail_rank = -1;
+    int64_t fail_step = -1;
     std::chrono::steady_clock::time_point started;
     std::vector<std::thread> threads;
     std::vector<RankResult> results;
@@ -99,6 +104,8 @@ struct TrainingSession::Impl {
         setup.world_size = static_cast<int>(config.runtime.world_size);
         setup.device = devices[rank];
         setup.control = &control;
+        setup.collectives = collectives[rank].get();
+        if (rank == fail_rank) setup.fail_at_step = fail_step;
         setup.bus = &bus;
         setup.started = started;
         setup.completed_steps = &completed_steps;
@@ -151,10 +158,12 @@ struct TrainingSession::Impl {
 
 TrainingSession::TrainingSession(RunConfig config, std::string run_id) : impl_(std::make_unique<Impl>()) {
     requireValidRunConfig(config);
-    if (config.runtime.world_size > 1)
-        throw ConfigError("runtime.world_size", "runtime.world_size (" + std::to_string(config.runtime.world_size) +
-                                                    "): this build trains one rank per run so far; use 1");
     impl_->devices = rankDevices(config.runtime);
+    if (config.runtime.world_size > 1 && impl_->devices.front() != "cpu")
+        throw ConfigError("runtime.world_size", "runtime.world_size (" + std::to_string(config.runtime.world_size) +
+                                                    ") on CUDA needs NCCL process groups, which this build does not "
+                                                    "have yet; use runtime.device \"cpu\" for rank threads or "
+                                                    "world_size 1");
     impl_->config = std::move(config);
     impl_->run_id = run_id.empty() ? newRunId() : std::move(run_id);
 }
@@ -178,6 +187,9 @@ void TrainingSession::start() {
     impl_->results.assign(W, RankResult{});
     impl_->running_ranks = W;
     impl_->started = std::chrono::steady_clock::now();
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(runtime.comm_timeout_s * 1000));
+    impl_->hub = std::make_shared<CollectiveHub>(W, timeout);
+    for (int r = 0; r < W; ++r) impl_->collectives.push_back(std::make_unique<InProcessCollectives>(impl_->hub, r, W));
     impl_->bus.publish(RunEvent{0, 0.0, "status", "running"});
     for (int r = 0; r < W; ++r) impl_->threads.emplace_back([this, r] { impl_->rankBody(r); });
 }
@@ -220,6 +232,11 @@ RunStatus TrainingSession::status() const {
 
 int64_t TrainingSession::completedSteps() const { return impl_->completed_steps; }
 RunSummary TrainingSession::summary() const { return impl_->summarize(); }
+void TrainingSession::injectRankFailure(int rank, int64_t step) {
+    impl_->fail_rank = rank;
+    impl_->fail_step = step;
+}
+
 int TrainingSession::liveThreads() const { return static_cast<int>(impl_->threads.size()); }
 
 }  // namespace trainbench

@@ -2,8 +2,15 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 
+#include <torch/torch.h>
+
+#include "data/token_source.h"
+#include "model/transformer.h"
+#include "parallel/collectives.h"
+#include "parallel/gradient_buckets.h"
 #include "session/run_control.h"
 #include "trainbench/metric_bus.h"
 #include "trainbench/run_config.h"
@@ -27,13 +34,66 @@ struct RankSetup {
     int rank = 0;
     int world_size = 1;
     std::string device = "cpu";  // resolved: cpu | cuda:i
+    Collectives* collectives = nullptr;
     RunControl* control = nullptr;
-    MetricBus* bus = nullptr;       // rank 0 publishes
+    MetricBus* bus = nullptr;  // rank 0 publishes
     std::chrono::steady_clock::time_point started;
     std::atomic<int64_t>* completed_steps = nullptr;
+    // Parameters and gradients in fp64 instead of fp32: for the exactness tests only.
+    bool fp64 = false;
+    // Test hook: the rank throws when it reaches this optimizer step (0-based); -1: never.
+    int64_t fail_at_step = -1;
 };
 
-// Runs the loop to the end; never throws: an exception becomes status Failed with the reason.
+// The outcome of one accumulation window, identical on every rank (globally reduced).
+struct WindowResult {
+    double loss_sum = 0;               // summed token loss over the window and all ranks
+    int64_t tokens = 0;                // N: counted targets over the window and all ranks
+    double grad_norm = 0;              // of the global gradient, after the 1/N scaling
+    std::vector<torch::Tensor> loads;  // per MoE layer: tokens per expert, int64 [E], global
+    int64_t collectives = 0;           // collective calls this window made
+};
+
+class RankTrainer {
+public:
+    explicit RankTrainer(const RankSetup& setup);
+    // Builds the model (rank 0's initial weights broadcast to all), optimizer and buckets.
+    void prepare();
+    // Runs the K micro-batches of optimizer step `step` (0-based): backward of raw loss sums
+    // with no reduction until the last micro-batch, then one all-reduce per gradient bucket
+    // plus one for [loss sum, N, expert loads], and the 1/N scaling. Returns false when a stop
+    // was requested at a micro-batch boundary (the partial window is dropped).
+    bool accumulateWindow(int64_t step, WindowResult& out);
+    // Clipping, learning rate, AdamW step and the MoE bias update for a window.
+    double applyUpdate(int64_t step, const WindowResult& window);
+    // The whole loop; never throws (an exception becomes status Failed with the reason).
+    RankResult run();
+
+    Transformer& model() { return model_; }
+    int64_t bucketCount() const { return buckets_ ? buckets_->count() : 0; }
+
+private:
+    RankResult loop();
+    double globalGradNorm();
+    void publishStep(int64_t step, const WindowResult& w, double lr, double tokens_per_s, double step_time);
+    void publishPoints(std::vector<MetricPoint> points);
+    void publishEvent(int64_t step, const std::string& kind, const std::string& message);
+    MetricPoint point(int64_t step, const std::string& key, double value) const;
+
+    RankSetup s_;
+    const RunConfig& cfg_;
+    torch::Device device_;
+    Transformer model_;
+    std::unique_ptr<TokenSource> source_;
+    std::unique_ptr<torch::optim::AdamW> optimizer_;
+    std::unique_ptr<GradientBuckets> buckets_;
+    std::vector<torch::Tensor> params_;
+    std::vector<MoE> moe_layers_;
+    std::vector<int64_t> moe_indices_;
+    int64_t tokens_seen_ = 0;
+};
+
+// Runs one rank to the end; never throws.
 RankResult runRank(const RankSetup& setup);
 
 }  // namespace trainbench

@@ -58,6 +58,9 @@ public:
     RunSummary summary() const;
     // Number of threads this session has started and not yet joined (for tests).
     int liveThreads() const;
+    // Fault injection for tests: rank `rank` throws when it reaches optimizer step `step`
+    // (0-based). Call before start().
+    void injectRankFailure(int rank, int64_t step);
 
 private:
     struct Impl;

@@ -1,0 +1,40 @@
+// Collectives: the one interface through which ranks reduce, broadcast and abort together.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace trainbench {
+
+enum class ReduceOp { Sum, Max };
+
+// Thrown on every rank whose collective was aborted (another rank failed) or timed out.
+class CollectiveAborted : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class Collectives {
+public:
+    virtual ~Collectives() = default;
+    virtual int rank() const = 0;
+    virtual int worldSize() const = 0;
+    // Reduces every tensor in place across ranks (same shapes and dtypes on every rank).
+    virtual void allReduce(std::vector<torch::Tensor>& tensors, ReduceOp op) = 0;
+    // Copies root's tensors into every rank's tensors.
+    virtual void broadcast(std::vector<torch::Tensor>& tensors, int root) = 0;
+    virtual void barrier() = 0;
+    // Makes every pending and future call on every rank throw CollectiveAborted(reason).
+    virtual void abort(const std::string& reason) = 0;
+
+    // Calls made by this rank (all-reduces, broadcasts, barriers), for tests and metrics.
+    int64_t calls() const { return calls_.load(); }
+
+protected:
+    std::atomic<int64_t> calls_{0};
+};
+
+}  // namespace trainbench

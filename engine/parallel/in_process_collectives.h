@@ -1,0 +1,50 @@
+// InProcessCollectives: collectives for rank threads of one process, through shared memory.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "parallel/collectives.h"
+
+namespace trainbench {
+
+// The meeting point of W rank threads. Every collective is a rendezvous: each rank deposits
+// its tensors; the last to arrive reduces them in rank order (so results are bitwise
+// reproducible) and writes the result into every rank's tensors; then all ranks leave.
+class CollectiveHub {
+public:
+    CollectiveHub(int world_size, std::chrono::milliseconds timeout);
+    void exchange(int rank, std::vector<torch::Tensor>& tensors, ReduceOp op, int root, bool is_broadcast);
+    void abort(const std::string& reason);
+
+private:
+    const int world_size_;
+    const std::chrono::milliseconds timeout_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<std::vector<torch::Tensor>*> deposits_;
+    int arrived_ = 0;
+    int64_t generation_ = 0;
+    bool aborted_ = false;
+    std::string abort_reason_;
+};
+
+class InProcessCollectives : public Collectives {
+public:
+    InProcessCollectives(std::shared_ptr<CollectiveHub> hub, int rank, int world_size)
+        : hub_(std::move(hub)), rank_(rank), world_size_(world_size) {}
+    int rank() const override { return rank_; }
+    int worldSize() const override { return world_size_; }
+    void allReduce(std::vector<torch::Tensor>& tensors, ReduceOp op) override;
+    void broadcast(std::vector<torch::Tensor>& tensors, int root) override;
+    void barrier() override;
+    void abort(const std::string& reason) override { hub_->abort(reason); }
+
+private:
+    std::shared_ptr<CollectiveHub> hub_;
+    int rank_, world_size_;
+};
+
+}  // namespace trainbench
