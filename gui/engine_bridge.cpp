@@ -25,16 +25,22 @@ EngineBridge::~EngineBridge() {
     // Ask first so the join in the session's destructor waits one micro-batch, not the run.
     if (session_ && live_) session_->stop();
     subscription_.reset();
+    if (session_ && recorder_) {
+        session_->wait();
+        recorder_->finish(session_->summary());
+    }
+    recorder_.reset();
     session_.reset();
 }
 
-bool EngineBridge::start(const RunConfig& config) {
+bool EngineBridge::start(const RunConfig& config, const QString& name) {
     if (live_) {
         Q_EMIT startFailed(tr("A run is already in progress; stop it first."));
         return false;
     }
     drain_timer_.stop();
     subscription_.reset();
+    recorder_.reset();
     session_.reset();  // the previous run has ended, so this join is immediate
     last_status_ = RunStatus::Created;
 
@@ -42,9 +48,15 @@ bool EngineBridge::start(const RunConfig& config) {
         session_ = std::make_unique<TrainingSession>(config);
         // Subscribe before start(), or the first status event could be published unseen.
         subscription_ = session_->bus().subscribe();
+        try {
+            recorder_ = std::make_unique<RunRecorder>(RunStore::defaultFolder(), *session_, name.toStdString());
+        } catch (const StoreError& error) {
+            Q_EMIT eventArrived(RunEvent{0, 0.0, "warning", std::string("this run is not recorded: ") + error.what()});
+        }
         session_->start();
     } catch (const std::exception& error) {
         subscription_.reset();
+        recorder_.reset();
         session_.reset();
         Q_EMIT startFailed(QString::fromStdString(error.what()));
         return false;
@@ -90,6 +102,7 @@ void EngineBridge::drainOnce() {
     drain_timer_.stop();
     live_ = false;
     const RunSummary summary = session_->summary();
+    if (recorder_) recorder_->finish(summary);
     Q_EMIT runFinished(summary);
 }
 

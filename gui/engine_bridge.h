@@ -11,6 +11,7 @@
 #include "trainbench/metric_bus.h"
 #include "trainbench/metric_point.h"
 #include "trainbench/run_config.h"
+#include "trainbench/run_recorder.h"
 #include "trainbench/training_session.h"
 
 Q_DECLARE_METATYPE(trainbench::MetricPoint)
@@ -38,7 +39,9 @@ public:
 
     // Creates and starts a session. Returns false, after emitting startFailed, when a run is
     // still live or the engine refuses the config (invalid fields name their dotted path).
-    bool start(const RunConfig& config);
+    // The run is recorded in the run store (RunStore::defaultFolder()) under `name`; a store
+    // that cannot be opened costs the record, not the run (an event says so).
+    bool start(const RunConfig& config, const QString& name = QStringLiteral("workbench"));
     void pause();
     void resume();
     // Asks the ranks to stop at the next micro-batch boundary; runFinished follows.
@@ -69,6 +72,7 @@ private:
     QString statusText(RunStatus status) const;
 
     std::unique_ptr<TrainingSession> session_;
+    std::unique_ptr<RunRecorder> recorder_;
     std::shared_ptr<BusSubscription> subscription_;
     QTimer drain_timer_;
     RunStatus last_status_ = RunStatus::Created;

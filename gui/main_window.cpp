@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include <QFileInfo>
 #include <QCloseEvent>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -227,7 +228,7 @@ bool MainWindow::startRun() {
         label->clear();
     event_log_->clear();
 
-    if (!bridge_->start(config_)) return false;
+    if (!bridge_->start(config_, QFileInfo(config_name_).completeBaseName())) return false;
     appendLog(tr("started %1: %2 steps of %3 tokens")
                   .arg(config_name_)
                   .arg(config_.train.steps)

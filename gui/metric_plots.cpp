@@ -12,6 +12,7 @@ namespace {
 const QColor kLossColor(31, 119, 180);
 const QColor kRateColor(230, 120, 20);
 const QColor kThroughputColor(44, 160, 44);
+const QColor kEvalColor(214, 39, 40);
 
 // Optimizer steps are whole numbers: ticks at 1, 2 or 5 × 10^k and never finer than one step.
 class StepTicker : public QCPAxisTicker {
@@ -125,6 +126,27 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     loss_smoothed_->setName(tr("loss (EMA %1)").arg(smoother_.weight()));
     loss_smoothed_->setPen(QPen(kLossColor, 2.2));
 
+    eval_loss_ = addGraph(loss_x, loss_rect_->axis(QCPAxis::atLeft));
+    eval_loss_->setName(tr("eval loss"));
+    eval_loss_->setLineStyle(QCPGraph::lsNone);
+    eval_loss_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, kEvalColor, kEvalColor, 7));
+
+    // The lowest reachable loss of a synthetic language: a dashed line the curve approaches.
+    floor_line_ = new QCPItemStraightLine(this);
+    floor_line_->setClipAxisRect(loss_rect_);
+    for (QCPItemPosition* end : {floor_line_->point1, floor_line_->point2}) {
+        end->setAxes(loss_x, loss_rect_->axis(QCPAxis::atLeft));
+        end->setAxisRect(loss_rect_);
+    }
+    floor_line_->setPen(QPen(QColor(110, 110, 110), 1.2, Qt::DashLine));
+    floor_label_ = new QCPItemText(this);
+    floor_label_->setClipAxisRect(loss_rect_);
+    floor_label_->position->setAxes(loss_x, loss_rect_->axis(QCPAxis::atLeft));
+    floor_label_->position->setAxisRect(loss_rect_);
+    floor_label_->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+    floor_label_->setColor(QColor(90, 90, 90));
+    floor_label_->setFont(tick_font);
+
     learning_rate_ = addGraph(rate_x, lr_axis);
     learning_rate_->setName(tr("learning rate"));
     learning_rate_->setPen(QPen(kRateColor, 1.8));
@@ -135,6 +157,7 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     styleLegend(legend, tick_font);
     loss_raw_->addToLegend(legend);
     loss_smoothed_->addToLegend(legend);
+    eval_loss_->addToLegend(legend);
     loss_rect_->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
 
     // The lower rect has no legend: each series owns one axis, and axis colours name them.
@@ -168,7 +191,10 @@ void MetricPlots::resetRun(const RunConfig& config) {
     planned_steps_ = std::max<int64_t>(config.train.steps, 1);
     last_step_ = 0;
     smoother_.reset();
-    for (QCPGraph* graph : {loss_raw_, loss_smoothed_, learning_rate_, throughput_}) graph->data()->clear();
+    for (QCPGraph* graph : {loss_raw_, loss_smoothed_, eval_loss_, learning_rate_, throughput_}) graph->data()->clear();
+    entropy_floor_ = qQNaN();
+    floor_line_->setVisible(false);
+    floor_label_->setVisible(false);
     placeholder_->setVisible(true);
     following_ = true;
     // A freshly initialised model predicts nearly uniformly: its first loss is close to ln V.
@@ -190,6 +216,16 @@ void MetricPlots::addPoints(const QVector<MetricPoint>& points) {
             const double loss = std::isfinite(point.value) ? point.value : qQNaN();
             loss_raw_->addData(step, loss);
             loss_smoothed_->addData(step, smoother_.add(loss));
+        } else if (point.key == "eval/loss") {
+            eval_loss_->addData(step, point.value);
+        } else if (point.key == "data/entropy_floor") {
+            entropy_floor_ = point.value;
+            floor_line_->point1->setCoords(0.0, point.value);
+            floor_line_->point2->setCoords(1.0, point.value);
+            floor_line_->setVisible(true);
+            floor_label_->setText(tr("entropy floor %1").arg(point.value, 0, 'f', 3));
+            floor_label_->setVisible(true);
+            continue;  // a property of the data, not a step of the run
         } else if (point.key == "train/lr") {
             learning_rate_->addData(step, point.value);
         } else if (point.key == "perf/tokens_per_s") {
@@ -228,8 +264,15 @@ void MetricPlots::followRun() {
 
     QCPRange values;
     // The smoothed curve lies inside the raw extent, so the raw graph alone sets the loss range.
-    if (paddedValueRange(loss_raw_, keys, false, &values))
+    if (paddedValueRange(loss_raw_, keys, false, &values)) {
+        // Keep the floor in view: the distance to it is what the user watches.
+        if (std::isfinite(entropy_floor_) && entropy_floor_ < values.lower) {
+            const double span = values.upper - entropy_floor_;
+            values = QCPRange(entropy_floor_ - 0.05 * span, values.upper);
+        }
         loss_rect_->axis(QCPAxis::atLeft)->setRange(values);
+    }
+    if (std::isfinite(entropy_floor_)) floor_label_->position->setCoords(keys.lower + 0.01 * keys.size(), entropy_floor_);
     if (paddedValueRange(learning_rate_, keys, true, &values))
         rate_rect_->axis(QCPAxis::atLeft)->setRange(values);
     if (paddedValueRange(throughput_, keys, true, &values))

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include <QTimer>
 #include <QVector>
@@ -27,7 +28,8 @@ public:
     // Empties every graph for a new run of `config`: x spans train.steps, and until data
     // arrives the y axes show the scales the run will start at (ln vocab_size, peak lr).
     void resetRun(const RunConfig& config);
-    // Takes train/loss, train/lr and perf/tokens_per_s; other keys are ignored.
+    // Takes train/loss, eval/loss, data/entropy_floor, train/lr and perf/tokens_per_s; other
+    // keys are ignored.
     void addPoints(const QVector<MetricPoint>& points);
     // Redraws now instead of at the next coalesced tick (before a screenshot, say).
     void flushReplot();
@@ -37,6 +39,9 @@ public:
     QCPGraph* lossSmoothedGraph() const { return loss_smoothed_; }
     QCPGraph* learningRateGraph() const { return learning_rate_; }
     QCPGraph* throughputGraph() const { return throughput_; }
+    QCPGraph* evalLossGraph() const { return eval_loss_; }
+    // NaN until the source reports its loss floor (synthetic data only).
+    double entropyFloor() const { return entropy_floor_; }
     double smoothingWeight() const { return smoother_.weight(); }
 
     static constexpr int kReplotIntervalMs = 33;
@@ -52,6 +57,10 @@ private:
     QCPGraph* loss_smoothed_ = nullptr;
     QCPGraph* learning_rate_ = nullptr;
     QCPGraph* throughput_ = nullptr;
+    QCPGraph* eval_loss_ = nullptr;
+    QCPItemStraightLine* floor_line_ = nullptr;
+    QCPItemText* floor_label_ = nullptr;
+    double entropy_floor_ = std::numeric_limits<double>::quiet_NaN();
     QCPItemText* placeholder_ = nullptr;
     EmaSmoother smoother_{0.6};
     QTimer replot_timer_;

@@ -6,15 +6,19 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <cmath>
 #include <map>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
 #include "trainbench/data_summary.h"
 #include "trainbench/param_count.h"
 #include "trainbench/training_session.h"
+#include "trainbench/run_recorder.h"
+#include "trainbench/run_store.h"
 #include "trainbench/weights_io.h"
 
 namespace {
@@ -80,45 +84,182 @@ int commandData(const std::string& path, const std::vector<std::string>& overrid
     return 0;
 }
 
-int commandRun(const std::string& path, const std::vector<std::string>& overrides) {
-    RunConfig config = loadWithOverrides(path, overrides);
-    TrainingSession session(config);
+// The store a command uses: --store, else TRAINBENCH_STORE, else the XDG data folder.
+std::string storeFolder(const std::string& option) { return option.empty() ? RunStore::defaultFolder() : option; }
+
+std::string fileStem(const std::string& path) {
+    auto slash = path.find_last_of('/');
+    std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    auto dot = name.rfind('.');
+    return dot == std::string::npos ? name : name.substr(0, dot);
+}
+
+// On a terminal: one self-overwriting progress line with ETA; otherwise one line per step.
+class ProgressPrinter {
+public:
+    explicit ProgressPrinter(int64_t total_steps) : total_(total_steps), terminal_(::isatty(STDERR_FILENO) == 1) {}
+    void step(int64_t step, const std::map<std::string, double>& values, double elapsed_s) {
+        if (!terminal_) {
+            printStepLine(values, step, total_);
+            return;
+        }
+        auto get = [&](const char* key) {
+            auto it = values.find(key);
+            return it == values.end() ? std::nan("") : it->second;
+        };
+        const double eta = step > 0 ? elapsed_s / double(step) * double(total_ - step) : 0;
+        const int width = 24, filled = total_ > 0 ? static_cast<int>(width * step / total_) : 0;
+        std::string bar(filled, '#');
+        bar.append(width - filled, '.');
+        std::fprintf(stderr, "\r[%s] %lld/%lld  loss %.4f  %.0f tok/s  ETA %.0fs   ", bar.c_str(), (long long)step,
+                     (long long)total_, get("train/loss"), get("perf/tokens_per_s"), eta);
+        std::fflush(stderr);
+        dirty_ = true;
+    }
+    void message(const std::string& text) {
+        endLine();
+        std::fprintf(stderr, "%s\n", text.c_str());
+    }
+    void endLine() {
+        if (dirty_) std::fprintf(stderr, "\n");
+        dirty_ = false;
+    }
+
+private:
+    int64_t total_;
+    bool terminal_;
+    bool dirty_ = false;
+};
+
+// Drives a started session to its end: progress, Ctrl-C, the store's final status, the summary.
+int trainToEnd(TrainingSession& session, RunRecorder& recorder, const RunConfig& config, const std::string& label) {
     auto inbox = session.bus().subscribe();
     std::signal(SIGINT, onInterrupt);
     std::signal(SIGTERM, onInterrupt);
     session.start();
-    std::fprintf(stderr, "run %s: %s, m %lld x K %lld x W %lld = B %lld sequences of %lld tokens, %lld steps\n",
-                 session.summary().run_id.c_str(), path.c_str(), (long long)config.train.micro_batch_size,
+    std::fprintf(stderr, "run %s (%s): m %lld x K %lld x W %lld = B %lld sequences of %lld tokens, %lld steps\n",
+                 recorder.runId().c_str(), label.c_str(), (long long)config.train.micro_batch_size,
                  (long long)config.train.gradient_accumulation_steps, (long long)config.runtime.world_size,
                  (long long)config.globalBatch(), (long long)config.train.seq_len, (long long)config.train.steps);
+    ProgressPrinter progress(config.train.steps);
     bool interrupted = false;
     auto report = [&](const BusBatch& batch) {
         std::map<int64_t, std::map<std::string, double>> steps;
+        std::map<int64_t, double> times;
         for (const auto& p : batch.points)
-            if (p.step > 0) steps[p.step][p.key] = p.value;
+            if (p.step > 0) {
+                steps[p.step][p.key] = p.value;
+                times[p.step] = p.wall_time;
+            }
         for (const auto& [step, values] : steps)
-            if (values.count("train/loss")) printStepLine(values, step, config.train.steps);
+            if (values.count("train/loss")) progress.step(step, values, times[step]);
         for (const auto& e : batch.events)
-            if (e.kind != "status") std::fprintf(stderr, "[%s] %s\n", e.kind.c_str(), e.message.c_str());
+            if (e.kind != "status") progress.message("[" + e.kind + "] " + e.message);
     };
     while (!session.wait(std::chrono::milliseconds(0))) {
         report(inbox->waitAndDrain(std::chrono::milliseconds(200)));
         if (g_interrupts.load() > 0 && !interrupted) {
             interrupted = true;
-            std::fprintf(stderr, "interrupted: stopping at the next micro-batch boundary\n");
+            progress.message("interrupted: stopping at the next micro-batch boundary (a checkpoint is written)");
             session.stop();
         }
     }
     report(inbox->drain());
+    progress.endLine();
     RunSummary summary = session.summary();
-    if (interrupted && summary.status == RunStatus::Stopped) {
-        std::cout << runSummaryToJson(summary) << "\n";
-        return kExitInterrupted;
-    }
+    recorder.finish(summary, interrupted);
+    if (!recorder.error().empty()) std::fprintf(stderr, "warning: the run store lost points: %s\n", recorder.error().c_str());
     std::cout << runSummaryToJson(summary) << "\n";
+    if (interrupted && summary.status == RunStatus::Stopped) return kExitInterrupted;
     if (summary.status == RunStatus::Failed) {
         std::fprintf(stderr, "run failed: %s\n", summary.error.c_str());
         return kExitRunFailed;
+    }
+    return 0;
+}
+
+int commandRun(const std::string& path, const std::vector<std::string>& overrides, const std::string& store_option,
+               const std::string& run_name) {
+    RunConfig config = loadWithOverrides(path, overrides);
+    const std::string folder = storeFolder(store_option);
+    SessionOptions options;
+    options.run_id = generateRunId();
+    options.checkpoint_dir = RunStore(folder).checkpointFolder(options.run_id);
+    TrainingSession session(config, options);
+    const std::string name = run_name.empty() ? fileStem(path) : run_name;
+    RunRecorder recorder(folder, session, name);
+    return trainToEnd(session, recorder, config, name + ", " + path);
+}
+
+int commandResume(const std::string& run_id, const std::string& store_option) {
+    const std::string folder = storeFolder(store_option);
+    RunStore store(folder);
+    auto run = store.findRun(run_id);
+    if (!run)
+        throw ConfigError("", "run '" + run_id + "' is not in the store " + store.path() +
+                                  "; list runs with `trainbench-cli runs`");
+    if (run->status == "running")
+        throw ConfigError("", "run '" + run_id + "' is still running (its owner process is alive); stop it first");
+    RunConfig config = parseRunConfig(run->config_json, "the stored config of run " + run_id);
+    std::vector<std::string> skipped;
+    SessionOptions options;
+    options.run_id = run_id;
+    options.checkpoint_dir = store.checkpointFolder(run_id);
+    auto checkpoint = checkpointToResume(options.checkpoint_dir, skipped);
+    for (const auto& why : skipped) std::fprintf(stderr, "skipping a checkpoint: %s\n", why.c_str());
+    if (!checkpoint)
+        throw ConfigError("", "run '" + run_id + "' has no valid checkpoint in " + options.checkpoint_dir +
+                                  "; it cannot be resumed (start it again with `trainbench-cli run`)");
+    options.resume_from = checkpoint->path;
+    TrainingSession session(config, options);
+    RunRecorder recorder(folder, session, checkpoint->step);
+    std::fprintf(stderr, "resuming %s from step %lld (%s)\n", run_id.c_str(), (long long)checkpoint->step,
+                 checkpoint->path.c_str());
+    return trainToEnd(session, recorder, config, run->name + ", resumed");
+}
+
+int commandRuns(const std::string& store_option, bool as_json) {
+    RunStore store(storeFolder(store_option));
+    auto runs = store.listRuns();
+    if (as_json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& r : runs)
+            list.push_back({{"run_id", r.run_id},
+                            {"name", r.name},
+                            {"status", r.status},
+                            {"steps", r.steps},
+                            {"final_loss", r.final_loss ? nlohmann::json(*r.final_loss) : nlohmann::json(nullptr)},
+                            {"created", r.created},
+                            {"tags", r.tags}});
+        std::cout << list.dump() << "\n";
+        return 0;
+    }
+    std::printf("%-14s %-20s %-12s %8s %12s  %s\n", "RUN", "NAME", "STATUS", "STEPS", "FINAL LOSS", "CREATED");
+    for (const auto& r : runs)
+        std::printf("%-14s %-20s %-12s %8lld %12s  %s\n", r.run_id.c_str(), r.name.substr(0, 20).c_str(), r.status.c_str(),
+                    (long long)r.steps, r.final_loss ? std::to_string(*r.final_loss).c_str() : "-", r.created.c_str());
+    return 0;
+}
+
+int commandExport(const std::string& store_option, const std::string& run_id, const std::string& format) {
+    RunStore store(storeFolder(store_option));
+    if (!store.findRun(run_id))
+        throw ConfigError("", "run '" + run_id + "' is not in the store " + store.path() + "; list runs with `trainbench-cli runs`");
+    auto points = store.metrics(run_id);
+    if (format == "csv") std::cout << "step,tokens,wall_time,key,value\n";
+    for (const auto& p : points) {
+        if (format == "csv") {
+            std::cout << p.step << "," << p.tokens << "," << nlohmann::json(p.wall_time).dump() << "," << p.key << ","
+                      << (std::isfinite(p.value) ? nlohmann::json(p.value).dump() : "") << "\n";
+        } else {
+            std::cout << nlohmann::json{{"step", p.step},
+                                        {"tokens", p.tokens},
+                                        {"wall_time", p.wall_time},
+                                        {"key", p.key},
+                                        {"value", std::isfinite(p.value) ? nlohmann::json(p.value) : nlohmann::json(nullptr)}}
+                             .dump()
+                      << "\n";
+        }
     }
     return 0;
 }
@@ -183,6 +324,22 @@ int main(int argc, char** argv) {
     auto* run = app.add_subcommand("run", "Train a config; prints progress and a final JSON summary line");
     run->add_option("config", config_path, "Run config (JSON)")->required();
     run->add_option("--set", overrides, "Override a field: section.key=value (repeatable)");
+    std::string store_option, run_name, run_id, export_format = "jsonl";
+    run->add_option("--store", store_option, "Run store folder (default: $TRAINBENCH_STORE or ~/.local/share/trainbench)");
+    run->add_option("--name", run_name, "Name of the run in the store (default: the config file's name)");
+
+    auto* resume = app.add_subcommand("resume", "Continue a run from its newest valid checkpoint");
+    resume->add_option("run_id", run_id, "Run id (see `runs`)")->required();
+    resume->add_option("--store", store_option, "Run store folder");
+
+    auto* runs = app.add_subcommand("runs", "List the runs of the store, newest first");
+    runs->add_option("--store", store_option, "Run store folder");
+    runs->add_flag("--json", as_json, "One line: a JSON array of runs");
+
+    auto* exporter = app.add_subcommand("export", "Print every metric point of a run, one per line");
+    exporter->add_option("run_id", run_id, "Run id (see `runs`)")->required();
+    exporter->add_option("--format", export_format, "csv or jsonl")->check(CLI::IsMember({"csv", "jsonl"}));
+    exporter->add_option("--store", store_option, "Run store folder");
 
     std::string weights_path, out_path;
     int64_t seed = 0;
@@ -210,7 +367,10 @@ int main(int argc, char** argv) {
 
     try {
         if (params->parsed()) return commandParams(config_path, as_json);
-        if (run->parsed()) return commandRun(config_path, overrides);
+        if (run->parsed()) return commandRun(config_path, overrides, store_option, run_name);
+        if (runs->parsed()) return commandRuns(store_option, as_json);
+        if (resume->parsed()) return commandResume(run_id, store_option);
+        if (exporter->parsed()) return commandExport(store_option, run_id, export_format);
         if (data->parsed()) return commandData(config_path, overrides, as_json);
         if (init->parsed()) return commandInit(config_path, overrides, seed, out_path);
         if (eval->parsed()) return commandEval(config_path, overrides, weights_path);
@@ -222,6 +382,9 @@ int main(int argc, char** argv) {
             return commandSchema();
         }
     } catch (const ConfigError& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return kExitInvalidInput;
+    } catch (const StoreError& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return kExitInvalidInput;
     } catch (const std::exception& e) {

@@ -140,6 +140,7 @@ void checkTrain(Checker& c, const RunConfig& config) {
     c.atLeast("train.eval_windows", t.eval_windows, 0);
     c.atLeast("train.checkpoint_every", t.checkpoint_every, 0);
     c.atLeast("train.log_every", t.log_every, 1);
+    c.atLeast("train.keep_checkpoints", t.keep_checkpoints, 1);
     c.atLeast("train.max_bad_steps", t.max_bad_steps, 1);
 
     const int64_t W = config.runtime.world_size;

@@ -18,7 +18,9 @@
 namespace trainbench {
 namespace {
 
-std::string newRunId() {
+}  // namespace
+
+std::string generateRunId() {
     std::random_device entropy;
     std::mt19937_64 engine((uint64_t(entropy()) << 32) ^ entropy() ^
                            uint64_t(std::chrono::system_clock::now().time_since_epoch().count()));
@@ -27,6 +29,8 @@ std::string newRunId() {
     for (int i = 0; i < 12; ++i) id += digits[engine() % 16];
     return id;
 }
+
+namespace {
 
 // Resolves runtime.device into one device per rank.
 std::vector<std::string> rankDevices(const RuntimeConfig& runtime) {
@@ -82,6 +86,7 @@ struct TrainingSession::Impl {
     MetricBus bus;
     RunControl control;
     std::vector<std::string> devices;
+    SessionOptions options;
     std::shared_ptr<CollectiveHub> hub;
     std::vector<std::unique_ptr<InProcessCollectives>> collectives;
     int fail_rank = -1;
@@ -105,6 +110,8 @@ struct TrainingSession::Impl {
         setup.device = devices[rank];
         setup.control = &control;
         setup.collectives = collectives[rank].get();
+        setup.checkpoint_dir = options.checkpoint_dir;
+        setup.resume_from = options.resume_from;
         if (rank == fail_rank) setup.fail_at_step = fail_step;
         setup.bus = &bus;
         setup.started = started;
@@ -156,7 +163,7 @@ struct TrainingSession::Impl {
     }
 };
 
-TrainingSession::TrainingSession(RunConfig config, std::string run_id) : impl_(std::make_unique<Impl>()) {
+TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : impl_(std::make_unique<Impl>()) {
     requireValidRunConfig(config);
     impl_->devices = rankDevices(config.runtime);
     if (config.runtime.world_size > 1 && impl_->devices.front() != "cpu")
@@ -165,7 +172,8 @@ TrainingSession::TrainingSession(RunConfig config, std::string run_id) : impl_(s
                                                     "have yet; use runtime.device \"cpu\" for rank threads or "
                                                     "world_size 1");
     impl_->config = std::move(config);
-    impl_->run_id = run_id.empty() ? newRunId() : std::move(run_id);
+    impl_->run_id = options.run_id.empty() ? generateRunId() : options.run_id;
+    impl_->options = std::move(options);
 }
 
 TrainingSession::~TrainingSession() {

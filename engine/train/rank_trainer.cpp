@@ -10,6 +10,8 @@
 
 #include "data/batch_sampler.h"
 #include "data/evaluate.h"
+#include "train/checkpoint.h"
+#include "trainbench/config_io.h"
 #include "train/lr_schedule.h"
 
 namespace trainbench {
@@ -57,6 +59,15 @@ void RankTrainer::prepare() {
     for (auto& [name, tensor] : stateDict(model_)) state.push_back(tensor);
     s_.collectives->broadcast(state, 0);
     optimizer_ = makeOptimizer(model_, cfg_.train);
+    if (!s_.resume_from.empty()) {
+        // Every rank reads the same files, so replicas stay identical without a broadcast.
+        Checkpoint checkpoint = readCheckpoint(s_.resume_from);
+        loadIntoStateDict(stateDict(model_), checkpoint.model, checkpoint.path + "/model.safetensors");
+        restoreOptimizer(model_, *optimizer_, checkpoint.optimizer);
+        start_step_ = checkpoint.state.step;
+        tokens_seen_ = checkpoint.state.tokens;
+        last_checkpoint_step_ = start_step_;
+    }
     params_ = model_->parameters();
     buckets_ = std::make_unique<GradientBuckets>(params_);
     moe_layers_ = model_->moeLayers();
@@ -136,7 +147,7 @@ double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
 RankResult RankTrainer::loop() {
     RankResult result;
     prepare();
-    if (source_->entropyFloor() >= 0) publishPoints({point(0, "data/entropy_floor", source_->entropyFloor())});
+    if (source_->entropyFloor() >= 0 && start_step_ == 0) publishPoints({point(0, "data/entropy_floor", source_->entropyFloor())});
     const TrainConfig& t = cfg_.train;
     int64_t bad_steps = 0;
     double last_loss = std::nan("");
@@ -150,11 +161,15 @@ RankResult RankTrainer::loop() {
         result.peak_memory_bytes = hostPeakBytes();
         return result;
     };
-    for (int64_t step = 0; step < t.steps; ++step) {
+    if (s_.rank == 0) s_.completed_steps->store(start_step_);
+    for (int64_t step = start_step_; step < t.steps; ++step) {
         auto step_start = std::chrono::steady_clock::now();
         WindowResult window;
         // A stop inside a window drops the partial window: nothing is stepped.
-        if (!accumulateWindow(step, window)) return finish(RunStatus::Stopped, step);
+        if (!accumulateWindow(step, window)) {
+            saveCheckpoint(step, last_loss);  // a stop keeps what was trained
+            return finish(RunStatus::Stopped, step);
+        }
         if (window.tokens == 0) {
             publishEvent(step + 1, "warning",
                          "step " + std::to_string(step + 1) + " has no counted target tokens; update skipped");
@@ -185,7 +200,9 @@ RankResult RankTrainer::loop() {
             EvalResult eval = evaluateModel(model_, *source_, cfg_, device_);
             publishPoints({point(step + 1, "eval/loss", eval.loss)});
         }
+        if (t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0) saveCheckpoint(step + 1, last_loss);
     }
+    saveCheckpoint(t.steps, last_loss);
     return finish(RunStatus::Completed, t.steps);
 }
 
@@ -207,6 +224,24 @@ RankResult RankTrainer::run() {
     failed.error = "rank " + std::to_string(s_.rank) + ": " + error;
     failed.tokens = tokens_seen_;
     return failed;
+}
+
+void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
+    if (s_.rank != 0 || s_.checkpoint_dir.empty() || steps_done <= last_checkpoint_step_ || steps_done == 0) return;
+    TrainerState state;
+    state.step = steps_done;
+    state.tokens = tokens_seen_;
+    state.last_loss = last_loss;
+    state.config_json = runConfigToJson(cfg_);
+    try {
+        const std::string path = writeCheckpoint(s_.checkpoint_dir, model_, *optimizer_, state);
+        last_checkpoint_step_ = steps_done;
+        pruneCheckpoints(s_.checkpoint_dir, cfg_.train.keep_checkpoints);
+        publishEvent(steps_done, "checkpoint", path);
+    } catch (const std::exception& e) {
+        // Training goes on; the previous checkpoint stays the newest valid one.
+        publishEvent(steps_done, "warning", std::string("checkpoint not written: ") + e.what());
+    }
 }
 
 MetricPoint RankTrainer::point(int64_t step, const std::string& key, double value) const {

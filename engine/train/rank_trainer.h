@@ -39,6 +39,8 @@ struct RankSetup {
     MetricBus* bus = nullptr;  // rank 0 publishes
     std::chrono::steady_clock::time_point started;
     std::atomic<int64_t>* completed_steps = nullptr;
+    std::string checkpoint_dir;  // rank 0 writes checkpoints here; empty: none
+    std::string resume_from;     // checkpoint directory to continue from; empty: fresh start
     // Parameters and gradients in fp64 instead of fp32: for the exactness tests only.
     bool fp64 = false;
     // Test hook: the rank throws when it reaches this optimizer step (0-based); -1: never.
@@ -91,6 +93,9 @@ private:
     std::vector<MoE> moe_layers_;
     std::vector<int64_t> moe_indices_;
     int64_t tokens_seen_ = 0;
+    int64_t start_step_ = 0;
+    int64_t last_checkpoint_step_ = -1;
+    void saveCheckpoint(int64_t steps_done, double last_loss);
 };
 
 // Runs one rank to the end; never throws.

@@ -32,13 +32,23 @@ struct RunSummary {
 };
 std::string runSummaryToJson(const RunSummary& summary);
 
+// A fresh random run id (12 hex digits).
+std::string generateRunId();
+
+// Where a session keeps and finds checkpoints. Both empty: no checkpoints.
+struct SessionOptions {
+    std::string run_id;           // empty: a new random id
+    std::string checkpoint_dir;   // train.checkpoint_every steps, and at the end, land here
+    std::string resume_from;      // a checkpoint directory to continue from (same config)
+};
+
 // Thread contract: every method is called from one controlling thread (the GUI or CLI main
 // thread); rank threads report only through the bus and atomics. The destructor stops and
 // joins every thread it started.
 class TrainingSession {
 public:
     // Validates the config; throws ConfigError when it is invalid. Allocates nothing big.
-    explicit TrainingSession(RunConfig config, std::string run_id = {});
+    explicit TrainingSession(RunConfig config, SessionOptions options = {});
     ~TrainingSession();
     TrainingSession(const TrainingSession&) = delete;
     TrainingSession& operator=(const TrainingSession&) = delete;

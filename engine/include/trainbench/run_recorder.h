@@ -1,0 +1,36 @@
+// RunRecorder: puts one training session into the run store, from its start to its final status.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "trainbench/run_store.h"
+#include "trainbench/store_writer.h"
+#include "trainbench/training_session.h"
+
+namespace trainbench {
+
+// Registers the session's run as `running` and starts the writer thread on its bus; call
+// before session.start() so no point is published unseen. Throws StoreError when the store
+// cannot be opened (before anything is written).
+class RunRecorder {
+public:
+    RunRecorder(const std::string& store_folder, TrainingSession& session, const std::string& name);
+    // Continues an existing run of the store from a checkpoint at `from_step` (see reopenRun).
+    RunRecorder(const std::string& store_folder, TrainingSession& session, int64_t from_step);
+    ~RunRecorder();
+    // After the session has ended: commits the last points and the final status. A run stopped
+    // by an interrupt (Ctrl-C) is recorded as `interrupted`.
+    void finish(const RunSummary& summary, bool interrupted = false);
+    // The writer's first error, if any.
+    std::string error() const;
+    const std::string& runId() const { return run_id_; }
+
+private:
+    std::string run_id_;
+    std::unique_ptr<RunStore> store_;
+    std::unique_ptr<StoreWriter> writer_;
+    bool finished_ = false;
+};
+
+}  // namespace trainbench

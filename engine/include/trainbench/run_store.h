@@ -1,0 +1,82 @@
+// RunStore: the SQLite run store (runs, metrics, events, checkpoints), one runs.db per folder.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainbench/metric_point.h"
+
+namespace trainbench {
+
+struct RunRecord {
+    std::string run_id;
+    std::string name;
+    std::string status;    // running | completed | stopped | failed | interrupted
+    std::string created;   // ISO 8601 UTC
+    std::string finished;  // empty while running
+    std::string config_json;
+    std::string tags;      // comma-separated
+    std::string notes;
+    std::string parent;    // the run this one resumed or was derived from
+    std::string error;     // the reason of a failure
+    int64_t steps = 0;
+    std::optional<double> final_loss;
+};
+
+class StoreError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Thread contract: one RunStore per thread (each owns its SQLite connection). Any number of
+// readers, in this or other processes, may open the same folder while one writer commits.
+class RunStore {
+public:
+    // The folder: $TRAINBENCH_STORE, else $XDG_DATA_HOME/trainbench, else ~/.local/share/trainbench.
+    static std::string defaultFolder();
+
+    // Opens (creating if needed) `folder`/runs.db in WAL mode and migrates its schema. Runs left
+    // `running` by a process that is gone are marked `interrupted`. Throws StoreError.
+    explicit RunStore(const std::string& folder);
+    ~RunStore();
+    RunStore(const RunStore&) = delete;
+    RunStore& operator=(const RunStore&) = delete;
+
+    const std::string& path() const;
+    int schemaVersion() const;
+
+    // Registers a run as `running`, owned by this process (heartbeat now).
+    void createRun(const RunRecord& run);
+    void appendMetrics(const std::string& run_id, const std::vector<MetricPoint>& points);
+    void appendEvents(const std::string& run_id, const std::vector<RunEvent>& events);
+    // One transaction for both, plus the heartbeat: what the writer thread calls.
+    void commitBatch(const std::string& run_id, const std::vector<MetricPoint>& points,
+                     const std::vector<RunEvent>& events);
+    // Takes a run over again for a resume from a checkpoint at `from_step`: points and events
+    // after that step (written by the process that died) are removed, and the run is
+    // `running` again, owned by this process.
+    void reopenRun(const std::string& run_id, int64_t from_step);
+    // Where the checkpoints of a run live: <store folder>/checkpoints/<run id>.
+    std::string checkpointFolder(const std::string& run_id) const;
+    void finishRun(const std::string& run_id, const std::string& status, int64_t steps,
+                   std::optional<double> final_loss, const std::string& error);
+    void setTags(const std::string& run_id, const std::string& tags);
+    void setNotes(const std::string& run_id, const std::string& notes);
+
+    // Newest first.
+    std::vector<RunRecord> listRuns();
+    std::optional<RunRecord> findRun(const std::string& run_id);
+    // Points of one run, ordered by step; all keys when `key` is empty.
+    std::vector<MetricPoint> metrics(const std::string& run_id, const std::string& key = "");
+    std::vector<std::string> metricKeys(const std::string& run_id);
+    std::vector<RunEvent> events(const std::string& run_id);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trainbench

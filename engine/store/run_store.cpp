@@ -1,0 +1,310 @@
+// The run store on SQLite: schema and migrations, ownership by heartbeat, batched writes, queries.
+#include "trainbench/run_store.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+
+#include "store/sqlite_handle.h"
+
+namespace trainbench {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+// A `running` run whose owner has not written for this long is taken as interrupted, when the
+// owner cannot be checked directly (another host).
+constexpr double kStaleHeartbeatSeconds = 30.0;
+
+double unixNow() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string hostName() {
+    char buffer[256] = {0};
+    gethostname(buffer, sizeof(buffer) - 1);
+    return buffer;
+}
+
+void exec(sqlite3* db, const char* sql) {
+    char* error = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+        std::string message = error ? error : "unknown error";
+        sqlite3_free(error);
+        throw StoreError("run store: " + message);
+    }
+}
+
+// Schema version 1: the tables of DESIGN.md section 6, with the index that makes loading one
+// key of one run a range scan.
+const char* const kSchemaV1 = R"sql(
+CREATE TABLE runs(
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, status TEXT NOT NULL, created TEXT NOT NULL,
+  finished TEXT, config TEXT NOT NULL, tags TEXT NOT NULL DEFAULT '', notes TEXT NOT NULL DEFAULT '',
+  parent TEXT, error TEXT, steps INTEGER NOT NULL DEFAULT 0, final_loss REAL,
+  owner_pid INTEGER, owner_host TEXT, heartbeat REAL);
+CREATE TABLE metrics(run TEXT NOT NULL, step INTEGER NOT NULL, tokens INTEGER NOT NULL,
+  wall_time REAL NOT NULL, key TEXT NOT NULL, value REAL);
+CREATE INDEX metrics_by_run_key_step ON metrics(run, key, step);
+CREATE TABLE events(run TEXT NOT NULL, step INTEGER NOT NULL, time REAL NOT NULL, kind TEXT NOT NULL,
+  message TEXT NOT NULL);
+CREATE INDEX events_by_run ON events(run, step);
+CREATE TABLE checkpoints(run TEXT NOT NULL, step INTEGER NOT NULL, path TEXT NOT NULL, checksum TEXT NOT NULL);
+)sql";
+
+}  // namespace
+
+std::string RunStore::defaultFolder() {
+    if (const char* explicit_folder = std::getenv("TRAINBENCH_STORE"); explicit_folder && *explicit_folder)
+        return explicit_folder;
+    if (const char* data = std::getenv("XDG_DATA_HOME"); data && *data) return std::string(data) + "/trainbench";
+    const char* home = std::getenv("HOME");
+    return std::string(home ? home : ".") + "/.local/share/trainbench";
+}
+
+struct RunStore::Impl {
+    sqlite3* db = nullptr;
+    std::string path;
+    int version = 0;
+    std::string host = hostName();
+    std::string now() const {
+        std::time_t t = std::time(nullptr);
+        char buffer[32];
+        std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+        return buffer;
+    }
+};
+
+RunStore::RunStore(const std::string& folder) : impl_(std::make_unique<Impl>()) {
+    std::error_code ec;
+    std::filesystem::create_directories(folder, ec);
+    if (ec) throw StoreError("run store: cannot create folder " + folder + " (" + ec.message() + ")");
+    impl_->path = (std::filesystem::path(folder) / "runs.db").string();
+    if (sqlite3_open_v2(impl_->path.c_str(), &impl_->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        nullptr) != SQLITE_OK) {
+        std::string message = impl_->db ? sqlite3_errmsg(impl_->db) : "out of memory";
+        sqlite3_close(impl_->db);
+        throw StoreError("run store: cannot open " + impl_->path + " (" + message + ")");
+    }
+    sqlite3_busy_timeout(impl_->db, 10000);
+    exec(impl_->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+    {
+        Statement version(impl_->db, "PRAGMA user_version");
+        version.step();
+        impl_->version = static_cast<int>(version.integer(0));
+    }
+    if (impl_->version < kSchemaVersion) {
+        exec(impl_->db, "BEGIN IMMEDIATE");
+        try {
+            Statement again(impl_->db, "PRAGMA user_version");
+            again.step();
+            int current = static_cast<int>(again.integer(0));
+            again.reset();
+            if (current < 1) exec(impl_->db, kSchemaV1);
+            exec(impl_->db, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
+            exec(impl_->db, "COMMIT");
+        } catch (...) {
+            sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+            throw;
+        }
+        impl_->version = kSchemaVersion;
+    } else if (impl_->version > kSchemaVersion) {
+        throw StoreError("run store: " + impl_->path + " has schema version " + std::to_string(impl_->version) +
+                         ", newer than this build understands (" + std::to_string(kSchemaVersion) +
+                         "); use a newer trainbench or another --store folder");
+    }
+
+    // Runs whose owner is gone are interrupted: a dead process on this host, or a silent owner.
+    std::vector<std::string> orphans;
+    {
+        Statement running(impl_->db, "SELECT id, owner_pid, owner_host, heartbeat FROM runs WHERE status='running'");
+        while (running.step()) {
+            const bool same_host = running.text(2) == impl_->host;
+            const pid_t pid = static_cast<pid_t>(running.integer(1));
+            const bool owner_dead = same_host && pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
+            const bool silent = !same_host && unixNow() - running.real(3) > kStaleHeartbeatSeconds;
+            if (owner_dead || silent) orphans.push_back(running.text(0));
+        }
+    }
+    for (const auto& id : orphans) {
+        Statement mark(impl_->db, "UPDATE runs SET status='interrupted', finished=?1 WHERE id=?2 AND status='running'");
+        mark.bind(1, impl_->now()).bind(2, id).run();
+    }
+}
+
+RunStore::~RunStore() { sqlite3_close(impl_->db); }
+
+const std::string& RunStore::path() const { return impl_->path; }
+int RunStore::schemaVersion() const { return impl_->version; }
+
+void RunStore::createRun(const RunRecord& run) {
+    Statement insert(impl_->db,
+                     "INSERT INTO runs(id, name, status, created, config, tags, notes, parent, owner_pid, owner_host, "
+                     "heartbeat) VALUES(?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+    insert.bind(1, run.run_id).bind(2, run.name).bind(3, run.created.empty() ? impl_->now() : run.created);
+    insert.bind(4, run.config_json).bind(5, run.tags).bind(6, run.notes);
+    if (run.parent.empty()) insert.bindNull(7);
+    else insert.bind(7, run.parent);
+    insert.bind(8, static_cast<int64_t>(::getpid())).bind(9, impl_->host).bind(10, unixNow());
+    insert.run();
+}
+
+void RunStore::commitBatch(const std::string& run_id, const std::vector<MetricPoint>& points,
+                           const std::vector<RunEvent>& events) {
+    exec(impl_->db, "BEGIN IMMEDIATE");
+    try {
+        Statement metric(impl_->db, "INSERT INTO metrics(run, step, tokens, wall_time, key, value) VALUES(?1,?2,?3,?4,?5,?6)");
+        for (const auto& p : points) {
+            metric.bind(1, run_id).bind(2, p.step).bind(3, p.tokens).bind(4, p.wall_time).bind(5, p.key);
+            if (std::isfinite(p.value)) metric.bind(6, p.value);
+            else metric.bindNull(6);
+            metric.run();
+        }
+        Statement event(impl_->db, "INSERT INTO events(run, step, time, kind, message) VALUES(?1,?2,?3,?4,?5)");
+        Statement checkpoint(impl_->db, "INSERT INTO checkpoints(run, step, path, checksum) VALUES(?1,?2,?3,'')");
+        for (const auto& e : events) {
+            event.bind(1, run_id).bind(2, e.step).bind(3, e.wall_time).bind(4, e.kind).bind(5, e.message).run();
+            if (e.kind == "checkpoint") checkpoint.bind(1, run_id).bind(2, e.step).bind(3, e.message).run();
+        }
+        Statement beat(impl_->db, "UPDATE runs SET heartbeat=?1 WHERE id=?2");
+        beat.bind(1, unixNow()).bind(2, run_id).run();
+        exec(impl_->db, "COMMIT");
+    } catch (...) {
+        sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
+void RunStore::appendMetrics(const std::string& run_id, const std::vector<MetricPoint>& points) {
+    commitBatch(run_id, points, {});
+}
+
+void RunStore::appendEvents(const std::string& run_id, const std::vector<RunEvent>& events) {
+    commitBatch(run_id, {}, events);
+}
+
+void RunStore::reopenRun(const std::string& run_id, int64_t from_step) {
+    exec(impl_->db, "BEGIN IMMEDIATE");
+    try {
+        Statement(impl_->db, "DELETE FROM metrics WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
+        Statement(impl_->db, "DELETE FROM events WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
+        Statement(impl_->db,
+                  "UPDATE runs SET status='running', finished=NULL, error=NULL, owner_pid=?1, owner_host=?2, "
+                  "heartbeat=?3 WHERE id=?4")
+            .bind(1, static_cast<int64_t>(::getpid()))
+            .bind(2, impl_->host)
+            .bind(3, unixNow())
+            .bind(4, run_id)
+            .run();
+        exec(impl_->db, "COMMIT");
+    } catch (...) {
+        sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
+std::string RunStore::checkpointFolder(const std::string& run_id) const {
+    return (std::filesystem::path(impl_->path).parent_path() / "checkpoints" / run_id).string();
+}
+
+void RunStore::finishRun(const std::string& run_id, const std::string& status, int64_t steps,
+                         std::optional<double> final_loss, const std::string& error) {
+    Statement update(impl_->db,
+                     "UPDATE runs SET status=?1, finished=?2, steps=?3, final_loss=?4, error=?5, heartbeat=?6 WHERE id=?7");
+    update.bind(1, status).bind(2, impl_->now()).bind(3, steps);
+    if (final_loss && std::isfinite(*final_loss)) update.bind(4, *final_loss);
+    else update.bindNull(4);
+    if (error.empty()) update.bindNull(5);
+    else update.bind(5, error);
+    update.bind(6, unixNow()).bind(7, run_id).run();
+}
+
+void RunStore::setTags(const std::string& run_id, const std::string& tags) {
+    Statement(impl_->db, "UPDATE runs SET tags=?1 WHERE id=?2").bind(1, tags).bind(2, run_id).run();
+}
+
+void RunStore::setNotes(const std::string& run_id, const std::string& notes) {
+    Statement(impl_->db, "UPDATE runs SET notes=?1 WHERE id=?2").bind(1, notes).bind(2, run_id).run();
+}
+
+namespace {
+
+const char* const kRunColumns =
+    "SELECT id, name, status, created, COALESCE(finished,''), config, tags, notes, COALESCE(parent,''), "
+    "COALESCE(error,''), steps, final_loss, "
+    "(SELECT MAX(step) FROM metrics m WHERE m.run = runs.id AND m.key = 'train/loss'), "
+    "(SELECT value FROM metrics m WHERE m.run = runs.id AND m.key = 'train/loss' ORDER BY step DESC LIMIT 1) "
+    "FROM runs";
+
+RunRecord readRun(Statement& s) {
+    RunRecord r;
+    r.run_id = s.text(0);
+    r.name = s.text(1);
+    r.status = s.text(2);
+    r.created = s.text(3);
+    r.finished = s.text(4);
+    r.config_json = s.text(5);
+    r.tags = s.text(6);
+    r.notes = s.text(7);
+    r.parent = s.text(8);
+    r.error = s.text(9);
+    r.steps = s.integer(10);
+    if (!s.isNull(11)) r.final_loss = s.real(11);
+    // A live or interrupted run has no final values yet: take them from its points.
+    if (!s.isNull(12)) r.steps = std::max(r.steps, s.integer(12));
+    if (!r.final_loss && !s.isNull(13)) r.final_loss = s.real(13);
+    return r;
+}
+
+}  // namespace
+
+std::vector<RunRecord> RunStore::listRuns() {
+    Statement query(impl_->db, (std::string(kRunColumns) + " ORDER BY created DESC, rowid DESC").c_str());
+    std::vector<RunRecord> out;
+    while (query.step()) out.push_back(readRun(query));
+    return out;
+}
+
+std::optional<RunRecord> RunStore::findRun(const std::string& run_id) {
+    Statement query(impl_->db, (std::string(kRunColumns) + " WHERE id = ?1").c_str());
+    query.bind(1, run_id);
+    if (!query.step()) return std::nullopt;
+    return readRun(query);
+}
+
+std::vector<MetricPoint> RunStore::metrics(const std::string& run_id, const std::string& key) {
+    const char* sql = key.empty()
+                          ? "SELECT step, tokens, wall_time, key, value FROM metrics WHERE run=?1 ORDER BY step, rowid"
+                          : "SELECT step, tokens, wall_time, key, value FROM metrics WHERE run=?1 AND key=?2 ORDER BY step";
+    Statement query(impl_->db, sql);
+    query.bind(1, run_id);
+    if (!key.empty()) query.bind(2, key);
+    std::vector<MetricPoint> out;
+    while (query.step())
+        out.push_back({query.integer(0), query.integer(1), query.real(2), query.text(3),
+                       query.isNull(4) ? std::nan("") : query.real(4)});
+    return out;
+}
+
+std::vector<std::string> RunStore::metricKeys(const std::string& run_id) {
+    Statement query(impl_->db, "SELECT DISTINCT key FROM metrics WHERE run=?1 ORDER BY key");
+    query.bind(1, run_id);
+    std::vector<std::string> out;
+    while (query.step()) out.push_back(query.text(0));
+    return out;
+}
+
+std::vector<RunEvent> RunStore::events(const std::string& run_id) {
+    Statement query(impl_->db, "SELECT step, time, kind, message FROM events WHERE run=?1 ORDER BY rowid");
+    query.bind(1, run_id);
+    std::vector<RunEvent> out;
+    while (query.step()) out.push_back({query.integer(0), query.real(1), query.text(2), query.text(3)});
+    return out;
+}
+
+}  // namespace trainbench

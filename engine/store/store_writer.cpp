@@ -1,0 +1,55 @@
+// The store writer thread: drain, batch, commit.
+#include "trainbench/store_writer.h"
+
+#include "trainbench/run_store.h"
+
+namespace trainbench {
+
+StoreWriter::StoreWriter(std::string store_folder, std::string run_id, std::shared_ptr<BusSubscription> inbox,
+                         std::chrono::milliseconds period)
+    : folder_(std::move(store_folder)), run_id_(std::move(run_id)), inbox_(std::move(inbox)), period_(period) {
+    thread_ = std::thread([this] { loop(); });
+}
+
+StoreWriter::~StoreWriter() { stop(); }
+
+void StoreWriter::stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+}
+
+std::string StoreWriter::error() const {
+    std::lock_guard lock(error_mutex_);
+    return error_;
+}
+
+void StoreWriter::loop() {
+    try {
+        RunStore store(folder_);
+        BusBatch pending;
+        auto last_commit = std::chrono::steady_clock::now();
+        auto commit = [&] {
+            if (pending.empty()) return;
+            store.commitBatch(run_id_, pending.points, pending.events);
+            points_written_ += static_cast<int64_t>(pending.points.size());
+            pending = BusBatch{};
+            last_commit = std::chrono::steady_clock::now();
+        };
+        while (true) {
+            const bool finishing = stop_.load() || inbox_->closed();
+            BusBatch batch = finishing ? inbox_->drain() : inbox_->waitAndDrain(period_);
+            pending.points.insert(pending.points.end(), batch.points.begin(), batch.points.end());
+            pending.events.insert(pending.events.end(), batch.events.begin(), batch.events.end());
+            if (finishing) {
+                commit();
+                return;
+            }
+            if (std::chrono::steady_clock::now() - last_commit >= period_) commit();
+        }
+    } catch (const std::exception& e) {
+        std::lock_guard lock(error_mutex_);
+        error_ = e.what();
+    }
+}
+
+}  // namespace trainbench

@@ -1,0 +1,214 @@
+// Checkpoint files: safetensors for tensors, JSON for the trainer state, SHA-256 for integrity.
+#include "train/checkpoint.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "train/sha256.h"
+#include "trainbench/checkpoints.h"
+#include "trainbench/config_io.h"
+
+namespace trainbench {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kPrefix = "step-";
+
+std::string stepName(int64_t step) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "%s%08lld", kPrefix, static_cast<long long>(step));
+    return name;
+}
+
+void writeFileSynced(const fs::path& path, const std::string& text) {
+    FILE* out = std::fopen(path.c_str(), "wb");
+    if (!out) throw std::runtime_error(path.string() + ": cannot write");
+    bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+    ok = std::fflush(out) == 0 && ok;
+    ok = ::fsync(fileno(out)) == 0 && ok;
+    ok = std::fclose(out) == 0 && ok;
+    if (!ok) throw std::runtime_error(path.string() + ": writing failed");
+}
+
+void syncDirectory(const fs::path& dir) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+}
+
+// Removes a directory tree. Not std::filesystem::remove_all: libtorch.so exports its own copy of
+// that function, which the dynamic linker may pick and which crashes on non-empty directories.
+void removeTree(const fs::path& path) {
+    auto remove_entry = [](const char* entry, const struct stat*, int, struct FTW*) { return std::remove(entry); };
+    ::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+std::string readText(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError("", path.string() + ": missing; the checkpoint is incomplete");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+}
+
+std::vector<std::string> parameterNames(Transformer& model) {
+    std::vector<std::string> names;
+    for (const auto& item : model->named_parameters()) names.push_back(item.key());
+    return names;
+}
+
+}  // namespace
+
+std::string writeCheckpoint(const std::string& folder, Transformer& model, torch::optim::AdamW& optimizer,
+                            const TrainerState& state) {
+    const fs::path final_dir = fs::path(folder) / stepName(state.step);
+    const fs::path partial = fs::path(folder) / (stepName(state.step) + ".partial");
+    fs::create_directories(folder);
+    removeTree(partial);
+    fs::create_directories(partial);
+
+    writeSafetensors((partial / "model.safetensors").string(), stateDict(model), {{"format", "pt"}});
+    NamedTensors moments;
+    auto names = parameterNames(model);
+    auto params = model->parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+        auto found = optimizer.state().find(params[i].unsafeGetTensorImpl());
+        if (found == optimizer.state().end()) continue;  // never stepped
+        auto& adam = static_cast<torch::optim::AdamWParamState&>(*found->second);
+        moments.emplace_back(names[i] + ".exp_avg", adam.exp_avg());
+        moments.emplace_back(names[i] + ".exp_avg_sq", adam.exp_avg_sq());
+        moments.emplace_back(names[i] + ".step", torch::tensor(adam.step(), torch::kInt64));
+    }
+    writeSafetensors((partial / "optimizer.safetensors").string(), moments, {{"format", "pt"}});
+
+    nlohmann::json trainer = {
+        {"step", state.step},
+        {"tokens", state.tokens},
+        {"last_loss", state.last_loss},
+        {"data_cursor", {{"optimizer_step", state.step}}},
+        {"config", nlohmann::json::parse(state.config_json)},
+        {"files",
+         {{"model.safetensors", sha256OfFile((partial / "model.safetensors").string())},
+          {"optimizer.safetensors", sha256OfFile((partial / "optimizer.safetensors").string())}}},
+    };
+    const std::string text = trainer.dump(2);
+    writeFileSynced(partial / "trainer.json", text);
+    Sha256 hash;
+    hash.update(text.data(), text.size());
+    writeFileSynced(partial / "trainer.json.sha256", hash.hexDigest() + "\n");
+    syncDirectory(partial);
+    removeTree(final_dir);
+    fs::rename(partial, final_dir);
+    syncDirectory(folder);
+    return final_dir.string();
+}
+
+Checkpoint readCheckpoint(const std::string& path) {
+    const fs::path dir(path);
+    const std::string text = readText(dir / "trainer.json");
+    std::string recorded = readText(dir / "trainer.json.sha256");
+    recorded.erase(std::remove_if(recorded.begin(), recorded.end(), ::isspace), recorded.end());
+    Sha256 hash;
+    hash.update(text.data(), text.size());
+    if (hash.hexDigest() != recorded)
+        throw ConfigError("", (dir / "trainer.json").string() + ": checksum mismatch; the checkpoint is corrupt");
+    nlohmann::json trainer;
+    try {
+        trainer = nlohmann::json::parse(text);
+        Checkpoint c;
+        c.path = path;
+        for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {
+            const std::string expected = trainer.at("files").at(file).get<std::string>();
+            if (sha256OfFile((dir / file).string()) != expected)
+                throw ConfigError("", (dir / file).string() + ": checksum mismatch; the checkpoint is corrupt");
+        }
+        c.state.step = trainer.at("step").get<int64_t>();
+        c.state.tokens = trainer.at("tokens").get<int64_t>();
+        c.state.last_loss = trainer.at("last_loss").get<double>();
+        c.state.config_json = trainer.at("config").dump();
+        c.model = readSafetensors((dir / "model.safetensors").string());
+        c.optimizer = readSafetensors((dir / "optimizer.safetensors").string());
+        return c;
+    } catch (const nlohmann::json::exception& e) {
+        throw ConfigError("", (dir / "trainer.json").string() + ": malformed (" + e.what() + ")");
+    } catch (const std::runtime_error& e) {
+        if (dynamic_cast<const ConfigError*>(&e)) throw;
+        throw ConfigError("", path + ": " + e.what());
+    }
+}
+
+namespace {
+
+// Complete checkpoint directories, newest step first.
+std::vector<std::pair<int64_t, fs::path>> listCheckpoints(const std::string& folder) {
+    std::vector<std::pair<int64_t, fs::path>> found;
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec)) return found;
+    for (const auto& entry : fs::directory_iterator(folder, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!entry.is_directory() || name.rfind(kPrefix, 0) != 0 || name.find('.') != std::string::npos) continue;
+        try {
+            found.emplace_back(std::stoll(name.substr(5)), entry.path());
+        } catch (const std::exception&) {
+        }
+    }
+    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    return found;
+}
+
+}  // namespace
+
+std::optional<Checkpoint> newestValidCheckpoint(const std::string& folder, std::vector<std::string>& skipped) {
+    for (const auto& [step, path] : listCheckpoints(folder)) {
+        try {
+            return readCheckpoint(path.string());
+        } catch (const std::exception& e) {
+            skipped.push_back(e.what());
+        }
+    }
+    return std::nullopt;
+}
+
+void pruneCheckpoints(const std::string& folder, int64_t keep) {
+    auto all = listCheckpoints(folder);
+    for (size_t i = static_cast<size_t>(std::max<int64_t>(keep, 1)); i < all.size(); ++i) removeTree(all[i].second);
+}
+
+void restoreOptimizer(Transformer& model, torch::optim::AdamW& optimizer, const NamedTensors& saved) {
+    std::map<std::string, torch::Tensor> by_name(saved.begin(), saved.end());
+    auto names = parameterNames(model);
+    auto params = model->parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+        auto avg = by_name.find(names[i] + ".exp_avg");
+        if (avg == by_name.end()) continue;
+        auto state = std::make_unique<torch::optim::AdamWParamState>();
+        state->step(by_name.at(names[i] + ".step").item<int64_t>());
+        state->exp_avg(avg->second.to(params[i].device(), params[i].scalar_type()));
+        state->exp_avg_sq(by_name.at(names[i] + ".exp_avg_sq").to(params[i].device(), params[i].scalar_type()));
+        optimizer.state()[params[i].unsafeGetTensorImpl()] = std::move(state);
+    }
+}
+
+}  // namespace trainbench
+
+namespace trainbench {
+
+std::optional<CheckpointInfo> checkpointToResume(const std::string& folder, std::vector<std::string>& skipped) {
+    auto found = newestValidCheckpoint(folder, skipped);
+    if (!found) return std::nullopt;
+    return CheckpointInfo{found->path, found->state.step};
+}
+
+}  // namespace trainbench

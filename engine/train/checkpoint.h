@@ -1,0 +1,52 @@
+// Checkpoints: model, optimizer and trainer state in one directory, written atomically, checksummed.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "model/safetensors.h"
+#include "model/transformer.h"
+
+namespace trainbench {
+
+// What a checkpoint holds besides the tensors. The data cursor is the optimizer step: batches
+// are a pure function of (seed, step, rank, micro-batch), so no sampler state is needed, and
+// training draws no random numbers, so no RNG state is needed either.
+struct TrainerState {
+    int64_t step = 0;    // optimizer steps completed
+    int64_t tokens = 0;  // training tokens counted so far
+    double last_loss = 0;
+    std::string config_json;
+};
+
+struct Checkpoint {
+    std::string path;  // the checkpoint directory
+    NamedTensors model;
+    NamedTensors optimizer;
+    TrainerState state;
+};
+
+// `folder`/step-00000012: model.safetensors (reference names, fp32), optimizer.safetensors
+// (AdamW moments and step counts under the parameter names), trainer.json (state and the
+// SHA-256 of both files) and trainer.json.sha256. Written into a `.partial` directory, each
+// file fsynced, then renamed. Returns the final directory.
+std::string writeCheckpoint(const std::string& folder, Transformer& model, torch::optim::AdamW& optimizer,
+                            const TrainerState& state);
+
+// Reads and verifies one checkpoint directory; throws ConfigError naming the corrupt file.
+Checkpoint readCheckpoint(const std::string& path);
+
+// The newest checkpoint in `folder` that verifies; the ones skipped (corrupt, incomplete) are
+// described in `skipped`. Empty when none verifies.
+std::optional<Checkpoint> newestValidCheckpoint(const std::string& folder, std::vector<std::string>& skipped);
+
+// Removes all but the newest `keep` complete checkpoints; call after a newer one is complete.
+void pruneCheckpoints(const std::string& folder, int64_t keep);
+
+// Restores the AdamW state saved by writeCheckpoint into `optimizer` (same model config).
+void restoreOptimizer(Transformer& model, torch::optim::AdamW& optimizer, const NamedTensors& saved);
+
+}  // namespace trainbench

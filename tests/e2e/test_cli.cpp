@@ -1,0 +1,239 @@
+// CLI end-to-end suite: trainbench-cli as a user runs it, as a child process.
+#include <QtTest/QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <signal.h>
+
+#include "trainbench/run_store.h"
+
+using namespace trainbench;
+
+namespace {
+
+const QString kCli = QStringLiteral(TRAINBENCH_CLI_PATH);
+const QString kConfigs = QStringLiteral(TRAINBENCH_SOURCE_DIR "/configs");
+
+struct Result {
+    int code = -1;
+    QString out, err;
+};
+
+Result runCli(const QStringList& args, int timeout_ms = 120000) {
+    QProcess process;
+    process.start(kCli, args);
+    process.waitForFinished(timeout_ms);
+    return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
+            QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError())};
+}
+
+QJsonObject lastJsonLine(const QString& text) {
+    const auto lines = text.trimmed().split('\n');
+    return QJsonDocument::fromJson(lines.last().toUtf8()).object();
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void runStoresTheRunAndExportsEveryPoint() {
+        QTemporaryDir store;
+        Result r = runCli({"run", kConfigs + "/tiny.json", "--set", "train.steps=5", "--store", store.path(), "--name",
+                           "smoke"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QJsonObject summary = lastJsonLine(r.out);
+        QCOMPARE(summary["status"].toString(), QString("completed"));
+        QCOMPARE(summary["steps"].toInt(), 5);
+        QCOMPARE(summary["global_batch_size"].toInt(), 16);
+        QCOMPARE(summary["tokens"].toInt(), 5 * 16 * 64);
+        for (const char* key : {"run_id", "final_loss", "micro_batch_size", "gradient_accumulation_steps", "world_size",
+                                "peak_memory_bytes", "tokens_per_s", "wall_time_s"})
+            QVERIFY2(summary.contains(key), key);
+        const QString id = summary["run_id"].toString();
+
+        Result runs = runCli({"runs", "--store", store.path(), "--json"});
+        QCOMPARE(runs.code, 0);
+        QJsonArray list = QJsonDocument::fromJson(runs.out.toUtf8()).array();
+        QCOMPARE(list.size(), 1);
+        QJsonObject run = list[0].toObject();
+        QCOMPARE(run["run_id"].toString(), id);
+        QCOMPARE(run["name"].toString(), QString("smoke"));
+        QCOMPARE(run["status"].toString(), QString("completed"));
+        QCOMPARE(run["steps"].toInt(), 5);
+        QCOMPARE(run["final_loss"].toDouble(), summary["final_loss"].toDouble());
+        QVERIFY(run.contains("created"));
+
+        Result jsonl = runCli({"export", id, "--format", "jsonl", "--store", store.path()});
+        QCOMPARE(jsonl.code, 0);
+        int losses = 0;
+        for (const QString& line : jsonl.out.trimmed().split('\n')) {
+            QJsonObject p = QJsonDocument::fromJson(line.toUtf8()).object();
+            for (const char* key : {"step", "tokens", "wall_time", "key", "value"}) QVERIFY(p.contains(key));
+            if (p["key"].toString() == "train/loss") QCOMPARE(p["step"].toInt(), ++losses);
+        }
+        QCOMPARE(losses, 5);
+        Result csv = runCli({"export", id, "--format", "csv", "--store", store.path()});
+        QCOMPARE(csv.out.split('\n').first(), QString("step,tokens,wall_time,key,value"));
+        QCOMPARE(csv.out.trimmed().split('\n').size(), jsonl.out.trimmed().split('\n').size() + 1);
+    }
+
+    void badInputExitsWithTwoAndWritesNothing_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("named");
+        QTest::newRow("unknown key") << QStringList{"--set", "train.stepz=3"} << "did you mean 'train.steps'";
+        QTest::newRow("bad value") << QStringList{"--set", "model.n_activated_experts=99"} << "model.n_activated_experts";
+        QTest::newRow("bad batch") << QStringList{"--set", "train.global_batch_size=7"} << "train.global_batch_size";
+    }
+    void badInputExitsWithTwoAndWritesNothing() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, named);
+        QTemporaryDir store;
+        Result r = runCli(QStringList{"run", kConfigs + "/tiny.json", "--store", store.path()} + args);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(named), qPrintable(r.err));
+        Result runs = runCli({"runs", "--store", store.path(), "--json"});
+        QCOMPARE(QJsonDocument::fromJson(runs.out.toUtf8()).array().size(), 0);
+    }
+
+    void missingConfigFileExitsWithTwo() {
+        Result r = runCli({"run", "/nonexistent/config.json"});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("/nonexistent/config.json"));
+    }
+
+    void publishedConfigCountsMatchTheirFigures() {
+        Result r = runCli({"params", kConfigs + "/deepseek/config_671B.json", "--json"});
+        QCOMPARE(r.code, 0);
+        QJsonObject counts = lastJsonLine(r.out);
+        QVERIFY(std::fabs(counts["total_params"].toDouble() / 671e9 - 1) < 0.002);
+        QCOMPARE(counts["state_dict_tensors"].toInt(), 45395);
+        r = runCli({"params", kConfigs + "/deepseek/config_236B.json", "--json"});
+        QVERIFY(std::fabs(lastJsonLine(r.out)["total_params"].toDouble() / 236e9 - 1) < 0.002);
+        QCOMPARE(lastJsonLine(r.out)["state_dict_tensors"].toInt(), 29102);
+    }
+
+    void killedRunIsInterruptedWithItsPoints() {
+        QTemporaryDir store;
+        QProcess process;
+        process.start(kCli, {"run", kConfigs + "/tiny.json", "--set", "train.steps=100000", "--store", store.path()});
+        QVERIFY(process.waitForStarted());
+        // Wait until the store holds step 5, then kill without warning.
+        std::string run_id;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                RunStore reader(store.path().toStdString());
+                auto runs = reader.listRuns();
+                if (runs.empty()) return false;
+                run_id = runs.front().run_id;
+                return runs.front().steps >= 5;
+            }(),
+            60000);
+        ::kill(static_cast<pid_t>(process.processId()), SIGKILL);
+        process.waitForFinished();
+        RunStore reader(store.path().toStdString());
+        auto run = reader.findRun(run_id);
+        QCOMPARE(run->status, std::string("interrupted"));
+        auto losses = reader.metrics(run_id, "train/loss");
+        QVERIFY(losses.size() >= 5);
+        for (size_t i = 0; i < losses.size(); ++i) QCOMPARE(losses[i].step, int64_t(i + 1));
+    }
+
+    // The crash test of the store issue: SIGKILL mid-run, resume, and every loss of the
+    // resumed curve equals the uninterrupted run's bit for bit (CPU, fp32).
+    void killedRunResumesToTheSameLossesBitwise() {
+        QTemporaryDir store;
+        const QStringList settings = {"--set", "train.steps=16", "--set", "train.checkpoint_every=3", "--set",
+                                      "runtime.threads=1"};
+        Result reference = runCli(QStringList{"run", kConfigs + "/tiny.json", "--store", store.path()} + settings);
+        QVERIFY2(reference.code == 0, qPrintable(reference.err));
+        const std::string reference_id = lastJsonLine(reference.out)["run_id"].toString().toStdString();
+
+        QProcess process;
+        process.start(kCli, QStringList{"run", kConfigs + "/tiny.json", "--store", store.path(), "--set",
+                                        "train.steps=16", "--set", "train.checkpoint_every=3", "--set",
+                                        "runtime.threads=1"});
+        QVERIFY(process.waitForStarted());
+        std::string run_id;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                RunStore reader(store.path().toStdString());
+                for (const auto& r : reader.listRuns())
+                    if (r.run_id != reference_id) {
+                        run_id = r.run_id;
+                        return r.steps >= 8;
+                    }
+                return false;
+            }(),
+            60000);
+        ::kill(static_cast<pid_t>(process.processId()), SIGKILL);
+        process.waitForFinished();
+        {
+            RunStore reader(store.path().toStdString());
+            QCOMPARE(reader.findRun(run_id)->status, std::string("interrupted"));
+        }
+        Result resumed = runCli({"resume", QString::fromStdString(run_id), "--store", store.path()});
+        QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
+        QVERIFY(resumed.err.contains("resuming"));
+        QCOMPARE(lastJsonLine(resumed.out)["steps"].toInt(), 16);
+
+        RunStore reader(store.path().toStdString());
+        auto expected = reader.metrics(reference_id, "train/loss");
+        auto got = reader.metrics(run_id, "train/loss");
+        QCOMPARE(got.size(), size_t(16));  // no step twice, none missing
+        for (size_t i = 0; i < got.size(); ++i) {
+            QCOMPARE(got[i].step, int64_t(i + 1));
+            QVERIFY2(got[i].value == expected[i].value,
+                     qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(got[i].value, 0, 'g', 17)
+                                    .arg(expected[i].value, 0, 'g', 17)));
+            QCOMPARE(got[i].tokens, expected[i].tokens);
+        }
+        QCOMPARE(reader.findRun(run_id)->status, std::string("completed"));
+    }
+
+    void aCorruptCheckpointIsSkippedForThePreviousOne() {
+        QTemporaryDir store;
+        Result first = runCli({"run", kConfigs + "/tiny.json", "--store", store.path(), "--set", "train.steps=6",
+                               "--set", "train.checkpoint_every=2", "--set", "runtime.threads=1"});
+        QCOMPARE(first.code, 0);
+        const QString id = lastJsonLine(first.out)["run_id"].toString();
+        const QString folder = store.path() + "/checkpoints/" + id;
+        QVERIFY(QDir(folder).entryList(QDir::Dirs | QDir::NoDotAndDotDot).contains("step-00000006"));
+        // Truncate the newest checkpoint's weights, as a crash in the middle of a write would.
+        QFile weights(folder + "/step-00000006/model.safetensors");
+        QVERIFY(weights.open(QIODevice::ReadWrite));
+        QVERIFY(weights.resize(weights.size() / 2));
+        weights.close();
+        Result resumed = runCli({"resume", id, "--store", store.path()});
+        QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
+        QVERIFY2(resumed.err.contains("checksum mismatch"), qPrintable(resumed.err));
+        QVERIFY2(resumed.err.contains("from step 4"), qPrintable(resumed.err));
+    }
+
+    void interruptStopsCleanlyWithCode130() {
+        QTemporaryDir store;
+        QProcess process;
+        process.start(kCli, {"run", kConfigs + "/tiny.json", "--set", "train.steps=100000", "--store", store.path()});
+        QVERIFY(process.waitForStarted());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                RunStore reader(store.path().toStdString());
+                auto runs = reader.listRuns();
+                return !runs.empty() && runs.front().steps >= 2;
+            }(),
+            60000);
+        ::kill(static_cast<pid_t>(process.processId()), SIGINT);
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitCode(), 130);
+        RunStore reader(store.path().toStdString());
+        QCOMPARE(reader.listRuns().front().status, std::string("interrupted"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"
