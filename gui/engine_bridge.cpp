@@ -45,7 +45,14 @@ bool EngineBridge::start(const RunConfig& config, const QString& name) {
     last_status_ = RunStatus::Created;
 
     try {
-        session_ = std::make_unique<TrainingSession>(config);
+        SessionOptions options;
+        options.run_id = generateRunId();
+        try {
+            options.checkpoint_dir = RunStore(RunStore::defaultFolder()).checkpointFolder(options.run_id);
+        } catch (const StoreError&) {
+            // No store, no checkpoints: the run itself still goes ahead (reported below).
+        }
+        session_ = std::make_unique<TrainingSession>(config, options);
         // Subscribe before start(), or the first status event could be published unseen.
         subscription_ = session_->bus().subscribe();
         try {

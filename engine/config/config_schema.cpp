@@ -239,7 +239,11 @@ const ConfigField* findConfigField(const std::string& section, const std::string
 const std::vector<ConfigFieldInfo>& configSchema() {
     static const std::vector<ConfigFieldInfo> infos = [] {
         std::vector<ConfigFieldInfo> out;
-        for (const auto& field : configFields()) out.push_back(field.info);
+        const RunConfig defaults;
+        for (const auto& field : configFields()) {
+            out.push_back(field.info);
+            out.back().default_json = field.get(defaults).dump();
+        }
         return out;
     }();
     return infos;

@@ -3,8 +3,8 @@
 
 namespace trainbench {
 
-CollectiveHub::CollectiveHub(int world_size, std::chrono::milliseconds timeout)
-    : world_size_(world_size), timeout_(timeout), deposits_(world_size, nullptr) {}
+CollectiveHub::CollectiveHub(int world_size, std::chrono::milliseconds timeout, std::function<bool()> paused)
+    : world_size_(world_size), timeout_(timeout), paused_(std::move(paused)), deposits_(world_size, nullptr) {}
 
 void CollectiveHub::exchange(int rank, std::vector<torch::Tensor>& tensors, ReduceOp op, int root, bool is_broadcast) {
     std::unique_lock lock(mutex_);
@@ -35,7 +35,11 @@ void CollectiveHub::exchange(int rank, std::vector<torch::Tensor>& tensors, Redu
         changed_.notify_all();
         return;
     }
-    const bool done = changed_.wait_for(lock, timeout_, [&] { return generation_ != my_generation || aborted_; });
+    bool done = false;
+    while (true) {
+        done = changed_.wait_for(lock, timeout_, [&] { return generation_ != my_generation || aborted_; });
+        if (done || !paused_ || !paused_()) break;  // paused: the deadline starts over
+    }
     if (generation_ != my_generation) return;
     if (!done && !aborted_) {
         aborted_ = true;

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -15,13 +16,16 @@ namespace trainbench {
 // reproducible) and writes the result into every rank's tensors; then all ranks leave.
 class CollectiveHub {
 public:
-    CollectiveHub(int world_size, std::chrono::milliseconds timeout);
+    // `paused` (may be null) holds the timeout off: a rank waiting for ranks held at the pause
+    // gate is not a hang.
+    CollectiveHub(int world_size, std::chrono::milliseconds timeout, std::function<bool()> paused = {});
     void exchange(int rank, std::vector<torch::Tensor>& tensors, ReduceOp op, int root, bool is_broadcast);
     void abort(const std::string& reason);
 
 private:
     const int world_size_;
     const std::chrono::milliseconds timeout_;
+    std::function<bool()> paused_;
     std::mutex mutex_;
     std::condition_variable changed_;
     std::vector<std::vector<torch::Tensor>*> deposits_;

@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "data/token_source.h"
 #include "parallel/in_process_collectives.h"
 #include "session/run_control.h"
 #include "train/rank_trainer.h"
@@ -166,6 +167,18 @@ struct TrainingSession::Impl {
 TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : impl_(std::make_unique<Impl>()) {
     requireValidRunConfig(config);
     impl_->devices = rankDevices(config.runtime);
+    // Bad data is bad input: refuse it here (ConfigError naming the file), not in a rank thread.
+    {
+        auto source = openTokenSource(config);
+        const int64_t window = config.train.seq_len + 1;
+        if (config.train.eval_every > 0 && source->sampleCount(Split::Validation, window) == 0)
+            throw ConfigError("data.val_fraction",
+                              "data.val_fraction (" + std::to_string(config.data.val_fraction) +
+                                  "): the validation part holds no window of train.seq_len + 1 = " +
+                                  std::to_string(window) +
+                                  " tokens, and train.eval_every asks for evaluation; raise data.val_fraction, set "
+                                  "data.val_path, lower train.seq_len, or set train.eval_every to 0");
+    }
     if (config.runtime.world_size > 1 && impl_->devices.front() != "cpu")
         throw ConfigError("runtime.world_size", "runtime.world_size (" + std::to_string(config.runtime.world_size) +
                                                     ") on CUDA needs NCCL process groups, which this build does not "
@@ -196,7 +209,7 @@ void TrainingSession::start() {
     impl_->running_ranks = W;
     impl_->started = std::chrono::steady_clock::now();
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(runtime.comm_timeout_s * 1000));
-    impl_->hub = std::make_shared<CollectiveHub>(W, timeout);
+    impl_->hub = std::make_shared<CollectiveHub>(W, timeout, [this] { return impl_->control.paused(); });
     for (int r = 0; r < W; ++r) impl_->collectives.push_back(std::make_unique<InProcessCollectives>(impl_->hub, r, W));
     impl_->bus.publish(RunEvent{0, 0.0, "status", "running"});
     for (int r = 0; r < W; ++r) impl_->threads.emplace_back([this, r] { impl_->rankBody(r); });

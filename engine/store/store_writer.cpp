@@ -28,12 +28,20 @@ void StoreWriter::loop() {
         RunStore store(folder_);
         BusBatch pending;
         auto last_commit = std::chrono::steady_clock::now();
+        // An empty commit still moves the heartbeat, so a paused or slow run stays `running`.
+        // A failed commit keeps its points and is retried next period.
         auto commit = [&] {
-            if (pending.empty()) return;
-            store.commitBatch(run_id_, pending.points, pending.events);
+            last_commit = std::chrono::steady_clock::now();
+            try {
+                store.commitBatch(run_id_, pending.points, pending.events);
+            } catch (const std::exception& e) {
+                std::lock_guard lock(error_mutex_);
+                if (error_.empty()) error_ = e.what();
+                return false;
+            }
             points_written_ += static_cast<int64_t>(pending.points.size());
             pending = BusBatch{};
-            last_commit = std::chrono::steady_clock::now();
+            return true;
         };
         while (true) {
             const bool finishing = stop_.load() || inbox_->closed();
@@ -41,7 +49,7 @@ void StoreWriter::loop() {
             pending.points.insert(pending.points.end(), batch.points.begin(), batch.points.end());
             pending.events.insert(pending.events.end(), batch.events.begin(), batch.events.end());
             if (finishing) {
-                commit();
+                for (int attempt = 0; attempt < 3 && !commit(); ++attempt) std::this_thread::sleep_for(period_);
                 return;
             }
             if (std::chrono::steady_clock::now() - last_commit >= period_) commit();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -136,7 +137,8 @@ Checkpoint readCheckpoint(const std::string& path) {
         }
         c.state.step = trainer.at("step").get<int64_t>();
         c.state.tokens = trainer.at("tokens").get<int64_t>();
-        c.state.last_loss = trainer.at("last_loss").get<double>();
+        // A run whose every step was skipped has no loss yet: JSON null.
+        c.state.last_loss = trainer.at("last_loss").is_number() ? trainer["last_loss"].get<double>() : std::nan("");
         c.state.config_json = trainer.at("config").dump();
         c.model = readSafetensors((dir / "model.safetensors").string());
         c.optimizer = readSafetensors((dir / "optimizer.safetensors").string());

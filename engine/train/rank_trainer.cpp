@@ -66,6 +66,7 @@ void RankTrainer::prepare() {
         restoreOptimizer(model_, *optimizer_, checkpoint.optimizer);
         start_step_ = checkpoint.state.step;
         tokens_seen_ = checkpoint.state.tokens;
+        last_loss_ = checkpoint.state.last_loss;
         last_checkpoint_step_ = start_step_;
     }
     params_ = model_->parameters();
@@ -150,13 +151,12 @@ RankResult RankTrainer::loop() {
     if (source_->entropyFloor() >= 0 && start_step_ == 0) publishPoints({point(0, "data/entropy_floor", source_->entropyFloor())});
     const TrainConfig& t = cfg_.train;
     int64_t bad_steps = 0;
-    double last_loss = std::nan("");
     double tokens_per_s = 0;
     auto finish = [&](RunStatus status, int64_t steps) {
         result.status = status;
         result.steps = steps;
         result.tokens = tokens_seen_;
-        result.final_loss = last_loss;
+        result.final_loss = last_loss_;
         result.tokens_per_s = tokens_per_s;
         result.peak_memory_bytes = hostPeakBytes();
         return result;
@@ -166,8 +166,11 @@ RankResult RankTrainer::loop() {
         auto step_start = std::chrono::steady_clock::now();
         WindowResult window;
         // A stop inside a window drops the partial window: nothing is stepped.
+        current_step_ = step;
         if (!accumulateWindow(step, window)) {
-            saveCheckpoint(step, last_loss);  // a stop keeps what was trained
+            // Ranks that already passed this boundary wait in a collective: release them.
+            s_.collectives->abort("stop requested");
+            saveCheckpoint(step, last_loss_);  // a stop keeps what was trained
             return finish(RunStatus::Stopped, step);
         }
         if (window.tokens == 0) {
@@ -191,7 +194,7 @@ RankResult RankTrainer::loop() {
         bad_steps = 0;
         const double lr = applyUpdate(step, window);
         tokens_seen_ += window.tokens;
-        last_loss = mean_loss;
+        last_loss_ = mean_loss;
         const double step_time = secondsSince(step_start);
         tokens_per_s = double(window.tokens) / step_time;
         if (s_.rank == 0) s_.completed_steps->store(step + 1);
@@ -200,9 +203,9 @@ RankResult RankTrainer::loop() {
             EvalResult eval = evaluateModel(model_, *source_, cfg_, device_);
             publishPoints({point(step + 1, "eval/loss", eval.loss)});
         }
-        if (t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0) saveCheckpoint(step + 1, last_loss);
+        if (t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0) saveCheckpoint(step + 1, last_loss_);
     }
-    saveCheckpoint(t.steps, last_loss);
+    saveCheckpoint(t.steps, last_loss_);
     return finish(RunStatus::Completed, t.steps);
 }
 
@@ -211,6 +214,17 @@ RankResult RankTrainer::run() {
     try {
         return loop();
     } catch (const CollectiveAborted& e) {
+        if (s_.control->stopRequested()) {
+            // Another rank stopped at its boundary while this one waited in a collective: the
+            // window is dropped here too, and the weights are those of the last full step.
+            saveCheckpoint(current_step_, last_loss_);
+            RankResult stopped;
+            stopped.status = RunStatus::Stopped;
+            stopped.steps = current_step_;
+            stopped.tokens = tokens_seen_;
+            stopped.final_loss = last_loss_;
+            return stopped;
+        }
         error = std::string("stopped because another rank failed: ") + e.what();
     } catch (const c10::Error& e) {
         error = e.what_without_backtrace();

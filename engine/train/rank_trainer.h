@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -94,6 +95,8 @@ private:
     std::vector<int64_t> moe_indices_;
     int64_t tokens_seen_ = 0;
     int64_t start_step_ = 0;
+    int64_t current_step_ = 0;
+    double last_loss_ = std::numeric_limits<double>::quiet_NaN();
     int64_t last_checkpoint_step_ = -1;
     void saveCheckpoint(int64_t steps_done, double last_loss);
 };

@@ -89,6 +89,8 @@ private Q_SLOTS:
         QTest::newRow("unknown key") << QStringList{"--set", "train.stepz=3"} << "did you mean 'train.steps'";
         QTest::newRow("bad value") << QStringList{"--set", "model.n_activated_experts=99"} << "model.n_activated_experts";
         QTest::newRow("bad batch") << QStringList{"--set", "train.global_batch_size=7"} << "train.global_batch_size";
+        QTest::newRow("missing data file") << QStringList{"--set", "data.source=tokens", "--set", "data.path=/nonexistent.bin"}
+                                           << "/nonexistent.bin";
     }
     void badInputExitsWithTwoAndWritesNothing() {
         QFETCH(QStringList, args);
@@ -230,6 +232,8 @@ private Q_SLOTS:
         ::kill(static_cast<pid_t>(process.processId()), SIGINT);
         QVERIFY(process.waitForFinished(60000));
         QCOMPARE(process.exitCode(), 130);
+        QCOMPARE(lastJsonLine(QString::fromUtf8(process.readAllStandardOutput()))["status"].toString(),
+                 QString("interrupted"));
         RunStore reader(store.path().toStdString());
         QCOMPARE(reader.listRuns().front().status, std::string("interrupted"));
     }

@@ -297,6 +297,23 @@ private Q_SLOTS:
         QVERIFY(a.loss[1] != b.loss[1]);  // the clipped update moved the weights differently
     }
 
+    // Stopping W ranks ends the run `stopped` at once, even when one rank had already passed
+    // its boundary and waits in a collective for the others (they release it).
+    void stoppingSeveralRanksEndsStopped() {
+        for (int attempt = 0; attempt < 5; ++attempt) {
+            RunConfig config = withSplit(tinyConfig(), 1, 1, 2);
+            config.train.steps = 100000;
+            config.runtime.comm_timeout_s = 300;
+            TrainingSession session(config);
+            session.start();
+            QTRY_VERIFY_WITH_TIMEOUT(session.completedSteps() >= 1 + attempt, 60000);
+            session.stop();
+            QVERIFY(session.wait(std::chrono::seconds(60)));
+            QCOMPARE(session.status(), RunStatus::Stopped);
+            QCOMPARE(session.liveThreads(), 0);
+        }
+    }
+
     // A failing rank ends the run for every rank, with the reason, and leaves no thread behind.
     void aFailingRankEndsTheRunWithTheReason() {
         RunConfig config = withSplit(tinyConfig(), 1, 2, 2);

@@ -54,6 +54,7 @@ struct ConfigFieldInfo {
     std::string type;     // int | float | bool | string | choice
     std::vector<std::string> choices;  // for type == choice
     std::string help;
+    std::string default_json;  // the default value as JSON text (null: unset)
 };
 const std::vector<ConfigFieldInfo>& configSchema();
 
