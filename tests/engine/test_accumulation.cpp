@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "data/batch_sampler.h"
+#include "tiny_model.h"
 #include "parallel/in_process_collectives.h"
 #include "train/rank_trainer.h"
 #include "trainbench/config_io.h"
@@ -21,25 +22,8 @@ namespace {
 
 RunConfig tinyConfig() {
     RunConfig c;
-    c.model.vocab_size = 32;
-    c.model.dim = 32;
-    c.model.inter_dim = 48;
-    c.model.moe_inter_dim = 16;
-    c.model.n_layers = 2;
-    c.model.n_dense_layers = 1;
-    c.model.n_heads = 2;
-    c.model.n_routed_experts = 4;
-    c.model.n_shared_experts = 1;
-    c.model.n_activated_experts = 2;
-    c.model.q_lora_rank = 8;
-    c.model.kv_lora_rank = 16;
-    c.model.qk_nope_head_dim = 8;
-    c.model.qk_rope_head_dim = 8;
-    c.model.v_head_dim = 8;
-    c.model.max_seq_len = 64;
+    c.model = tinyTestModel(32, 32);
     c.model.init_std = 0.05;
-    c.model.score_func = "sigmoid";
-    c.model.gate_bias = true;
     c.model.bias_update_speed = 0.01;
     c.train.seq_len = 16;
     c.train.steps = 4;

@@ -2,6 +2,8 @@
 // .bin files written byte by byte, every bad input, and evaluation of a fresh model.
 #include <QtTest/QtTest>
 
+#include "tiny_model.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -68,26 +70,8 @@ std::string configErrorOf(const std::function<void()>& action) {
 bool mentions(const std::string& message, const std::string& part) { return message.find(part) != std::string::npos; }
 
 ModelConfig tinyModel(int64_t vocab) {
-    ModelConfig c;
-    c.vocab_size = vocab;
-    c.dim = 16;
-    c.inter_dim = 24;
-    c.moe_inter_dim = 8;
-    c.n_layers = 2;
-    c.n_dense_layers = 1;
-    c.n_heads = 2;
-    c.n_routed_experts = 4;
-    c.n_shared_experts = 1;
-    c.n_activated_experts = 2;
-    c.q_lora_rank = 8;
-    c.kv_lora_rank = 8;
-    c.qk_nope_head_dim = 4;
-    c.qk_rope_head_dim = 4;
-    c.v_head_dim = 6;
-    c.max_seq_len = 64;
+    ModelConfig c = tinyTestModel(vocab, 16);
     c.init_std = 0.002;  // near-uniform logits: the loss of a fresh model is close to ln(vocab)
-    c.score_func = "sigmoid";
-    c.gate_bias = true;
     return c;
 }
 

@@ -8,6 +8,7 @@
 #include "model/moe.h"
 #include "model/rotary.h"
 #include "model/transformer.h"
+#include "tiny_model.h"
 #include "trainbench/param_count.h"
 
 using namespace trainbench;
@@ -15,26 +16,8 @@ using namespace trainbench;
 namespace {
 
 ModelConfig tinyModel() {
-    ModelConfig c;
-    c.vocab_size = 24;
-    c.dim = 16;
-    c.inter_dim = 24;
-    c.moe_inter_dim = 8;
-    c.n_layers = 2;
-    c.n_dense_layers = 1;
-    c.n_heads = 2;
-    c.n_routed_experts = 4;
-    c.n_shared_experts = 1;
-    c.n_activated_experts = 2;
-    c.q_lora_rank = 8;
-    c.kv_lora_rank = 8;
-    c.qk_nope_head_dim = 4;
-    c.qk_rope_head_dim = 4;
-    c.v_head_dim = 6;
-    c.max_seq_len = 32;
+    ModelConfig c = tinyTestModel(24, 16);
     c.init_std = 0.2;
-    c.score_func = "sigmoid";
-    c.gate_bias = true;
     return c;
 }
 

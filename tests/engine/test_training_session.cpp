@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "tiny_model.h"
 #include "trainbench/config_io.h"
 #include "trainbench/training_session.h"
 
@@ -12,23 +13,7 @@ namespace {
 
 RunConfig tinyConfig(int64_t steps) {
     RunConfig c;
-    c.model.vocab_size = 32;
-    c.model.dim = 32;
-    c.model.inter_dim = 64;
-    c.model.moe_inter_dim = 16;
-    c.model.n_layers = 2;
-    c.model.n_dense_layers = 1;
-    c.model.n_heads = 2;
-    c.model.n_routed_experts = 4;
-    c.model.n_shared_experts = 1;
-    c.model.n_activated_experts = 2;
-    c.model.q_lora_rank = 0;
-    c.model.kv_lora_rank = 16;
-    c.model.qk_nope_head_dim = 8;
-    c.model.qk_rope_head_dim = 8;
-    c.model.v_head_dim = 8;
-    c.model.max_seq_len = 64;
-    c.model.init_std = 0.02;
+    c.model = tinyTestModel(32, 32);
     c.train.micro_batch_size = 4;
     c.train.gradient_accumulation_steps = 2;
     c.train.seq_len = 32;
