@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include <CLI/CLI.hpp>
@@ -192,8 +193,25 @@ int trainToEnd(TrainingSession& session, RunRecorder& recorder, const RunConfig&
     return 0;
 }
 
+// Launchers (torchrun --no-python, Slurm) start one process per rank and say so in the
+// environment. Several processes must rendezvous through c10d; until that lands, refuse
+// rather than train W copies that never talk to each other.
+void refuseMultiProcessLaunch() {
+    for (const char* variable : {"WORLD_SIZE", "SLURM_NTASKS"}) {
+        const char* value = std::getenv(variable);
+        if (!value || std::atoi(value) <= 1) continue;
+        throw ConfigError("runtime.world_size",
+                          std::string(variable) + "=" + value +
+                              ": this process was started as one of several ranks, but this build trains ranks "
+                              "as threads of one process only (the torch wheel ships no gloo headers for CPU "
+                              "process groups, and NCCL process groups are not built in yet); start one process "
+                              "and set runtime.world_size instead");
+    }
+}
+
 int commandRun(const std::string& path, const std::vector<std::string>& overrides, const std::string& store_option,
                const std::string& run_name) {
+    refuseMultiProcessLaunch();
     RunConfig config = loadWithOverrides(path, overrides);
     const std::string folder = storeFolder(store_option);
     SessionOptions options;

@@ -103,6 +103,18 @@ private Q_SLOTS:
         QCOMPARE(QJsonDocument::fromJson(runs.out.toUtf8()).array().size(), 0);
     }
 
+    void multiProcessLaunchIsRefusedClearly() {
+        QProcess process;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("WORLD_SIZE", "2");
+        env.insert("RANK", "0");
+        process.setProcessEnvironment(env);
+        process.start(kCli, {"run", kConfigs + "/tiny.json"});
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(process.readAllStandardError()).contains("WORLD_SIZE=2"));
+    }
+
     void missingConfigFileExitsWithTwo() {
         Result r = runCli({"run", "/nonexistent/config.json"});
         QCOMPARE(r.code, 2);
