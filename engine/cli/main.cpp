@@ -273,6 +273,15 @@ int commandRuns(const std::string& store_option, bool as_json) {
     return 0;
 }
 
+int commandAnnotate(const std::string& store_option, const std::string& run_id, const std::string& text, bool is_tags) {
+    RunStore store(storeFolder(store_option));
+    if (!store.findRun(run_id))
+        throw ConfigError("", "run '" + run_id + "' is not in the store " + store.path() + "; list runs with `trainbench-cli runs`");
+    if (is_tags) store.setTags(run_id, text);
+    else store.setNotes(run_id, text);
+    return 0;
+}
+
 int commandExport(const std::string& store_option, const std::string& run_id, const std::string& format) {
     RunStore store(storeFolder(store_option));
     if (!store.findRun(run_id))
@@ -370,6 +379,16 @@ int main(int argc, char** argv) {
     runs->add_option("--store", store_option, "Run store folder");
     runs->add_flag("--json", as_json, "One line: a JSON array of runs");
 
+    std::string annotation;
+    auto* tag = runs->add_subcommand("tag", "Set the tags of a run (comma-separated)");
+    tag->fallthrough();  // --store belongs to `runs` and may follow the tag arguments
+    tag->add_option("run_id", run_id, "Run id")->required();
+    tag->add_option("tags", annotation, "Tags, e.g. baseline,lr-sweep")->required();
+    auto* note = runs->add_subcommand("note", "Set the notes of a run");
+    note->fallthrough();
+    note->add_option("run_id", run_id, "Run id")->required();
+    note->add_option("text", annotation, "The note")->required();
+
     auto* exporter = app.add_subcommand("export", "Print every metric point of a run, one per line");
     exporter->add_option("run_id", run_id, "Run id (see `runs`)")->required();
     exporter->add_option("--format", export_format, "csv or jsonl")->check(CLI::IsMember({"csv", "jsonl"}));
@@ -402,6 +421,7 @@ int main(int argc, char** argv) {
     try {
         if (params->parsed()) return commandParams(config_path, as_json);
         if (run->parsed()) return commandRun(config_path, overrides, store_option, run_name);
+        if (tag->parsed() || note->parsed()) return commandAnnotate(store_option, run_id, annotation, tag->parsed());
         if (runs->parsed()) return commandRuns(store_option, as_json);
         if (resume->parsed()) return commandResume(run_id, store_option);
         if (exporter->parsed()) return commandExport(store_option, run_id, export_format);

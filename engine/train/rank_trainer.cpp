@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <cmath>
+#include <future>
 #include <sstream>
 
 #include "data/batch_sampler.h"
@@ -83,13 +84,20 @@ bool RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     auto loss_sum = torch::zeros({}, float_options);
     auto count = torch::zeros({}, float_options.dtype(torch::kInt64));
     const int64_t K = t.gradient_accumulation_steps;
-    for (int64_t k = 0; k < K; ++k) {
-        if (!s_.control->passBoundary()) return false;
-        if (step == s_.fail_at_step) throw std::runtime_error("injected failure at step " + std::to_string(step + 1));
+    // Reading runs one micro-batch ahead on its own thread, so the rank never waits on I/O
+    // (a source's reads are const and thread-safe).
+    auto read = [this, step, K, &t](int64_t k) {
         auto indices = sourceSampleIndices(sampleIndices(step, s_.rank, k, t.micro_batch_size, K, s_.world_size),
                                            source_->sampleCount(Split::Train, t.seq_len + 1),
                                            static_cast<uint64_t>(t.seed));
-        MicroBatch batch = readMicroBatch(*source_, Split::Train, indices, t.seq_len);
+        return readMicroBatch(*source_, Split::Train, indices, t.seq_len);
+    };
+    std::future<MicroBatch> next = std::async(std::launch::async, read, int64_t(0));
+    for (int64_t k = 0; k < K; ++k) {
+        if (!s_.control->passBoundary()) return false;
+        if (step == s_.fail_at_step) throw std::runtime_error("injected failure at step " + std::to_string(step + 1));
+        MicroBatch batch = next.get();
+        if (k + 1 < K) next = std::async(std::launch::async, read, k + 1);
         LossParts parts = model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
         (parts.token_loss_sum + parts.aux_loss_sum).backward();
         loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);

@@ -69,6 +69,12 @@ private Q_SLOTS:
         QCOMPARE(run["final_loss"].toDouble(), summary["final_loss"].toDouble());
         QVERIFY(run.contains("created"));
 
+        QCOMPARE(runCli({"runs", "tag", id, "baseline,smoke", "--store", store.path()}).code, 0);
+        QCOMPARE(runCli({"runs", "note", id, "first try", "--store", store.path()}).code, 0);
+        QCOMPARE(runCli({"runs", "tag", "no-such-run", "x", "--store", store.path()}).code, 2);
+        list = QJsonDocument::fromJson(runCli({"runs", "--store", store.path(), "--json"}).out.toUtf8()).array();
+        QCOMPARE(list[0].toObject()["tags"].toString(), QString("baseline,smoke"));
+
         Result jsonl = runCli({"export", id, "--format", "jsonl", "--store", store.path()});
         QCOMPARE(jsonl.code, 0);
         int losses = 0;
