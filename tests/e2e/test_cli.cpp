@@ -168,16 +168,15 @@ private Q_SLOTS:
     // resumed curve equals the uninterrupted run's bit for bit (CPU, fp32).
     void killedRunResumesToTheSameLossesBitwise() {
         QTemporaryDir store;
-        const QStringList settings = {"--set", "train.steps=16", "--set", "train.checkpoint_every=3", "--set",
-                                      "runtime.threads=1"};
+        // Long enough steps (seq_len 256, one thread) that the kill lands mid-run with seconds to spare.
+        const QStringList settings = {"--set", "train.steps=24", "--set", "train.checkpoint_every=3", "--set",
+                                      "train.seq_len=256", "--set", "runtime.threads=1"};
         Result reference = runCli(QStringList{"run", kConfigs + "/tiny.json", "--store", store.path()} + settings);
         QVERIFY2(reference.code == 0, qPrintable(reference.err));
         const std::string reference_id = lastJsonLine(reference.out)["run_id"].toString().toStdString();
 
         QProcess process;
-        process.start(kCli, QStringList{"run", kConfigs + "/tiny.json", "--store", store.path(), "--set",
-                                        "train.steps=16", "--set", "train.checkpoint_every=3", "--set",
-                                        "runtime.threads=1"});
+        process.start(kCli, QStringList{"run", kConfigs + "/tiny.json", "--store", store.path()} + settings);
         QVERIFY(process.waitForStarted());
         std::string run_id;
         QTRY_VERIFY_WITH_TIMEOUT(
@@ -191,6 +190,7 @@ private Q_SLOTS:
                 return false;
             }(),
             60000);
+        QVERIFY2(process.state() == QProcess::Running, "the run ended before it could be killed");
         ::kill(static_cast<pid_t>(process.processId()), SIGKILL);
         process.waitForFinished();
         {
@@ -200,12 +200,12 @@ private Q_SLOTS:
         Result resumed = runCli({"resume", QString::fromStdString(run_id), "--store", store.path()});
         QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
         QVERIFY(resumed.err.contains("resuming"));
-        QCOMPARE(lastJsonLine(resumed.out)["steps"].toInt(), 16);
+        QCOMPARE(lastJsonLine(resumed.out)["steps"].toInt(), 24);
 
         RunStore reader(store.path().toStdString());
         auto expected = reader.metrics(reference_id, "train/loss");
         auto got = reader.metrics(run_id, "train/loss");
-        QCOMPARE(got.size(), size_t(16));  // no step twice, none missing
+        QCOMPARE(got.size(), size_t(24));  // no step twice, none missing
         for (size_t i = 0; i < got.size(); ++i) {
             QCOMPARE(got[i].step, int64_t(i + 1));
             QVERIFY2(got[i].value == expected[i].value,
