@@ -84,20 +84,29 @@ bool RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     auto loss_sum = torch::zeros({}, float_options);
     auto count = torch::zeros({}, float_options.dtype(torch::kInt64));
     const int64_t K = t.gradient_accumulation_steps;
-    // Reading runs one micro-batch ahead on its own thread, so the rank never waits on I/O
-    // (a source's reads are const and thread-safe).
-    auto read = [this, step, K, &t](int64_t k) {
-        auto indices = sourceSampleIndices(sampleIndices(step, s_.rank, k, t.micro_batch_size, K, s_.world_size),
-                                           source_->sampleCount(Split::Train, t.seq_len + 1),
-                                           static_cast<uint64_t>(t.seed));
-        return readMicroBatch(*source_, Split::Train, indices, t.seq_len);
+    // Reading runs one micro-batch ahead on its own thread, across window boundaries too, so
+    // the rank never waits on I/O (a source's reads are const and thread-safe).
+    auto launch = [this, K](int64_t at_step, int64_t k) {
+        return std::async(std::launch::async, [this, K, at_step, k] {
+            const TrainConfig& train = cfg_.train;
+            auto indices = sourceSampleIndices(
+                sampleIndices(at_step, s_.rank, k, train.micro_batch_size, K, s_.world_size),
+                source_->sampleCount(Split::Train, train.seq_len + 1), static_cast<uint64_t>(train.seed));
+            return readMicroBatch(*source_, Split::Train, indices, train.seq_len);
+        });
     };
-    std::future<MicroBatch> next = std::async(std::launch::async, read, int64_t(0));
+    std::future<MicroBatch> next = prefetched_step_ == step && prefetched_.valid() ? std::move(prefetched_) : launch(step, 0);
+    prefetched_step_ = -1;
     for (int64_t k = 0; k < K; ++k) {
         if (!s_.control->passBoundary()) return false;
         if (step == s_.fail_at_step) throw std::runtime_error("injected failure at step " + std::to_string(step + 1));
         MicroBatch batch = next.get();
-        if (k + 1 < K) next = std::async(std::launch::async, read, k + 1);
+        if (k + 1 < K) {
+            next = launch(step, k + 1);
+        } else if (step + 1 < t.steps) {
+            prefetched_ = launch(step + 1, 0);
+            prefetched_step_ = step + 1;
+        }
         LossParts parts = model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
         (parts.token_loss_sum + parts.aux_loss_sum).backward();
         loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <chrono>
+#include <future>
 #include <limits>
 #include <memory>
 #include <string>
 
 #include <torch/torch.h>
 
+#include "data/batch_sampler.h"
 #include "data/token_source.h"
 #include "model/transformer.h"
 #include "parallel/collectives.h"
@@ -88,6 +90,10 @@ private:
     torch::Device device_;
     Transformer model_;
     std::unique_ptr<TokenSource> source_;
+    // The first micro-batch of the next window, read while this one computes. Declared after
+    // source_ so it is destroyed (and its read joined) first.
+    std::future<MicroBatch> prefetched_;
+    int64_t prefetched_step_ = -1;
     std::unique_ptr<torch::optim::AdamW> optimizer_;
     std::unique_ptr<GradientBuckets> buckets_;
     std::vector<torch::Tensor> params_;
