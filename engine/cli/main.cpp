@@ -60,11 +60,14 @@ int commandParams(const std::string& path, bool as_json) {
     return 0;
 }
 
+// One metric of a step's values, NaN when the step did not log it.
+double valueOf(const std::map<std::string, double>& values, const char* key) {
+    auto it = values.find(key);
+    return it == values.end() ? std::nan("") : it->second;
+}
+
 void printStepLine(const std::map<std::string, double>& values, int64_t step, int64_t total_steps) {
-    auto get = [&](const char* key) {
-        auto it = values.find(key);
-        return it == values.end() ? std::nan("") : it->second;
-    };
+    auto get = [&](const char* key) { return valueOf(values, key); };
     std::fprintf(stderr, "step %5lld/%lld  loss %.4f  lr %.3e  grad_norm %.3f  tokens/s %.0f\n", (long long)step,
                  (long long)total_steps, get("train/loss"), get("train/lr"), get("train/grad_norm"),
                  get("perf/tokens_per_s"));
@@ -107,10 +110,7 @@ public:
             printStepLine(values, step, total_);
             return;
         }
-        auto get = [&](const char* key) {
-            auto it = values.find(key);
-            return it == values.end() ? std::nan("") : it->second;
-        };
+        auto get = [&](const char* key) { return valueOf(values, key); };
         const double eta = step > 0 ? elapsed_s / double(step) * double(total_ - step) : 0;
         const int width = 24, filled = total_ > 0 ? static_cast<int>(width * step / total_) : 0;
         std::string bar(filled, '#');

@@ -29,25 +29,11 @@ std::shared_ptr<BusSubscription> MetricBus::subscribe() {
 }
 
 void MetricBus::publish(std::vector<MetricPoint> points) {
-    std::lock_guard lock(mutex_);
-    for (auto& s : subscribers_) {
-        {
-            std::lock_guard inner(s->mutex_);
-            s->pending_.points.insert(s->pending_.points.end(), points.begin(), points.end());
-        }
-        s->arrived_.notify_all();
-    }
+    deliver([&](BusBatch& inbox) { inbox.points.insert(inbox.points.end(), points.begin(), points.end()); });
 }
 
 void MetricBus::publish(RunEvent event) {
-    std::lock_guard lock(mutex_);
-    for (auto& s : subscribers_) {
-        {
-            std::lock_guard inner(s->mutex_);
-            s->pending_.events.push_back(event);
-        }
-        s->arrived_.notify_all();
-    }
+    deliver([&](BusBatch& inbox) { inbox.events.push_back(event); });
 }
 
 void MetricBus::close() {

@@ -40,6 +40,19 @@ void exec(sqlite3* db, const char* sql) {
     }
 }
 
+// Runs `body` inside BEGIN IMMEDIATE ... COMMIT; any exception rolls back and propagates.
+template <typename Body>
+void inTransaction(sqlite3* db, Body&& body) {
+    exec(db, "BEGIN IMMEDIATE");
+    try {
+        body();
+        exec(db, "COMMIT");
+    } catch (...) {
+        sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
 // Schema version 1: the tables of DESIGN.md section 6, with the index that makes loading one
 // key of one run a range scan.
 const char* const kSchemaV1 = R"sql(
@@ -99,19 +112,15 @@ RunStore::RunStore(const std::string& folder) : impl_(std::make_unique<Impl>()) 
         impl_->version = static_cast<int>(version.integer(0));
     }
     if (impl_->version < kSchemaVersion) {
-        exec(impl_->db, "BEGIN IMMEDIATE");
-        try {
+        inTransaction(impl_->db, [&] {
+            // Another process may have migrated between our read and the lock: read again.
             Statement again(impl_->db, "PRAGMA user_version");
             again.step();
-            int current = static_cast<int>(again.integer(0));
+            const int current = static_cast<int>(again.integer(0));
             again.reset();
             if (current < 1) exec(impl_->db, kSchemaV1);
             exec(impl_->db, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
-            exec(impl_->db, "COMMIT");
-        } catch (...) {
-            sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
-            throw;
-        }
+        });
         impl_->version = kSchemaVersion;
     } else if (impl_->version > kSchemaVersion) {
         throw StoreError("run store: " + impl_->path + " has schema version " + std::to_string(impl_->version) +
@@ -156,8 +165,7 @@ void RunStore::createRun(const RunRecord& run) {
 
 void RunStore::commitBatch(const std::string& run_id, const std::vector<MetricPoint>& points,
                            const std::vector<RunEvent>& events) {
-    exec(impl_->db, "BEGIN IMMEDIATE");
-    try {
+    inTransaction(impl_->db, [&] {
         Statement metric(impl_->db, "INSERT INTO metrics(run, step, tokens, wall_time, key, value) VALUES(?1,?2,?3,?4,?5,?6)");
         for (const auto& p : points) {
             metric.bind(1, run_id).bind(2, p.step).bind(3, p.tokens).bind(4, p.wall_time).bind(5, p.key);
@@ -173,11 +181,7 @@ void RunStore::commitBatch(const std::string& run_id, const std::vector<MetricPo
         }
         Statement beat(impl_->db, "UPDATE runs SET heartbeat=?1 WHERE id=?2");
         beat.bind(1, unixNow()).bind(2, run_id).run();
-        exec(impl_->db, "COMMIT");
-    } catch (...) {
-        sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
-        throw;
-    }
+    });
 }
 
 void RunStore::appendMetrics(const std::string& run_id, const std::vector<MetricPoint>& points) {
@@ -189,8 +193,7 @@ void RunStore::appendEvents(const std::string& run_id, const std::vector<RunEven
 }
 
 void RunStore::reopenRun(const std::string& run_id, int64_t from_step) {
-    exec(impl_->db, "BEGIN IMMEDIATE");
-    try {
+    inTransaction(impl_->db, [&] {
         Statement(impl_->db, "DELETE FROM metrics WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
         Statement(impl_->db, "DELETE FROM events WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
         Statement(impl_->db,
@@ -201,11 +204,7 @@ void RunStore::reopenRun(const std::string& run_id, int64_t from_step) {
             .bind(3, unixNow())
             .bind(4, run_id)
             .run();
-        exec(impl_->db, "COMMIT");
-    } catch (...) {
-        sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
-        throw;
-    }
+    });
 }
 
 std::string RunStore::checkpointFolder(const std::string& run_id) const {

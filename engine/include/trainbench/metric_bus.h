@@ -45,6 +45,19 @@ public:
     void close();
 
 private:
+    // Appends to every subscriber's inbox under its lock, then wakes it.
+    template <typename Append>
+    void deliver(Append&& append) {
+        std::lock_guard lock(mutex_);
+        for (auto& s : subscribers_) {
+            {
+                std::lock_guard inner(s->mutex_);
+                append(s->pending_);
+            }
+            s->arrived_.notify_all();
+        }
+    }
+
     std::mutex mutex_;
     std::vector<std::shared_ptr<BusSubscription>> subscribers_;
 };
