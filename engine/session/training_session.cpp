@@ -159,7 +159,8 @@ struct TrainingSession::Impl {
         s.steps = lead.steps;
         s.tokens = lead.tokens;
         s.final_loss = lead.final_loss;
-        s.tokens_per_s = s.wall_time_s > 0 ? double(lead.tokens) / s.wall_time_s : 0;
+        // The rate of this session: tokens a resumed checkpoint had already seen took no time here.
+        s.tokens_per_s = s.wall_time_s > 0 ? double(lead.tokens - lead.tokens_at_start) / s.wall_time_s : 0;
         return s;
     }
 };

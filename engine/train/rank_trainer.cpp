@@ -67,6 +67,7 @@ void RankTrainer::prepare() {
         restoreOptimizer(model_, *optimizer_, checkpoint.optimizer);
         start_step_ = checkpoint.state.step;
         tokens_seen_ = checkpoint.state.tokens;
+        tokens_at_start_ = tokens_seen_;
         last_loss_ = checkpoint.state.last_loss;
         last_checkpoint_step_ = start_step_;
     }
@@ -165,6 +166,7 @@ double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
 RankResult RankTrainer::loop() {
     RankResult result;
     prepare();
+    result.tokens_at_start = tokens_at_start_;
     if (source_->entropyFloor() >= 0 && start_step_ == 0) publishPoints({point(0, "data/entropy_floor", source_->entropyFloor())});
     const TrainConfig& t = cfg_.train;
     int64_t bad_steps = 0;
@@ -239,6 +241,7 @@ RankResult RankTrainer::run() {
             stopped.status = RunStatus::Stopped;
             stopped.steps = current_step_;
             stopped.tokens = tokens_seen_;
+            stopped.tokens_at_start = tokens_at_start_;
             stopped.final_loss = last_loss_;
             return stopped;
         }
@@ -254,6 +257,7 @@ RankResult RankTrainer::run() {
     failed.status = RunStatus::Failed;
     failed.error = "rank " + std::to_string(s_.rank) + ": " + error;
     failed.tokens = tokens_seen_;
+    failed.tokens_at_start = tokens_at_start_;
     return failed;
 }
 

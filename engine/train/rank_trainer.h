@@ -25,7 +25,8 @@ namespace trainbench {
 struct RankResult {
     RunStatus status = RunStatus::Created;
     int64_t steps = 0;
-    int64_t tokens = 0;
+    int64_t tokens = 0;           // counted target tokens since step 0, resumed ones included
+    int64_t tokens_at_start = 0;  // those a resumed checkpoint had already seen
     double final_loss = 0;
     double tokens_per_s = 0;
     int64_t peak_memory_bytes = 0;
@@ -100,6 +101,7 @@ private:
     std::vector<MoE> moe_layers_;
     std::vector<int64_t> moe_indices_;
     int64_t tokens_seen_ = 0;
+    int64_t tokens_at_start_ = 0;  // from the resumed checkpoint; 0 for a new run
     int64_t start_step_ = 0;
     int64_t current_step_ = 0;
     double last_loss_ = std::numeric_limits<double>::quiet_NaN();

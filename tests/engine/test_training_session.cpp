@@ -113,6 +113,32 @@ private Q_SLOTS:
         QVERIFY(session.wait(std::chrono::seconds(60)));
     }
 
+    void resumedRateCountsOnlyThisSessionsTokens() {
+        QTemporaryDir folder;
+        QVERIFY(folder.isValid());
+        const std::string checkpoints = folder.path().toStdString();
+        {
+            RunConfig first = tinyConfig(6);
+            first.train.checkpoint_every = 3;
+            TrainingSession session(first, SessionOptions{"rate", checkpoints, ""});
+            session.start();
+            QVERIFY(session.wait(std::chrono::minutes(5)));
+            QCOMPARE(session.summary().status, RunStatus::Completed);
+        }
+        // Continue the 6 finished steps to 10: 4 steps of 8 x 32 tokens happen in this session.
+        RunConfig longer = tinyConfig(10);
+        longer.train.checkpoint_every = 3;
+        TrainingSession resumed(longer, SessionOptions{"rate", "", checkpoints + "/step-00000006"});
+        resumed.start();
+        QVERIFY(resumed.wait(std::chrono::minutes(5)));
+        const RunSummary s = resumed.summary();
+        QCOMPARE(s.status, RunStatus::Completed);
+        QCOMPARE(s.tokens, int64_t(10 * 8 * 32));
+        QVERIFY(s.wall_time_s > 0);
+        const double session_tokens = s.tokens_per_s * s.wall_time_s;
+        QVERIFY2(std::fabs(session_tokens - 4 * 8 * 32) < 1e-6 * 4 * 8 * 32, qPrintable(QString::number(session_tokens)));
+    }
+
     void invalidConfigIsRefusedBeforeAnyThread() {
         RunConfig bad = tinyConfig(5);
         bad.model.n_activated_experts = 9;
