@@ -255,14 +255,19 @@ int commandRuns(const std::string& store_option, bool as_json) {
     auto runs = store.listRuns();
     if (as_json) {
         nlohmann::json list = nlohmann::json::array();
-        for (const auto& r : runs)
-            list.push_back({{"run_id", r.run_id},
-                            {"name", r.name},
-                            {"status", r.status},
-                            {"steps", r.steps},
-                            {"final_loss", r.final_loss ? nlohmann::json(*r.final_loss) : nlohmann::json(nullptr)},
-                            {"created", r.created},
-                            {"tags", r.tags}});
+        for (const auto& r : runs) {
+            nlohmann::json row = {{"run_id", r.run_id},
+                                  {"name", r.name},
+                                  {"status", r.status},
+                                  {"steps", r.steps},
+                                  {"final_loss", r.final_loss ? nlohmann::json(*r.final_loss) : nlohmann::json(nullptr)},
+                                  {"created", r.created},
+                                  {"tags", r.tags}};
+            // The last session's summary line, as `run` printed it (null while running).
+            row["summary"] = r.summary_json.empty() ? nlohmann::json(nullptr)
+                                                    : nlohmann::json::parse(r.summary_json, nullptr, false);
+            list.push_back(std::move(row));
+        }
         std::cout << list.dump() << "\n";
         return 0;
     }

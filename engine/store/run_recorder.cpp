@@ -31,7 +31,7 @@ void RunRecorder::finish(const RunSummary& summary, bool interrupted) {
     writer_->stop();
     const bool stopped_by_interrupt = interrupted && summary.status == RunStatus::Stopped;
     store_->finishRun(run_id_, stopped_by_interrupt ? "interrupted" : runStatusName(summary.status), summary.steps,
-                      summary.final_loss, summary.error);
+                      summary.final_loss, summary.error, runSummaryToJson(summary));
 }
 
 std::string RunRecorder::error() const { return writer_ ? writer_->error() : std::string(); }

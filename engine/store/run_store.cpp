@@ -16,7 +16,7 @@
 namespace trainbench {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 // A `running` run whose owner has not written for this long is taken as interrupted, when the
 // owner cannot be checked directly (another host).
 constexpr double kStaleHeartbeatSeconds = 30.0;
@@ -70,6 +70,15 @@ CREATE INDEX events_by_run ON events(run, step);
 CREATE TABLE checkpoints(run TEXT NOT NULL, step INTEGER NOT NULL, path TEXT NOT NULL, checksum TEXT NOT NULL);
 )sql";
 
+// Version 2: the summary JSON line of a run's last session (token rate, the batch settings in
+// force at the end, peak memory), and indexes for the newest-first list and the checkpoints of
+// one run. Existing rows keep everything; their summary is NULL.
+const char* const kSchemaV2 = R"sql(
+ALTER TABLE runs ADD COLUMN summary TEXT;
+CREATE INDEX runs_by_created ON runs(created);
+CREATE INDEX checkpoints_by_run ON checkpoints(run, step);
+)sql";
+
 }  // namespace
 
 std::string RunStore::defaultFolder() {
@@ -118,7 +127,9 @@ RunStore::RunStore(const std::string& folder) : impl_(std::make_unique<Impl>()) 
             again.step();
             const int current = static_cast<int>(again.integer(0));
             again.reset();
+            // Each step takes the schema one version up, so a store of any age lands on the newest.
             if (current < 1) exec(impl_->db, kSchemaV1);
+            if (current < 2) exec(impl_->db, kSchemaV2);
             exec(impl_->db, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
         });
         impl_->version = kSchemaVersion;
@@ -196,6 +207,7 @@ void RunStore::reopenRun(const std::string& run_id, int64_t from_step) {
     inTransaction(impl_->db, [&] {
         Statement(impl_->db, "DELETE FROM metrics WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
         Statement(impl_->db, "DELETE FROM events WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
+        Statement(impl_->db, "DELETE FROM checkpoints WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
         Statement(impl_->db,
                   "UPDATE runs SET status='running', finished=NULL, error=NULL, owner_pid=?1, owner_host=?2, "
                   "heartbeat=?3 WHERE id=?4")
@@ -212,15 +224,19 @@ std::string RunStore::checkpointFolder(const std::string& run_id) const {
 }
 
 void RunStore::finishRun(const std::string& run_id, const std::string& status, int64_t steps,
-                         std::optional<double> final_loss, const std::string& error) {
+                         std::optional<double> final_loss, const std::string& error, const std::string& summary_json) {
     Statement update(impl_->db,
-                     "UPDATE runs SET status=?1, finished=?2, steps=?3, final_loss=?4, error=?5, heartbeat=?6 WHERE id=?7");
+                     "UPDATE runs SET status=?1, finished=?2, steps=?3, final_loss=?4, error=?5, heartbeat=?6, "
+                     "summary=?8 WHERE id=?7");
     update.bind(1, status).bind(2, impl_->now()).bind(3, steps);
     if (final_loss && std::isfinite(*final_loss)) update.bind(4, *final_loss);
     else update.bindNull(4);
     if (error.empty()) update.bindNull(5);
     else update.bind(5, error);
-    update.bind(6, unixNow()).bind(7, run_id).run();
+    update.bind(6, unixNow()).bind(7, run_id);
+    if (summary_json.empty()) update.bindNull(8);
+    else update.bind(8, summary_json);
+    update.run();
 }
 
 void RunStore::setTags(const std::string& run_id, const std::string& tags) {
@@ -237,7 +253,8 @@ const char* const kRunColumns =
     "SELECT id, name, status, created, COALESCE(finished,''), config, tags, notes, COALESCE(parent,''), "
     "COALESCE(error,''), steps, final_loss, "
     "(SELECT MAX(step) FROM metrics m WHERE m.run = runs.id AND m.key = 'train/loss'), "
-    "(SELECT value FROM metrics m WHERE m.run = runs.id AND m.key = 'train/loss' ORDER BY step DESC LIMIT 1) "
+    "(SELECT value FROM metrics m WHERE m.run = runs.id AND m.key = 'train/loss' ORDER BY step DESC LIMIT 1), "
+    "COALESCE(summary,'') "
     "FROM runs";
 
 RunRecord readRun(Statement& s) {
@@ -257,6 +274,7 @@ RunRecord readRun(Statement& s) {
     // A live or interrupted run has no final values yet: take them from its points.
     if (!s.isNull(12)) r.steps = std::max(r.steps, s.integer(12));
     if (!r.final_loss && !s.isNull(13)) r.final_loss = s.real(13);
+    r.summary_json = s.text(14);
     return r;
 }
 

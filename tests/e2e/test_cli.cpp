@@ -68,6 +68,8 @@ private Q_SLOTS:
         QCOMPARE(run["steps"].toInt(), 5);
         QCOMPARE(run["final_loss"].toDouble(), summary["final_loss"].toDouble());
         QVERIFY(run.contains("created"));
+        // The stored summary is the line `run` printed.
+        QCOMPARE(run["summary"].toObject(), summary);
 
         QCOMPARE(runCli({"runs", "tag", id, "baseline,smoke", "--store", store.path()}).code, 0);
         QCOMPARE(runCli({"runs", "note", id, "first try", "--store", store.path()}).code, 0);

@@ -2,6 +2,7 @@
 #include <QtTest/QtTest>
 
 #include <QTemporaryDir>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +32,41 @@ std::vector<MetricPoint> lossPoints(int64_t first, int64_t last) {
     return points;
 }
 
+// A store as version 1 of the schema wrote it: frozen here, independent of the code under test.
+const char* const kVersion1Store = R"sql(
+CREATE TABLE runs(
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, status TEXT NOT NULL, created TEXT NOT NULL,
+  finished TEXT, config TEXT NOT NULL, tags TEXT NOT NULL DEFAULT '', notes TEXT NOT NULL DEFAULT '',
+  parent TEXT, error TEXT, steps INTEGER NOT NULL DEFAULT 0, final_loss REAL,
+  owner_pid INTEGER, owner_host TEXT, heartbeat REAL);
+CREATE TABLE metrics(run TEXT NOT NULL, step INTEGER NOT NULL, tokens INTEGER NOT NULL,
+  wall_time REAL NOT NULL, key TEXT NOT NULL, value REAL);
+CREATE INDEX metrics_by_run_key_step ON metrics(run, key, step);
+CREATE TABLE events(run TEXT NOT NULL, step INTEGER NOT NULL, time REAL NOT NULL, kind TEXT NOT NULL,
+  message TEXT NOT NULL);
+CREATE INDEX events_by_run ON events(run, step);
+CREATE TABLE checkpoints(run TEXT NOT NULL, step INTEGER NOT NULL, path TEXT NOT NULL, checksum TEXT NOT NULL);
+INSERT INTO runs(id, name, status, created, finished, config, tags, steps, final_loss)
+  VALUES('old1', 'from last year', 'completed', '2025-11-02T10:00:00Z', '2025-11-02T10:05:00Z', '{"a":1}', 'base', 3, 1.25);
+INSERT INTO metrics VALUES('old1', 1, 64, 0.5, 'train/loss', 3.5), ('old1', 2, 128, 1.0, 'train/loss', 2.0),
+  ('old1', 3, 192, 1.5, 'train/loss', 1.25);
+INSERT INTO events VALUES('old1', 3, 1.5, 'checkpoint', '/tmp/old1/step-00000003');
+INSERT INTO checkpoints VALUES('old1', 3, '/tmp/old1/step-00000003', '');
+PRAGMA user_version=1;
+)sql";
+
+int64_t countRows(const std::string& db_path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* stmt = nullptr;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
+        n = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return n;
+}
+
 }  // namespace
 
 class TestRunStore : public QObject {
@@ -39,13 +75,72 @@ private Q_SLOTS:
     void createsSchemaAndListsNewestFirst() {
         QTemporaryDir dir;
         RunStore store(dir.path().toStdString());
-        QCOMPARE(store.schemaVersion(), 1);
+        QCOMPARE(store.schemaVersion(), 2);
         store.createRun(record("aaa", "first"));
         store.createRun(record("bbb", "second"));
         auto runs = store.listRuns();
         QCOMPARE(runs.size(), size_t(2));
         QCOMPARE(runs[0].run_id, std::string("bbb"));
         QCOMPARE(runs[0].status, std::string("running"));
+    }
+
+    void migratesAVersion1StoreKeepingEveryRow() {
+        QTemporaryDir dir;
+        const std::string db_path = dir.path().toStdString() + "/runs.db";
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+            char* error = nullptr;
+            const int rc = sqlite3_exec(db, kVersion1Store, nullptr, nullptr, &error);
+            QVERIFY2(rc == SQLITE_OK, error);
+            sqlite3_close(db);
+        }
+        {
+            RunStore store(dir.path().toStdString());
+            QCOMPARE(store.schemaVersion(), 2);
+            auto old = store.findRun("old1");
+            QVERIFY(old.has_value());
+            QCOMPARE(old->status, std::string("completed"));
+            QCOMPARE(old->steps, int64_t(3));
+            QCOMPARE(*old->final_loss, 1.25);
+            QCOMPARE(old->tags, std::string("base"));
+            QCOMPARE(old->config_json, std::string("{\"a\":1}"));
+            QVERIFY(old->summary_json.empty());
+            auto loss = store.metrics("old1", "train/loss");
+            QCOMPARE(loss.size(), size_t(3));
+            QCOMPARE(loss[1].tokens, int64_t(128));
+            QCOMPARE(loss[2].value, 1.25);
+            QCOMPARE(store.events("old1").size(), size_t(1));
+            // The new column works for new and migrated runs alike.
+            store.createRun(record("new1", "after the upgrade"));
+            store.finishRun("new1", "completed", 1, 0.5, "", R"({"steps":1})");
+            QCOMPARE(store.findRun("new1")->summary_json, std::string(R"({"steps":1})"));
+            QCOMPARE(store.listRuns().front().run_id, std::string("new1"));
+        }
+        QCOMPARE(countRows(db_path, "PRAGMA user_version"), int64_t(2));
+        QCOMPARE(countRows(db_path, "SELECT COUNT(*) FROM sqlite_master WHERE type='index' AND name IN "
+                                    "('runs_by_created','checkpoints_by_run','metrics_by_run_key_step')"),
+                 int64_t(3));
+        QCOMPARE(countRows(db_path, "SELECT COUNT(*) FROM checkpoints WHERE run='old1'"), int64_t(1));
+        // Opening again is a no-op: nothing is migrated twice.
+        RunStore again(dir.path().toStdString());
+        QCOMPARE(again.schemaVersion(), 2);
+        QCOMPARE(again.listRuns().size(), size_t(2));
+    }
+
+    void aStoreFromANewerBuildIsRefused() {
+        QTemporaryDir dir;
+        const std::string db_path = dir.path().toStdString() + "/runs.db";
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+        sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr);
+        sqlite3_close(db);
+        try {
+            RunStore store(dir.path().toStdString());
+            QFAIL("a store of schema version 99 was opened");
+        } catch (const StoreError& e) {
+            QVERIFY2(QString(e.what()).contains("schema version 99"), e.what());
+        }
     }
 
     void pointsComeBackOrderedByStepPerKey() {

@@ -24,6 +24,7 @@ struct RunRecord {
     std::string error;     // the reason of a failure
     int64_t steps = 0;
     std::optional<double> final_loss;
+    std::string summary_json;  // the summary line of the run's last session; empty before it ends
 };
 
 class StoreError : public std::runtime_error {
@@ -62,7 +63,7 @@ public:
     // Where the checkpoints of a run live: <store folder>/checkpoints/<run id>.
     std::string checkpointFolder(const std::string& run_id) const;
     void finishRun(const std::string& run_id, const std::string& status, int64_t steps,
-                   std::optional<double> final_loss, const std::string& error);
+                   std::optional<double> final_loss, const std::string& error, const std::string& summary_json = "");
     void setTags(const std::string& run_id, const std::string& tags);
     void setNotes(const std::string& run_id, const std::string& notes);
 
