@@ -223,7 +223,7 @@ int commandRun(const std::string& path, const std::vector<std::string>& override
     return trainToEnd(session, recorder, config, name + ", " + path);
 }
 
-int commandResume(const std::string& run_id, const std::string& store_option) {
+int commandResume(const std::string& run_id, const std::vector<std::string>& overrides, const std::string& store_option) {
     const std::string folder = storeFolder(store_option);
     RunStore store(folder);
     auto run = store.findRun(run_id);
@@ -233,6 +233,10 @@ int commandResume(const std::string& run_id, const std::string& store_option) {
     if (run->status == "running")
         throw ConfigError("", "run '" + run_id + "' is still running (its owner process is alive); stop it first");
     RunConfig config = parseRunConfig(run->config_json, "the stored config of run " + run_id);
+    // Extending a run (more steps, another schedule) is a resume with overrides; the session
+    // refuses changes the checkpoint cannot follow.
+    for (const auto& assignment : overrides) applyConfigOverride(config, assignment);
+    if (!overrides.empty()) requireValidRunConfig(config);
     std::vector<std::string> skipped;
     SessionOptions options;
     options.run_id = run_id;
@@ -379,6 +383,9 @@ int main(int argc, char** argv) {
     auto* resume = app.add_subcommand("resume", "Continue a run from its newest valid checkpoint");
     resume->add_option("run_id", run_id, "Run id (see `runs`)")->required();
     resume->add_option("--store", store_option, "Run store folder");
+    resume->add_option("--set", overrides,
+                       "Change a field for the rest of the run, e.g. train.steps=400 (repeatable; model, data, "
+                       "seq_len and the global batch must stay)");
 
     auto* runs = app.add_subcommand("runs", "List the runs of the store, newest first");
     runs->add_option("--store", store_option, "Run store folder");
@@ -428,7 +435,7 @@ int main(int argc, char** argv) {
         if (run->parsed()) return commandRun(config_path, overrides, store_option, run_name);
         if (tag->parsed() || note->parsed()) return commandAnnotate(store_option, run_id, annotation, tag->parsed());
         if (runs->parsed()) return commandRuns(store_option, as_json);
-        if (resume->parsed()) return commandResume(run_id, store_option);
+        if (resume->parsed()) return commandResume(run_id, overrides, store_option);
         if (exporter->parsed()) return commandExport(store_option, run_id, export_format);
         if (data->parsed()) return commandData(config_path, overrides, as_json);
         if (init->parsed()) return commandInit(config_path, overrides, seed, out_path);

@@ -13,7 +13,9 @@
 #include "data/token_source.h"
 #include "parallel/in_process_collectives.h"
 #include "session/run_control.h"
+#include "train/checkpoint.h"
 #include "train/rank_trainer.h"
+#include "train/resume_compatibility.h"
 #include "trainbench/config_io.h"
 
 namespace trainbench {
@@ -185,6 +187,9 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
                                                     ") on CUDA needs NCCL process groups, which this build does not "
                                                     "have yet; use runtime.device \"cpu\" for rank threads or "
                                                     "world_size 1");
+    // A checkpoint that cannot continue under this config is bad input, refused before any thread.
+    if (!options.resume_from.empty())
+        requireResumable(config, readTrainerState(options.resume_from).config_json, options.resume_from);
     impl_->config = std::move(config);
     impl_->run_id = options.run_id.empty() ? generateRunId() : options.run_id;
     impl_->options = std::move(options);

@@ -17,7 +17,7 @@ RunRecorder::RunRecorder(const std::string& store_folder, TrainingSession& sessi
 
 RunRecorder::RunRecorder(const std::string& store_folder, TrainingSession& session, int64_t from_step)
     : run_id_(session.summary().run_id), store_(std::make_unique<RunStore>(store_folder)) {
-    store_->reopenRun(run_id_, from_step);
+    store_->reopenRun(run_id_, from_step, runConfigToJson(session.config()));
     writer_ = std::make_unique<StoreWriter>(store_folder, run_id_, session.bus().subscribe());
 }
 

@@ -203,11 +203,13 @@ void RunStore::appendEvents(const std::string& run_id, const std::vector<RunEven
     commitBatch(run_id, {}, events);
 }
 
-void RunStore::reopenRun(const std::string& run_id, int64_t from_step) {
+void RunStore::reopenRun(const std::string& run_id, int64_t from_step, const std::string& config_json) {
     inTransaction(impl_->db, [&] {
         Statement(impl_->db, "DELETE FROM metrics WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
         Statement(impl_->db, "DELETE FROM events WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
         Statement(impl_->db, "DELETE FROM checkpoints WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
+        if (!config_json.empty())
+            Statement(impl_->db, "UPDATE runs SET config=?1 WHERE id=?2").bind(1, config_json).bind(2, run_id).run();
         Statement(impl_->db,
                   "UPDATE runs SET status='running', finished=NULL, error=NULL, owner_pid=?1, owner_host=?2, "
                   "heartbeat=?3 WHERE id=?4")

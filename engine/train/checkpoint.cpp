@@ -116,8 +116,10 @@ std::string writeCheckpoint(const std::string& folder, Transformer& model, torch
     return final_dir.string();
 }
 
-Checkpoint readCheckpoint(const std::string& path) {
-    const fs::path dir(path);
+namespace {
+
+// trainer.json, verified against its own checksum, and the checksums it records for the tensors.
+TrainerState readVerifiedTrainerJson(const fs::path& dir, std::map<std::string, std::string>* file_hashes) {
     const std::string text = readText(dir / "trainer.json");
     std::string recorded = readText(dir / "trainer.json.sha256");
     recorded.erase(std::remove_if(recorded.begin(), recorded.end(), ::isspace), recorded.end());
@@ -125,26 +127,40 @@ Checkpoint readCheckpoint(const std::string& path) {
     hash.update(text.data(), text.size());
     if (hash.hexDigest() != recorded)
         throw ConfigError("", (dir / "trainer.json").string() + ": checksum mismatch; the checkpoint is corrupt");
-    nlohmann::json trainer;
     try {
-        trainer = nlohmann::json::parse(text);
-        Checkpoint c;
-        c.path = path;
-        for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {
-            const std::string expected = trainer.at("files").at(file).get<std::string>();
+        const nlohmann::json trainer = nlohmann::json::parse(text);
+        TrainerState state;
+        state.step = trainer.at("step").get<int64_t>();
+        state.tokens = trainer.at("tokens").get<int64_t>();
+        // A run whose every step was skipped has no loss yet: JSON null.
+        state.last_loss = trainer.at("last_loss").is_number() ? trainer["last_loss"].get<double>() : std::nan("");
+        state.config_json = trainer.at("config").dump();
+        if (file_hashes)
+            for (const char* file : {"model.safetensors", "optimizer.safetensors"})
+                (*file_hashes)[file] = trainer.at("files").at(file).get<std::string>();
+        return state;
+    } catch (const nlohmann::json::exception& e) {
+        throw ConfigError("", (dir / "trainer.json").string() + ": malformed (" + e.what() + ")");
+    }
+}
+
+}  // namespace
+
+TrainerState readTrainerState(const std::string& path) { return readVerifiedTrainerJson(fs::path(path), nullptr); }
+
+Checkpoint readCheckpoint(const std::string& path) {
+    const fs::path dir(path);
+    std::map<std::string, std::string> file_hashes;
+    Checkpoint c;
+    c.path = path;
+    c.state = readVerifiedTrainerJson(dir, &file_hashes);
+    try {
+        for (const auto& [file, expected] : file_hashes)
             if (sha256OfFile((dir / file).string()) != expected)
                 throw ConfigError("", (dir / file).string() + ": checksum mismatch; the checkpoint is corrupt");
-        }
-        c.state.step = trainer.at("step").get<int64_t>();
-        c.state.tokens = trainer.at("tokens").get<int64_t>();
-        // A run whose every step was skipped has no loss yet: JSON null.
-        c.state.last_loss = trainer.at("last_loss").is_number() ? trainer["last_loss"].get<double>() : std::nan("");
-        c.state.config_json = trainer.at("config").dump();
         c.model = readSafetensors((dir / "model.safetensors").string());
         c.optimizer = readSafetensors((dir / "optimizer.safetensors").string());
         return c;
-    } catch (const nlohmann::json::exception& e) {
-        throw ConfigError("", (dir / "trainer.json").string() + ": malformed (" + e.what() + ")");
     } catch (const std::runtime_error& e) {
         if (dynamic_cast<const ConfigError*>(&e)) throw;
         throw ConfigError("", path + ": " + e.what());

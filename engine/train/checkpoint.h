@@ -38,6 +38,8 @@ std::string writeCheckpoint(const std::string& folder, Transformer& model, torch
 
 // Reads and verifies one checkpoint directory; throws ConfigError naming the corrupt file.
 Checkpoint readCheckpoint(const std::string& path);
+// Only the verified trainer.json of a checkpoint (no tensors): cheap enough for a config check.
+TrainerState readTrainerState(const std::string& path);
 
 // The newest checkpoint in `folder` that verifies; the ones skipped (corrupt, incomplete) are
 // described in `skipped`. Empty when none verifies.

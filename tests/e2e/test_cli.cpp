@@ -237,6 +237,47 @@ private Q_SLOTS:
         QVERIFY2(resumed.err.contains("from step 4"), qPrintable(resumed.err));
     }
 
+    void resumeExtendsARunAndRefusesWhatTheCheckpointCannotFollow() {
+        QTemporaryDir store;
+        Result first = runCli({"run", kConfigs + "/tiny.json", "--store", store.path(), "--set", "train.steps=4",
+                               "--set", "train.eval_every=0", "--set", "runtime.threads=1"});
+        QCOMPARE(first.code, 0);
+        const QString id = lastJsonLine(first.out)["run_id"].toString();
+        // Changes that would make the checkpoint mean something else: exit 2 naming the field.
+        const QList<QPair<QString, QString>> refused = {
+            {"model.dim=48", "model.dim"},
+            {"data.concentration=0.5", "data.concentration"},
+            {"train.seq_len=32", "train.seq_len"},
+            {"train.micro_batch_size=4", "train.global_batch_size"},
+        };
+        for (const auto& [assignment, field] : refused) {
+            Result r = runCli({"resume", id, "--store", store.path(), "--set", assignment});
+            QVERIFY2(r.code == 2, qPrintable(assignment + ": " + r.err));
+            QVERIFY2(r.err.contains(field), qPrintable(r.err));
+            QVERIFY2(r.err.contains("checkpoint"), qPrintable(r.err));
+        }
+        // A bad field name is still a config error with a suggestion.
+        Result typo = runCli({"resume", id, "--store", store.path(), "--set", "train.stpes=9"});
+        QCOMPARE(typo.code, 2);
+        QVERIFY2(typo.err.contains("train.steps"), qPrintable(typo.err));
+        // The refusals wrote nothing: the run is still completed at step 4.
+        RunStore readback(store.path().toStdString());
+        QCOMPARE(readback.findRun(id.toStdString())->status, std::string("completed"));
+        QCOMPARE(readback.findRun(id.toStdString())->steps, int64_t(4));
+        // More steps and another split of the same global batch are fine.
+        Result longer = runCli({"resume", id, "--store", store.path(), "--set", "train.steps=7", "--set",
+                                "train.micro_batch_size=4", "--set", "train.gradient_accumulation_steps=4"});
+        QVERIFY2(longer.code == 0, qPrintable(longer.err));
+        QJsonObject summary = lastJsonLine(longer.out);
+        QCOMPARE(summary["steps"].toInt(), 7);
+        QCOMPARE(summary["micro_batch_size"].toInt(), 4);
+        QCOMPARE(summary["tokens"].toInt(), 7 * 16 * 64);
+        auto stored = readback.findRun(id.toStdString());
+        QCOMPARE(stored->steps, int64_t(7));
+        QVERIFY(QString::fromStdString(stored->config_json).contains("\"steps\": 7"));
+        QCOMPARE(readback.metrics(id.toStdString(), "train/loss").size(), size_t(7));
+    }
+
     void interruptStopsCleanlyWithCode130() {
         QTemporaryDir store;
         QProcess process;

@@ -58,8 +58,9 @@ public:
                      const std::vector<RunEvent>& events);
     // Takes a run over again for a resume from a checkpoint at `from_step`: points and events
     // after that step (written by the process that died) are removed, and the run is
-    // `running` again, owned by this process.
-    void reopenRun(const std::string& run_id, int64_t from_step);
+    // `running` again, owned by this process. A non-empty `config_json` replaces the stored
+    // config (a resume that extends the run).
+    void reopenRun(const std::string& run_id, int64_t from_step, const std::string& config_json = "");
     // Where the checkpoints of a run live: <store folder>/checkpoints/<run id>.
     std::string checkpointFolder(const std::string& run_id) const;
     void finishRun(const std::string& run_id, const std::string& status, int64_t steps,

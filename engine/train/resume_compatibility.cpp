@@ -1,0 +1,41 @@
+// Resume compatibility: compares the sections a checkpoint depends on, field by field.
+#include "train/resume_compatibility.h"
+
+#include <nlohmann/json.hpp>
+
+#include "trainbench/config_io.h"
+
+namespace trainbench {
+namespace {
+
+[[noreturn]] void refuse(const std::string& field, const std::string& now, const std::string& then,
+                         const std::string& checkpoint_path) {
+    throw ConfigError(field, field + " is " + now + " but the checkpoint " + checkpoint_path + " was trained with " +
+                                 then + "; a resumed run must keep it (start a new run to change it)");
+}
+
+}  // namespace
+
+void requireResumable(const RunConfig& config, const std::string& checkpoint_config_json,
+                      const std::string& checkpoint_path) {
+    const RunConfig then = parseRunConfig(checkpoint_config_json, checkpoint_path + "/trainer.json");
+    // Compare through the canonical JSON so every field, present and future, is covered.
+    const nlohmann::json now_json = nlohmann::json::parse(runConfigToJson(config));
+    const nlohmann::json then_json = nlohmann::json::parse(runConfigToJson(then));
+    for (const char* section : {"model", "data"})
+        for (const auto& [key, value] : now_json.at(section).items()) {
+            const nlohmann::json before = then_json.at(section).value(key, nlohmann::json());
+            if (value != before) refuse(std::string(section) + "." + key, value.dump(), before.dump(), checkpoint_path);
+        }
+    for (const char* key : {"seq_len", "seed", "loss_normalization"}) {
+        const auto& value = now_json.at("train").at(key);
+        const auto& before = then_json.at("train").at(key);
+        if (value != before) refuse(std::string("train.") + key, value.dump(), before.dump(), checkpoint_path);
+    }
+    if (config.globalBatch() != then.globalBatch())
+        refuse("train.global_batch_size",
+               std::to_string(config.globalBatch()) + " (micro_batch_size x gradient_accumulation_steps x world_size)",
+               std::to_string(then.globalBatch()), checkpoint_path);
+}
+
+}  // namespace trainbench
