@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/plan_commands.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
 #include "trainbench/data_summary.h"
@@ -419,6 +420,11 @@ int main(int argc, char** argv) {
     eval->add_option("--checkpoint", weights_path, "model.safetensors file")->required();
     eval->add_option("--set", overrides, "Override a field: section.key=value (repeatable)");
 
+    auto* plan = app.add_subcommand("plan", "Memory per rank of a config: weights, gradients, optimizer, activations, peak");
+    plan->add_option("config", config_path, "Run config (JSON)")->required();
+    plan->add_option("--set", overrides, "Override a field: section.key=value (repeatable)");
+    plan->add_flag("--json", as_json, "Print one JSON object");
+
     bool defaults = false;
     auto* schema = app.add_subcommand("schema", "Print the config reference (Markdown), or --defaults as JSON");
     schema->add_flag("--defaults", defaults, "Print a complete default config as JSON");
@@ -440,6 +446,7 @@ int main(int argc, char** argv) {
         if (data->parsed()) return commandData(config_path, overrides, as_json);
         if (init->parsed()) return commandInit(config_path, overrides, seed, out_path);
         if (eval->parsed()) return commandEval(config_path, overrides, weights_path);
+        if (plan->parsed()) return commandPlan(loadWithOverrides(config_path, overrides), as_json);
         if (schema->parsed()) {
             if (defaults) {
                 std::cout << runConfigToJson(RunConfig{}) << "\n";

@@ -22,6 +22,10 @@ ParamCount countParameters(const ModelConfig& c) {
 
     const int64_t attention_tensors = (c.q_lora_rank == 0 ? 1 : 3) + 4;  // + wkv_a, kv_norm, wkv_b, wo
     const int64_t moe_tensors = 1 + (c.hasGateBias() ? 1 : 0) + 3 * c.n_routed_experts + (shared > 0 ? 3 : 0);
+    count.dense_block = attention + 2 * d + 3 * d * c.inter_dim;
+    count.moe_block = attention + 2 * d + gate + (c.n_routed_experts + shared) * expert;
+    count.embedding = c.vocab_size * d;
+    count.head = c.vocab_size * d;
     count.state_dict_tensors = 3 + c.n_layers * (2 + attention_tensors) + dense_layers * 3 + moe_layers * moe_tensors;
     return count;
 }

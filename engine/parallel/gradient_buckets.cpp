@@ -20,15 +20,16 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64
         }
     }
     if (!current.members.empty()) buckets_.push_back(std::move(current));
-    for (auto& b : buckets_) {
-        const auto& first = params_[b.members.front()];
-        auto dtype = first.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
-        b.flat = torch::empty({b.numel}, first.options().dtype(dtype));
-    }
 }
 
 void GradientBuckets::pack(Bucket& b) {
     torch::NoGradGuard no_grad;
+    // Allocated at the first reduction: a single rank never reduces and never pays for them.
+    if (!b.flat.defined()) {
+        const auto& first = params_[b.members.front()];
+        auto dtype = first.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+        b.flat = torch::empty({b.numel}, first.options().dtype(dtype));
+    }
     for (size_t j = 0; j < b.members.size(); ++j) {
         const auto& p = params_[b.members[j]];
         auto slot = b.flat.narrow(0, b.offsets[j], p.numel());
@@ -66,6 +67,12 @@ void GradientBuckets::reduceIntoSums(Collectives& collectives) {
         else b.sums.add_(b.flat);
     }
     for (auto& p : params_) p.mutable_grad() = torch::Tensor();
+}
+
+void GradientBuckets::completeLocally() {
+    torch::NoGradGuard no_grad;
+    for (auto& p : params_)
+        if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
 }
 
 void GradientBuckets::finishSums() {

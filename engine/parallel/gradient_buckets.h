@@ -21,6 +21,9 @@ public:
     // Sums every rank's gradients: one all-reduce per bucket. Parameters no micro-batch touched
     // contribute zeros. Afterwards each parameter's .grad holds the global sum.
     void reduce(Collectives& collectives);
+    // What reduce() leaves when there is one rank, without copies: untouched parameters get a
+    // zero gradient, so weight decay and the moments treat them exactly as with more ranks.
+    void completeLocally();
     // Sync-each-micro-batch mode: reduces the gradients of the micro-batch just finished into
     // the running fp32 sums and clears .grad; finish() writes the sums back into .grad.
     void reduceIntoSums(Collectives& collectives);

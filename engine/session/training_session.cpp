@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "data/token_source.h"
+#include "memory/memory_account.h"
 #include "parallel/in_process_collectives.h"
 #include "session/run_control.h"
 #include "train/checkpoint.h"
@@ -92,6 +93,7 @@ struct TrainingSession::Impl {
     SessionOptions options;
     std::shared_ptr<CollectiveHub> hub;
     std::vector<std::unique_ptr<InProcessCollectives>> collectives;
+    std::vector<MemoryAccount*> memory;  // per rank; CPU ranks only (CUDA has its own statistics)
     int fail_rank = -1;
     int64_t fail_step = -1;
     std::chrono::steady_clock::time_point started;
@@ -115,6 +117,7 @@ struct TrainingSession::Impl {
         setup.collectives = collectives[rank].get();
         setup.checkpoint_dir = options.checkpoint_dir;
         setup.resume_from = options.resume_from;
+        setup.memory = memory[rank];
         if (rank == fail_rank) setup.fail_at_step = fail_step;
         setup.bus = &bus;
         setup.started = started;
@@ -160,6 +163,11 @@ struct TrainingSession::Impl {
         }
         s.steps = lead.steps;
         s.tokens = lead.tokens;
+        // The split in force at the end: an out-of-memory back-off may have changed it.
+        if (lead.micro_batch_size > 0) {
+            s.micro_batch_size = lead.micro_batch_size;
+            s.gradient_accumulation_steps = lead.gradient_accumulation_steps;
+        }
         s.final_loss = lead.final_loss;
         // The rate of this session: tokens a resumed checkpoint had already seen took no time here.
         s.tokens_per_s = s.wall_time_s > 0 ? double(lead.tokens - lead.tokens_at_start) / s.wall_time_s : 0;
@@ -217,6 +225,9 @@ void TrainingSession::start() {
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(runtime.comm_timeout_s * 1000));
     impl_->hub = std::make_shared<CollectiveHub>(W, timeout, [this] { return impl_->control.paused(); });
     for (int r = 0; r < W; ++r) impl_->collectives.push_back(std::make_unique<InProcessCollectives>(impl_->hub, r, W));
+    const int64_t limit = runtime.memory_limit_mb * 1024 * 1024;
+    for (int r = 0; r < W; ++r)
+        impl_->memory.push_back(impl_->devices[r] == "cpu" ? newMemoryAccount(limit) : nullptr);
     impl_->bus.publish(RunEvent{0, 0.0, "status", "running"});
     for (int r = 0; r < W; ++r) impl_->threads.emplace_back([this, r] { impl_->rankBody(r); });
 }

@@ -11,6 +11,8 @@
 
 #include "data/batch_sampler.h"
 #include "data/evaluate.h"
+#include "memory/memory_keys.h"
+#include "trainbench/memory_plan.h"
 #include "train/checkpoint.h"
 #include "trainbench/config_io.h"
 #include "train/lr_schedule.h"
@@ -77,29 +79,35 @@ void RankTrainer::prepare() {
     moe_indices_ = model_->moeLayerIndices();
 }
 
-bool RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
+WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     const TrainConfig& t = cfg_.train;
     const int64_t calls_before = s_.collectives->calls();
     optimizer_->zero_grad(/*set_to_none=*/true);
+    if (s_.memory) s_.memory->resetPeak();
     auto float_options = torch::TensorOptions(device_).dtype(torch::kFloat64);
     auto loss_sum = torch::zeros({}, float_options);
     auto count = torch::zeros({}, float_options.dtype(torch::kInt64));
     const int64_t K = t.gradient_accumulation_steps;
     // Reading runs one micro-batch ahead on its own thread, across window boundaries too, so
-    // the rank never waits on I/O (a source's reads are const and thread-safe).
+    // the rank never waits on I/O (a source's reads are const and thread-safe). The reader
+    // charges its buffers to this rank's memory account.
     auto launch = [this, K](int64_t at_step, int64_t k) {
-        return std::async(std::launch::async, [this, K, at_step, k] {
-            const TrainConfig& train = cfg_.train;
-            auto indices = sourceSampleIndices(
-                sampleIndices(at_step, s_.rank, k, train.micro_batch_size, K, s_.world_size),
-                source_->sampleCount(Split::Train, train.seq_len + 1), static_cast<uint64_t>(train.seed));
-            return readMicroBatch(*source_, Split::Train, indices, train.seq_len);
+        const int64_t m = cfg_.train.micro_batch_size, seq_len = cfg_.train.seq_len;
+        const uint64_t seed = static_cast<uint64_t>(cfg_.train.seed);
+        return std::async(std::launch::async, [this, K, at_step, k, m, seq_len, seed] {
+            ScopedMemoryAccount account(s_.memory);
+            auto indices = sourceSampleIndices(sampleIndices(at_step, s_.rank, k, m, K, s_.world_size),
+                                               source_->sampleCount(Split::Train, seq_len + 1), seed);
+            return readMicroBatch(*source_, Split::Train, indices, seq_len);
         });
     };
     std::future<MicroBatch> next = prefetched_step_ == step && prefetched_.valid() ? std::move(prefetched_) : launch(step, 0);
     prefetched_step_ = -1;
+    // Per-micro-batch reductions cannot be abandoned halfway on one rank alone.
+    const bool can_recover = !(t.sync_each_micro_batch && s_.world_size > 1);
+    bool out_of_memory = false;
     for (int64_t k = 0; k < K; ++k) {
-        if (!s_.control->passBoundary()) return false;
+        if (!s_.control->passBoundary()) return WindowOutcome::Stopped;
         if (step == s_.fail_at_step) throw std::runtime_error("injected failure at step " + std::to_string(step + 1));
         MicroBatch batch = next.get();
         if (k + 1 < K) {
@@ -108,27 +116,48 @@ bool RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             prefetched_ = launch(step + 1, 0);
             prefetched_step_ = step + 1;
         }
-        LossParts parts = model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
-        (parts.token_loss_sum + parts.aux_loss_sum).backward();
-        loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);
-        count += parts.token_count;
+        try {
+            LossParts parts = model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
+            (parts.token_loss_sum + parts.aux_loss_sum).backward();
+            loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);
+            count += parts.token_count;
+        } catch (const c10::OutOfMemoryError&) {
+            if (!can_recover) throw;
+            out_of_memory = true;  // the graph of this micro-batch is gone with `parts`
+            break;
+        }
         if (t.sync_each_micro_batch) buckets_->reduceIntoSums(*s_.collectives);
     }
-    if (t.sync_each_micro_batch) buckets_->finishSums();
-    else buckets_->reduce(*s_.collectives);  // micro-batches 1..K-1 made no collective call
 
-    // One reduction carries the window's loss sum, its target count and every layer's load.
-    std::vector<torch::Tensor> stats_parts{loss_sum.view({1}), count.to(torch::kFloat64).view({1})};
+    // One reduction carries the window's loss sum, its target count, whether any rank ran out of
+    // memory, every rank's peak bytes (each rank fills its own slot) and every layer's load. It
+    // comes before the gradient reduction so that an out-of-memory window skips that entirely.
+    const int64_t W = s_.world_size;
+    auto flags = torch::zeros({1 + W}, torch::kFloat64);
+    flags[0] = out_of_memory ? 1.0 : 0.0;
+    flags[1 + s_.rank] = s_.memory ? double(s_.memory->peak.load()) : 0.0;
+    std::vector<torch::Tensor> stats_parts{loss_sum.view({1}), count.to(torch::kFloat64).view({1}), flags.to(device_)};
     for (auto& moe : moe_layers_) stats_parts.push_back(moe->takeLoad().to(device_, torch::kFloat64));
     std::vector<torch::Tensor> stats{torch::cat(stats_parts)};
     s_.collectives->allReduce(stats, ReduceOp::Sum);
     // The step's one host synchronisation.
     auto host = stats[0].cpu();
     const double* values = host.data_ptr<double>();
+    out.rank_peak_bytes.assign(W, 0);
+    for (int64_t r = 0; r < W; ++r) out.rank_peak_bytes[r] = static_cast<int64_t>(values[3 + r]);
+    if (values[2] > 0) {
+        optimizer_->zero_grad(/*set_to_none=*/true);
+        out.collectives = s_.collectives->calls() - calls_before;
+        return WindowOutcome::OutOfMemory;
+    }
+    if (t.sync_each_micro_batch) buckets_->finishSums();
+    else if (W == 1) buckets_->completeLocally();  // one rank: its sums are already the global ones
+    else buckets_->reduce(*s_.collectives);        // micro-batches 1..K-1 made no collective call
+
     out.loss_sum = values[0];
     out.tokens = static_cast<int64_t>(values[1]);
     out.loads.clear();
-    int64_t offset = 2;
+    int64_t offset = 3 + W;
     for (auto& moe : moe_layers_) {
         out.loads.push_back(host.narrow(0, offset, moe->experts()).to(torch::kInt64));
         offset += moe->experts();
@@ -140,6 +169,29 @@ bool RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         out.grad_norm = globalGradNorm();
     }
     out.collectives = s_.collectives->calls() - calls_before;
+    return WindowOutcome::Complete;
+}
+
+void RankTrainer::dropPrefetch() {
+    if (prefetched_.valid()) prefetched_.wait();
+    prefetched_ = {};
+    prefetched_step_ = -1;
+}
+
+bool RankTrainer::backOffMicroBatch(int64_t step) {
+    TrainConfig& t = cfg_.train;
+    const int64_t old_m = t.micro_batch_size, old_k = t.gradient_accumulation_steps;
+    int64_t m = old_m / 2;
+    while (m > 1 && old_m % m != 0) --m;
+    if (old_m <= 1) return false;
+    dropPrefetch();  // it was read for the old split
+    t.micro_batch_size = m;
+    t.gradient_accumulation_steps = old_k * (old_m / m);
+    std::ostringstream why;
+    why << "out of memory at step " << step + 1 << ": micro_batch_size " << old_m << " -> " << m
+        << ", gradient_accumulation_steps " << old_k << " -> " << t.gradient_accumulation_steps
+        << " (global batch " << cfg_.globalBatch() << " kept); the step is redone";
+    publishEvent(step, "oom_backoff", why.str());
     return true;
 }
 
@@ -172,12 +224,14 @@ RankResult RankTrainer::loop() {
     int64_t bad_steps = 0;
     double tokens_per_s = 0;
     auto finish = [&](RunStatus status, int64_t steps) {
+        result.micro_batch_size = cfg_.train.micro_batch_size;
+        result.gradient_accumulation_steps = cfg_.train.gradient_accumulation_steps;
         result.status = status;
         result.steps = steps;
         result.tokens = tokens_seen_;
         result.final_loss = last_loss_;
         result.tokens_per_s = tokens_per_s;
-        result.peak_memory_bytes = hostPeakBytes();
+        result.peak_memory_bytes = s_.memory ? run_peak_bytes_ : hostPeakBytes();
         return result;
     };
     if (s_.rank == 0) s_.completed_steps->store(start_step_);
@@ -186,11 +240,22 @@ RankResult RankTrainer::loop() {
         WindowResult window;
         // A stop inside a window drops the partial window: nothing is stepped.
         current_step_ = step;
-        if (!accumulateWindow(step, window)) {
+        const WindowOutcome outcome = accumulateWindow(step, window);
+        if (outcome == WindowOutcome::Stopped) {
             // Ranks that already passed this boundary wait in a collective: release them.
             s_.collectives->abort("stop requested");
             saveCheckpoint(step, last_loss_);  // a stop keeps what was trained
             return finish(RunStatus::Stopped, step);
+        }
+        if (outcome == WindowOutcome::OutOfMemory) {
+            if (s_.memory) run_peak_bytes_ = std::max(run_peak_bytes_, s_.memory->peak.load());
+            if (!backOffMicroBatch(step)) {
+                result.error = "out of memory at step " + std::to_string(step + 1) +
+                               " even with micro_batch_size 1; " + outOfMemoryAdvice(cfg_);
+                return finish(RunStatus::Failed, step);
+            }
+            --step;  // the same optimizer step again, with the same samples in smaller pieces
+            continue;
         }
         if (window.tokens == 0) {
             publishEvent(step + 1, "warning",
@@ -212,6 +277,8 @@ RankResult RankTrainer::loop() {
         }
         bad_steps = 0;
         const double lr = applyUpdate(step, window);
+        // The run's peak includes the update's temporaries and the AdamW moments of step 1.
+        if (s_.memory) run_peak_bytes_ = std::max(run_peak_bytes_, s_.memory->peak.load());
         tokens_seen_ += window.tokens;
         last_loss_ = mean_loss;
         const double step_time = secondsSince(step_start);
@@ -246,6 +313,8 @@ RankResult RankTrainer::run() {
             return stopped;
         }
         error = std::string("stopped because another rank failed: ") + e.what();
+    } catch (const c10::OutOfMemoryError& e) {
+        error = e.what_without_backtrace() + std::string("; ") + outOfMemoryAdvice(cfg_);
     } catch (const c10::Error& e) {
         error = e.what_without_backtrace();
     } catch (const std::exception& e) {
@@ -294,6 +363,10 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, double lr, do
         point(step, "perf/step_time_s", step_time),
         point(step, "comm/collectives", double(w.collectives)),
     };
+    // Each rank's most bytes held during the window's forward and backward passes.
+    for (size_t r = 0; r < w.rank_peak_bytes.size(); ++r)
+        if (w.rank_peak_bytes[r] > 0)
+            points.push_back(point(step, memoryKeyPrefix(s_.device, int(r)) + "peak_bytes", double(w.rank_peak_bytes[r])));
     for (size_t i = 0; i < w.loads.size(); ++i) {
         auto load = w.loads[i].to(torch::kFloat64);
         const double mean = load.mean().item<double>();
@@ -312,6 +385,8 @@ void RankTrainer::publishEvent(int64_t step, const std::string& kind, const std:
 }
 
 RankResult runRank(const RankSetup& setup) {
+    // Everything this rank allocates on the CPU, the model included, counts against its account.
+    ScopedMemoryAccount account(setup.memory);
     try {
         RankTrainer trainer(setup);
         return trainer.run();

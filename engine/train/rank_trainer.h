@@ -12,6 +12,7 @@
 #include "data/batch_sampler.h"
 #include "data/token_source.h"
 #include "model/transformer.h"
+#include "memory/memory_account.h"
 #include "parallel/collectives.h"
 #include "parallel/gradient_buckets.h"
 #include "session/run_control.h"
@@ -30,6 +31,9 @@ struct RankResult {
     double final_loss = 0;
     double tokens_per_s = 0;
     int64_t peak_memory_bytes = 0;
+    // The batch split in force at the end: an out-of-memory back-off changes it mid-run.
+    int64_t micro_batch_size = 0;
+    int64_t gradient_accumulation_steps = 0;
     std::string error;
 };
 
@@ -45,6 +49,8 @@ struct RankSetup {
     std::atomic<int64_t>* completed_steps = nullptr;
     std::string checkpoint_dir;  // rank 0 writes checkpoints here; empty: none
     std::string resume_from;     // checkpoint directory to continue from; empty: fresh start
+    // Where this rank's CPU allocations are counted (and budgeted); nullptr: not counted.
+    MemoryAccount* memory = nullptr;
     // Parameters and gradients in fp64 instead of fp32: for the exactness tests only.
     bool fp64 = false;
     // Test hook: the rank throws when it reaches this optimizer step (0-based); -1: never.
@@ -57,7 +63,15 @@ struct WindowResult {
     int64_t tokens = 0;                // N: counted targets over the window and all ranks
     double grad_norm = 0;              // of the global gradient, after the 1/N scaling
     std::vector<torch::Tensor> loads;  // per MoE layer: tokens per expert, int64 [E], global
+    std::vector<int64_t> rank_peak_bytes;  // per rank: the most CPU bytes held during the window
     int64_t collectives = 0;           // collective calls this window made
+};
+
+// How an accumulation window ended.
+enum class WindowOutcome {
+    Complete,     // gradients reduced and scaled: ready for the update
+    Stopped,      // a stop was requested at a micro-batch boundary; the partial window is dropped
+    OutOfMemory,  // some rank ran out of memory; every rank dropped the window (agreed)
 };
 
 class RankTrainer {
@@ -68,8 +82,9 @@ public:
     // Runs the K micro-batches of optimizer step `step` (0-based): backward of raw loss sums
     // with no reduction until the last micro-batch, then one all-reduce per gradient bucket
     // plus one for [loss sum, N, expert loads], and the 1/N scaling. Returns false when a stop
-    // was requested at a micro-batch boundary (the partial window is dropped).
-    bool accumulateWindow(int64_t step, WindowResult& out);
+    // was requested at a micro-batch boundary (the partial window is dropped). An out-of-memory
+    // error on any rank is agreed by all in the same reduction, and every rank drops the window.
+    WindowOutcome accumulateWindow(int64_t step, WindowResult& out);
     // Clipping, learning rate, AdamW step and the MoE bias update for a window.
     double applyUpdate(int64_t step, const WindowResult& window);
     // The whole loop; never throws (an exception becomes status Failed with the reason).
@@ -80,6 +95,10 @@ public:
 
 private:
     RankResult loop();
+    // After an agreed out-of-memory window: the largest smaller micro-batch that divides the
+    // current one, with K scaled so m x K x W stays. Returns false when m is already 1.
+    bool backOffMicroBatch(int64_t step);
+    void dropPrefetch();
     double globalGradNorm();
     void publishStep(int64_t step, const WindowResult& w, double lr, double tokens_per_s, double step_time);
     void publishPoints(std::vector<MetricPoint> points);
@@ -87,7 +106,7 @@ private:
     MetricPoint point(int64_t step, const std::string& key, double value) const;
 
     RankSetup s_;
-    const RunConfig& cfg_;
+    RunConfig cfg_;  // this rank's copy: an out-of-memory back-off changes the batch split
     torch::Device device_;
     Transformer model_;
     std::unique_ptr<TokenSource> source_;
@@ -106,6 +125,7 @@ private:
     int64_t current_step_ = 0;
     double last_loss_ = std::numeric_limits<double>::quiet_NaN();
     int64_t last_checkpoint_step_ = -1;
+    int64_t run_peak_bytes_ = 0;
     void saveCheckpoint(int64_t steps_done, double last_loss);
 };
 

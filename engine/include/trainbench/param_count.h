@@ -13,6 +13,12 @@ struct ParamCount {
     // shared experts and n_activated_experts routed experts per MoE layer.
     int64_t activated = 0;
     int64_t state_dict_tensors = 0;
+    // The parts, for planners: one dense block, one MoE block (norms included), the embedding
+    // table and the output head (each vocab_size x dim).
+    int64_t dense_block = 0;
+    int64_t moe_block = 0;
+    int64_t embedding = 0;
+    int64_t head = 0;
 };
 
 ParamCount countParameters(const ModelConfig& model);

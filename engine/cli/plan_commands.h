@@ -1,0 +1,11 @@
+// The batch-fitting commands of trainbench-cli: `plan` and `explore`.
+#pragma once
+
+#include "trainbench/run_config.h"
+
+namespace trainbench {
+
+int commandPlan(const RunConfig& config, bool as_json);
+int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json);
+
+}  // namespace trainbench

@@ -1,0 +1,50 @@
+// The memory planner: bytes per rank for one training configuration, derived from the config
+// alone (no tensor is allocated), and the largest micro-batch that fits a budget.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "trainbench/run_config.h"
+
+namespace trainbench {
+
+// Bytes one rank holds at its peak, by kind. The peak is reached in the backward pass of a
+// micro-batch once the optimizer has stepped: weights, the reduction buffers, both AdamW
+// moments, the activations saved by the forward pass, the gradient of the logits being formed,
+// and the parameter gradients (all of them from the second micro-batch of a window on; with
+// K = 1 only those formed while activations are still held).
+struct MemoryPlan {
+    int64_t micro_batch_size = 0;
+    int64_t gradient_accumulation_steps = 0;
+    int64_t seq_len = 0;
+    int64_t world_size = 0;
+    int64_t weight_bytes = 0;
+    int64_t gradient_bytes = 0;   // fp32, one per parameter
+    int64_t bucket_bytes = 0;     // fp32 flat buffers that carry gradients to the other ranks
+    int64_t optimizer_bytes = 0;  // AdamW: two fp32 moments per parameter
+    int64_t activation_bytes = 0; // saved for backward by one micro-batch's forward pass
+    int64_t logits_bytes = 0;     // the logits' gradient and its softmax, alive at backward start
+    int64_t peak_bytes = 0;
+    int64_t limit_bytes = 0;      // the budget compared against; 0: none known
+    bool fits = true;
+    // The largest micro-batch (dividing the global batch per rank) whose peak fits the budget;
+    // 0 when even 1 does not, the configured one when there is no budget.
+    int64_t largest_fitting_micro_batch = 0;
+};
+
+// Plans `config` against `limit_bytes` per rank (runtime.memory_limit_mb when set wins;
+// 0 and no config limit: nothing to fit against).
+MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes = 0);
+
+// The physical memory a rank may use on its device: the host's RAM shared by the CPU ranks,
+// or the GPU's memory. 0 when unknown. (Torch-free; CUDA sizes come from the session.)
+int64_t hostMemoryBytesPerRank(const RunConfig& config);
+
+// One JSON object, every field above (the `plan` command's output).
+std::string memoryPlanToJson(const MemoryPlan& plan);
+
+// What to try when a rank runs out of memory with this config, in one sentence.
+std::string outOfMemoryAdvice(const RunConfig& config);
+
+}  // namespace trainbench

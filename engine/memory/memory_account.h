@@ -1,0 +1,45 @@
+// MemoryAccount: the bytes one rank holds on the CPU, counted by the tracking allocator.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace trainbench {
+
+// Thread contract: any thread may allocate or free against an account (a tensor can die on
+// another thread than the one that made it); every field is atomic. Accounts are never
+// destroyed while a tensor might still point at them: see newMemoryAccount().
+struct MemoryAccount {
+    std::atomic<int64_t> current{0};
+    std::atomic<int64_t> peak{0};
+    std::atomic<int64_t> limit{0};  // bytes; 0: unlimited
+    std::atomic<int64_t> allocations{0};
+
+    // Starts a new peak window (per optimizer step) at the bytes held now.
+    void resetPeak() { peak.store(current.load()); }
+};
+
+// A fresh account that lives until the process ends (a few dozen bytes per rank and session):
+// tensors may outlive the session that made them, and their frees must find the account.
+MemoryAccount* newMemoryAccount(int64_t limit_bytes = 0);
+
+// Makes CPU allocations on this thread count against `account` for the scope's lifetime
+// (nullptr: count against none). Installs the tracking allocator on first use.
+class ScopedMemoryAccount {
+public:
+    explicit ScopedMemoryAccount(MemoryAccount* account);
+    ~ScopedMemoryAccount();
+    ScopedMemoryAccount(const ScopedMemoryAccount&) = delete;
+    ScopedMemoryAccount& operator=(const ScopedMemoryAccount&) = delete;
+
+private:
+    MemoryAccount* previous_;
+};
+
+// The account this thread allocates against, or nullptr.
+MemoryAccount* currentMemoryAccount();
+
+// Installs the tracking allocator as c10's CPU allocator (idempotent, thread-safe).
+void installTrackingCpuAllocator();
+
+}  // namespace trainbench

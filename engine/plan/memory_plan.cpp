@@ -1,0 +1,162 @@
+// The memory planner. Activation counts follow what autograd keeps alive in this engine's
+// forward pass (engine/model), tensor by tensor, per token:
+//   RMSNorm            normalised input and output                        2 x width
+//   MLA                q (or its LoRA input, norm and output), kv_a, the latent norm's two
+//                      outputs, kv, SDPA's query and key, its output, the heads' reshape copy
+//   dense MLP          w1 and w3 outputs, the SiLU output and the product 4 x inter_dim
+//   MoE                gate scores, routed copies of the input, per routed slot the expert's
+//                      four hidden tensors, the concatenated expert outputs, the shared
+//                      experts' hidden tensors, and three int64 index vectors
+//   residual streams   one per block output, plus the embedding output
+//   head               log-softmax output over the vocabulary
+// plus, at the start of backward, the gradient of the log-softmax and of the logits.
+#include "trainbench/memory_plan.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "trainbench/param_count.h"
+
+namespace trainbench {
+namespace {
+
+constexpr int64_t kFloat = 4;
+constexpr int64_t kIndex = 8;
+
+// Bytes saved for backward per token by one attention sub-block (its input norm included).
+int64_t attentionBytesPerToken(const ModelConfig& c) {
+    const int64_t h = c.n_heads, qk = c.qkHeadDim(), v = c.v_head_dim, kv = c.kv_lora_rank, r = c.qk_rope_head_dim;
+    int64_t floats = 2 * c.dim;                                  // attn_norm
+    floats += c.q_lora_rank > 0 ? 3 * c.q_lora_rank + h * qk : h * qk;  // q path
+    floats += (kv + r) + 2 * kv + h * (c.qk_nope_head_dim + v);  // kv_a, kv_norm, kv
+    floats += 2 * h * qk;                                        // SDPA query and key
+    floats += 2 * h * v + h;                                     // SDPA output, logsumexp, reshape
+    floats += c.dim;                                             // the residual after attention
+    return floats * kFloat;
+}
+
+int64_t denseFfnBytesPerToken(const ModelConfig& c) { return (2 * c.dim + 4 * c.inter_dim + c.dim) * kFloat; }
+
+int64_t moeFfnBytesPerToken(const ModelConfig& c) {
+    const int64_t k = c.n_activated_experts;
+    int64_t floats = 2 * c.dim + c.n_routed_experts;  // ffn_norm, gate scores
+    floats += k * c.dim;                              // dispatched copies of the input
+    floats += 4 * k * c.moe_inter_dim;                // routed experts' hidden tensors
+    floats += k * c.dim;                              // concatenated expert outputs
+    floats += 4 * c.n_shared_experts * c.moe_inter_dim;
+    floats += c.dim;                                  // the block output
+    return floats * kFloat + 3 * k * kIndex;
+}
+
+int64_t embeddingOutputBytes(const ModelConfig& c) { return c.dim * kFloat; }
+int64_t headBytesPerToken(const ModelConfig& c) {
+    return 2 * c.dim * kFloat + c.vocab_size * kFloat + 2 * kIndex;  // final norm, log-softmax, tokens
+}
+int64_t blockBytesPerToken(const ModelConfig& c, int64_t layer) {
+    return attentionBytesPerToken(c) + (layer < c.n_dense_layers ? denseFfnBytesPerToken(c) : moeFfnBytesPerToken(c));
+}
+
+int64_t activationBytes(const ModelConfig& c, int64_t tokens) {
+    int64_t per_token = embeddingOutputBytes(c) + headBytesPerToken(c);
+    for (int64_t layer = 0; layer < c.n_layers; ++layer) per_token += blockBytesPerToken(c, layer);
+    return per_token * tokens;
+}
+
+// The most bytes of activations and gradients held together during one backward pass. With
+// gradients already there (a later micro-batch of the window) that is simply their sum. On
+// the first micro-batch the gradients appear block by block as the blocks' activations go:
+// walk the blocks from the head down and keep the largest total.
+int64_t backwardPeakBytes(const ModelConfig& c, int64_t tokens, int64_t logits_bytes, bool gradients_exist) {
+    const ParamCount params = countParameters(c);
+    const int64_t activations = activationBytes(c, tokens);
+    if (gradients_exist) return activations + logits_bytes + params.total * kFloat;
+    int64_t held = activations + logits_bytes + params.head * kFloat;  // the head's gradient forms first
+    int64_t peak = held;
+    held -= logits_bytes + headBytesPerToken(c) * tokens;
+    for (int64_t layer = c.n_layers - 1; layer >= 0; --layer) {
+        held += (layer < c.n_dense_layers ? params.dense_block : params.moe_block) * kFloat;
+        peak = std::max(peak, held);
+        held -= blockBytesPerToken(c, layer) * tokens;
+    }
+    return std::max(peak, held + params.embedding * kFloat);
+}
+
+MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_bytes) {
+    MemoryPlan p;
+    p.micro_batch_size = micro_batch;
+    p.world_size = config.runtime.world_size;
+    p.gradient_accumulation_steps = config.globalBatch() / std::max<int64_t>(1, micro_batch * p.world_size);
+    p.seq_len = config.train.seq_len;
+    const int64_t params = countParameters(config.model).total;
+    p.weight_bytes = params * kFloat;
+    p.gradient_bytes = params * kFloat;
+    p.bucket_bytes = p.world_size > 1 ? params * kFloat : 0;
+    p.optimizer_bytes = 2 * params * kFloat;
+    const int64_t tokens = micro_batch * p.seq_len;
+    p.activation_bytes = activationBytes(config.model, tokens);
+    p.logits_bytes = 2 * tokens * config.model.vocab_size * kFloat;
+    // Gradients are set to none at each window's start: only K > 1 finds them all in place.
+    p.peak_bytes = p.weight_bytes + p.bucket_bytes + p.optimizer_bytes +
+                   backwardPeakBytes(config.model, tokens, p.logits_bytes, p.gradient_accumulation_steps > 1);
+    p.limit_bytes = limit_bytes;
+    p.fits = limit_bytes <= 0 || p.peak_bytes <= limit_bytes;
+    return p;
+}
+
+}  // namespace
+
+MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes) {
+    if (config.runtime.memory_limit_mb > 0) limit_bytes = config.runtime.memory_limit_mb * 1024 * 1024;
+    MemoryPlan plan = planFor(config, config.train.micro_batch_size, limit_bytes);
+    const int64_t per_rank = config.globalBatch() / std::max<int64_t>(1, config.runtime.world_size);
+    plan.largest_fitting_micro_batch = limit_bytes > 0 ? 0 : config.train.micro_batch_size;
+    if (limit_bytes > 0)
+        for (int64_t m = 1; m <= per_rank; ++m)
+            if (per_rank % m == 0 && planFor(config, m, limit_bytes).fits) plan.largest_fitting_micro_batch = m;
+    return plan;
+}
+
+int64_t hostMemoryBytesPerRank(const RunConfig& config) {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return 0;
+    return int64_t(pages) * int64_t(page) / std::max<int64_t>(1, config.runtime.world_size);
+}
+
+std::string memoryPlanToJson(const MemoryPlan& p) {
+    nlohmann::json j = {
+        {"micro_batch_size", p.micro_batch_size},
+        {"gradient_accumulation_steps", p.gradient_accumulation_steps},
+        {"seq_len", p.seq_len},
+        {"world_size", p.world_size},
+        {"weight_bytes", p.weight_bytes},
+        {"gradient_bytes", p.gradient_bytes},
+        {"bucket_bytes", p.bucket_bytes},
+        {"optimizer_bytes", p.optimizer_bytes},
+        {"activation_bytes", p.activation_bytes},
+        {"logits_bytes", p.logits_bytes},
+        {"peak_bytes", p.peak_bytes},
+        {"limit_bytes", p.limit_bytes},
+        {"fits", p.fits},
+        {"largest_fitting_micro_batch", p.largest_fitting_micro_batch},
+    };
+    return j.dump();
+}
+
+std::string outOfMemoryAdvice(const RunConfig& config) {
+    MemoryPlan one = planFor(config, 1, 0);
+    std::ostringstream advice;
+    const double mib = 1024.0 * 1024.0;
+    advice.precision(1);
+    advice << std::fixed << "the planner puts micro_batch_size 1 at " << double(one.peak_bytes) / mib
+           << " MiB per rank (weights, gradients and AdamW state alone "
+           << double(one.weight_bytes + one.gradient_bytes + one.bucket_bytes + one.optimizer_bytes) / mib
+           << " MiB); shorten train.seq_len, use a smaller model, raise runtime.memory_limit_mb, or spread the "
+              "ranks over more devices";
+    return advice.str();
+}
+
+}  // namespace trainbench
