@@ -425,6 +425,15 @@ int main(int argc, char** argv) {
     plan->add_option("--set", overrides, "Override a field: section.key=value (repeatable)");
     plan->add_flag("--json", as_json, "Print one JSON object");
 
+    int64_t explore_steps = 3;
+    auto* explore = app.add_subcommand("explore", "Measure every micro-batch split of the global batch; recommend one");
+    explore->add_option("config", config_path, "Run config (JSON)")->required();
+    explore->add_option("--set", overrides, "Override a field: section.key=value (repeatable)");
+    explore->add_option("--steps", explore_steps, "Optimizer steps per split (the first is warm-up)")
+        ->default_val(3)
+        ->check(CLI::Range(1, 1000));
+    explore->add_flag("--json", as_json, "Print one JSON object (rows and recommended) on stdout");
+
     bool defaults = false;
     auto* schema = app.add_subcommand("schema", "Print the config reference (Markdown), or --defaults as JSON");
     schema->add_flag("--defaults", defaults, "Print a complete default config as JSON");
@@ -447,6 +456,10 @@ int main(int argc, char** argv) {
         if (init->parsed()) return commandInit(config_path, overrides, seed, out_path);
         if (eval->parsed()) return commandEval(config_path, overrides, weights_path);
         if (plan->parsed()) return commandPlan(loadWithOverrides(config_path, overrides), as_json);
+        if (explore->parsed()) {
+            refuseMultiProcessLaunch();
+            return commandExplore(loadWithOverrides(config_path, overrides), explore_steps, as_json);
+        }
         if (schema->parsed()) {
             if (defaults) {
                 std::cout << runConfigToJson(RunConfig{}) << "\n";

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "trainbench/batch_explorer.h"
 #include "trainbench/memory_plan.h"
 
 namespace trainbench {
@@ -40,6 +41,33 @@ int commandPlan(const RunConfig& config, bool as_json) {
         std::printf("fits: %s; largest micro_batch_size that fits: %lld\n", plan.fits ? "yes" : "NO",
                     (long long)plan.largest_fitting_micro_batch);
     }
+    return 0;
+}
+
+int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json) {
+    ExploreOptions options;
+    options.steps_per_row = steps_per_row;
+    // Rows appear as they are measured; the table goes to stderr when stdout carries JSON.
+    FILE* table = as_json ? stderr : stdout;
+    std::fprintf(table, "global batch %lld = m x K x %lld ranks, seq_len %lld, %lld steps per row\n",
+                 (long long)config.globalBatch(), (long long)config.runtime.world_size, (long long)config.train.seq_len,
+                 (long long)steps_per_row);
+    std::fprintf(table, "%6s %6s %12s %14s %14s  %s\n", "m", "K", "tokens/s", "peak MiB", "planned MiB", "fits");
+    options.on_row = [&](const ExploreRow& r) {
+        std::fprintf(table, "%6lld %6lld %12.0f %14.1f %14.1f  %s\n", (long long)r.micro_batch_size,
+                     (long long)r.gradient_accumulation_steps, r.tokens_per_s, mib(r.measured_peak_bytes),
+                     mib(r.estimated_peak_bytes), r.fits ? "yes" : ("no: " + r.note).c_str());
+        std::fflush(table);
+    };
+    const ExploreResult result = exploreBatchSplits(config, hostMemoryBytesPerRank(config), options);
+    if (result.recommended >= 0) {
+        const ExploreRow& best = result.rows[result.recommended];
+        std::fprintf(table, "recommended: --set train.micro_batch_size=%lld --set train.gradient_accumulation_steps=%lld\n",
+                     (long long)best.micro_batch_size, (long long)best.gradient_accumulation_steps);
+    } else {
+        std::fprintf(table, "no split fits; %s\n", outOfMemoryAdvice(config).c_str());
+    }
+    if (as_json) std::cout << exploreResultToJson(result) << "\n";
     return 0;
 }
 

@@ -23,6 +23,7 @@ std::string runSummaryToJson(const RunSummary& s) {
         {"wall_time_s", s.wall_time_s},
     };
     if (!s.error.empty()) j["error"] = s.error;
+    if (s.out_of_memory) j["out_of_memory"] = true;
     return j.dump();
 }
 

@@ -118,6 +118,7 @@ struct TrainingSession::Impl {
         setup.checkpoint_dir = options.checkpoint_dir;
         setup.resume_from = options.resume_from;
         setup.memory = memory[rank];
+        setup.recover_out_of_memory = options.recover_out_of_memory;
         if (rank == fail_rank) setup.fail_at_step = fail_step;
         setup.bus = &bus;
         setup.started = started;
@@ -159,6 +160,7 @@ struct TrainingSession::Impl {
                 s.status = RunStatus::Failed;
                 if (s.error.empty()) s.error = r.error;
             }
+            s.out_of_memory = s.out_of_memory || r.out_of_memory;
             s.peak_memory_bytes = std::max(s.peak_memory_bytes, r.peak_memory_bytes);
         }
         s.steps = lead.steps;

@@ -249,7 +249,14 @@ RankResult RankTrainer::loop() {
         }
         if (outcome == WindowOutcome::OutOfMemory) {
             if (s_.memory) run_peak_bytes_ = std::max(run_peak_bytes_, s_.memory->peak.load());
+            if (!s_.recover_out_of_memory) {
+                result.out_of_memory = true;
+                result.error = "out of memory at step " + std::to_string(step + 1) + " with micro_batch_size " +
+                               std::to_string(cfg_.train.micro_batch_size);
+                return finish(RunStatus::Failed, step);
+            }
             if (!backOffMicroBatch(step)) {
+                result.out_of_memory = true;
                 result.error = "out of memory at step " + std::to_string(step + 1) +
                                " even with micro_batch_size 1; " + outOfMemoryAdvice(cfg_);
                 return finish(RunStatus::Failed, step);
@@ -297,6 +304,7 @@ RankResult RankTrainer::loop() {
 
 RankResult RankTrainer::run() {
     std::string error;
+    bool out_of_memory = false;
     try {
         return loop();
     } catch (const CollectiveAborted& e) {
@@ -314,6 +322,7 @@ RankResult RankTrainer::run() {
         }
         error = std::string("stopped because another rank failed: ") + e.what();
     } catch (const c10::OutOfMemoryError& e) {
+        out_of_memory = true;
         error = e.what_without_backtrace() + std::string("; ") + outOfMemoryAdvice(cfg_);
     } catch (const c10::Error& e) {
         error = e.what_without_backtrace();
@@ -327,6 +336,8 @@ RankResult RankTrainer::run() {
     failed.error = "rank " + std::to_string(s_.rank) + ": " + error;
     failed.tokens = tokens_seen_;
     failed.tokens_at_start = tokens_at_start_;
+    failed.out_of_memory = out_of_memory;
+    failed.peak_memory_bytes = run_peak_bytes_;
     return failed;
 }
 

@@ -34,6 +34,7 @@ struct RankResult {
     // The batch split in force at the end: an out-of-memory back-off changes it mid-run.
     int64_t micro_batch_size = 0;
     int64_t gradient_accumulation_steps = 0;
+    bool out_of_memory = false;
     std::string error;
 };
 
@@ -49,6 +50,7 @@ struct RankSetup {
     std::atomic<int64_t>* completed_steps = nullptr;
     std::string checkpoint_dir;  // rank 0 writes checkpoints here; empty: none
     std::string resume_from;     // checkpoint directory to continue from; empty: fresh start
+    bool recover_out_of_memory = true;  // see SessionOptions
     // Where this rank's CPU allocations are counted (and budgeted); nullptr: not counted.
     MemoryAccount* memory = nullptr;
     // Parameters and gradients in fp64 instead of fp32: for the exactness tests only.

@@ -278,6 +278,33 @@ private Q_SLOTS:
         QCOMPARE(readback.metrics(id.toStdString(), "train/loss").size(), size_t(7));
     }
 
+    void planAndExploreAnswerWhichSplitToUse() {
+        Result plan = runCli({"plan", kConfigs + "/tiny.json", "--json", "--set", "runtime.memory_limit_mb=64"});
+        QVERIFY2(plan.code == 0, qPrintable(plan.err));
+        QJsonObject p = QJsonDocument::fromJson(plan.out.toUtf8()).object();
+        for (const char* key : {"weight_bytes", "gradient_bytes", "optimizer_bytes", "activation_bytes", "peak_bytes",
+                                "limit_bytes", "fits", "largest_fitting_micro_batch"})
+            QVERIFY2(p.contains(key), key);
+        QCOMPARE(p["limit_bytes"].toDouble(), 64.0 * 1024 * 1024);
+        QCOMPARE(p["optimizer_bytes"].toDouble(), 2 * p["weight_bytes"].toDouble());
+        QVERIFY(p["fits"].toBool());
+        QCOMPARE(runCli({"plan", kConfigs + "/tiny.json", "--set", "train.micro_batch_size=0"}).code, 2);
+
+        Result explore = runCli({"explore", kConfigs + "/tiny.json", "--json", "--steps", "1"});
+        QVERIFY2(explore.code == 0, qPrintable(explore.err));
+        QJsonObject e = QJsonDocument::fromJson(explore.out.trimmed().split('\n').last().toUtf8()).object();
+        QJsonArray rows = e["rows"].toArray();
+        QCOMPARE(rows.size(), 5);  // m = 1, 2, 4, 8, 16 of the global batch 16
+        for (const auto& value : rows) {
+            QJsonObject row = value.toObject();
+            QCOMPARE(row["micro_batch_size"].toInt() * row["gradient_accumulation_steps"].toInt(), 16);
+            for (const char* key : {"tokens_per_s", "measured_peak_bytes", "estimated_peak_bytes", "fits"})
+                QVERIFY2(row.contains(key), key);
+        }
+        QVERIFY(e["recommended"].isObject());
+        QVERIFY(explore.err.contains("recommended: --set train.micro_batch_size="));
+    }
+
     void interruptStopsCleanlyWithCode130() {
         QTemporaryDir store;
         QProcess process;

@@ -28,6 +28,7 @@ struct RunSummary {
     int64_t peak_memory_bytes = 0;
     double tokens_per_s = 0;
     double wall_time_s = 0;
+    bool out_of_memory = false;  // failed because a rank ran out of memory
     std::string error;  // the reason when status == Failed
 };
 std::string runSummaryToJson(const RunSummary& summary);
@@ -40,6 +41,9 @@ struct SessionOptions {
     std::string run_id;           // empty: a new random id
     std::string checkpoint_dir;   // train.checkpoint_every steps, and at the end, land here
     std::string resume_from;      // a checkpoint directory to continue from (same config)
+    // Out of memory inside a window: halve the micro-batch and redo the step (true), or end
+    // the run as failed with RunSummary::out_of_memory set (false; the explorer measures so).
+    bool recover_out_of_memory = true;
 };
 
 // Thread contract: every method is called from one controlling thread (the GUI or CLI main

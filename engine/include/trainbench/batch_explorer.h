@@ -1,0 +1,50 @@
+// The batch explorer: every split m x K of one global batch, trained for a few steps and
+// measured, with the planner's estimate beside each, and a recommendation.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "trainbench/run_config.h"
+
+namespace trainbench {
+
+struct ExploreRow {
+    int64_t micro_batch_size = 0;
+    int64_t gradient_accumulation_steps = 0;
+    double tokens_per_s = 0;           // mean over the measured steps (the first is warm-up)
+    int64_t measured_peak_bytes = 0;   // the most bytes any rank held
+    int64_t estimated_peak_bytes = 0;  // the planner's
+    bool fits = false;                 // every rank finished every step within its memory
+    std::string note;                  // why a row does not fit, or another failure
+};
+
+struct ExploreResult {
+    std::vector<ExploreRow> rows;  // ascending micro-batch size
+    int recommended = -1;          // index into rows; -1 when nothing fits
+    int64_t limit_bytes = 0;       // the per-rank budget the margin was applied to; 0: none
+    double safety_margin = 0.1;    // the recommendation keeps this fraction of the budget free
+};
+
+struct ExploreOptions {
+    int64_t steps_per_row = 3;
+    double safety_margin = 0.1;
+    // Called after each row (from the calling thread); may be empty.
+    std::function<void(const ExploreRow&)> on_row;
+    // Set from another thread to end the exploration after the current row.
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+// For each m dividing B / W (K = B / (m W)) trains `steps_per_row` steps at train.seq_len on a
+// copy of `config` (no evaluation, checkpoints or store), with out-of-memory recovery off so an
+// OOM on any rank (agreed across ranks) marks the row as not fitting. Recommends the fastest
+// row whose measured peak leaves the safety margin of the budget (runtime.memory_limit_mb, or
+// `limit_bytes` when that is 0). Throws ConfigError for an invalid config.
+ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, const ExploreOptions& options = {});
+
+std::string exploreResultToJson(const ExploreResult& result);
+
+}  // namespace trainbench

@@ -1,0 +1,106 @@
+// The batch explorer: one short training session per split of the global batch.
+#include "trainbench/batch_explorer.h"
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "trainbench/config_io.h"
+#include "trainbench/memory_plan.h"
+#include "trainbench/training_session.h"
+
+namespace trainbench {
+namespace {
+
+ExploreRow measureSplit(const RunConfig& base, int64_t m, int64_t steps) {
+    RunConfig config = base;
+    config.train.micro_batch_size = m;
+    config.train.gradient_accumulation_steps = base.globalBatch() / (m * base.runtime.world_size);
+    config.train.global_batch_size.reset();
+    config.train.steps = steps;
+    config.train.eval_every = 0;
+    config.train.checkpoint_every = 0;
+    config.train.log_every = 1;
+    config.train.warmup_steps = 0;
+
+    ExploreRow row;
+    row.micro_batch_size = m;
+    row.gradient_accumulation_steps = config.train.gradient_accumulation_steps;
+    row.estimated_peak_bytes = planMemory(config).peak_bytes;
+
+    SessionOptions options;
+    options.recover_out_of_memory = false;
+    TrainingSession session(config, options);
+    auto inbox = session.bus().subscribe();
+    session.start();
+    session.wait();
+    const RunSummary summary = session.summary();
+    row.measured_peak_bytes = summary.peak_memory_bytes;
+    row.fits = summary.status == RunStatus::Completed;
+    if (!row.fits) row.note = summary.out_of_memory ? "out of memory" : summary.error;
+    // Step 1 allocates the gradients and AdamW moments and warms every kernel up: the rate is
+    // the mean over the steps after it (or step 1 alone for a single step).
+    double sum = 0;
+    int count = 0;
+    double first = 0;
+    for (const auto& p : inbox->drain().points) {
+        if (p.key != "perf/tokens_per_s") continue;
+        if (p.step == 1) first = p.value;
+        else sum += p.value, ++count;
+    }
+    row.tokens_per_s = count > 0 ? sum / count : first;
+    if (!row.fits) row.tokens_per_s = 0;
+    return row;
+}
+
+}  // namespace
+
+ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, const ExploreOptions& options) {
+    requireValidRunConfig(config);
+    ExploreResult result;
+    result.safety_margin = options.safety_margin;
+    result.limit_bytes = config.runtime.memory_limit_mb > 0 ? config.runtime.memory_limit_mb * 1024 * 1024 : limit_bytes;
+    const int64_t per_rank = config.globalBatch() / config.runtime.world_size;
+    for (int64_t m = 1; m <= per_rank; ++m) {
+        if (per_rank % m != 0) continue;
+        if (options.cancel && options.cancel->load()) break;
+        result.rows.push_back(measureSplit(config, m, std::max<int64_t>(1, options.steps_per_row)));
+        if (options.on_row) options.on_row(result.rows.back());
+    }
+    const double usable = double(result.limit_bytes) * (1.0 - result.safety_margin);
+    for (size_t i = 0; i < result.rows.size(); ++i) {
+        const ExploreRow& row = result.rows[i];
+        const bool within_margin = result.limit_bytes <= 0 || double(row.measured_peak_bytes) <= usable;
+        if (!row.fits || !within_margin) continue;
+        if (result.recommended < 0 || row.tokens_per_s > result.rows[result.recommended].tokens_per_s)
+            result.recommended = static_cast<int>(i);
+    }
+    return result;
+}
+
+std::string exploreResultToJson(const ExploreResult& result) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : result.rows) {
+        nlohmann::json row = {{"micro_batch_size", r.micro_batch_size},
+                              {"gradient_accumulation_steps", r.gradient_accumulation_steps},
+                              {"tokens_per_s", r.tokens_per_s},
+                              {"measured_peak_bytes", r.measured_peak_bytes},
+                              {"estimated_peak_bytes", r.estimated_peak_bytes},
+                              {"fits", r.fits}};
+        if (!r.note.empty()) row["note"] = r.note;
+        rows.push_back(std::move(row));
+    }
+    nlohmann::json recommended = nullptr;
+    if (result.recommended >= 0) {
+        const auto& r = result.rows[result.recommended];
+        recommended = {{"micro_batch_size", r.micro_batch_size},
+                       {"gradient_accumulation_steps", r.gradient_accumulation_steps}};
+    }
+    return nlohmann::json{{"rows", rows},
+                          {"recommended", recommended},
+                          {"limit_bytes", result.limit_bytes},
+                          {"safety_margin", result.safety_margin}}
+        .dump();
+}
+
+}  // namespace trainbench

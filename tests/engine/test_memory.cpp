@@ -1,0 +1,238 @@
+// Memory suite: the tracking allocator, budgets, the planner against measurement, the explorer,
+// and out-of-memory recovery that keeps the global batch and the losses.
+#include <QtTest/QtTest>
+
+#include <c10/core/CPUAllocator.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <thread>
+
+#include "memory/memory_account.h"
+#include "trainbench/batch_explorer.h"
+#include "trainbench/memory_plan.h"
+#include "trainbench/presets.h"
+#include "trainbench/training_session.h"
+
+using namespace trainbench;
+
+namespace {
+
+RunConfig tinySplit(int64_t m, int64_t K, int64_t steps) {
+    RunConfig c = builtinTinyConfig();
+    c.train.micro_batch_size = m;
+    c.train.gradient_accumulation_steps = K;
+    c.train.steps = steps;
+    c.train.eval_every = 0;
+    c.runtime.threads = 1;
+    return c;
+}
+
+struct Trained {
+    RunSummary summary;
+    std::vector<double> losses;
+    std::vector<RunEvent> events;
+};
+
+Trained train(const RunConfig& config, bool recover = true) {
+    SessionOptions options;
+    options.recover_out_of_memory = recover;
+    TrainingSession session(config, options);
+    auto inbox = session.bus().subscribe();
+    session.start();
+    session.wait();
+    Trained out;
+    out.summary = session.summary();
+    BusBatch batch = inbox->drain();
+    for (const auto& p : batch.points)
+        if (p.key == "train/loss") out.losses.push_back(p.value);
+    out.events = batch.events;
+    return out;
+}
+
+}  // namespace
+
+class TestMemory : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void trackingAllocatorCountsAndPeaks() {
+        MemoryAccount* account = newMemoryAccount();
+        {
+            ScopedMemoryAccount scope(account);
+            auto a = torch::empty({1000}, torch::kFloat32);  // 4,000 bytes
+            QCOMPARE(account->current.load(), int64_t(4000));
+            {
+                auto b = torch::empty({250, 4}, torch::kFloat64);  // 8,000 bytes
+                QCOMPARE(account->current.load(), int64_t(12000));
+            }
+            QCOMPARE(account->current.load(), int64_t(4000));
+            QCOMPARE(account->peak.load(), int64_t(12000));
+            account->resetPeak();
+            QCOMPARE(account->peak.load(), int64_t(4000));
+            auto c = torch::empty({10}, torch::kInt64);
+            QCOMPARE(account->peak.load(), int64_t(4080));
+        }
+        QCOMPARE(account->current.load(), int64_t(0));
+        // Outside the scope nothing is charged.
+        auto d = torch::empty({1000}, torch::kFloat32);
+        QCOMPARE(account->current.load(), int64_t(0));
+        QCOMPARE(account->allocations.load(), int64_t(3));
+    }
+
+    void aTensorFreedOnAnotherThreadCreditsItsAccount() {
+        MemoryAccount* account = newMemoryAccount();
+        torch::Tensor t;
+        {
+            ScopedMemoryAccount scope(account);
+            t = torch::ones({512}, torch::kFloat32);
+        }
+        QCOMPARE(account->current.load(), int64_t(2048));
+        std::thread([&t] { t = torch::Tensor(); }).join();
+        QCOMPARE(account->current.load(), int64_t(0));
+    }
+
+    void theBudgetRaisesTheOutOfMemoryErrorCudaRaises() {
+        MemoryAccount* account = newMemoryAccount(1 << 20);  // 1 MiB
+        ScopedMemoryAccount scope(account);
+        auto kept = torch::empty({200000}, torch::kFloat32);  // 800,000 bytes
+        bool raised = false;
+        try {
+            auto more = torch::empty({100000}, torch::kFloat32);  // 400,000 more: over the budget
+        } catch (const c10::OutOfMemoryError& e) {
+            raised = true;
+            QVERIFY2(QString(e.what()).contains("runtime.memory_limit_mb"), e.what());
+        }
+        QVERIFY(raised);
+        // The refused allocation left no charge behind; a fitting one still succeeds.
+        QCOMPARE(account->current.load(), int64_t(800000));
+        auto fits = torch::empty({50000}, torch::kFloat32);
+        QCOMPARE(account->current.load(), int64_t(1000000));
+    }
+
+    void plannerIsWithinFifteenPercentOfMeasuredPeaks() {
+        // Global batch 16 of the tiny preset, every split; measured by the explorer.
+        ExploreOptions options;
+        options.steps_per_row = 2;
+        const ExploreResult result = exploreBatchSplits(tinySplit(8, 2, 2), 0, options);
+        QCOMPARE(result.rows.size(), size_t(5));
+        for (const auto& row : result.rows) {
+            QVERIFY(row.fits);
+            QVERIFY(row.measured_peak_bytes > 0);
+            const double ratio = double(row.estimated_peak_bytes) / double(row.measured_peak_bytes);
+            QVERIFY2(std::fabs(ratio - 1.0) < 0.15,
+                     qPrintable(QString("m=%1: planned %2, measured %3").arg(row.micro_batch_size)
+                                    .arg(row.estimated_peak_bytes).arg(row.measured_peak_bytes)));
+        }
+    }
+
+    void plannerCountsStateByHand() {
+        // Weights, gradients and AdamW moments follow from the parameter count alone; here a
+        // config small enough to count by hand: vocab 8, dim 4, one dense layer.
+        RunConfig c = tinySplit(2, 1, 1);
+        c.model.vocab_size = 8;
+        c.model.dim = 4;
+        c.model.n_layers = 1;
+        c.model.n_dense_layers = 1;
+        c.model.inter_dim = 6;
+        c.model.n_heads = 1;
+        c.model.q_lora_rank = 0;
+        c.model.kv_lora_rank = 2;
+        c.model.qk_nope_head_dim = 2;
+        c.model.qk_rope_head_dim = 2;
+        c.model.v_head_dim = 2;
+        // embed 32 + head 32 + final norm 4; block: wq 4*1*4=16, wkv_a 4*(2+2)=16, kv_norm 2,
+        // wkv_b 2*1*(2+2)=8, wo 1*2*4=8, two norms 8, MLP 3*4*6=72  => 68 + 130 = 198
+        const MemoryPlan plan = planMemory(c);
+        QCOMPARE(plan.weight_bytes, int64_t(198 * 4));
+        QCOMPARE(plan.gradient_bytes, int64_t(198 * 4));
+        QCOMPARE(plan.optimizer_bytes, int64_t(2 * 198 * 4));
+        QCOMPARE(plan.bucket_bytes, int64_t(0));  // one rank reduces nothing
+        // Logits gradient and softmax: 2 x (m T) x vocab floats.
+        QCOMPARE(plan.logits_bytes, int64_t(2 * 2 * c.train.seq_len * 8 * 4));
+        c.runtime.world_size = 2;
+        QCOMPARE(planMemory(c).bucket_bytes, int64_t(198 * 4));
+    }
+
+    void largestFittingMicroBatchFollowsTheBudget() {
+        RunConfig c = tinySplit(16, 1, 1);
+        const MemoryPlan at4 = planMemory(tinySplit(4, 4, 1));
+        const MemoryPlan at8 = planMemory(tinySplit(8, 2, 1));
+        QVERIFY(at4.peak_bytes < at8.peak_bytes);
+        const MemoryPlan plan = planMemory(c, (at4.peak_bytes + at8.peak_bytes) / 2);
+        QVERIFY(!plan.fits);
+        QCOMPARE(plan.largest_fitting_micro_batch, int64_t(4));
+        QCOMPARE(planMemory(c, at4.peak_bytes / 100).largest_fitting_micro_batch, int64_t(0));
+    }
+
+    void explorerRowsKeepTheGlobalBatchAndAgreeAcrossRanks() {
+        // Two rank threads, global batch 2 x 8 = 16, a budget between the peaks of m = 2 and
+        // m = 8: the rows that run out of memory fail on both ranks together, nobody hangs.
+        RunConfig c = tinySplit(8, 1, 2);
+        c.runtime.world_size = 2;
+        const int64_t low = planMemory(tinySplit(2, 4, 1)).peak_bytes, high = planMemory(tinySplit(8, 1, 1)).peak_bytes;
+        c.runtime.memory_limit_mb = std::max<int64_t>(1, (low + high) / 2 / (1024 * 1024));
+        ExploreOptions options;
+        options.steps_per_row = 2;
+        const ExploreResult result = exploreBatchSplits(c, 0, options);
+        QCOMPARE(result.rows.size(), size_t(4));  // m = 1, 2, 4, 8
+        for (const auto& row : result.rows) QCOMPARE(row.micro_batch_size * row.gradient_accumulation_steps * 2, int64_t(16));
+        QVERIFY(result.rows.front().fits);
+        QVERIFY(!result.rows.back().fits);
+        QCOMPARE(QString::fromStdString(result.rows.back().note), QString("out of memory"));
+        QVERIFY(result.recommended >= 0);
+        const ExploreRow& best = result.rows[result.recommended];
+        QVERIFY(best.fits);
+        QVERIFY(double(best.measured_peak_bytes) <= 0.9 * double(result.limit_bytes));
+        for (const auto& row : result.rows)
+            if (row.fits && double(row.measured_peak_bytes) <= 0.9 * double(result.limit_bytes))
+                QVERIFY(row.tokens_per_s <= best.tokens_per_s);
+    }
+
+    void outOfMemoryBacksOffAndKeepsTheLosses() {
+        // Peaks measured without a budget: step 1 of m = 8 (no AdamW moments yet), steady m = 8,
+        // and steady m = 4. A budget between step 1 and steady m = 8 (and above m = 4) runs out
+        // of memory mid-run, at step 2.
+        const int64_t first8 = train(tinySplit(8, 2, 1)).summary.peak_memory_bytes;
+        const int64_t steady8 = train(tinySplit(8, 2, 2)).summary.peak_memory_bytes;
+        const Trained small = train(tinySplit(4, 4, 5));
+        const int64_t steady4 = small.summary.peak_memory_bytes;
+        const int64_t floor = std::max(first8, steady4);
+        RunConfig limited = tinySplit(8, 2, 5);
+        limited.runtime.memory_limit_mb = floor / (1 << 20) + 1;  // the budget is in whole MiB
+        QVERIFY2(limited.runtime.memory_limit_mb * (1 << 20) < steady8,
+                 qPrintable(QString("%1 %2 %3").arg(first8).arg(steady4).arg(steady8)));
+
+        const Trained backed = train(limited);
+        QCOMPARE(backed.summary.status, RunStatus::Completed);
+        QCOMPARE(backed.summary.steps, int64_t(5));
+        QCOMPARE(backed.summary.micro_batch_size, int64_t(4));
+        QCOMPARE(backed.summary.gradient_accumulation_steps, int64_t(4));
+        QCOMPARE(backed.summary.global_batch_size, int64_t(16));
+        QCOMPARE(backed.summary.tokens, small.summary.tokens);
+        int backoffs = 0;
+        for (const auto& e : backed.events)
+            if (e.kind == "oom_backoff") {
+                ++backoffs;
+                QCOMPARE(e.step, int64_t(1));  // during step 2 (0-based 1)
+                QVERIFY2(QString::fromStdString(e.message).contains("micro_batch_size 8 -> 4"), e.message.c_str());
+            }
+        QCOMPARE(backoffs, 1);
+        // Every step is logged once, and the losses are those of a run started at m = 4.
+        QCOMPARE(backed.losses.size(), small.losses.size());
+        for (size_t i = 0; i < small.losses.size(); ++i)
+            QVERIFY2(std::fabs(backed.losses[i] - small.losses[i]) <= 1e-5 * std::fabs(small.losses[i]),
+                     qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(backed.losses[i]).arg(small.losses[i])));
+    }
+
+    void outOfMemoryAtMicroBatchOneFailsWithAdvice() {
+        RunConfig c = tinySplit(1, 2, 3);
+        c.runtime.memory_limit_mb = 1;  // below the weights, gradients and moments of the tiny model
+        const Trained t = train(c);
+        QCOMPARE(t.summary.status, RunStatus::Failed);
+        QVERIFY(t.summary.out_of_memory);
+        QVERIFY2(QString::fromStdString(t.summary.error).contains("planner"), t.summary.error.c_str());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestMemory)
+#include "test_memory.moc"
