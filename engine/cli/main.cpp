@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/plan_commands.h"
+#include "trainbench/batch_explorer.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
 #include "trainbench/data_summary.h"
@@ -211,11 +212,12 @@ void refuseMultiProcessLaunch() {
 }
 
 int commandRun(const std::string& path, const std::vector<std::string>& overrides, const std::string& store_option,
-               const std::string& run_name) {
+               const std::string& run_name, const std::string& explored_path) {
     refuseMultiProcessLaunch();
     RunConfig config = loadWithOverrides(path, overrides);
     const std::string folder = storeFolder(store_option);
     SessionOptions options;
+    if (!explored_path.empty()) options.explored_best = readExploredBest(explored_path);
     options.run_id = generateRunId();
     options.checkpoint_dir = RunStore(folder).checkpointFolder(options.run_id);
     TrainingSession session(config, options);
@@ -380,6 +382,9 @@ int main(int argc, char** argv) {
     std::string store_option, run_name, run_id, export_format = "jsonl";
     run->add_option("--store", store_option, "Run store folder (default: $TRAINBENCH_STORE or ~/.local/share/trainbench)");
     run->add_option("--name", run_name, "Name of the run in the store (default: the config file's name)");
+    std::string explored_path;
+    run->add_option("--explored", explored_path,
+                    "Output of `explore --json` for this config: advise when training runs far slower than its best");
 
     auto* resume = app.add_subcommand("resume", "Continue a run from its newest valid checkpoint");
     resume->add_option("run_id", run_id, "Run id (see `runs`)")->required();
@@ -447,7 +452,7 @@ int main(int argc, char** argv) {
 
     try {
         if (params->parsed()) return commandParams(config_path, as_json);
-        if (run->parsed()) return commandRun(config_path, overrides, store_option, run_name);
+        if (run->parsed()) return commandRun(config_path, overrides, store_option, run_name, explored_path);
         if (tag->parsed() || note->parsed()) return commandAnnotate(store_option, run_id, annotation, tag->parsed());
         if (runs->parsed()) return commandRuns(store_option, as_json);
         if (resume->parsed()) return commandResume(run_id, overrides, store_option);

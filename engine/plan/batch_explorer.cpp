@@ -2,6 +2,8 @@
 #include "trainbench/batch_explorer.h"
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -101,6 +103,27 @@ std::string exploreResultToJson(const ExploreResult& result) {
                           {"limit_bytes", result.limit_bytes},
                           {"safety_margin", result.safety_margin}}
         .dump();
+}
+
+ExploredBest readExploredBest(const std::string& path) {
+    std::ifstream file(path);
+    if (!file) throw ConfigError("", path + ": cannot read the explorer output; write it with `trainbench-cli explore CONFIG --json > FILE`");
+    std::stringstream text;
+    text << file.rdbuf();
+    const auto json = nlohmann::json::parse(text.str(), nullptr, false);
+    if (json.is_discarded() || !json.is_object() || !json.contains("rows") || !json.contains("recommended"))
+        throw ConfigError("", path + ": not the JSON of `trainbench-cli explore --json` (an object with rows and recommended)");
+    if (!json["recommended"].is_object())
+        throw ConfigError("", path + ": the exploration recommends no split (nothing fitted); explore again with more memory");
+    ExploredBest best;
+    best.micro_batch_size = json["recommended"].value("micro_batch_size", int64_t(0));
+    best.gradient_accumulation_steps = json["recommended"].value("gradient_accumulation_steps", int64_t(0));
+    for (const auto& row : json["rows"])
+        if (row.value("micro_batch_size", int64_t(-1)) == best.micro_batch_size)
+            best.tokens_per_s = row.value("tokens_per_s", 0.0);
+    if (best.micro_batch_size <= 0 || best.tokens_per_s <= 0)
+        throw ConfigError("", path + ": the recommended split has no measured tokens_per_s row");
+    return best;
 }
 
 }  // namespace trainbench

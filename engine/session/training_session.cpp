@@ -12,6 +12,7 @@
 
 #include "data/token_source.h"
 #include "memory/memory_account.h"
+#include "memory/memory_keys.h"
 #include "parallel/in_process_collectives.h"
 #include "session/run_control.h"
 #include "train/checkpoint.h"
@@ -107,6 +108,23 @@ struct TrainingSession::Impl {
     std::condition_variable finish_cv;
     bool joined = false;
 
+    // Every rank's CPU bytes in use, twice a second, between the per-step peaks: the GUI's
+    // memory curve moves while a long step runs. Ends when the last rank does.
+    void sampleMemory() {
+        std::unique_lock lock(finish_mutex);
+        while (!finish_cv.wait_for(lock, std::chrono::milliseconds(500), [this] { return finished.load(); })) {
+            const int64_t step = completed_steps.load();
+            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            std::vector<MetricPoint> points;
+            for (size_t r = 0; r < memory.size(); ++r)
+                if (memory[r])
+                    points.push_back(MetricPoint{step, step * config.tokensPerStep(), wall,
+                                                 memoryKeyPrefix(devices[r], int(r)) + "allocated_bytes",
+                                                 double(memory[r]->current.load())});
+            if (!points.empty()) bus.publish(std::move(points));
+        }
+    }
+
     void rankBody(int rank) {
         RankSetup setup;
         setup.config = &config;
@@ -119,6 +137,7 @@ struct TrainingSession::Impl {
         setup.resume_from = options.resume_from;
         setup.memory = memory[rank];
         setup.recover_out_of_memory = options.recover_out_of_memory;
+        setup.explored_best = options.explored_best;
         if (rank == fail_rank) setup.fail_at_step = fail_step;
         setup.bus = &bus;
         setup.started = started;
@@ -232,6 +251,7 @@ void TrainingSession::start() {
         impl_->memory.push_back(impl_->devices[r] == "cpu" ? newMemoryAccount(limit) : nullptr);
     impl_->bus.publish(RunEvent{0, 0.0, "status", "running"});
     for (int r = 0; r < W; ++r) impl_->threads.emplace_back([this, r] { impl_->rankBody(r); });
+    impl_->threads.emplace_back([this] { impl_->sampleMemory(); });
 }
 
 void TrainingSession::pause() {

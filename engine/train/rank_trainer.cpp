@@ -292,6 +292,7 @@ RankResult RankTrainer::loop() {
         tokens_per_s = double(window.tokens) / step_time;
         if (s_.rank == 0) s_.completed_steps->store(step + 1);
         if ((step + 1) % t.log_every == 0 || step + 1 == t.steps) publishStep(step + 1, window, lr, tokens_per_s, step_time);
+        if (s_.rank == 0) adviseAfterStep(step + 1, window, mean_loss, tokens_per_s);
         if (s_.rank == 0 && t.eval_every > 0 && ((step + 1) % t.eval_every == 0 || step + 1 == t.steps)) {
             EvalResult eval = evaluateModel(model_, *source_, cfg_, device_);
             publishPoints({point(step + 1, "eval/loss", eval.loss)});
@@ -357,6 +358,19 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
         // Training goes on; the previous checkpoint stays the newest valid one.
         publishEvent(steps_done, "warning", std::string("checkpoint not written: ") + e.what());
     }
+}
+
+void RankTrainer::adviseAfterStep(int64_t step, const WindowResult& w, double loss, double tokens_per_s) {
+    if (auto message = spikes_.observe(step, loss)) publishEvent(step, "advice", *message);
+    for (size_t i = 0; i < w.loads.size(); ++i) {
+        auto load = w.loads[i].to(torch::kFloat64).contiguous();
+        std::vector<double> values(load.data_ptr<double>(), load.data_ptr<double>() + load.numel());
+        if (auto message = imbalance_.observe(step, moe_indices_[i], values)) publishEvent(step, "advice", *message);
+    }
+    if (!throughput_ && s_.explored_best && step > start_step_ + 1)  // the first step is warm-up
+        throughput_.emplace(*s_.explored_best, cfg_.train.micro_batch_size);
+    if (throughput_)
+        if (auto message = throughput_->observe(step, tokens_per_s)) publishEvent(step, "advice", *message);
 }
 
 MetricPoint RankTrainer::point(int64_t step, const std::string& key, double value) const {

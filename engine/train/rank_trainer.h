@@ -16,6 +16,7 @@
 #include "parallel/collectives.h"
 #include "parallel/gradient_buckets.h"
 #include "session/run_control.h"
+#include "trainbench/live_advice.h"
 #include "trainbench/metric_bus.h"
 #include "trainbench/run_config.h"
 #include "trainbench/training_session.h"
@@ -51,6 +52,7 @@ struct RankSetup {
     std::string checkpoint_dir;  // rank 0 writes checkpoints here; empty: none
     std::string resume_from;     // checkpoint directory to continue from; empty: fresh start
     bool recover_out_of_memory = true;  // see SessionOptions
+    std::optional<ExploredBest> explored_best;  // see SessionOptions
     // Where this rank's CPU allocations are counted (and budgeted); nullptr: not counted.
     MemoryAccount* memory = nullptr;
     // Parameters and gradients in fp64 instead of fp32: for the exactness tests only.
@@ -129,6 +131,11 @@ private:
     int64_t last_checkpoint_step_ = -1;
     int64_t run_peak_bytes_ = 0;
     void saveCheckpoint(int64_t steps_done, double last_loss);
+    // Rank 0 only: the live-advice detectors see every completed step.
+    void adviseAfterStep(int64_t step, const WindowResult& w, double loss, double tokens_per_s);
+    LossSpikeDetector spikes_;
+    ExpertImbalanceDetector imbalance_;
+    std::optional<ThroughputWatch> throughput_;
 };
 
 // Runs one rank to the end; never throws.

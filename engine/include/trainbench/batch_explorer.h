@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "trainbench/live_advice.h"
 #include "trainbench/run_config.h"
 
 namespace trainbench {
@@ -46,5 +47,9 @@ struct ExploreOptions {
 ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, const ExploreOptions& options = {});
 
 std::string exploreResultToJson(const ExploreResult& result);
+
+// The recommended row of a saved `explore --json` output, for live throughput advice. Throws
+// ConfigError naming the file when it is unreadable, not explorer output, or recommends nothing.
+ExploredBest readExploredBest(const std::string& path);
 
 }  // namespace trainbench

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "trainbench/live_advice.h"
 #include "trainbench/metric_bus.h"
 #include "trainbench/run_config.h"
 
@@ -44,6 +46,9 @@ struct SessionOptions {
     // Out of memory inside a window: halve the micro-batch and redo the step (true), or end
     // the run as failed with RunSummary::out_of_memory set (false; the explorer measures so).
     bool recover_out_of_memory = true;
+    // The explorer's fastest split for this config, if measured: the run then says so when it
+    // trains far slower (live advice).
+    std::optional<ExploredBest> explored_best;
 };
 
 // Thread contract: every method is called from one controlling thread (the GUI or CLI main

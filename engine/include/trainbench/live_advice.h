@@ -1,0 +1,70 @@
+// Live advice: detectors that watch a run's series and suggest a change, never making one.
+// Each returns a message when it fires and stays quiet for a while after, so a run's event
+// log reads like a colleague's remarks, not an alarm.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainbench {
+
+// A step loss far above its recent past: the z-score against the last `window` steps (the
+// outlier test llm.c prints), once the window holds `min_samples`.
+class LossSpikeDetector {
+public:
+    explicit LossSpikeDetector(int window = 64, double threshold = 5.0, int min_samples = 16);
+    std::optional<std::string> observe(int64_t step, double loss);
+    double lastZScore() const { return last_z_; }
+
+private:
+    int window_, min_samples_;
+    double threshold_;
+    std::deque<double> recent_;
+    int64_t quiet_until_ = -1;
+    double last_z_ = 0;
+};
+
+// Routed-expert loads summed over `window` steps: max over mean above `threshold` in a layer.
+class ExpertImbalanceDetector {
+public:
+    explicit ExpertImbalanceDetector(int window = 50, double threshold = 3.0);
+    // `loads`: tokens per expert of one MoE layer for one step.
+    std::optional<std::string> observe(int64_t step, int64_t layer, const std::vector<double>& loads);
+
+private:
+    struct Layer {
+        int64_t layer = 0;
+        std::vector<double> sums;
+        int steps = 0;
+    };
+    int window_;
+    double threshold_;
+    std::vector<Layer> layers_;
+};
+
+// Throughput against the best split the explorer measured for this config.
+struct ExploredBest {
+    int64_t micro_batch_size = 0;
+    int64_t gradient_accumulation_steps = 0;
+    double tokens_per_s = 0;
+};
+
+class ThroughputWatch {
+public:
+    // Fires when the mean rate over `window` steps stays below `fraction` of the best.
+    ThroughputWatch(ExploredBest best, int64_t micro_batch_size, int window = 20, double fraction = 0.7);
+    std::optional<std::string> observe(int64_t step, double tokens_per_s);
+
+private:
+    ExploredBest best_;
+    int64_t micro_batch_size_;
+    int window_;
+    double fraction_;
+    std::deque<double> recent_;
+    bool fired_ = false;
+};
+
+}  // namespace trainbench

@@ -1,0 +1,95 @@
+// Live advice detectors: plain arithmetic on recent values.
+#include "trainbench/live_advice.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+namespace trainbench {
+
+LossSpikeDetector::LossSpikeDetector(int window, double threshold, int min_samples)
+    : window_(window), min_samples_(min_samples), threshold_(threshold) {}
+
+std::optional<std::string> LossSpikeDetector::observe(int64_t step, double loss) {
+    if (!std::isfinite(loss)) return std::nullopt;  // non-finite steps have their own event
+    std::optional<std::string> message;
+    last_z_ = 0;
+    if (static_cast<int>(recent_.size()) >= min_samples_) {
+        const double n = double(recent_.size());
+        const double mean = std::accumulate(recent_.begin(), recent_.end(), 0.0) / n;
+        double squares = 0;
+        for (double v : recent_) squares += (v - mean) * (v - mean);
+        const double sd = std::sqrt(squares / n);
+        if (sd > 0) last_z_ = (loss - mean) / sd;
+        if (last_z_ > threshold_ && step > quiet_until_) {
+            std::ostringstream text;
+            text.precision(3);
+            text << "loss spike at step " << step << ": " << loss << " is " << last_z_ << " standard deviations above "
+                 << "the mean of the last " << recent_.size()
+                 << " steps; if spikes recur, raise train.gradient_accumulation_steps (a larger global batch "
+                    "averages more noise) or lower train.lr";
+            message = text.str();
+            quiet_until_ = step + window_;
+        }
+    }
+    recent_.push_back(loss);
+    if (static_cast<int>(recent_.size()) > window_) recent_.pop_front();
+    return message;
+}
+
+ExpertImbalanceDetector::ExpertImbalanceDetector(int window, double threshold)
+    : window_(window), threshold_(threshold) {}
+
+std::optional<std::string> ExpertImbalanceDetector::observe(int64_t step, int64_t layer,
+                                                            const std::vector<double>& loads) {
+    auto it = std::find_if(layers_.begin(), layers_.end(), [&](const Layer& l) { return l.layer == layer; });
+    if (it == layers_.end()) {
+        layers_.push_back(Layer{layer, std::vector<double>(loads.size(), 0.0), 0});
+        it = layers_.end() - 1;
+    }
+    if (it->sums.size() != loads.size()) it->sums.assign(loads.size(), 0.0);
+    for (size_t e = 0; e < loads.size(); ++e) it->sums[e] += loads[e];
+    if (++it->steps < window_) return std::nullopt;
+    const double mean = std::accumulate(it->sums.begin(), it->sums.end(), 0.0) / double(it->sums.size());
+    const auto busiest = std::max_element(it->sums.begin(), it->sums.end());
+    const double ratio = mean > 0 ? *busiest / mean : 0.0;
+    const int64_t expert = busiest - it->sums.begin();
+    const int steps = it->steps;
+    std::fill(it->sums.begin(), it->sums.end(), 0.0);
+    it->steps = 0;
+    if (ratio <= threshold_) return std::nullopt;
+    std::ostringstream text;
+    text.precision(3);
+    text << "expert imbalance in layer " << layer << " over steps " << step - steps + 1 << "-" << step << ": expert "
+         << expert << " took " << ratio << "x the mean load; raise model.bias_update_speed (aux-loss-free "
+         << "balancing) or model.seq_aux_loss_alpha, or lower model.route_scale";
+    return text.str();
+}
+
+ThroughputWatch::ThroughputWatch(ExploredBest best, int64_t micro_batch_size, int window, double fraction)
+    : best_(best), micro_batch_size_(micro_batch_size), window_(window), fraction_(fraction) {}
+
+std::optional<std::string> ThroughputWatch::observe(int64_t step, double tokens_per_s) {
+    if (fired_ || best_.tokens_per_s <= 0 || !std::isfinite(tokens_per_s)) return std::nullopt;
+    recent_.push_back(tokens_per_s);
+    if (static_cast<int>(recent_.size()) > window_) recent_.pop_front();
+    if (static_cast<int>(recent_.size()) < window_) return std::nullopt;
+    const double mean = std::accumulate(recent_.begin(), recent_.end(), 0.0) / double(recent_.size());
+    if (mean >= fraction_ * best_.tokens_per_s) return std::nullopt;
+    fired_ = true;
+    std::ostringstream text;
+    text.precision(0);
+    text << std::fixed << "throughput " << mean << " tokens/s over steps " << step - window_ + 1 << "-" << step
+         << " is below " << int(fraction_ * 100) << "% of the explorer's best, " << best_.tokens_per_s
+         << " tokens/s at micro_batch_size " << best_.micro_batch_size << " x gradient_accumulation_steps "
+         << best_.gradient_accumulation_steps;
+    if (best_.micro_batch_size != micro_batch_size_)
+        text << "; that split keeps the global batch: --set train.micro_batch_size=" << best_.micro_batch_size
+             << " --set train.gradient_accumulation_steps=" << best_.gradient_accumulation_steps;
+    else
+        text << " (the same split: the machine is busier than when it was measured)";
+    return text.str();
+}
+
+}  // namespace trainbench

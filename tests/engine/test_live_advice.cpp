@@ -1,0 +1,78 @@
+// Live advice suite: the detectors on synthetic series with known answers.
+#include <QtTest/QtTest>
+
+#include <cmath>
+
+#include "trainbench/live_advice.h"
+
+using namespace trainbench;
+
+class TestLiveAdvice : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void aLossSpikeFiresOnceWithItsZScore() {
+        LossSpikeDetector detector(64, 5.0, 16);
+        std::vector<double> series;
+        for (int i = 0; i < 100; ++i) series.push_back(2.0 + 0.01 * std::sin(0.7 * i));
+        for (int i = 0; i < 100; ++i) QVERIFY(!detector.observe(i + 1, series[i]).has_value());
+        // The z-score by hand: population mean and deviation of the last 64 values.
+        double mean = 0, sq = 0;
+        for (int i = 36; i < 100; ++i) mean += series[i];
+        mean /= 64;
+        for (int i = 36; i < 100; ++i) sq += (series[i] - mean) * (series[i] - mean);
+        const double expected_z = (2.5 - mean) / std::sqrt(sq / 64);
+        auto message = detector.observe(101, 2.5);
+        QVERIFY(message.has_value());
+        QVERIFY(std::fabs(detector.lastZScore() - expected_z) < 1e-9 * expected_z);
+        QVERIFY2(QString::fromStdString(*message).contains("train.gradient_accumulation_steps"), message->c_str());
+        QVERIFY(QString::fromStdString(*message).contains("step 101"));
+        // A second spike right after stays quiet (one remark per window).
+        QVERIFY(!detector.observe(102, 2.6).has_value());
+    }
+
+    void aFallingLossIsNoSpike() {
+        LossSpikeDetector detector;
+        for (int i = 0; i < 500; ++i)
+            QVERIFY(!detector.observe(i + 1, 3.0 * std::exp(-i / 80.0) + 0.02 * std::sin(1.3 * i)).has_value());
+        // Too few samples: never fires, whatever the value.
+        LossSpikeDetector fresh(64, 5.0, 16);
+        for (int i = 0; i < 15; ++i) fresh.observe(i + 1, 1.0 + 0.001 * i);
+        QVERIFY(!fresh.observe(16, 100.0).has_value());
+    }
+
+    void expertImbalanceNamesTheLayerAndExpert() {
+        ExpertImbalanceDetector detector(50, 3.0);
+        std::vector<double> uniform(8, 10.0);
+        for (int s = 1; s <= 50; ++s) QVERIFY(!detector.observe(s, 1, uniform).has_value());
+        // Expert 3 takes 50 of 85 tokens every step: 50 / (85 / 8) = 4.7x the mean.
+        std::vector<double> skewed(8, 5.0);
+        skewed[3] = 50.0;
+        std::optional<std::string> message;
+        for (int s = 51; s <= 100; ++s) {
+            message = detector.observe(s, 2, skewed);
+            if (s < 100) QVERIFY(!message.has_value());
+        }
+        QVERIFY(message.has_value());
+        const QString text = QString::fromStdString(*message);
+        QVERIFY2(text.contains("layer 2") && text.contains("expert 3") && text.contains("4.71x"), message->c_str());
+        QVERIFY(text.contains("steps 51-100"));
+        QVERIFY(text.contains("model.bias_update_speed"));
+    }
+
+    void throughputBelowTheExplorersBestSuggestsItsSplit() {
+        ThroughputWatch watch(ExploredBest{16, 1, 1000.0}, 4, 20, 0.7);
+        for (int s = 1; s <= 40; ++s) QVERIFY(!watch.observe(s, 800.0).has_value());  // 80%: fine
+        std::optional<std::string> message;
+        int fired = 0;
+        for (int s = 41; s <= 80; ++s)
+            if (auto m = watch.observe(s, 500.0)) message = m, ++fired;
+        QCOMPARE(fired, 1);
+        QVERIFY2(QString::fromStdString(*message).contains("--set train.micro_batch_size=16"), message->c_str());
+        // No best known: never fires.
+        ThroughputWatch unknown(ExploredBest{}, 4);
+        for (int s = 1; s <= 100; ++s) QVERIFY(!unknown.observe(s, 1.0).has_value());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestLiveAdvice)
+#include "test_live_advice.moc"
