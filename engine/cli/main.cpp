@@ -45,6 +45,16 @@ RunConfig loadWithOverrides(const std::string& path, const std::vector<std::stri
     return config;
 }
 
+// The planner reads the model, train and runtime sections only: a published model config plans
+// without a data section that could train it (its vocabulary is too large for the synthetic source).
+RunConfig loadForPlanning(const std::string& path, const std::vector<std::string>& overrides) {
+    RunConfig config = loadRunConfigFile(path);
+    for (const auto& assignment : overrides) applyConfigOverride(config, assignment);
+    for (const auto& issue : validateRunConfig(config))
+        if (issue.path.rfind("data.", 0) != 0) throw ConfigError(issue.path, issue.message);
+    return config;
+}
+
 int commandParams(const std::string& path, bool as_json) {
     RunConfig config = loadRunConfigFile(path);
     ParamCount count = countParameters(config.model);
@@ -460,7 +470,7 @@ int main(int argc, char** argv) {
         if (data->parsed()) return commandData(config_path, overrides, as_json);
         if (init->parsed()) return commandInit(config_path, overrides, seed, out_path);
         if (eval->parsed()) return commandEval(config_path, overrides, weights_path);
-        if (plan->parsed()) return commandPlan(loadWithOverrides(config_path, overrides), as_json);
+        if (plan->parsed()) return commandPlan(loadForPlanning(config_path, overrides), as_json);
         if (explore->parsed()) {
             refuseMultiProcessLaunch();
             return commandExplore(loadWithOverrides(config_path, overrides), explore_steps, as_json);

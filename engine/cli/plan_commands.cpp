@@ -16,7 +16,7 @@ double mib(int64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
 }  // namespace
 
 int commandPlan(const RunConfig& config, bool as_json) {
-    const MemoryPlan plan = planMemory(config, hostMemoryBytesPerRank(config));
+    const MemoryPlan plan = planMemory(config, deviceMemoryBytesPerRank(config));
     if (as_json) {
         std::cout << memoryPlanToJson(plan) << "\n";
         return 0;
@@ -37,7 +37,7 @@ int commandPlan(const RunConfig& config, bool as_json) {
     for (const auto& [label, bytes] : rows) std::printf("  %-30s %12.1f MiB\n", label, mib(bytes));
     if (plan.limit_bytes > 0) {
         std::printf("  %-30s %12.1f MiB (%s)\n", "budget", mib(plan.limit_bytes),
-                    config.runtime.memory_limit_mb > 0 ? "runtime.memory_limit_mb" : "host memory / ranks");
+                    config.runtime.memory_limit_mb > 0 ? "runtime.memory_limit_mb" : "device memory per rank");
         std::printf("fits: %s; largest micro_batch_size that fits: %lld\n", plan.fits ? "yes" : "NO",
                     (long long)plan.largest_fitting_micro_batch);
     }
@@ -59,7 +59,7 @@ int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json)
                      mib(r.estimated_peak_bytes), r.fits ? "yes" : ("no: " + r.note).c_str());
         std::fflush(table);
     };
-    const ExploreResult result = exploreBatchSplits(config, hostMemoryBytesPerRank(config), options);
+    const ExploreResult result = exploreBatchSplits(config, deviceMemoryBytesPerRank(config), options);
     if (result.recommended >= 0) {
         const ExploreRow& best = result.rows[result.recommended];
         std::fprintf(table, "recommended: --set train.micro_batch_size=%lld --set train.gradient_accumulation_steps=%lld\n",

@@ -204,7 +204,9 @@ std::vector<ConfigField> buildFields() {
     r.text("dtype", &RuntimeConfig::dtype, "Compute precision; master weights and gradients stay fp32", {"fp32", "bf16"});
     r.real("comm_timeout_s", &RuntimeConfig::comm_timeout_s, "Seconds a collective may wait before the run fails");
     r.integer("threads", &RuntimeConfig::threads, "Intra-op CPU threads per rank (0: cores / world_size)");
-    r.integer("memory_limit_mb", &RuntimeConfig::memory_limit_mb, "Per-rank tensor memory cap in MiB (0: none)");
+    r.integer("memory_limit_mb", &RuntimeConfig::memory_limit_mb,
+              "Per-rank memory budget in MiB (0: none): tracked CPU tensor bytes, or the CUDA caching allocator's cap; "
+              "a window that exceeds it halves the micro-batch and redoes the step");
     return f;
 }
 

@@ -12,4 +12,9 @@ inline std::string memoryKeyPrefix(const std::string& device, int rank) {
     return "mem/cpu" + std::to_string(rank) + "/";
 }
 
+// The CUDA device index of a resolved rank device ("cuda:i"), or -1 for "cpu".
+inline int cudaDeviceIndex(const std::string& device) {
+    return device.rfind("cuda:", 0) == 0 ? std::stoi(device.substr(5)) : -1;
+}
+
 }  // namespace trainbench

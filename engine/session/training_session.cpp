@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "data/token_source.h"
+#include "memory/cuda_memory.h"
 #include "memory/memory_account.h"
 #include "memory/memory_keys.h"
 #include "parallel/in_process_collectives.h"
@@ -116,11 +117,20 @@ struct TrainingSession::Impl {
             const int64_t step = completed_steps.load();
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
             std::vector<MetricPoint> points;
-            for (size_t r = 0; r < memory.size(); ++r)
-                if (memory[r])
-                    points.push_back(MetricPoint{step, step * config.tokensPerStep(), wall,
-                                                 memoryKeyPrefix(devices[r], int(r)) + "allocated_bytes",
-                                                 double(memory[r]->current.load())});
+            auto add = [&](size_t rank, const char* what, double value) {
+                points.push_back(MetricPoint{step, step * config.tokensPerStep(), wall,
+                                             memoryKeyPrefix(devices[rank], int(rank)) + what, value});
+            };
+            for (size_t r = 0; r < memory.size(); ++r) {
+                if (memory[r]) add(r, "allocated_bytes", double(memory[r]->current.load()));
+                if (auto cuda = sampleCudaMemory(cudaDeviceIndex(devices[r]))) {
+                    add(r, "allocated_bytes", double(cuda->allocated_bytes));
+                    add(r, "reserved_bytes", double(cuda->reserved_bytes));
+                    add(r, "free_bytes", double(cuda->free_bytes));
+                    if (cuda->device_used_bytes >= 0) add(r, "device_used_bytes", double(cuda->device_used_bytes));
+                    if (cuda->utilization_percent >= 0) add(r, "utilization_percent", cuda->utilization_percent);
+                }
+            }
             if (!points.empty()) bus.publish(std::move(points));
         }
     }

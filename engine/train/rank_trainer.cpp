@@ -11,6 +11,7 @@
 
 #include "data/batch_sampler.h"
 #include "data/evaluate.h"
+#include "memory/cuda_memory.h"
 #include "memory/memory_keys.h"
 #include "trainbench/memory_plan.h"
 #include "train/checkpoint.h"
@@ -52,6 +53,10 @@ RankTrainer::RankTrainer(const RankSetup& setup)
     : s_(setup), cfg_(*setup.config), device_(setup.device), model_(cfg_.model) {}
 
 void RankTrainer::prepare() {
+    // On a GPU the budget is a cap on this process's caching allocator (CPU ranks have theirs
+    // in the tracking allocator's account).
+    if (cudaDeviceIndex(s_.device) >= 0 && cfg_.runtime.memory_limit_mb > 0)
+        limitCudaMemory(cudaDeviceIndex(s_.device), cfg_.runtime.memory_limit_mb * 1024 * 1024);
     source_ = openTokenSource(cfg_);
     initializeWeights(model_, static_cast<uint64_t>(cfg_.train.seed));
     if (s_.fp64) model_->to(torch::kFloat64);
@@ -84,6 +89,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     const int64_t calls_before = s_.collectives->calls();
     optimizer_->zero_grad(/*set_to_none=*/true);
     if (s_.memory) s_.memory->resetPeak();
+    resetCudaPeak(cudaDeviceIndex(s_.device));
     auto float_options = torch::TensorOptions(device_).dtype(torch::kFloat64);
     auto loss_sum = torch::zeros({}, float_options);
     auto count = torch::zeros({}, float_options.dtype(torch::kInt64));
@@ -135,7 +141,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     const int64_t W = s_.world_size;
     auto flags = torch::zeros({1 + W}, torch::kFloat64);
     flags[0] = out_of_memory ? 1.0 : 0.0;
-    flags[1 + s_.rank] = s_.memory ? double(s_.memory->peak.load()) : 0.0;
+    flags[1 + s_.rank] = double(windowPeakBytes());
     std::vector<torch::Tensor> stats_parts{loss_sum.view({1}), count.to(torch::kFloat64).view({1}), flags.to(device_)};
     for (auto& moe : moe_layers_) stats_parts.push_back(moe->takeLoad().to(device_, torch::kFloat64));
     std::vector<torch::Tensor> stats{torch::cat(stats_parts)};
@@ -170,6 +176,12 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     }
     out.collectives = s_.collectives->calls() - calls_before;
     return WindowOutcome::Complete;
+}
+
+int64_t RankTrainer::windowPeakBytes() const {
+    if (s_.memory) return s_.memory->peak.load();
+    if (auto cuda = sampleCudaMemory(cudaDeviceIndex(s_.device))) return cuda->peak_allocated_bytes;
+    return 0;
 }
 
 void RankTrainer::dropPrefetch() {
@@ -231,7 +243,7 @@ RankResult RankTrainer::loop() {
         result.tokens = tokens_seen_;
         result.final_loss = last_loss_;
         result.tokens_per_s = tokens_per_s;
-        result.peak_memory_bytes = s_.memory ? run_peak_bytes_ : hostPeakBytes();
+        result.peak_memory_bytes = run_peak_bytes_ > 0 ? run_peak_bytes_ : hostPeakBytes();
         return result;
     };
     if (s_.rank == 0) s_.completed_steps->store(start_step_);
@@ -248,7 +260,7 @@ RankResult RankTrainer::loop() {
             return finish(RunStatus::Stopped, step);
         }
         if (outcome == WindowOutcome::OutOfMemory) {
-            if (s_.memory) run_peak_bytes_ = std::max(run_peak_bytes_, s_.memory->peak.load());
+            run_peak_bytes_ = std::max(run_peak_bytes_, windowPeakBytes());
             if (!s_.recover_out_of_memory) {
                 result.out_of_memory = true;
                 result.error = "out of memory at step " + std::to_string(step + 1) + " with micro_batch_size " +
@@ -285,7 +297,7 @@ RankResult RankTrainer::loop() {
         bad_steps = 0;
         const double lr = applyUpdate(step, window);
         // The run's peak includes the update's temporaries and the AdamW moments of step 1.
-        if (s_.memory) run_peak_bytes_ = std::max(run_peak_bytes_, s_.memory->peak.load());
+        run_peak_bytes_ = std::max(run_peak_bytes_, windowPeakBytes());
         tokens_seen_ += window.tokens;
         last_loss_ = mean_loss;
         const double step_time = secondsSince(step_start);

@@ -103,6 +103,9 @@ private:
     // current one, with K scaled so m x K x W stays. Returns false when m is already 1.
     bool backOffMicroBatch(int64_t step);
     void dropPrefetch();
+    // The most bytes this rank held since the window began: its CPU account, or the CUDA
+    // caching allocator's peak on its GPU.
+    int64_t windowPeakBytes() const;
     double globalGradNorm();
     void publishStep(int64_t step, const WindowResult& w, double lr, double tokens_per_s, double step_time);
     void publishPoints(std::vector<MetricPoint> points);

@@ -41,6 +41,10 @@ MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes = 0);
 // or the GPU's memory. 0 when unknown. (Torch-free; CUDA sizes come from the session.)
 int64_t hostMemoryBytesPerRank(const RunConfig& config);
 
+// What a rank of this config may use: runtime.memory_limit_mb when set, else the first GPU's
+// total bytes for a CUDA device (or "auto" with one visible), else the host's share. 0: unknown.
+int64_t deviceMemoryBytesPerRank(const RunConfig& config);
+
 // One JSON object, every field above (the `plan` command's output).
 std::string memoryPlanToJson(const MemoryPlan& plan);
 

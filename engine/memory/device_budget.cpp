@@ -1,0 +1,22 @@
+// The bytes a rank may plan for on its device: the budget, the GPU, or the host's share.
+#include <torch/cuda.h>
+
+#include "memory/cuda_memory.h"
+#include "trainbench/memory_plan.h"
+
+namespace trainbench {
+
+int64_t deviceMemoryBytesPerRank(const RunConfig& config) {
+    if (config.runtime.memory_limit_mb > 0) return config.runtime.memory_limit_mb * 1024 * 1024;
+    const std::string& device = config.runtime.device;
+    const bool wants_gpu = device.rfind("cuda", 0) == 0 || (device == "auto" && torch::cuda::is_available());
+    if (wants_gpu) {
+        // "cuda:2,3" plans against its first device; ranks on one machine have equal GPUs.
+        int index = 0;
+        if (auto colon = device.find(':'); colon != std::string::npos) index = std::stoi(device.substr(colon + 1));
+        return cudaTotalBytes(index);
+    }
+    return hostMemoryBytesPerRank(config);
+}
+
+}  // namespace trainbench
