@@ -21,10 +21,11 @@ int commandPlan(const RunConfig& config, bool as_json) {
         std::cout << memoryPlanToJson(plan) << "\n";
         return 0;
     }
-    std::printf("memory per rank: micro_batch_size %lld x gradient_accumulation_steps %lld x world_size %lld, "
-                "seq_len %lld\n",
-                (long long)plan.micro_batch_size, (long long)plan.gradient_accumulation_steps,
-                (long long)plan.world_size, (long long)plan.seq_len);
+    std::printf("global batch %lld = micro_batch_size %lld x gradient_accumulation_steps %lld x world_size %lld; "
+                "%lld tokens per step (seq_len %lld)\nmemory per rank:\n",
+                (long long)plan.global_batch_size, (long long)plan.micro_batch_size,
+                (long long)plan.gradient_accumulation_steps, (long long)plan.world_size,
+                (long long)plan.tokens_per_step, (long long)plan.seq_len);
     const std::pair<const char*, int64_t> rows[] = {
         {"weights", plan.weight_bytes},
         {"gradients (fp32)", plan.gradient_bytes},

@@ -91,6 +91,8 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     p.world_size = config.runtime.world_size;
     p.gradient_accumulation_steps = config.globalBatch() / std::max<int64_t>(1, micro_batch * p.world_size);
     p.seq_len = config.train.seq_len;
+    p.global_batch_size = config.globalBatch();
+    p.tokens_per_step = config.tokensPerStep();
     const int64_t params = countParameters(config.model).total;
     p.weight_bytes = params * kFloat;
     p.gradient_bytes = params * kFloat;
@@ -132,6 +134,8 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"gradient_accumulation_steps", p.gradient_accumulation_steps},
         {"seq_len", p.seq_len},
         {"world_size", p.world_size},
+        {"global_batch_size", p.global_batch_size},
+        {"tokens_per_step", p.tokens_per_step},
         {"weight_bytes", p.weight_bytes},
         {"gradient_bytes", p.gradient_bytes},
         {"bucket_bytes", p.bucket_bytes},

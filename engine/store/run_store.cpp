@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 
 #include "store/sqlite_handle.h"
 
@@ -78,6 +79,15 @@ ALTER TABLE runs ADD COLUMN summary TEXT;
 CREATE INDEX runs_by_created ON runs(created);
 CREATE INDEX checkpoints_by_run ON checkpoints(run, step);
 )sql";
+
+// A checkpoint's own checksum: the SHA-256 of its trainer.json (which records those of the
+// tensor files), as written beside it. Empty when the file cannot be read.
+std::string checkpointChecksum(const std::string& checkpoint_path) {
+    std::ifstream file(checkpoint_path + "/trainer.json.sha256");
+    std::string digest;
+    file >> digest;
+    return digest;
+}
 
 }  // namespace
 
@@ -185,10 +195,11 @@ void RunStore::commitBatch(const std::string& run_id, const std::vector<MetricPo
             metric.run();
         }
         Statement event(impl_->db, "INSERT INTO events(run, step, time, kind, message) VALUES(?1,?2,?3,?4,?5)");
-        Statement checkpoint(impl_->db, "INSERT INTO checkpoints(run, step, path, checksum) VALUES(?1,?2,?3,'')");
+        Statement checkpoint(impl_->db, "INSERT INTO checkpoints(run, step, path, checksum) VALUES(?1,?2,?3,?4)");
         for (const auto& e : events) {
             event.bind(1, run_id).bind(2, e.step).bind(3, e.wall_time).bind(4, e.kind).bind(5, e.message).run();
-            if (e.kind == "checkpoint") checkpoint.bind(1, run_id).bind(2, e.step).bind(3, e.message).run();
+            if (e.kind == "checkpoint")
+                checkpoint.bind(1, run_id).bind(2, e.step).bind(3, e.message).bind(4, checkpointChecksum(e.message)).run();
         }
         Statement beat(impl_->db, "UPDATE runs SET heartbeat=?1 WHERE id=?2");
         beat.bind(1, unixNow()).bind(2, run_id).run();
@@ -323,6 +334,14 @@ std::vector<RunEvent> RunStore::events(const std::string& run_id) {
     query.bind(1, run_id);
     std::vector<RunEvent> out;
     while (query.step()) out.push_back({query.integer(0), query.real(1), query.text(2), query.text(3)});
+    return out;
+}
+
+std::vector<CheckpointRecord> RunStore::checkpoints(const std::string& run_id) {
+    Statement query(impl_->db, "SELECT step, path, checksum FROM checkpoints WHERE run=?1 ORDER BY step, rowid");
+    query.bind(1, run_id);
+    std::vector<CheckpointRecord> out;
+    while (query.step()) out.push_back({query.integer(0), query.text(1), query.text(2)});
     return out;
 }
 

@@ -93,6 +93,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     auto float_options = torch::TensorOptions(device_).dtype(torch::kFloat64);
     auto loss_sum = torch::zeros({}, float_options);
     auto count = torch::zeros({}, float_options.dtype(torch::kInt64));
+    auto aux_sum = torch::zeros({}, float_options);
     const int64_t K = t.gradient_accumulation_steps;
     // Reading runs one micro-batch ahead on its own thread, across window boundaries too, so
     // the rank never waits on I/O (a source's reads are const and thread-safe). The reader
@@ -126,6 +127,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             LossParts parts = model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
             (parts.token_loss_sum + parts.aux_loss_sum).backward();
             loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);
+            aux_sum += parts.aux_loss_sum.detach().to(torch::kFloat64);
             count += parts.token_count;
         } catch (const c10::OutOfMemoryError&) {
             if (!can_recover) throw;
@@ -142,7 +144,8 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     auto flags = torch::zeros({1 + W}, torch::kFloat64);
     flags[0] = out_of_memory ? 1.0 : 0.0;
     flags[1 + s_.rank] = double(windowPeakBytes());
-    std::vector<torch::Tensor> stats_parts{loss_sum.view({1}), count.to(torch::kFloat64).view({1}), flags.to(device_)};
+    std::vector<torch::Tensor> stats_parts{loss_sum.view({1}), count.to(torch::kFloat64).view({1}), flags.to(device_),
+                                           aux_sum.view({1})};
     for (auto& moe : moe_layers_) stats_parts.push_back(moe->takeLoad().to(device_, torch::kFloat64));
     std::vector<torch::Tensor> stats{torch::cat(stats_parts)};
     s_.collectives->allReduce(stats, ReduceOp::Sum);
@@ -162,8 +165,9 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
 
     out.loss_sum = values[0];
     out.tokens = static_cast<int64_t>(values[1]);
+    out.aux_loss_sum = values[3 + W];
     out.loads.clear();
-    int64_t offset = 3 + W;
+    int64_t offset = 4 + W;
     for (auto& moe : moe_layers_) {
         out.loads.push_back(host.narrow(0, offset, moe->experts()).to(torch::kInt64));
         offset += moe->experts();
@@ -400,6 +404,7 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, double lr, do
         point(step, "perf/step_time_s", step_time),
         point(step, "comm/collectives", double(w.collectives)),
     };
+    if (!w.loads.empty()) points.push_back(point(step, "moe/aux_loss", w.aux_loss_sum / double(w.tokens)));
     // Each rank's most bytes held during the window's forward and backward passes.
     for (size_t r = 0; r < w.rank_peak_bytes.size(); ++r)
         if (w.rank_peak_bytes[r] > 0)

@@ -65,6 +65,7 @@ struct RankSetup {
 struct WindowResult {
     double loss_sum = 0;               // summed token loss over the window and all ranks
     int64_t tokens = 0;                // N: counted targets over the window and all ranks
+    double aux_loss_sum = 0;           // the sequence-wise balance loss, token-weighted, summed
     double grad_norm = 0;              // of the global gradient, after the 1/N scaling
     std::vector<torch::Tensor> loads;  // per MoE layer: tokens per expert, int64 [E], global
     std::vector<int64_t> rank_peak_bytes;  // per rank: the most CPU bytes held during the window

@@ -4,6 +4,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -226,6 +227,17 @@ private Q_SLOTS:
         const QString id = lastJsonLine(first.out)["run_id"].toString();
         const QString folder = store.path() + "/checkpoints/" + id;
         QVERIFY(QDir(folder).entryList(QDir::Dirs | QDir::NoDotAndDotDot).contains("step-00000006"));
+        // The store lists every checkpoint written, with the SHA-256 of its trainer.json.
+        {
+            RunStore readback(store.path().toStdString());
+            auto written = readback.checkpoints(id.toStdString());
+            QCOMPARE(written.size(), size_t(3));
+            QCOMPARE(written.back().step, int64_t(6));
+            QFile trainer(folder + "/step-00000006/trainer.json");
+            QVERIFY(trainer.open(QIODevice::ReadOnly));
+            const QByteArray digest = QCryptographicHash::hash(trainer.readAll(), QCryptographicHash::Sha256).toHex();
+            QCOMPARE(QByteArray::fromStdString(written.back().checksum), digest);
+        }
         // Truncate the newest checkpoint's weights, as a crash in the middle of a write would.
         QFile weights(folder + "/step-00000006/model.safetensors");
         QVERIFY(weights.open(QIODevice::ReadWrite));

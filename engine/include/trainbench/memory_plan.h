@@ -19,6 +19,8 @@ struct MemoryPlan {
     int64_t gradient_accumulation_steps = 0;
     int64_t seq_len = 0;
     int64_t world_size = 0;
+    int64_t global_batch_size = 0;  // m x K x W sequences
+    int64_t tokens_per_step = 0;    // global batch x seq_len
     int64_t weight_bytes = 0;
     int64_t gradient_bytes = 0;   // fp32, one per parameter
     int64_t bucket_bytes = 0;     // fp32 flat buffers that carry gradients to the other ranks

@@ -27,6 +27,13 @@ struct RunRecord {
     std::string summary_json;  // the summary line of the run's last session; empty before it ends
 };
 
+// A checkpoint a run wrote (it may since have been pruned from disk).
+struct CheckpointRecord {
+    int64_t step = 0;
+    std::string path;
+    std::string checksum;  // SHA-256 of its trainer.json, which records those of the tensor files
+};
+
 class StoreError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
@@ -75,6 +82,8 @@ public:
     std::vector<MetricPoint> metrics(const std::string& run_id, const std::string& key = "");
     std::vector<std::string> metricKeys(const std::string& run_id);
     std::vector<RunEvent> events(const std::string& run_id);
+    // Ordered by step.
+    std::vector<CheckpointRecord> checkpoints(const std::string& run_id);
 
 private:
     struct Impl;
