@@ -14,6 +14,7 @@
 #include "memory/cuda_memory.h"
 #include "memory/memory_keys.h"
 #include "trainbench/memory_plan.h"
+#include "train/autocast_scope.h"
 #include "train/checkpoint.h"
 #include "trainbench/config_io.h"
 #include "train/lr_schedule.h"
@@ -50,7 +51,11 @@ std::unique_ptr<torch::optim::AdamW> makeOptimizer(Transformer& model, const Tra
 }  // namespace
 
 RankTrainer::RankTrainer(const RankSetup& setup)
-    : s_(setup), cfg_(*setup.config), device_(setup.device), model_(cfg_.model) {}
+    : s_(setup),
+      cfg_(*setup.config),
+      device_(setup.device),
+      model_(cfg_.model),
+      bf16_(cfg_.runtime.dtype == "bf16" && !setup.fp64) {}
 
 void RankTrainer::prepare() {
     // On a GPU the budget is a cap on this process's caching allocator (CPU ranks have theirs
@@ -124,7 +129,10 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             prefetched_step_ = step + 1;
         }
         try {
-            LossParts parts = model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
+            LossParts parts = [&] {
+                AutocastScope autocast(device_.type(), bf16_);  // the forward only; backward follows its graph
+                return model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
+            }();
             (parts.token_loss_sum + parts.aux_loss_sum).backward();
             loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);
             aux_sum += parts.aux_loss_sum.detach().to(torch::kFloat64);

@@ -117,6 +117,7 @@ private:
     RunConfig cfg_;  // this rank's copy: an out-of-memory back-off changes the batch split
     torch::Device device_;
     Transformer model_;
+    bool bf16_;  // runtime.dtype bf16: autocast forward passes, fp32 master weights
     std::unique_ptr<TokenSource> source_;
     // The first micro-batch of the next window, read while this one computes. Declared after
     // source_ so it is destroyed (and its read joined) first.
