@@ -13,6 +13,7 @@
 #include <QStringList>
 
 #include "trainbench/presets.h"
+#include "batch_panel.h"
 #include "engine_bridge.h"
 #include "main_window.h"
 #include "trainbench/config_io.h"
@@ -66,8 +67,19 @@ int main(int argc, char** argv) {
             .arg(kScreenshotWidth)
             .arg(kScreenshotHeight),
         QStringLiteral("FILE"));
+    const QCommandLineOption tab_option(
+        QStringLiteral("tab"),
+        QStringLiteral("Show tab <NAME> at start: training (the live plots, default) or batch (the batch split, "
+                       "its memory plan and the explorer)."),
+        QStringLiteral("NAME"));
+    const QCommandLineOption explore_option(
+        QStringLiteral("explore"),
+        QStringLiteral("Run the batch explorer on the config at once (on the batch tab) and wait for it to end, "
+                       "before --run-steps and --screenshot."));
     parser.addOption(run_steps_option);
     parser.addOption(screenshot_option);
+    parser.addOption(tab_option);
+    parser.addOption(explore_option);
 
     // parse() rather than process(): a bad option must exit with 2, as in trainbench-cli.
     const bool parsed = parser.parse(QApplication::arguments());
@@ -75,6 +87,10 @@ int main(int argc, char** argv) {
     if (!parsed) return fail(parser.errorText() + QStringLiteral("\n\n") + parser.helpText(), headless);
     if (parser.isSet(help_option)) parser.showHelp(kExitOk);
     if (parser.isSet(version_option)) parser.showVersion();
+
+    const QString tab_name = parser.value(tab_option);
+    if (parser.isSet(tab_option) && tab_name != QLatin1String("training") && tab_name != QLatin1String("batch"))
+        return fail(QStringLiteral("--tab takes training or batch, got '%1'").arg(tab_name), headless);
 
     const QStringList positional = parser.positionalArguments();
     if (positional.size() > 1)
@@ -122,9 +138,24 @@ int main(int argc, char** argv) {
 
     trainbench::gui::MainWindow window(config, config_name);
     window.resize(kScreenshotWidth, kScreenshotHeight);
+    const bool show_batch = tab_name == QLatin1String("batch") || parser.isSet(explore_option);
+    window.showTab(show_batch ? trainbench::gui::MainWindow::Tab::Batch : trainbench::gui::MainWindow::Tab::Training);
     window.show();
 
     int exit_code = kExitOk;
+    if (parser.isSet(explore_option)) {
+        trainbench::gui::BatchPanel* panel = window.batchPanel();
+        QEventLoop loop;
+        bool explored = false;
+        QObject::connect(panel, &trainbench::gui::BatchPanel::explorationFinished, &loop, [&] {
+            explored = true;
+            loop.quit();
+        });
+        if (!panel->explore()) return fail(QStringLiteral("cannot start the batch explorer"), headless);
+        // Closing the window quits the loop; the panel's destruction then stops the explorer.
+        if (!explored) loop.exec();
+        if (!explored && !headless) return exit_code;
+    }
     if (parser.isSet(run_steps_option)) {
         QEventLoop loop;
         bool finished = false;

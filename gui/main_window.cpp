@@ -15,8 +15,10 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
+#include "batch_panel.h"
 #include "config_summary.h"
 #include "engine_bridge.h"
 #include "metric_plots.h"
@@ -174,9 +176,23 @@ void MainWindow::buildUi() {
     events_layout->addWidget(event_log_);
     side_layout->addWidget(events_box, 1);
 
-    plots_ = new MetricPlots(splitter);
+    // The work area: the live plots of the run, and the batch split with its memory and the explorer.
+    tabs_ = new QTabWidget(splitter);
+    tabs_->setObjectName(QStringLiteral("mainTabs"));
+    tabs_->setDocumentMode(true);
+    plots_ = new MetricPlots(tabs_);
+    tabs_->addTab(plots_, tr("Training"));
+    batch_panel_ = new BatchPanel(tabs_);
+    tabs_->addTab(batch_panel_, tr("Batch && memory"));
+    connect(batch_panel_, &BatchPanel::splitRequested, this, [this](int64_t micro_batch, int64_t accumulation) {
+        // The panel disables its edits while a run is live; should one slip through, it gets
+        // the window's config back, so it never shows a split that is not in force.
+        if (!setBatchSplit(micro_batch, accumulation)) batch_panel_->setRunConfig(config_);
+    });
+    connect(batch_panel_, &BatchPanel::exploringChanged, this, &MainWindow::updateStartButton);
+
     splitter->addWidget(side);
-    splitter->addWidget(plots_);
+    splitter->addWidget(tabs_);
     splitter->setStretchFactor(0, 0);
     splitter->setStretchFactor(1, 1);
     splitter->setSizes({430, 850});
@@ -193,7 +209,28 @@ bool MainWindow::setRunConfig(RunConfig config, QString config_name) {
     return true;
 }
 
+bool MainWindow::setBatchSplit(int64_t micro_batch_size, int64_t gradient_accumulation_steps) {
+    if (bridge_->isLive()) return false;
+    config_.train.micro_batch_size = micro_batch_size;
+    config_.train.gradient_accumulation_steps = gradient_accumulation_steps;
+    if (config_.train.global_batch_size) config_.train.global_batch_size = config_.globalBatch();
+    showConfigNumbers();
+    return true;
+}
+
+void MainWindow::showTab(Tab tab) {
+    tabs_->setCurrentWidget(tab == Tab::Batch ? static_cast<QWidget*>(batch_panel_) : plots_);
+}
+
 void MainWindow::showConfig() {
+    showConfigNumbers();
+    batch_panel_->setRunConfig(config_);
+    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.train.steps, 1)));
+    progress_bar_->setValue(0);
+    plots_->resetRun(config_);
+}
+
+void MainWindow::showConfigNumbers() {
     setWindowTitle(tr("Trainbench — %1").arg(config_name_));
     const ConfigSummary summary = summarizeConfig(config_);
     config_name_label_->setText(config_name_);
@@ -207,10 +244,6 @@ void MainWindow::showConfig() {
     lr_label_->setText(summary.learning_rate);
     schedule_label_->setText(summary.schedule);
     device_label_->setText(summary.device);
-
-    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.train.steps, 1)));
-    progress_bar_->setValue(0);
-    plots_->resetRun(config_);
 }
 
 void MainWindow::flushView() {
@@ -219,6 +252,11 @@ void MainWindow::flushView() {
 
 bool MainWindow::startRun() {
     if (bridge_->isLive()) return false;
+    if (batch_panel_->isExploring()) {
+        // Both would train on the same cores: each measurement would slow the other down.
+        setStatusText(tr("The batch explorer is measuring: stop it or let it finish, then start."), /*error=*/true);
+        return false;
+    }
     latest_step_ = 0;
     have_loss_ = false;
     plots_->resetRun(config_);
@@ -235,6 +273,7 @@ bool MainWindow::startRun() {
                   .arg(formatGrouped(config_.tokensPerStep())));
     setPhase(Phase::Running);
     setStatusText(tr("Starting: building the model…"));
+    showTab(Tab::Training);
     return true;
 }
 
@@ -258,19 +297,31 @@ void MainWindow::stopRun() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    // The bridge's destruction joins the ranks; asking them to stop now makes that quick.
+    // The bridge's destruction joins the ranks, the panel's the explorer; asking both to stop
+    // now makes that quick.
     if (bridge_->isLive()) bridge_->stop();
+    batch_panel_->stopExploring();
     QMainWindow::closeEvent(event);
+}
+
+bool MainWindow::isLivePhase(Phase phase) {
+    return phase == Phase::Running || phase == Phase::Pausing || phase == Phase::Paused || phase == Phase::Stopping;
 }
 
 void MainWindow::setPhase(Phase phase) {
     phase_ = phase;
-    const bool live = phase == Phase::Running || phase == Phase::Pausing ||
-                      phase == Phase::Paused || phase == Phase::Stopping;
-    start_button_->setEnabled(!live);
+    const bool live = isLivePhase(phase);
+    updateStartButton();
+    batch_panel_->setRunLive(live);
     pause_button_->setEnabled(phase == Phase::Running || phase == Phase::Pausing || phase == Phase::Paused);
     pause_button_->setText(phase == Phase::Pausing || phase == Phase::Paused ? tr("Resume") : tr("Pause"));
     stop_button_->setEnabled(live && phase != Phase::Stopping);
+}
+
+void MainWindow::updateStartButton() {
+    const bool exploring = batch_panel_->isExploring();
+    start_button_->setEnabled(!isLivePhase(phase_) && !exploring);
+    start_button_->setToolTip(exploring ? tr("The batch explorer is measuring (Batch & memory tab).") : QString());
 }
 
 void MainWindow::setStatusText(const QString& text, bool error) {

@@ -14,28 +14,39 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QCloseEvent;
+class QTabWidget;
 
 namespace trainbench::gui {
 
+class BatchPanel;
 class EngineBridge;
 class MetricPlots;
 
 // Runs one config at a time through an EngineBridge. Widgets that tests drive carry object
-// names: startButton, pauseButton, stopButton, statusLabel, progressBar, metricPlots.
+// names: startButton, pauseButton, stopButton, statusLabel, progressBar, mainTabs, metricPlots
+// (the Training tab) and batchPanel (the Batch & memory tab, see BatchPanel for its own).
+// A run and the batch explorer never overlap: each disables the other's start.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
 public:
     // `config_name` is what the window shows as the config's origin (a file name).
+    enum class Tab { Training, Batch };
+
     MainWindow(RunConfig config, QString config_name, QWidget* parent = nullptr);
     ~MainWindow() override;
 
     // Shows another config; refused (false) while a run is live.
     bool setRunConfig(RunConfig config, QString config_name);
     const RunConfig& runConfig() const { return config_; }
+    // Re-splits the batch of the shown config (train.global_batch_size, when set, follows);
+    // refused (false) while a run is live. The plots of the last run stay.
+    bool setBatchSplit(int64_t micro_batch_size, int64_t gradient_accumulation_steps);
 
     EngineBridge* bridge() const { return bridge_; }
     MetricPlots* plots() const { return plots_; }
+    BatchPanel* batchPanel() const { return batch_panel_; }
+    void showTab(Tab tab);
 
     // Redraws pending plot data at once, e.g. before grabbing the window.
     void flushView();
@@ -56,7 +67,10 @@ private:
 
     void buildUi();
     void showConfig();
+    void showConfigNumbers();
+    static bool isLivePhase(Phase phase);
     void setPhase(Phase phase);
+    void updateStartButton();
     void setStatusText(const QString& text, bool error = false);
     void appendLog(const QString& line);
 
@@ -75,6 +89,8 @@ private:
 
     EngineBridge* bridge_ = nullptr;
     MetricPlots* plots_ = nullptr;
+    BatchPanel* batch_panel_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
 
     QLabel* config_name_label_ = nullptr;
     QLabel* total_params_label_ = nullptr;

@@ -14,7 +14,7 @@
 namespace trainbench {
 namespace {
 
-ExploreRow measureSplit(const RunConfig& base, int64_t m, int64_t steps) {
+ExploreRow measureSplit(const RunConfig& base, int64_t m, int64_t steps, const std::atomic<bool>* cancel) {
     RunConfig config = base;
     config.train.micro_batch_size = m;
     config.train.gradient_accumulation_steps = base.globalBatch() / (m * base.runtime.world_size);
@@ -35,11 +35,16 @@ ExploreRow measureSplit(const RunConfig& base, int64_t m, int64_t steps) {
     TrainingSession session(config, options);
     auto inbox = session.bus().subscribe();
     session.start();
-    session.wait();
+    // A cancel stops the row being measured too, at its next micro-batch boundary.
+    while (!session.wait(std::chrono::milliseconds(50)))
+        if (cancel && cancel->load()) session.stop();
     const RunSummary summary = session.summary();
     row.measured_peak_bytes = summary.peak_memory_bytes;
     row.fits = summary.status == RunStatus::Completed;
-    if (!row.fits) row.note = summary.out_of_memory ? "out of memory" : summary.error;
+    if (!row.fits)
+        row.note = summary.out_of_memory               ? "out of memory"
+                   : summary.status == RunStatus::Stopped ? "cancelled"
+                                                          : summary.error;
     // Step 1 allocates the gradients and AdamW moments and warms every kernel up: the rate is
     // the mean over the steps after it (or step 1 alone for a single step).
     double sum = 0;
@@ -66,7 +71,9 @@ ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, c
     for (int64_t m = 1; m <= per_rank; ++m) {
         if (per_rank % m != 0) continue;
         if (options.cancel && options.cancel->load()) break;
-        result.rows.push_back(measureSplit(config, m, std::max<int64_t>(1, options.steps_per_row)));
+        ExploreRow row = measureSplit(config, m, std::max<int64_t>(1, options.steps_per_row), options.cancel);
+        if (options.cancel && options.cancel->load()) break;  // a cancelled row measured nothing
+        result.rows.push_back(std::move(row));
         if (options.on_row) options.on_row(result.rows.back());
     }
     const double usable = double(result.limit_bytes) * (1.0 - result.safety_margin);

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trainbench/config_io.h"
 #include "trainbench/param_count.h"
 
 namespace trainbench {
@@ -161,6 +162,50 @@ std::string outOfMemoryAdvice(const RunConfig& config) {
            << " MiB); shorten train.seq_len, use a smaller model, raise runtime.memory_limit_mb, or spread the "
               "ranks over more devices";
     return advice.str();
+}
+
+namespace {
+
+std::string humanBytes(int64_t bytes) {
+    std::ostringstream text;
+    text.precision(1);
+    const double gib = double(bytes) / (1024.0 * 1024.0 * 1024.0);
+    if (gib >= 1.0) text << std::fixed << gib << " GiB";
+    else text << std::fixed << double(bytes) / (1024.0 * 1024.0) << " MiB";
+    return text.str();
+}
+
+}  // namespace
+
+void requirePlanFits(const RunConfig& config, int64_t device_bytes) {
+    const int64_t budget = config.runtime.memory_limit_mb * 1024 * 1024;
+    const MemoryPlan smallest = planFor(config, 1, budget > 0 ? budget : device_bytes);
+    const int64_t state = smallest.weight_bytes + smallest.gradient_bytes + smallest.bucket_bytes + smallest.optimizer_bytes;
+    if (budget > 0) {
+        if (smallest.peak_bytes <= budget) return;
+        throw ConfigError("runtime.memory_limit_mb",
+                          "runtime.memory_limit_mb (" + std::to_string(config.runtime.memory_limit_mb) +
+                              " MiB): the planner needs " + humanBytes(smallest.peak_bytes) +
+                              " per rank even at micro_batch_size 1 (weights, gradients and AdamW state alone " +
+                              humanBytes(state) + "); raise the budget, shorten train.seq_len or use a smaller model");
+    }
+    if (device_bytes <= 0) return;
+    const MemoryPlan plan = planMemory(config, device_bytes);
+    if (plan.fits) return;
+    std::string fix;
+    if (plan.largest_fitting_micro_batch > 0) {
+        const int64_t m = plan.largest_fitting_micro_batch;
+        const int64_t k = config.globalBatch() / (m * config.runtime.world_size);
+        fix = "micro_batch_size " + std::to_string(m) + " fits: --set train.micro_batch_size=" + std::to_string(m) +
+              " --set train.gradient_accumulation_steps=" + std::to_string(k) + " keeps the global batch";
+    } else {
+        fix = "even micro_batch_size 1 needs " + humanBytes(smallest.peak_bytes) + " (weights, gradients and AdamW state " +
+              humanBytes(state) + "); use a smaller model, a shorter train.seq_len or devices with more memory";
+    }
+    throw ConfigError("train.micro_batch_size",
+                      "train.micro_batch_size (" + std::to_string(config.train.micro_batch_size) +
+                          "): the planner puts this config at " + humanBytes(plan.peak_bytes) +
+                          " per rank, but the device has " + humanBytes(device_bytes) + " per rank; " + fix);
 }
 
 }  // namespace trainbench

@@ -14,6 +14,7 @@
 #include "memory/cuda_memory.h"
 #include "memory/memory_account.h"
 #include "memory/memory_keys.h"
+#include "trainbench/memory_plan.h"
 #include "parallel/in_process_collectives.h"
 #include "session/run_control.h"
 #include "train/checkpoint.h"
@@ -209,6 +210,8 @@ struct TrainingSession::Impl {
 TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : impl_(std::make_unique<Impl>()) {
     requireValidRunConfig(config);
     impl_->devices = rankDevices(config.runtime);
+    // A config that cannot fit is refused in a moment, before a byte of it is allocated.
+    requirePlanFits(config, deviceMemoryBytesPerRank(config));
     // Bad data is bad input: refuse it here (ConfigError naming the file), not in a rank thread.
     {
         auto source = openTokenSource(config);

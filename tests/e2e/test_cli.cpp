@@ -317,6 +317,14 @@ private Q_SLOTS:
         QVERIFY(explore.err.contains("recommended: --set train.micro_batch_size="));
     }
 
+    void theLargestPublishedModelIsRefusedOnThisMachineWithTheEstimate() {
+        Result r = runCli({"run", kConfigs + "/deepseek/config_671B.json", "--set", "data.vocab_size=256", "--set",
+                           "runtime.device=cpu", "--set", "train.micro_batch_size=1", "--set", "train.seq_len=256"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("the planner puts this config at") && r.err.contains("GiB"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("even micro_batch_size 1 needs"), qPrintable(r.err));
+    }
+
     void interruptStopsCleanlyWithCode130() {
         QTemporaryDir store;
         QProcess process;

@@ -10,6 +10,7 @@
 
 #include "memory/memory_account.h"
 #include "trainbench/batch_explorer.h"
+#include "trainbench/config_io.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/presets.h"
 #include "trainbench/training_session.h"
@@ -224,13 +225,31 @@ private Q_SLOTS:
                      qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(backed.losses[i]).arg(small.losses[i])));
     }
 
-    void outOfMemoryAtMicroBatchOneFailsWithAdvice() {
+    void aBudgetBelowMicroBatchOneIsRefusedBeforeTraining() {
         RunConfig c = tinySplit(1, 2, 3);
         c.runtime.memory_limit_mb = 1;  // below the weights, gradients and moments of the tiny model
-        const Trained t = train(c);
-        QCOMPARE(t.summary.status, RunStatus::Failed);
-        QVERIFY(t.summary.out_of_memory);
-        QVERIFY2(QString::fromStdString(t.summary.error).contains("planner"), t.summary.error.c_str());
+        try {
+            TrainingSession session(c);
+            QFAIL("a config that cannot fit its budget was accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(QString::fromStdString(e.path()), QString("runtime.memory_limit_mb"));
+            QVERIFY2(QString(e.what()).contains("micro_batch_size 1") && QString(e.what()).contains("MiB"), e.what());
+        }
+    }
+
+    void aConfigLargerThanTheDeviceIsRefusedWithWhatFits() {
+        RunConfig c = tinySplit(16, 1, 1);
+        const MemoryPlan at4 = planMemory(tinySplit(4, 4, 1)), at8 = planMemory(tinySplit(8, 2, 1));
+        try {
+            requirePlanFits(c, (at4.peak_bytes + at8.peak_bytes) / 2);
+            QFAIL("a config larger than the device was accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(QString::fromStdString(e.path()), QString("train.micro_batch_size"));
+            QVERIFY2(QString(e.what()).contains("--set train.micro_batch_size=4 --set train.gradient_accumulation_steps=4"),
+                     e.what());
+        }
+        requirePlanFits(c, 0);                    // unknown device memory: no check
+        requirePlanFits(c, at8.peak_bytes * 10);  // plenty
     }
 };
 

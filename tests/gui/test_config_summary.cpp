@@ -14,6 +14,8 @@ private Q_SLOTS:
     void formatsCounts_data();
     void formatsCounts();
     void groupsDigits();
+    void formatsBytes_data();
+    void formatsBytes();
     void writesBatchEquation();
     void summarizesTinyPreset();
 };
@@ -42,6 +44,27 @@ void TestConfigSummary::groupsDigits() {
     QCOMPARE(formatGrouped(1024), QStringLiteral("1,024"));
     QCOMPARE(formatGrouped(1048576), QStringLiteral("1,048,576"));
     QCOMPARE(formatGrouped(64), QStringLiteral("64"));
+}
+
+void TestConfigSummary::formatsBytes_data() {
+    QTest::addColumn<qlonglong>("bytes");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("zero") << 0LL << "0 B";
+    QTest::newRow("below a KiB") << 1023LL << "1023 B";
+    QTest::newRow("one KiB") << 1024LL << "1.00 KiB";
+    QTest::newRow("one and a half KiB") << 1536LL << "1.50 KiB";
+    QTest::newRow("tens of MiB") << 12LL * 1024 * 1024 + 300 * 1024 << "12.3 MiB";
+    QTest::newRow("hundreds of MiB") << 300LL * 1024 * 1024 << "300 MiB";
+    QTest::newRow("rounds up into the next unit") << 1023LL * 1024 * 1024 + 1000 * 1024 << "1.00 GiB";
+    QTest::newRow("a 24 GiB host") << 24LL * 1024 * 1024 * 1024 << "24.0 GiB";
+    QTest::newRow("141 GiB of HBM") << 141LL * 1024 * 1024 * 1024 << "141 GiB";
+    QTest::newRow("negative (a deficit)") << -2048LL << "-2.00 KiB";
+}
+
+void TestConfigSummary::formatsBytes() {
+    QFETCH(qlonglong, bytes);
+    QFETCH(QString, text);
+    QCOMPARE(formatBytes(bytes), text);
 }
 
 void TestConfigSummary::writesBatchEquation() {

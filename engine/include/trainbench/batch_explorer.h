@@ -35,7 +35,8 @@ struct ExploreOptions {
     double safety_margin = 0.1;
     // Called after each row (from the calling thread); may be empty.
     std::function<void(const ExploreRow&)> on_row;
-    // Set from another thread to end the exploration after the current row.
+    // Set from another thread to end the exploration: the row being measured stops at its next
+    // micro-batch boundary and is left out.
     const std::atomic<bool>* cancel = nullptr;
 };
 

@@ -50,6 +50,13 @@ int64_t deviceMemoryBytesPerRank(const RunConfig& config);
 // One JSON object, every field above (the `plan` command's output).
 std::string memoryPlanToJson(const MemoryPlan& plan);
 
+// Refuses, before anything is allocated, a config that cannot fit: with runtime.memory_limit_mb
+// set, when even micro_batch_size 1 exceeds it (a larger m backs off at run time); otherwise when
+// the configured micro-batch exceeds the device's memory (`device_bytes`; 0: unknown, no check),
+// since nothing would catch that out-of-memory. Throws ConfigError with the estimate, the
+// memory available and what would fit.
+void requirePlanFits(const RunConfig& config, int64_t device_bytes);
+
 // What to try when a rank runs out of memory with this config, in one sentence.
 std::string outOfMemoryAdvice(const RunConfig& config);
 

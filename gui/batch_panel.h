@@ -1,0 +1,135 @@
+// BatchPanel: the batch split m × K × W = B, what it costs in memory, and the explorer that measures every split.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <QString>
+#include <QWidget>
+
+#include "trainbench/batch_explorer.h"
+#include "trainbench/memory_plan.h"
+#include "trainbench/run_config.h"
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableView;
+
+namespace trainbench::gui {
+
+class ExplorerChart;
+class ExplorerTableModel;
+class ExplorerWorker;
+
+// The panel edits a copy of the window's config and asks for each new split with
+// splitRequested; the owner applies it (or, refusing, hands the panel its config back).
+//
+// Micro-batch edits re-split the global batch the user chose: K becomes B / (m W) when m
+// divides B / W; otherwise K is the nearest whole number and B moves, until a later m divides
+// the chosen B again. Accumulation edits choose a new B. The spin box's arrows step through
+// the divisors of B / W.
+//
+// Widgets that tests drive carry object names: batchPanel, microBatchSpin, accumulationSpin,
+// planPeakLabel, planVerdictLabel, exploreButton, stopExploreButton, applyRecommendationButton,
+// explorerStatusLabel, explorerTable, explorerChart.
+class BatchPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit BatchPanel(QWidget* parent = nullptr);
+    ~BatchPanel() override;
+
+    // Shows a config chosen elsewhere; its global batch becomes the one micro-batch edits keep.
+    void setRunConfig(const RunConfig& config);
+    const RunConfig& runConfig() const { return config_; }
+    // While a run is live the split cannot change and the explorer cannot start.
+    void setRunLive(bool live);
+    bool isExploring() const;
+    // Training steps per explored split (the first is warm-up and not in the rate).
+    void setExploreStepsPerRow(int64_t steps) { explore_steps_per_row_ = steps; }
+
+    // The per-rank budget plans are compared against: runtime.memory_limit_mb when set, else
+    // the device memory a rank may use (deviceMemoryBytesPerRank); 0 when unknown.
+    static int64_t memoryBudgetBytes(const RunConfig& config);
+    const MemoryPlan& memoryPlan() const { return plan_; }
+    ExplorerTableModel* explorerModel() const { return model_; }
+    ExplorerChart* explorerChart() const { return chart_; }
+
+public Q_SLOTS:
+    // Starts measuring every split of the shown config's global batch; false while a run is
+    // live or an exploration is already running.
+    bool explore();
+    // Ends the exploration after the split being measured.
+    void stopExploring();
+    // Sets m and K to the recommended split of the finished exploration; false when there is
+    // none for the shown config's global batch.
+    bool applyRecommendation();
+
+Q_SIGNALS:
+    void splitRequested(int64_t micro_batch_size, int64_t gradient_accumulation_steps);
+    void exploringChanged(bool exploring);
+    // An exploration ended, with its rows in explorerModel() (and a recommendation, if any fit).
+    void explorationFinished();
+
+private:
+    void buildUi();
+    void showSplit();
+    void showPlan();
+    void updateControls();
+    void setExplorerStatus(const QString& text, bool error = false);
+    void onMicroBatchEdited(int value);
+    void onAccumulationEdited(int value);
+    void requestSplit(int64_t micro_batch, int64_t accumulation);
+    void onRowExplored(const ExploreRow& row);
+    void onExploreFinished(const ExploreResult& result, bool cancelled);
+    void onExploreFailed(const QString& message);
+    // Whether the rows on show were measured for the shown config (any split of the same B).
+    bool resultsMatchConfig() const;
+
+    RunConfig config_;
+    MemoryPlan plan_;
+    int64_t budget_bytes_ = 0;
+    // The global batch micro-batch edits keep; K edits and new configs choose it.
+    int64_t chosen_global_batch_ = 1;
+    bool run_live_ = false;
+    int64_t explore_steps_per_row_ = 3;
+    int64_t expected_rows_ = 0;
+    std::string explored_key_;  // the explored config with its split normalised away
+    bool have_result_ = false;  // an exploration has ended (its rows, or why it failed, are shown)
+    bool stop_requested_ = false;
+    QString result_status_;  // what the finished exploration found, shown while it matches the config
+    bool result_is_error_ = false;
+
+    ExplorerWorker* worker_ = nullptr;
+    ExplorerTableModel* model_ = nullptr;
+    ExplorerChart* chart_ = nullptr;
+
+    QSpinBox* micro_batch_spin_ = nullptr;
+    QSpinBox* accumulation_spin_ = nullptr;
+    QLabel* world_size_label_ = nullptr;
+    QLabel* global_batch_label_ = nullptr;
+    QLabel* tokens_label_ = nullptr;
+    QLabel* split_hint_label_ = nullptr;
+
+    QLabel* weights_label_ = nullptr;
+    QLabel* gradients_label_ = nullptr;
+    QLabel* buckets_label_ = nullptr;
+    QLabel* optimizer_label_ = nullptr;
+    QLabel* activations_label_ = nullptr;
+    QLabel* logits_label_ = nullptr;
+    QLabel* peak_label_ = nullptr;
+    QLabel* budget_label_ = nullptr;
+    QProgressBar* budget_bar_ = nullptr;
+    QLabel* verdict_label_ = nullptr;
+    QLabel* largest_fitting_label_ = nullptr;
+
+    QPushButton* explore_button_ = nullptr;
+    QPushButton* stop_button_ = nullptr;
+    QPushButton* apply_button_ = nullptr;
+    QLabel* explorer_status_label_ = nullptr;
+    QTableView* table_ = nullptr;
+};
+
+}  // namespace trainbench::gui
