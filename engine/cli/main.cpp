@@ -156,8 +156,8 @@ int trainToEnd(TrainingSession& session, RunRecorder& recorder, const RunConfig&
     std::fprintf(stderr, "run %s (%s): m %lld x K %lld x W %lld = B %lld sequences of %lld tokens, %lld steps\n",
                  recorder.runId().c_str(), label.c_str(), (long long)config.train.micro_batch_size,
                  (long long)config.train.gradient_accumulation_steps, (long long)config.runtime.world_size,
-                 (long long)config.globalBatch(), (long long)config.train.seq_len, (long long)config.train.steps);
-    ProgressPrinter progress(config.train.steps);
+                 (long long)config.globalBatch(), (long long)config.train.seq_len, (long long)config.optimizerSteps());
+    ProgressPrinter progress(config.optimizerSteps());
     bool interrupted = false;
     auto report = [&](const BusBatch& batch) {
         std::map<int64_t, std::map<std::string, double>> steps;

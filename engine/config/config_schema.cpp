@@ -166,6 +166,8 @@ std::vector<ConfigField> buildFields() {
     t.optionalInteger("global_batch_size", &TrainConfig::global_batch_size, "Sequences per optimizer step (B = m*K*W); optional check");
     t.integer("seq_len", &TrainConfig::seq_len, "Tokens per training sequence (T)");
     t.integer("steps", &TrainConfig::steps, "Optimizer steps to train");
+    t.integer("samples", &TrainConfig::samples,
+              "Sequences to train on instead of steps (0: use steps); a multiple of micro_batch_size x world_size");
     t.real("lr", &TrainConfig::lr, "Peak learning rate");
     t.real("min_lr", &TrainConfig::min_lr, "Final learning rate of the cosine or linear decay");
     t.integer("warmup_steps", &TrainConfig::warmup_steps, "Optimizer steps of linear warm-up from 0");

@@ -142,8 +142,22 @@ void checkTrain(Checker& c, const RunConfig& config) {
     c.atLeast("train.log_every", t.log_every, 1);
     c.atLeast("train.keep_checkpoints", t.keep_checkpoints, 1);
     c.atLeast("train.max_bad_steps", t.max_bad_steps, 1);
-
+    c.atLeast("train.samples", t.samples, 0);
     const int64_t W = config.runtime.world_size;
+    if (t.samples > 0 && t.micro_batch_size >= 1 && W >= 1) {
+        const int64_t unit = t.micro_batch_size * W;
+        if (t.samples % unit != 0)
+            c.issues.push_back({"train.samples", "train.samples (" + num(t.samples) + ") must be a whole number of "
+                                                 "micro-batches on every rank, a multiple of micro_batch_size x world_size = " +
+                                                 num(unit) + "; use " + num(t.samples / unit * unit) + " or " +
+                                                 num((t.samples / unit + 1) * unit)});
+        else if (t.samples < unit * t.gradient_accumulation_steps && t.incomplete_window == "drop")
+            c.issues.push_back({"train.samples", "train.samples (" + num(t.samples) + ") fills no complete window of " +
+                                                 num(unit * t.gradient_accumulation_steps) +
+                                                 " sequences and train.incomplete_window is \"drop\": nothing would "
+                                                 "train; raise train.samples or set train.incomplete_window to \"scale\""});
+    }
+
     if (t.global_batch_size && t.micro_batch_size >= 1 && t.gradient_accumulation_steps >= 1 && W >= 1) {
         const int64_t B = *t.global_batch_size;
         const int64_t product = t.micro_batch_size * t.gradient_accumulation_steps * W;

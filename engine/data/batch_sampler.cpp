@@ -5,9 +5,11 @@
 
 namespace trainbench {
 
-std::vector<int64_t> sampleIndices(int64_t step, int64_t rank, int64_t micro, int64_t m, int64_t K, int64_t W) {
+std::vector<int64_t> sampleIndices(int64_t step, int64_t rank, int64_t micro, int64_t m, int64_t K, int64_t W,
+                                   int64_t window_micro_batches) {
     const int64_t global = m * K * W;
-    const int64_t first = step * global + rank * m * K + micro * m;
+    const int64_t per_rank = window_micro_batches < 0 ? K : window_micro_batches;
+    const int64_t first = step * global + rank * m * per_rank + micro * m;
     std::vector<int64_t> out(m);
     for (int64_t i = 0; i < m; ++i) out[i] = first + i;
     return out;

@@ -17,8 +17,11 @@ struct MicroBatch {
 // The global batch of step s is the sample range [s*B, (s+1)*B), B = m*K*W. Rank r takes the
 // contiguous block [r*m*K, (r+1)*m*K) of it and micro-batch k the k-th m samples of that
 // block, so the union over ranks and micro-batches is the same set for every split of B.
+// An incomplete last window of `window_micro_batches` < K micro-batches per rank starts where
+// a full one would and takes [s*B, s*B + m*window*W) the same way (-1: a full window).
 std::vector<int64_t> sampleIndices(int64_t step, int64_t rank, int64_t micro, int64_t micro_batch_size,
-                                   int64_t accumulation_steps, int64_t world_size);
+                                   int64_t accumulation_steps, int64_t world_size,
+                                   int64_t window_micro_batches = -1);
 
 // The source samples behind a rank's global indices (from sampleIndices). A finite source of
 // `sample_count` samples is read in epochs, each a fresh EpochPermutation order keyed by

@@ -20,6 +20,7 @@ ExploreRow measureSplit(const RunConfig& base, int64_t m, int64_t steps, const s
     config.train.gradient_accumulation_steps = base.globalBatch() / (m * base.runtime.world_size);
     config.train.global_batch_size.reset();
     config.train.steps = steps;
+    config.train.samples = 0;  // a data budget would cut the measurement short
     config.train.eval_every = 0;
     config.train.checkpoint_every = 0;
     config.train.log_every = 1;

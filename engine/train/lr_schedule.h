@@ -8,6 +8,7 @@
 namespace trainbench {
 
 // LR used by the update of optimizer step `step` (0-based).
-double learningRate(const TrainConfig& train, int64_t step);
+// `total_steps`: the optimizer steps of the run (RunConfig::optimizerSteps()).
+double learningRate(const TrainConfig& train, int64_t step, int64_t total_steps);
 
 }  // namespace trainbench

@@ -99,16 +99,17 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     auto loss_sum = torch::zeros({}, float_options);
     auto count = torch::zeros({}, float_options.dtype(torch::kInt64));
     auto aux_sum = torch::zeros({}, float_options);
-    const int64_t K = t.gradient_accumulation_steps;
+    const int64_t K = windowMicroBatches(step);
     // Reading runs one micro-batch ahead on its own thread, across window boundaries too, so
     // the rank never waits on I/O (a source's reads are const and thread-safe). The reader
     // charges its buffers to this rank's memory account.
-    auto launch = [this, K](int64_t at_step, int64_t k) {
+    auto launch = [this](int64_t at_step, int64_t k) {
         const int64_t m = cfg_.train.micro_batch_size, seq_len = cfg_.train.seq_len;
+        const int64_t full = cfg_.train.gradient_accumulation_steps, window = windowMicroBatches(at_step);
         const uint64_t seed = static_cast<uint64_t>(cfg_.train.seed);
-        return std::async(std::launch::async, [this, K, at_step, k, m, seq_len, seed] {
+        return std::async(std::launch::async, [this, full, window, at_step, k, m, seq_len, seed] {
             ScopedMemoryAccount account(s_.memory);
-            auto indices = sourceSampleIndices(sampleIndices(at_step, s_.rank, k, m, K, s_.world_size),
+            auto indices = sourceSampleIndices(sampleIndices(at_step, s_.rank, k, m, full, s_.world_size, window),
                                                source_->sampleCount(Split::Train, seq_len + 1), seed);
             return readMicroBatch(*source_, Split::Train, indices, seq_len);
         });
@@ -124,7 +125,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         MicroBatch batch = next.get();
         if (k + 1 < K) {
             next = launch(step, k + 1);
-        } else if (step + 1 < t.steps) {
+        } else if (step + 1 < cfg_.optimizerSteps()) {
             prefetched_ = launch(step + 1, 0);
             prefetched_step_ = step + 1;
         }
@@ -196,6 +197,12 @@ int64_t RankTrainer::windowPeakBytes() const {
     return 0;
 }
 
+int64_t RankTrainer::windowMicroBatches(int64_t step) const {
+    const int64_t last = cfg_.lastWindowMicroBatches();
+    const bool incomplete = last > 0 && cfg_.train.incomplete_window == "scale" && step == cfg_.optimizerSteps() - 1;
+    return incomplete ? last : cfg_.train.gradient_accumulation_steps;
+}
+
 void RankTrainer::dropPrefetch() {
     if (prefetched_.valid()) prefetched_.wait();
     prefetched_ = {};
@@ -232,7 +239,7 @@ double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
         const double factor = t.grad_clip / (w.grad_norm + 1e-6);
         for (auto& p : params_) p.mutable_grad().mul_(factor);
     }
-    const double lr = learningRate(t, step);
+    const double lr = learningRate(t, step, cfg_.optimizerSteps());
     for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
     optimizer_->step();
     for (size_t i = 0; i < moe_layers_.size(); ++i) moe_layers_[i]->updateBias(w.loads[i], cfg_.model.bias_update_speed);
@@ -259,7 +266,8 @@ RankResult RankTrainer::loop() {
         return result;
     };
     if (s_.rank == 0) s_.completed_steps->store(start_step_);
-    for (int64_t step = start_step_; step < t.steps; ++step) {
+    const int64_t total_steps = cfg_.optimizerSteps();
+    for (int64_t step = start_step_; step < total_steps; ++step) {
         auto step_start = std::chrono::steady_clock::now();
         WindowResult window;
         // A stop inside a window drops the partial window: nothing is stepped.
@@ -315,16 +323,16 @@ RankResult RankTrainer::loop() {
         const double step_time = secondsSince(step_start);
         tokens_per_s = double(window.tokens) / step_time;
         if (s_.rank == 0) s_.completed_steps->store(step + 1);
-        if ((step + 1) % t.log_every == 0 || step + 1 == t.steps) publishStep(step + 1, window, lr, tokens_per_s, step_time);
+        if ((step + 1) % t.log_every == 0 || step + 1 == total_steps) publishStep(step + 1, window, lr, tokens_per_s, step_time);
         if (s_.rank == 0) adviseAfterStep(step + 1, window, mean_loss, tokens_per_s);
-        if (s_.rank == 0 && t.eval_every > 0 && ((step + 1) % t.eval_every == 0 || step + 1 == t.steps)) {
+        if (s_.rank == 0 && t.eval_every > 0 && ((step + 1) % t.eval_every == 0 || step + 1 == total_steps)) {
             EvalResult eval = evaluateModel(model_, *source_, cfg_, device_);
             publishPoints({point(step + 1, "eval/loss", eval.loss)});
         }
         if (t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0) saveCheckpoint(step + 1, last_loss_);
     }
-    saveCheckpoint(t.steps, last_loss_);
-    return finish(RunStatus::Completed, t.steps);
+    saveCheckpoint(total_steps, last_loss_);
+    return finish(RunStatus::Completed, total_steps);
 }
 
 RankResult RankTrainer::run() {

@@ -104,6 +104,9 @@ private:
     // current one, with K scaled so m x K x W stays. Returns false when m is already 1.
     bool backOffMicroBatch(int64_t step);
     void dropPrefetch();
+    // Micro-batches per rank in window `step`: K, or fewer in the incomplete last window that
+    // train.samples leaves (scaled by its own token count like any other window).
+    int64_t windowMicroBatches(int64_t step) const;
     // The most bytes this rank held since the window began: its CPU account, or the CUDA
     // caching allocator's peak on its GPU.
     int64_t windowPeakBytes() const;

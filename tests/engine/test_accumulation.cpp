@@ -98,7 +98,7 @@ struct WindowProbe {
     int64_t buckets = 0;
 };
 
-WindowProbe probeWindow(const RunConfig& config, bool fp64) {
+WindowProbe probeWindow(const RunConfig& config, bool fp64, int64_t step = 0) {
     const int W = static_cast<int>(config.runtime.world_size);
     auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
     RunControl control;
@@ -123,7 +123,7 @@ WindowProbe probeWindow(const RunConfig& config, bool fp64) {
                 RankTrainer trainer(setup);
                 trainer.prepare();
                 WindowResult window;
-                trainer.accumulateWindow(0, window);
+                trainer.accumulateWindow(step, window);
                 if (r == 0) {
                     probe.window = window;
                     probe.buckets = trainer.bucketCount();
@@ -301,6 +301,46 @@ private Q_SLOTS:
             any_difference = any_difference || bf16.loss[i] != fp32.loss[i];
         }
         QVERIFY(any_difference);  // it really computed in bf16
+    }
+
+    // Item 5: 10 micro-batches with K = 4 make windows of 4, 4 and 2. With "scale" the third
+    // window's gradient is the full-batch gradient of its 2 micro-batches (not half of it); with
+    // "drop" there are only two steps.
+    void anIncompleteLastWindowIsScaledByItsOwnTokens() {
+        QTemporaryDir dir;
+        RunConfig base = raggedTextConfig(writeRaggedCorpus(dir));
+        base.train.samples = 10;
+        const RunConfig split = withSplit(base, 1, 4, 1);
+        QCOMPARE(split.optimizerSteps(), int64_t(3));
+        QCOMPARE(split.lastWindowMicroBatches(), int64_t(2));
+        // Samples 8 and 9 are the third window; as one micro-batch of 2 they are step 4 of B = 2.
+        const WindowProbe third = probeWindow(split, true, 2);
+        RunConfig whole = withSplit(base, 2, 1, 1);
+        whole.train.samples = 0;
+        whole.train.steps = 5;
+        const WindowProbe reference = probeWindow(whole, true, 4);
+        QCOMPARE(third.window.tokens, reference.window.tokens);
+        QVERIFY2(maxRelativeGradientError(third, reference) < 1e-10,
+                 qPrintable(QString::number(maxRelativeGradientError(third, reference))));
+        // Other splits of the same windows (4, 4, 2 samples) log the same losses at every step.
+        const Series a = trainAndCollect(split);
+        QCOMPARE(a.loss.size(), size_t(3));
+        for (const auto& [m, K, W] : std::vector<std::array<int64_t, 3>>{{2, 2, 1}, {1, 2, 2}}) {
+            const Series b = trainAndCollect(withSplit(base, m, K, W));
+            QCOMPARE(b.loss.size(), a.loss.size());
+            for (size_t i = 0; i < a.loss.size(); ++i) QVERIFY(relativeDifference(b.loss[i], a.loss[i]) < 1e-5);
+        }
+        RunConfig dropped = split;
+        dropped.train.incomplete_window = "drop";
+        QCOMPARE(dropped.optimizerSteps(), int64_t(2));
+        QCOMPARE(trainAndCollect(dropped).loss.size(), size_t(2));
+        // A budget that is no whole number of micro-batches per rank is refused with the neighbours.
+        RunConfig ragged = withSplit(base, 2, 2, 1);
+        ragged.train.samples = 9;
+        auto issues = validateRunConfig(ragged);
+        QVERIFY(!issues.empty());
+        QCOMPARE(QString::fromStdString(issues.front().path), QString("train.samples"));
+        QVERIFY(QString::fromStdString(issues.front().message).contains("use 8 or 10"));
     }
 
     // Negative control for item 1: averaging each micro-batch over its own tokens and then over K

@@ -59,6 +59,9 @@ struct TrainConfig {
     std::optional<int64_t> global_batch_size;  // if set: must equal m * K * W
     int64_t seq_len = 128;
     int64_t steps = 200;
+    // Train on exactly this many sequences instead (0: use steps). A multiple of m x W; when it
+    // is not a multiple of the global batch the last window is incomplete (incomplete_window).
+    int64_t samples = 0;
     double lr = 3e-4;
     double min_lr = 3e-5;
     int64_t warmup_steps = 10;
@@ -117,6 +120,19 @@ struct RunConfig {
         return train.micro_batch_size * train.gradient_accumulation_steps * runtime.world_size;
     }
     int64_t tokensPerStep() const { return globalBatch() * train.seq_len; }
+    // Micro-batches per rank in the last window when train.samples leaves it incomplete; 0 when
+    // every window is complete.
+    int64_t lastWindowMicroBatches() const {
+        if (train.samples <= 0 || train.micro_batch_size <= 0 || runtime.world_size <= 0) return 0;
+        return (train.samples / (train.micro_batch_size * runtime.world_size)) % train.gradient_accumulation_steps;
+    }
+    // The optimizer steps the run takes: train.steps, or the windows train.samples fills (the
+    // incomplete last one counted when train.incomplete_window is "scale").
+    int64_t optimizerSteps() const {
+        if (train.samples <= 0 || globalBatch() <= 0) return train.steps;
+        const int64_t full = train.samples / globalBatch();
+        return full + (lastWindowMicroBatches() > 0 && train.incomplete_window == "scale" ? 1 : 0);
+    }
 };
 
 }  // namespace trainbench
