@@ -14,8 +14,11 @@
 
 #include "trainbench/presets.h"
 #include "batch_panel.h"
+#include "compare_view.h"
 #include "engine_bridge.h"
 #include "main_window.h"
+#include "runs_model.h"
+#include "runs_panel.h"
 #include "trainbench/config_io.h"
 
 namespace {
@@ -67,18 +70,31 @@ int main(int argc, char** argv) {
             .arg(kScreenshotWidth)
             .arg(kScreenshotHeight),
         QStringLiteral("FILE"));
-    const QCommandLineOption tab_option(
-        QStringLiteral("tab"),
-        QStringLiteral("Show tab <NAME> at start: training (the live plots, default) or batch (the batch split, "
-                       "its memory plan and the explorer)."),
+    const QCommandLineOption view_option(
+        QStringList{QStringLiteral("view"), QStringLiteral("tab")},
+        QStringLiteral("Show view <NAME> at start: training (the live plots, default), batch (the batch split, "
+                       "its memory plan and the explorer) or compare (the runs selected in the runs list). "
+                       "--tab is an alias."),
         QStringLiteral("NAME"));
+    const QCommandLineOption compare_option(
+        QStringLiteral("compare"),
+        QStringLiteral("Select the runs <IDS> (comma-separated run ids) and show them on the Compare view; "
+                       "--screenshot waits until their curves have loaded."),
+        QStringLiteral("IDS"));
+    const QCommandLineOption store_option(
+        QStringLiteral("store"),
+        QStringLiteral("Run store folder <DIR> to record runs in and list them from (default: $TRAINBENCH_STORE, "
+                       "else $XDG_DATA_HOME/trainbench)."),
+        QStringLiteral("DIR"));
     const QCommandLineOption explore_option(
         QStringLiteral("explore"),
         QStringLiteral("Run the batch explorer on the config at once (on the batch tab) and wait for it to end, "
                        "before --run-steps and --screenshot."));
     parser.addOption(run_steps_option);
     parser.addOption(screenshot_option);
-    parser.addOption(tab_option);
+    parser.addOption(view_option);
+    parser.addOption(compare_option);
+    parser.addOption(store_option);
     parser.addOption(explore_option);
 
     // parse() rather than process(): a bad option must exit with 2, as in trainbench-cli.
@@ -88,9 +104,22 @@ int main(int argc, char** argv) {
     if (parser.isSet(help_option)) parser.showHelp(kExitOk);
     if (parser.isSet(version_option)) parser.showVersion();
 
-    const QString tab_name = parser.value(tab_option);
-    if (parser.isSet(tab_option) && tab_name != QLatin1String("training") && tab_name != QLatin1String("batch"))
-        return fail(QStringLiteral("--tab takes training or batch, got '%1'").arg(tab_name), headless);
+    const QString view_name = parser.value(view_option);
+    const QStringList view_names{QStringLiteral("training"), QStringLiteral("batch"), QStringLiteral("compare")};
+    if (parser.isSet(view_option) && !view_names.contains(view_name))
+        return fail(QStringLiteral("--view takes training, batch or compare, got '%1'").arg(view_name), headless);
+    QStringList compare_ids;
+    for (const QString& id : parser.value(compare_option).split(QLatin1Char(','), Qt::SkipEmptyParts))
+        compare_ids << id.trimmed();
+    if (parser.isSet(compare_option) && compare_ids.isEmpty())
+        return fail(QStringLiteral("--compare needs run ids separated by commas"), headless);
+    // The engine's runs and the window's lists both open RunStore::defaultFolder(), which
+    // honours TRAINBENCH_STORE: setting it here points all of them at one folder.
+    if (parser.isSet(store_option)) {
+        const QString store = parser.value(store_option);
+        if (store.isEmpty()) return fail(QStringLiteral("--store needs a folder"), headless);
+        qputenv("TRAINBENCH_STORE", QFileInfo(store).absoluteFilePath().toLocal8Bit());
+    }
 
     const QStringList positional = parser.positionalArguments();
     if (positional.size() > 1)
@@ -138,9 +167,12 @@ int main(int argc, char** argv) {
 
     trainbench::gui::MainWindow window(config, config_name);
     window.resize(kScreenshotWidth, kScreenshotHeight);
-    const bool show_batch = tab_name == QLatin1String("batch") || parser.isSet(explore_option);
-    window.showTab(show_batch ? trainbench::gui::MainWindow::Tab::Batch : trainbench::gui::MainWindow::Tab::Training);
+    using Tab = trainbench::gui::MainWindow::Tab;
+    const bool show_batch = view_name == QLatin1String("batch") || parser.isSet(explore_option);
+    const bool show_compare = view_name == QLatin1String("compare") || !compare_ids.isEmpty();
+    window.showTab(show_batch ? Tab::Batch : show_compare ? Tab::Compare : Tab::Training);
     window.show();
+    if (!compare_ids.isEmpty()) window.compareRuns(compare_ids);
 
     int exit_code = kExitOk;
     if (parser.isSet(explore_option)) {
@@ -179,6 +211,28 @@ int main(int argc, char** argv) {
         if (!finished && !headless) return exit_code;
     }
 
+    if (headless && !compare_ids.isEmpty()) {
+        // The screenshot shows the compared runs selected in the list and their curves drawn.
+        trainbench::gui::CompareView* compare = window.compareView();
+        trainbench::gui::RunsModel* runs = window.runsPanel()->model();
+        QEventLoop loop;
+        QString load_error;
+        auto quitWhenReady = [&] {
+            if (compare->isLoaded() && runs->isLoaded()) loop.quit();
+        };
+        QObject::connect(compare, &trainbench::gui::CompareView::loaded, &loop, quitWhenReady);
+        QObject::connect(runs, &trainbench::gui::RunsModel::refreshed, &loop, quitWhenReady);
+        QObject::connect(compare, &trainbench::gui::CompareView::loadFailed, &loop, [&](const QString& message) {
+            load_error = message;
+            loop.quit();
+        });
+        QObject::connect(runs, &trainbench::gui::RunsModel::refreshFailed, &loop, [&](const QString& message) {
+            load_error = message;
+            loop.quit();
+        });
+        if (!compare->isLoaded() || !runs->isLoaded()) loop.exec();
+        if (!load_error.isEmpty()) return fail(QStringLiteral("--compare: %1").arg(load_error), headless);
+    }
     if (headless) {
         const QString file = parser.value(screenshot_option);
         QApplication::processEvents();  // let layouts settle at the final size

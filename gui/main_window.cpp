@@ -7,6 +7,7 @@
 
 #include <QFileInfo>
 #include <QCloseEvent>
+#include <QDockWidget>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -19,9 +20,11 @@
 #include <QVBoxLayout>
 
 #include "batch_panel.h"
+#include "compare_view.h"
 #include "config_summary.h"
 #include "engine_bridge.h"
 #include "metric_plots.h"
+#include "runs_panel.h"
 
 namespace trainbench::gui {
 
@@ -44,6 +47,9 @@ QString formatSeconds(double seconds) {
     const auto whole = static_cast<long long>(seconds);
     return QStringLiteral("%1 min %2 s").arg(whole / 60).arg(whole % 60, 2, 10, QLatin1Char('0'));
 }
+
+constexpr int kRunsDockMinWidth = 220;
+constexpr int kRunsDockWidth = 360;
 
 QString capitalized(QString text) {
     if (!text.isEmpty()) text[0] = text[0].toUpper();
@@ -79,6 +85,7 @@ void MainWindow::buildUi() {
     splitter->setChildrenCollapsible(false);
 
     auto* side = new QWidget(splitter);
+    side_panel_ = side;
     side->setObjectName(QStringLiteral("sidePanel"));
     side->setMinimumWidth(360);
     side->setMaximumWidth(560);
@@ -190,6 +197,27 @@ void MainWindow::buildUi() {
         if (!setBatchSplit(micro_batch, accumulation)) batch_panel_->setRunConfig(config_);
     });
     connect(batch_panel_, &BatchPanel::exploringChanged, this, &MainWindow::updateStartButton);
+    compare_view_ = new CompareView(QString(), tabs_);
+    tabs_->addTab(compare_view_, tr("Compare"));
+
+    // The runs of the store: pick runs here, see them on the Compare tab. The list and the
+    // config and run controls take turns at the left: the other tabs need the controls and
+    // all the width that is left (the window stays 1280 wide), comparing needs the list.
+    runs_dock_ = new QDockWidget(tr("Runs"), this);
+    runs_dock_->setObjectName(QStringLiteral("runsDock"));
+    runs_dock_->setFeatures(QDockWidget::DockWidgetMovable);
+    runs_panel_ = new RunsPanel(QString(), runs_dock_);
+    runs_panel_->setMinimumWidth(kRunsDockMinWidth);
+    runs_dock_->setWidget(runs_panel_);
+    addDockWidget(Qt::LeftDockWidgetArea, runs_dock_);
+    runs_dock_->hide();
+    connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+        const bool comparing = tabs_->currentWidget() == compare_view_;
+        side_panel_->setVisible(!comparing);
+        runs_dock_->setVisible(comparing);
+        fitRunsDock();
+    });
+    connect(runs_panel_, &RunsPanel::selectionChanged, compare_view_, &CompareView::setRuns);
 
     splitter->addWidget(side);
     splitter->addWidget(tabs_);
@@ -218,8 +246,28 @@ bool MainWindow::setBatchSplit(int64_t micro_batch_size, int64_t gradient_accumu
     return true;
 }
 
+void MainWindow::fitRunsDock() {
+    // Before the window is shown it has no size to share yet; showEvent calls again.
+    if (isVisible() && runs_dock_->isVisible()) resizeDocks({runs_dock_}, {kRunsDockWidth}, Qt::Horizontal);
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    fitRunsDock();
+}
+
 void MainWindow::showTab(Tab tab) {
-    tabs_->setCurrentWidget(tab == Tab::Batch ? static_cast<QWidget*>(batch_panel_) : plots_);
+    switch (tab) {
+    case Tab::Training: tabs_->setCurrentWidget(plots_); break;
+    case Tab::Batch: tabs_->setCurrentWidget(batch_panel_); break;
+    case Tab::Compare: tabs_->setCurrentWidget(compare_view_); break;
+    }
+}
+
+void MainWindow::compareRuns(const QStringList& run_ids) {
+    runs_panel_->selectRuns(run_ids);
+    compare_view_->setRuns(run_ids);
+    showTab(Tab::Compare);
 }
 
 void MainWindow::showConfig() {

@@ -3,6 +3,7 @@
 
 #include <QMainWindow>
 #include <QString>
+#include <QStringList>
 #include <QVector>
 
 #include "trainbench/metric_point.h"
@@ -14,24 +15,31 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QCloseEvent;
+class QShowEvent;
+class QDockWidget;
 class QTabWidget;
 
 namespace trainbench::gui {
 
 class BatchPanel;
+class CompareView;
 class EngineBridge;
 class MetricPlots;
+class RunsPanel;
 
 // Runs one config at a time through an EngineBridge. Widgets that tests drive carry object
 // names: startButton, pauseButton, stopButton, statusLabel, progressBar, mainTabs, metricPlots
-// (the Training tab) and batchPanel (the Batch & memory tab, see BatchPanel for its own).
+// (the Training tab), batchPanel (the Batch & memory tab, see BatchPanel for its own),
+// compareView (the Compare tab, see CompareView) and runsDock holding runsPanel (the runs of
+// the store, see RunsPanel), whose selection is what the Compare tab compares. On the Compare
+// tab the runs list takes the place of the config and run controls (sidePanel).
 // A run and the batch explorer never overlap: each disables the other's start.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
 public:
     // `config_name` is what the window shows as the config's origin (a file name).
-    enum class Tab { Training, Batch };
+    enum class Tab { Training, Batch, Compare };
 
     MainWindow(RunConfig config, QString config_name, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -46,7 +54,11 @@ public:
     EngineBridge* bridge() const { return bridge_; }
     MetricPlots* plots() const { return plots_; }
     BatchPanel* batchPanel() const { return batch_panel_; }
+    CompareView* compareView() const { return compare_view_; }
+    RunsPanel* runsPanel() const { return runs_panel_; }
     void showTab(Tab tab);
+    // Selects these runs in the runs list and shows them on the Compare tab.
+    void compareRuns(const QStringList& run_ids);
 
     // Redraws pending plot data at once, e.g. before grabbing the window.
     void flushView();
@@ -59,6 +71,7 @@ public Q_SLOTS:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     // What the controls allow; finer than RunStatus because requests take effect at the
@@ -66,6 +79,8 @@ private:
     enum class Phase { Idle, Running, Pausing, Paused, Stopping, Finished };
 
     void buildUi();
+    // Gives the runs list its width when it is shown (the Compare tab).
+    void fitRunsDock();
     void showConfig();
     void showConfigNumbers();
     static bool isLivePhase(Phase phase);
@@ -90,6 +105,10 @@ private:
     EngineBridge* bridge_ = nullptr;
     MetricPlots* plots_ = nullptr;
     BatchPanel* batch_panel_ = nullptr;
+    CompareView* compare_view_ = nullptr;
+    RunsPanel* runs_panel_ = nullptr;
+    QDockWidget* runs_dock_ = nullptr;
+    QWidget* side_panel_ = nullptr;
     QTabWidget* tabs_ = nullptr;
 
     QLabel* config_name_label_ = nullptr;

@@ -1,0 +1,475 @@
+// CompareView: the selected runs side by side: overlaid curves of one key, a summary table and a config diff.
+#include "compare_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include "config_diff.h"
+#include "config_summary.h"
+#include "ema_smoother.h"
+#include "store_reader.h"
+
+namespace trainbench::gui {
+
+namespace {
+
+// Matplotlib's tab10: distinct at a glance and in print.
+const QColor kRunColors[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},   {148, 103, 189},
+                             {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
+
+QColor runColor(size_t index) {
+    return kRunColors[index % (sizeof(kRunColors) / sizeof(kRunColors[0]))];
+}
+
+QString numberOrDash(double value, int decimals) {
+    return std::isfinite(value) ? QString::number(value, 'f', decimals) : QStringLiteral("—");
+}
+
+QString secondsText(double seconds) {
+    if (!std::isfinite(seconds)) return QStringLiteral("—");
+    if (seconds < 60.0) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
+    const auto whole = static_cast<long long>(seconds);
+    return QStringLiteral("%1 min %2 s").arg(whole / 60).arg(whole % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString countOrDash(int64_t value) {
+    return value > 0 ? QString::number(value) : QStringLiteral("—");
+}
+
+QTableWidgetItem* cell(const QString& text, Qt::Alignment alignment = Qt::AlignRight | Qt::AlignVCenter) {
+    auto* item = new QTableWidgetItem(text);
+    item->setTextAlignment(alignment);
+    item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled);
+    return item;
+}
+
+void styleTable(QTableWidget* table) {
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setAlternatingRowColors(true);
+    table->setWordWrap(false);
+    table->verticalHeader()->hide();
+    table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 8);
+    table->horizontalHeader()->setHighlightSections(false);
+}
+
+}  // namespace
+
+CompareView::CompareView(const QString& store_folder, QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("compareView"));
+    const QString folder = store_folder.isEmpty() ? QString::fromStdString(RunStore::defaultFolder()) : store_folder;
+    reader_ = new StoreReader(folder, this);
+    connect(reader_, &StoreReader::failed, this, [this](const QString& message) {
+        status_label_->setText(tr("Cannot read the run store: %1").arg(message));
+        loaded_ = true;
+        Q_EMIT loadFailed(message);
+    });
+    buildUi();
+}
+
+void CompareView::buildUi() {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 8, 8, 8);
+    layout->setSpacing(6);
+
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Key:"), this));
+    key_combo_ = new QComboBox(this);
+    key_combo_->setObjectName(QStringLiteral("compareKeyCombo"));
+    key_combo_->setMinimumContentsLength(22);
+    key_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    key_combo_->addItem(QString::fromLatin1(kDefaultKey));
+    bar->addWidget(key_combo_);
+    bar->addSpacing(12);
+    bar->addWidget(new QLabel(tr("X axis:"), this));
+    axis_combo_ = new QComboBox(this);
+    axis_combo_->setObjectName(QStringLiteral("compareAxisCombo"));
+    axis_combo_->addItem(tr("tokens seen"), static_cast<int>(Axis::Tokens));
+    axis_combo_->addItem(tr("optimizer step"), static_cast<int>(Axis::Step));
+    axis_combo_->addItem(tr("wall time"), static_cast<int>(Axis::WallTime));
+    axis_combo_->setToolTip(tr("Tokens seen is the fair axis when runs differ in effective batch size."));
+    bar->addWidget(axis_combo_);
+    bar->addSpacing(12);
+    status_label_ = new QLabel(this);
+    status_label_->setObjectName(QStringLiteral("compareStatusLabel"));
+    status_label_->setStyleSheet(QStringLiteral("color: #555;"));
+    bar->addWidget(status_label_, 1);
+    export_button_ = new QPushButton(tr("Export CSV…"), this);
+    export_button_->setObjectName(QStringLiteral("exportCsvButton"));
+    export_button_->setToolTip(tr("Every point of the shown curves: run_id, step, tokens, wall_time, key, value."));
+    bar->addWidget(export_button_);
+    layout->addLayout(bar);
+
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    splitter->setObjectName(QStringLiteral("compareSplitter"));
+    splitter->setChildrenCollapsible(false);
+
+    plot_ = new QCustomPlot(splitter);
+    plot_->setObjectName(QStringLiteral("comparePlot"));
+    plot_->setMinimumHeight(220);
+    plot_->setNoAntialiasingOnDrag(true);
+    plot_->setAutoAddPlottableToLegend(false);
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    for (QCPAxis* axis : plot_->axisRect()->axes()) {
+        axis->grid()->setPen(QPen(QColor(225, 225, 225), 0, Qt::SolidLine));
+        axis->grid()->setSubGridVisible(false);
+    }
+    QFont label_font = font();
+    label_font.setPointSizeF(label_font.pointSizeF() + 1.0);
+    plot_->xAxis->setLabelFont(label_font);
+    plot_->yAxis->setLabelFont(label_font);
+    plot_->xAxis->setNumberFormat(QStringLiteral("f"));
+    plot_->xAxis->setNumberPrecision(0);
+    plot_->legend->setVisible(true);
+    plot_->legend->setFont(font());
+    plot_->legend->setBrush(QColor(255, 255, 255, 215));
+    plot_->legend->setBorderPen(QPen(QColor(190, 190, 190)));
+    plot_->legend->setRowSpacing(0);
+    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) { plotCurves(); });
+
+    summary_table_ = new QTableWidget(0, SummaryColumnCount, splitter);
+    summary_table_->setObjectName(QStringLiteral("compareSummaryTable"));
+    summary_table_->setHorizontalHeaderLabels({tr("Run"), tr("Final loss"), tr("Best loss"), tr("Tokens / s"),
+                                               tr("Peak memory"), tr("m"), tr("K"), tr("W"), tr("B"),
+                                               tr("Wall time")});
+    styleTable(summary_table_);
+    summary_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    summary_table_->horizontalHeader()->setSectionResizeMode(RunName, QHeaderView::Stretch);
+    summary_table_->setMinimumHeight(80);
+
+    auto* diff_box = new QWidget(splitter);
+    auto* diff_layout = new QVBoxLayout(diff_box);
+    diff_layout->setContentsMargins(0, 0, 0, 0);
+    diff_layout->setSpacing(4);
+    auto* diff_bar = new QHBoxLayout;
+    auto* diff_title = new QLabel(tr("Config differences"), diff_box);
+    QFont bold = diff_title->font();
+    bold.setBold(true);
+    diff_title->setFont(bold);
+    diff_bar->addWidget(diff_title);
+    diff_bar->addStretch(1);
+    show_all_keys_ = new QCheckBox(tr("show all keys"), diff_box);
+    show_all_keys_->setObjectName(QStringLiteral("showAllKeysCheck"));
+    diff_bar->addWidget(show_all_keys_);
+    diff_layout->addLayout(diff_bar);
+    diff_table_ = new QTableWidget(0, 1, diff_box);
+    diff_table_->setObjectName(QStringLiteral("configDiffTable"));
+    styleTable(diff_table_);
+    diff_table_->horizontalHeader()->setStretchLastSection(true);
+    diff_table_->setMinimumHeight(80);
+    diff_layout->addWidget(diff_table_, 1);
+
+    splitter->addWidget(plot_);
+    splitter->addWidget(summary_table_);
+    splitter->addWidget(diff_box);
+    splitter->setStretchFactor(0, 5);
+    splitter->setStretchFactor(1, 1);
+    splitter->setStretchFactor(2, 2);
+    splitter->setSizes({460, 90, 170});
+    layout->addWidget(splitter, 1);
+
+    connect(key_combo_, &QComboBox::currentTextChanged, this, [this] { loadCurves(); });
+    connect(axis_combo_, &QComboBox::currentIndexChanged, this, [this] { plotCurves(); });
+    connect(show_all_keys_, &QCheckBox::toggled, this, [this] { showConfigDiff(); });
+    connect(export_button_, &QPushButton::clicked, this, &CompareView::exportWithDialog);
+
+    placeholder_ = new QCPItemText(plot_);
+    placeholder_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    placeholder_->position->setCoords(0.5, 0.5);
+    placeholder_->setPositionAlignment(Qt::AlignCenter);
+    placeholder_->setText(tr("Select runs in the list (Ctrl/Shift-click for several) to overlay their curves."));
+    placeholder_->setColor(QColor(130, 130, 130));
+    placeholder_->setFont(label_font);
+
+    status_label_->setText(tr("Select runs in the list to compare them."));
+    export_button_->setEnabled(false);
+    showConfigDiff();
+    plotCurves();
+}
+
+void CompareView::setRuns(const QStringList& run_ids) {
+    const std::set<QString> wanted(run_ids.begin(), run_ids.end());
+    const std::set<QString> shown(run_ids_.begin(), run_ids_.end());
+    if (wanted == shown && run_ids.size() == run_ids_.size()) return;
+    run_ids_ = run_ids;
+    ++runs_request_;
+    ++curves_request_;  // curves of the old selection are of no use any more
+    if (run_ids.isEmpty()) {
+        showRuns({});
+        return;
+    }
+    loaded_ = false;
+    status_label_->setText(tr("Loading %n run(s)…", nullptr, static_cast<int>(run_ids.size())));
+
+    std::vector<std::string> ids;
+    for (const QString& id : run_ids) ids.push_back(id.toStdString());
+    const int request = runs_request_;
+    reader_->post<RunsResult>(
+        [ids](RunStore& store) {
+            RunsResult result;
+            for (const std::string& id : ids) {
+                std::optional<RunRecord> record = store.findRun(id);
+                if (!record) {
+                    result.missing << QString::fromStdString(id);
+                    continue;
+                }
+                RunInfo info;
+                info.keys = store.metricKeys(id);
+                std::vector<MetricPoint> peaks;
+                for (const std::string& key : info.keys) {
+                    if (!isPeakMemoryKey(key)) continue;
+                    std::vector<MetricPoint> points = store.metrics(id, key);
+                    peaks.insert(peaks.end(), points.begin(), points.end());
+                }
+                info.summary = summarizeForComparison(*record, store.metrics(id, "train/loss"),
+                                                      store.metrics(id, "perf/tokens_per_s"), peaks);
+                info.record = std::move(*record);
+                result.runs.push_back(std::move(info));
+            }
+            return result;
+        },
+        [this, request](RunsResult result) {
+            if (request == runs_request_) showRuns(std::move(result));
+        });
+}
+
+void CompareView::showRuns(RunsResult result) {
+    runs_ = std::move(result.runs);
+    summaries_.clear();
+    for (const RunInfo& info : runs_) summaries_.push_back(info.summary);
+    showSummary();
+    showConfigDiff();
+
+    // The keys any selected run has; the chosen one stays while some run has it.
+    std::set<QString> keys;
+    for (const RunInfo& info : runs_)
+        for (const std::string& key : info.keys) keys.insert(QString::fromStdString(key));
+    QString current = key_combo_->currentText();
+    if (!keys.count(current)) current = QString::fromLatin1(kDefaultKey);
+    if (!keys.empty() && !keys.count(current)) current = *keys.begin();
+    {
+        const QSignalBlocker blocker(key_combo_);
+        key_combo_->clear();
+        for (const QString& key : keys) key_combo_->addItem(key);
+        if (keys.empty()) key_combo_->addItem(current);
+        key_combo_->setCurrentText(current);
+    }
+    if (!result.missing.isEmpty()) {
+        const QString message = tr("not in the store %1: %2")
+                                    .arg(reader_->folder(), result.missing.join(QStringLiteral(", ")));
+        Q_EMIT loadFailed(message);
+    }
+    loadCurves();
+}
+
+void CompareView::loadCurves() {
+    const int request = ++curves_request_;
+    if (runs_.empty()) {
+        showCurves({});
+        return;
+    }
+    loaded_ = false;
+    std::vector<std::pair<std::string, QString>> runs;  // id, name
+    for (const RunInfo& info : runs_) runs.emplace_back(info.record.run_id, info.summary.name);
+    const std::string key = key_combo_->currentText().toStdString();
+    reader_->post<std::vector<RunCurve>>(
+        [runs, key](RunStore& store) {
+            std::vector<RunCurve> curves;
+            for (const auto& [id, name] : runs) curves.push_back({QString::fromStdString(id), name, store.metrics(id, key)});
+            return curves;
+        },
+        [this, request](std::vector<RunCurve> curves) {
+            if (request == curves_request_) showCurves(std::move(curves));
+        });
+}
+
+void CompareView::showCurves(std::vector<RunCurve> curves) {
+    curves_ = std::move(curves);
+    plotCurves();
+    size_t points = 0;
+    for (const RunCurve& curve : curves_) points += curve.points.size();
+    if (runs_.empty())
+        status_label_->setText(run_ids_.isEmpty() ? tr("Select runs in the list to compare them.")
+                                                  : tr("None of the selected runs is in the store."));
+    else
+        status_label_->setText(tr("%n run(s) · %1 points", nullptr, static_cast<int>(runs_.size()))
+                                   .arg(formatGrouped(static_cast<int64_t>(points))));
+    export_button_->setEnabled(points > 0);
+    loaded_ = true;
+    Q_EMIT loaded();
+}
+
+void CompareView::showSummary() {
+    summary_table_->setRowCount(static_cast<int>(summaries_.size()));
+    for (size_t i = 0; i < summaries_.size(); ++i) {
+        const CompareSummary& s = summaries_[i];
+        const int row = static_cast<int>(i);
+        QTableWidgetItem* name = cell(s.name, Qt::AlignLeft | Qt::AlignVCenter);
+        name->setForeground(runColor(i));
+        name->setToolTip(s.run_id);
+        summary_table_->setItem(row, RunName, name);
+        summary_table_->setItem(row, FinalLoss, cell(numberOrDash(s.final_loss, 4)));
+        summary_table_->setItem(row, BestLoss, cell(numberOrDash(s.best_loss, 4)));
+        summary_table_->setItem(row, TokensPerS,
+                                cell(std::isfinite(s.tokens_per_s) ? formatGrouped(std::llround(s.tokens_per_s))
+                                                                   : QStringLiteral("—")));
+        summary_table_->setItem(row, PeakMemory,
+                                cell(std::isfinite(s.peak_memory_bytes)
+                                         ? formatBytes(static_cast<int64_t>(s.peak_memory_bytes))
+                                         : QStringLiteral("—")));
+        summary_table_->setItem(row, MicroBatch, cell(countOrDash(s.micro_batch_size)));
+        summary_table_->setItem(row, Accumulation, cell(countOrDash(s.accumulation_steps)));
+        summary_table_->setItem(row, World, cell(countOrDash(s.world_size)));
+        summary_table_->setItem(row, GlobalBatch, cell(countOrDash(s.global_batch_size)));
+        summary_table_->setItem(row, WallTime, cell(secondsText(s.wall_time_s)));
+    }
+}
+
+void CompareView::showConfigDiff() {
+    std::vector<std::string> configs;
+    QStringList headers{tr("Key")};
+    for (const RunInfo& info : runs_) {
+        configs.push_back(info.record.config_json);
+        headers << info.summary.name;
+    }
+    const std::vector<ConfigDiffRow> rows = configDiff(configs, show_all_keys_->isChecked());
+    diff_table_->clear();
+    diff_table_->setColumnCount(static_cast<int>(headers.size()));
+    diff_table_->setHorizontalHeaderLabels(headers);
+    diff_table_->setRowCount(static_cast<int>(rows.size()));
+    for (size_t r = 0; r < rows.size(); ++r) {
+        const int row = static_cast<int>(r);
+        diff_table_->setItem(row, 0, cell(rows[r].key, Qt::AlignLeft | Qt::AlignVCenter));
+        for (int c = 0; c < rows[r].values.size(); ++c) {
+            const QString& value = rows[r].values[c];
+            QTableWidgetItem* item = cell(value.isEmpty() ? QStringLiteral("—") : value, Qt::AlignLeft | Qt::AlignVCenter);
+            item->setToolTip(value);
+            diff_table_->setItem(row, c + 1, item);
+        }
+    }
+    if (!runs_.empty() && rows.empty())
+        diff_table_->setToolTip(tr("The selected runs have the same config."));
+    else
+        diff_table_->setToolTip(QString());
+    diff_table_->resizeColumnToContents(0);
+    diff_table_->setColumnWidth(0, std::max(diff_table_->columnWidth(0) + 12, 200));
+    for (int c = 1; c < diff_table_->columnCount(); ++c) diff_table_->setColumnWidth(c, 160);
+}
+
+bool CompareView::setKey(const QString& key) {
+    const int index = key_combo_->findText(key);
+    if (index < 0) return false;
+    key_combo_->setCurrentIndex(index);
+    return true;
+}
+
+QString CompareView::key() const {
+    return key_combo_->currentText();
+}
+
+void CompareView::setAxis(Axis axis) {
+    axis_combo_->setCurrentIndex(axis_combo_->findData(static_cast<int>(axis)));
+}
+
+CompareView::Axis CompareView::axis() const {
+    return static_cast<Axis>(axis_combo_->currentData().toInt());
+}
+
+void CompareView::plotCurves() {
+    plot_->clearGraphs();
+    plot_->legend->clearItems();
+    const Axis x_axis = axis();
+    auto xOf = [x_axis](const MetricPoint& point) {
+        switch (x_axis) {
+        case Axis::Tokens: return static_cast<double>(point.tokens);
+        case Axis::Step: return static_cast<double>(point.step);
+        case Axis::WallTime: return point.wall_time;
+        }
+        return 0.0;
+    };
+    for (size_t i = 0; i < curves_.size(); ++i) {
+        const RunCurve& curve = curves_[i];
+        QVector<double> xs, raw, smoothed;
+        xs.reserve(static_cast<int>(curve.points.size()));
+        raw.reserve(xs.capacity());
+        smoothed.reserve(xs.capacity());
+        EmaSmoother smoother(0.6);
+        for (const MetricPoint& point : curve.points) {
+            // QCustomPlot draws NaN as a gap; an infinity would instead blow up the y range.
+            const double value = std::isfinite(point.value) ? point.value : qQNaN();
+            xs << xOf(point);
+            raw << value;
+            smoothed << smoother.add(value);
+        }
+        const QColor color = runColor(i);
+        QColor faint = color;
+        faint.setAlpha(70);
+        QCPGraph* raw_graph = plot_->addGraph();
+        raw_graph->setPen(QPen(faint, 1.0));
+        raw_graph->setData(xs, raw, /*alreadySorted=*/x_axis != Axis::WallTime);
+        QCPGraph* smooth_graph = plot_->addGraph();
+        smooth_graph->setPen(QPen(color, 2.0));
+        smooth_graph->setName(curve.name);
+        smooth_graph->setData(xs, smoothed, /*alreadySorted=*/x_axis != Axis::WallTime);
+        smooth_graph->addToLegend();
+    }
+    plot_->legend->setVisible(!curves_.empty());
+    placeholder_->setVisible(curves_.empty());
+    for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) axis->setTickLabels(!curves_.empty());
+    switch (x_axis) {
+    case Axis::Tokens: plot_->xAxis->setLabel(tr("tokens seen")); break;
+    case Axis::Step: plot_->xAxis->setLabel(tr("optimizer step")); break;
+    case Axis::WallTime: plot_->xAxis->setLabel(tr("wall time (s)")); break;
+    }
+    plot_->xAxis->setNumberPrecision(x_axis == Axis::WallTime ? 1 : 0);
+    plot_->yAxis->setLabel(key_combo_->currentText() +
+                           (curves_.empty() ? QString() : tr("  (EMA 0.6 over raw)")));
+    if (curves_.empty()) {
+        plot_->xAxis->setRange(0, 1);
+        plot_->yAxis->setRange(0, 1);
+    } else {
+        plot_->rescaleAxes();
+        // A sliver of room keeps the curves off the frame.
+        const QCPRange y = plot_->yAxis->range();
+        const double pad = y.size() > 0 ? 0.06 * y.size() : std::max(std::abs(y.upper) * 0.05, 1e-9);
+        plot_->yAxis->setRange(y.lower - pad, y.upper + pad);
+    }
+    plot_->replot();
+}
+
+QString CompareView::csv() const {
+    return curvesCsv(curves_);
+}
+
+bool CompareView::exportCsv(const QString& path) const {
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
+    const QByteArray bytes = csv().toUtf8();
+    return file.write(bytes) == bytes.size();
+}
+
+void CompareView::exportWithDialog() {
+    const QString suggested = QStringLiteral("compare-%1.csv").arg(key().replace(QLatin1Char('/'), QLatin1Char('_')));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export curves"), suggested, tr("CSV files (*.csv)"));
+    if (path.isEmpty()) return;
+    if (!exportCsv(path)) status_label_->setText(tr("Cannot write %1").arg(path));
+    else status_label_->setText(tr("Exported %1").arg(path));
+}
+
+}  // namespace trainbench::gui

@@ -1,0 +1,63 @@
+// RunsModel: the runs of the store as a table (name, status, steps, final loss, created, tags), newest first.
+#pragma once
+
+#include <vector>
+
+#include <QAbstractTableModel>
+#include <QString>
+
+#include "trainbench/run_store.h"
+
+namespace trainbench::gui {
+
+class StoreReader;
+
+// refresh() reads the runs on a StoreReader's thread; the result is merged into the rows in
+// place: dataChanged for a changed run, inserted rows for new ones, removed rows for deleted
+// ones, and never a reset, so views keep their selection and scroll position.
+class RunsModel : public QAbstractTableModel {
+    Q_OBJECT
+
+public:
+    enum Column { Name, Status, Steps, FinalLoss, Created, Tags, ColumnCount };
+    // RunIdRole: the run id of a row; SortRole: the raw value (number or ISO time) of a cell.
+    enum Role { RunIdRole = Qt::UserRole + 1, SortRole };
+
+    // `folder`: the store to read (RunStore::defaultFolder() when empty).
+    explicit RunsModel(QString folder = QString(), QObject* parent = nullptr);
+    ~RunsModel() override;
+
+    int rowCount(const QModelIndex& parent = QModelIndex()) const override;
+    int columnCount(const QModelIndex& parent = QModelIndex()) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    // Reads the store again; refreshed() follows. A refresh asked for while one is in flight
+    // is folded into a single one after it.
+    void refresh();
+    // Merges `runs` (newest first, as listRuns gives them) into the rows.
+    void setRuns(std::vector<RunRecord> runs);
+
+    const RunRecord& run(int row) const { return runs_.at(static_cast<size_t>(row)); }
+    // The row of `run_id`, or -1.
+    int rowOf(const QString& run_id) const;
+    const QString& storeFolder() const;
+    // True once a refresh has delivered the store's runs.
+    bool isLoaded() const { return loaded_once_; }
+
+Q_SIGNALS:
+    // The rows now match the store as read by the last refresh().
+    void refreshed();
+    void refreshFailed(const QString& message);
+
+private:
+    static bool sameRow(const RunRecord& a, const RunRecord& b);
+
+    std::vector<RunRecord> runs_;
+    StoreReader* reader_ = nullptr;
+    bool loading_ = false;
+    bool loaded_once_ = false;
+    bool refresh_again_ = false;
+};
+
+}  // namespace trainbench::gui

@@ -1,0 +1,115 @@
+// RunsPanel: the runs of the store as a filterable, multi-select list that refreshes itself while shown.
+#include "runs_panel.h"
+
+#include <algorithm>
+
+#include <QHeaderView>
+#include <QItemSelection>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "runs_filter_proxy.h"
+#include "runs_model.h"
+
+namespace trainbench::gui {
+
+RunsPanel::RunsPanel(const QString& store_folder, QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("runsPanel"));
+    model_ = new RunsModel(store_folder, this);
+    proxy_ = new RunsFilterProxy(this);
+    proxy_->setSourceModel(model_);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+    layout->setSpacing(6);
+    filter_ = new QLineEdit(this);
+    filter_->setObjectName(QStringLiteral("runsFilter"));
+    filter_->setPlaceholderText(tr("Filter by name or tag"));
+    filter_->setClearButtonEnabled(true);
+    layout->addWidget(filter_);
+
+    view_ = new QTableView(this);
+    view_->setObjectName(QStringLiteral("runsView"));
+    view_->setModel(proxy_);
+    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view_->setAlternatingRowColors(true);
+    view_->setWordWrap(false);
+    view_->setTextElideMode(Qt::ElideRight);
+    view_->verticalHeader()->hide();
+    view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 8);
+    view_->horizontalHeader()->setHighlightSections(false);
+    view_->horizontalHeader()->setStretchLastSection(true);
+    view_->setColumnWidth(RunsModel::Name, 86);
+    view_->setColumnWidth(RunsModel::Status, 76);
+    view_->setColumnWidth(RunsModel::Steps, 44);
+    view_->setColumnWidth(RunsModel::FinalLoss, 64);
+    view_->setColumnWidth(RunsModel::Created, 96);
+    // Newest first, as the store lists them; a header click sorts by another column.
+    view_->setSortingEnabled(true);
+    view_->sortByColumn(RunsModel::Created, Qt::DescendingOrder);
+    layout->addWidget(view_, 1);
+
+    auto* hint = new QLabel(tr("Select runs (Ctrl/Shift-click) to compare them."), this);
+    hint->setWordWrap(true);
+    hint->setStyleSheet(QStringLiteral("color: #666;"));
+    layout->addWidget(hint);
+
+    connect(filter_, &QLineEdit::textChanged, proxy_, &RunsFilterProxy::setFilterFixedString);
+    connect(view_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            [this] { Q_EMIT selectionChanged(selectedRunIds()); });
+    connect(model_, &RunsModel::refreshed, this, [this] { applyPendingSelection(/*store_read=*/true); });
+
+    refresh_timer_.setInterval(kRefreshIntervalMs);
+    connect(&refresh_timer_, &QTimer::timeout, model_, &RunsModel::refresh);
+    model_->refresh();
+}
+
+QStringList RunsPanel::selectedRunIds() const {
+    QModelIndexList rows = view_->selectionModel()->selectedRows();
+    std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+    QStringList ids;
+    for (const QModelIndex& row : rows) ids << row.data(RunsModel::RunIdRole).toString();
+    return ids;
+}
+
+void RunsPanel::selectRuns(const QStringList& run_ids) {
+    pending_selection_ = run_ids;
+    applyPendingSelection(/*store_read=*/false);
+}
+
+void RunsPanel::applyPendingSelection(bool store_read) {
+    if (pending_selection_.isEmpty()) return;
+    QItemSelection selection;
+    bool all_found = true;
+    for (const QString& id : pending_selection_) {
+        const int source_row = model_->rowOf(id);
+        const QModelIndex row = source_row < 0 ? QModelIndex() : proxy_->mapFromSource(model_->index(source_row, 0));
+        if (!row.isValid()) {
+            all_found = false;
+            continue;
+        }
+        selection.select(row, row.siblingAtColumn(RunsModel::ColumnCount - 1));
+    }
+    view_->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    if (!selection.isEmpty()) view_->scrollTo(selection.indexes().front());
+    // An id the store still lacks after a read is not coming: stop overriding the user's clicks.
+    if (all_found || store_read) pending_selection_.clear();
+}
+
+void RunsPanel::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    model_->refresh();
+    refresh_timer_.start();
+}
+
+void RunsPanel::hideEvent(QHideEvent* event) {
+    QWidget::hideEvent(event);
+    refresh_timer_.stop();
+}
+
+}  // namespace trainbench::gui
