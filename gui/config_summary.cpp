@@ -93,7 +93,7 @@ ConfigSummary summarizeConfig(const RunConfig& config) {
                               .arg(config.globalBatch())
                               .arg(train.seq_len);
     out.seq_len = formatGrouped(train.seq_len);
-    out.steps = formatGrouped(train.steps);
+    out.steps = formatGrouped(config.optimizerSteps());
     out.learning_rate = train.schedule == "constant"
                             ? formatRate(train.lr)
                             : QStringLiteral("%1 → %2").arg(formatRate(train.lr), formatRate(train.min_lr));

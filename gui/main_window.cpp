@@ -74,7 +74,7 @@ MainWindow::MainWindow(RunConfig config, QString config_name, QWidget* parent)
 
     showConfig();
     setPhase(Phase::Idle);
-    setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.train.steps));
+    setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.optimizerSteps()));
 }
 
 MainWindow::~MainWindow() = default;
@@ -233,7 +233,7 @@ bool MainWindow::setRunConfig(RunConfig config, QString config_name) {
     config_name_ = std::move(config_name);
     showConfig();
     setPhase(Phase::Idle);
-    setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.train.steps));
+    setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.optimizerSteps()));
     return true;
 }
 
@@ -273,7 +273,7 @@ void MainWindow::compareRuns(const QStringList& run_ids) {
 void MainWindow::showConfig() {
     showConfigNumbers();
     batch_panel_->setRunConfig(config_);
-    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.train.steps, 1)));
+    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
     progress_bar_->setValue(0);
     plots_->resetRun(config_);
 }
@@ -308,7 +308,7 @@ bool MainWindow::startRun() {
     latest_step_ = 0;
     have_loss_ = false;
     plots_->resetRun(config_);
-    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.train.steps, 1)));
+    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
     progress_bar_->setValue(0);
     for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_})
         label->clear();
@@ -317,7 +317,7 @@ bool MainWindow::startRun() {
     if (!bridge_->start(config_, QFileInfo(config_name_).completeBaseName())) return false;
     appendLog(tr("started %1: %2 steps of %3 tokens")
                   .arg(config_name_)
-                  .arg(config_.train.steps)
+                  .arg(config_.optimizerSteps())
                   .arg(formatGrouped(config_.tokensPerStep())));
     setPhase(Phase::Running);
     setStatusText(tr("Starting: building the model…"));
@@ -333,7 +333,7 @@ void MainWindow::togglePause() {
     } else if (phase_ == Phase::Paused || phase_ == Phase::Pausing) {
         bridge_->resume();
         setPhase(Phase::Running);
-        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.train.steps));
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.optimizerSteps()));
     }
 }
 
@@ -411,7 +411,7 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
 
     progress_bar_->setValue(static_cast<int>(std::min<int64_t>(latest_step_, progress_bar_->maximum())));
     if (phase_ == Phase::Running)
-        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.train.steps));
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.optimizerSteps()));
 }
 
 void MainWindow::onEvent(const RunEvent& event) {
@@ -425,9 +425,9 @@ void MainWindow::onStatus(const QString& status) {
         setPhase(Phase::Paused);
         setStatusText(tr("Paused at step %1 of %2: press Resume to continue.")
                           .arg(latest_step_)
-                          .arg(config_.train.steps));
+                          .arg(config_.optimizerSteps()));
     } else if (status == QLatin1String("running") && phase_ == Phase::Running) {
-        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.train.steps));
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.optimizerSteps()));
     }
 }
 
@@ -456,7 +456,7 @@ void MainWindow::onFinished(const RunSummary& summary) {
         setStatusText(tr("%1 at step %2 of %3%4")
                           .arg(capitalized(name))
                           .arg(steps)
-                          .arg(config_.train.steps)
+                          .arg(config_.optimizerSteps())
                           .arg(loss_text));
         break;
     }

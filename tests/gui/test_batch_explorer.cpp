@@ -9,6 +9,7 @@
 #include <QTableView>
 #include <QTest>
 
+#include "widget_lookup.h"
 #include "batch_panel.h"
 #include "explorer_chart.h"
 #include "explorer_table_model.h"
@@ -32,13 +33,6 @@ RunConfig tinyExploreConfig() {
     config.train.eval_every = 0;
     config.runtime.threads = 1;
     return config;
-}
-
-template <typename T>
-T* child(const QWidget& parent, const char* name) {
-    T* widget = parent.findChild<T*>(QString::fromLatin1(name));
-    if (!widget) qWarning("no child named %s", name);
-    return widget;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <QTabWidget>
 #include <QTest>
 
+#include "widget_lookup.h"
 #include "batch_panel.h"
 #include "config_summary.h"
 #include "engine_bridge.h"
@@ -30,13 +31,6 @@ RunConfig tinyPreset() {
     RunConfig config = builtinTinyConfig();
     config.runtime.threads = 1;
     return config;
-}
-
-template <typename T>
-T* child(const QWidget& parent, const char* name) {
-    T* widget = parent.findChild<T*>(QString::fromLatin1(name));
-    if (!widget) qWarning("no child named %s", name);
-    return widget;
 }
 
 // What the peak label must say for the window's config: the planner's peak against the budget

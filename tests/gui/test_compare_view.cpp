@@ -14,6 +14,7 @@
 #include <QTest>
 #include <qcustomplot.h>
 
+#include "widget_lookup.h"
 #include "compare_view.h"
 #include "main_window.h"
 #include "runs_panel.h"
@@ -51,13 +52,6 @@ std::string configJson(int64_t micro_batch, int64_t accumulation) {
     config.train.global_batch_size.reset();
     config.runtime.world_size = 1;
     return runConfigToJson(config);
-}
-
-template <typename T>
-T* child(const QWidget& parent, const char* name) {
-    T* widget = parent.findChild<T*>(QString::fromLatin1(name));
-    if (!widget) qWarning("no child named %s", name);
-    return widget;
 }
 
 QString text(const QTableWidget* table, int row, int column) {

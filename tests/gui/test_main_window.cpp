@@ -8,6 +8,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include "widget_lookup.h"
 #include "config_summary.h"
 #include "engine_bridge.h"
 #include "main_window.h"
@@ -52,13 +53,6 @@ RunConfig tinyConfig(int64_t steps = 30) {
     config.data.source = "markov";
     config.runtime.device = "cpu";
     return config;
-}
-
-template <typename T>
-T* child(const QWidget& parent, const char* name) {
-    T* widget = parent.findChild<T*>(QString::fromLatin1(name));
-    if (!widget) qWarning("no child named %s", name);
-    return widget;
 }
 
 }  // namespace
