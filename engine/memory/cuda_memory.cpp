@@ -86,6 +86,12 @@ std::optional<CudaMemorySample> sampleCudaMemory(int device) {
     return sample;
 }
 
+int64_t cudaPeakAllocatedBytes(int device) {
+    if (!deviceExists(device)) return 0;
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device);
+    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
+}
+
 void resetCudaPeak(int device) {
     if (deviceExists(device)) c10::cuda::CUDACachingAllocator::resetPeakStats(device);
 }

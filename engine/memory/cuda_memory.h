@@ -21,6 +21,9 @@ struct CudaMemorySample {
 // Empty when CUDA is unavailable or `device` does not exist.
 std::optional<CudaMemorySample> sampleCudaMemory(int device);
 void resetCudaPeak(int device);
+// Only the caching allocator's peak since resetCudaPeak(): what the rank loop needs each window,
+// without the device and NVML queries of a full sample. 0 without the device.
+int64_t cudaPeakAllocatedBytes(int device);
 // Caps this process's caching allocator on `device` at `limit_bytes` (a fraction of the total),
 // so exceeding it raises c10's OutOfMemoryError as a real exhaustion would.
 void limitCudaMemory(int device, int64_t limit_bytes);

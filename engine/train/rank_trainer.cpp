@@ -193,8 +193,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
 
 int64_t RankTrainer::windowPeakBytes() const {
     if (s_.memory) return s_.memory->peak.load();
-    if (auto cuda = sampleCudaMemory(cudaDeviceIndex(s_.device))) return cuda->peak_allocated_bytes;
-    return 0;
+    return cudaPeakAllocatedBytes(cudaDeviceIndex(s_.device));
 }
 
 int64_t RankTrainer::windowMicroBatches(int64_t step) const {
