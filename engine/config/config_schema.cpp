@@ -209,6 +209,8 @@ std::vector<ConfigField> buildFields() {
     r.integer("memory_limit_mb", &RuntimeConfig::memory_limit_mb,
               "Per-rank memory budget in MiB (0: none): tracked CPU tensor bytes, or the CUDA caching allocator's cap; "
               "a window that exceeds it halves the micro-batch and redoes the step");
+    r.real("store_wait_s", &RuntimeConfig::store_wait_s,
+           "Seconds a run waits, held, for an unwritable run store (full disk, read-only) before it fails");
     return f;
 }
 

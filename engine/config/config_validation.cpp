@@ -215,6 +215,7 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     c.positive("runtime.comm_timeout_s", r.comm_timeout_s);
     c.atLeast("runtime.threads", r.threads, 0);
     c.atLeast("runtime.memory_limit_mb", r.memory_limit_mb, 0);
+    c.positive("runtime.store_wait_s", r.store_wait_s);
 }
 
 }  // namespace

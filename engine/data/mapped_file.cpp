@@ -37,12 +37,22 @@ MappedFile::MappedFile(const std::string& path, const std::string& field) : path
         }
         data_ = static_cast<const uint8_t*>(mapped);
     }
-    // The mapping keeps the file's pages alive on its own; the descriptor is no longer needed.
-    ::close(fd);
+    fd_ = fd;
 }
 
 MappedFile::~MappedFile() {
     if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+    ::close(fd_);
+}
+
+std::string MappedFile::changeSinceMapped() const {
+    struct stat info {};
+    if (::fstat(fd_, &info) != 0) return path_ + " can no longer be read: " + std::strerror(errno);
+    if (info.st_nlink == 0) return path_ + " was removed (or replaced) during the run";
+    if (static_cast<size_t>(info.st_size) != size_)
+        return path_ + " changed size during the run, from " + std::to_string(size_) + " to " +
+               std::to_string(info.st_size) + " bytes";
+    return {};
 }
 
 }  // namespace trainbench

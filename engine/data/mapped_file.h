@@ -19,9 +19,14 @@ public:
     const uint8_t* data() const { return data_; }
     size_t size() const { return size_; }
     const std::string& path() const { return path_; }
+    // Why the file is no longer what was mapped, as a sentence naming it ("was removed",
+    // "changed size from A to B bytes"); empty while it is unchanged. A file truncated under
+    // its mapping would kill the process on the next read (SIGBUS), so readers ask first.
+    std::string changeSinceMapped() const;
 
 private:
     std::string path_;
+    int fd_ = -1;  // kept open to ask the kernel about this very file, even after a rename
     const uint8_t* data_ = nullptr;
     size_t size_ = 0;
 };

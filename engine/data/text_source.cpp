@@ -59,6 +59,8 @@ std::vector<fs::path> listFiles(const std::string& path, const std::string& fiel
 }  // namespace
 
 TextSource::TextSource(const DataConfig& data) : padded_(data.layout == "padded") {
+    paths_.push_back(data.path);
+    if (!data.val_path.empty()) paths_.push_back(data.val_path);
     Part all = readDocuments(data.path, "data.path", data.doc_separator);
     const int64_t docs = static_cast<int64_t>(all.starts.size()) - 1;
     if (!data.val_path.empty()) {
@@ -142,6 +144,14 @@ void TextSource::readSample(Split split, int64_t index, int64_t length, int64_t*
     }
     for (int64_t j = 0; j < available; ++j) out[j] = p.bytes[first + j];
     std::fill(out + available, out + length, int64_t{-1});
+}
+
+std::string TextSource::fileProblem() const {
+    for (const std::string& path : paths_) {
+        std::error_code error;
+        if (!fs::exists(path, error)) return path + " was removed during the run";
+    }
+    return {};
 }
 
 }  // namespace trainbench

@@ -29,6 +29,10 @@ public:
     int64_t tokenCount(Split split) const override { return static_cast<int64_t>(part(split).bytes.size()); }
     void readSample(Split split, int64_t index, int64_t length, int64_t* out) const override;
 
+    // The text is read into memory at the start, so only a path that vanished is reported:
+    // a resume would not find it.
+    std::string fileProblem() const override;
+
     int64_t documentCount(Split split) const { return static_cast<int64_t>(part(split).starts.size()) - 1; }
 
 private:
@@ -40,6 +44,7 @@ private:
     static Part slice(const Part& all, int64_t first_doc, int64_t last_doc);
     const Part& part(Split split) const { return split == Split::Train ? train_ : val_; }
 
+    std::vector<std::string> paths_;  // data.path and data.val_path as given
     bool padded_;
     Part train_, val_;
 };

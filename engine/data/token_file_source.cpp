@@ -68,4 +68,11 @@ void TokenFileSource::readSample(Split split, int64_t index, int64_t length, int
     for (int64_t j = 0; j < length; ++j) out[j] = element(*p.file, first + j);
 }
 
+std::string TokenFileSource::fileProblem() const {
+    for (const MappedFile* file : {file_.get(), val_file_.get()})
+        if (file)
+            if (std::string change = file->changeSinceMapped(); !change.empty()) return change;
+    return {};
+}
+
 }  // namespace trainbench

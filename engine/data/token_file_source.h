@@ -21,6 +21,7 @@ public:
     int64_t sampleCount(Split split, int64_t length) const override;
     int64_t tokenCount(Split split) const override { return part(split).count; }
     void readSample(Split split, int64_t index, int64_t length, int64_t* out) const override;
+    std::string fileProblem() const override;
 
 private:
     struct Part {

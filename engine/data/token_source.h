@@ -24,6 +24,9 @@ public:
     virtual void readSample(Split split, int64_t index, int64_t length, int64_t* out) const = 0;
     // The lowest reachable mean loss in nats per token, when known (synthetic sources).
     virtual double entropyFloor() const { return -1.0; }
+    // A data file removed or changed since the source opened it, as a sentence naming the file;
+    // empty when every file is as it was (or the source has none). Cheap: a stat per file.
+    virtual std::string fileProblem() const { return {}; }
 };
 
 // Builds the configured source; throws ConfigError naming the data field or file.

@@ -22,15 +22,25 @@ public:
         gate_.notify_all();
     }
     bool stopRequested() const { return stop_.load(); }
+    // A hold is a pause nobody asked for (the store cannot be written); the user's resume does
+    // not lift it. Any thread may set it.
+    void setHeld(bool held) {
+        {
+            std::lock_guard lock(mutex_);
+            held_ = held;
+        }
+        gate_.notify_all();
+    }
+    // Paused by the user or held: the ranks wait, and collectives do not count it as a stall.
     bool paused() const {
         std::lock_guard lock(mutex_);
-        return paused_;
+        return paused_ || held_;
     }
     // Called by a rank at a micro-batch boundary: blocks while paused; returns false when the
     // rank must stop.
     bool passBoundary() {
         std::unique_lock lock(mutex_);
-        gate_.wait(lock, [this] { return !paused_ || stop_.load(); });
+        gate_.wait(lock, [this] { return !(paused_ || held_) || stop_.load(); });
         return !stop_.load();
     }
 
@@ -39,6 +49,7 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable gate_;
     bool paused_ = false;
+    bool held_ = false;
 };
 
 }  // namespace trainbench

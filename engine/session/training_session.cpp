@@ -109,6 +109,9 @@ struct TrainingSession::Impl {
     std::mutex finish_mutex;
     std::condition_variable finish_cv;
     bool joined = false;
+    mutable std::mutex abort_mutex;
+    std::string abort_reason;  // set by abortRun: the run ends failed with it
+    std::atomic<bool> held{false};
 
     // Every rank's CPU bytes in use, twice a second, between the per-step peaks: the GUI's
     // memory curve moves while a long step runs. Ends when the last rank does.
@@ -192,6 +195,13 @@ struct TrainingSession::Impl {
             }
             s.out_of_memory = s.out_of_memory || r.out_of_memory;
             s.peak_memory_bytes = std::max(s.peak_memory_bytes, r.peak_memory_bytes);
+        }
+        {
+            std::lock_guard lock(abort_mutex);
+            if (!abort_reason.empty() && s.status != RunStatus::Failed) {
+                s.status = RunStatus::Failed;
+                s.error = abort_reason;
+            }
         }
         s.steps = lead.steps;
         s.tokens = lead.tokens;
@@ -278,6 +288,29 @@ void TrainingSession::resume() {
 }
 
 void TrainingSession::stop() { impl_->control.requestStop(); }
+
+void TrainingSession::holdForStore(const std::string& reason) {
+    if (impl_->held.exchange(true)) return;
+    impl_->control.setHeld(true);
+    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, "store_unwritable",
+                                "the run store cannot be written (" + reason +
+                                    "); training is held until it can, no point is lost meanwhile"});
+}
+
+void TrainingSession::releaseStoreHold() {
+    if (!impl_->held.exchange(false)) return;
+    impl_->control.setHeld(false);
+    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, "store_writable",
+                                "the run store accepts writes again; training goes on"});
+}
+
+void TrainingSession::abortRun(const std::string& reason) {
+    {
+        std::lock_guard lock(impl_->abort_mutex);
+        if (impl_->abort_reason.empty()) impl_->abort_reason = reason;
+    }
+    impl_->control.requestStop();
+}
 
 bool TrainingSession::wait(std::chrono::milliseconds timeout) {
     if (!impl_->started_flag) return true;

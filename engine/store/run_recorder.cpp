@@ -1,9 +1,34 @@
 // RunRecorder: the run's row, its writer thread, and its final status.
 #include "trainbench/run_recorder.h"
 
+#include <cstdio>
+
 #include "trainbench/config_io.h"
 
 namespace trainbench {
+
+namespace {
+
+// The run waits, held, while its store cannot be written, and fails after runtime.store_wait_s:
+// a full disk must not cost the points, nor a silent run that records nothing.
+StoreHealthHooks holdTheSession(TrainingSession& session, const std::string& store_folder) {
+    StoreHealthHooks hooks;
+    hooks.unwritable = [&session](const std::string& error) { session.holdForStore(error); };
+    hooks.writable = [&session] { session.releaseStoreHold(); };
+    const double wait_s = session.config().runtime.store_wait_s;
+    hooks.give_up_after = std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
+    hooks.give_up = [&session, store_folder, wait_s](const std::string& error) {
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", wait_s);
+        session.abortRun("the run store " + store_folder + " could not be written for " + seconds +
+                         " s (runtime.store_wait_s): " + error +
+                         "; the points written before are intact; free space or fix permissions, then resume "
+                         "from the last checkpoint");
+    };
+    return hooks;
+}
+
+}  // namespace
 
 RunRecorder::RunRecorder(const std::string& store_folder, TrainingSession& session, const std::string& name)
     : run_id_(session.summary().run_id), store_(std::make_unique<RunStore>(store_folder)) {
@@ -12,13 +37,15 @@ RunRecorder::RunRecorder(const std::string& store_folder, TrainingSession& sessi
     record.name = name;
     record.config_json = runConfigToJson(session.config());
     store_->createRun(record);
-    writer_ = std::make_unique<StoreWriter>(store_folder, run_id_, session.bus().subscribe());
+    writer_ = std::make_unique<StoreWriter>(store_folder, run_id_, session.bus().subscribe(),
+                                            std::chrono::milliseconds(500), holdTheSession(session, store_folder));
 }
 
 RunRecorder::RunRecorder(const std::string& store_folder, TrainingSession& session, int64_t from_step)
     : run_id_(session.summary().run_id), store_(std::make_unique<RunStore>(store_folder)) {
     store_->reopenRun(run_id_, from_step, runConfigToJson(session.config()));
-    writer_ = std::make_unique<StoreWriter>(store_folder, run_id_, session.bus().subscribe());
+    writer_ = std::make_unique<StoreWriter>(store_folder, run_id_, session.bus().subscribe(),
+                                            std::chrono::milliseconds(500), holdTheSession(session, store_folder));
 }
 
 RunRecorder::~RunRecorder() {

@@ -1,13 +1,19 @@
 // The store writer thread: drain, batch, commit.
 #include "trainbench/store_writer.h"
 
+#include <optional>
+
 #include "trainbench/run_store.h"
 
 namespace trainbench {
 
 StoreWriter::StoreWriter(std::string store_folder, std::string run_id, std::shared_ptr<BusSubscription> inbox,
-                         std::chrono::milliseconds period)
-    : folder_(std::move(store_folder)), run_id_(std::move(run_id)), inbox_(std::move(inbox)), period_(period) {
+                         std::chrono::milliseconds period, StoreHealthHooks hooks)
+    : folder_(std::move(store_folder)),
+      run_id_(std::move(run_id)),
+      inbox_(std::move(inbox)),
+      period_(period),
+      hooks_(std::move(hooks)) {
     thread_ = std::thread([this] { loop(); });
 }
 
@@ -28,19 +34,40 @@ void StoreWriter::loop() {
         RunStore store(folder_);
         BusBatch pending;
         auto last_commit = std::chrono::steady_clock::now();
+        // Set while commits fail: the owner holds the run, and gives up after a while.
+        std::optional<std::chrono::steady_clock::time_point> failing_since;
+        bool gave_up = false;
         // An empty commit still moves the heartbeat, so a paused or slow run stays `running`.
-        // A failed commit keeps its points and is retried next period.
+        // A failed commit (SQLite rolls it back whole) keeps its points and is retried next
+        // period, so nothing is lost while the owner holds the run.
         auto commit = [&] {
             last_commit = std::chrono::steady_clock::now();
             try {
                 store.commitBatch(run_id_, pending.points, pending.events);
             } catch (const std::exception& e) {
-                std::lock_guard lock(error_mutex_);
-                if (error_.empty()) error_ = e.what();
+                {
+                    std::lock_guard lock(error_mutex_);
+                    error_ = e.what();
+                }
+                if (!failing_since) {
+                    failing_since = last_commit;
+                    if (hooks_.unwritable) hooks_.unwritable(e.what());
+                } else if (!gave_up && last_commit - *failing_since >= hooks_.give_up_after) {
+                    gave_up = true;
+                    if (hooks_.give_up) hooks_.give_up(e.what());
+                }
                 return false;
             }
             points_written_ += static_cast<int64_t>(pending.points.size());
             pending = BusBatch{};
+            if (failing_since) {
+                failing_since.reset();
+                {
+                    std::lock_guard lock(error_mutex_);
+                    error_.clear();  // every held point made it: nothing was lost
+                }
+                if (hooks_.writable) hooks_.writable();
+            }
             return true;
         };
         while (true) {

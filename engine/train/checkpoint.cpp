@@ -70,6 +70,10 @@ std::vector<std::string> parameterNames(Transformer& model) {
     return names;
 }
 
+// The files of one checkpoint, written into `partial` (renamed into place by the caller).
+void writeCheckpointFiles(const fs::path& partial, Transformer& model, torch::optim::AdamW& optimizer,
+                          const TrainerState& state);
+
 }  // namespace
 
 std::string writeCheckpoint(const std::string& folder, Transformer& model, torch::optim::AdamW& optimizer,
@@ -78,6 +82,22 @@ std::string writeCheckpoint(const std::string& folder, Transformer& model, torch
     const fs::path partial = fs::path(folder) / (stepName(state.step) + ".partial");
     fs::create_directories(folder);
     removeTree(partial);
+    try {
+        writeCheckpointFiles(partial, model, optimizer, state);
+    } catch (...) {
+        removeTree(partial);  // a failed write leaves nothing half-written beside the good ones
+        throw;
+    }
+    removeTree(final_dir);
+    fs::rename(partial, final_dir);
+    syncDirectory(folder);
+    return final_dir.string();
+}
+
+namespace {
+
+void writeCheckpointFiles(const fs::path& partial, Transformer& model, torch::optim::AdamW& optimizer,
+                          const TrainerState& state) {
     fs::create_directories(partial);
 
     writeSafetensors((partial / "model.safetensors").string(), stateDict(model), {{"format", "pt"}});
@@ -110,11 +130,9 @@ std::string writeCheckpoint(const std::string& folder, Transformer& model, torch
     hash.update(text.data(), text.size());
     writeFileSynced(partial / "trainer.json.sha256", hash.hexDigest() + "\n");
     syncDirectory(partial);
-    removeTree(final_dir);
-    fs::rename(partial, final_dir);
-    syncDirectory(folder);
-    return final_dir.string();
 }
+
+}  // namespace
 
 namespace {
 

@@ -114,6 +114,10 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             return readMicroBatch(*source_, Split::Train, indices, seq_len);
         });
     };
+    // A data file deleted or rewritten under the run ends it here, named, before a read of a
+    // truncated mapping could kill the process.
+    if (std::string problem = source_->fileProblem(); !problem.empty())
+        throw std::runtime_error("data file " + problem + "; restore it and resume from the last checkpoint");
     std::future<MicroBatch> next = prefetched_step_ == step && prefetched_.valid() ? std::move(prefetched_) : launch(step, 0);
     prefetched_step_ = -1;
     // Per-micro-batch reductions cannot be abandoned halfway on one rank alone.
@@ -387,7 +391,7 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
         publishEvent(steps_done, "checkpoint", path);
     } catch (const std::exception& e) {
         // Training goes on; the previous checkpoint stays the newest valid one.
-        publishEvent(steps_done, "warning", std::string("checkpoint not written: ") + e.what());
+        publishEvent(steps_done, "checkpoint_failed", std::string("checkpoint not written: ") + e.what());
     }
 }
 

@@ -107,6 +107,7 @@ struct RuntimeConfig {
     double comm_timeout_s = 300.0;
     int64_t threads = 0;  // intra-op threads per rank; 0: all cores / world_size
     int64_t memory_limit_mb = 0;
+    double store_wait_s = 600.0;  // a run held by an unwritable store fails after this long
 };
 
 struct RunConfig {

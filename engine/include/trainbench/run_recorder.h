@@ -11,7 +11,9 @@
 namespace trainbench {
 
 // Registers the session's run as `running` and starts the writer thread on its bus; call
-// before session.start() so no point is published unseen. Throws StoreError when the store
+// before session.start() so no point is published unseen. While the store cannot be written
+// the writer holds the session (see TrainingSession::holdForStore) and, after
+// runtime.store_wait_s, fails it. The session must outlive the recorder. Throws StoreError when the store
 // cannot be opened (before anything is written).
 class RunRecorder {
 public:
@@ -22,7 +24,7 @@ public:
     // After the session has ended: commits the last points and the final status. A run stopped
     // by an interrupt (Ctrl-C) is recorded as `interrupted`.
     void finish(const RunSummary& summary, bool interrupted = false);
-    // The writer's first error, if any.
+    // The writer's unrecovered error, if any: points held since then did not reach the store.
     std::string error() const;
     const std::string& runId() const { return run_id_; }
 

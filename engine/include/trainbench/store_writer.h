@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -12,16 +13,27 @@
 
 namespace trainbench {
 
+// What the writer tells its owner when the store stops (or starts again) taking writes: a
+// full disk, a read-only folder. Called on the writer thread; any may be empty.
+struct StoreHealthHooks {
+    std::function<void(const std::string& error)> unwritable;  // the first failed commit
+    std::function<void()> writable;                             // a commit succeeded again
+    // The store stayed unwritable for `give_up_after`; called once.
+    std::function<void(const std::string& error)> give_up;
+    std::chrono::milliseconds give_up_after{std::chrono::minutes(10)};
+};
+
 // Commits in batched transactions at least every `period`, so a killed process loses at most
 // that much. The thread owns its own store connection. Ends (after a last commit) when the
 // bus closes or stop() is called; the destructor stops and joins.
 class StoreWriter {
 public:
     StoreWriter(std::string store_folder, std::string run_id, std::shared_ptr<BusSubscription> inbox,
-                std::chrono::milliseconds period = std::chrono::milliseconds(500));
+                std::chrono::milliseconds period = std::chrono::milliseconds(500), StoreHealthHooks hooks = {});
     ~StoreWriter();
     void stop();
-    // The first write error, if any (the run goes on; the CLI reports it).
+    // The error of the last commit when it failed and no later commit succeeded: the points
+    // held since then are lost if the writer ends now. Empty when everything is written.
     std::string error() const;
     int64_t pointsWritten() const { return points_written_.load(); }
 
@@ -30,6 +42,7 @@ private:
     std::string folder_, run_id_;
     std::shared_ptr<BusSubscription> inbox_;
     std::chrono::milliseconds period_;
+    StoreHealthHooks hooks_;
     std::atomic<bool> stop_{false};
     std::atomic<int64_t> points_written_{0};
     mutable std::mutex error_mutex_;

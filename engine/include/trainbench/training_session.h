@@ -77,6 +77,14 @@ public:
     RunSummary summary() const;
     // Number of threads this session has started and not yet joined (for tests).
     int liveThreads() const;
+    // The exceptions to the thread contract, callable from any thread (the store writer's):
+    // hold the ranks at their next micro-batch boundary while the run store cannot be written
+    // (an event says why; the user's resume does not lift it), release them, or end the run as
+    // failed with `reason`.
+    void holdForStore(const std::string& reason);
+    void releaseStoreHold();
+    void abortRun(const std::string& reason);
+
     // Fault injection for tests: rank `rank` throws when it reaches optimizer step `step`
     // (0-based). Call before start().
     void injectRankFailure(int rank, int64_t step);
