@@ -1,6 +1,8 @@
 // In-process collectives: a generation-counted rendezvous; the last rank to arrive does the work.
 #include "parallel/in_process_collectives.h"
 
+#include <cstdio>
+
 namespace trainbench {
 
 CollectiveHub::CollectiveHub(int world_size, std::chrono::milliseconds timeout, std::function<bool()> paused)
@@ -43,7 +45,18 @@ void CollectiveHub::exchange(int rank, std::vector<torch::Tensor>& tensors, Redu
     if (generation_ != my_generation) return;
     if (!done && !aborted_) {
         aborted_ = true;
-        abort_reason_ = "a collective waited longer than runtime.comm_timeout_s for the other ranks";
+        std::string missing;
+        int missing_count = 0;
+        for (int r = 0; r < world_size_; ++r)
+            if (!deposits_[r]) {
+                missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+                ++missing_count;
+            }
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", timeout_.count() / 1000.0);
+        abort_reason_ = (missing_count == 1 ? "rank " : "ranks ") + missing +
+                        " did not reach a collective within runtime.comm_timeout_s (" + seconds +
+                        " s): stalled or hung; the other ranks stopped";
         changed_.notify_all();
     }
     throw CollectiveAborted(abort_reason_);

@@ -22,6 +22,11 @@ public:
         gate_.notify_all();
     }
     bool stopRequested() const { return stop_.load(); }
+    // Blocks until a stop is requested (the stall of a fault-injection test).
+    void waitForStop() {
+        std::unique_lock lock(mutex_);
+        gate_.wait(lock, [this] { return stop_.load(); });
+    }
     // A hold is a pause nobody asked for (the store cannot be written); the user's resume does
     // not lift it. Any thread may set it.
     void setHeld(bool held) {

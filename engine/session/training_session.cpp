@@ -99,6 +99,8 @@ struct TrainingSession::Impl {
     std::vector<MemoryAccount*> memory;  // per rank; CPU ranks only (CUDA has its own statistics)
     int fail_rank = -1;
     int64_t fail_step = -1;
+    int stall_rank = -1;
+    int64_t stall_step = -1;
     std::chrono::steady_clock::time_point started;
     std::vector<std::thread> threads;
     std::vector<RankResult> results;
@@ -153,6 +155,7 @@ struct TrainingSession::Impl {
         setup.recover_out_of_memory = options.recover_out_of_memory;
         setup.explored_best = options.explored_best;
         if (rank == fail_rank) setup.fail_at_step = fail_step;
+        if (rank == stall_rank) setup.stall_at_step = stall_step;
         setup.bus = &bus;
         setup.started = started;
         setup.completed_steps = &completed_steps;
@@ -188,14 +191,17 @@ struct TrainingSession::Impl {
         if (results.empty()) return s;
         const RankResult& lead = results[0];
         s.status = lead.status;
+        // The reason is the rank that failed first-hand; the others only report that it did.
         for (const auto& r : results) {
             if (r.status == RunStatus::Failed) {
                 s.status = RunStatus::Failed;
-                if (s.error.empty()) s.error = r.error;
+                if (s.error.empty() && !r.failed_by_another_rank) s.error = r.error;
             }
             s.out_of_memory = s.out_of_memory || r.out_of_memory;
             s.peak_memory_bytes = std::max(s.peak_memory_bytes, r.peak_memory_bytes);
         }
+        for (const auto& r : results)
+            if (r.status == RunStatus::Failed && s.error.empty()) s.error = r.error;
         {
             std::lock_guard lock(abort_mutex);
             if (!abort_reason.empty() && s.status != RunStatus::Failed) {
@@ -341,6 +347,11 @@ RunSummary TrainingSession::summary() const { return impl_->summarize(); }
 void TrainingSession::injectRankFailure(int rank, int64_t step) {
     impl_->fail_rank = rank;
     impl_->fail_step = step;
+}
+
+void TrainingSession::injectRankStall(int rank, int64_t step) {
+    impl_->stall_rank = rank;
+    impl_->stall_step = step;
 }
 
 int TrainingSession::liveThreads() const { return static_cast<int>(impl_->threads.size()); }

@@ -126,6 +126,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     for (int64_t k = 0; k < K; ++k) {
         if (!s_.control->passBoundary()) return WindowOutcome::Stopped;
         if (step == s_.fail_at_step) throw std::runtime_error("injected failure at step " + std::to_string(step + 1));
+        if (step == s_.stall_at_step) s_.control->waitForStop();
         MicroBatch batch = next.get();
         if (k + 1 < K) {
             next = launch(step, k + 1);
@@ -341,6 +342,7 @@ RankResult RankTrainer::loop() {
 RankResult RankTrainer::run() {
     std::string error;
     bool out_of_memory = false;
+    bool failed_by_another_rank = false;
     try {
         return loop();
     } catch (const CollectiveAborted& e) {
@@ -357,6 +359,7 @@ RankResult RankTrainer::run() {
             return stopped;
         }
         error = std::string("stopped because another rank failed: ") + e.what();
+        failed_by_another_rank = true;
     } catch (const c10::OutOfMemoryError& e) {
         out_of_memory = true;
         error = e.what_without_backtrace() + std::string("; ") + outOfMemoryAdvice(cfg_);
@@ -370,6 +373,10 @@ RankResult RankTrainer::run() {
     RankResult failed;
     failed.status = RunStatus::Failed;
     failed.error = "rank " + std::to_string(s_.rank) + ": " + error;
+    failed.failed_by_another_rank = failed_by_another_rank;
+    failed.steps = current_step_;  // the steps that completed before the failure
+    failed.tokens = tokens_seen_;
+    failed.final_loss = last_loss_;
     failed.tokens = tokens_seen_;
     failed.tokens_at_start = tokens_at_start_;
     failed.out_of_memory = out_of_memory;

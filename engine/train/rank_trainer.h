@@ -36,6 +36,8 @@ struct RankResult {
     int64_t micro_batch_size = 0;
     int64_t gradient_accumulation_steps = 0;
     bool out_of_memory = false;
+    // Failed only because another rank's failure aborted the collectives: not the cause.
+    bool failed_by_another_rank = false;
     std::string error;
 };
 
@@ -59,6 +61,8 @@ struct RankSetup {
     bool fp64 = false;
     // Test hook: the rank throws when it reaches this optimizer step (0-based); -1: never.
     int64_t fail_at_step = -1;
+    // Test hook: the rank stalls at this optimizer step until the run is stopped; -1: never.
+    int64_t stall_at_step = -1;
 };
 
 // The outcome of one accumulation window, identical on every rank (globally reduced).

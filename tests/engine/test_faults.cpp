@@ -228,6 +228,26 @@ private Q_SLOTS:
         for (const auto& entry : fs::directory_iterator(folder))
             QVERIFY2(entry.path().extension() != ".partial", entry.path().c_str());
     }
+
+    // A rank that hangs: the others give up after runtime.comm_timeout_s, the run fails naming
+    // the rank that never arrived, and every thread is joined.
+    void aStalledRankFailsTheRunNamingIt() {
+        RunConfig config = tinyConfig(1000);
+        config.runtime.world_size = 2;
+        config.train.micro_batch_size = 1;
+        config.runtime.comm_timeout_s = 1;
+        TrainingSession session(config);
+        session.injectRankStall(1, 2);
+        session.start();
+        QVERIFY(session.wait(std::chrono::seconds(60)));
+        const RunSummary summary = session.summary();
+        QCOMPARE(summary.status, RunStatus::Failed);
+        QVERIFY2(summary.error.find("rank 1 did not reach a collective within runtime.comm_timeout_s (1 s)") !=
+                     std::string::npos,
+                 summary.error.c_str());
+        QCOMPARE(summary.steps, int64_t(2));
+        QCOMPARE(session.liveThreads(), 0);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestFaults)

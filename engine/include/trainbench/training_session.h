@@ -88,6 +88,9 @@ public:
     // Fault injection for tests: rank `rank` throws when it reaches optimizer step `step`
     // (0-based). Call before start().
     void injectRankFailure(int rank, int64_t step);
+    // Fault injection for tests: rank `rank` stalls at optimizer step `step` (0-based) until
+    // the run is stopped, as a hung device would. Call before start().
+    void injectRankStall(int rank, int64_t step);
 
 private:
     struct Impl;
