@@ -4,7 +4,7 @@ CONFIG ?= configs/tiny.json
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: run test build setup configure clean gui-screenshot
+.PHONY: run test build setup configure clean gui-screenshot fuzz test-asan
 
 setup:
 	@bash scripts/setup-system.sh
@@ -29,6 +29,16 @@ run: build
 
 test: build
 	@cd $(BUILD_DIR) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j 1
+
+# The input readers under libFuzzer with ASan + UBSan (clang), FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@bash scripts/setup-system.sh clang libclang-rt-14-dev
+	@if [ ! -f build-fuzz/build.ninja ]; then \
+	  cmake -S tests/fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++; \
+	fi
+	@cmake --build build-fuzz -j $(JOBS)
+	@bash scripts/run-fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD_DIR)

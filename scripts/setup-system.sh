@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Trainbench builds against, only those missing.
-# Idempotent: a second run installs nothing and prints one line.
+# Idempotent: a second run installs nothing and prints one line. Extra package names given as
+# arguments are added (make fuzz asks for clang's libFuzzer this way).
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,7 @@ packages=(
   nlohmann-json3-dev libsqlite3-dev sqlite3 libcli11-dev
   python3 python3-venv python3-dev
   xvfb xauth fonts-dejavu-core
+  "$@"
 )
 
 missing=()

@@ -194,7 +194,7 @@ int trainToEnd(TrainingSession& session, RunRecorder& recorder, const RunConfig&
         // DESIGN.md section 5: a run ended by Ctrl-C reports `interrupted`.
         auto json = nlohmann::json::parse(line);
         json["status"] = "interrupted";
-        line = json.dump();
+        line = json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     std::cout << line << "\n";
     if (interrupted && summary.status == RunStatus::Stopped) return kExitInterrupted;
@@ -285,7 +285,8 @@ int commandRuns(const std::string& store_option, bool as_json) {
                                                     : nlohmann::json::parse(r.summary_json, nullptr, false);
             list.push_back(std::move(row));
         }
-        std::cout << list.dump() << "\n";
+        // Names and tags are the user's bytes: text that is not UTF-8 prints as U+FFFD.
+        std::cout << list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         return 0;
     }
     std::printf("%-14s %-20s %-12s %8s %12s  %s\n", "RUN", "NAME", "STATUS", "STEPS", "FINAL LOSS", "CREATED");

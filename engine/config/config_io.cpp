@@ -32,7 +32,7 @@ std::vector<std::string> keysOf(const std::string& section) {
 
 void readSection(RunConfig& config, const std::string& section, const json& object, const std::string& origin) {
     if (!object.is_object())
-        throw ConfigError(section, origin + ": '" + section + "' must be an object of keys, got " + object.dump());
+        throw ConfigError(section, origin + ": '" + section + "' must be an object of keys, got " + object.dump(-1, ' ', false, json::error_handler_t::replace));
     for (const auto& [key, value] : object.items()) {
         const ConfigField* field = findConfigField(section, key);
         if (!field) unknownKey(section, key, origin);
@@ -53,8 +53,10 @@ bool looksLikeModelSection(const json& root) {
 json parseValue(const std::string& text) {
     try {
         return json::parse(text);
-    } catch (const json::parse_error&) {
-        return json(text);  // a bare word such as cosine or cuda:0
+    } catch (const json::exception&) {
+        // A bare word such as cosine or cuda:0 (or a number JSON cannot hold, 1e999): the
+        // field's own type check then names it.
+        return json(text);
     }
 }
 
@@ -67,6 +69,8 @@ RunConfig parseRunConfig(const std::string& json_text, const std::string& origin
     } catch (const json::parse_error& e) {
         throw ConfigError("", origin + ": not valid JSON (" + std::string(e.what()) +
                                   "); check for a missing comma or quote near the position given");
+    } catch (const json::exception& e) {  // e.g. a number beyond a double's range
+        throw ConfigError("", origin + ": cannot be read (" + std::string(e.what()) + "); write numbers a double can hold");
     }
     if (!root.is_object())
         throw ConfigError("", origin + ": a config must be a JSON object with sections model, train, data, runtime");
@@ -119,6 +123,16 @@ void applyConfigOverride(RunConfig& config, const std::string& assignment) {
     const ConfigField* field = findConfigField(section, key);
     if (!field) unknownKey(section, key, "--set");
     json parsed = field->info.type == "string" || field->info.type == "choice" ? json(value) : parseValue(value);
+    if (parsed.is_string()) {
+        // The config is JSON text (stored with every run): its strings must be UTF-8.
+        try {
+            (void)parsed.dump();
+        } catch (const json::type_error&) {
+            throw ConfigError(section + "." + key, "--set " + section + "." + key +
+                                                       ": the value is not valid UTF-8 text; write it in UTF-8 "
+                                                       "(rename a file whose name is not)");
+        }
+    }
     try {
         field->set(config, parsed);
     } catch (const ConfigError& e) {

@@ -10,9 +10,14 @@ namespace {
 
 using nlohmann::json;
 
+// A value as the user wrote it, shortened for a message; never throws on text that is not
+// UTF-8, and never cuts a UTF-8 character in half.
 std::string describe(const json& value) {
-    std::string text = value.dump();
-    return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+    std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (text.size() <= 60) return text;
+    size_t cut = 57;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    return text.substr(0, cut) + "...";
 }
 
 [[noreturn]] void typeError(const std::string& path, const json& value, const char* expected) {

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/safetensors_header.h"
 #include "trainbench/config_io.h"
 
 namespace trainbench {
@@ -95,56 +96,21 @@ NamedTensors readSafetensors(const std::string& path) {
     in.seekg(0, std::ios::end);
     const uint64_t size = static_cast<uint64_t>(in.tellg());
     in.seekg(0);
-    if (size < 8) bad(path, "shorter than the 8-byte header length");
-    unsigned char length_bytes[8];
+    unsigned char length_bytes[8] = {};
     in.read(reinterpret_cast<char*>(length_bytes), 8);
-    uint64_t length = 0;
-    for (int i = 7; i >= 0; --i) length = (length << 8) | length_bytes[i];
-    if (length > size - 8 || length > (uint64_t(100) << 20)) bad(path, "header length " + std::to_string(length) + " exceeds the file");
+    const uint64_t length = safetensorsHeaderLength(length_bytes, size, path);
     std::string text(length, '\0');
     in.read(text.data(), static_cast<std::streamsize>(length));
-    nlohmann::ordered_json header;
-    try {
-        header = nlohmann::ordered_json::parse(text);
-    } catch (const std::exception&) {
-        bad(path, "the header is not JSON");
-    }
-    if (!header.is_object()) bad(path, "the header is not a JSON object");
-    const uint64_t data_size = size - 8 - length;
     NamedTensors out;
-    for (const auto& [name, entry] : header.items()) {
-        if (name == "__metadata__") continue;
-        if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
-            bad(path, "entry '" + name + "' lacks dtype, shape or data_offsets");
+    for (const SafetensorsEntry& entry : parseSafetensorsHeader(text, size - 8 - length, path)) {
         torch::ScalarType type = torch::kFloat32;
-        bool known = false;
         for (const auto& d : kDtypes)
-            if (entry["dtype"].is_string() && entry["dtype"].get<std::string>() == d.name) type = d.type, known = true;
-        if (!known) bad(path, "entry '" + name + "' has unsupported dtype " + entry["dtype"].dump());
-        std::vector<int64_t> shape;
-        int64_t numel = 1;
-        try {
-            for (const auto& dim : entry["shape"]) {
-                const int64_t n = dim.get<int64_t>();
-                if (n < 0 || (n > 0 && numel > (int64_t(1) << 50) / n)) bad(path, "entry '" + name + "' has an invalid shape");
-                shape.push_back(n);
-                numel *= n;
-            }
-        } catch (const nlohmann::json::exception&) {
-            bad(path, "entry '" + name + "' has a non-integer shape");
-        }
-        const auto& offsets = entry["data_offsets"];
-        if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
-            bad(path, "entry '" + name + "' has malformed data_offsets");
-        const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
-        const uint64_t expected = static_cast<uint64_t>(numel) * c10::elementSize(type);
-        if (begin > end || end > data_size || end - begin != expected)
-            bad(path, "entry '" + name + "' points outside the data or disagrees with its shape");
-        auto tensor = torch::empty(shape, torch::TensorOptions().dtype(type));
-        in.seekg(static_cast<std::streamoff>(8 + length + begin));
-        in.read(static_cast<char*>(tensor.data_ptr()), static_cast<std::streamsize>(expected));
-        if (!in) bad(path, "entry '" + name + "' could not be read");
-        out.emplace_back(name, tensor);
+            if (entry.dtype == d.name) type = d.type;
+        auto tensor = torch::empty(entry.shape, torch::TensorOptions().dtype(type));
+        in.seekg(static_cast<std::streamoff>(8 + length + entry.begin));
+        in.read(static_cast<char*>(tensor.data_ptr()), static_cast<std::streamsize>(entry.end - entry.begin));
+        if (!in) bad(path, "entry '" + entry.name + "' could not be read");
+        out.emplace_back(entry.name, tensor);
     }
     return out;
 }

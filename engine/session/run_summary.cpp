@@ -24,7 +24,8 @@ std::string runSummaryToJson(const RunSummary& s) {
     };
     if (!s.error.empty()) j["error"] = s.error;
     if (s.out_of_memory) j["out_of_memory"] = true;
-    return j.dump();
+    // The error may quote a file name that is not UTF-8: it prints as U+FFFD, never throws.
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace trainbench

@@ -145,21 +145,7 @@ TrainerState readVerifiedTrainerJson(const fs::path& dir, std::map<std::string, 
     hash.update(text.data(), text.size());
     if (hash.hexDigest() != recorded)
         throw ConfigError("", (dir / "trainer.json").string() + ": checksum mismatch; the checkpoint is corrupt");
-    try {
-        const nlohmann::json trainer = nlohmann::json::parse(text);
-        TrainerState state;
-        state.step = trainer.at("step").get<int64_t>();
-        state.tokens = trainer.at("tokens").get<int64_t>();
-        // A run whose every step was skipped has no loss yet: JSON null.
-        state.last_loss = trainer.at("last_loss").is_number() ? trainer["last_loss"].get<double>() : std::nan("");
-        state.config_json = trainer.at("config").dump();
-        if (file_hashes)
-            for (const char* file : {"model.safetensors", "optimizer.safetensors"})
-                (*file_hashes)[file] = trainer.at("files").at(file).get<std::string>();
-        return state;
-    } catch (const nlohmann::json::exception& e) {
-        throw ConfigError("", (dir / "trainer.json").string() + ": malformed (" + e.what() + ")");
-    }
+    return parseTrainerJson(text, (dir / "trainer.json").string(), file_hashes);
 }
 
 }  // namespace

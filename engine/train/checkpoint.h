@@ -9,18 +9,9 @@
 
 #include "model/safetensors.h"
 #include "model/transformer.h"
+#include "train/trainer_state.h"
 
 namespace trainbench {
-
-// What a checkpoint holds besides the tensors. The data cursor is the optimizer step: batches
-// are a pure function of (seed, step, rank, micro-batch), so no sampler state is needed, and
-// training draws no random numbers, so no RNG state is needed either.
-struct TrainerState {
-    int64_t step = 0;    // optimizer steps completed
-    int64_t tokens = 0;  // training tokens counted so far
-    double last_loss = 0;
-    std::string config_json;
-};
 
 struct Checkpoint {
     std::string path;  // the checkpoint directory

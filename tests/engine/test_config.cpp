@@ -77,6 +77,27 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(ConfigError, applyConfigOverride(config, "nonsense"));
     }
 
+    // Found by fuzzing: bytes that are not UTF-8, and numbers beyond a double, used to escape
+    // as JSON library exceptions. Now each is a ConfigError naming the field.
+    void overridesJsonCannotHoldAreConfigErrors() {
+        RunConfig config;
+        try {
+            applyConfigOverride(config, "data.path=train\xff.bin");
+            QFAIL("a value that is not UTF-8 was accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(e.path(), std::string("data.path"));
+            QVERIFY2(std::string(e.what()).find("not valid UTF-8") != std::string::npos, e.what());
+        }
+        try {
+            applyConfigOverride(config, "train.lr=1e999");
+            QFAIL("a number beyond a double was accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(e.path(), std::string("train.lr"));
+        }
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parseRunConfig("{\"train\": {\"lr\": 1e999}}"));
+        QCOMPARE(config.train.lr, RunConfig().train.lr);  // nothing half-applied
+    }
+
     void batchIdentityErrorListsValidPairs() {
         RunConfig config;
         config.train.micro_batch_size = 5;

@@ -1,0 +1,27 @@
+// trainer.json: what a checkpoint holds besides its tensors. No torch here, so the reader can
+// be fuzzed on its own.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace trainbench {
+
+// The data cursor is the optimizer step: batches are a pure function of (seed, step, rank,
+// micro-batch), so no sampler state is needed, and training draws no random numbers, so no
+// RNG state is needed either.
+struct TrainerState {
+    int64_t step = 0;    // optimizer steps completed
+    int64_t tokens = 0;  // training tokens counted so far
+    double last_loss = 0;  // NaN when every step so far was skipped
+    std::string config_json;
+};
+
+// Parses the text of a trainer.json named `origin` in messages. With `file_hashes`, also
+// returns the SHA-256 it records for model.safetensors and optimizer.safetensors. Throws
+// ConfigError naming `origin` and the field when anything is missing or of the wrong kind.
+TrainerState parseTrainerJson(const std::string& text, const std::string& origin,
+                              std::map<std::string, std::string>* file_hashes = nullptr);
+
+}  // namespace trainbench
