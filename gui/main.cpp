@@ -72,9 +72,10 @@ int main(int argc, char** argv) {
         QStringLiteral("FILE"));
     const QCommandLineOption view_option(
         QStringList{QStringLiteral("view"), QStringLiteral("tab")},
-        QStringLiteral("Show view <NAME> at start: training (the live plots, default), batch (the batch split, "
-                       "its memory plan and the explorer) or compare (the runs selected in the runs list). "
-                       "--tab is an alias."),
+        QStringLiteral("Show view <NAME> at start: configure (the config as a form and as JSON), training (the "
+                       "live plots; the default, else the view open when the workbench was last closed), batch "
+                       "(the batch split, its memory plan and the explorer) or compare (the runs selected in the "
+                       "runs list). --tab is an alias."),
         QStringLiteral("NAME"));
     const QCommandLineOption compare_option(
         QStringLiteral("compare"),
@@ -105,9 +106,11 @@ int main(int argc, char** argv) {
     if (parser.isSet(version_option)) parser.showVersion();
 
     const QString view_name = parser.value(view_option);
-    const QStringList view_names{QStringLiteral("training"), QStringLiteral("batch"), QStringLiteral("compare")};
+    const QStringList view_names{QStringLiteral("configure"), QStringLiteral("training"), QStringLiteral("batch"),
+                                 QStringLiteral("compare")};
     if (parser.isSet(view_option) && !view_names.contains(view_name))
-        return fail(QStringLiteral("--view takes training, batch or compare, got '%1'").arg(view_name), headless);
+        return fail(QStringLiteral("--view takes configure, training, batch or compare, got '%1'").arg(view_name),
+                    headless);
     QStringList compare_ids;
     for (const QString& id : parser.value(compare_option).split(QLatin1Char(','), Qt::SkipEmptyParts))
         compare_ids << id.trimmed();
@@ -167,10 +170,16 @@ int main(int argc, char** argv) {
 
     trainbench::gui::MainWindow window(config, config_name);
     window.resize(kScreenshotWidth, kScreenshotHeight);
+    // A screenshot shows the window as built, whatever an earlier session left behind, and
+    // leaves the remembered layout alone.
+    const bool restored_tab = !headless && window.rememberLayout();
     using Tab = trainbench::gui::MainWindow::Tab;
     const bool show_batch = view_name == QLatin1String("batch") || parser.isSet(explore_option);
     const bool show_compare = view_name == QLatin1String("compare") || !compare_ids.isEmpty();
-    window.showTab(show_batch ? Tab::Batch : show_compare ? Tab::Compare : Tab::Training);
+    if (show_batch) window.showTab(Tab::Batch);
+    else if (show_compare) window.showTab(Tab::Compare);
+    else if (view_name == QLatin1String("configure")) window.showTab(Tab::Configure);
+    else if (view_name == QLatin1String("training") || !restored_tab) window.showTab(Tab::Training);
     window.show();
     if (!compare_ids.isEmpty()) window.compareRuns(compare_ids);
 

@@ -5,13 +5,19 @@
 #include <cmath>
 #include <utility>
 
+#include <QAction>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QKeySequence>
 #include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -22,8 +28,11 @@
 #include "batch_panel.h"
 #include "compare_view.h"
 #include "config_summary.h"
+#include "configure_view.h"
 #include "engine_bridge.h"
+#include "layout_settings.h"
 #include "metric_plots.h"
+#include "monitor_view.h"
 #include "runs_panel.h"
 
 namespace trainbench::gui {
@@ -49,6 +58,14 @@ QString formatSeconds(double seconds) {
 }
 
 constexpr int kRunsDockMinWidth = 220;
+
+// Keys of the remembered layout (openLayoutSettings).
+const char* const kGeometryKey = "mainWindow/geometry";
+const char* const kStateKey = "mainWindow/state";
+const char* const kMainSplitterKey = "mainWindow/mainSplitter";
+const char* const kConfigureSplitterKey = "mainWindow/configureSplitter";
+// The open tab by its page's object name, which survives tabs being added or reordered.
+const char* const kTabKey = "mainWindow/tab";
 constexpr int kRunsDockWidth = 360;
 
 QString capitalized(QString text) {
@@ -63,6 +80,7 @@ MainWindow::MainWindow(RunConfig config, QString config_name, QWidget* parent)
     setObjectName(QStringLiteral("mainWindow"));
     bridge_ = new EngineBridge(this);
     buildUi();
+    buildMenus();
 
     // Connected before anyone outside can connect, so the window has updated itself by the
     // time other receivers of runFinished (the --run-steps loop in main) look at it.
@@ -81,6 +99,7 @@ MainWindow::~MainWindow() = default;
 
 void MainWindow::buildUi() {
     auto* splitter = new QSplitter(Qt::Horizontal, this);
+    main_splitter_ = splitter;
     splitter->setObjectName(QStringLiteral("mainSplitter"));
     splitter->setChildrenCollapsible(false);
 
@@ -187,8 +206,12 @@ void MainWindow::buildUi() {
     tabs_ = new QTabWidget(splitter);
     tabs_->setObjectName(QStringLiteral("mainTabs"));
     tabs_->setDocumentMode(true);
-    plots_ = new MetricPlots(tabs_);
-    tabs_->addTab(plots_, tr("Training"));
+    configure_view_ = new ConfigureView(config_, config_name_, tabs_);
+    tabs_->addTab(configure_view_, tr("Configure"));
+    connect(configure_view_, &ConfigureView::configEdited, this, &MainWindow::adoptEditedConfig);
+    monitor_ = new MonitorView(tabs_);
+    plots_ = monitor_->plots();
+    tabs_->addTab(monitor_, tr("Training"));
     batch_panel_ = new BatchPanel(tabs_);
     tabs_->addTab(batch_panel_, tr("Batch && memory"));
     connect(batch_panel_, &BatchPanel::splitRequested, this, [this](int64_t micro_batch, int64_t accumulation) {
@@ -211,12 +234,7 @@ void MainWindow::buildUi() {
     runs_dock_->setWidget(runs_panel_);
     addDockWidget(Qt::LeftDockWidgetArea, runs_dock_);
     runs_dock_->hide();
-    connect(tabs_, &QTabWidget::currentChanged, this, [this] {
-        const bool comparing = tabs_->currentWidget() == compare_view_;
-        side_panel_->setVisible(!comparing);
-        runs_dock_->setVisible(comparing);
-        fitRunsDock();
-    });
+    connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateSidePanels);
     connect(runs_panel_, &RunsPanel::selectionChanged, compare_view_, &CompareView::setRuns);
 
     splitter->addWidget(side);
@@ -225,12 +243,59 @@ void MainWindow::buildUi() {
     splitter->setStretchFactor(1, 1);
     splitter->setSizes({430, 850});
     setCentralWidget(splitter);
+    // The Configure tab comes first in the row, but a window opens on the live plots.
+    tabs_->setCurrentWidget(monitor_);
+}
+
+void MainWindow::buildMenus() {
+    QMenu* file_menu = menuBar()->addMenu(tr("&File"));
+    file_menu->setObjectName(QStringLiteral("fileMenu"));
+    open_config_action_ = file_menu->addAction(tr("&Open config…"), this, &MainWindow::openConfigWithDialog);
+    open_config_action_->setObjectName(QStringLiteral("openConfigAction"));
+    open_config_action_->setShortcut(QKeySequence::Open);
+    save_config_action_ = file_menu->addAction(tr("&Save config as…"), this, &MainWindow::saveConfigWithDialog);
+    save_config_action_->setObjectName(QStringLiteral("saveConfigAction"));
+    save_config_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));
+    file_menu->addSeparator();
+    QAction* quit_action = file_menu->addAction(tr("&Quit"), this, &QWidget::close);
+    quit_action->setObjectName(QStringLiteral("quitAction"));
+    quit_action->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+
+    QMenu* edit_menu = menuBar()->addMenu(tr("&Edit"));
+    edit_menu->setObjectName(QStringLiteral("editMenu"));
+    QAction* undo_action = configure_view_->undoAction();
+    undo_action->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Z));
+    QAction* redo_action = configure_view_->redoAction();
+    redo_action->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z));
+    edit_menu->addAction(undo_action);
+    edit_menu->addAction(redo_action);
+
+    // Ctrl+P is Print by convention, so pausing takes Ctrl+Shift+P.
+    QMenu* run_menu = menuBar()->addMenu(tr("&Run"));
+    run_menu->setObjectName(QStringLiteral("runMenu"));
+    start_action_ = run_menu->addAction(tr("&Start"), this, &MainWindow::startRun);
+    start_action_->setObjectName(QStringLiteral("startAction"));
+    start_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    pause_action_ = run_menu->addAction(tr("&Pause"), this, &MainWindow::togglePause);
+    pause_action_->setObjectName(QStringLiteral("pauseAction"));
+    pause_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    stop_action_ = run_menu->addAction(tr("S&top"), this, &MainWindow::stopRun);
+    stop_action_->setObjectName(QStringLiteral("stopAction"));
+    stop_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+}
+
+void MainWindow::updateSidePanels() {
+    const bool comparing = tabs_->currentWidget() == compare_view_;
+    side_panel_->setVisible(!comparing);
+    runs_dock_->setVisible(comparing);
+    fitRunsDock();
 }
 
 bool MainWindow::setRunConfig(RunConfig config, QString config_name) {
     if (bridge_->isLive()) return false;
     config_ = std::move(config);
     config_name_ = std::move(config_name);
+    configure_view_->resetConfig(config_, config_name_);
     showConfig();
     setPhase(Phase::Idle);
     setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.optimizerSteps()));
@@ -243,7 +308,48 @@ bool MainWindow::setBatchSplit(int64_t micro_batch_size, int64_t gradient_accumu
     config_.train.gradient_accumulation_steps = gradient_accumulation_steps;
     if (config_.train.global_batch_size) config_.train.global_batch_size = config_.globalBatch();
     showConfigNumbers();
+    configure_view_->recordWindowEdit(
+        config_, tr("Batch split m %1 × K %2").arg(micro_batch_size).arg(gradient_accumulation_steps));
     return true;
+}
+
+void MainWindow::adoptEditedConfig(const RunConfig& config, const QString& config_name) {
+    // The view is locked while a run is live; should an edit slip through, the run's config stays.
+    if (bridge_->isLive()) return;
+    config_ = config;
+    config_name_ = config_name;
+    showConfigNumbers();
+    batch_panel_->setRunConfig(config_);
+    // After a run its plots and final status stay until the next start.
+    if (phase_ == Phase::Idle) {
+        progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
+        progress_bar_->setValue(0);
+        monitor_->resetRun(config_);
+        setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.optimizerSteps()));
+    }
+}
+
+void MainWindow::openConfigWithDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open config"), QFileInfo(config_name_).absolutePath(),
+                                                      tr("Run configs (*.json);;All files (*)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (configure_view_->openFile(path, &error)) {
+        showTab(Tab::Configure);
+    } else {
+        QMessageBox::warning(this, tr("Open config"), tr("Cannot open %1:\n%2").arg(path, error));
+    }
+}
+
+void MainWindow::saveConfigWithDialog() {
+    const QString suggested = QFileInfo(config_name_).exists() ? QFileInfo(config_name_).absoluteFilePath()
+                                                               : QFileInfo(config_name_).completeBaseName() +
+                                                                     QStringLiteral(".json");
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Save config as"), suggested, tr("Run configs (*.json);;All files (*)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!configure_view_->saveFile(path, &error)) QMessageBox::warning(this, tr("Save config"), error);
 }
 
 void MainWindow::fitRunsDock() {
@@ -258,7 +364,8 @@ void MainWindow::showEvent(QShowEvent* event) {
 
 void MainWindow::showTab(Tab tab) {
     switch (tab) {
-    case Tab::Training: tabs_->setCurrentWidget(plots_); break;
+    case Tab::Configure: tabs_->setCurrentWidget(configure_view_); break;
+    case Tab::Training: tabs_->setCurrentWidget(monitor_); break;
     case Tab::Batch: tabs_->setCurrentWidget(batch_panel_); break;
     case Tab::Compare: tabs_->setCurrentWidget(compare_view_); break;
     }
@@ -270,12 +377,46 @@ void MainWindow::compareRuns(const QStringList& run_ids) {
     showTab(Tab::Compare);
 }
 
+bool MainWindow::rememberLayout() {
+    remembers_layout_ = true;
+    return restoreLayout();
+}
+
+void MainWindow::saveLayout() const {
+    const std::unique_ptr<QSettings> settings = openLayoutSettings();
+    settings->setValue(QLatin1String(kGeometryKey), saveGeometry());
+    settings->setValue(QLatin1String(kStateKey), saveState());
+    settings->setValue(QLatin1String(kMainSplitterKey), main_splitter_->saveState());
+    settings->setValue(QLatin1String(kConfigureSplitterKey), configure_view_->splitter()->saveState());
+    settings->setValue(QLatin1String(kTabKey), tabs_->currentWidget()->objectName());
+}
+
+bool MainWindow::restoreLayout() {
+    const std::unique_ptr<QSettings> settings = openLayoutSettings();
+    // Each part is restored on its own: a missing or damaged value leaves that part as built.
+    restoreGeometry(settings->value(QLatin1String(kGeometryKey)).toByteArray());
+    restoreState(settings->value(QLatin1String(kStateKey)).toByteArray());
+    main_splitter_->restoreState(settings->value(QLatin1String(kMainSplitterKey)).toByteArray());
+    configure_view_->splitter()->restoreState(settings->value(QLatin1String(kConfigureSplitterKey)).toByteArray());
+    const QString tab = settings->value(QLatin1String(kTabKey)).toString();
+    bool restored_tab = false;
+    for (int i = 0; i < tabs_->count() && !tab.isEmpty(); ++i) {
+        if (tabs_->widget(i)->objectName() == tab) {
+            tabs_->setCurrentIndex(i);
+            restored_tab = true;
+        }
+    }
+    // The remembered dock state may show the runs list on a tab that has no use for it.
+    updateSidePanels();
+    return restored_tab;
+}
+
 void MainWindow::showConfig() {
     showConfigNumbers();
     batch_panel_->setRunConfig(config_);
     progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
     progress_bar_->setValue(0);
-    plots_->resetRun(config_);
+    monitor_->resetRun(config_);
 }
 
 void MainWindow::showConfigNumbers() {
@@ -295,7 +436,7 @@ void MainWindow::showConfigNumbers() {
 }
 
 void MainWindow::flushView() {
-    plots_->flushReplot();
+    monitor_->flushReplot();
 }
 
 bool MainWindow::startRun() {
@@ -305,16 +446,28 @@ bool MainWindow::startRun() {
         setStatusText(tr("The batch explorer is measuring: stop it or let it finish, then start."), /*error=*/true);
         return false;
     }
+    // What the Configure tab shows is what starts: a JSON edit still waiting for its pause is
+    // taken now, and one that does not parse stops here.
+    if (!configure_view_->commitPendingEdit()) {
+        setStatusText(tr("Not started: the JSON on the Configure tab does not parse: %1")
+                          .arg(configure_view_->jsonError()),
+                      /*error=*/true);
+        return false;
+    }
     latest_step_ = 0;
     have_loss_ = false;
-    plots_->resetRun(config_);
+    monitor_->resetRun(config_);
     progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
     progress_bar_->setValue(0);
     for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_})
         label->clear();
     event_log_->clear();
 
-    if (!bridge_->start(config_, QFileInfo(config_name_).completeBaseName())) return false;
+    // An invalid config on the Configure tab was never adopted: hand it to the engine anyway,
+    // which refuses it with the same message the tab shows (startFailed), rather than quietly
+    // training the last valid config.
+    const RunConfig& to_start = configure_view_->issues().empty() ? config_ : configure_view_->config();
+    if (!bridge_->start(to_start, QFileInfo(config_name_).completeBaseName())) return false;
     appendLog(tr("started %1: %2 steps of %3 tokens")
                   .arg(config_name_)
                   .arg(config_.optimizerSteps())
@@ -349,6 +502,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     // now makes that quick.
     if (bridge_->isLive()) bridge_->stop();
     batch_panel_->stopExploring();
+    if (remembers_layout_) saveLayout();
     QMainWindow::closeEvent(event);
 }
 
@@ -361,14 +515,21 @@ void MainWindow::setPhase(Phase phase) {
     const bool live = isLivePhase(phase);
     updateStartButton();
     batch_panel_->setRunLive(live);
-    pause_button_->setEnabled(phase == Phase::Running || phase == Phase::Pausing || phase == Phase::Paused);
-    pause_button_->setText(phase == Phase::Pausing || phase == Phase::Paused ? tr("Resume") : tr("Pause"));
+    configure_view_->setLocked(live);
+    const bool can_pause = phase == Phase::Running || phase == Phase::Pausing || phase == Phase::Paused;
+    const bool resumes = phase == Phase::Pausing || phase == Phase::Paused;
+    pause_button_->setEnabled(can_pause);
+    pause_button_->setText(resumes ? tr("Resume") : tr("Pause"));
+    pause_action_->setEnabled(can_pause);
+    pause_action_->setText(resumes ? tr("&Resume") : tr("&Pause"));
     stop_button_->setEnabled(live && phase != Phase::Stopping);
+    stop_action_->setEnabled(live && phase != Phase::Stopping);
 }
 
 void MainWindow::updateStartButton() {
     const bool exploring = batch_panel_->isExploring();
     start_button_->setEnabled(!isLivePhase(phase_) && !exploring);
+    start_action_->setEnabled(start_button_->isEnabled());
     start_button_->setToolTip(exploring ? tr("The batch explorer is measuring (Batch & memory tab).") : QString());
 }
 
@@ -382,7 +543,7 @@ void MainWindow::appendLog(const QString& line) {
 }
 
 void MainWindow::onPoints(const QVector<MetricPoint>& points) {
-    plots_->addPoints(points);
+    monitor_->addPoints(points);
 
     // Only the newest value of each key matters for the labels: one pass, then one update.
     const MetricPoint* loss = nullptr;
@@ -415,6 +576,14 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
 }
 
 void MainWindow::onEvent(const RunEvent& event) {
+    monitor_->addEvent(event);
+    // A held run says so where the user looks first; the log keeps the details.
+    if (event.kind == "store_unwritable")
+        setStatusText(tr("Held at step %1: the run store cannot be written (disk full or read-only); no point is lost.")
+                          .arg(event.step),
+                      true);
+    else if (event.kind == "store_writable")
+        setStatusText(tr("Running: the run store accepts writes again."));
     appendLog(QStringLiteral("[step %1] %2: %3")
                   .arg(event.step)
                   .arg(QString::fromStdString(event.kind), QString::fromStdString(event.message)));

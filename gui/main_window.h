@@ -10,6 +10,7 @@
 #include "trainbench/run_config.h"
 #include "trainbench/training_session.h"
 
+class QAction;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
@@ -17,34 +18,43 @@ class QPushButton;
 class QCloseEvent;
 class QShowEvent;
 class QDockWidget;
+class QSplitter;
 class QTabWidget;
 
 namespace trainbench::gui {
 
 class BatchPanel;
 class CompareView;
+class ConfigureView;
 class EngineBridge;
 class MetricPlots;
+class MonitorView;
 class RunsPanel;
 
 // Runs one config at a time through an EngineBridge. Widgets that tests drive carry object
-// names: startButton, pauseButton, stopButton, statusLabel, progressBar, mainTabs, metricPlots
-// (the Training tab), batchPanel (the Batch & memory tab, see BatchPanel for its own),
+// names: startButton, pauseButton, stopButton, statusLabel, progressBar, mainTabs,
+// configureView (the Configure tab, see ConfigureView), metricPlots (the Training tab), batchPanel (the Batch & memory tab, see BatchPanel for its own),
 // compareView (the Compare tab, see CompareView) and runsDock holding runsPanel (the runs of
 // the store, see RunsPanel), whose selection is what the Compare tab compares. On the Compare
 // tab the runs list takes the place of the config and run controls (sidePanel).
 // A run and the batch explorer never overlap: each disables the other's start.
+//
+// The Configure tab edits a copy of the config; each valid result becomes the window's config
+// (the side panel, the batch panel and its planner follow). While a run is live the copy is
+// locked. Menus (fileMenu, editMenu, runMenu) hold the actions openConfigAction,
+// saveConfigAction, undoAction, redoAction, startAction, pauseAction and stopAction.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
 public:
     // `config_name` is what the window shows as the config's origin (a file name).
-    enum class Tab { Training, Batch, Compare };
+    enum class Tab { Configure, Training, Batch, Compare };
 
     MainWindow(RunConfig config, QString config_name, QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Shows another config; refused (false) while a run is live.
+    // Shows another config (the Configure tab's undo history starts afresh); refused (false)
+    // while a run is live.
     bool setRunConfig(RunConfig config, QString config_name);
     const RunConfig& runConfig() const { return config_; }
     // Re-splits the batch of the shown config (train.global_batch_size, when set, follows);
@@ -53,8 +63,10 @@ public:
 
     EngineBridge* bridge() const { return bridge_; }
     MetricPlots* plots() const { return plots_; }
+    MonitorView* monitorView() const { return monitor_; }
     BatchPanel* batchPanel() const { return batch_panel_; }
     CompareView* compareView() const { return compare_view_; }
+    ConfigureView* configureView() const { return configure_view_; }
     RunsPanel* runsPanel() const { return runs_panel_; }
     void showTab(Tab tab);
     // Selects these runs in the runs list and shows them on the Compare tab.
@@ -62,6 +74,13 @@ public:
 
     // Redraws pending plot data at once, e.g. before grabbing the window.
     void flushView();
+
+    // Restores the layout of the last session (openLayoutSettings: geometry, dock and splitter
+    // sizes, the open tab) and saves it again when the window closes. False when no tab was
+    // remembered. Windows that never call this leave the settings alone.
+    bool rememberLayout();
+    void saveLayout() const;
+    bool restoreLayout();
 
 public Q_SLOTS:
     // The Start button: starts the shown config. False when the engine refuses it.
@@ -79,6 +98,13 @@ private:
     enum class Phase { Idle, Running, Pausing, Paused, Stopping, Finished };
 
     void buildUi();
+    void buildMenus();
+    // Shows the runs list or the config and run controls at the left, as the tab needs.
+    void updateSidePanels();
+    // Takes over a valid config edited on the Configure tab.
+    void adoptEditedConfig(const RunConfig& config, const QString& config_name);
+    void openConfigWithDialog();
+    void saveConfigWithDialog();
     // Gives the runs list its width when it is shown (the Compare tab).
     void fitRunsDock();
     void showConfig();
@@ -103,13 +129,23 @@ private:
     bool have_loss_ = false;
 
     EngineBridge* bridge_ = nullptr;
-    MetricPlots* plots_ = nullptr;
+    MetricPlots* plots_ = nullptr;  // owned by monitor_
+    MonitorView* monitor_ = nullptr;
     BatchPanel* batch_panel_ = nullptr;
     CompareView* compare_view_ = nullptr;
     RunsPanel* runs_panel_ = nullptr;
+    ConfigureView* configure_view_ = nullptr;
     QDockWidget* runs_dock_ = nullptr;
     QWidget* side_panel_ = nullptr;
+    QSplitter* main_splitter_ = nullptr;
     QTabWidget* tabs_ = nullptr;
+    bool remembers_layout_ = false;
+
+    QAction* open_config_action_ = nullptr;
+    QAction* save_config_action_ = nullptr;
+    QAction* start_action_ = nullptr;
+    QAction* pause_action_ = nullptr;
+    QAction* stop_action_ = nullptr;
 
     QLabel* config_name_label_ = nullptr;
     QLabel* total_params_label_ = nullptr;

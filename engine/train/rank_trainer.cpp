@@ -435,11 +435,27 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, double lr, do
     for (size_t r = 0; r < w.rank_peak_bytes.size(); ++r)
         if (w.rank_peak_bytes[r] > 0)
             points.push_back(point(step, memoryKeyPrefix(s_.device, int(r)) + "peak_bytes", double(w.rank_peak_bytes[r])));
-    for (size_t i = 0; i < w.loads.size(); ++i) {
-        auto load = w.loads[i].to(torch::kFloat64);
-        const double mean = load.mean().item<double>();
-        const double ratio = mean > 0 ? load.max().item<double>() / mean : 0.0;
-        points.push_back(point(step, "moe/layer" + std::to_string(moe_indices_[i]) + "/load_max_over_mean", ratio));
+    if (!w.loads.empty()) {
+        // One copy to the host for every layer (not a sync per layer). The tokens of each expert
+        // feed the GUI's heatmap: every step while that is at most kExpertPointsPerStep points,
+        // else every few steps, so a 58 x 256 model does not write 15k rows per step.
+        constexpr int64_t kExpertPointsPerStep = 512;
+        const auto loads = torch::stack(w.loads).to(torch::kCPU, torch::kFloat64).contiguous();
+        const int64_t layers = loads.size(0), experts = loads.size(1);
+        const int64_t every = (layers * experts + kExpertPointsPerStep - 1) / kExpertPointsPerStep;
+        const bool per_expert = step % every == 0;
+        const double* values = loads.data_ptr<double>();
+        for (int64_t i = 0; i < layers; ++i) {
+            const std::string layer = "moe/layer" + std::to_string(moe_indices_[i]);
+            const double* row = values + i * experts;
+            double sum = 0, max = 0;
+            for (int64_t e = 0; e < experts; ++e) sum += row[e], max = std::max(max, row[e]);
+            const double mean = sum / double(experts);
+            points.push_back(point(step, layer + "/load_max_over_mean", mean > 0 ? max / mean : 0.0));
+            if (per_expert)
+                for (int64_t e = 0; e < experts; ++e)
+                    points.push_back(point(step, layer + "/expert" + std::to_string(e) + "/tokens", row[e]));
+        }
     }
     publishPoints(std::move(points));
 }

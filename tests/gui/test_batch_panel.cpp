@@ -13,6 +13,7 @@
 #include "config_summary.h"
 #include "engine_bridge.h"
 #include "main_window.h"
+#include "monitor_view.h"
 #include "metric_plots.h"
 #include "trainbench/config_io.h"
 #include "trainbench/memory_plan.h"
@@ -235,7 +236,7 @@ void TestBatchPanel::liveRunLocksTheSplitAndTheExplorer() {
     QSignalSpy finished(window.bridge(), &EngineBridge::runFinished);
     QVERIFY(window.startRun());
     // Starting shows the live plots.
-    QCOMPARE(tabs->currentWidget(), window.plots());
+    QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(window.monitorView()));
     QVERIFY(!m_spin->isEnabled());
     QVERIFY(!k_spin->isEnabled());
     QVERIFY(!explore->isEnabled());

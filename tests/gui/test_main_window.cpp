@@ -2,16 +2,26 @@
 #include <cmath>
 #include <memory>
 
+#include <QAction>
+#include <QFileInfo>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "widget_lookup.h"
 #include "config_summary.h"
+#include "configure_view.h"
 #include "engine_bridge.h"
+#include "layout_settings.h"
 #include "main_window.h"
+#include "monitor_view.h"
 #include "metric_plots.h"
 #include "trainbench/param_count.h"
 #include "trainbench/run_config.h"
@@ -61,6 +71,7 @@ class TestMainWindow : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void initTestCase();
     void showsConfigNumbers();
     void idleControls();
     void replotsAreCoalesced();
@@ -68,7 +79,14 @@ private Q_SLOTS:
     void pauseAndResume();
     void invalidConfigIsReportedNotStarted();
     void closingMidRunStopsTheRun();
+    void menusCarryTheRunControls();
+    void layoutIsRememberedAcrossSessions();
 };
+
+void TestMainWindow::initTestCase() {
+    // Nothing here may touch the user's settings.
+    QStandardPaths::setTestModeEnabled(true);
+}
 
 void TestMainWindow::showsConfigNumbers() {
     const RunConfig config = tinyConfig();
@@ -181,6 +199,10 @@ void TestMainWindow::pauseAndResume() {
 
     QTest::mouseClick(start, Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(window.plots()->lossRawGraph()->dataCount() >= 1, kRunTimeoutMs);
+    // The config being trained cannot change under the run.
+    QVERIFY(window.configureView()->isLocked());
+    QVERIFY(!window.setRunConfig(tinyConfig(7), QStringLiteral("other")));
+    QCOMPARE(window.runConfig().train.steps, 100000);
     QTest::mouseClick(pause, Qt::LeftButton);
     QCOMPARE(pause->text(), QStringLiteral("Resume"));
     QTRY_VERIFY_WITH_TIMEOUT(status->text().startsWith(QStringLiteral("Paused")), kRunTimeoutMs);
@@ -197,6 +219,7 @@ void TestMainWindow::pauseAndResume() {
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kRunTimeoutMs);
     QVERIFY2(status->text().startsWith(QStringLiteral("Stopped")), qPrintable(status->text()));
     QVERIFY(start->isEnabled());
+    QVERIFY(!window.configureView()->isLocked());
     bool saw_paused = false;
     for (const QList<QVariant>& args : statuses) saw_paused |= args.at(0).toString() == QLatin1String("paused");
     QVERIFY(saw_paused);
@@ -225,6 +248,66 @@ void TestMainWindow::closingMidRunStopsTheRun() {
     // close() asks the ranks to stop; the destructor then joins them, within a micro-batch.
     QVERIFY(window->close());
     window.reset();
+}
+
+void TestMainWindow::menusCarryTheRunControls() {
+    MainWindow window(tinyConfig(), QStringLiteral("tiny"));
+    auto action = [&](const char* name) { return window.findChild<QAction*>(QString::fromLatin1(name)); };
+    QVERIFY(action("startAction") && action("pauseAction") && action("stopAction"));
+    QCOMPARE(action("startAction")->shortcut(), QKeySequence(QStringLiteral("Ctrl+R")));
+    QCOMPARE(action("pauseAction")->shortcut(), QKeySequence(QStringLiteral("Ctrl+Shift+P")));
+    QCOMPARE(action("stopAction")->shortcut(), QKeySequence(QStringLiteral("Ctrl+.")));
+    QCOMPARE(action("openConfigAction")->shortcut(), QKeySequence(QStringLiteral("Ctrl+O")));
+    QCOMPARE(action("saveConfigAction")->shortcut(), QKeySequence(QStringLiteral("Ctrl+S")));
+    // Idle: the actions say what the buttons say.
+    QVERIFY(action("startAction")->isEnabled());
+    QVERIFY(!action("pauseAction")->isEnabled());
+    QVERIFY(!action("stopAction")->isEnabled());
+    // Every shortcut of the window is distinct.
+    QList<QKeySequence> seen;
+    for (QAction* each : window.findChildren<QAction*>()) {
+        if (each->shortcut().isEmpty()) continue;
+        QVERIFY2(!seen.contains(each->shortcut()), qPrintable(each->shortcut().toString()));
+        seen << each->shortcut();
+    }
+}
+
+void TestMainWindow::layoutIsRememberedAcrossSessions() {
+    QTemporaryDir folder;
+    QVERIFY(folder.isValid());
+    const QString file = folder.filePath(QStringLiteral("layout.ini"));
+    qputenv("TRAINBENCH_SETTINGS", file.toLocal8Bit());
+    QCOMPARE(openLayoutSettings()->fileName(), file);
+
+    QList<int> main_sizes;
+    QList<int> configure_sizes;
+    {
+        MainWindow window(tinyConfig(), QStringLiteral("tiny"));
+        window.resize(1280, 800);
+        QVERIFY(!window.rememberLayout());  // nothing remembered yet: the window opens as built
+        QCOMPARE(child<QTabWidget>(window, "mainTabs")->currentWidget(), static_cast<QWidget*>(window.monitorView()));
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.showTab(MainWindow::Tab::Configure);
+        auto* main_splitter = child<QSplitter>(window, "mainSplitter");
+        auto* configure_splitter = child<QSplitter>(window, "configureSplitter");
+        main_splitter->setSizes({400, 880});
+        configure_splitter->setSizes({500, 340});
+        main_sizes = main_splitter->sizes();
+        configure_sizes = configure_splitter->sizes();
+        QVERIFY(window.close());
+    }
+    QVERIFY(QFileInfo::exists(file));
+
+    MainWindow window(tinyConfig(), QStringLiteral("tiny"));
+    window.resize(1280, 800);
+    QVERIFY(window.rememberLayout());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QCOMPARE(child<QTabWidget>(window, "mainTabs")->currentWidget(), window.configureView());
+    QCOMPARE(child<QSplitter>(window, "mainSplitter")->sizes(), main_sizes);
+    QCOMPARE(child<QSplitter>(window, "configureSplitter")->sizes(), configure_sizes);
+    qunsetenv("TRAINBENCH_SETTINGS");
 }
 
 QTEST_MAIN(TestMainWindow)

@@ -1,0 +1,72 @@
+// ConfigForm: an editor for every field of the config schema, grouped by section, with the engine's issues marked.
+#pragma once
+
+#include <vector>
+
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include "trainbench/config_io.h"
+
+class QLabel;
+
+namespace trainbench::gui {
+
+// The form is generated from configSchema(), so a field added to the engine appears here
+// without GUI changes. Each editor's object name is the field's dotted path
+// (`model.n_activated_experts`); its tooltip is the schema's help text, preceded by the
+// engine's messages while the field has issues.
+//
+// Editors by schema type: int -> Int64SpinBox; float -> QLineEdit that keeps every digit
+// (6e-4 stays 6e-4); bool -> QCheckBox; choice -> QComboBox; string -> QLineEdit (control
+// characters written as \n, \t, and a backslash as \\). Fields whose default is unset (null)
+// accept "unset": an empty line edit, or the first item of a combo box.
+class ConfigForm : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ConfigForm(QWidget* parent = nullptr);
+
+    // Shows the values of `config_json` (the object runConfigToJson writes). Editors that
+    // already show the value keep their text and cursor, so showing the config an edit
+    // produced does not disturb the field being typed in.
+    void showValues(const QJsonObject& config_json);
+    // Marks exactly the fields the issues name and clears every other mark.
+    void markIssues(const std::vector<ConfigIssue>& issues);
+    QStringList markedPaths() const;
+    QWidget* editor(const QString& path) const;
+    QStringList sections() const;
+    void setReadOnly(bool read_only);
+
+    // The dynamic property that marks an editor and its label (styled red by the form).
+    static constexpr const char* kIssueProperty = "configIssue";
+
+Q_SIGNALS:
+    // The user changed one field; `value` is its new JSON value (null: unset).
+    void fieldEdited(const QString& path, const QJsonValue& value);
+
+private:
+    enum class Kind { Int, OptionalInt, Float, Bool, OptionalBool, Choice, Text, OptionalText };
+    struct Field {
+        QString section;
+        QString key;
+        QString path;
+        QString help;
+        Kind kind = Kind::Text;
+        QWidget* editor = nullptr;
+        QLabel* label = nullptr;
+        bool marked = false;
+    };
+
+    QWidget* createEditor(Field& field, const ConfigFieldInfo& info);
+    void showValue(const Field& field, const QJsonValue& value);
+    void setMarked(Field& field, const QStringList& messages);
+
+    std::vector<Field> fields_;
+    QStringList sections_;
+};
+
+}  // namespace trainbench::gui
