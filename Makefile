@@ -30,6 +30,17 @@ run: build
 test: build
 	@cd $(BUILD_DIR) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j 1
 
+# Engine, CLI and their tests under AddressSanitizer + UndefinedBehaviorSanitizer (no GUI).
+# Leak checking is off: LibTorch keeps process-lifetime allocations LeakSanitizer would list.
+test-asan: setup
+	@if [ ! -f build-asan/build.ninja ]; then \
+	  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINBENCH_SANITIZE=ON \
+	    -DTRAINBENCH_BUILD_GUI=OFF -DTRAINBENCH_BUILD_BENCH=OFF; \
+	fi
+	@cmake --build build-asan -j $(JOBS)
+	@cd build-asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j 1 -LE slow
+
 # The input readers under libFuzzer with ASan + UBSan (clang), FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -26,6 +26,15 @@ namespace trainbench::gui {
 
 namespace {
 
+// The window takes a config whose only problems are in its data section: the parameter count
+// and the memory plan do not depend on the data, so a published model config (which has no
+// data section) shows what it costs at once. Start still refuses it with the engine's message.
+bool windowCanShow(const std::vector<ConfigIssue>& issues) {
+    for (const ConfigIssue& issue : issues)
+        if (issue.path.rfind("data.", 0) != 0) return false;
+    return true;
+}
+
 constexpr int kIssueListLines = 5;
 
 QJsonObject configObject(const RunConfig& config) {
@@ -196,7 +205,7 @@ bool ConfigureView::saveFile(const QString& path, QString* error) {
     }
     // From now on the config is that file's; the window's title follows when it is in force.
     state_.name = path;
-    if (issues_.empty()) Q_EMIT configEdited(state_.config, state_.name);
+    if (windowCanShow(issues_)) Q_EMIT configEdited(state_.config, state_.name);
     return true;
 }
 
@@ -220,7 +229,7 @@ void ConfigureView::applyState(const ConfigState& state, EditOrigin origin) {
     if (origin != EditOrigin::Json) json_view_->showConfig(state_.config);
     issues_ = validateRunConfig(state_.config);
     showIssues();
-    if (origin != EditOrigin::Window && issues_.empty()) Q_EMIT configEdited(state_.config, state_.name);
+    if (origin != EditOrigin::Window && windowCanShow(issues_)) Q_EMIT configEdited(state_.config, state_.name);
 }
 
 void ConfigureView::pushEdit(const QString& description, ConfigState after, const QString& field,
