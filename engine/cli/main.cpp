@@ -451,6 +451,10 @@ int main(int argc, char** argv) {
     explore->add_flag("--json", as_json, "Print one JSON object (rows and recommended) on stdout");
 
     bool defaults = false;
+    auto* show = app.add_subcommand("config", "Print a config complete: defaults filled in, --set applied, validated");
+    show->add_option("config", config_path, "Run config or published model config (JSON)")->required();
+    show->add_option("--set", overrides, "Override a field: section.key=value (repeatable)");
+
     auto* schema = app.add_subcommand("schema", "Print the config reference (Markdown), or --defaults as JSON");
     schema->add_flag("--defaults", defaults, "Print a complete default config as JSON");
 
@@ -475,6 +479,10 @@ int main(int argc, char** argv) {
         if (explore->parsed()) {
             refuseMultiProcessLaunch();
             return commandExplore(loadWithOverrides(config_path, overrides), explore_steps, as_json);
+        }
+        if (show->parsed()) {
+            std::cout << runConfigToJson(loadWithOverrides(config_path, overrides)) << "\n";
+            return 0;
         }
         if (schema->parsed()) {
             if (defaults) {

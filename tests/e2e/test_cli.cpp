@@ -124,6 +124,19 @@ private Q_SLOTS:
         QVERIFY(QString::fromUtf8(process.readAllStandardError()).contains("WORLD_SIZE=2"));
     }
 
+    // `config` prints what the engine will run: the file, the defaults and the overrides.
+    void configPrintsTheCompleteConfig() {
+        Result shown = runCli({"config", kConfigs + "/tiny.json", "--set", "train.lr=0.01"});
+        QCOMPARE(shown.code, 0);
+        const QJsonObject config = QJsonDocument::fromJson(shown.out.toUtf8()).object();
+        QCOMPARE(config["train"].toObject()["lr"].toDouble(), 0.01);
+        QCOMPARE(config["model"].toObject()["dim"].toInt(), 64);  // from the file
+        QCOMPARE(config["runtime"].toObject()["store_wait_s"].toDouble(), 600.0);  // a default
+        Result refused = runCli({"config", kConfigs + "/tiny.json", "--set", "train.micro_batch_size=0"});
+        QCOMPARE(refused.code, 2);
+        QVERIFY2(refused.err.contains("train.micro_batch_size"), qPrintable(refused.err));
+    }
+
     void missingConfigFileExitsWithTwo() {
         Result r = runCli({"run", "/nonexistent/config.json"});
         QCOMPARE(r.code, 2);

@@ -1,0 +1,180 @@
+// GUI benchmarks: how fast the Monitor takes points in and redraws, how long a big run takes
+// to load from the store, and how late the GUI thread gets while the engine trains.
+// Prints one JSON object per measurement. Run offscreen: QT_QPA_PLATFORM=offscreen.
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include <qcustomplot.h>
+
+#include "engine_bridge.h"
+#include "main_window.h"
+#include "metric_plots.h"
+#include "trainbench/presets.h"
+#include "trainbench/run_store.h"
+
+using namespace trainbench;
+using namespace trainbench::gui;
+
+namespace {
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
+// A loss-like curve: decay plus noise, as a long run draws it.
+double lossAt(int64_t step, std::mt19937& rng) {
+    std::normal_distribution<double> noise(0.0, 0.05);
+    return 2.3 + 8.0 * std::exp(-double(step) / 20000.0) + noise(rng);
+}
+
+// Points per second through the Monitor's ingest path (addPoints, then a redraw).
+void ingest(int64_t steps) {
+    MetricPlots plots;
+    plots.resize(1280, 800);
+    RunConfig config;
+    config.train.steps = steps;
+    plots.resetRun(config);
+    std::mt19937 rng(1);
+    constexpr int64_t kBatch = 1000;  // about what the bridge delivers per 50 ms at high step rates
+    QElapsedTimer clock;
+    clock.start();
+    for (int64_t first = 1; first <= steps; first += kBatch) {
+        QVector<MetricPoint> points;
+        for (int64_t s = first; s < first + kBatch && s <= steps; ++s) {
+            points.push_back(MetricPoint{s, s * 1024, s * 0.01, "train/loss", lossAt(s, rng)});
+            points.push_back(MetricPoint{s, s * 1024, s * 0.01, "train/tokens", double(s * 1024)});
+        }
+        plots.addPoints(points);
+    }
+    plots.flushReplot();
+    const double seconds = clock.elapsed() / 1000.0;
+    std::vector<double> replots;
+    for (int i = 0; i < 5; ++i) {
+        QElapsedTimer one;
+        one.start();
+        plots.replot(QCustomPlot::rpImmediateRefresh);
+        replots.push_back(one.nsecsElapsed() / 1e6);
+    }
+    std::printf("{\"bench\": \"monitor_ingest\", \"steps\": %lld, \"points\": %lld, \"seconds\": %.3f, "
+                "\"points_per_s\": %.0f, \"replot_ms_median\": %.1f}\n",
+                (long long)steps, (long long)(2 * steps), seconds, 2.0 * steps / seconds, median(replots));
+}
+
+// Ten curves of a million points each on one plot, drawn with adaptive sampling (what the
+// Compare view asks of QCustomPlot).
+void replotManyRuns(int runs, int64_t points_per_run) {
+    QCustomPlot plot;
+    plot.resize(1280, 800);
+    std::mt19937 rng(2);
+    for (int r = 0; r < runs; ++r) {
+        QVector<double> x(points_per_run), y(points_per_run);
+        for (int64_t i = 0; i < points_per_run; ++i) {
+            x[i] = double(i + 1);
+            y[i] = lossAt(i + 1, rng) + 0.05 * r;
+        }
+        QCPGraph* graph = plot.addGraph();
+        graph->setData(x, y, true);
+        graph->setAdaptiveSampling(true);
+    }
+    plot.rescaleAxes();
+    std::vector<double> full, zoomed;
+    for (int i = 0; i < 5; ++i) {
+        QElapsedTimer one;
+        one.start();
+        plot.replot(QCustomPlot::rpImmediateRefresh);
+        full.push_back(one.nsecsElapsed() / 1e6);
+    }
+    plot.xAxis->setRange(points_per_run * 0.4, points_per_run * 0.41);
+    for (int i = 0; i < 5; ++i) {
+        QElapsedTimer one;
+        one.start();
+        plot.replot(QCustomPlot::rpImmediateRefresh);
+        zoomed.push_back(one.nsecsElapsed() / 1e6);
+    }
+    std::printf("{\"bench\": \"replot_runs\", \"runs\": %d, \"points_per_run\": %lld, \"replot_ms_median\": %.1f, "
+                "\"zoomed_replot_ms_median\": %.1f}\n",
+                runs, (long long)points_per_run, median(full), median(zoomed));
+}
+
+// One key of a run with a million steps, read back from SQLite (what opening an old run costs).
+void loadFromStore(int64_t steps) {
+    QTemporaryDir dir;
+    RunStore store(dir.path().toStdString());
+    RunRecord record;
+    record.run_id = "bench-load";
+    record.name = "bench";
+    record.config_json = "{}";
+    store.createRun(record);
+    std::mt19937 rng(3);
+    constexpr int64_t kBatch = 10000;
+    for (int64_t first = 1; first <= steps; first += kBatch) {
+        std::vector<MetricPoint> points;
+        for (int64_t s = first; s < first + kBatch && s <= steps; ++s)
+            points.push_back(MetricPoint{s, s * 1024, s * 0.01, "train/loss", lossAt(s, rng)});
+        store.commitBatch(record.run_id, points, {});
+    }
+    std::vector<double> loads;
+    size_t count = 0;
+    for (int i = 0; i < 3; ++i) {
+        RunStore reader(dir.path().toStdString());
+        QElapsedTimer one;
+        one.start();
+        count = reader.metrics(record.run_id, "train/loss").size();
+        loads.push_back(one.nsecsElapsed() / 1e6);
+    }
+    std::printf("{\"bench\": \"store_load\", \"points\": %zu, \"load_ms_median\": %.1f}\n", count, median(loads));
+}
+
+// How late a 10 ms timer on the GUI thread fires while the window trains the tiny preset and
+// draws its curves: the responsiveness a user feels.
+void eventLoopLatency(int64_t steps) {
+    QTemporaryDir store;
+    qputenv("TRAINBENCH_STORE", store.path().toUtf8());
+    RunConfig config = builtinTinyConfig();
+    config.train.steps = steps;
+    MainWindow window(config, QStringLiteral("tiny"));
+    window.resize(1280, 800);
+    window.show();
+    std::vector<double> lateness_ms;
+    QElapsedTimer since_tick;
+    QTimer tick;
+    tick.setTimerType(Qt::PreciseTimer);
+    tick.setInterval(10);
+    QObject::connect(&tick, &QTimer::timeout, [&] {
+        if (since_tick.isValid()) lateness_ms.push_back(std::max(0.0, since_tick.nsecsElapsed() / 1e6 - 10.0));
+        since_tick.restart();
+    });
+    QEventLoop loop;
+    QObject::connect(window.bridge(), &EngineBridge::runFinished, &loop, &QEventLoop::quit);
+    QTimer::singleShot(0, [&] {
+        window.startRun();
+        tick.start();
+    });
+    loop.exec();
+    tick.stop();
+    std::sort(lateness_ms.begin(), lateness_ms.end());
+    auto at = [&](double q) { return lateness_ms[size_t(q * (lateness_ms.size() - 1))]; };
+    std::printf("{\"bench\": \"event_loop_latency\", \"steps\": %lld, \"ticks\": %zu, \"late_ms_median\": %.2f, "
+                "\"late_ms_p99\": %.2f, \"late_ms_max\": %.2f}\n",
+                (long long)steps, lateness_ms.size(), at(0.5), at(0.99), lateness_ms.back());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    ingest(1'000'000);
+    replotManyRuns(10, 1'000'000);
+    loadFromStore(1'000'000);
+    eventLoopLatency(300);
+    return 0;
+}
