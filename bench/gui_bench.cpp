@@ -36,7 +36,8 @@ double lossAt(int64_t step, std::mt19937& rng) {
     return 2.3 + 8.0 * std::exp(-double(step) / 20000.0) + noise(rng);
 }
 
-// Points per second through the Monitor's ingest path (addPoints, then a redraw).
+// Points per second through the Monitor's ingest path (addPoints, then a redraw) for the five
+// per-step curves of a run, and the time of one full redraw afterwards.
 void ingest(int64_t steps) {
     MetricPlots plots;
     plots.resize(1280, 800);
@@ -50,8 +51,12 @@ void ingest(int64_t steps) {
     for (int64_t first = 1; first <= steps; first += kBatch) {
         QVector<MetricPoint> points;
         for (int64_t s = first; s < first + kBatch && s <= steps; ++s) {
-            points.push_back(MetricPoint{s, s * 1024, s * 0.01, "train/loss", lossAt(s, rng)});
-            points.push_back(MetricPoint{s, s * 1024, s * 0.01, "train/tokens", double(s * 1024)});
+            const double wall = s * 0.01;
+            points.push_back(MetricPoint{s, s * 1024, wall, "train/loss", lossAt(s, rng)});
+            points.push_back(MetricPoint{s, s * 1024, wall, "train/tokens", double(s * 1024)});
+            points.push_back(MetricPoint{s, s * 1024, wall, "train/grad_norm", 0.1 * lossAt(s, rng)});
+            points.push_back(MetricPoint{s, s * 1024, wall, "train/lr", 3e-4 * std::cos(1.5 * s / double(steps))});
+            points.push_back(MetricPoint{s, s * 1024, wall, "perf/tokens_per_s", 20000 + 1000 * lossAt(s, rng)});
         }
         plots.addPoints(points);
     }
@@ -66,7 +71,7 @@ void ingest(int64_t steps) {
     }
     std::printf("{\"bench\": \"monitor_ingest\", \"steps\": %lld, \"points\": %lld, \"seconds\": %.3f, "
                 "\"points_per_s\": %.0f, \"replot_ms_median\": %.1f}\n",
-                (long long)steps, (long long)(2 * steps), seconds, 2.0 * steps / seconds, median(replots));
+                (long long)steps, (long long)(5 * steps), seconds, 5.0 * steps / seconds, median(replots));
 }
 
 // Ten curves of a million points each on one plot, drawn with adaptive sampling (what the

@@ -203,7 +203,9 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     faint.setAlpha(80);
     initSeries(loss_, xAxisOf(loss_rect_), loss_rect_->axis(QCPAxis::atLeft), tr("loss"), tr("nats/token"),
                ValueFormat::Loss, QPen(kLossColor, 2.2), true);
-    loss_.raw->setPen(QPen(faint, 1.2));
+    // Noisy curves are drawn with 1 px pens: a wider pen strokes every min/max vertex the
+    // adaptive sampling keeps, 20x slower at a million steps (docs/BENCHMARKS.md).
+    loss_.raw->setPen(QPen(faint, 1.0));
     initSeries(eval_loss_, xAxisOf(loss_rect_), loss_rect_->axis(QCPAxis::atLeft), tr("eval loss"),
                tr("nats/token"), ValueFormat::Loss, QPen(kEvalColor), false);
     eval_loss_.raw->setLineStyle(QCPGraph::lsNone);
@@ -216,7 +218,7 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     initSeries(learning_rate_, xAxisOf(rate_rect_), lr_axis, tr("lr"), QString(), ValueFormat::Plain,
                QPen(kRateColor, 1.8), false);
     initSeries(throughput_, xAxisOf(rate_rect_), tps_axis, tr("throughput"), tr("tokens/s"), ValueFormat::Rate,
-               QPen(kThroughputColor, 1.4), false);
+               QPen(kThroughputColor, 1.0), false);
 
     // The lowest reachable loss of a synthetic language: a dashed line the curve approaches.
     floor_line_ = new QCPItemStraightLine(this);
