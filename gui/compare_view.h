@@ -1,9 +1,12 @@
 // CompareView: the selected runs side by side: overlaid curves of one key, a summary table and a config diff.
 #pragma once
 
+#include <cstddef>
+
 #include <string>
 #include <vector>
 
+#include <QColor>
 #include <QStringList>
 #include <QWidget>
 
@@ -18,6 +21,7 @@ class QCustomPlot;
 class QLabel;
 class QPushButton;
 class QTableWidget;
+class QTimer;
 
 namespace trainbench::gui {
 
@@ -31,9 +35,19 @@ class StoreReader;
 // there. Each run has one colour: its smoothed curve (TensorBoard's debiased EMA, w 0.6) over
 // its raw points drawn faintly.
 //
+// Runs whose configs differ only in train.seed / data.seed form a seed group (groupSeeds(),
+// on by default when the selection has one): one colour, drawn as four graphs in this order:
+// the raw mean (faint), the lowest and the highest of the runs' smoothed curves (the band,
+// filled between them) and the mean of the smoothed curves, named "name (n seeds)" in the
+// legend. A run alone keeps its two graphs: raw (faint), then smoothed.
+//
+// While a compared run is `running` (trained by this or another process), the view asks the
+// store every second, on the reader's thread, for that run's points after the last step
+// shown, and for its status; it stops when no compared run is running any more.
+//
 // Widgets that tests drive carry object names: compareView, compareKeyCombo, compareAxisCombo,
-// comparePlot, compareSummaryTable, configDiffTable, showAllKeysCheck, exportCsvButton,
-// compareStatusLabel.
+// groupSeedsCheck, comparePlot, compareSummaryTable, configDiffTable, showAllKeysCheck,
+// exportCsvButton, exportPlotButton, compareStatusLabel.
 class CompareView : public QWidget {
     Q_OBJECT
 
@@ -63,6 +77,19 @@ public:
     // The shown curves as CSV (see curvesCsv); exportCsv writes them to a file.
     QString csv() const;
     bool exportCsv(const QString& path) const;
+    // The plot as it is shown, `width` x `height` pixels: PDF when `path` ends in .pdf, PNG when
+    // in .png; false for another suffix or a file that cannot be written.
+    bool exportPlot(const QString& path, int width, int height);
+
+    // Draws each seed group as its mean and band (when the selection has one).
+    void setGroupSeeds(bool group);
+    bool groupSeeds() const;
+    // The shown runs by plotted line, indices into curves(): one per run, or per seed group.
+    const std::vector<std::vector<size_t>>& plotGroups() const { return plot_groups_; }
+
+    // Whether a compared run is running, so new points are being fetched.
+    bool isPolling() const;
+    static constexpr int kPollIntervalMs = 1000;
 
     static constexpr const char* kDefaultKey = "train/loss";
 
@@ -90,7 +117,15 @@ private:
     void showSummary();
     void showConfigDiff();
     void plotCurves();
+    void plotRun(const RunCurve& curve, const QColor& color);
+    void plotSeedGroup(const std::vector<size_t>& members, const QColor& color);
+    void updateGrouping();
+    QColor colorOfRun(size_t run_index) const;
+    void showPointCount();
     void exportWithDialog();
+    void exportPlotWithDialog();
+    void updatePolling();
+    void pollRunning();
 
     StoreReader* reader_ = nullptr;
     QStringList run_ids_;
@@ -100,10 +135,20 @@ private:
     int runs_request_ = 0;
     int curves_request_ = 0;
     bool loaded_ = true;
+    // Seed groups of runs_ (indices), and what is plotted: those groups, or one run each.
+    std::vector<std::vector<size_t>> seed_groups_;
+    std::vector<std::vector<size_t>> plot_groups_;
+    bool group_seeds_wanted_ = true;
+    bool poll_in_flight_ = false;
+    // Set once the user drags or zooms: live updates then keep the ranges they chose.
+    bool view_moved_by_user_ = false;
 
     QComboBox* key_combo_ = nullptr;
     QComboBox* axis_combo_ = nullptr;
     QPushButton* export_button_ = nullptr;
+    QPushButton* export_plot_button_ = nullptr;
+    QCheckBox* group_seeds_check_ = nullptr;
+    QTimer* poll_timer_ = nullptr;
     QLabel* status_label_ = nullptr;
     QCustomPlot* plot_ = nullptr;
     QCPItemText* placeholder_ = nullptr;

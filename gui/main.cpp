@@ -19,6 +19,7 @@
 #include "main_window.h"
 #include "runs_model.h"
 #include "runs_panel.h"
+#include "store_tail.h"
 #include "trainbench/config_io.h"
 
 namespace {
@@ -91,7 +92,14 @@ int main(int argc, char** argv) {
         QStringLiteral("explore"),
         QStringLiteral("Run the batch explorer on the config at once (on the batch tab) and wait for it to end, "
                        "before --run-steps and --screenshot."));
+    const QCommandLineOption watch_option(
+        QStringLiteral("watch"),
+        QStringLiteral("Show run <RUN_ID> of the store on the training view as another process (a headless "
+                       "trainbench-cli run) writes it, or as it was written; --screenshot shows what is stored "
+                       "so far."),
+        QStringLiteral("RUN_ID"));
     parser.addOption(run_steps_option);
+    parser.addOption(watch_option);
     parser.addOption(screenshot_option);
     parser.addOption(view_option);
     parser.addOption(compare_option);
@@ -116,6 +124,12 @@ int main(int argc, char** argv) {
         compare_ids << id.trimmed();
     if (parser.isSet(compare_option) && compare_ids.isEmpty())
         return fail(QStringLiteral("--compare needs run ids separated by commas"), headless);
+    const QString watch_id = parser.value(watch_option).trimmed();
+    if (parser.isSet(watch_option) && watch_id.isEmpty())
+        return fail(QStringLiteral("--watch needs a run id (trainbench-cli runs lists them)"), headless);
+    // The window's own run would end the watching at once.
+    if (parser.isSet(watch_option) && parser.isSet(run_steps_option))
+        return fail(QStringLiteral("--watch and --run-steps cannot be combined: the window shows one run"), headless);
     // The engine's runs and the window's lists both open RunStore::defaultFolder(), which
     // honours TRAINBENCH_STORE: setting it here points all of them at one folder.
     if (parser.isSet(store_option)) {
@@ -182,6 +196,25 @@ int main(int argc, char** argv) {
     else if (view_name == QLatin1String("training") || !restored_tab) window.showTab(Tab::Training);
     window.show();
     if (!compare_ids.isEmpty()) window.compareRuns(compare_ids);
+    if (!watch_id.isEmpty()) {
+        window.watchRun(watch_id);
+        // An explicit view wins over the training view that watching opens.
+        if (show_batch) window.showTab(Tab::Batch);
+        else if (show_compare) window.showTab(Tab::Compare);
+        else if (view_name == QLatin1String("configure")) window.showTab(Tab::Configure);
+        // The first read decides: an unknown run is an error, not an empty window.
+        trainbench::gui::StoreTail* tail = window.storeTail();
+        QEventLoop loop;
+        QString watch_error;
+        QObject::connect(tail, &trainbench::gui::StoreTail::loaded, &loop, &QEventLoop::quit);
+        QObject::connect(tail, &trainbench::gui::StoreTail::failed, &loop, [&](const QString& message) {
+            if (tail->isLoaded()) return;
+            watch_error = message;
+            loop.quit();
+        });
+        if (!tail->isLoaded()) loop.exec();
+        if (!watch_error.isEmpty()) return fail(QStringLiteral("--watch: %1").arg(watch_error), headless);
+    }
 
     int exit_code = kExitOk;
     if (parser.isSet(explore_option)) {

@@ -33,7 +33,10 @@
 #include "layout_settings.h"
 #include "metric_plots.h"
 #include "monitor_view.h"
+#include "runs_model.h"
 #include "runs_panel.h"
+#include "store_tail.h"
+#include "trainbench/config_io.h"
 
 namespace trainbench::gui {
 
@@ -114,6 +117,8 @@ void MainWindow::buildUi() {
 
     // Config: the numbers that decide cost and speed, read-only.
     auto* config_box = new QGroupBox(tr("Config"), side);
+    config_box_ = config_box;
+    config_box->setObjectName(QStringLiteral("configBox"));
     auto* config_form = new QFormLayout(config_box);
     config_form->setLabelAlignment(Qt::AlignRight);
     config_form->setRowWrapPolicy(QFormLayout::DontWrapRows);
@@ -236,6 +241,7 @@ void MainWindow::buildUi() {
     runs_dock_->hide();
     connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateSidePanels);
     connect(runs_panel_, &RunsPanel::selectionChanged, compare_view_, &CompareView::setRuns);
+    connect(runs_panel_, &RunsPanel::watchRequested, this, &MainWindow::watchRun);
 
     splitter->addWidget(side);
     splitter->addWidget(tabs_);
@@ -293,6 +299,7 @@ void MainWindow::updateSidePanels() {
 
 bool MainWindow::setRunConfig(RunConfig config, QString config_name) {
     if (bridge_->isLive()) return false;
+    stopWatching();
     config_ = std::move(config);
     config_name_ = std::move(config_name);
     configure_view_->resetConfig(config_, config_name_);
@@ -320,8 +327,8 @@ void MainWindow::adoptEditedConfig(const RunConfig& config, const QString& confi
     config_name_ = config_name;
     showConfigNumbers();
     batch_panel_->setRunConfig(config_);
-    // After a run its plots and final status stay until the next start.
-    if (phase_ == Phase::Idle) {
+    // After a run its plots and final status stay until the next start; so do a watched run's.
+    if (phase_ == Phase::Idle && !watch_tail_) {
         progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
         progress_bar_->setValue(0);
         monitor_->resetRun(config_);
@@ -420,9 +427,15 @@ void MainWindow::showConfig() {
 }
 
 void MainWindow::showConfigNumbers() {
-    setWindowTitle(tr("Trainbench — %1").arg(config_name_));
-    const ConfigSummary summary = summarizeConfig(config_);
-    config_name_label_->setText(config_name_);
+    // While a run is watched its numbers are the ones beside its plots; the window's own
+    // config, which Start trains, stays on the Configure tab.
+    const bool watched = watch_tail_ && watched_config_known_;
+    const RunConfig& config = watched ? watched_config_ : config_;
+    const QString origin = watched ? tr("run %1 (watched)").arg(watch_tail_->runId()) : config_name_;
+    setWindowTitle(tr("Trainbench — %1").arg(origin));
+    config_box_->setTitle(watched ? tr("Config of the watched run") : tr("Config"));
+    const ConfigSummary summary = summarizeConfig(config);
+    config_name_label_->setText(origin);
     total_params_label_->setText(summary.total_params);
     activated_params_label_->setText(tr("%1 per token").arg(summary.activated_params));
     model_shape_label_->setText(summary.model_shape);
@@ -454,6 +467,7 @@ bool MainWindow::startRun() {
                       /*error=*/true);
         return false;
     }
+    stopWatching();
     latest_step_ = 0;
     have_loss_ = false;
     monitor_->resetRun(config_);
@@ -529,8 +543,16 @@ void MainWindow::setPhase(Phase phase) {
 void MainWindow::updateStartButton() {
     const bool exploring = batch_panel_->isExploring();
     start_button_->setEnabled(!isLivePhase(phase_) && !exploring);
+    // Start never acts on the watched run: it trains the window's own config instead.
+    start_button_->setText(watch_tail_ ? tr("Start own run") : tr("Start"));
     start_action_->setEnabled(start_button_->isEnabled());
-    start_button_->setToolTip(exploring ? tr("The batch explorer is measuring (Batch & memory tab).") : QString());
+    if (exploring)
+        start_button_->setToolTip(tr("The batch explorer is measuring (Batch & memory tab)."));
+    else if (watch_tail_)
+        start_button_->setToolTip(
+            tr("Trains the config at the left in this window; stops watching run %1.").arg(watch_tail_->runId()));
+    else
+        start_button_->setToolTip(QString());
 }
 
 void MainWindow::setStatusText(const QString& text, bool error) {
@@ -558,7 +580,8 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
         latest_step_ = std::max(latest_step_, point.step);
     }
     // With train.log_every > 1 points are sparse; the session's counter keeps the bar exact.
-    latest_step_ = std::max(latest_step_, bridge_->completedSteps());
+    // A watched run has no session here: its points are all there is.
+    if (!watch_tail_) latest_step_ = std::max(latest_step_, bridge_->completedSteps());
     if (loss) {
         latest_loss_ = loss->value;
         have_loss_ = true;
@@ -571,8 +594,11 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
     if (wall_time >= 0.0) elapsed_value_label_->setText(formatSeconds(wall_time));
 
     progress_bar_->setValue(static_cast<int>(std::min<int64_t>(latest_step_, progress_bar_->maximum())));
-    if (phase_ == Phase::Running)
+    if (watch_tail_) {
+        if (watch_tail_->isPolling()) setStatusText(watchingStatusText());
+    } else if (phase_ == Phase::Running) {
         setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.optimizerSteps()));
+    }
 }
 
 void MainWindow::onEvent(const RunEvent& event) {
@@ -637,6 +663,112 @@ void MainWindow::onStartFailed(const QString& message) {
     setPhase(phase_ == Phase::Finished ? Phase::Finished : Phase::Idle);
     setStatusText(tr("Could not start: %1").arg(message), /*error=*/true);
     appendLog(tr("could not start: %1").arg(message));
+}
+
+
+bool MainWindow::watchRun(const QString& run_id) {
+    if (bridge_->isLive()) {
+        setStatusText(tr("Cannot watch run %1 while this window's run is live: stop it first.").arg(run_id),
+                      /*error=*/true);
+        return false;
+    }
+    stopWatching();
+    watch_tail_ = new StoreTail(runs_panel_->model()->storeFolder(), run_id, this);
+    connect(watch_tail_, &StoreTail::runFound, this, &MainWindow::onWatchedRunFound);
+    // The same handlers as the window's own run, so plots, markers and labels behave alike.
+    connect(watch_tail_, &StoreTail::pointsArrived, this, &MainWindow::onPoints);
+    connect(watch_tail_, &StoreTail::eventArrived, this, &MainWindow::onEvent);
+    connect(watch_tail_, &StoreTail::runFinished, this, &MainWindow::onWatchedRunFinished);
+    connect(watch_tail_, &StoreTail::failed, this, [this](const QString& message) {
+        setStatusText(tr("Watching run %1: %2").arg(watch_tail_->runId(), message), /*error=*/true);
+        appendLog(message);
+    });
+    watched_config_known_ = false;
+    updateStartButton();
+    setStatusText(tr("Watching run %1 (written by another process): reading the store…").arg(run_id));
+    showTab(Tab::Training);
+    watch_tail_->start();
+    return true;
+}
+
+void MainWindow::stopWatching() {
+    if (!watch_tail_) return;
+    watch_tail_->stop();
+    // Later: this may run inside one of the tail's own signals.
+    watch_tail_->deleteLater();
+    watch_tail_ = nullptr;
+    watched_config_known_ = false;
+    updateStartButton();
+    showConfigNumbers();
+}
+
+QString MainWindow::watchedRunId() const {
+    return watch_tail_ ? watch_tail_->runId() : QString();
+}
+
+int64_t MainWindow::shownRunSteps() const {
+    return watch_tail_ ? watched_steps_ : config_.optimizerSteps();
+}
+
+QString MainWindow::watchingStatusText() const {
+    return tr("Watching run %1 (written by another process) · step %2 of %3")
+        .arg(watch_tail_->runId())
+        .arg(latest_step_)
+        .arg(shownRunSteps());
+}
+
+void MainWindow::onWatchedRunFound(const RunRecord& record) {
+    // The run's own config sets the plots' scales (steps, the LR schedule, MoE layers); one
+    // that no longer parses (an older config format) falls back to the window's.
+    RunConfig config = config_;
+    try {
+        config = parseRunConfig(record.config_json, "run " + record.run_id);
+        watched_config_ = config;
+        watched_config_known_ = true;
+    } catch (const std::exception& error) {
+        appendLog(tr("the config of run %1 does not parse (%2); the plots use the window's")
+                      .arg(QString::fromStdString(record.run_id), QString::fromStdString(error.what())));
+    }
+    showConfigNumbers();
+    watched_steps_ = std::max<int64_t>(config.optimizerSteps(), 1);
+    latest_step_ = 0;
+    latest_loss_ = 0;
+    have_loss_ = false;
+    monitor_->resetRun(config);
+    progress_bar_->setRange(0, static_cast<int>(watched_steps_));
+    progress_bar_->setValue(0);
+    for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_})
+        label->clear();
+    event_log_->clear();
+    const QString name = QString::fromStdString(record.name.empty() ? record.run_id : record.name);
+    appendLog(tr("watching run %1 (%2, %3), written by another process")
+                  .arg(QString::fromStdString(record.run_id), name, QString::fromStdString(record.status)));
+    setStatusText(watchingStatusText());
+}
+
+void MainWindow::onWatchedRunFinished(const RunRecord& record) {
+    const QString id = QString::fromStdString(record.run_id);
+    const QString status = QString::fromStdString(record.status);
+    const int64_t steps = std::max(record.steps, latest_step_);
+    progress_bar_->setValue(static_cast<int>(std::min<int64_t>(steps, progress_bar_->maximum())));
+    const bool has_loss = record.final_loss && std::isfinite(*record.final_loss);
+    const QString loss_text = has_loss ? tr(" · final loss %1").arg(formatLoss(*record.final_loss))
+                              : have_loss_ ? tr(" · final loss %1").arg(formatLoss(latest_loss_))
+                                           : QString();
+    if (record.status == "failed")
+        setStatusText(tr("Run %1 (written by another process) failed at step %2: %3")
+                          .arg(id)
+                          .arg(steps)
+                          .arg(QString::fromStdString(record.error)),
+                      /*error=*/true);
+    else
+        setStatusText(tr("Run %1 (written by another process) %2 · %3 of %4 steps%5")
+                          .arg(id, status)
+                          .arg(steps)
+                          .arg(shownRunSteps())
+                          .arg(loss_text));
+    appendLog(tr("%1 after %2 steps").arg(status).arg(steps));
+    flushView();
 }
 
 }  // namespace trainbench::gui

@@ -8,6 +8,7 @@
 
 #include "trainbench/metric_point.h"
 #include "trainbench/run_config.h"
+#include "trainbench/run_store.h"
 #include "trainbench/training_session.h"
 
 class QAction;
@@ -18,6 +19,7 @@ class QPushButton;
 class QCloseEvent;
 class QShowEvent;
 class QDockWidget;
+class QGroupBox;
 class QSplitter;
 class QTabWidget;
 
@@ -30,6 +32,7 @@ class EngineBridge;
 class MetricPlots;
 class MonitorView;
 class RunsPanel;
+class StoreTail;
 
 // Runs one config at a time through an EngineBridge. Widgets that tests drive carry object
 // names: startButton, pauseButton, stopButton, statusLabel, progressBar, mainTabs,
@@ -38,6 +41,12 @@ class RunsPanel;
 // the store, see RunsPanel), whose selection is what the Compare tab compares. On the Compare
 // tab the runs list takes the place of the config and run controls (sidePanel).
 // A run and the batch explorer never overlap: each disables the other's start.
+//
+// The Training tab shows either the window's own run or a watched run of the store (watchRun:
+// a run another process, such as a headless trainbench-cli run, writes or has written; a
+// double-click in the runs list or its "Watch on Monitor" action). A watched run feeds the
+// plots, the Latest values, the event log and the progress bar as an own run does; Pause and
+// Stop never act on it, and starting an own run stops watching.
 //
 // The Configure tab edits a copy of the config; each valid result becomes the window's config
 // (the side panel, the batch panel and its planner follow). While a run is live the copy is
@@ -71,6 +80,18 @@ public:
     void showTab(Tab tab);
     // Selects these runs in the runs list and shows them on the Compare tab.
     void compareRuns(const QStringList& run_ids);
+
+    // Shows run `run_id` of the runs list's store on the Training tab: everything stored at
+    // once, then what its writer adds (~every StoreTail::kPollIntervalMs) until its status
+    // leaves `running`. Refused (false) while the window's own run is live. A run the store
+    // lacks is reported on the status line and by storeTail()'s failed().
+    bool watchRun(const QString& run_id);
+    // The plots keep what they show; nothing more is read.
+    void stopWatching();
+    // The run shown on the Training tab in place of an own run, or empty.
+    QString watchedRunId() const;
+    // The tail of the watched run, or null when none is watched.
+    StoreTail* storeTail() const { return watch_tail_; }
 
     // Redraws pending plot data at once, e.g. before grabbing the window.
     void flushView();
@@ -120,6 +141,11 @@ private:
     void onStatus(const QString& status);
     void onFinished(const trainbench::RunSummary& summary);
     void onStartFailed(const QString& message);
+    void onWatchedRunFound(const trainbench::RunRecord& record);
+    void onWatchedRunFinished(const trainbench::RunRecord& record);
+    QString watchingStatusText() const;
+    // The steps of the run on the Training tab: the watched one's, else the config's.
+    int64_t shownRunSteps() const;
 
     RunConfig config_;
     QString config_name_;
@@ -127,6 +153,10 @@ private:
     int64_t latest_step_ = 0;
     double latest_loss_ = 0;
     bool have_loss_ = false;
+    StoreTail* watch_tail_ = nullptr;
+    int64_t watched_steps_ = 0;
+    RunConfig watched_config_;
+    bool watched_config_known_ = false;
 
     EngineBridge* bridge_ = nullptr;
     MetricPlots* plots_ = nullptr;  // owned by monitor_
@@ -147,6 +177,7 @@ private:
     QAction* pause_action_ = nullptr;
     QAction* stop_action_ = nullptr;
 
+    QGroupBox* config_box_ = nullptr;
     QLabel* config_name_label_ = nullptr;
     QLabel* total_params_label_ = nullptr;
     QLabel* activated_params_label_ = nullptr;

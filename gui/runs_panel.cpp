@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include <QAction>
 #include <QHeaderView>
 #include <QItemSelection>
 #include <QItemSelectionModel>
@@ -54,7 +55,24 @@ RunsPanel::RunsPanel(const QString& store_folder, QWidget* parent) : QWidget(par
     view_->sortByColumn(RunsModel::Created, Qt::DescendingOrder);
     layout->addWidget(view_, 1);
 
-    auto* hint = new QLabel(tr("Select runs (Ctrl/Shift-click) to compare them."), this);
+    // The view's actions are its context menu; a right-click makes its row current first.
+    watch_action_ = new QAction(tr("Watch on Monitor"), view_);
+    watch_action_->setObjectName(QStringLiteral("watchRunAction"));
+    watch_action_->setToolTip(tr("Show this run's curves on the Training tab, growing while it runs"));
+    view_->addAction(watch_action_);
+    view_->setContextMenuPolicy(Qt::ActionsContextMenu);
+    connect(watch_action_, &QAction::triggered, this, [this] {
+        const QString id = currentRunId();
+        if (!id.isEmpty()) Q_EMIT watchRequested(id);
+    });
+    connect(view_, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+        const QString id = index.data(RunsModel::RunIdRole).toString();
+        if (!id.isEmpty()) Q_EMIT watchRequested(id);
+    });
+
+    auto* hint = new QLabel(tr("Select runs (Ctrl/Shift-click) to compare them; double-click one to watch it "
+                               "on the Training tab."),
+                            this);
     hint->setWordWrap(true);
     hint->setStyleSheet(QStringLiteral("color: #666;"));
     layout->addWidget(hint);
@@ -75,6 +93,11 @@ QStringList RunsPanel::selectedRunIds() const {
     QStringList ids;
     for (const QModelIndex& row : rows) ids << row.data(RunsModel::RunIdRole).toString();
     return ids;
+}
+
+QString RunsPanel::currentRunId() const {
+    const QModelIndex current = view_->currentIndex();
+    return current.isValid() ? current.data(RunsModel::RunIdRole).toString() : QString();
 }
 
 void RunsPanel::selectRuns(const QStringList& run_ids) {

@@ -5,6 +5,7 @@
 #include <QTimer>
 #include <QWidget>
 
+class QAction;
 class QLineEdit;
 class QTableView;
 
@@ -14,7 +15,9 @@ class RunsFilterProxy;
 class RunsModel;
 
 // Widgets that tests drive carry object names: runsPanel, runsFilter (name or tag filter),
-// runsView (the table, extended selection of whole rows).
+// runsView (the table, extended selection of whole rows). A double-click on a run, or the
+// view's context-menu action watchRunAction ("Watch on Monitor", on the current row), asks
+// for that run to be watched (watchRequested).
 class RunsPanel : public QWidget {
     Q_OBJECT
 
@@ -28,11 +31,15 @@ public:
     // Selects exactly these runs; ids not listed yet are selected as soon as a refresh
     // brings them.
     void selectRuns(const QStringList& run_ids);
+    // The run id of the current row (the one last clicked, right-clicks included), or empty.
+    QString currentRunId() const;
+    QAction* watchAction() const { return watch_action_; }
 
     static constexpr int kRefreshIntervalMs = 2000;
 
 Q_SIGNALS:
     void selectionChanged(const QStringList& run_ids);
+    void watchRequested(const QString& run_id);
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -46,6 +53,7 @@ private:
     RunsFilterProxy* proxy_ = nullptr;
     QLineEdit* filter_ = nullptr;
     QTableView* view_ = nullptr;
+    QAction* watch_action_ = nullptr;
     QTimer refresh_timer_;
     QStringList pending_selection_;
 };

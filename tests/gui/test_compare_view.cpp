@@ -8,6 +8,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
+#include <QImage>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -54,6 +55,39 @@ std::string configJson(int64_t micro_batch, int64_t accumulation) {
     return runConfigToJson(config);
 }
 
+std::string seededConfigJson(int64_t train_seed, int64_t data_seed, double lr = 3e-4) {
+    RunConfig config = builtinTinyConfig();
+    config.train.seed = train_seed;
+    config.data.seed = data_seed;
+    config.train.lr = lr;
+    return runConfigToJson(config);
+}
+
+void addFinishedRun(RunStore& store, const std::string& id, const std::string& name, const std::string& config_json,
+                    const std::vector<MetricPoint>& points) {
+    RunRecord run;
+    run.run_id = id;
+    run.name = name;
+    run.created = "2026-01-03T10:00:00Z";
+    run.config_json = config_json;
+    store.createRun(run);
+    store.commitBatch(id, points, {});
+    store.finishRun(id, "completed", points.empty() ? 0 : points.back().step, points.empty() ? 0.0 : points.back().value,
+                    "");
+}
+
+// TensorBoard's debiased EMA with weight 0.6 after two and three values, written out.
+double ema2(double y1, double y2) {
+    return (0.6 * 0.4 * y1 + 0.4 * y2) / (1.0 - 0.6 * 0.6);
+}
+double ema3(double y1, double y2, double y3) {
+    return (0.6 * 0.6 * 0.4 * y1 + 0.6 * 0.4 * y2 + 0.4 * y3) / (1.0 - 0.6 * 0.6 * 0.6);
+}
+
+bool near(double a, double b) {
+    return std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b));
+}
+
 QString text(const QTableWidget* table, int row, int column) {
     const QTableWidgetItem* item = table->item(row, column);
     return item ? item->text() : QString();
@@ -72,6 +106,9 @@ private Q_SLOTS:
     void csvExportEqualsStoredPoints();
     void unknownRunIsReported();
     void windowComparesTheSelectedRuns();
+    void seedGroupIsMeanAndBandOfItsRuns();
+    void plotExportsAsPngAndPdf();
+    void runningRunGrowsLiveUntilItEnds();
 
 private:
     void loadBoth(CompareView& view);
@@ -110,6 +147,14 @@ void TestCompareView::initTestCase() {
     for (const MetricPoint& p : series("perf/tokens_per_s", {800, 900})) points.push_back(p);
     store.commitBatch("run-b", points, {});
     store.finishRun("run-b", "completed", 5, 3.6, "");
+
+    // Three runs of one config with other seeds, of different lengths, and one other config.
+    addFinishedRun(store, "seed-1", "tiny-s1", seededConfigJson(1, 1234), series("train/loss", {3.0, 2.0, 1.0}));
+    addFinishedRun(store, "seed-2", "tiny-s2", seededConfigJson(2, 7), series("train/loss", {5.0, 4.0, 2.0, 1.5}));
+    std::vector<MetricPoint> third = series("train/loss", {4.0, 3.0});
+    for (MetricPoint& p : third) p.tokens = 70 * p.step;  // a slightly different batch: x is averaged
+    addFinishedRun(store, "seed-3", "tiny-s3", seededConfigJson(3, 1234), third);
+    addFinishedRun(store, "lr-other", "tiny-lr", seededConfigJson(1, 1234, 1e-3), series("train/loss", {6.0, 5.0}));
 }
 
 void TestCompareView::loadBoth(CompareView& view) {
@@ -299,6 +344,137 @@ void TestCompareView::windowComparesTheSelectedRuns() {
     window.showTab(MainWindow::Tab::Training);
     QVERIFY(side->isVisible());
     QVERIFY(!dock->isVisible());
+}
+
+void TestCompareView::seedGroupIsMeanAndBandOfItsRuns() {
+    CompareView view;
+    QSignalSpy loaded(&view, &CompareView::loaded);
+    view.setRuns({QStringLiteral("seed-1"), QStringLiteral("seed-2"), QStringLiteral("seed-3"),
+                  QStringLiteral("lr-other")});
+    QTRY_COMPARE(loaded.count(), 1);
+    auto* plot = child<QCustomPlot>(view, "comparePlot");
+    auto* group = child<QCheckBox>(view, "groupSeedsCheck");
+    QVERIFY(plot && group);
+    QVERIFY(group->isEnabled());
+    QVERIFY(group->isChecked());
+    QVERIFY(view.groupSeeds());
+    const std::vector<std::vector<size_t>> expected_groups = {{0, 1, 2}, {3}};
+    QCOMPARE(view.plotGroups(), expected_groups);
+
+    // The group: raw mean, band low, band high, smoothed mean; then the other run: raw, smoothed.
+    QCOMPARE(plot->graphCount(), 6);
+    QCOMPARE(plot->legend->itemCount(), 2);
+    QCOMPARE(plot->graph(3)->name(), QStringLiteral("tiny-s1 (3 seeds)"));
+    QCOMPARE(plot->graph(5)->name(), QStringLiteral("tiny-lr"));
+    QCOMPARE(plot->graph(2)->channelFillGraph(), plot->graph(1));
+    QVERIFY(plot->graph(2)->brush().color().alpha() < 255);
+
+    view.setAxis(CompareView::Axis::Step);
+    QCPGraph* raw_mean = plot->graph(0);
+    QCPGraph* low = plot->graph(1);
+    QCPGraph* high = plot->graph(2);
+    QCPGraph* mean = plot->graph(3);
+    QCOMPARE(raw_mean->dataCount(), 4);  // steps 1..4: the longest run sets the length
+    QCOMPARE(raw_mean->data()->at(0)->value, (3.0 + 5.0 + 4.0) / 3.0);
+    QCOMPARE(raw_mean->data()->at(1)->value, (2.0 + 4.0 + 3.0) / 3.0);
+    QCOMPARE(raw_mean->data()->at(2)->value, (1.0 + 2.0) / 2.0);  // seed-3 ended at step 2
+    QCOMPARE(raw_mean->data()->at(3)->value, 1.5);                // seed-2 alone
+    // The band and the line: min, max and mean of the runs' smoothed curves at each step.
+    QCOMPARE(low->data()->at(0)->key, 1.0);
+    QCOMPARE(low->data()->at(0)->value, 3.0);  // the first smoothed value is the raw one
+    QCOMPARE(high->data()->at(0)->value, 5.0);
+    QCOMPARE(mean->data()->at(0)->value, 4.0);
+    QVERIFY(near(low->data()->at(1)->value, ema2(3.0, 2.0)));   // 2.375
+    QVERIFY(near(high->data()->at(1)->value, ema2(5.0, 4.0)));  // 4.375
+    QVERIFY(near(mean->data()->at(1)->value, (ema2(3.0, 2.0) + ema2(5.0, 4.0) + ema2(4.0, 3.0)) / 3.0));
+    QVERIFY(near(mean->data()->at(1)->value, 3.375));
+    QVERIFY(near(low->data()->at(2)->value, ema3(3.0, 2.0, 1.0)));
+    QVERIFY(near(high->data()->at(2)->value, ema3(5.0, 4.0, 2.0)));
+    QVERIFY(near(mean->data()->at(2)->value, (ema3(3.0, 2.0, 1.0) + ema3(5.0, 4.0, 2.0)) / 2.0));
+
+    // On the tokens axis a group's x is the mean of its runs' tokens at that step.
+    view.setAxis(CompareView::Axis::Tokens);
+    QCOMPARE(plot->graph(3)->data()->at(0)->key, (64.0 + 64.0 + 70.0) / 3.0);
+    QCOMPARE(plot->graph(3)->data()->at(1)->key, (128.0 + 128.0 + 140.0) / 3.0);
+    QCOMPARE(plot->graph(3)->data()->at(2)->key, 192.0);
+    QCOMPARE(plot->graph(3)->data()->at(3)->key, 256.0);
+
+    // Unticked: one line per run again, in the group's colour order.
+    group->setChecked(false);
+    QVERIFY(!view.groupSeeds());
+    QCOMPARE(plot->graphCount(), 8);
+    QCOMPARE(plot->legend->itemCount(), 4);
+    QCOMPARE(plot->graph(1)->name(), QStringLiteral("tiny-s1"));
+    group->setChecked(true);
+    QCOMPARE(plot->graphCount(), 6);
+
+    // Runs without a seed group leave the box off and disabled.
+    QSignalSpy reloaded(&view, &CompareView::loaded);
+    view.setRuns({QStringLiteral("run-a"), QStringLiteral("run-b")});
+    QTRY_COMPARE(reloaded.count(), 1);
+    QVERIFY(!group->isEnabled());
+    QVERIFY(!group->isChecked());
+    QCOMPARE(plot->graphCount(), 4);
+}
+
+void TestCompareView::plotExportsAsPngAndPdf() {
+    CompareView view;
+    view.resize(900, 700);
+    loadBoth(view);
+    QTemporaryDir out;
+    const QString png = out.filePath(QStringLiteral("plot.png"));
+    QVERIFY(view.exportPlot(png, 640, 400));
+    const QImage image(png);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.size(), QSize(640, 400));
+
+    const QString pdf = out.filePath(QStringLiteral("plot.pdf"));
+    QVERIFY(view.exportPlot(pdf, 640, 400));
+    QFile file(pdf);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.size() > 1000);
+    QCOMPARE(file.read(4), QByteArray("%PDF"));
+
+    QVERIFY(!view.exportPlot(out.filePath(QStringLiteral("plot.svg")), 640, 400));
+}
+
+void TestCompareView::runningRunGrowsLiveUntilItEnds() {
+    // This store plays the headless trainer: another writer of the same folder.
+    RunStore store(dir_.path().toStdString());
+    RunRecord run;
+    run.run_id = "run-live";
+    run.name = "live";
+    run.created = "2026-01-04T10:00:00Z";
+    run.config_json = configJson(1, 8);  // not run-a's config: no seed group here
+    store.createRun(run);
+    store.commitBatch("run-live", series("train/loss", {5.0, 4.5, 4.0, 3.8, 3.5}), {});
+
+    CompareView view;
+    QSignalSpy loaded(&view, &CompareView::loaded);
+    view.setRuns({QStringLiteral("run-live"), QStringLiteral("run-a")});
+    QTRY_COMPARE(loaded.count(), 1);
+    auto* plot = child<QCustomPlot>(view, "comparePlot");
+    QVERIFY(plot);
+    QCOMPARE(plot->graph(1)->dataCount(), 5);
+    QVERIFY(view.isPolling());
+
+    std::vector<MetricPoint> more;
+    for (int64_t step = 6; step <= 9; ++step) more.push_back(point(step, 0.5 * static_cast<double>(step), "train/loss", 4.0 - 0.25 * static_cast<double>(step)));
+    store.commitBatch("run-live", more, {});
+    QTRY_COMPARE(plot->graph(1)->dataCount(), 9);
+    QCOMPARE(view.curves()[0].points.size(), size_t{9});
+    QCOMPARE(view.curves()[0].points.back().step, int64_t{9});
+    QCOMPARE(plot->graph(0)->data()->at(8)->value, 4.0 - 0.25 * 9);
+    QCOMPARE(view.curves()[1].points.size(), size_t{5});  // a finished run is not read again
+    QVERIFY(view.isPolling());
+
+    store.commitBatch("run-live", {point(10, 5.0, "train/loss", 1.25)}, {});
+    store.finishRun("run-live", "completed", 10, 1.25, "");
+    QTRY_VERIFY(!view.isPolling());
+    QCOMPARE(view.curves()[0].points.size(), size_t{10});
+    QCOMPARE(plot->graph(1)->dataCount(), 10);
+    QCOMPARE(view.summaries()[0].final_loss, 1.25);
+    QCOMPARE(view.summaries()[0].best_loss, 1.25);
 }
 
 QTEST_MAIN(TestCompareView)
