@@ -17,6 +17,7 @@
 
 #include "engine_bridge.h"
 #include "main_window.h"
+#include "tiny_gui_config.h"
 #include "metric_plots.h"
 #include "widget_lookup.h"
 #include "trainbench/run_config.h"
@@ -32,30 +33,8 @@ constexpr int kMinimumCycles = 24;
 constexpr int kMinimumSeconds = 150;
 
 RunConfig tinyConfig() {
-    RunConfig config;
-    ModelConfig& model = config.model;
-    model.vocab_size = 32;
-    model.dim = 32;
-    model.inter_dim = 64;
-    model.moe_inter_dim = 16;
-    model.n_layers = 2;
-    model.n_dense_layers = 1;
-    model.n_heads = 2;
-    model.n_routed_experts = 4;
-    model.n_shared_experts = 1;
-    model.n_activated_experts = 2;
-    model.q_lora_rank = 0;
-    model.kv_lora_rank = 16;
-    model.qk_nope_head_dim = 8;
-    model.qk_rope_head_dim = 8;
-    model.v_head_dim = 8;
-    model.max_seq_len = 64;
-    config.train.micro_batch_size = 2;
+    RunConfig config = tinyGuiConfig(100000);  // only the stop button ends a cycle
     config.train.gradient_accumulation_steps = 2;
-    config.train.seq_len = 16;
-    config.train.steps = 100000;  // only the stop button ends a cycle
-    config.train.warmup_steps = 2;
-    config.runtime.device = "cpu";
     config.runtime.threads = 1;
     return config;
 }
