@@ -30,6 +30,18 @@ double median(std::vector<double> values) {
     return values[values.size() / 2];
 }
 
+// Median of five immediate full redraws, in milliseconds.
+double medianReplotMs(QCustomPlot& plot) {
+    std::vector<double> times;
+    for (int i = 0; i < 5; ++i) {
+        QElapsedTimer one;
+        one.start();
+        plot.replot(QCustomPlot::rpImmediateRefresh);
+        times.push_back(one.nsecsElapsed() / 1e6);
+    }
+    return median(times);
+}
+
 // A loss-like curve: decay plus noise, as a long run draws it.
 double lossAt(int64_t step, std::mt19937& rng) {
     std::normal_distribution<double> noise(0.0, 0.05);
@@ -62,16 +74,10 @@ void ingest(int64_t steps) {
     }
     plots.flushReplot();
     const double seconds = clock.elapsed() / 1000.0;
-    std::vector<double> replots;
-    for (int i = 0; i < 5; ++i) {
-        QElapsedTimer one;
-        one.start();
-        plots.replot(QCustomPlot::rpImmediateRefresh);
-        replots.push_back(one.nsecsElapsed() / 1e6);
-    }
+    const double replot_ms = medianReplotMs(plots);
     std::printf("{\"bench\": \"monitor_ingest\", \"steps\": %lld, \"points\": %lld, \"seconds\": %.3f, "
                 "\"points_per_s\": %.0f, \"replot_ms_median\": %.1f}\n",
-                (long long)steps, (long long)(5 * steps), seconds, 5.0 * steps / seconds, median(replots));
+                (long long)steps, (long long)(5 * steps), seconds, 5.0 * steps / seconds, replot_ms);
 }
 
 // Ten curves of a million points each on one plot, drawn with adaptive sampling (what the
@@ -91,23 +97,12 @@ void replotManyRuns(int runs, int64_t points_per_run) {
         graph->setAdaptiveSampling(true);
     }
     plot.rescaleAxes();
-    std::vector<double> full, zoomed;
-    for (int i = 0; i < 5; ++i) {
-        QElapsedTimer one;
-        one.start();
-        plot.replot(QCustomPlot::rpImmediateRefresh);
-        full.push_back(one.nsecsElapsed() / 1e6);
-    }
+    const double full_ms = medianReplotMs(plot);
     plot.xAxis->setRange(points_per_run * 0.4, points_per_run * 0.41);
-    for (int i = 0; i < 5; ++i) {
-        QElapsedTimer one;
-        one.start();
-        plot.replot(QCustomPlot::rpImmediateRefresh);
-        zoomed.push_back(one.nsecsElapsed() / 1e6);
-    }
+    const double zoomed_ms = medianReplotMs(plot);
     std::printf("{\"bench\": \"replot_runs\", \"runs\": %d, \"points_per_run\": %lld, \"replot_ms_median\": %.1f, "
                 "\"zoomed_replot_ms_median\": %.1f}\n",
-                runs, (long long)points_per_run, median(full), median(zoomed));
+                runs, (long long)points_per_run, full_ms, zoomed_ms);
 }
 
 // One key of a run with a million steps, read back from SQLite (what opening an old run costs).
