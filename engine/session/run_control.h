@@ -28,13 +28,15 @@ public:
         gate_.wait(lock, [this] { return stop_.load(); });
     }
     // A hold is a pause nobody asked for (the store cannot be written); the user's resume does
-    // not lift it. Any thread may set it.
-    void setHeld(bool held) {
+    // not lift it. Any thread may set it. Returns whether this call changed it.
+    bool setHeld(bool held) {
         {
             std::lock_guard lock(mutex_);
+            if (held_ == held) return false;
             held_ = held;
         }
         gate_.notify_all();
+        return true;
     }
     // Paused by the user or held: the ranks wait, and collectives do not count it as a stall.
     bool paused() const {

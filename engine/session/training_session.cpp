@@ -113,7 +113,6 @@ struct TrainingSession::Impl {
     bool joined = false;
     mutable std::mutex abort_mutex;
     std::string abort_reason;  // set by abortRun: the run ends failed with it
-    std::atomic<bool> held{false};
 
     // Every rank's CPU bytes in use, twice a second, between the per-step peaks: the GUI's
     // memory curve moves while a long step runs. Ends when the last rank does.
@@ -296,16 +295,14 @@ void TrainingSession::resume() {
 void TrainingSession::stop() { impl_->control.requestStop(); }
 
 void TrainingSession::holdForStore(const std::string& reason) {
-    if (impl_->held.exchange(true)) return;
-    impl_->control.setHeld(true);
+    if (!impl_->control.setHeld(true)) return;
     impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, "store_unwritable",
                                 "the run store cannot be written (" + reason +
                                     "); training is held until it can, no point is lost meanwhile"});
 }
 
 void TrainingSession::releaseStoreHold() {
-    if (!impl_->held.exchange(false)) return;
-    impl_->control.setHeld(false);
+    if (!impl_->control.setHeld(false)) return;
     impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, "store_writable",
                                 "the run store accepts writes again; training goes on"});
 }

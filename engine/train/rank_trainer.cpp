@@ -327,8 +327,11 @@ RankResult RankTrainer::loop() {
         const double step_time = secondsSince(step_start);
         tokens_per_s = double(window.tokens) / step_time;
         if (s_.rank == 0) s_.completed_steps->store(step + 1);
-        if ((step + 1) % t.log_every == 0 || step + 1 == total_steps) publishStep(step + 1, window, lr, tokens_per_s, step_time);
-        if (s_.rank == 0) adviseAfterStep(step + 1, window, mean_loss, tokens_per_s);
+        // Rank 0 reads the expert loads back once per step, for the metrics and the advice.
+        const torch::Tensor loads = s_.rank == 0 ? hostExpertLoads(window) : torch::Tensor();
+        if ((step + 1) % t.log_every == 0 || step + 1 == total_steps)
+            publishStep(step + 1, window, loads, lr, tokens_per_s, step_time);
+        if (s_.rank == 0) adviseAfterStep(step + 1, loads, mean_loss, tokens_per_s);
         if (s_.rank == 0 && t.eval_every > 0 && ((step + 1) % t.eval_every == 0 || step + 1 == total_steps)) {
             EvalResult eval = evaluateModel(model_, *source_, cfg_, device_);
             publishPoints({point(step + 1, "eval/loss", eval.loss)});
@@ -402,12 +405,21 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     }
 }
 
-void RankTrainer::adviseAfterStep(int64_t step, const WindowResult& w, double loss, double tokens_per_s) {
+torch::Tensor RankTrainer::hostExpertLoads(const WindowResult& w) const {
+    if (w.loads.empty()) return {};
+    // One copy to the host for every layer, not a synchronisation per layer.
+    return torch::stack(w.loads).to(torch::kCPU, torch::kFloat64).contiguous();
+}
+
+void RankTrainer::adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s) {
     if (auto message = spikes_.observe(step, loss)) publishEvent(step, "advice", *message);
-    for (size_t i = 0; i < w.loads.size(); ++i) {
-        auto load = w.loads[i].to(torch::kFloat64).contiguous();
-        std::vector<double> values(load.data_ptr<double>(), load.data_ptr<double>() + load.numel());
-        if (auto message = imbalance_.observe(step, moe_indices_[i], values)) publishEvent(step, "advice", *message);
+    if (loads.defined()) {
+        const int64_t experts = loads.size(1);
+        for (int64_t i = 0; i < loads.size(0); ++i) {
+            const double* row = loads.data_ptr<double>() + i * experts;
+            std::vector<double> values(row, row + experts);
+            if (auto message = imbalance_.observe(step, moe_indices_[i], values)) publishEvent(step, "advice", *message);
+        }
     }
     if (!throughput_ && s_.explored_best && step > start_step_ + 1)  // the first step is warm-up
         throughput_.emplace(*s_.explored_best, cfg_.train.micro_batch_size);
@@ -419,7 +431,8 @@ MetricPoint RankTrainer::point(int64_t step, const std::string& key, double valu
     return MetricPoint{step, tokens_seen_, secondsSince(s_.started), key, value};
 }
 
-void RankTrainer::publishStep(int64_t step, const WindowResult& w, double lr, double tokens_per_s, double step_time) {
+void RankTrainer::publishStep(int64_t step, const WindowResult& w, const torch::Tensor& loads, double lr,
+                              double tokens_per_s, double step_time) {
     if (s_.rank != 0) return;
     std::vector<MetricPoint> points = {
         point(step, "train/loss", w.loss_sum / double(w.tokens)),
@@ -435,12 +448,11 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, double lr, do
     for (size_t r = 0; r < w.rank_peak_bytes.size(); ++r)
         if (w.rank_peak_bytes[r] > 0)
             points.push_back(point(step, memoryKeyPrefix(s_.device, int(r)) + "peak_bytes", double(w.rank_peak_bytes[r])));
-    if (!w.loads.empty()) {
-        // One copy to the host for every layer (not a sync per layer). The tokens of each expert
-        // feed the GUI's heatmap: every step while that is at most kExpertPointsPerStep points,
-        // else every few steps, so a 58 x 256 model does not write 15k rows per step.
+    if (loads.defined()) {
+        // The tokens of each expert feed the GUI's heatmap: every step while that is at most
+        // kExpertPointsPerStep points, else every few steps, so a 58 x 256 model does not write
+        // 15k rows per step.
         constexpr int64_t kExpertPointsPerStep = 512;
-        const auto loads = torch::stack(w.loads).to(torch::kCPU, torch::kFloat64).contiguous();
         const int64_t layers = loads.size(0), experts = loads.size(1);
         const int64_t every = (layers * experts + kExpertPointsPerStep - 1) / kExpertPointsPerStep;
         const bool per_expert = step % every == 0;

@@ -115,7 +115,12 @@ private:
     // caching allocator's peak on its GPU.
     int64_t windowPeakBytes() const;
     double globalGradNorm();
-    void publishStep(int64_t step, const WindowResult& w, double lr, double tokens_per_s, double step_time);
+    // `loads`: hostExpertLoads of the window (rank 0; undefined elsewhere or without MoE).
+    void publishStep(int64_t step, const WindowResult& w, const torch::Tensor& loads, double lr, double tokens_per_s,
+                     double step_time);
+    // The window's tokens per expert as one fp64 CPU tensor [MoE layers, experts]; undefined
+    // without MoE layers.
+    torch::Tensor hostExpertLoads(const WindowResult& w) const;
     void publishPoints(std::vector<MetricPoint> points);
     void publishEvent(int64_t step, const std::string& kind, const std::string& message);
     MetricPoint point(int64_t step, const std::string& key, double value) const;
@@ -144,7 +149,7 @@ private:
     int64_t run_peak_bytes_ = 0;
     void saveCheckpoint(int64_t steps_done, double last_loss);
     // Rank 0 only: the live-advice detectors see every completed step.
-    void adviseAfterStep(int64_t step, const WindowResult& w, double loss, double tokens_per_s);
+    void adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s);
     LossSpikeDetector spikes_;
     ExpertImbalanceDetector imbalance_;
     std::optional<ThroughputWatch> throughput_;
