@@ -69,6 +69,7 @@ bool EngineBridge::start(const RunConfig& config, const QString& name) {
         return false;
     }
     live_ = true;
+    run_id_ = QString::fromStdString(session_->summary().run_id);
     drain_timer_.start();
     pollStatus();
     return true;

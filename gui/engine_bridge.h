@@ -52,6 +52,8 @@ public:
     // Created when no session exists yet.
     RunStatus status() const;
     int64_t completedSteps() const;
+    // The store's id of the run started last (empty before the first start).
+    const QString& runId() const { return run_id_; }
 
     static constexpr int kDrainIntervalMs = 33;
 
@@ -76,6 +78,7 @@ private:
     std::shared_ptr<BusSubscription> subscription_;
     QTimer drain_timer_;
     RunStatus last_status_ = RunStatus::Created;
+    QString run_id_;
     bool live_ = false;
 };
 

@@ -15,6 +15,9 @@
 #include "trainbench/presets.h"
 #include "batch_panel.h"
 #include "compare_view.h"
+#include "queue_view.h"
+#include "run_queue.h"
+#include "trainbench/config_grid.h"
 #include "engine_bridge.h"
 #include "main_window.h"
 #include "runs_model.h"
@@ -75,7 +78,8 @@ int main(int argc, char** argv) {
         QStringList{QStringLiteral("view"), QStringLiteral("tab")},
         QStringLiteral("Show view <NAME> at start: configure (the config as a form and as JSON), training (the "
                        "live plots; the default, else the view open when the workbench was last closed), batch "
-                       "(the batch split, its memory plan and the explorer) or compare (the runs selected in the "
+                       "(the batch split, its memory plan and the explorer), queue (runs and grids waiting to train) or "
+                       "compare (the runs selected in the "
                        "runs list). --tab is an alias."),
         QStringLiteral("NAME"));
     const QCommandLineOption compare_option(
@@ -98,7 +102,18 @@ int main(int argc, char** argv) {
                        "trainbench-cli run) writes it, or as it was written; --screenshot shows what is stored "
                        "so far."),
         QStringLiteral("RUN_ID"));
+    const QCommandLineOption grid_option(
+        QStringLiteral("grid"),
+        QStringLiteral("Enqueue a grid over FIELD with these values, e.g. --grid train.lr=1e-3,3e-3; give it twice "
+                       "for two fields (every combination, the global batch kept) and the queue view opens."),
+        QStringLiteral("FIELD=VALUES"));
+    const QCommandLineOption run_queue_option(
+        QStringLiteral("run-queue"),
+        QStringLiteral("Start the queue (the --grid runs, else the config once); with --screenshot, wait until "
+                       "every queued run has ended, then capture."));
     parser.addOption(run_steps_option);
+    parser.addOption(grid_option);
+    parser.addOption(run_queue_option);
     parser.addOption(watch_option);
     parser.addOption(screenshot_option);
     parser.addOption(view_option);
@@ -115,9 +130,9 @@ int main(int argc, char** argv) {
 
     const QString view_name = parser.value(view_option);
     const QStringList view_names{QStringLiteral("configure"), QStringLiteral("training"), QStringLiteral("batch"),
-                                 QStringLiteral("compare")};
+                                 QStringLiteral("queue"), QStringLiteral("compare")};
     if (parser.isSet(view_option) && !view_names.contains(view_name))
-        return fail(QStringLiteral("--view takes configure, training, batch or compare, got '%1'").arg(view_name),
+        return fail(QStringLiteral("--view takes configure, training, batch, queue or compare, got '%1'").arg(view_name),
                     headless);
     QStringList compare_ids;
     for (const QString& id : parser.value(compare_option).split(QLatin1Char(','), Qt::SkipEmptyParts))
@@ -127,6 +142,21 @@ int main(int argc, char** argv) {
     const QString watch_id = parser.value(watch_option).trimmed();
     if (parser.isSet(watch_option) && watch_id.isEmpty())
         return fail(QStringLiteral("--watch needs a run id (trainbench-cli runs lists them)"), headless);
+    std::vector<trainbench::GridAxis> grid_axes;
+    for (const QString& text : parser.values(grid_option)) {
+        const qsizetype equals = text.indexOf(QLatin1Char('='));
+        if (equals <= 0)
+            return fail(QStringLiteral("--grid '%1': write it as section.key=value,value,..., e.g. --grid "
+                                       "train.lr=1e-3,3e-3").arg(text),
+                        headless);
+        grid_axes.push_back({text.left(equals).trimmed().toStdString(),
+                             trainbench::splitGridValues(text.mid(equals + 1).toStdString())});
+    }
+    if ((parser.isSet(grid_option) || parser.isSet(run_queue_option)) &&
+        (parser.isSet(run_steps_option) || parser.isSet(watch_option)))
+        return fail(QStringLiteral("--grid and --run-queue cannot be combined with --run-steps or --watch: the "
+                                   "window shows one run at a time"),
+                    headless);
     // The window's own run would end the watching at once.
     if (parser.isSet(watch_option) && parser.isSet(run_steps_option))
         return fail(QStringLiteral("--watch and --run-steps cannot be combined: the window shows one run"), headless);
@@ -193,6 +223,8 @@ int main(int argc, char** argv) {
     if (show_batch) window.showTab(Tab::Batch);
     else if (show_compare) window.showTab(Tab::Compare);
     else if (view_name == QLatin1String("configure")) window.showTab(Tab::Configure);
+    else if (view_name == QLatin1String("queue") || (!parser.isSet(view_option) && !grid_axes.empty()))
+        window.showTab(Tab::Queue);
     else if (view_name == QLatin1String("training") || !restored_tab) window.showTab(Tab::Training);
     window.show();
     if (!compare_ids.isEmpty()) window.compareRuns(compare_ids);
@@ -202,6 +234,7 @@ int main(int argc, char** argv) {
         if (show_batch) window.showTab(Tab::Batch);
         else if (show_compare) window.showTab(Tab::Compare);
         else if (view_name == QLatin1String("configure")) window.showTab(Tab::Configure);
+        else if (view_name == QLatin1String("queue")) window.showTab(Tab::Queue);
         // The first read decides: an unknown run is an error, not an empty window.
         trainbench::gui::StoreTail* tail = window.storeTail();
         QEventLoop loop;
@@ -216,7 +249,27 @@ int main(int argc, char** argv) {
         if (!watch_error.isEmpty()) return fail(QStringLiteral("--watch: %1").arg(watch_error), headless);
     }
 
+    if (!grid_axes.empty() && !window.queueView()->enqueueGrid(grid_axes, /*keep_global_batch=*/true))
+        return fail(QStringLiteral("--grid: %1").arg(window.queueView()->gridMessage()), headless);
+
     int exit_code = kExitOk;
+    if (parser.isSet(run_queue_option)) {
+        trainbench::gui::QueueView* queue_view = window.queueView();
+        if (grid_axes.empty()) queue_view->enqueueShownConfig();
+        QEventLoop loop;
+        QObject::connect(queue_view, &trainbench::gui::QueueView::queueRunningChanged, &loop, [&](bool running) {
+            if (!running) loop.quit();
+        });
+        window.startQueue();
+        // Closing the window quits the loop; the window's destruction then stops the live run.
+        if (queue_view->isQueueRunning()) loop.exec();
+        if (queue_view->isQueueRunning() && !headless) return exit_code;
+        if (queue_view->queue()->countIn(trainbench::gui::RunQueue::State::Failed) > 0) {
+            std::fprintf(stderr, "trainbench: %d queued run(s) failed\n",
+                         queue_view->queue()->countIn(trainbench::gui::RunQueue::State::Failed));
+            exit_code = kExitRunFailed;
+        }
+    }
     if (parser.isSet(explore_option)) {
         trainbench::gui::BatchPanel* panel = window.batchPanel();
         QEventLoop loop;

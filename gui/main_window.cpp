@@ -23,6 +23,7 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QTabWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "batch_panel.h"
@@ -33,6 +34,8 @@
 #include "layout_settings.h"
 #include "metric_plots.h"
 #include "monitor_view.h"
+#include "queue_view.h"
+#include "run_queue.h"
 #include "runs_model.h"
 #include "runs_panel.h"
 #include "store_tail.h"
@@ -225,6 +228,12 @@ void MainWindow::buildUi() {
         if (!setBatchSplit(micro_batch, accumulation)) batch_panel_->setRunConfig(config_);
     });
     connect(batch_panel_, &BatchPanel::exploringChanged, this, &MainWindow::updateStartButton);
+    queue_view_ = new QueueView(tabs_);
+    queue_view_->setObjectName(QStringLiteral("queueView"));
+    tabs_->addTab(queue_view_, tr("Queue"));
+    connect(queue_view_, &QueueView::startRequested, this, &MainWindow::startQueue);
+    connect(queue_view_, &QueueView::stopRequested, this, &MainWindow::stopQueue);
+    connect(queue_view_, &QueueView::compareRequested, this, &MainWindow::compareRuns);
     compare_view_ = new CompareView(QString(), tabs_);
     tabs_->addTab(compare_view_, tr("Compare"));
 
@@ -288,6 +297,13 @@ void MainWindow::buildMenus() {
     stop_action_ = run_menu->addAction(tr("S&top"), this, &MainWindow::stopRun);
     stop_action_->setObjectName(QStringLiteral("stopAction"));
     stop_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+    run_menu->addSeparator();
+    QAction* enqueue_action = run_menu->addAction(tr("&Enqueue config"), this, [this] {
+        queue_view_->enqueueShownConfig();
+        showTab(Tab::Queue);
+    });
+    enqueue_action->setObjectName(QStringLiteral("enqueueAction"));
+    enqueue_action->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
 }
 
 void MainWindow::updateSidePanels() {
@@ -374,6 +390,7 @@ void MainWindow::showTab(Tab tab) {
     case Tab::Configure: tabs_->setCurrentWidget(configure_view_); break;
     case Tab::Training: tabs_->setCurrentWidget(monitor_); break;
     case Tab::Batch: tabs_->setCurrentWidget(batch_panel_); break;
+    case Tab::Queue: tabs_->setCurrentWidget(queue_view_); break;
     case Tab::Compare: tabs_->setCurrentWidget(compare_view_); break;
     }
 }
@@ -427,6 +444,7 @@ void MainWindow::showConfig() {
 }
 
 void MainWindow::showConfigNumbers() {
+    queue_view_->setBaseConfig(config_, config_name_);
     // While a run is watched its numbers are the ones beside its plots; the window's own
     // config, which Start trains, stays on the Configure tab.
     const bool watched = watch_tail_ && watched_config_known_;
@@ -481,7 +499,7 @@ bool MainWindow::startRun() {
     // which refuses it with the same message the tab shows (startFailed), rather than quietly
     // training the last valid config.
     const RunConfig& to_start = configure_view_->issues().empty() ? config_ : configure_view_->config();
-    if (!bridge_->start(to_start, QFileInfo(config_name_).completeBaseName())) return false;
+    if (!bridge_->start(to_start, QueueView::runNameOf(config_name_))) return false;
     appendLog(tr("started %1: %2 steps of %3 tokens")
                   .arg(config_name_)
                   .arg(config_.optimizerSteps())
@@ -657,12 +675,75 @@ void MainWindow::onFinished(const RunSummary& summary) {
     }
     appendLog(tr("%1 after %2 steps").arg(name).arg(steps));
     flushView();
+
+    if (queue_row_ < 0) return;
+    queue_view_->queue()->markFinished(queue_row_, summary);
+    queue_row_ = -1;
+    if (summary.status == RunStatus::Stopped && queue_running_) {
+        // The user stopped the queue's run: the rest waits for them.
+        setQueueRunning(false);
+        appendLog(tr("queue paused: its run was stopped"));
+    }
+    // After this slot returns, so the next start does not nest inside the bridge's signal.
+    if (queue_running_) QTimer::singleShot(0, this, &MainWindow::runNextQueued);
 }
 
 void MainWindow::onStartFailed(const QString& message) {
     setPhase(phase_ == Phase::Finished ? Phase::Finished : Phase::Idle);
     setStatusText(tr("Could not start: %1").arg(message), /*error=*/true);
     appendLog(tr("could not start: %1").arg(message));
+}
+
+void MainWindow::startQueue() {
+    if (queue_view_->queue()->nextWaiting() < 0) return;
+    setQueueRunning(true);
+    if (bridge_->isLive()) {
+        appendLog(tr("queue: starts when the current run ends"));
+        return;
+    }
+    runNextQueued();
+}
+
+void MainWindow::stopQueue() {
+    setQueueRunning(false);
+    if (queue_row_ >= 0) appendLog(tr("queue: no run starts after this one"));
+}
+
+void MainWindow::setQueueRunning(bool running) {
+    queue_running_ = running;
+    queue_view_->setQueueRunning(running);
+}
+
+void MainWindow::runNextQueued() {
+    if (!queue_running_ || bridge_->isLive()) return;
+    RunQueue* queue = queue_view_->queue();
+    const int row = queue->nextWaiting();
+    if (row < 0) {
+        setQueueRunning(false);
+        appendLog(tr("queue: every run has ended"));
+        return;
+    }
+    if (batch_panel_->isExploring()) {
+        setQueueRunning(false);
+        setStatusText(tr("Queue paused: the batch explorer is measuring; start the queue again when it ends."),
+                      /*error=*/true);
+        return;
+    }
+    const RunQueue::Job job = queue->job(row);
+    // The job's config becomes the window's, so the numbers beside the plots are the run's.
+    // Queued runs keep the tab the user is on; the Training tab shows each live.
+    QWidget* shown_tab = tabs_->currentWidget();
+    setRunConfig(job.config, job.name);
+    queue_row_ = row;
+    const bool started = startRun();
+    tabs_->setCurrentWidget(shown_tab);
+    if (started) {
+        queue->markStarted(row, bridge_->runId());
+        return;
+    }
+    queue->markRefused(row, status_label_->text());
+    queue_row_ = -1;
+    QTimer::singleShot(0, this, &MainWindow::runNextQueued);
 }
 
 

@@ -31,16 +31,23 @@ class ConfigureView;
 class EngineBridge;
 class MetricPlots;
 class MonitorView;
+class QueueView;
 class RunsPanel;
 class StoreTail;
 
 // Runs one config at a time through an EngineBridge. Widgets that tests drive carry object
 // names: startButton, pauseButton, stopButton, statusLabel, progressBar, mainTabs,
-// configureView (the Configure tab, see ConfigureView), metricPlots (the Training tab), batchPanel (the Batch & memory tab, see BatchPanel for its own),
-// compareView (the Compare tab, see CompareView) and runsDock holding runsPanel (the runs of
-// the store, see RunsPanel), whose selection is what the Compare tab compares. On the Compare
-// tab the runs list takes the place of the config and run controls (sidePanel).
+// configureView (the Configure tab, see ConfigureView), metricPlots (the Training tab),
+// batchPanel (the Batch & memory tab, see BatchPanel for its own), queueView (the Queue tab,
+// see QueueView), compareView (the Compare tab, see CompareView) and runsDock holding
+// runsPanel (the runs of the store, see RunsPanel), whose selection is what the Compare tab
+// compares. On the Compare tab the runs list takes the place of the config and run controls
+// (sidePanel).
 // A run and the batch explorer never overlap: each disables the other's start.
+//
+// The Queue tab's jobs run through the same bridge, one after another (startQueue): each
+// job's config becomes the window's while it trains, so the numbers beside its plots are its
+// own. Stopping a queued run pauses the queue.
 //
 // The Training tab shows either the window's own run or a watched run of the store (watchRun:
 // a run another process, such as a headless trainbench-cli run, writes or has written; a
@@ -57,7 +64,7 @@ class MainWindow : public QMainWindow {
 
 public:
     // `config_name` is what the window shows as the config's origin (a file name).
-    enum class Tab { Configure, Training, Batch, Compare };
+    enum class Tab { Configure, Training, Batch, Queue, Compare };
 
     MainWindow(RunConfig config, QString config_name, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -76,6 +83,7 @@ public:
     BatchPanel* batchPanel() const { return batch_panel_; }
     CompareView* compareView() const { return compare_view_; }
     ConfigureView* configureView() const { return configure_view_; }
+    QueueView* queueView() const { return queue_view_; }
     RunsPanel* runsPanel() const { return runs_panel_; }
     void showTab(Tab tab);
     // Selects these runs in the runs list and shows them on the Compare tab.
@@ -108,6 +116,11 @@ public Q_SLOTS:
     bool startRun();
     void togglePause();
     void stopRun();
+    // Runs the queue's waiting jobs one after another, starting now when no run is live, else
+    // when the live one ends. A job the user stops pauses the queue.
+    void startQueue();
+    // The running job ends as it would; no other starts.
+    void stopQueue();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -144,6 +157,9 @@ private:
     void onWatchedRunFound(const trainbench::RunRecord& record);
     void onWatchedRunFinished(const trainbench::RunRecord& record);
     QString watchingStatusText() const;
+    // Starts the queue's next waiting job (showing its config), or ends the queue.
+    void runNextQueued();
+    void setQueueRunning(bool running);
     // The steps of the run on the Training tab: the watched one's, else the config's.
     int64_t shownRunSteps() const;
 
@@ -157,6 +173,8 @@ private:
     int64_t watched_steps_ = 0;
     RunConfig watched_config_;
     bool watched_config_known_ = false;
+    bool queue_running_ = false;
+    int queue_row_ = -1;  // the queue's job that is this window's live run, or -1
 
     EngineBridge* bridge_ = nullptr;
     MetricPlots* plots_ = nullptr;  // owned by monitor_
@@ -165,6 +183,7 @@ private:
     CompareView* compare_view_ = nullptr;
     RunsPanel* runs_panel_ = nullptr;
     ConfigureView* configure_view_ = nullptr;
+    QueueView* queue_view_ = nullptr;
     QDockWidget* runs_dock_ = nullptr;
     QWidget* side_panel_ = nullptr;
     QSplitter* main_splitter_ = nullptr;
