@@ -419,8 +419,7 @@ void CompareView::pollRunning() {
                 Update update{run.index, store.findRun(run.run_id), {}, std::nullopt, {}};
                 // The record first: points committed before it said "finished" are then all
                 // among those read next, so the last poll of a run misses none.
-                for (MetricPoint& point : store.metrics(run.run_id, key))
-                    if (point.step > run.last_step) update.points.push_back(std::move(point));
+                update.points = store.metricsAfterStep(run.run_id, key, run.last_step);
                 if (update.record && update.record->status != "running") {
                     update.keys = store.metricKeys(run.run_id);
                     std::vector<MetricPoint> peaks;

@@ -12,10 +12,20 @@
 
 namespace trainbench::gui {
 
+// A resumed run re-commits the steps after its checkpoint. A point behind the newest step
+// delivered for its key starts such a rewind: it and every point up to that newest step are
+// not delivered twice. Without a rewind a point at the newest step itself is new (a second
+// memory sample at one step).
+struct KeyProgress {
+    int64_t newest_step = 0;
+    bool rewinding = false;
+};
+
 struct StoreTail::Progress {
-    // Points delivered per step: a point committed later at a step already seen (another
-    // key, a second memory sample) still counts as new.
-    std::unordered_map<int64_t, size_t> points_per_step;
+    // The store's row of the last point read: each read asks only for rows after it.
+    int64_t last_row = 0;
+    // Per key, the newest step delivered, and whether the run is re-committing steps behind it.
+    std::unordered_map<std::string, KeyProgress> keys;
     size_t events = 0;
     int quiet_polls = 0;
 };
@@ -28,18 +38,20 @@ struct StoreTail::Read {
 
 namespace {
 
-// The points of `all` (ordered by step, then insertion) beyond those already counted per step.
-QVector<MetricPoint> newPoints(std::vector<MetricPoint>& all, std::unordered_map<int64_t, size_t>& delivered) {
+// The points of `read` (in commit order) that the plots do not have yet (see KeyProgress).
+QVector<MetricPoint> newPoints(std::vector<MetricPoint>& read, std::unordered_map<std::string, KeyProgress>& keys) {
     QVector<MetricPoint> fresh;
-    size_t begin = 0;
-    while (begin < all.size()) {
-        size_t end = begin;
-        while (end < all.size() && all[end].step == all[begin].step) ++end;
-        size_t& seen = delivered[all[begin].step];
-        for (size_t i = begin + seen; i < end; ++i) fresh.push_back(std::move(all[i]));
-        // Fewer than delivered: a resume removed points; the plots keep what they were shown.
-        seen = std::max(seen, end - begin);
-        begin = end;
+    fresh.reserve(static_cast<qsizetype>(read.size()));
+    for (MetricPoint& point : read) {
+        auto [it, first] = keys.try_emplace(point.key);
+        KeyProgress& key = it->second;
+        if (!first) {
+            if (point.step < key.newest_step) key.rewinding = true;
+            if (key.rewinding && point.step <= key.newest_step) continue;
+        }
+        key.rewinding = false;
+        key.newest_step = point.step;
+        fresh.push_back(std::move(point));
     }
     return fresh;
 }
@@ -101,8 +113,8 @@ void StoreTail::readNow() {
                 read.record = store.findRun(run_id);
                 if (!read.record) return read;
             }
-            std::vector<MetricPoint> points = store.metrics(run_id);
-            read.points = newPoints(points, progress->points_per_step);
+            std::vector<MetricPoint> points = store.metricsAfter(run_id, progress->last_row, &progress->last_row);
+            read.points = newPoints(points, progress->keys);
             std::vector<RunEvent> events = store.events(run_id);
             // Events come in insertion order; fewer than delivered means a resume removed some.
             for (size_t i = progress->events; i < events.size(); ++i) read.events.push_back(std::move(events[i]));

@@ -26,9 +26,8 @@ class StoreReader;
 // loaded); then the tail reads again ~kPollIntervalMs after each read has been delivered, so
 // reads never pile up behind a slow store, and delivers only what is new. Once the run's
 // status has left `running` the last points and events are delivered, then statusChanged and
-// runFinished, and polling stops. The store has no "rows after" query, so each poll reads the
-// run's points and keeps the new ones: those beyond the count already delivered at their step
-// (the store orders points by step, then by insertion).
+// runFinished, and polling stops. Each poll reads only the rows committed since the last one
+// (RunStore::metricsAfter), so following a run of a million points costs what is new.
 class StoreTail : public QObject {
     Q_OBJECT
 

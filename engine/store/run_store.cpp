@@ -17,7 +17,7 @@
 namespace trainbench {
 namespace {
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 // A `running` run whose owner has not written for this long is taken as interrupted, when the
 // owner cannot be checked directly (another host).
 constexpr double kStaleHeartbeatSeconds = 30.0;
@@ -80,6 +80,12 @@ CREATE INDEX runs_by_created ON runs(created);
 CREATE INDEX checkpoints_by_run ON checkpoints(run, step);
 )sql";
 
+// Version 3: the points of one run in insertion order (an index on run alone carries the
+// rowid), so a reader following a live run reads only the rows added since its last read.
+const char* const kSchemaV3 = R"sql(
+CREATE INDEX metrics_by_run ON metrics(run);
+)sql";
+
 // A checkpoint's own checksum: the SHA-256 of its trainer.json (which records those of the
 // tensor files), as written beside it. Empty when the file cannot be read.
 std::string checkpointChecksum(const std::string& checkpoint_path) {
@@ -140,6 +146,7 @@ RunStore::RunStore(const std::string& folder) : impl_(std::make_unique<Impl>()) 
             // Each step takes the schema one version up, so a store of any age lands on the newest.
             if (current < 1) exec(impl_->db, kSchemaV1);
             if (current < 2) exec(impl_->db, kSchemaV2);
+            if (current < 3) exec(impl_->db, kSchemaV3);
             exec(impl_->db, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
         });
         impl_->version = kSchemaVersion;
@@ -318,6 +325,38 @@ std::vector<MetricPoint> RunStore::metrics(const std::string& run_id, const std:
     while (query.step())
         out.push_back({query.integer(0), query.integer(1), query.real(2), query.text(3),
                        query.isNull(4) ? std::nan("") : query.real(4)});
+    return out;
+}
+
+std::vector<MetricPoint> RunStore::metricsAfterStep(const std::string& run_id, const std::string& key,
+                                                   int64_t after_step) {
+    Statement query(impl_->db,
+                    "SELECT step, tokens, wall_time, key, value FROM metrics WHERE run=?1 AND key=?2 AND step>?3 "
+                    "ORDER BY step");
+    query.bind(1, run_id);
+    query.bind(2, key);
+    query.bind(3, after_step);
+    std::vector<MetricPoint> out;
+    while (query.step())
+        out.push_back({query.integer(0), query.integer(1), query.real(2), query.text(3),
+                       query.isNull(4) ? std::nan("") : query.real(4)});
+    return out;
+}
+
+std::vector<MetricPoint> RunStore::metricsAfter(const std::string& run_id, int64_t after_row, int64_t* last_row) {
+    Statement query(impl_->db,
+                    "SELECT rowid, step, tokens, wall_time, key, value FROM metrics WHERE run=?1 AND rowid>?2 "
+                    "ORDER BY rowid");
+    query.bind(1, run_id);
+    query.bind(2, after_row);
+    std::vector<MetricPoint> out;
+    int64_t last = after_row;
+    while (query.step()) {
+        last = query.integer(0);
+        out.push_back({query.integer(1), query.integer(2), query.real(3), query.text(4),
+                       query.isNull(5) ? std::nan("") : query.real(5)});
+    }
+    if (last_row) *last_row = last;
     return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "trainbench/metric_bus.h"
@@ -75,7 +76,7 @@ private Q_SLOTS:
     void createsSchemaAndListsNewestFirst() {
         QTemporaryDir dir;
         RunStore store(dir.path().toStdString());
-        QCOMPARE(store.schemaVersion(), 2);
+        QCOMPARE(store.schemaVersion(), 3);
         store.createRun(record("aaa", "first"));
         store.createRun(record("bbb", "second"));
         auto runs = store.listRuns();
@@ -97,7 +98,7 @@ private Q_SLOTS:
         }
         {
             RunStore store(dir.path().toStdString());
-            QCOMPARE(store.schemaVersion(), 2);
+            QCOMPARE(store.schemaVersion(), 3);
             auto old = store.findRun("old1");
             QVERIFY(old.has_value());
             QCOMPARE(old->status, std::string("completed"));
@@ -117,15 +118,57 @@ private Q_SLOTS:
             QCOMPARE(store.findRun("new1")->summary_json, std::string(R"({"steps":1})"));
             QCOMPARE(store.listRuns().front().run_id, std::string("new1"));
         }
-        QCOMPARE(countRows(db_path, "PRAGMA user_version"), int64_t(2));
+        QCOMPARE(countRows(db_path, "PRAGMA user_version"), int64_t(3));
         QCOMPARE(countRows(db_path, "SELECT COUNT(*) FROM sqlite_master WHERE type='index' AND name IN "
-                                    "('runs_by_created','checkpoints_by_run','metrics_by_run_key_step')"),
-                 int64_t(3));
+                                    "('runs_by_created','checkpoints_by_run','metrics_by_run_key_step','metrics_by_run')"),
+                 int64_t(4));
         QCOMPARE(countRows(db_path, "SELECT COUNT(*) FROM checkpoints WHERE run='old1'"), int64_t(1));
         // Opening again is a no-op: nothing is migrated twice.
         RunStore again(dir.path().toStdString());
-        QCOMPARE(again.schemaVersion(), 2);
+        QCOMPARE(again.schemaVersion(), 3);
         QCOMPARE(again.listRuns().size(), size_t(2));
+    }
+
+    void metricsAfterReadsOnlyWhatWasCommittedSince() {
+        QTemporaryDir dir;
+        RunStore store(dir.path().toStdString());
+        store.createRun(record("run", "followed"));
+        store.createRun(record("other", "interleaved"));
+        auto point = [](int64_t step, const char* key, double value) {
+            return MetricPoint{step, step * 10, step * 0.5, key, value};
+        };
+        store.commitBatch("run", {point(1, "train/loss", 3.0), point(1, "train/lr", 1e-3)}, {});
+        store.commitBatch("other", {point(1, "train/loss", 9.0)}, {});
+        int64_t row = 0;
+        auto first = store.metricsAfter("run", 0, &row);
+        QCOMPARE(first.size(), size_t(2));
+        QCOMPARE(first[0].key, std::string("train/loss"));
+        QCOMPARE(first[1].key, std::string("train/lr"));
+        QVERIFY(row > 0);
+        // Nothing new: nothing read, and the position stays.
+        int64_t same = -1;
+        QVERIFY(store.metricsAfter("run", row, &same).empty());
+        QCOMPARE(same, row);
+        // Another run's rows in between are not this run's; a second sample at a step already
+        // read is new.
+        store.commitBatch("other", {point(2, "train/loss", 8.0)}, {});
+        store.commitBatch("run", {point(1, "memory/cpu0/allocated", 5.0), point(2, "train/loss", 2.5)}, {});
+        int64_t next = 0;
+        auto fresh = store.metricsAfter("run", row, &next);
+        QCOMPARE(fresh.size(), size_t(2));
+        QCOMPARE(fresh[0].key, std::string("memory/cpu0/allocated"));
+        QCOMPARE(fresh[0].step, int64_t(1));
+        QCOMPARE(fresh[1].value, 2.5);
+        QCOMPARE(fresh[1].tokens, int64_t(20));
+        QVERIFY(next > row);
+        // From the start, every point of the run in commit order.
+        QCOMPARE(store.metricsAfter("run", 0, nullptr).size(), size_t(4));
+        // One key after a step, by step.
+        auto loss = store.metricsAfterStep("run", "train/loss", 1);
+        QCOMPARE(loss.size(), size_t(1));
+        QCOMPARE(loss[0].value, 2.5);
+        QCOMPARE(store.metricsAfterStep("run", "train/loss", std::numeric_limits<int64_t>::min()).size(), size_t(2));
+        QVERIFY(store.metricsAfterStep("run", "train/loss", 2).empty());
     }
 
     void aStoreFromANewerBuildIsRefused() {

@@ -76,6 +76,7 @@ private Q_SLOTS:
     void unknownRunIsReported();
     void runsListWatchActionWatches();
     void startingOwnRunStopsWatching();
+    void resumedStepsAreNotDeliveredTwice();
 
 private:
     // Registers a run as a headless writer would: `running`, with its config.
@@ -250,6 +251,30 @@ void TestStoreTail::startingOwnRunStopsWatching() {
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kRunTimeoutMs);
     // The own run's 3 steps, none of the watched run's 5 points.
     QCOMPARE(window.plots()->lossRawGraph()->dataCount(), 3);
+}
+
+void TestStoreTail::resumedStepsAreNotDeliveredTwice() {
+    createRun("resumed-run", 20);
+    writer_->commitBatch("resumed-run", stepPoints(1, 6), {});
+    StoreTail tail(store_folder_->path(), QStringLiteral("resumed-run"));
+    QVector<int64_t> loss_steps;
+    connect(&tail, &StoreTail::pointsArrived, this, [&](const QVector<MetricPoint>& points) {
+        for (const MetricPoint& point : points)
+            if (point.key == "train/loss") loss_steps << point.step;
+    });
+    tail.start();
+    QTRY_COMPARE_WITH_TIMEOUT(loss_steps.size(), 6, kPollTimeoutMs);
+
+    // A resume from the checkpoint at step 3 re-commits steps 4 to 6, then goes on to 8.
+    writer_->reopenRun("resumed-run", 3);
+    writer_->commitBatch("resumed-run", stepPoints(4, 8), {});
+    QTRY_COMPARE_WITH_TIMEOUT(loss_steps.size(), 8, kPollTimeoutMs);
+    // A second sample at the newest step, with no rewind, is new.
+    MetricPoint again = stepPoints(8, 8).front();
+    writer_->commitBatch("resumed-run", {again}, {});
+    QTRY_COMPARE_WITH_TIMEOUT(loss_steps.size(), 9, kPollTimeoutMs);
+    QCOMPARE(loss_steps, (QVector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 8}));
+    tail.stop();
 }
 
 QTEST_MAIN(TestStoreTail)

@@ -80,6 +80,12 @@ public:
     std::optional<RunRecord> findRun(const std::string& run_id);
     // Points of one run, ordered by step; all keys when `key` is empty.
     std::vector<MetricPoint> metrics(const std::string& run_id, const std::string& key = "");
+    // Points of one key after step `after_step`, ordered by step: what a live comparison reads.
+    std::vector<MetricPoint> metricsAfterStep(const std::string& run_id, const std::string& key, int64_t after_step);
+    // Points of one run committed after row `after_row` (0: all), in the order they were
+    // committed; `last_row` receives the row of the last one (after_row when none). What a
+    // reader following a live run calls, so each read costs what is new, not the whole run.
+    std::vector<MetricPoint> metricsAfter(const std::string& run_id, int64_t after_row, int64_t* last_row);
     std::vector<std::string> metricKeys(const std::string& run_id);
     std::vector<RunEvent> events(const std::string& run_id);
     // Ordered by step.
