@@ -4,7 +4,7 @@ CONFIG ?= configs/tiny.json
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: run test build setup configure clean gui-screenshot fuzz test-asan
+.PHONY: run test build setup configure clean screenshots fuzz test-asan
 
 setup:
 	@bash scripts/setup-system.sh
@@ -29,6 +29,10 @@ run: build
 
 test: build
 	@cd $(BUILD_DIR) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j 1
+
+# The pictures of docs/images, remade from a fresh store.
+screenshots: build
+	@bash scripts/screenshots.sh
 
 # Engine, CLI and their tests under AddressSanitizer + UndefinedBehaviorSanitizer (no GUI).
 # Leak checking is off: LibTorch keeps process-lifetime allocations LeakSanitizer would list.

