@@ -143,14 +143,11 @@ int main(int argc, char** argv) {
     if (parser.isSet(watch_option) && watch_id.isEmpty())
         return fail(QStringLiteral("--watch needs a run id (trainbench-cli runs lists them)"), headless);
     std::vector<trainbench::GridAxis> grid_axes;
-    for (const QString& text : parser.values(grid_option)) {
-        const qsizetype equals = text.indexOf(QLatin1Char('='));
-        if (equals <= 0)
-            return fail(QStringLiteral("--grid '%1': write it as section.key=value,value,..., e.g. --grid "
-                                       "train.lr=1e-3,3e-3").arg(text),
-                        headless);
-        grid_axes.push_back({text.left(equals).trimmed().toStdString(),
-                             trainbench::splitGridValues(text.mid(equals + 1).toStdString())});
+    try {
+        for (const QString& text : parser.values(grid_option))
+            grid_axes.push_back(trainbench::parseGridAxis(text.toStdString()));
+    } catch (const trainbench::ConfigError& error) {
+        return fail(QString::fromStdString(error.what()), headless);
     }
     if ((parser.isSet(grid_option) || parser.isSet(run_queue_option)) &&
         (parser.isSet(run_steps_option) || parser.isSet(watch_option)))

@@ -9,6 +9,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -16,6 +19,7 @@
 #include "cli/plan_commands.h"
 #include "trainbench/batch_explorer.h"
 #include "trainbench/checkpoints.h"
+#include "trainbench/config_grid.h"
 #include "trainbench/config_io.h"
 #include "trainbench/data_summary.h"
 #include "trainbench/param_count.h"
@@ -221,19 +225,42 @@ void refuseMultiProcessLaunch() {
     }
 }
 
+// One run, or with --grid every point of the grid one after another (all of them checked
+// before the first starts). The exit code is the worst: 130 when interrupted (the rest do
+// not start), else 3 when any failed.
 int commandRun(const std::string& path, const std::vector<std::string>& overrides, const std::string& store_option,
-               const std::string& run_name, const std::string& explored_path) {
+               const std::string& run_name, const std::string& explored_path, const std::vector<std::string>& grid,
+               bool free_global_batch) {
     refuseMultiProcessLaunch();
-    RunConfig config = loadWithOverrides(path, overrides);
-    const std::string folder = storeFolder(store_option);
-    SessionOptions options;
-    if (!explored_path.empty()) options.explored_best = readExploredBest(explored_path);
-    options.run_id = generateRunId();
-    options.checkpoint_dir = RunStore(folder).checkpointFolder(options.run_id);
-    TrainingSession session(config, options);
+    const RunConfig base = loadWithOverrides(path, overrides);
     const std::string name = run_name.empty() ? fileStem(path) : run_name;
-    RunRecorder recorder(folder, session, name);
-    return trainToEnd(session, recorder, config, name + ", " + path);
+    std::vector<std::pair<std::string, RunConfig>> jobs;
+    if (grid.empty()) {
+        jobs.emplace_back(name, base);
+    } else {
+        std::vector<GridAxis> axes;
+        for (const std::string& text : grid) axes.push_back(parseGridAxis(text));
+        for (GridPoint& point : expandConfigGrid(base, axes, !free_global_batch))
+            jobs.emplace_back(name + " " + point.label(), std::move(point.config));
+    }
+    const std::string folder = storeFolder(store_option);
+    std::optional<ExploredBest> explored_best;
+    if (!explored_path.empty()) explored_best = readExploredBest(explored_path);
+    int worst = 0;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const auto& [job_name, config] = jobs[i];
+        if (jobs.size() > 1) std::fprintf(stderr, "grid run %zu of %zu: %s\n", i + 1, jobs.size(), job_name.c_str());
+        SessionOptions options;
+        options.explored_best = explored_best;
+        options.run_id = generateRunId();
+        options.checkpoint_dir = RunStore(folder).checkpointFolder(options.run_id);
+        TrainingSession session(config, options);
+        RunRecorder recorder(folder, session, job_name);
+        const int code = trainToEnd(session, recorder, config, job_name + ", " + path);
+        if (code == kExitInterrupted) return code;
+        worst = std::max(worst, code);
+    }
+    return worst;
 }
 
 int commandResume(const std::string& run_id, const std::vector<std::string>& overrides, const std::string& store_option) {
@@ -396,6 +423,14 @@ int main(int argc, char** argv) {
     std::string explored_path;
     run->add_option("--explored", explored_path,
                     "Output of `explore --json` for this config: advise when training runs far slower than its best");
+    std::vector<std::string> grid;
+    bool free_global_batch = false;
+    run->add_option("--grid", grid,
+                    "Train every combination of one or two fields' values, one run after another: "
+                    "section.key=v1,v2,... (repeat once for a second field)");
+    run->add_flag("--free-global-batch", free_global_batch,
+                  "With --grid: let m x K x W change with the grid (by default the accumulation steps follow a "
+                  "grid over the micro-batch size, and the other way round, keeping the global batch)");
 
     auto* resume = app.add_subcommand("resume", "Continue a run from its newest valid checkpoint");
     resume->add_option("run_id", run_id, "Run id (see `runs`)")->required();
@@ -467,7 +502,8 @@ int main(int argc, char** argv) {
 
     try {
         if (params->parsed()) return commandParams(config_path, as_json);
-        if (run->parsed()) return commandRun(config_path, overrides, store_option, run_name, explored_path);
+        if (run->parsed())
+            return commandRun(config_path, overrides, store_option, run_name, explored_path, grid, free_global_batch);
         if (tag->parsed() || note->parsed()) return commandAnnotate(store_option, run_id, annotation, tag->parsed());
         if (runs->parsed()) return commandRuns(store_option, as_json);
         if (resume->parsed()) return commandResume(run_id, overrides, store_option);

@@ -130,6 +130,17 @@ std::vector<std::string> splitGridValues(const std::string& text) {
     return values;
 }
 
+GridAxis parseGridAxis(const std::string& text) {
+    const auto equals = text.find('=');
+    std::string field = equals == std::string::npos ? std::string() : text.substr(0, equals);
+    while (!field.empty() && field.back() == ' ') field.pop_back();
+    while (!field.empty() && field.front() == ' ') field.erase(field.begin());
+    if (field.empty())
+        throw ConfigError("grid", "--grid '" + text + "': write it as section.key=value,value,..., e.g. --grid "
+                                                      "train.lr=1e-3,3e-3");
+    return {field, splitGridValues(text.substr(equals + 1))};
+}
+
 std::vector<GridPoint> expandConfigGrid(const RunConfig& base, const std::vector<GridAxis>& axes,
                                         bool keep_global_batch) {
     checkAxes(axes);

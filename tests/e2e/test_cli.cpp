@@ -11,6 +11,8 @@
 #include <QTemporaryDir>
 #include <signal.h>
 
+#include <cmath>
+
 #include "trainbench/run_store.h"
 
 using namespace trainbench;
@@ -125,6 +127,36 @@ private Q_SLOTS:
     }
 
     // `config` prints what the engine will run: the file, the defaults and the overrides.
+    void gridTrainsEveryPointKeepingTheGlobalBatch() {
+        QTemporaryDir store;
+        // tiny is m 8 x K 2 = 16 sequences; the grid's m 4 and 16 get K 4 and 1.
+        Result r = runCli({"run", kConfigs + "/tiny.json", "--set", "train.steps=3", "--store", store.path(), "--grid",
+                           "train.micro_batch_size=4,16"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QStringList lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 2);
+        const QJsonObject a = QJsonDocument::fromJson(lines[0].toUtf8()).object();
+        const QJsonObject b = QJsonDocument::fromJson(lines[1].toUtf8()).object();
+        QCOMPARE(a["micro_batch_size"].toInt(), 4);
+        QCOMPARE(a["gradient_accumulation_steps"].toInt(), 4);
+        QCOMPARE(b["micro_batch_size"].toInt(), 16);
+        QCOMPARE(b["gradient_accumulation_steps"].toInt(), 1);
+        // Exact accumulation: two splits of one global batch train to the same loss (fp32).
+        const double loss_a = a["final_loss"].toDouble(), loss_b = b["final_loss"].toDouble();
+        QVERIFY2(std::abs(loss_a - loss_b) <= 1e-5 * std::abs(loss_b), qPrintable(QString::number(loss_a - loss_b)));
+        RunStore runs(store.path().toStdString());
+        QCOMPARE(runs.findRun(a["run_id"].toString().toStdString())->name, std::string("tiny m=4 K=4"));
+        QCOMPARE(runs.listRuns().size(), size_t(2));
+
+        // A point that cannot keep the global batch: nothing trains, exit 2 with the valid sizes.
+        QTemporaryDir empty;
+        Result refused = runCli({"run", kConfigs + "/tiny.json", "--store", empty.path(), "--grid",
+                                 "train.micro_batch_size=4,3"});
+        QCOMPARE(refused.code, 2);
+        QVERIFY2(refused.err.contains("m=3") && refused.err.contains("1, 2, 4, 8, 16"), qPrintable(refused.err));
+        QCOMPARE(RunStore(empty.path().toStdString()).listRuns().size(), size_t(0));
+    }
+
     void configPrintsTheCompleteConfig() {
         Result shown = runCli({"config", kConfigs + "/tiny.json", "--set", "train.lr=0.01"});
         QCOMPARE(shown.code, 0);

@@ -39,4 +39,8 @@ std::vector<GridPoint> expandConfigGrid(const RunConfig& base, const std::vector
 // Splits "1e-3, 3e-4 ,1e-4" (commas or white space) into values; empty pieces are dropped.
 std::vector<std::string> splitGridValues(const std::string& text);
 
+// Reads "train.lr=1e-3,3e-3" (the --grid option of both programs). Throws ConfigError when
+// the text has no field before an `=`.
+GridAxis parseGridAxis(const std::string& text);
+
 }  // namespace trainbench
