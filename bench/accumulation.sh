@@ -4,7 +4,8 @@
 #   bench/accumulation.sh PRESET "m K W" ["m K W" ...]     e.g. accumulation.sh tiny "16 1 1" "8 2 1" "2 8 1"
 # Splits alternate (A B C A B C ..., ROUNDS times, default 3); reported are the medians of the
 # per-step time after WARMUP steps (tokens/s from it), of the collectives per optimizer step
-# (comm/collectives) and of the process's peak resident memory. 2 threads in all (with W ranks
+# (comm/collectives), of the process's peak resident memory and of the peak bytes the engine's
+# tracking allocator saw on any rank (the run's tensors, without the libraries' own memory). 2 threads in all (with W ranks
 # they share them), fp32, eval and checkpoints off, synthetic Markov data.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -15,7 +16,7 @@ python="${TRAINBENCH_TORCH_ENV:-$HOME/.cache/trainbench/torch-2.11.0}/bin/python
 bash "$root/scripts/setup-system.sh" time >&2  # /usr/bin/time measures the peak resident memory
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 
-declare -A times collectives rss
+declare -A times collectives rss peaks
 for ((r = 0; r < rounds; r++)); do
   for split in "$@"; do
     read -r m k w <<<"$split"
@@ -32,7 +33,8 @@ points = [p for p in map(json.loads, sys.stdin) if p["step"] > w]
 t = [p["value"] for p in points if p["key"] == "perf/step_time_s"]
 c = [p["value"] for p in points if p["key"] == "comm/collectives"]
 print(statistics.median(t), statistics.median(c))' "$warmup")
-    times[$split]+="$t "; collectives[$split]+="$c "; rss[$split]+="$(cat "$work/rss") "
+    peak="$("$python" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["peak_memory_bytes"])' "$work/run.json")"
+    times[$split]+="$t "; collectives[$split]+="$c "; rss[$split]+="$(cat "$work/rss") "; peaks[$split]+="$peak "
   done
 done
 
@@ -41,14 +43,15 @@ for split in "$@"; do
   "$cli" config "$root/configs/$preset.json" --set "train.micro_batch_size=$m" \
     --set "train.gradient_accumulation_steps=$k" --set "runtime.world_size=$w" --set train.global_batch_size=null \
     >"$work/config.json"
-  "$python" - "$preset" "$m" "$k" "$w" "${times[$split]}" "${collectives[$split]}" "${rss[$split]}" "$work/config.json" <<'PY'
+  "$python" - "$preset" "$m" "$k" "$w" "${times[$split]}" "${collectives[$split]}" "${rss[$split]}" "${peaks[$split]}" "$work/config.json" <<'PY'
 import json, statistics, sys
-preset, m, k, w, t, c, rss, config = sys.argv[1:]
+preset, m, k, w, t, c, rss, peaks, config = sys.argv[1:]
 seq_len = json.load(open(config))["train"]["seq_len"]
 tokens = int(m) * int(k) * int(w) * seq_len
 med = lambda s: statistics.median(float(v) for v in s.split())
 print(json.dumps({"preset": preset, "m": int(m), "K": int(k), "W": int(w), "tokens_per_step": tokens,
                   "step_time_s": round(med(t), 4), "tokens_per_s": round(tokens / med(t)),
-                  "collectives_per_step": med(c), "peak_rss_mib": round(med(rss) / 1024)}))
+                  "collectives_per_step": med(c), "peak_rss_mib": round(med(rss) / 1024),
+                  "peak_tracked_mib": round(med(peaks) / 2**20, 2)}))
 PY
 done

@@ -667,7 +667,7 @@ void CompareView::plotSeedGroup(const std::vector<size_t>& members, const QColor
     high_graph->setData(xs, highs, sorted);
     QCPGraph* mean_graph = plot_->addGraph();
     mean_graph->setPen(QPen(color, 2.0));
-    mean_graph->setName(tr("%1 (%n seeds)", nullptr, static_cast<int>(members.size())).arg(curves_[members.front()].name));
+    mean_graph->setName(tr("%1 (%n seeds)", nullptr, static_cast<int>(members.size())).arg(QString::fromStdString(seedGroupName(curves_[members.front()].name.toStdString()))));
     mean_graph->setData(xs, means, sorted);
     mean_graph->addToLegend();
 }

@@ -79,4 +79,17 @@ std::vector<SeedBandPoint> seedBand(const std::vector<std::vector<MetricPoint>>&
     return band;
 }
 
+std::string seedGroupName(const std::string& first_run_name) {
+    std::string kept;
+    size_t begin = 0;
+    while (begin < first_run_name.size()) {
+        size_t end = first_run_name.find(' ', begin);
+        if (end == std::string::npos) end = first_run_name.size();
+        const std::string word = first_run_name.substr(begin, end - begin);
+        if (!word.empty() && word.rfind("seed=", 0) != 0) kept += (kept.empty() ? "" : " ") + word;
+        begin = end + 1;
+    }
+    return kept.empty() ? first_run_name : kept;
+}
+
 }  // namespace trainbench::gui

@@ -19,6 +19,11 @@ inline constexpr const char* kSeedKeys[] = {"train.seed", "data.seed"};
 // other is a group of one, and so is a config that is not a JSON object.
 std::vector<std::vector<size_t>> groupBySeed(const std::vector<std::string>& config_jsons);
 
+// The name a group is shown under: its first run's name without the words that name a seed
+// ("seed=3", as a grid over train.seed names its runs), so "tiny seed=1 lr=1e-2" stands
+// for all of its seeds as "tiny lr=1e-2"; a name of only such words is kept as it is.
+std::string seedGroupName(const std::string& first_run_name);
+
 // Whether any group of `groups` has two runs or more.
 bool hasSeedGroup(const std::vector<std::vector<size_t>>& groups);
 

@@ -29,6 +29,7 @@ class TestSeedGroups : public QObject {
 
 private Q_SLOTS:
     void configsDifferingOnlyInSeedsShareAGroup();
+    void groupNameDropsTheSeed();
     void bandIsMeanMinMaxPerStep();
     void runsOfDifferentLengthsCountWhereTheyHavePoints();
     void nonFiniteValuesAreLeftOutOfTheValues();
@@ -112,6 +113,15 @@ void TestSeedGroups::nonFiniteValuesAreLeftOutOfTheValues() {
     QCOMPARE(band[0].tokens, 20.0);  // both runs have a point here
     QVERIFY(std::isnan(band[1].mean) && std::isnan(band[1].min) && std::isnan(band[1].max));
     QCOMPARE(band[1].values, 0);
+}
+
+void TestSeedGroups::groupNameDropsTheSeed() {
+    QCOMPARE(seedGroupName("tiny seed=1 lr=1e-2"), std::string("tiny lr=1e-2"));
+    QCOMPARE(seedGroupName("tiny lr=1e-2 seed=12"), std::string("tiny lr=1e-2"));
+    QCOMPARE(seedGroupName("baseline"), std::string("baseline"));
+    QCOMPARE(seedGroupName("seed=4"), std::string("seed=4"));
+    // Only a word that starts with "seed=" goes.
+    QCOMPARE(seedGroupName("reseed=2 run"), std::string("reseed=2 run"));
 }
 
 QTEST_MAIN(TestSeedGroups)
