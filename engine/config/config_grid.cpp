@@ -89,21 +89,21 @@ void keepGlobalBatch(RunConfig& config, GridPoint& point, const std::vector<Grid
         throw ConfigError(kWorldSize, where + "the global batch " + std::to_string(target) +
                                           " is not a multiple of the world size " + std::to_string(world));
     const int64_t per_rank = target / world;
+    // The grid set one factor of per_rank = m x K; the other becomes the quotient.
+    auto quotient = [&](int64_t given, const char* path, const char* what) {
+        if (given <= 0 || per_rank % given != 0)
+            throw ConfigError(path, where + "the global batch " + std::to_string(target) + " (kept fixed) is not a " +
+                                        "multiple of " + what + " x W; " + what + " values that divide it at W " +
+                                        std::to_string(world) + ": " + divisorsOf(per_rank));
+        return per_rank / given;
+    };
     if (sets_k) {
-        if (train.gradient_accumulation_steps <= 0 || per_rank % train.gradient_accumulation_steps != 0)
-            throw ConfigError(kAccumulation, where + "the global batch " + std::to_string(target) +
-                                                 " (kept fixed) is not a multiple of K x W; accumulation steps that "
-                                                 "divide it at W " + std::to_string(world) + ": " + divisorsOf(per_rank));
-        train.micro_batch_size = per_rank / train.gradient_accumulation_steps;
+        train.micro_batch_size = quotient(train.gradient_accumulation_steps, kAccumulation, "K");
         point.settings.push_back("m=" + std::to_string(train.micro_batch_size));
         return;
     }
     const char* changed = sets_m ? kMicroBatch : gridSets(axes, kWorldSize) ? kWorldSize : kGlobalBatch;
-    if (train.micro_batch_size <= 0 || per_rank % train.micro_batch_size != 0)
-        throw ConfigError(changed, where + "the global batch " + std::to_string(target) +
-                                       " (kept fixed) is not a multiple of m x W; micro-batch sizes that divide it "
-                                       "at W " + std::to_string(world) + ": " + divisorsOf(per_rank));
-    train.gradient_accumulation_steps = per_rank / train.micro_batch_size;
+    train.gradient_accumulation_steps = quotient(train.micro_batch_size, changed, "m");
     point.settings.push_back("K=" + std::to_string(train.gradient_accumulation_steps));
 }
 

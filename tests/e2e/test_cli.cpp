@@ -157,6 +157,18 @@ private Q_SLOTS:
         QCOMPARE(RunStore(empty.path().toStdString()).listRuns().size(), size_t(0));
     }
 
+    void aModelLargerThanTheMachineIsRefusedBeforeAllocating() {
+        // DeepSeek-V3 as published (671 B parameters) on this CPU: refused from the plan alone,
+        // naming the estimate and what the device has, with nothing recorded.
+        QTemporaryDir store;
+        Result r = runCli({"run", kConfigs + "/deepseek/config_671B.json", "--set", "data.vocab_size=256", "--store",
+                           store.path()});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("train.micro_batch_size") && r.err.contains("GiB per rank, but the device has"),
+                 qPrintable(r.err));
+        QCOMPARE(RunStore(store.path().toStdString()).listRuns().size(), size_t(0));
+    }
+
     void configPrintsTheCompleteConfig() {
         Result shown = runCli({"config", kConfigs + "/tiny.json", "--set", "train.lr=0.01"});
         QCOMPARE(shown.code, 0);
