@@ -676,15 +676,17 @@ void MainWindow::onFinished(const RunSummary& summary) {
     appendLog(tr("%1 after %2 steps").arg(name).arg(steps));
     flushView();
 
-    if (queue_row_ < 0) return;
-    queue_view_->queue()->markFinished(queue_row_, summary);
-    queue_row_ = -1;
-    if (summary.status == RunStatus::Stopped && queue_running_) {
-        // The user stopped the queue's run: the rest waits for them.
-        setQueueRunning(false);
-        appendLog(tr("queue paused: its run was stopped"));
+    if (queue_row_ >= 0) {
+        queue_view_->queue()->markFinished(queue_row_, summary);
+        queue_row_ = -1;
+        if (summary.status == RunStatus::Stopped && queue_running_) {
+            // The user stopped the queue's run: the rest waits for them.
+            setQueueRunning(false);
+            appendLog(tr("queue paused: its run was stopped"));
+        }
     }
-    // After this slot returns, so the next start does not nest inside the bridge's signal.
+    // A queue started during a run (its own or the user's) goes on once it has ended; after
+    // this slot returns, so the next start does not nest inside the bridge's signal.
     if (queue_running_) QTimer::singleShot(0, this, &MainWindow::runNextQueued);
 }
 

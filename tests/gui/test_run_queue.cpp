@@ -207,6 +207,19 @@ private Q_SLOTS:
         QVERIFY(!window.bridge()->isLive());
     }
 
+    void aQueueStartedDuringARunStartsWhenItEnds() {
+        MainWindow window(tinyGuiConfig(4), QStringLiteral("queue-behind"));
+        QueueView* view = window.queueView();
+        QVERIFY(window.startRun());
+        view->enqueueShownConfig();
+        window.startQueue();
+        RunQueue* queue = view->queue();
+        // Nothing starts beside the live run: the job waits for it.
+        QCOMPARE(queue->job(0).state, RunQueue::State::Waiting);
+        QTRY_COMPARE_WITH_TIMEOUT(queue->job(0).state, RunQueue::State::Completed, kRunTimeoutMs);
+        QTRY_VERIFY(!view->isQueueRunning());
+    }
+
     void aJobTheEngineRefusesIsMarkedAndTheNextRuns() {
         MainWindow window(tinyGuiConfig(2), QStringLiteral("queue-refused"));
         QueueView* view = window.queueView();
