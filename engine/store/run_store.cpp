@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "store/sqlite_handle.h"
 
@@ -282,6 +283,12 @@ const char* const kRunColumns =
     "COALESCE(summary,'') "
     "FROM runs";
 
+// Columns `first`.. of a row: step, tokens, wall_time, key, value (NULL reads as NaN).
+MetricPoint readPoint(Statement& query, int first) {
+    return {query.integer(first), query.integer(first + 1), query.real(first + 2), query.text(first + 3),
+            query.isNull(first + 4) ? std::nan("") : query.real(first + 4)};
+}
+
 RunRecord readRun(Statement& s) {
     RunRecord r;
     r.run_id = s.text(0);
@@ -320,16 +327,12 @@ std::optional<RunRecord> RunStore::findRun(const std::string& run_id) {
 }
 
 std::vector<MetricPoint> RunStore::metrics(const std::string& run_id, const std::string& key) {
-    const char* sql = key.empty()
-                          ? "SELECT step, tokens, wall_time, key, value FROM metrics WHERE run=?1 ORDER BY step, rowid"
-                          : "SELECT step, tokens, wall_time, key, value FROM metrics WHERE run=?1 AND key=?2 ORDER BY step";
-    Statement query(impl_->db, sql);
+    if (!key.empty()) return metricsAfterStep(run_id, key, std::numeric_limits<int64_t>::min());
+    Statement query(impl_->db,
+                    "SELECT step, tokens, wall_time, key, value FROM metrics WHERE run=?1 ORDER BY step, rowid");
     query.bind(1, run_id);
-    if (!key.empty()) query.bind(2, key);
     std::vector<MetricPoint> out;
-    while (query.step())
-        out.push_back({query.integer(0), query.integer(1), query.real(2), query.text(3),
-                       query.isNull(4) ? std::nan("") : query.real(4)});
+    while (query.step()) out.push_back(readPoint(query, 0));
     return out;
 }
 
@@ -342,9 +345,7 @@ std::vector<MetricPoint> RunStore::metricsAfterStep(const std::string& run_id, c
     query.bind(2, key);
     query.bind(3, after_step);
     std::vector<MetricPoint> out;
-    while (query.step())
-        out.push_back({query.integer(0), query.integer(1), query.real(2), query.text(3),
-                       query.isNull(4) ? std::nan("") : query.real(4)});
+    while (query.step()) out.push_back(readPoint(query, 0));
     return out;
 }
 
@@ -358,8 +359,7 @@ std::vector<MetricPoint> RunStore::metricsAfter(const std::string& run_id, int64
     int64_t last = after_row;
     while (query.step()) {
         last = query.integer(0);
-        out.push_back({query.integer(1), query.integer(2), query.real(3), query.text(4),
-                       query.isNull(5) ? std::nan("") : query.real(5)});
+        out.push_back(readPoint(query, 1));
     }
     if (last_row) *last_row = last;
     return out;
