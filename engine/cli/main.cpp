@@ -24,6 +24,7 @@
 #include "trainbench/data_summary.h"
 #include "trainbench/param_count.h"
 #include "trainbench/training_session.h"
+#include "trainbench/process_launch.h"
 #include "trainbench/run_recorder.h"
 #include "trainbench/run_store.h"
 #include "trainbench/weights_io.h"
@@ -152,13 +153,14 @@ private:
 };
 
 // Drives a started session to its end: progress, Ctrl-C, the store's final status, the summary.
-int trainToEnd(TrainingSession& session, RunRecorder& recorder, const RunConfig& config, const std::string& label) {
+// `recorder` is null on a launched rank other than 0: only global rank 0 writes the store.
+int trainToEnd(TrainingSession& session, RunRecorder* recorder, const RunConfig& config, const std::string& label) {
     auto inbox = session.bus().subscribe();
     std::signal(SIGINT, onInterrupt);
     std::signal(SIGTERM, onInterrupt);
     session.start();
     std::fprintf(stderr, "run %s (%s): m %lld x K %lld x W %lld = B %lld sequences of %lld tokens, %lld steps\n",
-                 recorder.runId().c_str(), label.c_str(), (long long)config.train.micro_batch_size,
+                 session.summary().run_id.c_str(), label.c_str(), (long long)config.train.micro_batch_size,
                  (long long)config.train.gradient_accumulation_steps, (long long)config.runtime.world_size,
                  (long long)config.globalBatch(), (long long)config.train.seq_len, (long long)config.optimizerSteps());
     ProgressPrinter progress(config.optimizerSteps());
@@ -187,12 +189,15 @@ int trainToEnd(TrainingSession& session, RunRecorder& recorder, const RunConfig&
     report(inbox->drain());
     progress.endLine();
     RunSummary summary = session.summary();
-    try {
-        recorder.finish(summary, interrupted);
-    } catch (const std::exception& e) {  // the run is over either way: report it
-        std::fprintf(stderr, "warning: the run store could not record the end of the run: %s\n", e.what());
+    if (recorder) {
+        try {
+            recorder->finish(summary, interrupted);
+        } catch (const std::exception& e) {  // the run is over either way: report it
+            std::fprintf(stderr, "warning: the run store could not record the end of the run: %s\n", e.what());
+        }
+        if (!recorder->error().empty())
+            std::fprintf(stderr, "warning: the run store lost points: %s\n", recorder->error().c_str());
     }
-    if (!recorder.error().empty()) std::fprintf(stderr, "warning: the run store lost points: %s\n", recorder.error().c_str());
     std::string line = runSummaryToJson(summary);
     if (interrupted && summary.status == RunStatus::Stopped) {
         // DESIGN.md section 5: a run ended by Ctrl-C reports `interrupted`.
@@ -210,19 +215,12 @@ int trainToEnd(TrainingSession& session, RunRecorder& recorder, const RunConfig&
 }
 
 // Launchers (torchrun --no-python, Slurm) start one process per rank and say so in the
-// environment. Several processes must rendezvous through c10d; until that lands, refuse
-// rather than train W copies that never talk to each other.
-void refuseMultiProcessLaunch() {
-    for (const char* variable : {"WORLD_SIZE", "SLURM_NTASKS"}) {
-        const char* value = std::getenv(variable);
-        if (!value || std::atoi(value) <= 1) continue;
-        throw ConfigError("runtime.world_size",
-                          std::string(variable) + "=" + value +
-                              ": this process was started as one of several ranks, but this build trains ranks "
-                              "as threads of one process only (the torch wheel ships no gloo headers for CPU "
-                              "process groups, and NCCL process groups are not built in yet); start one process "
-                              "and set runtime.world_size instead");
-    }
+// environment: such a process runs its one rank, the launcher's world size is the run's, and
+// only global rank 0 writes the store. Returns nothing for a plain start.
+std::optional<ProcessLaunch> launchedRank(RunConfig& config) {
+    auto launch = processLaunchFromEnvironment();
+    if (launch && config.runtime.world_size == 1) config.runtime.world_size = launch->world_size;
+    return launch;
 }
 
 // One run, or with --grid every point of the grid one after another (all of them checked
@@ -231,8 +229,11 @@ void refuseMultiProcessLaunch() {
 int commandRun(const std::string& path, const std::vector<std::string>& overrides, const std::string& store_option,
                const std::string& run_name, const std::string& explored_path, const std::vector<std::string>& grid,
                bool free_global_batch) {
-    refuseMultiProcessLaunch();
-    const RunConfig base = loadWithOverrides(path, overrides);
+    RunConfig base = loadWithOverrides(path, overrides);
+    const std::optional<ProcessLaunch> launch = launchedRank(base);
+    if (launch && !grid.empty())
+        throw ConfigError("--grid", "--grid runs its points one after another in one process; under " +
+                                        launch->launcher + " start one launch per point instead");
     const std::string name = run_name.empty() ? fileStem(path) : run_name;
     std::vector<std::pair<std::string, RunConfig>> jobs;
     if (grid.empty()) {
@@ -254,9 +255,11 @@ int commandRun(const std::string& path, const std::vector<std::string>& override
         options.explored_best = explored_best;
         options.run_id = generateRunId();
         options.checkpoint_dir = RunStore(folder).checkpointFolder(options.run_id);
+        options.launch = launch;
         TrainingSession session(config, options);
-        RunRecorder recorder(folder, session, job_name);
-        const int code = trainToEnd(session, recorder, config, job_name + ", " + path);
+        std::optional<RunRecorder> recorder;
+        if (!launch || launch->rank == 0) recorder.emplace(folder, session, job_name);
+        const int code = trainToEnd(session, recorder ? &*recorder : nullptr, config, job_name + ", " + path);
         if (code == kExitInterrupted) return code;
         worst = std::max(worst, code);
     }
@@ -287,11 +290,13 @@ int commandResume(const std::string& run_id, const std::vector<std::string>& ove
         throw ConfigError("", "run '" + run_id + "' has no valid checkpoint in " + options.checkpoint_dir +
                                   "; it cannot be resumed (start it again with `trainbench-cli run`)");
     options.resume_from = checkpoint->path;
+    options.launch = launchedRank(config);
     TrainingSession session(config, options);
-    RunRecorder recorder(folder, session, checkpoint->step);
+    std::optional<RunRecorder> recorder;
+    if (!options.launch || options.launch->rank == 0) recorder.emplace(folder, session, checkpoint->step);
     std::fprintf(stderr, "resuming %s from step %lld (%s)\n", run_id.c_str(), (long long)checkpoint->step,
                  checkpoint->path.c_str());
-    return trainToEnd(session, recorder, config, run->name + ", resumed");
+    return trainToEnd(session, recorder ? &*recorder : nullptr, config, run->name + ", resumed");
 }
 
 int commandRuns(const std::string& store_option, bool as_json) {
@@ -513,7 +518,9 @@ int main(int argc, char** argv) {
         if (eval->parsed()) return commandEval(config_path, overrides, weights_path);
         if (plan->parsed()) return commandPlan(loadForPlanning(config_path, overrides), as_json);
         if (explore->parsed()) {
-            refuseMultiProcessLaunch();
+            if (auto launch = processLaunchFromEnvironment())
+                throw ConfigError(launch->launcher == "torchrun" ? "WORLD_SIZE" : "SLURM_NTASKS",
+                                  "explore measures every split in one process; run it without " + launch->launcher);
             return commandExplore(loadWithOverrides(config_path, overrides), explore_steps, as_json);
         }
         if (show->parsed()) {

@@ -216,6 +216,9 @@ std::vector<ConfigField> buildFields() {
               "a window that exceeds it halves the micro-batch and redoes the step");
     r.real("store_wait_s", &RuntimeConfig::store_wait_s,
            "Seconds a run waits, held, for an unwritable run store (full disk, read-only) before it fails");
+    r.boolean("overlap_reduction", &RuntimeConfig::overlap_reduction,
+              "With W > 1, all-reduce each gradient bucket as soon as the last backward has filled it, overlapping "
+              "the rest of the backward (off: all buckets after it; same result)");
     return f;
 }
 

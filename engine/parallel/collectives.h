@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,16 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A collective in flight. wait() returns once it has completed (its tensors then hold the
+// result) and throws CollectiveAborted when it was aborted or timed out.
+class CollectiveWork {
+public:
+    virtual ~CollectiveWork() = default;
+    virtual void wait() = 0;
+};
+
+// Calls on one rank complete in the order they were made, whether synchronous or not: every
+// rank must make the same calls in the same order.
 class Collectives {
 public:
     virtual ~Collectives() = default;
@@ -24,6 +35,8 @@ public:
     virtual int worldSize() const = 0;
     // Reduces every tensor in place across ranks (same shapes and dtypes on every rank).
     virtual void allReduce(std::vector<torch::Tensor>& tensors, ReduceOp op) = 0;
+    // The same, returning at once: the tensors must not be touched until wait() returns.
+    virtual std::shared_ptr<CollectiveWork> allReduceAsync(std::vector<torch::Tensor> tensors, ReduceOp op) = 0;
     // Copies root's tensors into every rank's tensors.
     virtual void broadcast(std::vector<torch::Tensor>& tensors, int root) = 0;
     virtual void barrier() = 0;

@@ -1,6 +1,9 @@
 // Gradient buckets: packing gradients into flat buffers, one collective per bucket.
 #include "parallel/gradient_buckets.h"
 
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
 namespace trainbench {
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64_t bucket_bytes,
@@ -20,6 +23,94 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64
         }
     }
     if (!current.members.empty()) buckets_.push_back(std::move(current));
+    place_.resize(params.size());
+    for (size_t b = 0; b < buckets_.size(); ++b)
+        for (size_t j = 0; j < buckets_[b].members.size(); ++j) place_[buckets_[b].members[j]] = {b, j};
+}
+
+// Autograd calls it after accumulating a parameter's gradient into .grad (once per backward:
+// every use of the parameter is summed before its accumulation node runs).
+class GradientBuckets::ReadyHook : public torch::autograd::PostAccumulateGradHook {
+public:
+    ReadyHook(GradientBuckets* owner, size_t param) : owner_(owner), param_(param) {}
+    void operator()(const torch::autograd::Variable&) override { owner_->onGradientReady(param_); }
+
+private:
+    GradientBuckets* owner_;
+    size_t param_;
+};
+
+GradientBuckets::~GradientBuckets() {
+    for (auto& p : params_)
+        if (p.requires_grad()) torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
+}
+
+void GradientBuckets::armOverlap(Collectives& collectives) {
+    std::lock_guard lock(overlap_mutex_);
+    overlap_ = &collectives;
+    hooks_armed_ = true;
+    next_launch_ = 0;
+    launched_during_backward_ = 0;
+    for (size_t i = 0; i < params_.size(); ++i) {
+        auto& p = params_[i];
+        // Installed at the first window that overlaps: a single rank never pays for hooks.
+        if (p.requires_grad() && !torch::autograd::impl::post_acc_grad_hooks(p))
+            torch::autograd::impl::set_post_acc_grad_hooks(p, std::make_unique<ReadyHook>(this, i));
+    }
+    for (auto& b : buckets_) {
+        b.waiting = 0;
+        for (size_t member : b.members) b.waiting += params_[member].requires_grad() ? 1 : 0;
+        b.work.reset();
+    }
+}
+
+void GradientBuckets::onGradientReady(size_t param) {
+    std::lock_guard lock(overlap_mutex_);
+    if (!hooks_armed_) return;  // a micro-batch before the last: gradients keep accumulating
+    const auto [bucket, member] = place_[param];
+    Bucket& b = buckets_[bucket];
+    if (!b.flat.defined()) pack(b);  // allocates; the slots of members still to come are rewritten
+    torch::NoGradGuard no_grad;
+    const auto& p = params_[param];
+    b.flat.narrow(0, b.offsets[member], p.numel()).copy_(p.grad().reshape({-1}));
+    if (--b.waiting > 0) return;
+    while (next_launch_ < buckets_.size() && buckets_[next_launch_].waiting == 0) {
+        launch(next_launch_++);
+        ++launched_during_backward_;
+    }
+}
+
+void GradientBuckets::launch(size_t bucket) {
+    buckets_[bucket].work = overlap_->allReduceAsync({buckets_[bucket].flat}, ReduceOp::Sum);
+}
+
+void GradientBuckets::launchRemaining() {
+    std::lock_guard lock(overlap_mutex_);
+    hooks_armed_ = false;
+    for (; next_launch_ < buckets_.size(); ++next_launch_) {
+        Bucket& b = buckets_[next_launch_];
+        // Members the last backward did not reach: their gradients (or zeros) as they stand.
+        if (b.waiting > 0) pack(b);
+        launch(next_launch_);
+    }
+}
+
+void GradientBuckets::finishOverlap(bool keep) {
+    // Every bucket is waited for even after a failure, so no call is left holding a buffer.
+    std::exception_ptr error;
+    for (auto& b : buckets_) {
+        if (!b.work) continue;
+        try {
+            b.work->wait();
+        } catch (...) {
+            if (!error) error = std::current_exception();
+        }
+        b.work.reset();
+    }
+    overlap_ = nullptr;
+    if (error) std::rethrow_exception(error);
+    if (keep)
+        for (auto& b : buckets_) unpack(b, b.flat);
 }
 
 void GradientBuckets::pack(Bucket& b) {

@@ -70,23 +70,94 @@ void CollectiveHub::abort(const std::string& reason) {
     changed_.notify_all();
 }
 
-void InProcessCollectives::allReduce(std::vector<torch::Tensor>& tensors, ReduceOp op) {
+class InProcessCollectives::Call : public CollectiveWork {
+public:
+    Call(std::vector<torch::Tensor> tensors, ReduceOp op, int root, bool is_broadcast)
+        : tensors(std::move(tensors)), op(op), root(root), is_broadcast(is_broadcast) {}
+    void wait() override {
+        std::unique_lock lock(mutex_);
+        finished_.wait(lock, [&] { return done_; });
+        if (error_) std::rethrow_exception(error_);
+    }
+    void finish(std::exception_ptr error) {
+        std::lock_guard lock(mutex_);
+        error_ = std::move(error);
+        done_ = true;
+        finished_.notify_all();
+    }
+
+    std::vector<torch::Tensor> tensors;
+    const ReduceOp op;
+    const int root;
+    const bool is_broadcast;
+
+private:
+    std::mutex mutex_;
+    std::condition_variable finished_;
+    bool done_ = false;
+    std::exception_ptr error_;
+};
+
+InProcessCollectives::~InProcessCollectives() {
+    {
+        std::lock_guard lock(queue_mutex_);
+        closing_ = true;
+    }
+    queue_changed_.notify_all();
+    // Calls still queued are served first: they end at once when the hub was aborted (a failed
+    // rank), or within the timeout otherwise.
+    if (worker_.joinable()) worker_.join();
+}
+
+std::shared_ptr<InProcessCollectives::Call> InProcessCollectives::submit(std::vector<torch::Tensor> tensors, ReduceOp op,
+                                                                         int root, bool is_broadcast) {
     ++calls_;
-    if (world_size_ == 1) return;
-    hub_->exchange(rank_, tensors, op, 0, false);
+    auto call = std::make_shared<Call>(std::move(tensors), op, root, is_broadcast);
+    if (world_size_ == 1) {
+        call->finish(nullptr);
+        return call;
+    }
+    {
+        std::lock_guard lock(queue_mutex_);
+        if (!worker_.joinable()) worker_ = std::thread([this] { serve(); });
+        queue_.push_back(call);
+    }
+    queue_changed_.notify_one();
+    return call;
+}
+
+void InProcessCollectives::serve() {
+    while (true) {
+        std::shared_ptr<Call> call;
+        {
+            std::unique_lock lock(queue_mutex_);
+            queue_changed_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+            if (queue_.empty()) return;
+            call = std::move(queue_.front());
+            queue_.pop_front();
+        }
+        try {
+            hub_->exchange(rank_, call->tensors, call->op, call->root, call->is_broadcast);
+            call->finish(nullptr);
+        } catch (...) {
+            call->finish(std::current_exception());
+        }
+    }
+}
+
+void InProcessCollectives::allReduce(std::vector<torch::Tensor>& tensors, ReduceOp op) {
+    // The call holds the same tensors (shared storage), so the result lands in the caller's.
+    submit(tensors, op, 0, false)->wait();
+}
+
+std::shared_ptr<CollectiveWork> InProcessCollectives::allReduceAsync(std::vector<torch::Tensor> tensors, ReduceOp op) {
+    return submit(std::move(tensors), op, 0, false);
 }
 
 void InProcessCollectives::broadcast(std::vector<torch::Tensor>& tensors, int root) {
-    ++calls_;
-    if (world_size_ == 1) return;
-    hub_->exchange(rank_, tensors, ReduceOp::Sum, root, true);
+    submit(tensors, ReduceOp::Sum, root, true)->wait();
 }
 
-void InProcessCollectives::barrier() {
-    ++calls_;
-    if (world_size_ == 1) return;
-    std::vector<torch::Tensor> none;
-    hub_->exchange(rank_, none, ReduceOp::Sum, 0, false);
-}
+void InProcessCollectives::barrier() { submit({}, ReduceOp::Sum, 0, false)->wait(); }
 
 }  // namespace trainbench

@@ -3,9 +3,11 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "parallel/collectives.h"
 
@@ -35,20 +37,35 @@ private:
     std::string abort_reason_;
 };
 
+// One rank's collectives. Calls run in order on the rank's own communication thread (started
+// at the first call), so an asynchronous all-reduce proceeds while the rank computes, and a
+// synchronous call simply waits for its turn: every rank's calls meet in the same order.
 class InProcessCollectives : public Collectives {
 public:
     InProcessCollectives(std::shared_ptr<CollectiveHub> hub, int rank, int world_size)
         : hub_(std::move(hub)), rank_(rank), world_size_(world_size) {}
+    ~InProcessCollectives() override;
     int rank() const override { return rank_; }
     int worldSize() const override { return world_size_; }
     void allReduce(std::vector<torch::Tensor>& tensors, ReduceOp op) override;
+    std::shared_ptr<CollectiveWork> allReduceAsync(std::vector<torch::Tensor> tensors, ReduceOp op) override;
     void broadcast(std::vector<torch::Tensor>& tensors, int root) override;
     void barrier() override;
     void abort(const std::string& reason) override { hub_->abort(reason); }
 
 private:
+    class Call;
+    // Queues a call for the communication thread; a single rank completes it at once.
+    std::shared_ptr<Call> submit(std::vector<torch::Tensor> tensors, ReduceOp op, int root, bool is_broadcast);
+    void serve();
+
     std::shared_ptr<CollectiveHub> hub_;
     int rank_, world_size_;
+    std::mutex queue_mutex_;
+    std::condition_variable queue_changed_;
+    std::deque<std::shared_ptr<Call>> queue_;
+    bool closing_ = false;
+    std::thread worker_;
 };
 
 }  // namespace trainbench

@@ -16,6 +16,8 @@
 #include "memory/memory_keys.h"
 #include "trainbench/memory_plan.h"
 #include "parallel/in_process_collectives.h"
+#include "parallel/nccl_collectives.h"
+#include "parallel/rendezvous.h"
 #include "session/run_control.h"
 #include "train/checkpoint.h"
 #include "train/rank_trainer.h"
@@ -73,6 +75,34 @@ std::vector<std::string> rankDevices(const RuntimeConfig& runtime) {
     return out;
 }
 
+// A process started by a launcher runs one rank on the GPU of its node-local rank. Processes
+// meet through NCCL: CPU ranks in separate processes would need Gloo, whose headers the torch
+// wheel does not ship.
+std::string launchedRankDevice(const RuntimeConfig& runtime, const ProcessLaunch& launch) {
+    const std::string where = "rank " + std::to_string(launch.rank) + " of " + std::to_string(launch.world_size) +
+                              " (started by " + launch.launcher + ")";
+    if (runtime.world_size != launch.world_size)
+        throw ConfigError("runtime.world_size", "runtime.world_size (" + std::to_string(runtime.world_size) + ") but " +
+                                                    where + ": the launcher's world size wins; set it to " +
+                                                    std::to_string(launch.world_size) + " or leave it out");
+    const bool cuda_available = torch::cuda::is_available();
+    if (runtime.device == "cpu" || (runtime.device == "auto" && !cuda_available))
+        throw ConfigError("runtime.device",
+                          where + ": separate processes meet through NCCL, which needs CUDA, and CPU process groups "
+                                  "need Gloo, whose headers this torch wheel does not ship. On CPUs start one process "
+                                  "and set runtime.world_size: its ranks run as threads");
+    if (!cuda_available)
+        throw ConfigError("runtime.device", where + ": runtime.device is \"" + runtime.device +
+                                                "\" but no CUDA device is visible to this process");
+    const int available = static_cast<int>(torch::cuda::device_count());
+    if (launch.local_rank >= available)
+        throw ConfigError("runtime.device", where + ": LOCAL_RANK " + std::to_string(launch.local_rank) +
+                                                " needs cuda:" + std::to_string(launch.local_rank) + ", but only " +
+                                                std::to_string(available) + " GPUs are visible; start at most " +
+                                                std::to_string(available) + " processes per node");
+    return "cuda:" + std::to_string(launch.local_rank);
+}
+
 }  // namespace
 
 const char* runStatusName(RunStatus status) {
@@ -92,11 +122,15 @@ struct TrainingSession::Impl {
     std::string run_id;
     MetricBus bus;
     RunControl control;
+    // The ranks this process runs, as threads: all W, or the one a launcher gave it. The
+    // vectors below are indexed by slot, the position in `ranks`.
+    std::vector<int> ranks;
     std::vector<std::string> devices;
     SessionOptions options;
-    std::shared_ptr<CollectiveHub> hub;
-    std::vector<std::unique_ptr<InProcessCollectives>> collectives;
-    std::vector<MemoryAccount*> memory;  // per rank; CPU ranks only (CUDA has its own statistics)
+    std::shared_ptr<CollectiveHub> hub;              // CPU ranks
+    c10::intrusive_ptr<c10d::Store> thread_store;    // CUDA rank threads of one process
+    std::vector<std::unique_ptr<Collectives>> collectives;  // each made by its rank's thread
+    std::vector<MemoryAccount*> memory;  // CPU ranks only (CUDA has its own statistics)
     int fail_rank = -1;
     int64_t fail_step = -1;
     int stall_rank = -1;
@@ -122,44 +156,61 @@ struct TrainingSession::Impl {
             const int64_t step = completed_steps.load();
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
             std::vector<MetricPoint> points;
-            auto add = [&](size_t rank, const char* what, double value) {
+            auto add = [&](size_t slot, const char* what, double value) {
                 points.push_back(MetricPoint{step, step * config.tokensPerStep(), wall,
-                                             memoryKeyPrefix(devices[rank], int(rank)) + what, value});
+                                             memoryKeyPrefix(devices[slot], ranks[slot]) + what, value});
             };
-            for (size_t r = 0; r < memory.size(); ++r) {
-                if (memory[r]) add(r, "allocated_bytes", double(memory[r]->current.load()));
-                if (auto cuda = sampleCudaMemory(cudaDeviceIndex(devices[r]))) {
-                    add(r, "allocated_bytes", double(cuda->allocated_bytes));
-                    add(r, "reserved_bytes", double(cuda->reserved_bytes));
-                    add(r, "free_bytes", double(cuda->free_bytes));
-                    if (cuda->device_used_bytes >= 0) add(r, "device_used_bytes", double(cuda->device_used_bytes));
-                    if (cuda->utilization_percent >= 0) add(r, "utilization_percent", cuda->utilization_percent);
+            for (size_t slot = 0; slot < memory.size(); ++slot) {
+                if (memory[slot]) add(slot, "allocated_bytes", double(memory[slot]->current.load()));
+                if (auto cuda = sampleCudaMemory(cudaDeviceIndex(devices[slot]))) {
+                    add(slot, "allocated_bytes", double(cuda->allocated_bytes));
+                    add(slot, "reserved_bytes", double(cuda->reserved_bytes));
+                    add(slot, "free_bytes", double(cuda->free_bytes));
+                    if (cuda->device_used_bytes >= 0) add(slot, "device_used_bytes", double(cuda->device_used_bytes));
+                    if (cuda->utilization_percent >= 0) add(slot, "utilization_percent", cuda->utilization_percent);
                 }
             }
             if (!points.empty()) bus.publish(std::move(points));
         }
     }
 
-    void rankBody(int rank) {
-        RankSetup setup;
-        setup.config = &config;
-        setup.rank = rank;
-        setup.world_size = static_cast<int>(config.runtime.world_size);
-        setup.device = devices[rank];
-        setup.control = &control;
-        setup.collectives = collectives[rank].get();
-        setup.checkpoint_dir = options.checkpoint_dir;
-        setup.resume_from = options.resume_from;
-        setup.memory = memory[rank];
-        setup.recover_out_of_memory = options.recover_out_of_memory;
-        setup.explored_best = options.explored_best;
-        if (rank == fail_rank) setup.fail_at_step = fail_step;
-        if (rank == stall_rank) setup.stall_at_step = stall_step;
-        setup.bus = &bus;
-        setup.started = started;
-        setup.completed_steps = &completed_steps;
-        results[rank] = runRank(setup);
-        if (results[rank].status == RunStatus::Failed) control.requestStop();
+    // The collectives of the rank in `slot`, made on its own thread: joining a process
+    // rendezvous blocks until every process has come (or the timeout).
+    std::unique_ptr<Collectives> makeCollectives(size_t slot) {
+        const int W = static_cast<int>(config.runtime.world_size);
+        if (devices[slot] == "cpu") return std::make_unique<InProcessCollectives>(hub, ranks[slot], W);
+        const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.runtime.comm_timeout_s * 1000));
+        auto store = options.launch ? processRendezvous(*options.launch, timeout) : thread_store;
+        return makeNcclCollectives(store, ranks[slot], W, cudaDeviceIndex(devices[slot]), timeout);
+    }
+
+    void rankBody(size_t slot) {
+        const int rank = ranks[slot];
+        try {
+            collectives[slot] = makeCollectives(slot);
+            RankSetup setup;
+            setup.config = &config;
+            setup.rank = rank;
+            setup.world_size = static_cast<int>(config.runtime.world_size);
+            setup.device = devices[slot];
+            setup.control = &control;
+            setup.collectives = collectives[slot].get();
+            setup.checkpoint_dir = options.checkpoint_dir;
+            setup.resume_from = options.resume_from;
+            setup.memory = memory[slot];
+            setup.recover_out_of_memory = options.recover_out_of_memory;
+            setup.explored_best = options.explored_best;
+            if (rank == fail_rank) setup.fail_at_step = fail_step;
+            if (rank == stall_rank) setup.stall_at_step = stall_step;
+            setup.bus = &bus;
+            setup.started = started;
+            setup.completed_steps = &completed_steps;
+            results[slot] = runRank(setup);
+        } catch (const std::exception& e) {  // no rendezvous or process group: nothing trained
+            results[slot].status = RunStatus::Failed;
+            results[slot].error = e.what();
+        }
+        if (results[slot].status == RunStatus::Failed) control.requestStop();
         if (--running_ranks == 0) {
             RunSummary s = summarize();
             std::string message = runStatusName(s.status);
@@ -224,7 +275,13 @@ struct TrainingSession::Impl {
 
 TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : impl_(std::make_unique<Impl>()) {
     requireValidRunConfig(config);
-    impl_->devices = rankDevices(config.runtime);
+    if (options.launch) {
+        impl_->devices = {launchedRankDevice(config.runtime, *options.launch)};
+        impl_->ranks = {options.launch->rank};
+    } else {
+        impl_->devices = rankDevices(config.runtime);
+        for (int r = 0; r < config.runtime.world_size; ++r) impl_->ranks.push_back(r);
+    }
     // A config that cannot fit is refused in a moment, before a byte of it is allocated.
     requirePlanFits(config, deviceMemoryBytesPerRank(config));
     // Bad data is bad input: refuse it here (ConfigError naming the file), not in a rank thread.
@@ -239,11 +296,7 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
                                   " tokens, and train.eval_every asks for evaluation; raise data.val_fraction, set "
                                   "data.val_path, lower train.seq_len, or set train.eval_every to 0");
     }
-    if (config.runtime.world_size > 1 && impl_->devices.front() != "cpu")
-        throw ConfigError("runtime.world_size", "runtime.world_size (" + std::to_string(config.runtime.world_size) +
-                                                    ") on CUDA needs NCCL process groups, which this build does not "
-                                                    "have yet; use runtime.device \"cpu\" for rank threads or "
-                                                    "world_size 1");
+    if (impl_->devices.front() != "cpu") requireNcclBuiltIn();
     // A checkpoint that cannot continue under this config is bad input, refused before any thread.
     if (!options.resume_from.empty())
         requireResumable(config, readTrainerState(options.resume_from).config_json, options.resume_from);
@@ -268,17 +321,19 @@ void TrainingSession::start() {
         threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency() / runtime.world_size));
     at::set_num_threads(threads);
     const int W = static_cast<int>(runtime.world_size);
-    impl_->results.assign(W, RankResult{});
-    impl_->running_ranks = W;
+    const size_t slots = impl_->ranks.size();
+    impl_->results.assign(slots, RankResult{});
+    impl_->running_ranks = static_cast<int>(slots);
     impl_->started = std::chrono::steady_clock::now();
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(runtime.comm_timeout_s * 1000));
     impl_->hub = std::make_shared<CollectiveHub>(W, timeout, [this] { return impl_->control.paused(); });
-    for (int r = 0; r < W; ++r) impl_->collectives.push_back(std::make_unique<InProcessCollectives>(impl_->hub, r, W));
+    impl_->thread_store = threadRendezvous();
+    impl_->collectives.resize(slots);
     const int64_t limit = runtime.memory_limit_mb * 1024 * 1024;
-    for (int r = 0; r < W; ++r)
-        impl_->memory.push_back(impl_->devices[r] == "cpu" ? newMemoryAccount(limit) : nullptr);
+    for (size_t slot = 0; slot < slots; ++slot)
+        impl_->memory.push_back(impl_->devices[slot] == "cpu" ? newMemoryAccount(limit) : nullptr);
     impl_->bus.publish(RunEvent{0, 0.0, "status", "running"});
-    for (int r = 0; r < W; ++r) impl_->threads.emplace_back([this, r] { impl_->rankBody(r); });
+    for (size_t slot = 0; slot < slots; ++slot) impl_->threads.emplace_back([this, slot] { impl_->rankBody(slot); });
     impl_->threads.emplace_back([this] { impl_->sampleMemory(); });
 }
 

@@ -84,7 +84,7 @@ void RankTrainer::prepare() {
         last_checkpoint_step_ = start_step_;
     }
     params_ = model_->parameters();
-    buckets_ = std::make_unique<GradientBuckets>(params_);
+    buckets_ = std::make_unique<GradientBuckets>(params_, s_.bucket_bytes, s_.first_bucket_bytes);
     moe_layers_ = model_->moeLayers();
     moe_indices_ = model_->moeLayerIndices();
 }
@@ -122,6 +122,8 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     prefetched_step_ = -1;
     // Per-micro-batch reductions cannot be abandoned halfway on one rank alone.
     const bool can_recover = !(t.sync_each_micro_batch && s_.world_size > 1);
+    // Buckets reduce while the last backward runs (see GradientBuckets::armOverlap).
+    const bool overlap = s_.world_size > 1 && !t.sync_each_micro_batch && cfg_.runtime.overlap_reduction;
     bool out_of_memory = false;
     for (int64_t k = 0; k < K; ++k) {
         if (!s_.control->passBoundary()) return WindowOutcome::Stopped;
@@ -134,6 +136,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             prefetched_ = launch(step + 1, 0);
             prefetched_step_ = step + 1;
         }
+        if (overlap && k + 1 == K) buckets_->armOverlap(*s_.collectives);
         try {
             LossParts parts = [&] {
                 AutocastScope autocast(device_.type(), bf16_);  // the forward only; backward follows its graph
@@ -151,6 +154,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         if (t.sync_each_micro_batch) buckets_->reduceIntoSums(*s_.collectives);
     }
 
+    if (overlap) buckets_->launchRemaining();  // also on a rank that left the loop early
     // One reduction carries the window's loss sum, its target count, whether any rank ran out of
     // memory, every rank's peak bytes (each rank fills its own slot) and every layer's load. It
     // comes before the gradient reduction so that an out-of-memory window skips that entirely.
@@ -169,13 +173,15 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     out.rank_peak_bytes.assign(W, 0);
     for (int64_t r = 0; r < W; ++r) out.rank_peak_bytes[r] = static_cast<int64_t>(values[3 + r]);
     if (values[2] > 0) {
+        if (overlap) buckets_->finishOverlap(/*keep=*/false);
         optimizer_->zero_grad(/*set_to_none=*/true);
         out.collectives = s_.collectives->calls() - calls_before;
         return WindowOutcome::OutOfMemory;
     }
     if (t.sync_each_micro_batch) buckets_->finishSums();
     else if (W == 1) buckets_->completeLocally();  // one rank: its sums are already the global ones
-    else buckets_->reduce(*s_.collectives);        // micro-batches 1..K-1 made no collective call
+    else if (overlap) buckets_->finishOverlap();   // micro-batches 1..K-1 made no collective call
+    else buckets_->reduce(*s_.collectives);
 
     out.loss_sum = values[0];
     out.tokens = static_cast<int64_t>(values[1]);

@@ -59,6 +59,9 @@ struct RankSetup {
     MemoryAccount* memory = nullptr;
     // Parameters and gradients in fp64 instead of fp32: for the exactness tests only.
     bool fp64 = false;
+    // Gradient bucket sizes: about 25 MiB after a small first one that starts the reduction early.
+    int64_t bucket_bytes = 25 << 20;
+    int64_t first_bucket_bytes = 1 << 20;
     // Test hook: the rank throws when it reaches this optimizer step (0-based); -1: never.
     int64_t fail_at_step = -1;
     // Test hook: the rank stalls at this optimizer step until the run is stopped; -1: never.
@@ -101,6 +104,8 @@ public:
 
     Transformer& model() { return model_; }
     int64_t bucketCount() const { return buckets_ ? buckets_->count() : 0; }
+    // Buckets the last window started during its backward (overlapped reduction).
+    int64_t bucketsOverlapped() const { return buckets_ ? buckets_->launchedDuringBackward() : 0; }
 
 private:
     RankResult loop();

@@ -96,9 +96,10 @@ struct WindowProbe {
     std::vector<torch::Tensor> gradients;  // rank 0's, cloned
     WindowResult window;
     int64_t buckets = 0;
+    int64_t overlapped = 0;  // buckets started during the last backward
 };
 
-WindowProbe probeWindow(const RunConfig& config, bool fp64, int64_t step = 0) {
+WindowProbe probeWindow(const RunConfig& config, bool fp64, int64_t step = 0, int64_t bucket_bytes = 25 << 20) {
     const int W = static_cast<int>(config.runtime.world_size);
     auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
     RunControl control;
@@ -120,6 +121,7 @@ WindowProbe probeWindow(const RunConfig& config, bool fp64, int64_t step = 0) {
                 setup.completed_steps = &steps;
                 setup.started = std::chrono::steady_clock::now();
                 setup.fp64 = fp64;
+                setup.bucket_bytes = setup.first_bucket_bytes = bucket_bytes;
                 RankTrainer trainer(setup);
                 trainer.prepare();
                 WindowResult window;
@@ -127,6 +129,7 @@ WindowProbe probeWindow(const RunConfig& config, bool fp64, int64_t step = 0) {
                 if (r == 0) {
                     probe.window = window;
                     probe.buckets = trainer.bucketCount();
+                    probe.overlapped = trainer.bucketsOverlapped();
                     for (auto& p : trainer.model()->parameters()) probe.gradients.push_back(p.grad().clone());
                 }
             } catch (const std::exception& e) {
@@ -400,6 +403,31 @@ private Q_SLOTS:
         const WindowProbe eager = probeWindow(config, false);
         QCOMPARE(eager.window.collectives, 4 * eager.buckets + 1);
         QVERIFY(maxRelativeGradientError(eager, deferred) < 1e-6);
+    }
+
+    // Item 8, overlap: with small buckets the all-reduces start while the last backward runs
+    // (every bucket of a dense model, whose backward reaches every parameter; at least the
+    // first with MoE, where a bucket holding an expert no token of the last micro-batch chose
+    // waits for the backward's end), the call count stays buckets + 1, and the gradients are
+    // bitwise those of reducing after the backward.
+    void bucketsAreReducedDuringTheLastBackward() {
+        for (bool dense : {true, false}) {
+            RunConfig config = withSplit(tinyConfig(), 2, 2, 2);
+            if (dense) config.model.n_dense_layers = config.model.n_layers;
+            const WindowProbe overlapped = probeWindow(config, false, 0, 4096);
+            config.runtime.overlap_reduction = false;
+            const WindowProbe after = probeWindow(config, false, 0, 4096);
+            QVERIFY2(overlapped.buckets >= 4, std::to_string(overlapped.buckets).c_str());
+            QCOMPARE(after.overlapped, int64_t(0));
+            if (dense) QCOMPARE(overlapped.overlapped, overlapped.buckets);
+            else QVERIFY(overlapped.overlapped >= 1);
+            QCOMPARE(overlapped.window.collectives, overlapped.buckets + 1);
+            QCOMPARE(after.window.collectives, after.buckets + 1);
+            QCOMPARE(overlapped.gradients.size(), after.gradients.size());
+            for (size_t i = 0; i < after.gradients.size(); ++i)
+                QVERIFY(torch::equal(overlapped.gradients[i], after.gradients[i]));
+            QCOMPARE(overlapped.window.grad_norm, after.window.grad_norm);
+        }
     }
 
     // Item 6: the schedule counts optimizer steps, whatever K and W; LR(s) = schedule(s).

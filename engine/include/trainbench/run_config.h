@@ -108,6 +108,7 @@ struct RuntimeConfig {
     int64_t threads = 0;  // intra-op threads per rank; 0: all cores / world_size
     int64_t memory_limit_mb = 0;
     double store_wait_s = 600.0;  // a run held by an unwritable store fails after this long
+    bool overlap_reduction = true;  // reduce gradient buckets during the last backward
 };
 
 struct RunConfig {

@@ -9,6 +9,7 @@
 
 #include "trainbench/live_advice.h"
 #include "trainbench/metric_bus.h"
+#include "trainbench/process_launch.h"
 #include "trainbench/run_config.h"
 
 namespace trainbench {
@@ -49,6 +50,9 @@ struct SessionOptions {
     // The explorer's fastest split for this config, if measured: the run then says so when it
     // trains far slower (live advice).
     std::optional<ExploredBest> explored_best;
+    // Set when a launcher started this process as one rank of several: the session runs that
+    // rank alone, on cuda:local_rank, meeting the others through a TCPStore and NCCL.
+    std::optional<ProcessLaunch> launch;
 };
 
 // Thread contract: every method is called from one controlling thread (the GUI or CLI main

@@ -1,0 +1,28 @@
+// ProcessLaunch: this process's place among several started by a launcher (torchrun, Slurm).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace trainbench {
+
+struct ProcessLaunch {
+    int rank = 0;              // global rank of this process
+    int world_size = 1;        // processes in the run (each one rank)
+    int local_rank = 0;        // rank on this node: the GPU it takes, cuda:local_rank
+    int local_world_size = 1;  // processes on this node
+    std::string master_addr;   // where rank 0's rendezvous store listens
+    int master_port = 0;
+    std::string launcher;      // "torchrun" or "slurm": which variables were read
+};
+
+// Reads the launcher's variables: torchrun's RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+// MASTER_ADDR, MASTER_PORT, or Slurm's SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID (with
+// MASTER_ADDR and MASTER_PORT exported by the batch script). Returns nothing when this process
+// is not one of several (no launcher, or a world of one). Throws ConfigError naming the
+// variable when one is missing or malformed. `lookup` stands in for getenv in tests.
+std::optional<ProcessLaunch> processLaunchFromEnvironment(
+    const std::function<const char*(const char*)>& lookup = [](const char* name) { return std::getenv(name); });
+
+}  // namespace trainbench

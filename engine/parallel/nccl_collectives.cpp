@@ -1,0 +1,114 @@
+// NCCL collectives: every call maps to one ProcessGroupNCCL operation on the rank's GPU.
+#include "parallel/nccl_collectives.h"
+
+#include <cstdlib>
+
+#include "trainbench/config_io.h"
+
+#ifdef TRAINBENCH_HAVE_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+namespace trainbench {
+
+#ifdef TRAINBENCH_HAVE_NCCL
+namespace {
+
+c10d::ReduceOp ncclOp(ReduceOp op) { return op == ReduceOp::Max ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM; }
+
+// NCCL errors and timeouts surface as exceptions of c10d's own types; the trainer knows one.
+void waitOrAbort(const c10::intrusive_ptr<c10d::Work>& work, int rank) {
+    try {
+        work->wait();
+    } catch (const std::exception& e) {
+        throw CollectiveAborted("rank " + std::to_string(rank) + ": NCCL collective failed: " + e.what());
+    }
+}
+
+class NcclWork : public CollectiveWork {
+public:
+    NcclWork(c10::intrusive_ptr<c10d::Work> work, std::vector<torch::Tensor> tensors, int rank)
+        : work_(std::move(work)), tensors_(std::move(tensors)), rank_(rank) {}
+    void wait() override { waitOrAbort(work_, rank_); }
+
+private:
+    c10::intrusive_ptr<c10d::Work> work_;
+    std::vector<torch::Tensor> tensors_;  // alive until the operation has been waited for
+    int rank_;
+};
+
+class NcclCollectives : public Collectives {
+public:
+    NcclCollectives(c10::intrusive_ptr<c10d::ProcessGroupNCCL> group, int rank, int world_size, int device_index)
+        : group_(std::move(group)), rank_(rank), world_size_(world_size), device_index_(device_index) {}
+    ~NcclCollectives() override {
+        try {
+            group_->shutdown();
+        } catch (...) {  // a group already aborted has nothing left to shut down
+        }
+    }
+    int rank() const override { return rank_; }
+    int worldSize() const override { return world_size_; }
+    void allReduce(std::vector<torch::Tensor>& tensors, ReduceOp op) override {
+        allReduceAsync(tensors, op)->wait();
+    }
+    std::shared_ptr<CollectiveWork> allReduceAsync(std::vector<torch::Tensor> tensors, ReduceOp op) override {
+        ++calls_;
+        c10d::AllreduceOptions options;
+        options.reduceOp = ncclOp(op);
+        auto work = group_->allreduce(tensors, options);
+        return std::make_shared<NcclWork>(std::move(work), std::move(tensors), rank_);
+    }
+    void broadcast(std::vector<torch::Tensor>& tensors, int root) override {
+        ++calls_;
+        c10d::BroadcastOptions options;
+        options.rootRank = root;
+        waitOrAbort(group_->broadcast(tensors, options), rank_);
+    }
+    void barrier() override {
+        ++calls_;
+        c10d::BarrierOptions options;
+        options.device_ids = {device_index_};
+        waitOrAbort(group_->barrier(options), rank_);
+    }
+    void abort(const std::string&) override { group_->abort(); }
+
+private:
+    c10::intrusive_ptr<c10d::ProcessGroupNCCL> group_;
+    int rank_, world_size_;
+    int64_t device_index_;
+};
+
+}  // namespace
+
+void requireNcclBuiltIn() {}
+
+std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
+                                                 int device_index, std::chrono::milliseconds timeout) {
+    // Blocking wait makes a timed-out or failed collective throw in the waiting rank; without it
+    // NCCL's watchdog tears the whole process down, which the engine must never do. A user's own
+    // setting is kept.
+    setenv("TORCH_NCCL_BLOCKING_WAIT", "1", /*overwrite=*/0);
+    auto options = c10d::ProcessGroupNCCL::Options::create();
+    options->timeout = timeout;
+    auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(std::move(store), rank, world_size, std::move(options));
+    return std::make_unique<NcclCollectives>(std::move(group), rank, world_size, device_index);
+}
+
+#else
+
+void requireNcclBuiltIn() {
+    throw ConfigError("runtime.device", "this build has no NCCL (CMake did not find the torch wheel's nccl.h), so "
+                                        "CUDA ranks cannot reduce; use runtime.device \"cpu\" or rebuild with the "
+                                        "nvidia-nccl package of the torch wheel installed");
+}
+
+std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store>, int, int, int,
+                                                 std::chrono::milliseconds) {
+    requireNcclBuiltIn();
+    return nullptr;
+}
+
+#endif
+
+}  // namespace trainbench

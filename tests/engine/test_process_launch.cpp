@@ -1,0 +1,185 @@
+// Launched processes: the launcher's variables, the refusal of CPU process ranks, and the
+// TCPStore rendezvous through which GPU process ranks meet (real c10d, on the loopback).
+#include <QtTest/QtTest>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
+#include <thread>
+
+#include "parallel/rendezvous.h"
+#include "trainbench/config_io.h"
+#include "trainbench/presets.h"
+#include "trainbench/process_launch.h"
+#include "trainbench/training_session.h"
+
+using namespace trainbench;
+
+namespace {
+
+using Environment = std::map<std::string, std::string>;
+
+std::optional<ProcessLaunch> launchFrom(const Environment& env) {
+    return processLaunchFromEnvironment([&](const char* name) -> const char* {
+        auto it = env.find(name);
+        return it == env.end() ? nullptr : it->second.c_str();
+    });
+}
+
+// The ConfigError's field and message for `env`; fails the test when none is thrown.
+std::pair<std::string, std::string> refusal(const Environment& env) {
+    try {
+        launchFrom(env);
+    } catch (const ConfigError& e) {
+        return {e.path(), e.what()};
+    }
+    return {"(accepted)", ""};
+}
+
+// A port the kernel says is free on the loopback (bound to port 0, then released).
+int freeTcpPort() {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+        qFatal("no free TCP port on the loopback");
+    close(fd);
+    return ntohs(address.sin_port);
+}
+
+}  // namespace
+
+class TestProcessLaunch : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void aPlainStartIsNotALaunch() {
+        QVERIFY(!launchFrom({}).has_value());
+        QVERIFY(!launchFrom({{"WORLD_SIZE", "1"}, {"RANK", "0"}}).has_value());  // torchrun with one process
+        QVERIFY(!launchFrom({{"SLURM_NTASKS", "1"}, {"SLURM_PROCID", "0"}}).has_value());
+    }
+
+    void torchrunVariablesAreRead() {
+        const auto launch = launchFrom({{"WORLD_SIZE", "8"}, {"RANK", "5"}, {"LOCAL_RANK", "1"},
+                                        {"LOCAL_WORLD_SIZE", "4"}, {"MASTER_ADDR", "node0"}, {"MASTER_PORT", "29500"}});
+        QVERIFY(launch.has_value());
+        QCOMPARE(launch->world_size, 8);
+        QCOMPARE(launch->rank, 5);
+        QCOMPARE(launch->local_rank, 1);
+        QCOMPARE(launch->local_world_size, 4);
+        QCOMPARE(launch->master_addr, std::string("node0"));
+        QCOMPARE(launch->master_port, 29500);
+        QCOMPARE(launch->launcher, std::string("torchrun"));
+    }
+
+    void slurmVariablesAreRead() {
+        const auto launch = launchFrom({{"SLURM_NTASKS", "16"}, {"SLURM_PROCID", "9"}, {"SLURM_LOCALID", "1"},
+                                        {"SLURM_NTASKS_PER_NODE", "8"}, {"MASTER_ADDR", "10.0.0.1"},
+                                        {"MASTER_PORT", "12345"}});
+        QVERIFY(launch.has_value());
+        QCOMPARE(launch->world_size, 16);
+        QCOMPARE(launch->rank, 9);
+        QCOMPARE(launch->local_rank, 1);
+        QCOMPARE(launch->local_world_size, 8);
+        QCOMPARE(launch->launcher, std::string("slurm"));
+    }
+
+    // Each bad or missing variable is named, with what to do.
+    void badVariablesAreNamed() {
+        const Environment good{{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "29500"}};
+        auto with = [&](const std::string& name, const char* value) {
+            Environment env = good;
+            if (value) env[name] = value;
+            else env.erase(name);
+            return refusal(env);
+        };
+        QCOMPARE(with("RANK", "2").first, std::string("RANK"));  // not below WORLD_SIZE
+        QVERIFY(with("RANK", "2").second.find("WORLD_SIZE=2") != std::string::npos);
+        QCOMPARE(with("RANK", "one").first, std::string("RANK"));
+        QCOMPARE(with("RANK", nullptr).first, std::string("RANK"));
+        QCOMPARE(with("WORLD_SIZE", "0").first, std::string("WORLD_SIZE"));
+        QCOMPARE(with("MASTER_ADDR", nullptr).first, std::string("MASTER_ADDR"));
+        QVERIFY(with("MASTER_ADDR", nullptr).second.find("torchrun") != std::string::npos);
+        QCOMPARE(with("MASTER_PORT", "70000").first, std::string("MASTER_PORT"));
+        QCOMPARE(with("MASTER_PORT", nullptr).first, std::string("MASTER_PORT"));
+        const auto slurm = refusal({{"SLURM_NTASKS", "2"}, {"SLURM_PROCID", "0"}, {"MASTER_PORT", "1"}});
+        QCOMPARE(slurm.first, std::string("MASTER_ADDR"));
+        QVERIFY(slurm.second.find("scontrol show hostnames") != std::string::npos);
+    }
+
+    // CPU ranks in separate processes would need Gloo: refused before anything starts, naming
+    // the field and the way that works (threads of one process).
+    void aLaunchedCpuRankIsRefused() {
+        RunConfig config = builtinTinyConfig();
+        config.runtime.device = "cpu";
+        config.runtime.world_size = 2;
+        SessionOptions options;
+        options.launch = launchFrom({{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"MASTER_ADDR", "127.0.0.1"},
+                                     {"MASTER_PORT", "29500"}});
+        try {
+            TrainingSession session(config, options);
+            QFAIL("a launched CPU rank was accepted");
+        } catch (const ConfigError& e) {
+            QVERIFY2(e.path() == "runtime.device", e.what());
+            QVERIFY2(std::string(e.what()).find("Gloo") != std::string::npos, e.what());
+            QVERIFY2(std::string(e.what()).find("rank 1 of 2") != std::string::npos, e.what());
+        }
+        config.runtime.world_size = 4;  // disagrees with the launcher
+        try {
+            TrainingSession session(config, options);
+            QFAIL("a world size unlike the launcher's was accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(e.path(), std::string("runtime.world_size"));
+        }
+    }
+
+    // Two ranks meet through c10d's TCPStore on the loopback (rank 0 serves, rank 1 connects)
+    // and see each other's keys; a rank whose peers never come gets a named error in time.
+    void ranksMeetThroughTcpStore() {
+        const int port = freeTcpPort();
+        std::vector<std::string> seen(2);
+        std::vector<std::string> errors(2);
+        std::vector<std::thread> ranks;
+        for (int r = 0; r < 2; ++r)
+            ranks.emplace_back([&, r] {
+                try {
+                    ProcessLaunch launch;
+                    launch.rank = r;
+                    launch.world_size = 2;
+                    launch.master_addr = "127.0.0.1";
+                    launch.master_port = port;
+                    auto store = processRendezvous(launch, std::chrono::seconds(30));
+                    const std::string mine = "from rank " + std::to_string(r);
+                    store->set("key" + std::to_string(r), std::vector<uint8_t>(mine.begin(), mine.end()));
+                    const auto other = store->get("key" + std::to_string(1 - r));
+                    seen[r] = std::string(other.begin(), other.end());
+                } catch (const std::exception& e) {
+                    errors[r] = e.what();
+                }
+            });
+        for (auto& t : ranks) t.join();
+        QVERIFY2(errors[0].empty() && errors[1].empty(), (errors[0] + " / " + errors[1]).c_str());
+        QCOMPARE(seen[0], std::string("from rank 1"));
+        QCOMPARE(seen[1], std::string("from rank 0"));
+
+        ProcessLaunch alone;
+        alone.rank = 1;
+        alone.world_size = 2;
+        alone.master_addr = "127.0.0.1";
+        alone.master_port = freeTcpPort();  // nobody serves it
+        try {
+            processRendezvous(alone, std::chrono::seconds(2));
+            QFAIL("a rendezvous without rank 0 succeeded");
+        } catch (const std::exception& e) {
+            QVERIFY2(std::string(e.what()).find("MASTER_ADDR:MASTER_PORT") != std::string::npos, e.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestProcessLaunch)
+#include "test_process_launch.moc"
