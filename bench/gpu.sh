@@ -55,7 +55,7 @@ done
 for name in tiny-cpu tiny-cuda tiny-bf16 medium-8-1 medium-4-2 medium-2-4 medium-1-8; do
   [ -s "$out/$name.json" ] && series "$name"
 done
-"$cli" plan "$root/configs/medium.json" --json > "$out/medium-plan.json" 2>/dev/null
+"$cli" params "$root/configs/medium.json" --json > "$out/medium-params.json" 2>/dev/null
 
 python3 - "$out" <<'PY'
 import json, os, statistics, sys
@@ -74,10 +74,9 @@ if cpu and len(cpu) == len(cuda):
 result["tiny_cuda_collectives_per_step"] = sorted(set(points("tiny-cuda", "comm/collectives")))
 bf16 = points("tiny-bf16", "train/loss")
 if bf16: result["tiny_bf16_first_last_loss"] = [bf16[0], bf16[-1]]
-plan = {}
-try: plan = json.load(open(f"{out}/medium-plan.json"))
+activated = None
+try: activated = json.load(open(f"{out}/medium-params.json"))["activated_params"]
 except Exception: pass
-activated = plan.get("activated_parameters") or plan.get("parameters", {}).get("activated")
 result["medium_activated_parameters"] = activated
 for split in ["8-1", "4-2", "2-4", "1-8"]:
     name = f"medium-{split}"
