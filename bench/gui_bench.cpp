@@ -17,6 +17,7 @@
 
 #include <qcustomplot.h>
 
+#include "decimated_graph.h"
 #include "engine_bridge.h"
 #include "main_window.h"
 #include "metric_plots.h"
@@ -85,29 +86,67 @@ void ingest(int64_t steps) {
                 (long long)steps, (long long)(5 * steps), seconds, 5.0 * steps / seconds, replot_ms);
 }
 
-// Ten curves of a million points each on one plot, drawn with adaptive sampling (what the
-// Compare view asks of QCustomPlot).
+// Median of five redraws, each after panning the key axis by a hair: every one of them has
+// to look at the data again (a decimated graph refills; QCustomPlot re-samples).
+double medianPannedReplotMs(QCustomPlot& plot) {
+    std::vector<double> times;
+    for (int i = 0; i < 5; ++i) {
+        const QCPRange range = plot.xAxis->range();
+        const double shift = range.size() * 1e-3 * (i % 2 == 0 ? 1 : -1);
+        QElapsedTimer one;
+        one.start();
+        plot.xAxis->setRange(range.lower + shift, range.upper + shift);
+        plot.replot(QCustomPlot::rpImmediateRefresh);
+        times.push_back(one.nsecsElapsed() / 1e6);
+    }
+    return median(times);
+}
+
+// Ten curves of a million points each on one plot (the Compare view's setting): plain
+// QCustomPlot graphs with adaptive sampling, then DecimatedGraph (what Compare draws with),
+// full range and zoomed to 1 %, still and while panning.
 void replotManyRuns(int runs, int64_t points_per_run) {
-    QCustomPlot plot;
-    plot.resize(1280, 800);
+    std::vector<std::vector<double>> xs(runs), ys(runs);
     std::mt19937 rng(2);
     for (int r = 0; r < runs; ++r) {
-        QVector<double> x(points_per_run), y(points_per_run);
+        xs[r].resize(points_per_run);
+        ys[r].resize(points_per_run);
         for (int64_t i = 0; i < points_per_run; ++i) {
-            x[i] = double(i + 1);
-            y[i] = lossAt(i + 1, rng) + 0.05 * r;
+            xs[r][i] = double(i + 1);
+            ys[r][i] = lossAt(i + 1, rng) + 0.05 * r;
         }
-        QCPGraph* graph = plot.addGraph();
-        graph->setData(x, y, true);
-        graph->setAdaptiveSampling(true);
     }
-    plot.rescaleAxes();
-    const double full_ms = medianReplotMs(plot);
-    plot.xAxis->setRange(points_per_run * 0.4, points_per_run * 0.41);
-    const double zoomed_ms = medianReplotMs(plot);
-    std::printf("{\"bench\": \"replot_runs\", \"runs\": %d, \"points_per_run\": %lld, \"replot_ms_median\": %.1f, "
-                "\"zoomed_replot_ms_median\": %.1f}\n",
-                runs, (long long)points_per_run, full_ms, zoomed_ms);
+    for (bool decimate : {false, true}) {
+        QCustomPlot plot;
+        plot.resize(1280, 800);
+        std::vector<std::unique_ptr<DecimatedGraph>> decimated;
+        QElapsedTimer build;
+        build.start();
+        for (int r = 0; r < runs; ++r) {
+            QCPGraph* graph = plot.addGraph();
+            if (decimate) {
+                decimated.push_back(std::make_unique<DecimatedGraph>(graph, xs[r], ys[r]));
+            } else {
+                graph->setData(QVector<double>(xs[r].begin(), xs[r].end()), QVector<double>(ys[r].begin(), ys[r].end()), true);
+                graph->setAdaptiveSampling(true);
+            }
+        }
+        const double build_ms = build.nsecsElapsed() / 1e6;
+        QObject::connect(&plot, &QCustomPlot::beforeReplot, [&] {
+            for (auto& graph : decimated) graph->refresh();
+        });
+        plot.rescaleAxes();
+        const double full_ms = medianReplotMs(plot);
+        const double full_panned_ms = medianPannedReplotMs(plot);
+        plot.xAxis->setRange(points_per_run * 0.4, points_per_run * 0.41);
+        const double zoomed_ms = medianReplotMs(plot);
+        const double zoomed_panned_ms = medianPannedReplotMs(plot);
+        std::printf("{\"bench\": \"replot_runs\", \"graphs\": \"%s\", \"runs\": %d, \"points_per_run\": %lld, "
+                    "\"set_data_ms\": %.0f, \"replot_ms_median\": %.1f, \"panned_replot_ms_median\": %.1f, "
+                    "\"zoomed_replot_ms_median\": %.1f, \"zoomed_panned_replot_ms_median\": %.1f}\n",
+                    decimate ? "decimated" : "qcustomplot", runs, (long long)points_per_run, build_ms, full_ms,
+                    full_panned_ms, zoomed_ms, zoomed_panned_ms);
+    }
 }
 
 // One key of a run with a million steps, read back from SQLite (what opening an old run costs).
@@ -239,6 +278,11 @@ int main(int argc, char** argv) {
     // `bench_gui overhead` measures only what watching costs a run.
     if (argc > 1 && std::string(argv[1]) == "overhead") {
         metricsOverhead(80, 3);
+        return 0;
+    }
+    // `bench_gui replot`: only the 10 x 1M redraws.
+    if (argc > 1 && std::string(argv[1]) == "replot") {
+        replotManyRuns(10, 1'000'000);
         return 0;
     }
     ingest(1'000'000);

@@ -144,6 +144,9 @@ void CompareView::buildUi() {
     plot_->setObjectName(QStringLiteral("comparePlot"));
     plot_->setMinimumHeight(220);
     plot_->setNoAntialiasingOnDrag(true);
+    connect(plot_, &QCustomPlot::beforeReplot, this, [this] {
+        for (auto& graph : decimated_) graph->refresh();
+    });
     plot_->setAutoAddPlottableToLegend(false);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     for (QCPAxis* axis : plot_->axisRect()->axes()) {
@@ -617,12 +620,21 @@ void CompareView::plotRun(const RunCurve& curve, const QColor& color) {
     }
     QCPGraph* raw_graph = plot_->addGraph();
     raw_graph->setPen(QPen(withAlpha(color, 70), 1.0));
-    raw_graph->setData(xs, raw, /*alreadySorted=*/x_axis != Axis::WallTime);
+    setCurveData(raw_graph, xs, raw, x_axis != Axis::WallTime);
     QCPGraph* smooth_graph = plot_->addGraph();
     smooth_graph->setPen(QPen(color, 2.0));
     smooth_graph->setName(curve.name);
-    smooth_graph->setData(xs, smoothed, /*alreadySorted=*/x_axis != Axis::WallTime);
+    setCurveData(smooth_graph, xs, smoothed, x_axis != Axis::WallTime);
     smooth_graph->addToLegend();
+}
+
+void CompareView::setCurveData(QCPGraph* graph, const QVector<double>& xs, const QVector<double>& ys, bool sorted) {
+    if (!sorted) {
+        graph->setData(xs, ys, false);
+        return;
+    }
+    decimated_.push_back(std::make_unique<DecimatedGraph>(graph, std::vector<double>(xs.begin(), xs.end()),
+                                                          std::vector<double>(ys.begin(), ys.end())));
 }
 
 void CompareView::plotSeedGroup(const std::vector<size_t>& members, const QColor& color) {
@@ -656,7 +668,7 @@ void CompareView::plotSeedGroup(const std::vector<size_t>& members, const QColor
     const bool sorted = x_axis == Axis::Step;
     QCPGraph* raw_graph = plot_->addGraph();
     raw_graph->setPen(QPen(withAlpha(color, 70), 1.0));
-    raw_graph->setData(raw_xs, raw_mean, sorted);
+    setCurveData(raw_graph, raw_xs, raw_mean, sorted);
     QCPGraph* low_graph = plot_->addGraph();
     low_graph->setPen(QPen(withAlpha(color, 90), 0.8));
     low_graph->setData(xs, lows, sorted);
@@ -668,13 +680,14 @@ void CompareView::plotSeedGroup(const std::vector<size_t>& members, const QColor
     QCPGraph* mean_graph = plot_->addGraph();
     mean_graph->setPen(QPen(color, 2.0));
     mean_graph->setName(tr("%1 (%n seeds)", nullptr, static_cast<int>(members.size())).arg(QString::fromStdString(seedGroupName(curves_[members.front()].name.toStdString()))));
-    mean_graph->setData(xs, means, sorted);
+    setCurveData(mean_graph, xs, means, sorted);
     mean_graph->addToLegend();
 }
 
 void CompareView::plotCurves() {
     // A live update keeps the ranges the user dragged or zoomed to; anything else rescales.
     const bool keep_ranges = view_moved_by_user_ && !curves_.empty();
+    decimated_.clear();
     plot_->clearGraphs();
     plot_->legend->clearItems();
     const Axis x_axis = axis();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include <string>
 #include <vector>
@@ -12,12 +13,14 @@
 
 #include "compare_summary.h"
 #include "curves_csv.h"
+#include "decimated_graph.h"
 #include "trainbench/run_store.h"
 
 class QCheckBox;
 class QComboBox;
 class QCPItemText;
 class QCustomPlot;
+class QCPGraph;
 class QLabel;
 class QPushButton;
 class QTableWidget;
@@ -118,6 +121,8 @@ private:
     void showConfigDiff();
     void plotCurves();
     void plotRun(const RunCurve& curve, const QColor& color);
+    // Sorted keys (step, tokens): through a DecimatedGraph; wall time: every point as it is.
+    void setCurveData(QCPGraph* graph, const QVector<double>& xs, const QVector<double>& ys, bool sorted);
     void plotSeedGroup(const std::vector<size_t>& members, const QColor& color);
     void updateGrouping();
     QColor colorOfRun(size_t run_index) const;
@@ -151,6 +156,8 @@ private:
     QTimer* poll_timer_ = nullptr;
     QLabel* status_label_ = nullptr;
     QCustomPlot* plot_ = nullptr;
+    // The long curves of plot_, refilled for the view before each redraw.
+    std::vector<std::unique_ptr<DecimatedGraph>> decimated_;
     QCPItemText* placeholder_ = nullptr;
     QTableWidget* summary_table_ = nullptr;
     QTableWidget* diff_table_ = nullptr;

@@ -1,0 +1,83 @@
+// The min/max pyramid: built once per curve in O(n), queried per redraw in O(columns).
+#include "min_max_pyramid.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainbench::gui {
+
+MinMaxPyramid::MinMaxPyramid(std::vector<double> xs, std::vector<double> ys) : xs_(std::move(xs)), ys_(std::move(ys)) {
+    const size_t n = std::min(xs_.size(), ys_.size());
+    xs_.resize(n);
+    ys_.resize(n);
+    // The first level straight from the points; each later one merges pairs of blocks.
+    const size_t block = size_t(1) << kFirstLevel;
+    std::vector<Extremes> level;
+    level.reserve((n + block - 1) / block);
+    for (size_t start = 0; start < n; start += block) {
+        Extremes e{kNone, kNone};
+        for (size_t i = start; i < std::min(n, start + block); ++i) {
+            if (!std::isfinite(ys_[i])) continue;
+            if (e.low == kNone || ys_[i] < ys_[e.low]) e.low = static_cast<uint32_t>(i);
+            if (e.high == kNone || ys_[i] > ys_[e.high]) e.high = static_cast<uint32_t>(i);
+        }
+        level.push_back(e);
+    }
+    while (level.size() > 1) {
+        std::vector<Extremes> next((level.size() + 1) / 2);
+        for (size_t b = 0; b < next.size(); ++b) {
+            Extremes e = level[2 * b];
+            if (2 * b + 1 < level.size()) {
+                const Extremes& other = level[2 * b + 1];
+                if (other.low != kNone && (e.low == kNone || ys_[other.low] < ys_[e.low])) e.low = other.low;
+                if (other.high != kNone && (e.high == kNone || ys_[other.high] > ys_[e.high])) e.high = other.high;
+            }
+            next[b] = e;
+        }
+        levels_.push_back(std::move(level));
+        level = std::move(next);
+    }
+    levels_.push_back(std::move(level));
+}
+
+std::vector<CurvePoint> MinMaxPyramid::visible(double x_lower, double x_upper, int columns, int* level) const {
+    std::vector<CurvePoint> out;
+    if (level) *level = 0;
+    if (xs_.empty()) return out;
+    columns = std::max(columns, 1);
+    // [first, last]: the points in range and one more on each side.
+    size_t first = static_cast<size_t>(std::lower_bound(xs_.begin(), xs_.end(), x_lower) - xs_.begin());
+    size_t last = static_cast<size_t>(std::upper_bound(xs_.begin(), xs_.end(), x_upper) - xs_.begin());
+    if (first > 0) --first;
+    if (last >= xs_.size()) last = xs_.size() - 1;
+    if (last < first) return out;
+    const size_t count = last - first + 1;
+    if (count <= 8 * size_t(columns)) {
+        out.reserve(count);
+        for (size_t i = first; i <= last; ++i) out.push_back({xs_[i], ys_[i]});
+        return out;
+    }
+    int k = kFirstLevel;
+    while ((count >> k) >= 4 * size_t(columns) && k - kFirstLevel + 1 < int(levels_.size())) ++k;
+    if (level) *level = k;
+    const std::vector<Extremes>& blocks = levels_[k - kFirstLevel];
+    out.reserve(2 * (count >> k) + 8);
+    out.push_back({xs_[first], ys_[first]});
+    auto add = [&](uint32_t index) {
+        if (index != kNone && index > first && index < last) out.push_back({xs_[index], ys_[index]});
+    };
+    for (size_t b = first >> k; b <= (last >> k) && b < blocks.size(); ++b) {
+        const Extremes& e = blocks[b];
+        if (e.low == kNone) {  // nothing finite in the block: keep the gap
+            const size_t start = std::max(first + 1, b << k);
+            if (start < last) out.push_back({xs_[start], std::nan("")});
+            continue;
+        }
+        add(std::min(e.low, e.high));
+        if (e.high != e.low) add(std::max(e.low, e.high));
+    }
+    out.push_back({xs_[last], ys_[last]});
+    return out;
+}
+
+}  // namespace trainbench::gui
