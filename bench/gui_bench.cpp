@@ -280,6 +280,11 @@ int main(int argc, char** argv) {
         metricsOverhead(80, 3);
         return 0;
     }
+    // `bench_gui load`: only the 1M-point store read.
+    if (argc > 1 && std::string(argv[1]) == "load") {
+        loadFromStore(1'000'000);
+        return 0;
+    }
     // `bench_gui replot`: only the 10 x 1M redraws.
     if (argc > 1 && std::string(argv[1]) == "replot") {
         replotManyRuns(10, 1'000'000);

@@ -25,15 +25,19 @@ void waitOrAbort(const c10::intrusive_ptr<c10d::Work>& work, int rank) {
     }
 }
 
+// ProcessGroupNCCL takes one tensor per operation: a call over several tensors is one
+// operation each, queued back to back on the NCCL stream and waited for together.
 class NcclWork : public CollectiveWork {
 public:
-    NcclWork(c10::intrusive_ptr<c10d::Work> work, std::vector<torch::Tensor> tensors, int rank)
-        : work_(std::move(work)), tensors_(std::move(tensors)), rank_(rank) {}
-    void wait() override { waitOrAbort(work_, rank_); }
+    NcclWork(std::vector<c10::intrusive_ptr<c10d::Work>> works, std::vector<torch::Tensor> tensors, int rank)
+        : works_(std::move(works)), tensors_(std::move(tensors)), rank_(rank) {}
+    void wait() override {
+        for (auto& work : works_) waitOrAbort(work, rank_);
+    }
 
 private:
-    c10::intrusive_ptr<c10d::Work> work_;
-    std::vector<torch::Tensor> tensors_;  // alive until the operation has been waited for
+    std::vector<c10::intrusive_ptr<c10d::Work>> works_;
+    std::vector<torch::Tensor> tensors_;  // alive until the operations have been waited for
     int rank_;
 };
 
@@ -54,16 +58,27 @@ public:
     }
     std::shared_ptr<CollectiveWork> allReduceAsync(std::vector<torch::Tensor> tensors, ReduceOp op) override {
         ++calls_;
+        torch::NoGradGuard no_grad;
         c10d::AllreduceOptions options;
         options.reduceOp = ncclOp(op);
-        auto work = group_->allreduce(tensors, options);
-        return std::make_shared<NcclWork>(std::move(work), std::move(tensors), rank_);
+        std::vector<c10::intrusive_ptr<c10d::Work>> works;
+        for (auto& tensor : tensors) {
+            std::vector<torch::Tensor> one{tensor};
+            works.push_back(group_->allreduce(one, options));
+        }
+        return std::make_shared<NcclWork>(std::move(works), std::move(tensors), rank_);
     }
     void broadcast(std::vector<torch::Tensor>& tensors, int root) override {
         ++calls_;
+        torch::NoGradGuard no_grad;
         c10d::BroadcastOptions options;
         options.rootRank = root;
-        waitOrAbort(group_->broadcast(tensors, options), rank_);
+        std::vector<c10::intrusive_ptr<c10d::Work>> works;
+        for (auto& tensor : tensors) {
+            std::vector<torch::Tensor> one{tensor};
+            works.push_back(group_->broadcast(one, options));
+        }
+        NcclWork(std::move(works), tensors, rank_).wait();
     }
     void barrier() override {
         ++calls_;
