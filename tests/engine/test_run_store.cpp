@@ -214,6 +214,36 @@ private Q_SLOTS:
         QCOMPARE(store.findRun("r")->notes, std::string("first try"));
     }
 
+    // A long curve comes back whole: every point once, in step order, with its values, also
+    // when reading from a step on, and the run's other keys stay out.
+    void aLongCurveIsReadWholeAndInOrder() {
+        QTemporaryDir dir;
+        RunStore store(dir.path().toStdString());
+        store.createRun(record("long", "long"));
+        constexpr int64_t kSteps = 250'000;
+        for (int64_t first = 1; first <= kSteps; first += 50'000) {
+            std::vector<MetricPoint> points;
+            for (int64_t s = first; s < first + 50'000; ++s) {
+                points.push_back({s, s * 64, s * 0.5, "train/loss", 1.0 / double(s)});
+                if (s % 1000 == 0) points.push_back({s, s * 64, s * 0.5, "eval/loss", 2.0});
+            }
+            store.commitBatch("long", points, {});
+        }
+        const auto loss = store.metrics("long", "train/loss");
+        QCOMPARE(loss.size(), size_t(kSteps));
+        for (int64_t i = 0; i < kSteps; ++i) {
+            const MetricPoint& p = loss[size_t(i)];
+            if (p.step != i + 1 || p.tokens != (i + 1) * 64 || p.value != 1.0 / double(i + 1) || p.key != "train/loss")
+                QFAIL(qPrintable(QString("point %1 is step %2 value %3").arg(i).arg(p.step).arg(p.value)));
+        }
+        const auto tail = store.metricsAfterStep("long", "train/loss", 1'000);
+        QCOMPARE(tail.size(), size_t(kSteps - 1'000));
+        QCOMPARE(tail.front().step, int64_t(1'001));
+        QCOMPARE(tail.back().step, kSteps);
+        QCOMPARE(store.metrics("long", "eval/loss").size(), size_t(kSteps / 1000));
+        QVERIFY(store.metricsAfterStep("long", "train/loss", kSteps).empty());
+    }
+
     void writerCommitsEverythingFromTheBus() {
         QTemporaryDir dir;
         const std::string folder = dir.path().toStdString();
