@@ -45,23 +45,28 @@ GradientBuckets::~GradientBuckets() {
         if (p.requires_grad()) torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
 }
 
-void GradientBuckets::armOverlap(Collectives& collectives) {
+void GradientBuckets::beginOverlap(Collectives& collectives) {
     std::lock_guard lock(overlap_mutex_);
     overlap_ = &collectives;
-    hooks_armed_ = true;
+    hooks_armed_ = false;
     next_launch_ = 0;
     launched_during_backward_ = 0;
+    for (auto& b : buckets_) {
+        b.waiting = 0;
+        for (size_t member : b.members) b.waiting += params_[member].requires_grad() ? 1 : 0;
+        b.work.reset();
+    }
+}
+
+void GradientBuckets::armHooks() {
+    std::lock_guard lock(overlap_mutex_);
     for (size_t i = 0; i < params_.size(); ++i) {
         auto& p = params_[i];
         // Installed at the first window that overlaps: a single rank never pays for hooks.
         if (p.requires_grad() && !torch::autograd::impl::post_acc_grad_hooks(p))
             torch::autograd::impl::set_post_acc_grad_hooks(p, std::make_unique<ReadyHook>(this, i));
     }
-    for (auto& b : buckets_) {
-        b.waiting = 0;
-        for (size_t member : b.members) b.waiting += params_[member].requires_grad() ? 1 : 0;
-        b.work.reset();
-    }
+    hooks_armed_ = true;
 }
 
 void GradientBuckets::onGradientReady(size_t param) {

@@ -23,16 +23,19 @@ public:
     GradientBuckets& operator=(const GradientBuckets&) = delete;
     int64_t count() const { return static_cast<int64_t>(buckets_.size()); }
 
-    // Overlapped reduction, in three calls per window. armOverlap(), before the backward of the
-    // window's last micro-batch: from then on a hook on each parameter copies its gradient into
-    // its bucket as soon as autograd has accumulated it, and a bucket whose gradients are all
-    // in is all-reduced asynchronously while the backward goes on with earlier layers (buckets
-    // start in index order on every rank, so ranks' calls pair up). launchRemaining(), after
-    // the backward: starts the buckets left (a parameter the last micro-batch did not reach
-    // has its gradient from earlier micro-batches, or none). finishOverlap(): waits and writes
-    // the global sums into .grad; with `keep` false (a window every rank drops) it only waits.
-    // A rank that left the window early still calls launchRemaining(), so its calls pair up.
-    void armOverlap(Collectives& collectives);
+    // Overlapped reduction, in four calls per window. beginOverlap(), at the window's start:
+    // this window's buckets will reduce through `collectives`, none started yet. armHooks(),
+    // before the backward of the window's last micro-batch: from then on a hook on each
+    // parameter copies its gradient into its bucket as soon as autograd has accumulated it, and
+    // a bucket whose gradients are all in is all-reduced asynchronously while the backward goes
+    // on with earlier layers (buckets start in index order on every rank, so ranks' calls pair
+    // up). launchRemaining(), after the micro-batches: starts the buckets left (a parameter the
+    // last micro-batch did not reach has its gradient from earlier micro-batches, or none), on
+    // every rank, also one that left the window early (out of memory) and never armed.
+    // finishOverlap(): waits and writes the global sums into .grad; with `keep` false (a window
+    // every rank drops) it only waits.
+    void beginOverlap(Collectives& collectives);
+    void armHooks();
     void launchRemaining();
     void finishOverlap(bool keep = true);
     // Buckets the last armed backward started before it returned: the overlap achieved.

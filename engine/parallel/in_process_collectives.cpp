@@ -16,20 +16,34 @@ void CollectiveHub::exchange(int rank, std::vector<torch::Tensor>& tensors, Redu
     if (++arrived_ == world_size_) {
         torch::NoGradGuard no_grad;
         const size_t count = tensors.size();
-        for (size_t i = 0; i < count; ++i) {
-            torch::Tensor result;
-            if (is_broadcast) {
-                result = (*deposits_[root])[i].clone();
-            } else {
-                // Rank order, one thread: the same inputs always give the same bits.
-                result = (*deposits_[0])[i].clone();
-                for (int r = 1; r < world_size_; ++r) {
-                    const auto& other = (*deposits_[r])[i];
-                    if (op == ReduceOp::Sum) result.add_(other);
-                    else result = torch::maximum(result, other);
+        try {
+            for (size_t r = 1; r < deposits_.size(); ++r)
+                if (deposits_[r]->size() != count)
+                    throw std::runtime_error("ranks made different collective calls (" + std::to_string(count) +
+                                             " tensors against " + std::to_string(deposits_[r]->size()) + ")");
+            for (size_t i = 0; i < count; ++i) {
+                torch::Tensor result;
+                if (is_broadcast) {
+                    result = (*deposits_[root])[i].clone();
+                } else {
+                    // Rank order, one thread: the same inputs always give the same bits.
+                    result = (*deposits_[0])[i].clone();
+                    for (int r = 1; r < world_size_; ++r) {
+                        const auto& other = (*deposits_[r])[i];
+                        if (op == ReduceOp::Sum) result.add_(other);
+                        else result = torch::maximum(result, other);
+                    }
                 }
+                for (int r = 0; r < world_size_; ++r) (*deposits_[r])[i].copy_(result);
             }
-            for (int r = 0; r < world_size_; ++r) (*deposits_[r])[i].copy_(result);
+        } catch (const std::exception& e) {
+            // Mismatched calls (a bug) or a failed reduction: every rank is told, none waits on.
+            aborted_ = true;
+            abort_reason_ = std::string("a collective failed: ") + e.what();
+            arrived_ = 0;
+            std::fill(deposits_.begin(), deposits_.end(), nullptr);
+            changed_.notify_all();
+            throw CollectiveAborted(abort_reason_);
         }
         arrived_ = 0;
         std::fill(deposits_.begin(), deposits_.end(), nullptr);

@@ -98,12 +98,14 @@ private:
 
 void requireNcclBuiltIn() {}
 
+void prepareNcclEnvironment() {
+    // Without blocking wait NCCL's watchdog tears the whole process down on a failed or
+    // timed-out collective, which the engine must never do.
+    setenv("TORCH_NCCL_BLOCKING_WAIT", "1", /*overwrite=*/0);
+}
+
 std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
                                                  int device_index, std::chrono::milliseconds timeout) {
-    // Blocking wait makes a timed-out or failed collective throw in the waiting rank; without it
-    // NCCL's watchdog tears the whole process down, which the engine must never do. A user's own
-    // setting is kept.
-    setenv("TORCH_NCCL_BLOCKING_WAIT", "1", /*overwrite=*/0);
     auto options = c10d::ProcessGroupNCCL::Options::create();
     options->timeout = timeout;
     auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(std::move(store), rank, world_size, std::move(options));
@@ -111,6 +113,8 @@ std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store>
 }
 
 #else
+
+void prepareNcclEnvironment() {}
 
 void requireNcclBuiltIn() {
     throw ConfigError("runtime.device", "this build has no NCCL (CMake did not find the torch wheel's nccl.h), so "

@@ -14,9 +14,15 @@ namespace trainbench {
 // when CMake found the torch wheel's nccl.h.
 void requireNcclBuiltIn();
 
+// Sets what ProcessGroupNCCL reads from the environment (blocking wait, so a failed or timed-out
+// collective throws in the waiting rank instead of NCCL's watchdog ending the process; a user's
+// own setting is kept). Call before any rank thread starts: setenv races with getenv.
+void prepareNcclEnvironment();
+
 // Rank `rank` of `world_size` on cuda:`device_index`, meeting the others through `store`.
 // A collective that does not complete within `timeout` throws CollectiveAborted on the ranks
-// waiting for it (blocking wait: the process is never torn down by NCCL's watchdog).
+// waiting for it (see prepareNcclEnvironment). abort() ends this rank's communicator only: the
+// session aborts every rank thread's; another process's ranks learn of it by their timeout.
 std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
                                                  int device_index, std::chrono::milliseconds timeout);
 

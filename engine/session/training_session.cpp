@@ -95,6 +95,8 @@ std::string launchedRankDevice(const RuntimeConfig& runtime, const ProcessLaunch
         throw ConfigError("runtime.device", where + ": runtime.device is \"" + runtime.device +
                                                 "\" but no CUDA device is visible to this process");
     const int available = static_cast<int>(torch::cuda::device_count());
+    // A launcher that binds one GPU to each process (Slurm's --gpus-per-task) leaves it cuda:0.
+    if (available == 1) return "cuda:0";
     if (launch.local_rank >= available)
         throw ConfigError("runtime.device", where + ": LOCAL_RANK " + std::to_string(launch.local_rank) +
                                                 " needs cuda:" + std::to_string(launch.local_rank) + ", but only " +
@@ -130,6 +132,7 @@ struct TrainingSession::Impl {
     std::shared_ptr<CollectiveHub> hub;              // CPU ranks
     c10::intrusive_ptr<c10d::Store> thread_store;    // CUDA rank threads of one process
     std::vector<std::unique_ptr<Collectives>> collectives;  // each made by its rank's thread
+    std::mutex collectives_mutex;  // guards the slots of `collectives` (not the objects)
     std::vector<MemoryAccount*> memory;  // CPU ranks only (CUDA has its own statistics)
     int fail_rank = -1;
     int64_t fail_step = -1;
@@ -187,7 +190,11 @@ struct TrainingSession::Impl {
     void rankBody(size_t slot) {
         const int rank = ranks[slot];
         try {
-            collectives[slot] = makeCollectives(slot);
+            {
+                auto made = makeCollectives(slot);
+                std::lock_guard lock(collectives_mutex);
+                collectives[slot] = std::move(made);
+            }
             RankSetup setup;
             setup.config = &config;
             setup.rank = rank;
@@ -211,6 +218,15 @@ struct TrainingSession::Impl {
             results[slot].error = e.what();
         }
         if (results[slot].status == RunStatus::Failed) control.requestStop();
+        // A rank that ended early aborted its own collectives; NCCL communicators are one per
+        // rank, so the other rank threads' are aborted here too, or a rank waiting in a
+        // collective would sit out the whole timeout. (In-process ranks share one hub: done.)
+        if (results[slot].status == RunStatus::Failed || results[slot].status == RunStatus::Stopped) {
+            std::lock_guard lock(collectives_mutex);
+            for (size_t other = 0; other < collectives.size(); ++other)
+                if (other != slot && collectives[other] && devices[other] != "cpu")
+                    collectives[other]->abort("rank " + std::to_string(rank) + " ended");
+        }
         if (--running_ranks == 0) {
             RunSummary s = summarize();
             std::string message = runStatusName(s.status);
@@ -328,6 +344,7 @@ void TrainingSession::start() {
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(runtime.comm_timeout_s * 1000));
     impl_->hub = std::make_shared<CollectiveHub>(W, timeout, [this] { return impl_->control.paused(); });
     impl_->thread_store = threadRendezvous();
+    if (impl_->devices.front() != "cpu") prepareNcclEnvironment();
     impl_->collectives.resize(slots);
     const int64_t limit = runtime.memory_limit_mb * 1024 * 1024;
     for (size_t slot = 0; slot < slots; ++slot)

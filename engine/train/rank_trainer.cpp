@@ -125,6 +125,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // Buckets reduce while the last backward runs (see GradientBuckets::armOverlap).
     const bool overlap = s_.world_size > 1 && !t.sync_each_micro_batch && cfg_.runtime.overlap_reduction;
     bool out_of_memory = false;
+    if (overlap) buckets_->beginOverlap(*s_.collectives);
     for (int64_t k = 0; k < K; ++k) {
         if (!s_.control->passBoundary()) return WindowOutcome::Stopped;
         if (step == s_.fail_at_step) throw std::runtime_error("injected failure at step " + std::to_string(step + 1));
@@ -136,7 +137,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             prefetched_ = launch(step + 1, 0);
             prefetched_step_ = step + 1;
         }
-        if (overlap && k + 1 == K) buckets_->armOverlap(*s_.collectives);
+        if (overlap && k + 1 == K) buckets_->armHooks();
         try {
             LossParts parts = [&] {
                 AutocastScope autocast(device_.type(), bf16_);  // the forward only; backward follows its graph
@@ -157,7 +158,8 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     if (overlap) buckets_->launchRemaining();  // also on a rank that left the loop early
     // One reduction carries the window's loss sum, its target count, whether any rank ran out of
     // memory, every rank's peak bytes (each rank fills its own slot) and every layer's load. It
-    // comes before the gradient reduction so that an out-of-memory window skips that entirely.
+    // comes before the gradient reduction (deferred mode) so that an out-of-memory window
+    // skips that; with overlap the buckets are already under way and are waited for, unused.
     const int64_t W = s_.world_size;
     auto flags = torch::zeros({1 + W}, torch::kFloat64);
     flags[0] = out_of_memory ? 1.0 : 0.0;

@@ -189,6 +189,27 @@ private Q_SLOTS:
                 QVERIFY(row.tokens_per_s <= best.tokens_per_s);
     }
 
+    // Two ranks with overlapped reduction run out of memory in the first micro-batch of a
+    // window of two (before the hooks are armed): every rank still starts every bucket, the
+    // window is dropped on both, nobody crashes or hangs, and the smaller splits train.
+    void outOfMemoryBeforeTheLastMicroBatchIsAgreedWithOverlap() {
+        RunConfig c = tinySplit(8, 2, 2);
+        c.runtime.world_size = 2;  // global batch 8 x 2 x 2 = 32: m = 8 runs with K = 2
+        const int64_t low = planMemory(tinySplit(2, 8, 1)).peak_bytes, high = planMemory(tinySplit(8, 2, 1)).peak_bytes;
+        c.runtime.memory_limit_mb = std::max<int64_t>(1, (low + high) / 2 / (1024 * 1024));
+        QVERIFY(c.runtime.overlap_reduction);
+        ExploreOptions options;
+        options.steps_per_row = 2;
+        const ExploreResult result = exploreBatchSplits(c, 0, options);
+        QCOMPARE(result.rows.size(), size_t(5));  // m = 1, 2, 4, 8, 16
+        const ExploreRow& m8 = result.rows[3];
+        QCOMPARE(m8.micro_batch_size, int64_t(8));
+        QCOMPARE(m8.gradient_accumulation_steps, int64_t(2));
+        QVERIFY(!m8.fits);
+        QCOMPARE(QString::fromStdString(m8.note), QString("out of memory"));
+        QVERIFY(result.rows.front().fits);
+    }
+
     void outOfMemoryBacksOffAndKeepsTheLosses() {
         // Peaks measured without a budget: step 1 of m = 8 (no AdamW moments yet), steady m = 8,
         // and steady m = 4. A budget between step 1 and steady m = 8 (and above m = 4) runs out
