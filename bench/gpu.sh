@@ -18,6 +18,8 @@ torch_dir="$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
 
+cli="${TRAINBENCH_CLI:-}"  # a CLI already built: skips the build (a dry run of the script)
+if [ -z "$cli" ]; then
 echo "== build (engine and CLI)"
 start=$(date +%s)
 cmake -S "$root" -B "$root/build-gpu" -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" \
@@ -27,6 +29,7 @@ grep "ProcessGroupNCCL" "$out/cmake.log"
 cmake --build "$root/build-gpu" -j "$(nproc)" >"$out/build.log" 2>&1 || { grep -B2 -A8 "error" "$out/build.log" | head -60; exit 1; }
 echo "built in $(( $(date +%s) - start )) s"
 cli="$root/build-gpu/bin/trainbench-cli"
+fi
 store="$(mktemp -d)"
 
 # run NAME CONFIG [--set ...]: one run; prints its summary line, keeps it in $out/NAME.json.
@@ -34,7 +37,9 @@ run() {
   local name="$1" config="$2"; shift 2
   timeout 300 "$cli" run "$root/configs/$config.json" --store "$store" --name "$name" \
     --set train.eval_every=0 --set train.checkpoint_every=0 "$@" >"$out/$name.json" 2>"$out/$name.err"
-  echo "$name: exit $? $(tail -1 "$out/$name.json")"
+  local code=$?
+  echo "$name: exit $code $(tail -1 "$out/$name.json")"
+  [ "$code" -eq 0 ] || echo "  $(tail -1 "$out/$name.err")"
 }
 series() {  # series NAME KEY: that metric per step of the run, as JSON lines
   local id; id="$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["run_id"])' "$out/$1.json")"
@@ -83,7 +88,11 @@ for split in ["8-1", "4-2", "2-4", "1-8"]:
     step = points(name, "perf/step_time_s", after=5)
     tps = points(name, "perf/tokens_per_s", after=5)
     s = summary(name)
-    row = {"status": s.get("status"), "peak_memory_bytes": s.get("peak_memory_bytes"), "error": s.get("error")}
+    error = s.get("error")
+    if not s and os.path.exists(f"{out}/{name}.err"):
+        lines = open(f"{out}/{name}.err").read().strip().splitlines()
+        error = lines[-1] if lines else "no summary"
+    row = {"status": s.get("status"), "peak_memory_bytes": s.get("peak_memory_bytes"), "error": error}
     if tps:
         row["tokens_per_s"] = statistics.median(tps)
         if activated: row["mfu"] = 6 * activated * row["tokens_per_s"] / 989e12
