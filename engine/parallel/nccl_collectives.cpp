@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "parallel/store_abort_signal.h"
 #include "trainbench/config_io.h"
 
 #ifdef TRAINBENCH_HAVE_NCCL
@@ -45,7 +46,13 @@ class NcclCollectives : public Collectives {
 public:
     NcclCollectives(c10::intrusive_ptr<c10d::ProcessGroupNCCL> group, int rank, int world_size, int device_index)
         : group_(std::move(group)), rank_(rank), world_size_(world_size), device_index_(device_index) {}
+    // Ranks in other processes: aborts travel through the rendezvous store as well.
+    void signalAbortsThrough(c10::intrusive_ptr<c10d::Store> store) {
+        auto group = group_;
+        signal_ = std::make_unique<StoreAbortSignal>(std::move(store), [group](const std::string&) { group->abort(); });
+    }
     ~NcclCollectives() override {
+        signal_.reset();
         try {
             group_->shutdown();
         } catch (...) {  // a group already aborted has nothing left to shut down
@@ -86,12 +93,16 @@ public:
         options.device_ids = {device_index_};
         waitOrAbort(group_->barrier(options), rank_);
     }
-    void abort(const std::string&) override { group_->abort(); }
+    void abort(const std::string& reason) override {
+        if (signal_) signal_->raise("rank " + std::to_string(rank_) + ": " + reason);
+        group_->abort();
+    }
 
 private:
     c10::intrusive_ptr<c10d::ProcessGroupNCCL> group_;
     int rank_, world_size_;
     int64_t device_index_;
+    std::unique_ptr<StoreAbortSignal> signal_;
 };
 
 }  // namespace
@@ -105,11 +116,14 @@ void prepareNcclEnvironment() {
 }
 
 std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
-                                                 int device_index, std::chrono::milliseconds timeout) {
+                                                 int device_index, std::chrono::milliseconds timeout,
+                                                 bool across_processes) {
     auto options = c10d::ProcessGroupNCCL::Options::create();
     options->timeout = timeout;
-    auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(std::move(store), rank, world_size, std::move(options));
-    return std::make_unique<NcclCollectives>(std::move(group), rank, world_size, device_index);
+    auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world_size, std::move(options));
+    auto collectives = std::make_unique<NcclCollectives>(std::move(group), rank, world_size, device_index);
+    if (across_processes) collectives->signalAbortsThrough(store);
+    return collectives;
 }
 
 #else
@@ -123,7 +137,7 @@ void requireNcclBuiltIn() {
 }
 
 std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store>, int, int, int,
-                                                 std::chrono::milliseconds) {
+                                                 std::chrono::milliseconds, bool) {
     requireNcclBuiltIn();
     return nullptr;
 }

@@ -21,9 +21,12 @@ void prepareNcclEnvironment();
 
 // Rank `rank` of `world_size` on cuda:`device_index`, meeting the others through `store`.
 // A collective that does not complete within `timeout` throws CollectiveAborted on the ranks
-// waiting for it (see prepareNcclEnvironment). abort() ends this rank's communicator only: the
-// session aborts every rank thread's; another process's ranks learn of it by their timeout.
+// waiting for it (see prepareNcclEnvironment). abort() ends this rank's communicator; the
+// session aborts every rank thread's, and the store signal reaches other processes.
+// `across_processes`: the ranks are separate processes; an abort is then also raised in the
+// store (StoreAbortSignal), so the other processes' ranks are released at once.
 std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
-                                                 int device_index, std::chrono::milliseconds timeout);
+                                                 int device_index, std::chrono::milliseconds timeout,
+                                                 bool across_processes);
 
 }  // namespace trainbench

@@ -184,7 +184,8 @@ struct TrainingSession::Impl {
         if (devices[slot] == "cpu") return std::make_unique<InProcessCollectives>(hub, ranks[slot], W);
         const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.runtime.comm_timeout_s * 1000));
         auto store = options.launch ? processRendezvous(*options.launch, timeout) : thread_store;
-        return makeNcclCollectives(store, ranks[slot], W, cudaDeviceIndex(devices[slot]), timeout);
+        return makeNcclCollectives(store, ranks[slot], W, cudaDeviceIndex(devices[slot]), timeout,
+                                   options.launch.has_value());
     }
 
     void rankBody(size_t slot) {

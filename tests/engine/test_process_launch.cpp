@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "parallel/rendezvous.h"
+#include "parallel/store_abort_signal.h"
 #include "trainbench/config_io.h"
 #include "trainbench/presets.h"
 #include "trainbench/process_launch.h"
@@ -178,6 +179,48 @@ private Q_SLOTS:
         } catch (const std::exception& e) {
             QVERIFY2(std::string(e.what()).find("MASTER_ADDR:MASTER_PORT") != std::string::npos, e.what());
         }
+    }
+
+    // A rank that ends early raises the abort in the shared store; the other process's watcher
+    // hears it within a few polls, with the reason, and the raising rank does not hear itself.
+    void anAbortReachesTheOtherProcessThroughTheStore() {
+        const int port = freeTcpPort();
+        c10::intrusive_ptr<c10d::Store> stores[2];
+        std::thread server([&] {
+            ProcessLaunch launch;
+            launch.world_size = 2;
+            launch.master_addr = "127.0.0.1";
+            launch.master_port = port;
+            stores[0] = processRendezvous(launch, std::chrono::seconds(30));
+        });
+        ProcessLaunch client;
+        client.rank = 1;
+        client.world_size = 2;
+        client.master_addr = "127.0.0.1";
+        client.master_port = port;
+        stores[1] = processRendezvous(client, std::chrono::seconds(30));
+        server.join();
+
+        std::mutex mutex;
+        std::condition_variable heard;
+        std::string reasons[2];
+        auto listener = [&](int rank) {
+            return [&, rank](const std::string& reason) {
+                std::lock_guard lock(mutex);
+                reasons[rank] = reason;
+                heard.notify_all();
+            };
+        };
+        StoreAbortSignal rank0(stores[0], listener(0), std::chrono::milliseconds(50));
+        StoreAbortSignal rank1(stores[1], listener(1), std::chrono::milliseconds(50));
+        rank1.raise("rank 1: stop requested");
+        std::unique_lock lock(mutex);
+        QVERIFY(heard.wait_for(lock, std::chrono::seconds(10), [&] { return !reasons[0].empty(); }));
+        QCOMPARE(reasons[0], std::string("rank 1: stop requested"));
+        lock.unlock();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // several of rank 1's polls
+        lock.lock();
+        QVERIFY(reasons[1].empty());
     }
 };
 

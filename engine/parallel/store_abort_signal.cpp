@@ -1,0 +1,55 @@
+// The abort key: set once by whoever ends first, polled by every process's watcher.
+#include "parallel/store_abort_signal.h"
+
+namespace trainbench {
+namespace {
+
+const std::string kAbortKey = "trainbench/abort";
+
+}  // namespace
+
+StoreAbortSignal::StoreAbortSignal(c10::intrusive_ptr<c10d::Store> store,
+                                   std::function<void(const std::string&)> on_abort, std::chrono::milliseconds poll)
+    : store_(store->clone()), on_abort_(std::move(on_abort)), poll_(poll) {
+    // A store that stops answering (rank 0 gone) must not hold the watcher for long.
+    store_->setTimeout(std::chrono::seconds(2));
+    watcher_ = std::thread([this] { watch(); });
+}
+
+StoreAbortSignal::~StoreAbortSignal() {
+    {
+        std::lock_guard lock(mutex_);
+        closing_ = true;
+    }
+    wake_.notify_all();
+    watcher_.join();
+}
+
+void StoreAbortSignal::raise(const std::string& reason) {
+    raised_here_ = true;
+    try {
+        if (!store_->check({kAbortKey})) store_->set(kAbortKey, std::vector<uint8_t>(reason.begin(), reason.end()));
+    } catch (const std::exception&) {  // the store is gone (rank 0 ended): nothing to tell
+    }
+}
+
+void StoreAbortSignal::watch() {
+    while (true) {
+        {
+            std::unique_lock lock(mutex_);
+            if (wake_.wait_for(lock, poll_, [this] { return closing_; })) return;
+        }
+        std::string reason;
+        try {  // outside the lock: the destructor must not wait behind a slow store
+            if (!store_->check({kAbortKey})) continue;
+            const auto bytes = store_->get(kAbortKey);
+            reason.assign(bytes.begin(), bytes.end());
+        } catch (const std::exception&) {
+            return;  // the store's server (rank 0) has ended: the run is over for everyone
+        }
+        if (!raised_here_) on_abort_(reason);
+        return;
+    }
+}
+
+}  // namespace trainbench
