@@ -145,6 +145,8 @@ private Q_SLOTS:
         const int port = freeTcpPort();
         std::vector<std::string> seen(2);
         std::vector<std::string> errors(2);
+        // Kept until both ranks are done: rank 0's store is the server the other reads from.
+        c10::intrusive_ptr<c10d::Store> stores[2];
         std::vector<std::thread> ranks;
         for (int r = 0; r < 2; ++r)
             ranks.emplace_back([&, r] {
@@ -154,7 +156,7 @@ private Q_SLOTS:
                     launch.world_size = 2;
                     launch.master_addr = "127.0.0.1";
                     launch.master_port = port;
-                    auto store = processRendezvous(launch, std::chrono::seconds(30));
+                    auto store = stores[r] = processRendezvous(launch, std::chrono::seconds(30));
                     const std::string mine = "from rank " + std::to_string(r);
                     store->set("key" + std::to_string(r), std::vector<uint8_t>(mine.begin(), mine.end()));
                     const auto other = store->get("key" + std::to_string(1 - r));

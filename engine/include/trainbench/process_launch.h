@@ -1,6 +1,7 @@
 // ProcessLaunch: this process's place among several started by a launcher (torchrun, Slurm).
 #pragma once
 
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <string>
