@@ -223,6 +223,9 @@ std::optional<ProcessLaunch> launchedRank(RunConfig& config) {
     return launch;
 }
 
+// Only global rank 0 of a launch writes the store.
+bool recordsHere(const std::optional<ProcessLaunch>& launch) { return !launch || launch->rank == 0; }
+
 // One run, or with --grid every point of the grid one after another (all of them checked
 // before the first starts). The exit code is the worst: 130 when interrupted (the rest do
 // not start), else 3 when any failed.
@@ -258,7 +261,7 @@ int commandRun(const std::string& path, const std::vector<std::string>& override
         options.launch = launch;
         TrainingSession session(config, options);
         std::optional<RunRecorder> recorder;
-        if (!launch || launch->rank == 0) recorder.emplace(folder, session, job_name);
+        if (recordsHere(launch)) recorder.emplace(folder, session, job_name);
         const int code = trainToEnd(session, recorder ? &*recorder : nullptr, config, job_name + ", " + path);
         if (code == kExitInterrupted) return code;
         worst = std::max(worst, code);
@@ -293,7 +296,7 @@ int commandResume(const std::string& run_id, const std::vector<std::string>& ove
     options.launch = launchedRank(config);
     TrainingSession session(config, options);
     std::optional<RunRecorder> recorder;
-    if (!options.launch || options.launch->rank == 0) recorder.emplace(folder, session, checkpoint->step);
+    if (recordsHere(options.launch)) recorder.emplace(folder, session, checkpoint->step);
     std::fprintf(stderr, "resuming %s from step %lld (%s)\n", run_id.c_str(), (long long)checkpoint->step,
                  checkpoint->path.c_str());
     return trainToEnd(session, recorder ? &*recorder : nullptr, config, run->name + ", resumed");

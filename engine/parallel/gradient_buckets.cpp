@@ -70,8 +70,11 @@ void GradientBuckets::armHooks() {
 }
 
 void GradientBuckets::onGradientReady(size_t param) {
+    // A micro-batch before the last: gradients keep accumulating. Checked before the lock,
+    // since every parameter of every micro-batch comes through here.
+    if (!hooks_armed_.load(std::memory_order_acquire)) return;
     std::lock_guard lock(overlap_mutex_);
-    if (!hooks_armed_) return;  // a micro-batch before the last: gradients keep accumulating
+    if (!hooks_armed_) return;
     const auto [bucket, member] = place_[param];
     Bucket& b = buckets_[bucket];
     if (!b.flat.defined()) pack(b);  // allocates; the slots of members still to come are rewritten
@@ -145,12 +148,11 @@ void GradientBuckets::unpack(Bucket& b, const torch::Tensor& source) {
 }
 
 void GradientBuckets::reduce(Collectives& collectives) {
-    for (auto& b : buckets_) {
-        pack(b);
-        std::vector<torch::Tensor> list{b.flat};
-        collectives.allReduce(list, ReduceOp::Sum);
-        unpack(b, b.flat);
-    }
+    // The overlap's calls with no hooks armed: every bucket packed and started after the
+    // backward, in order, then waited for.
+    beginOverlap(collectives);
+    launchRemaining();
+    finishOverlap();
 }
 
 void GradientBuckets::reduceIntoSums(Collectives& collectives) {

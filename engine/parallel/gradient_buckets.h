@@ -1,6 +1,7 @@
 // GradientBuckets: flat fp32 buffers over the parameters' gradients, reduced one bucket a call.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -74,7 +75,7 @@ private:
 
     std::mutex overlap_mutex_;  // hooks run on autograd's threads
     Collectives* overlap_ = nullptr;  // set while a window's buckets are started by hooks
-    bool hooks_armed_ = false;
+    std::atomic<bool> hooks_armed_{false};
     size_t next_launch_ = 0;
     int64_t launched_during_backward_ = 0;
 };

@@ -122,7 +122,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     prefetched_step_ = -1;
     // Per-micro-batch reductions cannot be abandoned halfway on one rank alone.
     const bool can_recover = !(t.sync_each_micro_batch && s_.world_size > 1);
-    // Buckets reduce while the last backward runs (see GradientBuckets::armOverlap).
+    // Buckets reduce while the last backward runs (see GradientBuckets::beginOverlap).
     const bool overlap = s_.world_size > 1 && !t.sync_each_micro_batch && cfg_.runtime.overlap_reduction;
     bool out_of_memory = false;
     if (overlap) buckets_->beginOverlap(*s_.collectives);
