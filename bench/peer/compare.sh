@@ -63,9 +63,12 @@ c = json.load(open(config))
 tokens = int(m) * int(k) * c["train"]["seq_len"]
 med = lambda s: statistics.median(float(v) for v in s.split())
 ours, peer = tokens / med(ours_t), tokens / med(peer_t)
+# Each round's pair ran back to back: the median of their ratios resists the machine's drift
+# between rounds better than the ratio of medians does.
+paired = statistics.median(float(p) / float(o) for o, p in zip(ours_t.split(), peer_t.split()))
 print(json.dumps({"preset": preset, "m": int(m), "K": int(k), "tokens_per_step": tokens,
                   "init_loss_ours": json.loads(ours_eval)["loss"], "init_loss_peer": json.loads(peer_eval)["loss"],
-                  "tokens_per_s_ours": round(ours), "tokens_per_s_peer": round(peer), "ratio": round(ours / peer, 2),
+                  "tokens_per_s_ours": round(ours), "tokens_per_s_peer": round(peer), "ratio": round(ours / peer, 2), "ratio_paired": round(paired, 2),
                   "peak_rss_mib_ours": round(med(ours_rss) / 1024), "peak_rss_mib_peer": round(med(peer_rss) / 1024)}))
 PY
 done

@@ -23,21 +23,25 @@ MLAAttentionImpl::MLAAttentionImpl(const ModelConfig& c)
 
 torch::Tensor MLAAttentionImpl::forward(const torch::Tensor& x, RotaryTable& rotary) {
     const int64_t B = x.size(0), T = x.size(1);
-    auto q = wq ? wq(x) : wq_b(q_norm(wq_a(x)));           // [B, T, h*(n+r)]
+    auto q = wq ? wq(x) : wq_b(q_norm(wq_a(x)));              // [B, T, h*(n+r)]
     q = q.view({B, T, heads_, nope_ + rope_});
-    auto q_nope = q.slice(-1, 0, nope_);                      // [B, T, h, n]
-    auto q_pe = rotary.apply(q.slice(-1, nope_));             // [B, T, h, r]
+    torch::Tensor query;  // [B, h, T, n+r]
+    if (nope_ % 2 == 0) {
+        // The whole head goes through the rotation, its first n channels unchanged: no split of
+        // the query into parts and no join afterwards.
+        query = rotary.apply(q, /*skip=*/nope_).transpose(1, 2);
+    } else {  // an odd n would pair channels across the boundary
+        auto parts = q.split_with_sizes({nope_, rope_}, -1);
+        query = torch::cat({parts[0], rotary.apply(parts[1])}, -1).transpose(1, 2);
+    }
 
-    auto kv_a = wkv_a(x);                                     // [B, T, c+r]
-    auto latent = kv_a.slice(-1, 0, kv_rank_);                // [B, T, c]
-    auto k_pe = rotary.apply(kv_a.slice(-1, kv_rank_).unsqueeze(2));  // [B, T, 1, r], shared by heads
-    auto kv = wkv_b(kv_norm(latent)).view({B, T, heads_, nope_ + v_});
-    auto k_nope = kv.slice(-1, 0, nope_);                     // [B, T, h, n]
-    auto value = kv.slice(-1, nope_);                         // [B, T, h, v]
-
-    auto query = torch::cat({q_nope, q_pe}, -1).transpose(1, 2);                              // [B, h, T, n+r]
-    auto key = torch::cat({k_nope, k_pe.expand({B, T, heads_, rope_})}, -1).transpose(1, 2);  // [B, h, T, n+r]
-    auto out = at::scaled_dot_product_attention(query, key, value.transpose(1, 2), /*attn_mask=*/{},
+    // split_with_sizes, not two slices: its backward joins the parts' gradients in one copy,
+    // where each slice's backward fills a full-size zero tensor and the two are then added.
+    auto kv_a = wkv_a(x).split_with_sizes({kv_rank_, rope_}, -1);                 // [B, T, c], [B, T, r]
+    auto k_pe = rotary.apply(kv_a[1].unsqueeze(2));                               // [B, T, 1, r], shared by heads
+    auto kv = wkv_b(kv_norm(kv_a[0])).view({B, T, heads_, nope_ + v_}).split_with_sizes({nope_, v_}, -1);
+    auto key = torch::cat({kv[0], k_pe.expand({B, T, heads_, rope_})}, -1).transpose(1, 2);  // [B, h, T, n+r]
+    auto out = at::scaled_dot_product_attention(query, key, kv[1].transpose(1, 2), /*attn_mask=*/{},
                                                 /*dropout_p=*/0.0, /*is_causal=*/true,
                                                 /*scale=*/softmax_scale_);  // [B, h, T, v]
     return wo(out.transpose(1, 2).reshape({B, T, heads_ * v_}));

@@ -26,17 +26,15 @@ MoEOutput MoEImpl::forward(const torch::Tensor& x) {
     auto order = std::get<1>(flat_experts.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false));
     auto token_of = order.div(topk_, "floor");                               // [N*k]
     auto dispatched = flat_x.index_select(0, token_of);                     // [N*k, d]
-    // Splitting by expert needs the counts on the host: one small copy per MoE layer.
+    // Splitting by expert needs the counts on the host: one small copy per MoE layer. One split
+    // rather than a slice per expert: the backward joins the experts' gradients in one copy,
+    // where each slice's would fill a zero tensor the size of all of them and add it.
     auto host_counts = counts.to(torch::kCPU);
     const int64_t* count = host_counts.data_ptr<int64_t>();
+    auto per_expert = dispatched.split_with_sizes(c10::IntArrayRef(count, n_experts_));
     std::vector<torch::Tensor> outputs;
-    int64_t start = 0;
-    for (int64_t e = 0; e < n_experts_; ++e) {
-        if (count[e] == 0) continue;
-        auto expert = experts_->ptr<MLPImpl>(e);
-        outputs.push_back(expert->forward(dispatched.narrow(0, start, count[e])));
-        start += count[e];
-    }
+    for (int64_t e = 0; e < n_experts_; ++e)
+        if (count[e] > 0) outputs.push_back(experts_->ptr<MLPImpl>(e)->forward(per_expert[e]));
     auto expert_out = torch::cat(outputs, 0);                                // [N*k, d]
     auto slot_weight = route.weights.reshape({-1}).index_select(0, order).unsqueeze(1).to(x.scalar_type());
     auto y = torch::zeros_like(flat_x).index_add(0, token_of, expert_out * slot_weight);

@@ -48,28 +48,36 @@ double attentionSoftmaxScale(const ModelConfig& m) {
 
 RotaryTable::RotaryTable(const ModelConfig& model) : freqs_(rotaryFrequencies(model)) {}
 
-void RotaryTable::ensure(int64_t T, const torch::Device& device, torch::ScalarType dtype) {
-    if (cos_.defined() && cos_.size(0) >= T && cos_.device() == device && cos_.scalar_type() == dtype) return;
-    const int64_t half = static_cast<int64_t>(freqs_.size());
-    auto angles = torch::empty({T, half}, torch::kFloat64);
+const torch::Tensor& RotaryTable::table(int64_t T, int64_t skip, const torch::Device& device, torch::ScalarType real) {
+    const auto complex = real == torch::kFloat64 ? torch::kComplexDouble : torch::kComplexFloat;
+    Cached* slot = nullptr;
+    for (auto& cached : tables_)
+        if (cached.skip == skip) slot = &cached;
+    if (slot && slot->table.size(0) >= T && slot->table.device() == device && slot->table.scalar_type() == complex)
+        return slot->table;
+    if (!slot) slot = &tables_.emplace_back(Cached{skip, {}});
+    // Angles in double, then the table in the compute precision (at least fp32, as the
+    // reference's complex64 table).
+    const int64_t passed = skip / 2, rotated = static_cast<int64_t>(freqs_.size());
+    auto angles = torch::zeros({T, passed + rotated}, torch::kFloat64);
     auto a = angles.accessor<double, 2>();
     for (int64_t t = 0; t < T; ++t)
-        for (int64_t j = 0; j < half; ++j) a[t][j] = double(t) * freqs_[j];
-    cos_ = angles.cos().to(device, dtype);
-    sin_ = angles.sin().to(device, dtype);
+        for (int64_t j = 0; j < rotated; ++j) a[t][passed + j] = double(t) * freqs_[j];
+    slot->table = torch::polar(torch::ones_like(angles), angles).to(device, complex);
+    return slot->table;
 }
 
-torch::Tensor RotaryTable::apply(const torch::Tensor& x) {
-    const int64_t T = x.size(1);
-    // Angles in fp32 at least, as the reference's complex64 table.
-    auto dtype = x.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
-    ensure(T, x.device(), dtype);
-    auto pairs = x.to(dtype).unflatten(-1, {-1, 2});  // [B, T, H, R/2, 2]
-    auto even = pairs.select(-1, 0), odd = pairs.select(-1, 1);
-    auto c = cos_.slice(0, 0, T).view({1, T, 1, -1});
-    auto s = sin_.slice(0, 0, T).view({1, T, 1, -1});
-    auto rotated = torch::stack({even * c - odd * s, even * s + odd * c}, -1);
-    return rotated.flatten(-2).to(x.scalar_type());
+torch::Tensor RotaryTable::apply(const torch::Tensor& x, int64_t skip) {
+    const int64_t T = x.size(1), pairs = x.size(-1) / 2;
+    const auto real = x.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+    auto rotation = table(T, skip, x.device(), real).slice(0, 0, T).view({1, T, 1, pairs});
+    // view_as_complex needs even strides; a channel slice of a wider tensor may not have them.
+    auto as_pairs = x.to(real).unflatten(-1, {pairs, 2});
+    bool viewable = as_pairs.stride(-1) == 1 && as_pairs.storage_offset() % 2 == 0;
+    for (int64_t d = 0; d + 1 < as_pairs.dim(); ++d) viewable = viewable && as_pairs.stride(d) % 2 == 0;
+    if (!viewable) as_pairs = as_pairs.contiguous();
+    auto rotated = torch::view_as_real(torch::view_as_complex(as_pairs) * rotation).flatten(-2);
+    return rotated.to(x.scalar_type());
 }
 
 }  // namespace trainbench

@@ -19,17 +19,25 @@ std::pair<double, double> yarnCorrectionRange(const ModelConfig& model);
 // qk^-0.5, times m^2 with m = 0.1 * mscale * ln(rope_factor) + 1 when YaRN is active.
 double attentionSoftmaxScale(const ModelConfig& model);
 
-// Cos/sin tables for positions 0..T-1 and the rotation of adjacent pairs (2j, 2j+1).
+// Rotation of adjacent pairs (2j, 2j+1) by position, as one complex multiply per call: the
+// pairs are read as complex numbers and multiplied by e^(i t f_j) from a cached table.
 class RotaryTable {
 public:
     explicit RotaryTable(const ModelConfig& model);
-    // x: [B, T, H, R] with R = qk_rope_head_dim; returns the rotated tensor of the same shape.
-    torch::Tensor apply(const torch::Tensor& x);
+    // x: [B, T, H, skip + R] with R = qk_rope_head_dim; the first `skip` channels pass through
+    // unchanged (the table holds 1 there) and the last R are rotated. Rotating a whole MLA head
+    // this way spares splitting it and joining it back, two copies each way in the backward.
+    torch::Tensor apply(const torch::Tensor& x, int64_t skip = 0);
 
 private:
-    void ensure(int64_t T, const torch::Device& device, torch::ScalarType dtype);
+    // [T', (skip + R)/2] complex table with T' >= T, on x's device, complex of x's real dtype.
+    const torch::Tensor& table(int64_t T, int64_t skip, const torch::Device& device, torch::ScalarType real);
     std::vector<double> freqs_;
-    torch::Tensor cos_, sin_;  // [T, R/2]
+    struct Cached {
+        int64_t skip;
+        torch::Tensor table;
+    };
+    std::vector<Cached> tables_;  // one per skip in use (MLA: the query's and the key's)
 };
 
 }  // namespace trainbench

@@ -16,6 +16,7 @@
 #include "trainbench/memory_plan.h"
 #include "train/autocast_scope.h"
 #include "train/checkpoint.h"
+#include "train/fused_adamw.h"
 #include "trainbench/config_io.h"
 #include "train/lr_schedule.h"
 
@@ -46,6 +47,16 @@ std::unique_ptr<torch::optim::AdamW> makeOptimizer(Transformer& model, const Tra
     groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options.weight_decay(t.weight_decay)));
     groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(options.weight_decay(0.0)));
     return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
+}
+
+// A backward that fails (out of memory) leaves the tasks it had queued, graph nodes and the
+// gradients waiting for them (megabytes), in autograd's ready queue for the device, where they
+// stay until a later backward on it pops them. One tiny backward on the same device releases
+// them now, so the window retried after a back-off has the memory it is measured against
+// (test_memory's outOfMemoryBacksOffAndKeepsTheLosses runs out in a backward).
+void releaseAbandonedBackward(const torch::Device& device) {
+    auto x = torch::ones({1}, torch::TensorOptions(device).requires_grad(true));
+    (x * 2).sum().backward();
 }
 
 }  // namespace
@@ -150,6 +161,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         } catch (const c10::OutOfMemoryError&) {
             if (!can_recover) throw;
             out_of_memory = true;  // the graph of this micro-batch is gone with `parts`
+            releaseAbandonedBackward(device_);
             break;
         }
         if (t.sync_each_micro_batch) buckets_->reduceIntoSums(*s_.collectives);
@@ -253,7 +265,7 @@ double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
     }
     const double lr = learningRate(t, step, cfg_.optimizerSteps());
     for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    optimizer_->step();
+    fusedAdamWStep(*optimizer_);
     for (size_t i = 0; i < moe_layers_.size(); ++i) moe_layers_[i]->updateBias(w.loads[i], cfg_.model.bias_update_speed);
     return lr;
 }

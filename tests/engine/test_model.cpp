@@ -1,14 +1,17 @@
 // Model suite: parameter counts vs instantiated tensors, names, fp64 gradients, causality,
-// router cases computed by hand, YaRN constants, balance loss and the bias update rule.
+// router cases computed by hand, YaRN constants, balance loss and the bias update rule, the
+// hand-written RMSNorm backward, and the fused AdamW step against the update written out.
 #include <QtTest/QtTest>
 
 #include <cmath>
 
 #include "model/gate.h"
 #include "model/moe.h"
+#include "model/rms_norm.h"
 #include "model/rotary.h"
 #include "model/transformer.h"
 #include "tiny_model.h"
+#include "train/fused_adamw.h"
 #include "trainbench/param_count.h"
 
 using namespace trainbench;
@@ -296,6 +299,89 @@ private Q_SLOTS:
         QVERIFY(std::fabs(y[0][2][0][1].item<double>() - (std::sin(2.0) + 2 * std::cos(2.0))) < 1e-12);
         QVERIFY(std::fabs(y[0][2][0][2].item<double>() - (3 * std::cos(0.02) - 4 * std::sin(0.02))) < 1e-12);
         QVERIFY(torch::allclose(y[0][0], x[0][0]));
+    }
+
+    void rotaryPassesTheFirstChannelsThrough() {
+        ModelConfig c;
+        c.max_seq_len = 16;
+        c.original_seq_len = 4096;
+        c.qk_rope_head_dim = 4;
+        RotaryTable rotary(c);
+        auto x = torch::arange(1.0, 19.0, torch::kFloat64).view({1, 3, 1, 6});
+        auto y = rotary.apply(x, /*skip=*/2);
+        QVERIFY(torch::equal(y.slice(-1, 0, 2), x.slice(-1, 0, 2)));
+        QVERIFY(torch::allclose(y.slice(-1, 2), rotary.apply(x.slice(-1, 2).contiguous()), 0, 1e-15));
+        // Position 1, first rotated pair (freq 1): (9, 10) rotated by 1 rad.
+        QVERIFY(std::fabs(y[0][1][0][2].item<double>() - (9 * std::cos(1.0) - 10 * std::sin(1.0))) < 1e-12);
+        // A channel slice with odd strides is rotated too (copied first).
+        auto wide = torch::arange(1.0, 22.0, torch::kFloat64).view({1, 3, 1, 7});
+        auto tail = rotary.apply(wide.slice(-1, 3));
+        QVERIFY(torch::allclose(tail, rotary.apply(wide.slice(-1, 3).contiguous()), 0, 1e-15));
+    }
+
+    void rmsNormBackwardMatchesTheComposedForm() {
+        torch::manual_seed(3);
+        RMSNorm norm(8);
+        norm->to(torch::kFloat64);
+        {
+            torch::NoGradGuard no_grad;
+            norm->weight.copy_(torch::randn({8}, torch::kFloat64));
+        }
+        auto x = torch::randn({3, 5, 8}, torch::kFloat64).requires_grad_(true);
+        auto g = torch::randn({3, 5, 8}, torch::kFloat64);
+        auto y = norm(x);
+        auto grads = torch::autograd::grad({y}, {x, norm->weight}, {g});
+        // The same maths composed of differentiable operations, its gradients from autograd.
+        auto x2 = x.detach().clone().requires_grad_(true);
+        auto w2 = norm->weight.detach().clone().requires_grad_(true);
+        auto y2 = x2 * torch::rsqrt(x2.pow(2).mean(-1, true) + 1e-6) * w2;
+        auto expected = torch::autograd::grad({y2}, {x2, w2}, {g});
+        QVERIFY(torch::allclose(y, y2, 0, 1e-14));
+        QVERIFY(torch::allclose(grads[0], expected[0], 0, 1e-13));
+        QVERIFY(torch::allclose(grads[1], expected[1], 0, 1e-13));
+    }
+
+    void fusedAdamWStepFollowsTheUpdateWrittenOut() {
+        // Two groups (decayed and not), three steps, fp64; the expected values follow the AdamW
+        // update element by element in plain doubles.
+        const double lr = 0.01, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1;
+        auto decayed = torch::tensor({0.5, -1.0, 2.0}, torch::kFloat64).requires_grad_(true);
+        auto plain = torch::tensor({0.25, 3.0}, torch::kFloat64).requires_grad_(true);
+        auto options = torch::optim::AdamWOptions(lr).betas({b1, b2}).eps(eps);
+        std::vector<torch::optim::OptimizerParamGroup> groups;
+        groups.emplace_back(std::vector<torch::Tensor>{decayed},
+                            std::make_unique<torch::optim::AdamWOptions>(options.weight_decay(wd)));
+        groups.emplace_back(std::vector<torch::Tensor>{plain},
+                            std::make_unique<torch::optim::AdamWOptions>(options.weight_decay(0.0)));
+        torch::optim::AdamW optimizer(std::move(groups), options);
+
+        std::vector<double> p = {0.5, -1.0, 2.0, 0.25, 3.0}, m(5, 0.0), v(5, 0.0);
+        const std::vector<std::vector<double>> step_grads = {
+            {0.1, -0.2, 0.3, 1.0, -2.0}, {-0.4, 0.5, 0.0, 0.5, 0.25}, {0.2, 0.2, -0.1, -1.5, 0.75}};
+        for (size_t t = 1; t <= step_grads.size(); ++t) {
+            const auto& g = step_grads[t - 1];
+            decayed.mutable_grad() = torch::tensor({g[0], g[1], g[2]}, torch::kFloat64);
+            plain.mutable_grad() = torch::tensor({g[3], g[4]}, torch::kFloat64);
+            fusedAdamWStep(optimizer);
+            for (size_t i = 0; i < 5; ++i) {
+                const double decay = i < 3 ? wd : 0.0;
+                p[i] *= 1 - lr * decay;
+                m[i] = b1 * m[i] + (1 - b1) * g[i];
+                v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+                const double m_hat = m[i] / (1 - std::pow(b1, double(t)));
+                const double v_hat = v[i] / (1 - std::pow(b2, double(t)));
+                p[i] -= lr * m_hat / (std::sqrt(v_hat) + eps);
+            }
+        }
+        for (size_t i = 0; i < 5; ++i) {
+            const double got = i < 3 ? decayed[int64_t(i)].item<double>() : plain[int64_t(i) - 3].item<double>();
+            QVERIFY2(std::fabs(got - p[i]) < 1e-12, qPrintable(QString("element %1: %2 vs %3").arg(i).arg(got).arg(p[i])));
+        }
+        // The moments and counts stay in the optimizer's own state (what checkpoints save).
+        auto& state = static_cast<torch::optim::AdamWParamState&>(*optimizer.state().at(decayed.unsafeGetTensorImpl()));
+        QCOMPARE(state.step(), int64_t(3));
+        QVERIFY(std::fabs(state.exp_avg()[1].item<double>() - m[1]) < 1e-15);
+        QVERIFY(std::fabs(state.exp_avg_sq()[1].item<double>() - v[1]) < 1e-15);
     }
 
     void sequenceBalanceLossByHand() {

@@ -1,0 +1,41 @@
+// The fused kernel reads each parameter's step from a tensor that the caller has already
+// advanced; the optimizer's state keeps it as an integer, which stays the record.
+#include "train/fused_adamw.h"
+
+#include <stdexcept>
+
+namespace trainbench {
+
+void fusedAdamWStep(torch::optim::AdamW& optimizer) {
+    torch::NoGradGuard no_grad;
+    auto& state = optimizer.state();
+    for (auto& group : optimizer.param_groups()) {
+        auto& options = static_cast<torch::optim::AdamWOptions&>(group.options());
+        if (options.amsgrad()) throw std::logic_error("fusedAdamWStep: amsgrad is not used by this trainer");
+        std::vector<torch::Tensor> params, grads, averages, squares, steps;
+        for (auto& p : group.params()) {
+            if (!p.grad().defined()) continue;
+            auto found = state.find(p.unsafeGetTensorImpl());
+            if (found == state.end()) {
+                auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+                fresh->step(0);
+                fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+                fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+                found = state.emplace(p.unsafeGetTensorImpl(), std::move(fresh)).first;
+            }
+            auto& moments = static_cast<torch::optim::AdamWParamState&>(*found->second);
+            moments.step(moments.step() + 1);
+            params.push_back(p);
+            grads.push_back(p.grad());
+            averages.push_back(moments.exp_avg());
+            squares.push_back(moments.exp_avg_sq());
+            steps.push_back(torch::full({}, double(moments.step()), p.options().dtype(torch::kFloat32)));
+        }
+        if (params.empty()) continue;
+        const auto [beta1, beta2] = options.betas();
+        at::_fused_adamw_(params, grads, averages, squares, /*max_exp_avg_sqs=*/{}, steps, options.lr(), beta1,
+                          beta2, options.weight_decay(), options.eps(), /*amsgrad=*/false, /*maximize=*/false);
+    }
+}
+
+}  // namespace trainbench
