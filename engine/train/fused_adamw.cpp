@@ -6,7 +6,7 @@
 
 namespace trainbench {
 
-void fusedAdamWStep(torch::optim::AdamW& optimizer) {
+void fusedAdamWStep(torch::optim::AdamW& optimizer, double grad_divisor) {
     torch::NoGradGuard no_grad;
     auto& state = optimizer.state();
     for (auto& group : optimizer.param_groups()) {
@@ -33,8 +33,10 @@ void fusedAdamWStep(torch::optim::AdamW& optimizer) {
         }
         if (params.empty()) continue;
         const auto [beta1, beta2] = options.betas();
+        std::optional<torch::Tensor> divisor;  // the kernel takes it as a one-element fp32 tensor
+        if (grad_divisor != 1.0) divisor = torch::full({1}, grad_divisor, params[0].options().dtype(torch::kFloat32));
         at::_fused_adamw_(params, grads, averages, squares, /*max_exp_avg_sqs=*/{}, steps, options.lr(), beta1,
-                          beta2, options.weight_decay(), options.eps(), /*amsgrad=*/false, /*maximize=*/false);
+                          beta2, options.weight_decay(), options.eps(), /*amsgrad=*/false, /*maximize=*/false, divisor);
     }
 }
 

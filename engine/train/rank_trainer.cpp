@@ -1,6 +1,7 @@
 // The rank loop. Loss maths (ACCUMULATION.md): back-propagate raw token-loss sums S[r,k], count the
 // targets N[r,k], reduce both across ranks once per window, and scale the summed gradient by 1/N
-// with N = sum_{r,k} N[r,k]; then clip the global norm, step AdamW, and move the MoE biases.
+// with N = sum_{r,k} N[r,k] (inside the fused AdamW step, with the clipping); then move the MoE
+// biases.
 #include "train/rank_trainer.h"
 
 #include <sys/resource.h>
@@ -206,12 +207,9 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         out.loads.push_back(host.narrow(0, offset, moe->experts()).to(torch::kInt64));
         offset += moe->experts();
     }
-    out.grad_norm = 0;
-    if (out.tokens > 0) {
-        torch::NoGradGuard no_grad;
-        for (auto& p : params_) p.mutable_grad().mul_(1.0 / double(out.tokens));
-        out.grad_norm = globalGradNorm();
-    }
+    // .grad holds the window's raw sums; the division by N happens as the fused AdamW step reads
+    // them (applyUpdate), not in a pass of its own. The norm of the mean gradient is theirs / N.
+    out.grad_norm = out.tokens > 0 ? globalGradNorm() / double(out.tokens) : 0.0;
     out.collectives = s_.collectives->calls() - calls_before;
     return WindowOutcome::Complete;
 }
@@ -251,21 +249,22 @@ bool RankTrainer::backOffMicroBatch(int64_t step) {
 }
 
 double RankTrainer::globalGradNorm() {
-    std::vector<torch::Tensor> norms;
-    for (auto& p : params_) norms.push_back(at::linalg_vector_norm(p.grad(), 2, c10::nullopt, false, torch::kFloat64));
-    return torch::stack(norms).norm().item<double>();
+    // Each tensor's norm in its own dtype (asking for fp64 would first copy every gradient to
+    // doubles), then the sum of their squares in fp64.
+    std::vector<torch::Tensor> grads;
+    for (auto& p : params_) grads.push_back(p.grad());
+    return torch::stack(at::_foreach_norm(grads, 2)).to(torch::kFloat64).norm().item<double>();
 }
 
 double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
     const TrainConfig& t = cfg_.train;
-    if (t.grad_clip > 0 && w.grad_norm > t.grad_clip) {
-        torch::NoGradGuard no_grad;
-        const double factor = t.grad_clip / (w.grad_norm + 1e-6);
-        for (auto& p : params_) p.mutable_grad().mul_(factor);
-    }
+    // The gradients are the window's sums: the fused step divides them by N, and by norm / clip
+    // when clipping, as it reads them (and leaves the mean, clipped, in .grad).
+    double grad_divisor = double(w.tokens);
+    if (t.grad_clip > 0 && w.grad_norm > t.grad_clip) grad_divisor *= (w.grad_norm + 1e-6) / t.grad_clip;
     const double lr = learningRate(t, step, cfg_.optimizerSteps());
     for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    fusedAdamWStep(*optimizer_);
+    fusedAdamWStep(*optimizer_, grad_divisor);
     for (size_t i = 0; i < moe_layers_.size(); ++i) moe_layers_[i]->updateBias(w.loads[i], cfg_.model.bias_update_speed);
     return lr;
 }

@@ -73,7 +73,7 @@ struct WindowResult {
     double loss_sum = 0;               // summed token loss over the window and all ranks
     int64_t tokens = 0;                // N: counted targets over the window and all ranks
     double aux_loss_sum = 0;           // the sequence-wise balance loss, token-weighted, summed
-    double grad_norm = 0;              // of the global gradient, after the 1/N scaling
+    double grad_norm = 0;              // of the global mean gradient (the sums / N)
     std::vector<torch::Tensor> loads;  // per MoE layer: tokens per expert, int64 [E], global
     std::vector<int64_t> rank_peak_bytes;  // per rank: the most CPU bytes held during the window
     int64_t collectives = 0;           // collective calls this window made
@@ -81,7 +81,7 @@ struct WindowResult {
 
 // How an accumulation window ended.
 enum class WindowOutcome {
-    Complete,     // gradients reduced and scaled: ready for the update
+    Complete,     // gradients reduced (global sums, divided by N in the update)
     Stopped,      // a stop was requested at a micro-batch boundary; the partial window is dropped
     OutOfMemory,  // some rank ran out of memory; every rank dropped the window (agreed)
 };
@@ -93,9 +93,10 @@ public:
     void prepare();
     // Runs the K micro-batches of optimizer step `step` (0-based): backward of raw loss sums
     // with no reduction until the last micro-batch, then one all-reduce per gradient bucket
-    // plus one for [loss sum, N, expert loads], and the 1/N scaling. Returns false when a stop
-    // was requested at a micro-batch boundary (the partial window is dropped). An out-of-memory
-    // error on any rank is agreed by all in the same reduction, and every rank drops the window.
+    // plus one for [loss sum, N, expert loads]; .grad is left holding the global sums, which
+    // the update divides by N. Returns Stopped when a stop was requested at a micro-batch
+    // boundary (the partial window is dropped). An out-of-memory error on any rank is agreed by
+    // all in the same reduction, and every rank drops the window.
     WindowOutcome accumulateWindow(int64_t step, WindowResult& out);
     // Clipping, learning rate, AdamW step and the MoE bias update for a window.
     double applyUpdate(int64_t step, const WindowResult& window);

@@ -130,7 +130,9 @@ WindowProbe probeWindow(const RunConfig& config, bool fp64, int64_t step = 0, in
                     probe.window = window;
                     probe.buckets = trainer.bucketCount();
                     probe.overlapped = trainer.bucketsOverlapped();
-                    for (auto& p : trainer.model()->parameters()) probe.gradients.push_back(p.grad().clone());
+                    // .grad holds the window's sums until the update divides them by N.
+                    for (auto& p : trainer.model()->parameters())
+                        probe.gradients.push_back(p.grad() / double(window.tokens));
                 }
             } catch (const std::exception& e) {
                 errors[r] = e.what();

@@ -358,11 +358,14 @@ private Q_SLOTS:
         std::vector<double> p = {0.5, -1.0, 2.0, 0.25, 3.0}, m(5, 0.0), v(5, 0.0);
         const std::vector<std::vector<double>> step_grads = {
             {0.1, -0.2, 0.3, 1.0, -2.0}, {-0.4, 0.5, 0.0, 0.5, 0.25}, {0.2, 0.2, -0.1, -1.5, 0.75}};
+        // The third step clips: its gradients are divided by 4 (exact in fp32) on the way in.
+        const std::vector<double> divisors = {1.0, 1.0, 4.0};
         for (size_t t = 1; t <= step_grads.size(); ++t) {
-            const auto& g = step_grads[t - 1];
+            auto g = step_grads[t - 1];
             decayed.mutable_grad() = torch::tensor({g[0], g[1], g[2]}, torch::kFloat64);
             plain.mutable_grad() = torch::tensor({g[3], g[4]}, torch::kFloat64);
-            fusedAdamWStep(optimizer);
+            fusedAdamWStep(optimizer, divisors[t - 1]);
+            for (auto& value : g) value /= divisors[t - 1];
             for (size_t i = 0; i < 5; ++i) {
                 const double decay = i < 3 ? wd : 0.0;
                 p[i] *= 1 - lr * decay;
@@ -382,6 +385,7 @@ private Q_SLOTS:
         QCOMPARE(state.step(), int64_t(3));
         QVERIFY(std::fabs(state.exp_avg()[1].item<double>() - m[1]) < 1e-15);
         QVERIFY(std::fabs(state.exp_avg_sq()[1].item<double>() - v[1]) < 1e-15);
+        QVERIFY(std::fabs(decayed.grad()[1].item<double>() - 0.2 / 4.0) < 1e-15);  // stored clipped
     }
 
     void sequenceBalanceLossByHand() {
