@@ -37,8 +37,10 @@ MoEOutput MoEImpl::forward(const torch::Tensor& x) {
         if (count[e] > 0) outputs.push_back(experts_->ptr<MLPImpl>(e)->forward(per_expert[e]));
     auto expert_out = torch::cat(outputs, 0);                                // [N*k, d]
     auto slot_weight = route.weights.reshape({-1}).index_select(0, order).unsqueeze(1).to(x.scalar_type());
-    auto y = torch::zeros_like(flat_x).index_add(0, token_of, expert_out * slot_weight);
-    if (shared_experts) y = y + shared_experts(flat_x);
+    // The routed outputs are added onto the shared experts' output: no zero tensor to fill and
+    // no separate sum.
+    auto base = shared_experts ? shared_experts(flat_x) : torch::zeros_like(flat_x);
+    auto y = base.index_add(0, token_of, expert_out * slot_weight);
 
     MoEOutput out{y.view({B, T, d}), {}};
     if (aux_alpha_ > 0 && is_training()) {

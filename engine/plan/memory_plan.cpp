@@ -1,6 +1,6 @@
 // The memory planner. Activation counts follow what autograd keeps alive in this engine's
 // forward pass (engine/model), tensor by tensor, per token:
-//   RMSNorm            normalised input and output                        2 x width
+//   RMSNorm            its input and output (one node, see model/rms_norm.cpp) 2 x width
 //   MLA                q (or its LoRA input, norm and output), kv_a, the latent norm's two
 //                      outputs, kv, SDPA's query and key, its output, the heads' reshape copy
 //   dense MLP          w1 and w3 outputs, the SiLU output and the product 4 x inter_dim
