@@ -13,6 +13,15 @@ void fusedAdamWStep(torch::optim::AdamW& optimizer, double grad_divisor) {
         auto& options = static_cast<torch::optim::AdamWOptions&>(group.options());
         if (options.amsgrad()) throw std::logic_error("fusedAdamWStep: amsgrad is not used by this trainer");
         std::vector<torch::Tensor> params, grads, averages, squares, steps;
+        // Parameters that have taken the same number of steps share one step tensor (usually the
+        // whole group): one small allocation per count rather than one per parameter.
+        std::vector<std::pair<int64_t, torch::Tensor>> step_tensors;
+        auto stepTensor = [&](int64_t count, const torch::Tensor& like) {
+            for (auto& [known, tensor] : step_tensors)
+                if (known == count && tensor.device() == like.device()) return tensor;
+            return step_tensors.emplace_back(count, torch::full({}, double(count), like.options().dtype(torch::kFloat32)))
+                .second;
+        };
         for (auto& p : group.params()) {
             if (!p.grad().defined()) continue;
             auto found = state.find(p.unsafeGetTensorImpl());
@@ -29,7 +38,7 @@ void fusedAdamWStep(torch::optim::AdamW& optimizer, double grad_divisor) {
             grads.push_back(p.grad());
             averages.push_back(moments.exp_avg());
             squares.push_back(moments.exp_avg_sq());
-            steps.push_back(torch::full({}, double(moments.step()), p.options().dtype(torch::kFloat32)));
+            steps.push_back(stepTensor(moments.step(), p));
         }
         if (params.empty()) continue;
         const auto [beta1, beta2] = options.betas();
