@@ -38,9 +38,11 @@ MoEOutput MoEImpl::forward(const torch::Tensor& x) {
     auto expert_out = torch::cat(outputs, 0);                                // [N*k, d]
     auto slot_weight = route.weights.reshape({-1}).index_select(0, order).unsqueeze(1).to(x.scalar_type());
     // The routed outputs are added onto the shared experts' output: no zero tensor to fill and
-    // no separate sum.
-    auto base = shared_experts ? shared_experts(flat_x) : torch::zeros_like(flat_x);
-    auto y = base.index_add(0, token_of, expert_out * slot_weight);
+    // no separate sum. Under bf16 autocast the routed outputs come out fp32 (the routing weights
+    // are) and the shared experts' bf16; index_add needs one dtype, the wider.
+    auto routed = expert_out * slot_weight;
+    auto base = shared_experts ? shared_experts(flat_x).to(routed.scalar_type()) : torch::zeros_like(routed);
+    auto y = base.index_add(0, token_of, routed);
 
     MoEOutput out{y.view({B, T, d}), {}};
     if (aux_alpha_ > 0 && is_training()) {

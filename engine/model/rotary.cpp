@@ -75,7 +75,9 @@ torch::Tensor RotaryTable::apply(const torch::Tensor& x, int64_t skip) {
     auto as_pairs = x.to(real).unflatten(-1, {pairs, 2});
     bool viewable = as_pairs.stride(-1) == 1 && as_pairs.storage_offset() % 2 == 0;
     for (int64_t d = 0; d + 1 < as_pairs.dim(); ++d) viewable = viewable && as_pairs.stride(d) % 2 == 0;
-    if (!viewable) as_pairs = as_pairs.contiguous();
+    // clone, not contiguous(): a tensor of size-1 dimensions counts as contiguous whatever its
+    // offset, and contiguous() would hand it back unchanged.
+    if (!viewable) as_pairs = as_pairs.clone(at::MemoryFormat::Contiguous);
     auto rotated = torch::view_as_real(torch::view_as_complex(as_pairs) * rotation).flatten(-2);
     return rotated.to(x.scalar_type());
 }

@@ -173,6 +173,10 @@ void GradientBuckets::completeLocally() {
         if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
 }
 
+void GradientBuckets::dropSums() {
+    for (auto& b : buckets_) b.sums = torch::Tensor();
+}
+
 void GradientBuckets::finishSums() {
     for (auto& b : buckets_) {
         if (!b.sums.defined()) continue;

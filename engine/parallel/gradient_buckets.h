@@ -52,6 +52,8 @@ public:
     // the running fp32 sums and clears .grad; finish() writes the sums back into .grad.
     void reduceIntoSums(Collectives& collectives);
     void finishSums();
+    // A window every rank drops (out of memory): its running sums go with it.
+    void dropSums();
 
 private:
     class ReadyHook;

@@ -33,6 +33,9 @@ void fusedAdamWStep(torch::optim::AdamW& optimizer, double grad_divisor) {
                 found = state.emplace(p.unsafeGetTensorImpl(), std::move(fresh)).first;
             }
             auto& moments = static_cast<torch::optim::AdamWParamState&>(*found->second);
+            if (!p.is_contiguous() || !p.grad().is_contiguous() || !moments.exp_avg().is_contiguous() ||
+                !moments.exp_avg_sq().is_contiguous())
+                throw std::logic_error("fusedAdamWStep: a parameter, its gradient or its moments are not contiguous");
             moments.step(moments.step() + 1);
             params.push_back(p);
             grads.push_back(p.grad());
@@ -43,7 +46,11 @@ void fusedAdamWStep(torch::optim::AdamW& optimizer, double grad_divisor) {
         if (params.empty()) continue;
         const auto [beta1, beta2] = options.betas();
         std::optional<torch::Tensor> divisor;  // the kernel takes it as a one-element fp32 tensor
-        if (grad_divisor != 1.0) divisor = torch::full({1}, grad_divisor, params[0].options().dtype(torch::kFloat32));
+        if (grad_divisor != 1.0 && params[0].scalar_type() == torch::kFloat64) {
+            for (auto& g : grads) g.div_(grad_divisor);
+        } else if (grad_divisor != 1.0) {
+            divisor = torch::full({1}, grad_divisor, params[0].options().dtype(torch::kFloat32));
+        }
         at::_fused_adamw_(params, grads, averages, squares, /*max_exp_avg_sqs=*/{}, steps, options.lr(), beta1,
                           beta2, options.weight_decay(), options.eps(), /*amsgrad=*/false, /*maximize=*/false, divisor);
     }

@@ -90,8 +90,8 @@ Series trainAndCollect(const RunConfig& config) {
 
 double relativeDifference(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
 
-// The gradient of optimizer step 0 (after reduction and 1/N scaling, before clipping) as seen by
-// rank 0, with W rank threads on in-process collectives.
+// The gradient of optimizer step 0 (the reduced sums, divided by N here as the update does;
+// before clipping) as seen by rank 0, with W rank threads on in-process collectives.
 struct WindowProbe {
     std::vector<torch::Tensor> gradients;  // rank 0's, cloned
     WindowResult window;
@@ -267,6 +267,24 @@ private Q_SLOTS:
         alone.completeLocally();
         QVERIFY(single[0].grad().defined());
         QCOMPARE(single[0].grad().abs().sum().item<double>(), 0.0);
+    }
+
+    // Sync-each mode keeps running sums across the window; a window every rank drops (out of
+    // memory) must take them along, or the retried window would add the failed one's gradients.
+    void aDroppedWindowLeavesNoRunningSums() {
+        auto hub = std::make_shared<CollectiveHub>(1, std::chrono::seconds(60));
+        InProcessCollectives collectives(hub, 0, 1);
+        std::vector<torch::Tensor> params{torch::zeros({3}, torch::requires_grad())};
+        GradientBuckets buckets(params);
+        params[0].mutable_grad() = torch::full({3}, 5.0);  // the failed window's first micro-batch
+        buckets.reduceIntoSums(collectives);
+        buckets.dropSums();
+        params[0].mutable_grad() = torch::full({3}, 1.0);  // the retried window: two micro-batches
+        buckets.reduceIntoSums(collectives);
+        params[0].mutable_grad() = torch::full({3}, 2.0);
+        buckets.reduceIntoSums(collectives);
+        buckets.finishSums();
+        QVERIFY(torch::equal(params[0].grad(), torch::full({3}, 3.0)));
     }
 
     // Item 10: under bf16 autocast the parameter gradients stay fp32 and accumulate exactly:
