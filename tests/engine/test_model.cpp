@@ -40,6 +40,15 @@ Gate gateWithLogits(ModelConfig c, const std::vector<double>& logits) {
 
 torch::Tensor unitInput() { return torch::tensor({{1.0, 0.0}}, torch::kFloat64); }
 
+// Two rotary pairs (frequencies 1 and 1/100), no YaRN.
+ModelConfig fourChannelRotary() {
+    ModelConfig c;
+    c.max_seq_len = 16;
+    c.original_seq_len = 4096;
+    c.qk_rope_head_dim = 4;
+    return c;
+}
+
 }  // namespace
 
 class TestModel : public QObject {
@@ -287,11 +296,7 @@ private Q_SLOTS:
     }
 
     void rotaryRotatesAdjacentPairs() {
-        ModelConfig c;
-        c.max_seq_len = 16;
-        c.original_seq_len = 4096;
-        c.qk_rope_head_dim = 4;
-        RotaryTable rotary(c);
+        RotaryTable rotary(fourChannelRotary());
         auto x = torch::tensor({1.0, 2.0, 3.0, 4.0}, torch::kFloat64).view({1, 1, 1, 4}).expand({1, 3, 1, 4}).contiguous();
         auto y = rotary.apply(x);
         // Position 2, pair 0 (freq 1): (1, 2) rotated by 2 rad; pair 1 (freq 1/100): (3, 4) by 0.02 rad.
@@ -302,11 +307,7 @@ private Q_SLOTS:
     }
 
     void rotaryPassesTheFirstChannelsThrough() {
-        ModelConfig c;
-        c.max_seq_len = 16;
-        c.original_seq_len = 4096;
-        c.qk_rope_head_dim = 4;
-        RotaryTable rotary(c);
+        RotaryTable rotary(fourChannelRotary());
         auto x = torch::arange(1.0, 19.0, torch::kFloat64).view({1, 3, 1, 6});
         auto y = rotary.apply(x, /*skip=*/2);
         QVERIFY(torch::equal(y.slice(-1, 0, 2), x.slice(-1, 0, 2)));
