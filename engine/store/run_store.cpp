@@ -13,12 +13,13 @@
 #include <fstream>
 #include <limits>
 
+#include "store/curve_chunks.h"
 #include "store/sqlite_handle.h"
 
 namespace trainbench {
 namespace {
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 // A `running` run whose owner has not written for this long is taken as interrupted, when the
 // owner cannot be checked directly (another host).
 constexpr double kStaleHeartbeatSeconds = 30.0;
@@ -92,6 +93,29 @@ CREATE INDEX metrics_curve ON metrics(run, key, step, tokens, wall_time, value);
 CREATE INDEX metrics_by_run ON metrics(run);
 )sql";
 
+// Version 4: curve chunks (store/curve_chunks.h), each key's points packed 1,024 to a blob
+// beside the rows, so a curve of a million steps is a thousand rows to read (the read was
+// 0.45-0.69 s through the covering index, at SQLite's per-row cost). Runs written before keep
+// their rows and are read from them; a resumed one gets its chunks at its first commit.
+const char* const kSchemaV4 = R"sql(
+CREATE TABLE metric_chunks(run TEXT NOT NULL, key TEXT NOT NULL, covers_after INTEGER NOT NULL,
+  last_step INTEGER NOT NULL, points INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE UNIQUE INDEX metric_chunks_by_curve ON metric_chunks(run, key, last_step);
+)sql";
+
+// A read that sees one state of the file from its first statement to its last, while a writer
+// commits in between (a curve read from chunks, then from rows).
+class ReadSnapshot {
+public:
+    explicit ReadSnapshot(sqlite3* db) : db_(db) { exec(db_, "BEGIN"); }
+    ~ReadSnapshot() { sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr); }
+    ReadSnapshot(const ReadSnapshot&) = delete;
+    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+private:
+    sqlite3* db_;
+};
+
 // A checkpoint's own checksum: the SHA-256 of its trainer.json (which records those of the
 // tensor files), as written beside it. Empty when the file cannot be read.
 std::string checkpointChecksum(const std::string& checkpoint_path) {
@@ -116,6 +140,7 @@ struct RunStore::Impl {
     std::string path;
     int version = 0;
     std::string host = hostName();
+    CurveChunks chunks;  // the writer's side: points of each key not yet sealed
     std::string now() const {
         std::time_t t = std::time(nullptr);
         char buffer[32];
@@ -153,6 +178,7 @@ RunStore::RunStore(const std::string& folder) : impl_(std::make_unique<Impl>()) 
             if (current < 1) exec(impl_->db, kSchemaV1);
             if (current < 2) exec(impl_->db, kSchemaV2);
             if (current < 3) exec(impl_->db, kSchemaV3);
+            if (current < 4) exec(impl_->db, kSchemaV4);
             exec(impl_->db, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
         });
         impl_->version = kSchemaVersion;
@@ -199,24 +225,30 @@ void RunStore::createRun(const RunRecord& run) {
 
 void RunStore::commitBatch(const std::string& run_id, const std::vector<MetricPoint>& points,
                            const std::vector<RunEvent>& events) {
-    inTransaction(impl_->db, [&] {
-        Statement metric(impl_->db, "INSERT INTO metrics(run, step, tokens, wall_time, key, value) VALUES(?1,?2,?3,?4,?5,?6)");
-        for (const auto& p : points) {
-            metric.bind(1, run_id).bind(2, p.step).bind(3, p.tokens).bind(4, p.wall_time).bind(5, p.key);
-            if (std::isfinite(p.value)) metric.bind(6, p.value);
-            else metric.bindNull(6);
-            metric.run();
-        }
-        Statement event(impl_->db, "INSERT INTO events(run, step, time, kind, message) VALUES(?1,?2,?3,?4,?5)");
-        Statement checkpoint(impl_->db, "INSERT INTO checkpoints(run, step, path, checksum) VALUES(?1,?2,?3,?4)");
-        for (const auto& e : events) {
-            event.bind(1, run_id).bind(2, e.step).bind(3, e.wall_time).bind(4, e.kind).bind(5, e.message).run();
-            if (e.kind == "checkpoint")
-                checkpoint.bind(1, run_id).bind(2, e.step).bind(3, e.message).bind(4, checkpointChecksum(e.message)).run();
-        }
-        Statement beat(impl_->db, "UPDATE runs SET heartbeat=?1 WHERE id=?2");
-        beat.bind(1, unixNow()).bind(2, run_id).run();
-    });
+    try {
+        inTransaction(impl_->db, [&] {
+            Statement metric(impl_->db, "INSERT INTO metrics(run, step, tokens, wall_time, key, value) VALUES(?1,?2,?3,?4,?5,?6)");
+            for (const auto& p : points) {
+                metric.bind(1, run_id).bind(2, p.step).bind(3, p.tokens).bind(4, p.wall_time).bind(5, p.key);
+                if (std::isfinite(p.value)) metric.bind(6, p.value);
+                else metric.bindNull(6);
+                metric.run();
+            }
+            if (!points.empty()) impl_->chunks.afterInsert(impl_->db, run_id, points);
+            Statement event(impl_->db, "INSERT INTO events(run, step, time, kind, message) VALUES(?1,?2,?3,?4,?5)");
+            Statement checkpoint(impl_->db, "INSERT INTO checkpoints(run, step, path, checksum) VALUES(?1,?2,?3,?4)");
+            for (const auto& e : events) {
+                event.bind(1, run_id).bind(2, e.step).bind(3, e.wall_time).bind(4, e.kind).bind(5, e.message).run();
+                if (e.kind == "checkpoint")
+                    checkpoint.bind(1, run_id).bind(2, e.step).bind(3, e.message).bind(4, checkpointChecksum(e.message)).run();
+            }
+            Statement beat(impl_->db, "UPDATE runs SET heartbeat=?1 WHERE id=?2");
+            beat.bind(1, unixNow()).bind(2, run_id).run();
+        });
+    } catch (...) {
+        impl_->chunks.forget();  // the points it holds may have been rolled back
+        throw;
+    }
 }
 
 void RunStore::appendMetrics(const std::string& run_id, const std::vector<MetricPoint>& points) {
@@ -228,7 +260,10 @@ void RunStore::appendEvents(const std::string& run_id, const std::vector<RunEven
 }
 
 void RunStore::reopenRun(const std::string& run_id, int64_t from_step, const std::string& config_json) {
+    // Whatever happens below, this writer reads the run's state from the file again.
+    impl_->chunks.forget();
     inTransaction(impl_->db, [&] {
+        impl_->chunks.dropAfter(impl_->db, run_id, from_step);
         Statement(impl_->db, "DELETE FROM metrics WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
         Statement(impl_->db, "DELETE FROM events WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
         Statement(impl_->db, "DELETE FROM checkpoints WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
@@ -338,14 +373,17 @@ std::vector<MetricPoint> RunStore::metrics(const std::string& run_id, const std:
 
 std::vector<MetricPoint> RunStore::metricsAfterStep(const std::string& run_id, const std::string& key,
                                                    int64_t after_step) {
-    // The key is known: not reading it back saves a text conversion per row.
+    ReadSnapshot snapshot(impl_->db);
+    std::vector<MetricPoint> out;
+    const int64_t rows_after = CurveChunks::read(impl_->db, run_id, key, after_step, out);
+    // The key is known: not reading it back saves a text conversion per row. Points of one step
+    // in commit order, as the chunks hold them.
     Statement query(impl_->db,
                     "SELECT step, tokens, wall_time, value FROM metrics WHERE run=?1 AND key=?2 AND step>?3 "
-                    "ORDER BY step");
+                    "ORDER BY step, rowid");
     query.bind(1, run_id);
     query.bind(2, key);
-    query.bind(3, after_step);
-    std::vector<MetricPoint> out;
+    query.bind(3, rows_after);
     while (query.step())
         out.push_back({query.integer(0), query.integer(1), query.real(2), key,
                        query.isNull(3) ? std::nan("") : query.real(3)});

@@ -31,6 +31,10 @@ public:
         sqlite3_bind_double(stmt_, i, v);
         return *this;
     }
+    Statement& bindBlob(int i, const void* data, size_t bytes) {
+        sqlite3_bind_blob64(stmt_, i, data, bytes, SQLITE_TRANSIENT);
+        return *this;
+    }
     Statement& bindNull(int i) {
         sqlite3_bind_null(stmt_, i);
         return *this;
@@ -57,6 +61,9 @@ public:
     }
     int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
     double real(int col) const { return sqlite3_column_double(stmt_, col); }
+    // The blob of a column and its size; valid until the next step or reset.
+    const void* blob(int col) const { return sqlite3_column_blob(stmt_, col); }
+    size_t bytes(int col) const { return static_cast<size_t>(sqlite3_column_bytes(stmt_, col)); }
     bool isNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
 private:

@@ -68,6 +68,63 @@ int64_t countRows(const std::string& db_path, const std::string& sql) {
     return n;
 }
 
+void execSql(const std::string& db_path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    sqlite3_open(db_path.c_str(), &db);
+    sqlite3_busy_timeout(db, 10000);
+    char* error = nullptr;
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+    const std::string message = error ? error : "";
+    sqlite3_free(error);
+    sqlite3_close(db);
+    QVERIFY2(rc == SQLITE_OK, message.c_str());
+}
+
+// The points of one key after a step straight from the metrics rows, by step and then commit
+// order: the reference a curve read through the chunks must equal.
+std::vector<MetricPoint> rowsOf(const std::string& db_path, const std::string& run, const std::string& key,
+                                int64_t after_step) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* stmt = nullptr;
+    sqlite3_prepare_v2(db,
+                       "SELECT step, tokens, wall_time, value FROM metrics WHERE run=?1 AND key=?2 AND step>?3 "
+                       "ORDER BY step, rowid",
+                       -1, &stmt, nullptr);
+    sqlite3_bind_text(stmt, 1, run.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(stmt, 2, key.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(stmt, 3, after_step);
+    std::vector<MetricPoint> out;
+    while (sqlite3_step(stmt) == SQLITE_ROW)
+        out.push_back({sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1), sqlite3_column_double(stmt, 2), key,
+                       sqlite3_column_type(stmt, 3) == SQLITE_NULL ? std::nan("") : sqlite3_column_double(stmt, 3)});
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return out;
+}
+
+// Empty when `got` equals the rows of the key after each of `after_steps`; else the first
+// difference.
+QString differenceFromRows(RunStore& store, const std::string& run, const std::string& key,
+                           std::initializer_list<int64_t> after_steps) {
+    for (int64_t after : after_steps) {
+        const auto expected = rowsOf(store.path(), run, key, after);
+        const auto got = store.metricsAfterStep(run, key, after);
+        if (got.size() != expected.size())
+            return QString("%1 after %2: %3 points, the rows have %4")
+                .arg(key.c_str()).arg(after).arg(got.size()).arg(expected.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+            const MetricPoint& a = got[i];
+            const MetricPoint& b = expected[i];
+            const bool same_value = a.value == b.value || (std::isnan(a.value) && std::isnan(b.value));
+            if (a.step != b.step || a.tokens != b.tokens || a.wall_time != b.wall_time || !same_value || a.key != key)
+                return QString("%1 after %2: point %3 is step %4 value %5, the row is step %6 value %7")
+                    .arg(key.c_str()).arg(after).arg(i).arg(a.step).arg(a.value).arg(b.step).arg(b.value);
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 class TestRunStore : public QObject {
@@ -76,7 +133,7 @@ private Q_SLOTS:
     void createsSchemaAndListsNewestFirst() {
         QTemporaryDir dir;
         RunStore store(dir.path().toStdString());
-        QCOMPARE(store.schemaVersion(), 3);
+        QCOMPARE(store.schemaVersion(), 4);
         store.createRun(record("aaa", "first"));
         store.createRun(record("bbb", "second"));
         auto runs = store.listRuns();
@@ -98,7 +155,7 @@ private Q_SLOTS:
         }
         {
             RunStore store(dir.path().toStdString());
-            QCOMPARE(store.schemaVersion(), 3);
+            QCOMPARE(store.schemaVersion(), 4);
             auto old = store.findRun("old1");
             QVERIFY(old.has_value());
             QCOMPARE(old->status, std::string("completed"));
@@ -118,14 +175,15 @@ private Q_SLOTS:
             QCOMPARE(store.findRun("new1")->summary_json, std::string(R"({"steps":1})"));
             QCOMPARE(store.listRuns().front().run_id, std::string("new1"));
         }
-        QCOMPARE(countRows(db_path, "PRAGMA user_version"), int64_t(3));
+        QCOMPARE(countRows(db_path, "PRAGMA user_version"), int64_t(4));
+        QCOMPARE(countRows(db_path, "SELECT COUNT(*) FROM sqlite_master WHERE name='metric_chunks'"), int64_t(1));
         QCOMPARE(countRows(db_path, "SELECT COUNT(*) FROM sqlite_master WHERE type='index' AND name IN "
                                     "('runs_by_created','checkpoints_by_run','metrics_curve','metrics_by_run')"),
                  int64_t(4));
         QCOMPARE(countRows(db_path, "SELECT COUNT(*) FROM checkpoints WHERE run='old1'"), int64_t(1));
         // Opening again is a no-op: nothing is migrated twice.
         RunStore again(dir.path().toStdString());
-        QCOMPARE(again.schemaVersion(), 3);
+        QCOMPARE(again.schemaVersion(), 4);
         QCOMPARE(again.listRuns().size(), size_t(2));
     }
 
@@ -242,6 +300,105 @@ private Q_SLOTS:
         QCOMPARE(tail.back().step, kSteps);
         QCOMPARE(store.metrics("long", "eval/loss").size(), size_t(kSteps / 1000));
         QVERIFY(store.metricsAfterStep("long", "train/loss", kSteps).empty());
+    }
+
+    // A curve is read from its chunks (1,024 points to a blob) and then the rows after them, and
+    // comes back as the rows are, also after what breaks a chunk: a late point inside one, a
+    // resume that drops the points after its checkpoint, a chunk gone or damaged.
+    void curvesReadThroughChunksEqualTheRows() {
+        QTemporaryDir dir;
+        RunStore store(dir.path().toStdString());
+        const std::string db = store.path();
+        store.createRun(record("c", "chunked"));
+        store.createRun(record("other", "interleaved"));
+        // 5,000 steps in batches of 7, a sparse key beside, non-finite values on the way.
+        for (int64_t first = 1; first <= 5000; first += 7) {
+            std::vector<MetricPoint> points;
+            for (int64_t s = first; s < first + 7 && s <= 5000; ++s) {
+                const double loss = s % 997 == 0 ? INFINITY : s % 331 == 0 ? NAN : 10.0 / double(s);
+                points.push_back({s, s * 64, s * 0.25, "train/loss", loss});
+                if (s % 10 == 0) points.push_back({s, s * 64, s * 0.25, "eval/loss", 1.0 + 1.0 / double(s)});
+            }
+            store.commitBatch("c", points, {});
+            store.commitBatch("other", {{first, first, 0.0, "train/loss", 1.0}}, {});
+        }
+        // Hand count: a chunk seals once 1,024 points and a later one wait, so 5,000 points make
+        // 4 chunks (4,096 points) and leave 904 in rows only; 500 eval points make none.
+        QCOMPARE(countRows(db, "SELECT COUNT(*) FROM metric_chunks WHERE run='c' AND key='train/loss'"), int64_t(4));
+        QCOMPARE(countRows(db, "SELECT SUM(points) FROM metric_chunks WHERE run='c' AND key='train/loss'"),
+                 int64_t(4096));
+        QCOMPARE(countRows(db, "SELECT COUNT(*) FROM metric_chunks WHERE run='c' AND key='eval/loss'"), int64_t(0));
+        QCOMPARE(countRows(db, "SELECT MAX(last_step) FROM metric_chunks WHERE run='c'"), int64_t(4096));
+        const auto all = {std::numeric_limits<int64_t>::min(), int64_t(0), int64_t(1023), int64_t(1024),
+                          int64_t(1500), int64_t(4096), int64_t(4999), int64_t(5000)};
+        QCOMPARE(differenceFromRows(store, "c", "train/loss", all), QString());
+        QCOMPARE(differenceFromRows(store, "c", "eval/loss", all), QString());
+        QCOMPARE(differenceFromRows(store, "other", "train/loss", all), QString());
+        QVERIFY(std::isnan(store.metrics("c", "train/loss")[996].value));  // infinite: stored as no value
+
+        // The reads do come from the chunks: a blob of the right size zeroed (every point step 0,
+        // so none after step 1,024) hides steps 1,025-2,048 although their rows are there.
+        execSql(db, "UPDATE metric_chunks SET data = zeroblob(32 * 1024) WHERE run='c' AND key='train/loss' "
+                    "AND last_step=2048");
+        QCOMPARE(store.metricsAfterStep("c", "train/loss", 1024).front().step, int64_t(2049));
+        execSql(db, "DELETE FROM metric_chunks WHERE run='c' AND last_step=2048");
+        // A gap in the chain: the rows from the gap on.
+        QCOMPARE(differenceFromRows(store, "c", "train/loss", all), QString());
+
+        // A late point inside the first chunk (a second sample of step 600): the chunks from
+        // there on are dropped and sealed again from the rows, the late point in place.
+        store.commitBatch("c", {{600, 1, 2.0, "train/loss", -1.0}, {5001, 5001 * 64, 5001 * 0.25, "train/loss", 0.5}}, {});
+        QCOMPARE(countRows(db, "SELECT MIN(covers_after) > -1 FROM metric_chunks WHERE run='c' AND key='train/loss'"),
+                 int64_t(0));  // the chain starts at the beginning again
+        QCOMPARE(countRows(db, "SELECT SUM(points) FROM metric_chunks WHERE run='c' AND key='train/loss'"),
+                 int64_t(4 * 1024));
+        QCOMPARE(differenceFromRows(store, "c", "train/loss", all), QString());
+        const auto around = store.metricsAfterStep("c", "train/loss", 599);
+        QCOMPARE(around[1].step, int64_t(600));
+        QCOMPARE(around[1].value, -1.0);  // the second sample after the first, as committed
+
+        // A damaged blob (wrong size): read from the rows.
+        execSql(db, "UPDATE metric_chunks SET data = x'00' WHERE run='c' AND key='train/loss' AND covers_after > 0 "
+                    "AND covers_after < 2000");
+        QCOMPARE(differenceFromRows(store, "c", "train/loss", all), QString());
+
+        // A resume from step 2,600 by another process: its chunks continue the chain.
+        {
+            RunStore resumed(dir.path().toStdString());
+            resumed.reopenRun("c", 2600);
+            QCOMPARE(countRows(db, "SELECT COUNT(*) FROM metric_chunks WHERE run='c' AND last_step > 2600"), int64_t(0));
+            for (int64_t first = 2601; first <= 7000; first += 100) {
+                std::vector<MetricPoint> points;
+                for (int64_t s = first; s < first + 100; ++s) points.push_back({s, s * 64, s * 0.25, "train/loss", 3.0});
+                resumed.commitBatch("c", points, {});
+            }
+        }
+        QVERIFY(countRows(db, "SELECT MAX(last_step) FROM metric_chunks WHERE run='c' AND key='train/loss'") > 6000);
+        QCOMPARE(differenceFromRows(store, "c", "train/loss", all), QString());
+        QCOMPARE(differenceFromRows(store, "c", "eval/loss", all), QString());
+        QCOMPARE(store.metrics("c", "train/loss").size(), size_t(7001));  // 1..7000 and the second step 600
+    }
+
+    // Two writers of one run taking turns (a recorder and its writer thread, say): neither
+    // seals a chunk that does not continue the other's.
+    void twoWritersOfOneRunKeepTheChainWhole() {
+        QTemporaryDir dir;
+        const std::string folder = dir.path().toStdString();
+        RunStore a(folder);
+        RunStore b(folder);
+        a.createRun(record("shared", "two writers"));
+        int64_t step = 1;
+        for (int turn = 0; turn < 6; ++turn) {
+            RunStore& writer = turn % 2 == 0 ? a : b;
+            for (int batch = 0; batch < 15; ++batch) {
+                std::vector<MetricPoint> points;
+                for (int i = 0; i < 100; ++i, ++step) points.push_back({step, step, 0.0, "train/loss", double(step)});
+                writer.commitBatch("shared", points, {});
+            }
+        }
+        QCOMPARE(countRows(a.path(), "SELECT SUM(points) FROM metric_chunks WHERE run='shared'"), int64_t(8 * 1024));
+        QCOMPARE(differenceFromRows(a, "shared", "train/loss", {std::numeric_limits<int64_t>::min(), int64_t(5000)}),
+                 QString());
     }
 
     void writerCommitsEverythingFromTheBus() {
