@@ -7,9 +7,12 @@
 #include <QTemporaryDir>
 #include <QTimer>
 
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -223,6 +226,58 @@ double medianStepTime(const std::vector<MetricPoint>& points, int64_t warmup) {
 // One run of the tiny preset, measured by its own step times: bare (a session and the one
 // subscription that collects the times), recorded (+ the store writer), or in the window
 // (+ the bridge, the store writer and the live plots redrawing).
+double threadCpuMs();
+
+// What one live redraw of the Training tab costs: the window at 1280 x 800 with 200 steps of the
+// tiny preset's curves drawn, then per new step: its points in, and the coalesced redraw.
+void monitorTick() {
+    RunConfig config = builtinTinyConfig();
+    config.train.steps = 500;
+    MainWindow window(config, QStringLiteral("tiny"));
+    window.resize(1280, 800);
+    window.show();
+    window.plots()->resetRun(config);
+    std::mt19937 rng(5);
+    auto stepPoints = [&](int64_t s) {
+        const double wall = s * 0.05;
+        QVector<MetricPoint> points;
+        points.push_back(MetricPoint{s, s * 2048, wall, "train/loss", lossAt(s * 100, rng)});
+        points.push_back(MetricPoint{s, s * 2048, wall, "train/tokens", double(s * 2048)});
+        points.push_back(MetricPoint{s, s * 2048, wall, "train/grad_norm", 0.1 * lossAt(s * 100, rng)});
+        points.push_back(MetricPoint{s, s * 2048, wall, "train/lr", 1e-3 * std::min(1.0, s / 20.0)});
+        points.push_back(MetricPoint{s, s * 2048, wall, "perf/tokens_per_s", 40000 + 1000 * lossAt(s, rng)});
+        for (const char* kind : {"allocated", "peak", "reserved"})
+            points.push_back(MetricPoint{s, s * 2048, wall, std::string("mem/cpu0/") + kind + "_bytes", 3e8 + s * 1e5});
+        return points;
+    };
+    for (int64_t s = 1; s <= 200; ++s) window.plots()->addPoints(stepPoints(s));
+    window.plots()->flushReplot();
+    QCoreApplication::processEvents();
+    std::vector<double> ticks, cpu;
+    for (int64_t s = 201; s <= 400; ++s) {
+        window.plots()->addPoints(stepPoints(s));
+        QElapsedTimer one;
+        one.start();
+        const double cpu_before = threadCpuMs();
+        window.plots()->flushReplot();
+        QCoreApplication::processEvents();  // the paint events the redraw posted
+        ticks.push_back(one.nsecsElapsed() / 1e6);
+        cpu.push_back(threadCpuMs() - cpu_before);
+    }
+    std::printf("{\"bench\": \"monitor_tick\", \"redraw_ms_median\": %.2f, \"redraw_cpu_ms_median\": %.2f}\n",
+                median(ticks), median(cpu));
+}
+
+// CPU time of the calling thread, in milliseconds.
+double threadCpuMs() {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return now.tv_sec * 1e3 + now.tv_nsec / 1e6;
+}
+
+// The GUI thread's CPU time per training step while the window trains (`window` variant).
+std::vector<double> gui_cpu_ms_per_step;
+
 double stepTimeOf(const char* variant, int64_t steps, int64_t warmup) {
     QTemporaryDir store;
     qputenv("TRAINBENCH_STORE", store.path().toUtf8());
@@ -240,8 +295,13 @@ double stepTimeOf(const char* variant, int64_t steps, int64_t warmup) {
             points.insert(points.end(), batch.begin(), batch.end());
         });
         QObject::connect(window.bridge(), &EngineBridge::runFinished, &loop, &QEventLoop::quit);
-        QTimer::singleShot(0, [&] { window.startRun(); });
+        double cpu_at_start = 0;
+        QTimer::singleShot(0, [&] {
+            window.startRun();
+            cpu_at_start = threadCpuMs();
+        });
         loop.exec();
+        gui_cpu_ms_per_step.push_back((threadCpuMs() - cpu_at_start) / double(steps));
         return medianStepTime(points, warmup);
     }
     TrainingSession session(config, SessionOptions{});
@@ -266,9 +326,9 @@ void metricsOverhead(int64_t steps, int rounds) {
     const double bare = median(times[0]);
     std::printf("{\"bench\": \"metrics_overhead\", \"steps\": %lld, \"rounds\": %d, \"step_ms_bare\": %.2f, "
                 "\"step_ms_recorded\": %.2f, \"step_ms_window\": %.2f, \"recorded_overhead_pct\": %.1f, "
-                "\"window_overhead_pct\": %.1f}\n",
+                "\"window_overhead_pct\": %.1f, \"gui_thread_cpu_ms_per_step\": %.2f}\n",
                 (long long)steps, rounds, bare * 1e3, median(times[1]) * 1e3, median(times[2]) * 1e3,
-                (median(times[1]) / bare - 1) * 100, (median(times[2]) / bare - 1) * 100);
+                (median(times[1]) / bare - 1) * 100, (median(times[2]) / bare - 1) * 100, median(gui_cpu_ms_per_step));
 }
 
 }  // namespace
@@ -277,7 +337,19 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     // `bench_gui overhead` measures only what watching costs a run.
     if (argc > 1 && std::string(argv[1]) == "overhead") {
-        metricsOverhead(80, 3);
+        metricsOverhead(80, argc > 2 ? std::max(1, std::atoi(argv[2])) : 3);
+        return 0;
+    }
+    // `bench_gui tick`: one live redraw of the Training tab.
+    if (argc > 1 && std::string(argv[1]) == "tick") {
+        monitorTick();
+        return 0;
+    }
+    // `bench_gui window`: one run in the live window (to profile the GUI thread).
+    if (argc > 1 && std::string(argv[1]) == "window") {
+        const double step_s = stepTimeOf("window", 80, 10);
+        std::printf("{\"bench\": \"window\", \"step_ms\": %.2f, \"gui_thread_cpu_ms_per_step\": %.2f}\n",
+                    step_s * 1e3, gui_cpu_ms_per_step.back());
         return 0;
     }
     // `bench_gui load`: only the 1M-point store read.

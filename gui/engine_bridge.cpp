@@ -70,7 +70,7 @@ bool EngineBridge::start(const RunConfig& config, const QString& name) {
     }
     live_ = true;
     run_id_ = QString::fromStdString(session_->summary().run_id);
-    drain_timer_.start();
+    drain_timer_.start(session_->trainsOnCpu() ? kCpuRunDrainIntervalMs : kDrainIntervalMs);
     pollStatus();
     return true;
 }

@@ -24,7 +24,8 @@ namespace trainbench::gui {
 // - The bridge lives on the GUI thread; every public method is called there, and every
 //   signal is emitted there (from its drain timer or, for startFailed, inside start()).
 // - Rank threads never touch the bridge. They publish to the session's MetricBus; the bridge
-//   drains its own subscription every ~33 ms while a run is live. drain() and the status
+//   drains its own subscription every ~33 ms while a run is live (every 250 ms while the run
+//   trains on the CPU, see kCpuRunDrainIntervalMs). drain() and the status
 //   polls (status(), wait(0 ms)) return at once, so the GUI thread never waits on a rank.
 // - One run at a time. The session of a finished run stays alive (its summary stays
 //   readable) until the next start() or the bridge's destruction; the session's destructor
@@ -55,7 +56,18 @@ public:
     // The store's id of the run started last (empty before the first start).
     const QString& runId() const { return run_id_; }
 
+    // How often the live run is drained: kDrainIntervalMs, or kCpuRunDrainIntervalMs for a
+    // run on the CPU.
+    int drainIntervalMs() const { return drain_timer_.interval(); }
+
     static constexpr int kDrainIntervalMs = 33;
+    // A run on the CPU has every core busy, so each batch the window takes in (its curves,
+    // labels and redraw: ~5-10 ms of the GUI thread at 1280 x 800) slows the ranks, and more
+    // than its own time: an intra-op pool waits for its slowest thread. Taken 4 times a
+    // second instead of 30, the window costs the run about a tenth as much
+    // (docs/BENCHMARKS.md, "What watching costs a run"); on GPUs the GUI thread has a core of
+    // its own and keeps the 33 ms.
+    static constexpr int kCpuRunDrainIntervalMs = 250;
 
 Q_SIGNALS:
     // Every point the bus delivered since the last drain, in publication order.

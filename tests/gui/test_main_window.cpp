@@ -124,6 +124,8 @@ void TestMainWindow::startStreamsLossAndStopEndsRun() {
     QVERIFY2(window.bridge()->isLive(), qPrintable(status->text()));
     QVERIFY(!start->isEnabled());
     QVERIFY(pause->isEnabled() || finished.count() == 1);
+    // A CPU run has every core busy: the window takes its points 4 times a second, not 30.
+    QCOMPARE(window.bridge()->drainIntervalMs(), EngineBridge::kCpuRunDrainIntervalMs);
 
     const QCPGraph* raw = plots->lossRawGraph();
     QTRY_VERIFY_WITH_TIMEOUT(raw->dataCount() >= 3, kRunTimeoutMs);

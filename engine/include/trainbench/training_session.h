@@ -78,6 +78,9 @@ public:
 
     RunStatus status() const;
     int64_t completedSteps() const;
+    // True when the ranks train on the host's CPU: torch's intra-op pools then keep every core
+    // busy, and whatever else the process does (drawing curves) is taken from the run.
+    bool trainsOnCpu() const;
     RunSummary summary() const;
     // Number of threads this session has started and not yet joined (for tests).
     int liveThreads() const;
