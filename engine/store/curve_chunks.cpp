@@ -18,6 +18,16 @@ static_assert(std::endian::native == std::endian::little, "curve chunks are stor
 
 constexpr int64_t kNoChunk = std::numeric_limits<int64_t>::min();
 
+// -0.0 as +0.0: SQLite stores a whole-number REAL as an integer, so the row reads back +0.0,
+// and a chunk must read back as the row does, bit for bit.
+double asStored(double value) { return value == 0.0 ? 0.0 : value; }
+
+int64_t dataVersion(sqlite3* db) {
+    Statement query(db, "PRAGMA data_version");
+    query.step();
+    return query.integer(0);
+}
+
 // The last step of the last chunk of one key in the file (kNoChunk when it has none).
 int64_t lastChunkEnd(sqlite3* db, const std::string& run_id, const std::string& key) {
     Statement query(db, "SELECT MAX(last_step) FROM metric_chunks WHERE run=?1 AND key=?2");
@@ -31,17 +41,24 @@ int64_t lastChunkEnd(sqlite3* db, const std::string& run_id, const std::string& 
 CurveChunks::Curve CurveChunks::loadCurve(sqlite3* db, const std::string& run_id, const std::string& key) {
     Curve curve;
     curve.covers_after = lastChunkEnd(db, run_id, key);
+    // One row past the limit tells a curve too long to hold (a run written before chunks).
     Statement rows(db,
                    "SELECT step, tokens, wall_time, value FROM metrics WHERE run=?1 AND key=?2 AND step>?3 "
-                   "ORDER BY step, rowid");
-    rows.bind(1, run_id).bind(2, key).bind(3, curve.covers_after);
+                   "ORDER BY step, rowid LIMIT ?4");
+    rows.bind(1, run_id).bind(2, key).bind(3, curve.covers_after).bind(4, int64_t(kMaxPendingPoints + 1));
     while (rows.step())
-        curve.pending.push_back({rows.integer(0), rows.integer(1), rows.real(2),
-                                 rows.isNull(3) ? std::nan("") : rows.real(3)});
+        curve.pending.push_back({rows.integer(0), rows.integer(1), asStored(rows.real(2)),
+                                 rows.isNull(3) ? std::nan("") : asStored(rows.real(3))});
+    if (curve.pending.size() > kMaxPendingPoints) giveUp(curve);
     return curve;
 }
 
 void CurveChunks::afterInsert(sqlite3* db, const std::string& run_id, const std::vector<MetricPoint>& points) {
+    // Read inside the writer's transaction: rows another connection committed since the last
+    // look are not in memory, so everything is read again from the file.
+    const int64_t version = dataVersion(db);
+    if (version != data_version_) forget();
+    data_version_ = version;
     std::map<std::string, std::vector<const MetricPoint*>> by_key;
     for (const MetricPoint& point : points) by_key[point.key].push_back(&point);
     for (const auto& [key, list] : by_key) {
@@ -56,22 +73,27 @@ void CurveChunks::afterInsert(sqlite3* db, const std::string& run_id, const std:
         if (dropped || found == curves_.end()) {
             // From the file, which already holds this batch's rows.
             found = curves_.insert_or_assign({run_id, key}, loadCurve(db, run_id, key)).first;
-        } else {
+        } else if (!found->second.given_up) {
             for (const MetricPoint* point : list)
-                found->second.pending.push_back({point->step, point->tokens, point->wall_time,
-                                                 std::isfinite(point->value) ? point->value : std::nan("")});
+                found->second.pending.push_back({point->step, point->tokens, asStored(point->wall_time),
+                                                 std::isfinite(point->value) ? asStored(point->value) : std::nan("")});
         }
         sealFullChunks(db, run_id, key, found->second);
     }
 }
 
+void CurveChunks::giveUp(Curve& curve) {
+    curve.given_up = true;
+    curve.pending = {};
+}
+
 void CurveChunks::sealFullChunks(sqlite3* db, const std::string& run_id, const std::string& key, Curve& curve) {
-    if (curve.pending.size() <= kPointsPerChunk) return;
+    if (curve.given_up || curve.pending.size() <= kPointsPerChunk) return;
     // What this writer remembers must be what the file holds, else the chunk would not continue
     // the chain: rebuild from the rows.
     if (lastChunkEnd(db, run_id, key) != curve.covers_after) {
         curve = loadCurve(db, run_id, key);
-        if (curve.pending.size() <= kPointsPerChunk) return;
+        if (curve.given_up || curve.pending.size() <= kPointsPerChunk) return;
     }
     std::vector<Packed>& pending = curve.pending;
     auto by_step = [](const Packed& a, const Packed& b) { return a.step < b.step; };
@@ -97,6 +119,9 @@ void CurveChunks::sealFullChunks(sqlite3* db, const std::string& run_id, const s
         begin = end;
     }
     pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(begin));
+    // A step that does not advance: the points would pile up unsealed for ever.
+    if (pending.size() > kMaxPendingPoints) giveUp(curve);
+    else if (pending.capacity() > 4 * kPointsPerChunk && pending.capacity() > 4 * pending.size()) pending.shrink_to_fit();
 }
 
 void CurveChunks::dropAfter(sqlite3* db, const std::string& run_id, int64_t from_step) {
@@ -104,7 +129,10 @@ void CurveChunks::dropAfter(sqlite3* db, const std::string& run_id, int64_t from
     forget();
 }
 
-void CurveChunks::forget() { curves_.clear(); }
+void CurveChunks::forget() {
+    curves_.clear();
+    data_version_ = -1;
+}
 
 int64_t CurveChunks::read(sqlite3* db, const std::string& run_id, const std::string& key, int64_t after_step,
                           std::vector<MetricPoint>& out) {
@@ -112,7 +140,9 @@ int64_t CurveChunks::read(sqlite3* db, const std::string& run_id, const std::str
     {
         Statement total(db, "SELECT SUM(points) FROM metric_chunks WHERE run=?1 AND key=?2 AND last_step>?3");
         total.bind(1, run_id).bind(2, key).bind(3, after_step);
-        if (total.step() && !total.isNull(0)) out.reserve(out.size() + static_cast<size_t>(total.integer(0)));
+        // A damaged count must not make the read throw: the chunks are checked below.
+        const int64_t points = total.step() && !total.isNull(0) ? total.integer(0) : 0;
+        if (points > 0 && points < (int64_t(1) << 32)) out.reserve(out.size() + static_cast<size_t>(points));
     }
     Statement chunks(db,
                      "SELECT covers_after, last_step, points, data FROM metric_chunks "

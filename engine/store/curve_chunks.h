@@ -26,6 +26,10 @@ namespace trainbench {
 class CurveChunks {
 public:
     static constexpr size_t kPointsPerChunk = 1024;
+    // Points of one key a writer holds unsealed before it gives up chunking that key for the
+    // rest of its session (reads then take its rows): a step that never advances (a sampler
+    // at a held step) or a long run written before chunks existed, resumed.
+    static constexpr size_t kMaxPendingPoints = 64 * kPointsPerChunk;
 
     // Inside the writer's transaction, after `points` were inserted as rows: seals every full
     // chunk. A point at or before the end of a sealed chunk of its key removes the chunks it
@@ -33,7 +37,7 @@ public:
     void afterInsert(sqlite3* db, const std::string& run_id, const std::vector<MetricPoint>& points);
     // Inside the transaction that removes a run's rows after `from_step`; forgets what it holds.
     void dropAfter(sqlite3* db, const std::string& run_id, int64_t from_step);
-    // Drops what the writer holds in memory (after a transaction rolled back).
+    // Drops what the writer holds in memory (after a transaction rolled back, a run ended).
     void forget();
 
     // Appends the points of `key` after `after_step` that chunks hold to `out`, in step order;
@@ -51,13 +55,18 @@ private:
     struct Curve {
         int64_t covers_after = 0;     // the last step of the key's last chunk in the file
         std::vector<Packed> pending;  // the key's rows after it, in step order once sorted
+        bool given_up = false;        // more than kMaxPendingPoints would not seal: rows only
     };
 
     // The key's state as the file has it: its last chunk's end and the rows after it.
     static Curve loadCurve(sqlite3* db, const std::string& run_id, const std::string& key);
+    static void giveUp(Curve& curve);
     void sealFullChunks(sqlite3* db, const std::string& run_id, const std::string& key, Curve& curve);
 
     std::map<std::pair<std::string, std::string>, Curve> curves_;
+    // SQLite's data_version when this writer last looked: it changes when another connection
+    // commits, which may have added rows this writer's memory does not hold.
+    int64_t data_version_ = -1;
 };
 
 }  // namespace trainbench

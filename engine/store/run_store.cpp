@@ -108,7 +108,13 @@ CREATE UNIQUE INDEX metric_chunks_by_curve ON metric_chunks(run, key, last_step)
 class ReadSnapshot {
 public:
     explicit ReadSnapshot(sqlite3* db) : db_(db) { exec(db_, "BEGIN"); }
-    ~ReadSnapshot() { sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr); }
+    // A connection left inside the transaction would hold its WAL read lock (the log could not
+    // be checkpointed) and fail every later write: end it whatever happens.
+    ~ReadSnapshot() {
+        if (sqlite3_get_autocommit(db_)) return;
+        if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+            sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
     ReadSnapshot(const ReadSnapshot&) = delete;
     ReadSnapshot& operator=(const ReadSnapshot&) = delete;
 
@@ -286,6 +292,7 @@ std::string RunStore::checkpointFolder(const std::string& run_id) const {
 
 void RunStore::finishRun(const std::string& run_id, const std::string& status, int64_t steps,
                          std::optional<double> final_loss, const std::string& error, const std::string& summary_json) {
+    impl_->chunks.forget();  // the run's unsealed points stay in its rows
     Statement update(impl_->db,
                      "UPDATE runs SET status=?1, finished=?2, steps=?3, final_loss=?4, error=?5, heartbeat=?6, "
                      "summary=?8 WHERE id=?7");

@@ -32,7 +32,9 @@ public:
         return *this;
     }
     Statement& bindBlob(int i, const void* data, size_t bytes) {
-        sqlite3_bind_blob64(stmt_, i, data, bytes, SQLITE_TRANSIENT);
+        if (sqlite3_bind_blob64(stmt_, i, data, bytes, SQLITE_TRANSIENT) != SQLITE_OK)
+            throw StoreError(std::string("run store: cannot bind a blob of ") + std::to_string(bytes) +
+                             " bytes: " + sqlite3_errmsg(db_));
         return *this;
     }
     Statement& bindNull(int i) {

@@ -116,7 +116,8 @@ QString differenceFromRows(RunStore& store, const std::string& run, const std::s
         for (size_t i = 0; i < got.size(); ++i) {
             const MetricPoint& a = got[i];
             const MetricPoint& b = expected[i];
-            const bool same_value = a.value == b.value || (std::isnan(a.value) && std::isnan(b.value));
+            const bool same_value = (a.value == b.value && std::signbit(a.value) == std::signbit(b.value)) ||
+                                    (std::isnan(a.value) && std::isnan(b.value));
             if (a.step != b.step || a.tokens != b.tokens || a.wall_time != b.wall_time || !same_value || a.key != key)
                 return QString("%1 after %2: point %3 is step %4 value %5, the row is step %6 value %7")
                     .arg(key.c_str()).arg(after).arg(i).arg(a.step).arg(a.value).arg(b.step).arg(b.value);
@@ -315,7 +316,7 @@ private Q_SLOTS:
         for (int64_t first = 1; first <= 5000; first += 7) {
             std::vector<MetricPoint> points;
             for (int64_t s = first; s < first + 7 && s <= 5000; ++s) {
-                const double loss = s % 997 == 0 ? INFINITY : s % 331 == 0 ? NAN : 10.0 / double(s);
+                const double loss = s % 997 == 0 ? INFINITY : s % 331 == 0 ? NAN : s % 499 == 0 ? -0.0 : 10.0 / double(s);
                 points.push_back({s, s * 64, s * 0.25, "train/loss", loss});
                 if (s % 10 == 0) points.push_back({s, s * 64, s * 0.25, "eval/loss", 1.0 + 1.0 / double(s)});
             }
@@ -379,8 +380,8 @@ private Q_SLOTS:
         QCOMPARE(store.metrics("c", "train/loss").size(), size_t(7001));  // 1..7000 and the second step 600
     }
 
-    // Two writers of one run taking turns (a recorder and its writer thread, say): neither
-    // seals a chunk that does not continue the other's.
+    // Two writers of one run taking turns (a recorder and its writer thread, say), each turn
+    // shorter than a chunk: neither seals a chunk without the other's rows in it.
     void twoWritersOfOneRunKeepTheChainWhole() {
         QTemporaryDir dir;
         const std::string folder = dir.path().toStdString();
@@ -388,17 +389,42 @@ private Q_SLOTS:
         RunStore b(folder);
         a.createRun(record("shared", "two writers"));
         int64_t step = 1;
-        for (int turn = 0; turn < 6; ++turn) {
+        for (int turn = 0; turn < 10; ++turn) {
             RunStore& writer = turn % 2 == 0 ? a : b;
-            for (int batch = 0; batch < 15; ++batch) {
+            for (int batch = 0; batch < 3; ++batch) {
                 std::vector<MetricPoint> points;
                 for (int i = 0; i < 100; ++i, ++step) points.push_back({step, step, 0.0, "train/loss", double(step)});
                 writer.commitBatch("shared", points, {});
             }
         }
-        QCOMPARE(countRows(a.path(), "SELECT SUM(points) FROM metric_chunks WHERE run='shared'"), int64_t(8 * 1024));
-        QCOMPARE(differenceFromRows(a, "shared", "train/loss", {std::numeric_limits<int64_t>::min(), int64_t(5000)}),
+        // Hand count: 3,000 points; a chunk seals once more than 1,024 wait, so 2 chunks.
+        QCOMPARE(countRows(a.path(), "SELECT SUM(points) FROM metric_chunks WHERE run='shared'"), int64_t(2 * 1024));
+        QCOMPARE(differenceFromRows(a, "shared", "train/loss", {std::numeric_limits<int64_t>::min(), int64_t(1500)}),
                  QString());
+    }
+
+    // A key whose step does not advance never fills a chunk that can end: past 65,536 waiting
+    // points the writer stops chunking it (rows only), and the curve still reads whole.
+    void aStepThatNeverAdvancesIsReadFromTheRows() {
+        QTemporaryDir dir;
+        RunStore store(dir.path().toStdString());
+        store.createRun(record("held", "held"));
+        for (int batch = 0; batch < 70; ++batch) {
+            std::vector<MetricPoint> points;
+            for (int i = 0; i < 1000; ++i) points.push_back({7, 7, 0.1 * batch, "mem/cpu0/allocated_bytes", double(i)});
+            points.push_back({7 + batch, 7, 0.0, "train/loss", 1.0});
+            store.commitBatch("held", points, {});
+        }
+        std::vector<MetricPoint> later;
+        for (int64_t s = 8; s <= 3000; ++s) later.push_back({s, s, 0.0, "mem/cpu0/allocated_bytes", double(s)});
+        store.commitBatch("held", later, {});
+        QCOMPARE(countRows(store.path(), "SELECT COUNT(*) FROM metric_chunks WHERE key='mem/cpu0/allocated_bytes'"),
+                 int64_t(0));
+        QCOMPARE(differenceFromRows(store, "held", "mem/cpu0/allocated_bytes",
+                                    {std::numeric_limits<int64_t>::min(), int64_t(7), int64_t(2000)}),
+                 QString());
+        QCOMPARE(store.metrics("held", "mem/cpu0/allocated_bytes").size(), size_t(70'000 + 2'993));
+        QCOMPARE(differenceFromRows(store, "held", "train/loss", {std::numeric_limits<int64_t>::min()}), QString());
     }
 
     void writerCommitsEverythingFromTheBus() {
