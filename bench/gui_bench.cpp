@@ -268,6 +268,67 @@ void monitorTick() {
                 median(ticks), median(cpu));
 }
 
+// The Monitor following a run that is already a million steps long, as on a GPU (a step's
+// points every 33 ms): redraws per second, the GUI thread's CPU share, and how late a 10 ms
+// timer fires meanwhile (what a user's click waits).
+void longRun(int64_t steps, int seconds) {
+    MetricPlots plots;
+    plots.resize(1280, 800);
+    plots.show();
+    RunConfig config;
+    config.train.steps = steps + 10'000;
+    plots.resetRun(config);
+    std::mt19937 rng(4);
+    auto stepPoints = [&](int64_t s) {
+        const double wall = s * 0.01;
+        QVector<MetricPoint> points;
+        points.push_back(MetricPoint{s, s * 1024, wall, "train/loss", lossAt(s, rng)});
+        points.push_back(MetricPoint{s, s * 1024, wall, "train/tokens", double(s * 1024)});
+        points.push_back(MetricPoint{s, s * 1024, wall, "train/grad_norm", 0.1 * lossAt(s, rng)});
+        points.push_back(MetricPoint{s, s * 1024, wall, "train/lr", 3e-4});
+        points.push_back(MetricPoint{s, s * 1024, wall, "perf/tokens_per_s", 20000 + 1000 * lossAt(s, rng)});
+        return points;
+    };
+    for (int64_t first = 1; first <= steps; first += 1000) {
+        QVector<MetricPoint> batch;
+        for (int64_t s = first; s < first + 1000 && s <= steps; ++s) batch += stepPoints(s);
+        plots.addPoints(batch);
+    }
+    plots.flushReplot();
+    int replots = 0;
+    QObject::connect(&plots, &QCustomPlot::afterReplot, [&] { ++replots; });
+    int64_t next = steps + 1;
+    QTimer feed;
+    feed.setInterval(33);
+    QObject::connect(&feed, &QTimer::timeout, [&] { plots.addPoints(stepPoints(next++)); });
+    std::vector<double> lateness_ms;
+    QElapsedTimer since_tick;
+    QTimer tick;
+    tick.setTimerType(Qt::PreciseTimer);
+    tick.setInterval(10);
+    QObject::connect(&tick, &QTimer::timeout, [&] {
+        if (since_tick.isValid()) lateness_ms.push_back(std::max(0.0, since_tick.nsecsElapsed() / 1e6 - 10.0));
+        since_tick.restart();
+    });
+    const double cpu_before = threadCpuMs();
+    QElapsedTimer wall;
+    wall.start();
+    feed.start();
+    tick.start();
+    QEventLoop loop;
+    QTimer::singleShot(seconds * 1000, &loop, &QEventLoop::quit);
+    loop.exec();
+    const double elapsed_ms = wall.nsecsElapsed() / 1e6;
+    const double cpu_ms = threadCpuMs() - cpu_before;
+    std::sort(lateness_ms.begin(), lateness_ms.end());
+    std::printf("{\"bench\": \"long_run_follow\", \"steps\": %lld, \"replots_per_s\": %.1f, "
+                "\"gui_thread_cpu_pct\": %.0f, \"late_ms_median\": %.1f, \"late_ms_p99\": %.1f, "
+                "\"late_ms_max\": %.1f, \"replot_interval_ms\": %d}\n",
+                (long long)steps, replots * 1000.0 / elapsed_ms, 100.0 * cpu_ms / elapsed_ms,
+                lateness_ms[lateness_ms.size() / 2], lateness_ms[size_t(0.99 * (lateness_ms.size() - 1))],
+                lateness_ms.back(), plots.replotIntervalMs());
+}
+
 // CPU time of the calling thread, in milliseconds.
 double threadCpuMs() {
     timespec now{};
@@ -338,6 +399,16 @@ int main(int argc, char** argv) {
     // `bench_gui overhead` measures only what watching costs a run.
     if (argc > 1 && std::string(argv[1]) == "overhead") {
         metricsOverhead(80, argc > 2 ? std::max(1, std::atoi(argv[2])) : 3);
+        return 0;
+    }
+    // `bench_gui longrun`: following a run a million steps long.
+    if (argc > 1 && std::string(argv[1]) == "longrun") {
+        longRun(1'000'000, 5);
+        return 0;
+    }
+    // `bench_gui ingest`: only the Monitor's 1M-step ingest.
+    if (argc > 1 && std::string(argv[1]) == "ingest") {
+        ingest(1'000'000);
         return 0;
     }
     // `bench_gui tick`: one live redraw of the Training tab.

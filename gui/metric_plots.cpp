@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <iterator>
 
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QFontMetrics>
 #include <QToolTip>
@@ -682,11 +683,19 @@ void MetricPlots::scheduleReplot() {
     if (!replot_timer_.isActive()) replot_timer_.start();
 }
 
+int MetricPlots::replotIntervalAfter(double redraw_ms) {
+    const double wait = std::ceil(3.0 * std::max(0.0, redraw_ms));
+    return static_cast<int>(std::clamp(wait, double(kReplotIntervalMs), double(kMaxReplotIntervalMs)));
+}
+
 void MetricPlots::replotPendingData() {
+    QElapsedTimer took;
+    took.start();
     if (following_) followRun();
     // The crosshair's labels read the newest points too.
     if (crosshairVisible()) placeCrosshair(crosshair_x_);
     replot();
+    replot_timer_.setInterval(replotIntervalAfter(took.nsecsElapsed() / 1e6));
 }
 
 void MetricPlots::fitValueAxis(QCPAxis* axis, const std::vector<const QCPGraph*>& graphs, const QCPRange& keys,

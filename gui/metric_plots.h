@@ -23,7 +23,8 @@ namespace trainbench::gui {
 // sampling reduces each pixel column to its min/max at draw time, so spikes stay visible.
 // Every point is also kept with its step, tokens seen and wall time, so the x axis can switch
 // between them without losing anything. Redraws are coalesced on a single-shot timer, at most
-// one per kReplotIntervalMs; the crosshair redraws only its own buffered layer.
+// one per kReplotIntervalMs, or longer when redraws are slow (replotIntervalAfter); the
+// crosshair redraws only its own buffered layer.
 // The view follows the run (x: 0 .. planned end, y: the curve's extent without outliers) until
 // the user drags or zooms; a double click returns to following.
 class MetricPlots : public QCustomPlot {
@@ -97,6 +98,12 @@ public:
     double entropyFloor() const { return entropy_floor_; }
 
     static constexpr int kReplotIntervalMs = 33;
+    static constexpr int kMaxReplotIntervalMs = 1000;
+    // The wait before the next coalesced redraw after one that took `redraw_ms`: three times
+    // as long, within [kReplotIntervalMs, kMaxReplotIntervalMs], so redrawing takes at most a
+    // quarter of the GUI thread however long the run grows (a million steps: ~140 ms a redraw).
+    static int replotIntervalAfter(double redraw_ms);
+    int replotIntervalMs() const { return replot_timer_.interval(); }
     static constexpr double kLowerQuantile = 0.05;
     static constexpr double kUpperQuantile = 0.95;
 

@@ -106,6 +106,14 @@ void TestMainWindow::replotsAreCoalesced() {
     QVERIFY(!plots.replotPending());
     QCOMPARE(plots.lossRawGraph()->dataCount(), 500);
     QCOMPARE(plots.lossSmoothedGraph()->dataCount(), 500);
+    QVERIFY(plots.replotIntervalMs() >= MetricPlots::kReplotIntervalMs);
+
+    // The next redraw waits three times as long as the last one took, from 33 ms to 1 s.
+    QCOMPARE(MetricPlots::replotIntervalAfter(0.0), 33);
+    QCOMPARE(MetricPlots::replotIntervalAfter(5.0), 33);
+    QCOMPARE(MetricPlots::replotIntervalAfter(11.5), 35);
+    QCOMPARE(MetricPlots::replotIntervalAfter(140.0), 420);
+    QCOMPARE(MetricPlots::replotIntervalAfter(2000.0), 1000);
 }
 
 void TestMainWindow::startStreamsLossAndStopEndsRun() {
