@@ -271,7 +271,7 @@ void monitorTick() {
 // The Monitor following a run that is already a million steps long, as on a GPU (a step's
 // points every 33 ms): redraws per second, the GUI thread's CPU share, and how late a 10 ms
 // timer fires meanwhile (what a user's click waits).
-void longRun(int64_t steps, int seconds) {
+void longRun(int64_t steps, int seconds, const char* screenshot) {
     MetricPlots plots;
     plots.resize(1280, 800);
     plots.show();
@@ -295,6 +295,16 @@ void longRun(int64_t steps, int seconds) {
         plots.addPoints(batch);
     }
     plots.flushReplot();
+    {
+        QElapsedTimer t;
+        t.start();
+        plots.replot(QCustomPlot::rpImmediateRefresh);
+        const double draw_ms = t.nsecsElapsed() / 1e6;
+        t.restart();
+        plots.flushReplot();
+        std::printf("{\"bench\": \"long_run_redraw\", \"replot_ms\": %.1f, \"fit_and_replot_ms\": %.1f}\n", draw_ms,
+                    t.nsecsElapsed() / 1e6);
+    }
     int replots = 0;
     QObject::connect(&plots, &QCustomPlot::afterReplot, [&] { ++replots; });
     int64_t next = steps + 1;
@@ -320,6 +330,10 @@ void longRun(int64_t steps, int seconds) {
     loop.exec();
     const double elapsed_ms = wall.nsecsElapsed() / 1e6;
     const double cpu_ms = threadCpuMs() - cpu_before;
+    if (screenshot) {
+        plots.replot(QCustomPlot::rpImmediateRefresh);
+        plots.grab().save(QString::fromLocal8Bit(screenshot));
+    }
     std::sort(lateness_ms.begin(), lateness_ms.end());
     std::printf("{\"bench\": \"long_run_follow\", \"steps\": %lld, \"replots_per_s\": %.1f, "
                 "\"gui_thread_cpu_pct\": %.0f, \"late_ms_median\": %.1f, \"late_ms_p99\": %.1f, "
@@ -401,9 +415,9 @@ int main(int argc, char** argv) {
         metricsOverhead(80, argc > 2 ? std::max(1, std::atoi(argv[2])) : 3);
         return 0;
     }
-    // `bench_gui longrun`: following a run a million steps long.
+    // `bench_gui longrun [PNG]`: following a run a million steps long (and how it looks).
     if (argc > 1 && std::string(argv[1]) == "longrun") {
-        longRun(1'000'000, 5);
+        longRun(1'000'000, 5, argc > 2 ? argv[2] : nullptr);
         return 0;
     }
     // `bench_gui ingest`: only the Monitor's 1M-step ingest.

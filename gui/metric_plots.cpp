@@ -281,6 +281,15 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     }
     hideCrosshair();
 
+    // A long run is drawn through its pyramid: the view swapped in for the draw, the full data
+    // back after it.
+    connect(this, &QCustomPlot::beforeReplot, this, [this] {
+        for (LiveDecimation* drawn : decimations()) drawn->beginDraw();
+    });
+    connect(this, &QCustomPlot::afterReplot, this, [this] {
+        for (LiveDecimation* drawn : decimations()) drawn->endDraw();
+    });
+
     replot_timer_.setSingleShot(true);
     replot_timer_.setInterval(kReplotIntervalMs);
     connect(&replot_timer_, &QTimer::timeout, this, &MetricPlots::replotPendingData);
@@ -303,12 +312,25 @@ void MetricPlots::initSeries(Series& series, QCPAxis* x, QCPAxis* y, const QStri
     series.raw->setAdaptiveSampling(true);
     series.raw->setPen(pen);
     series.raw->setName(smoothed ? tr("%1 (raw)").arg(label) : label);
+    series.raw_drawn = std::make_shared<LiveDecimation>(series.raw);
     if (smoothed) {
         series.smoothed = addGraph(x, y);
         series.smoothed->setAdaptiveSampling(true);
         series.smoothed->setPen(pen);
         series.smoothed->setName(tr("%1 (EMA %2)").arg(label).arg(smoothing_weight_));
+        series.smoothed_drawn = std::make_shared<LiveDecimation>(series.smoothed);
     }
+}
+
+std::vector<LiveDecimation*> MetricPlots::decimations() {
+    std::vector<LiveDecimation*> out;
+    auto add = [&out](Series& series) {
+        if (series.raw_drawn) out.push_back(series.raw_drawn.get());
+        if (series.smoothed_drawn) out.push_back(series.smoothed_drawn.get());
+    };
+    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) add(*series);
+    for (auto& [key, series] : memory_) add(series);
+    return out;
 }
 
 void MetricPlots::resetRun(const RunConfig& config) {
@@ -322,6 +344,8 @@ void MetricPlots::resetRun(const RunConfig& config) {
         series->smoother.reset();
         series->raw->data()->clear();
         if (series->smoothed) series->smoothed->data()->clear();
+        for (LiveDecimation* drawn : {series->raw_drawn.get(), series->smoothed_drawn.get()})
+            if (drawn) drawn->invalidate();
     }
     for (auto& [key, series] : memory_) removeGraph(series.raw);
     memory_.clear();
@@ -553,6 +577,8 @@ void MetricPlots::rebuildGraphs(Series& series) {
     }
     series.raw->data()->set(raw, false);
     if (series.smoothed) series.smoothed->data()->set(smoothed, false);
+    series.raw_drawn->invalidate();
+    if (series.smoothed_drawn) series.smoothed_drawn->invalidate();
 }
 
 void MetricPlots::rebuildMarkers() {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 
 #include "ema_smoother.h"
 #include "event_markers.h"
+#include "live_decimation.h"
 #include "plot_x_axis.h"
 #include "trainbench/metric_point.h"
 #include "trainbench/run_config.h"
@@ -134,6 +136,9 @@ private:
         QCPGraph* smoothed = nullptr;  // null for curves drawn without smoothing
         EmaSmoother smoother;
         std::vector<Sample> samples;
+        // How the graphs are drawn once the run outgrows the plot's width.
+        std::shared_ptr<LiveDecimation> raw_drawn;
+        std::shared_ptr<LiveDecimation> smoothed_drawn;
     };
     // Each row's crosshair line and value label, on the buffered overlay layer.
     struct Crosshair {
@@ -152,6 +157,8 @@ private:
     double markerX(const EventMarker& marker, double wall) const;
     double tokensAt(int64_t step, double fallback) const;
     void rebuildGraphs(Series& series);
+    // Every series' graphs' decimation, for the draw's start and end.
+    std::vector<LiveDecimation*> decimations();
     void rebuildMarkers();
     void applyXAxisStyle();
     void showMarkerLegend(const QString& kind);

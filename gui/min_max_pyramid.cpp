@@ -24,20 +24,47 @@ MinMaxPyramid::MinMaxPyramid(std::vector<double> xs, std::vector<double> ys) : x
         level.push_back(e);
     }
     while (level.size() > 1) {
-        std::vector<Extremes> next((level.size() + 1) / 2);
-        for (size_t b = 0; b < next.size(); ++b) {
-            Extremes e = level[2 * b];
-            if (2 * b + 1 < level.size()) {
-                const Extremes& other = level[2 * b + 1];
-                if (other.low != kNone && (e.low == kNone || ys_[other.low] < ys_[e.low])) e.low = other.low;
-                if (other.high != kNone && (e.high == kNone || ys_[other.high] > ys_[e.high])) e.high = other.high;
-            }
-            next[b] = e;
-        }
+        std::vector<Extremes> next = merged(level);
         levels_.push_back(std::move(level));
         level = std::move(next);
     }
     levels_.push_back(std::move(level));
+}
+
+std::vector<MinMaxPyramid::Extremes> MinMaxPyramid::merged(const std::vector<Extremes>& below) const {
+    std::vector<Extremes> next((below.size() + 1) / 2);
+    for (size_t b = 0; b < next.size(); ++b) {
+        Extremes e = below[2 * b];
+        if (2 * b + 1 < below.size()) {
+            const Extremes& other = below[2 * b + 1];
+            if (other.low != kNone && (e.low == kNone || ys_[other.low] < ys_[e.low])) e.low = other.low;
+            if (other.high != kNone && (e.high == kNone || ys_[other.high] > ys_[e.high])) e.high = other.high;
+        }
+        next[b] = e;
+    }
+    return next;
+}
+
+void MinMaxPyramid::include(Extremes& e, uint32_t index) const {
+    const double y = ys_[index];
+    if (!std::isfinite(y)) return;
+    if (e.low == kNone || y < ys_[e.low]) e.low = index;
+    if (e.high == kNone || y > ys_[e.high]) e.high = index;
+}
+
+void MinMaxPyramid::append(double x, double y) {
+    xs_.push_back(x);
+    ys_.push_back(y);
+    const auto index = static_cast<uint32_t>(xs_.size() - 1);
+    // The point's block on every level; a block starts where the last one is full.
+    for (size_t l = 0; l < levels_.size(); ++l) {
+        std::vector<Extremes>& blocks = levels_[l];
+        const size_t b = size_t(index) >> (kFirstLevel + l);
+        if (b == blocks.size()) blocks.push_back({kNone, kNone});
+        include(blocks[b], index);
+    }
+    // The top level holds one block; a second one there calls for a level above both.
+    while (levels_.back().size() > 1) levels_.push_back(merged(levels_.back()));
 }
 
 std::vector<CurvePoint> MinMaxPyramid::visible(double x_lower, double x_upper, int columns, int* level) const {

@@ -24,6 +24,10 @@ public:
     // `xs` ascending (step or tokens); `ys` may hold NaN (a gap).
     MinMaxPyramid(std::vector<double> xs, std::vector<double> ys);
 
+    // One more point at the end (x not below the last one): O(levels), the levels the
+    // constructor would have built for the longer curve.
+    void append(double x, double y);
+
     size_t size() const { return xs_.size(); }
     const std::vector<double>& xs() const { return xs_; }
     const std::vector<double>& ys() const { return ys_; }
@@ -42,6 +46,11 @@ private:
         uint32_t low;   // index of the block's lowest point
         uint32_t high;  // index of its highest point
     };
+    // Widens `e` to point `index` when its value is finite.
+    void include(Extremes& e, uint32_t index) const;
+    // The level above `below`: each of its blocks merges two blocks of `below`.
+    std::vector<Extremes> merged(const std::vector<Extremes>& below) const;
+
     std::vector<double> xs_, ys_;
     std::vector<std::vector<Extremes>> levels_;  // levels_[i]: blocks of 2^(kFirstLevel + i) points
 };

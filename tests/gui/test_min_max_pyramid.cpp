@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <tuple>
 
 #include <QTest>
 
 #include "decimated_graph.h"
+#include "live_decimation.h"
 #include "min_max_pyramid.h"
 
 using trainbench::gui::CurvePoint;
 using trainbench::gui::DecimatedGraph;
+using trainbench::gui::LiveDecimation;
 using trainbench::gui::MinMaxPyramid;
 
 namespace {
@@ -104,6 +107,77 @@ private Q_SLOTS:
         const auto one = MinMaxPyramid({5.0}, {2.0}).visible(0, 10, 100);
         QCOMPARE(one.size(), size_t(1));
         QCOMPARE(one[0].y, 2.0);
+    }
+
+    // A pyramid grown a point at a time answers every view as one built from the whole curve
+    // (whose blocks the test above checks against a scan), at every length on the way: one
+    // point, a block's end, a level's end, a gap.
+    void appendingBuildsThePyramidOfTheWholeCurve() {
+        auto [xs, ys] = noisyCurve(70'000, 5);
+        for (size_t i = 30'000; i < 30'100; ++i) ys[i] = std::nan("");
+        MinMaxPyramid grown({}, {});
+        for (size_t n = 1; n <= xs.size(); ++n) {
+            grown.append(xs[n - 1], ys[n - 1]);
+            const bool check = n <= 80 || n % 4'096 == 0 || n % 4'096 == 1 || n == 30'050 || n == xs.size();
+            if (!check) continue;
+            const MinMaxPyramid built(std::vector<double>(xs.begin(), xs.begin() + long(n)),
+                                      std::vector<double>(ys.begin(), ys.begin() + long(n)));
+            QCOMPARE(grown.size(), n);
+            for (const auto& [lower, upper, columns] : std::vector<std::tuple<double, double, int>>{
+                     {0, 1e9, 7}, {0, 1e9, 300}, {double(n) / 3, double(n) * 2 / 3, 50}}) {
+                int grown_level = -1, built_level = -2;
+                const auto a = grown.visible(lower, upper, columns, &grown_level);
+                const auto b = built.visible(lower, upper, columns, &built_level);
+                QCOMPARE(grown_level, built_level);
+                QCOMPARE(a.size(), b.size());
+                for (size_t i = 0; i < a.size(); ++i) {
+                    QCOMPARE(a[i].x, b[i].x);
+                    QVERIFY(a[i].y == b[i].y || (std::isnan(a[i].y) && std::isnan(b[i].y)));
+                }
+            }
+        }
+    }
+
+    // A live graph keeps every point; only while it is drawn does it hold the pyramid's view
+    // (the extremes kept, a 1 px pen), and it follows points added between redraws.
+    void aLiveGraphIsDrawnThroughItsPyramid() {
+        QCustomPlot plot;
+        plot.resize(1'000, 600);
+        QCPGraph* graph = plot.addGraph();
+        graph->setPen(QPen(Qt::blue, 2.2));
+        LiveDecimation drawn(graph);
+        QObject::connect(&plot, &QCustomPlot::beforeReplot, [&] { drawn.beginDraw(); });
+        QObject::connect(&plot, &QCustomPlot::afterReplot, [&] { drawn.endDraw(); });
+        int drawn_points = -1;
+        double drawn_high = 0, drawn_pen = 0;
+        QObject::connect(&plot, &QCustomPlot::afterLayout, [&] {
+            drawn_points = graph->dataCount();
+            drawn_pen = graph->pen().widthF();
+            drawn_high = -1e300;
+            for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+                drawn_high = std::max(drawn_high, it->value);
+        });
+        auto [xs, ys] = noisyCurve(300'000, 6);
+        for (size_t i = 0; i < 200'000; ++i) graph->addData(xs[i], ys[i]);
+        plot.xAxis->setRange(0, 300'000);
+        plot.replot();
+        QVERIFY2(drawn_points > 0 && drawn_points < 10'000, std::to_string(drawn_points).c_str());
+        QCOMPARE(drawn_pen, 1.0);
+        QCOMPARE(drawn_high, *std::max_element(ys.begin(), ys.begin() + 200'000));
+        QCOMPARE(graph->dataCount(), 200'000);
+        QCOMPARE(graph->pen().widthF(), 2.2);
+        // New points, one a spike: the next draw has it.
+        for (size_t i = 200'000; i < 300'000; ++i) graph->addData(xs[i], i == 250'000 ? 100.0 : ys[i]);
+        plot.replot();
+        QCOMPARE(drawn_high, 100.0);
+        QCOMPARE(graph->dataCount(), 300'000);
+        // Data replaced (another x axis): read again once told.
+        graph->data()->clear();
+        for (size_t i = 0; i < 1'000; ++i) graph->addData(xs[i], ys[i]);
+        drawn.invalidate();
+        plot.replot();
+        QCOMPARE(drawn_points, 1'000);  // few enough: drawn as they are
+        QCOMPARE(drawn_pen, 2.2);
     }
 
     // The graph holds the whole curve's outline at first (axes rescale to its true extent),
