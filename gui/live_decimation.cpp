@@ -2,6 +2,7 @@
 #include "live_decimation.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace trainbench::gui {
 
@@ -29,11 +30,26 @@ void LiveDecimation::follow() {
         pyramid_.append(it->key, it->value);
 }
 
+bool LiveDecimation::isBand(const std::vector<CurvePoint>& points) {
+    size_t turns = 0, steps = 0;
+    double last_rise = 0;
+    for (size_t i = 1; i < points.size(); ++i) {
+        const double rise = points[i].y - points[i - 1].y;
+        if (!std::isfinite(rise) || rise == 0) continue;
+        ++steps;
+        if (last_rise != 0 && (rise > 0) != (last_rise > 0)) ++turns;
+        last_rise = rise;
+    }
+    return steps > 0 && 4 * turns > steps;
+}
+
 void LiveDecimation::beginDraw() {
     if (full_) return;  // already swapped (a nested redraw)
     follow();
     const QCPRange range = graph_->keyAxis()->range();
-    const int columns = std::max(graph_->keyAxis()->axisRect()->width(), 1);
+    // The plot's width, not the axis rect's: this runs before the redraw lays the plot out,
+    // and the rect may still have the size of an export drawn in between.
+    const int columns = std::max(graph_->parentPlot()->viewport().width(), 1);
     int level = 0;
     const std::vector<CurvePoint> points = pyramid_.visible(range.lower, range.upper, columns, &level);
     if (level == 0) return;  // few enough points: the graph draws them all
@@ -43,11 +59,13 @@ void LiveDecimation::beginDraw() {
     view_->set(shown, /*alreadySorted=*/true);
     full_ = graph_->data();
     graph_->setData(view_);
-    // A wider pen strokes every vertex of the dense envelope as a polygon with joins (a
-    // smoothed loss at 2.2 px: ~700 ms a redraw at a million steps); 1 px lines are drawn
-    // straight, and an envelope that fills its band looks the same either way.
+    // A wider pen strokes a zig-zag of thousands of vertices as one self-overlapping polygon
+    // with joins (a noisy smoothed loss at 2.2 px: ~700 ms a redraw at a million steps); 1 px
+    // lines are drawn straight, and a band that turns back on itself at every other point
+    // looks the same. A view that mostly runs one way (a schedule, memory) keeps its pen and
+    // its dashes.
     pen_ = graph_->pen();
-    if (pen_.widthF() > 1.0) {
+    if (pen_.widthF() > 1.0 && isBand(points)) {
         QPen thin = pen_;
         thin.setWidthF(1.0);
         graph_->setPen(thin);

@@ -12,7 +12,8 @@ namespace trainbench::gui {
 // QCustomPlot's adaptive sampling visits every point. This follows the graph's data with a
 // MinMaxPyramid (appending what is new at each redraw) and, only while QCustomPlot draws,
 // gives the graph the pyramid's view of the visible range instead: the same envelope, at most
-// about 8 points a pixel column. Outside a redraw the graph holds its full data again.
+// about 8 points a pixel column, a band of them stroked at 1 px. Outside a redraw the graph
+// holds its full data and pen again. (Exports draw without these signals: every point.)
 class LiveDecimation {
 public:
     explicit LiveDecimation(QCPGraph* graph) : graph_(graph) {}
@@ -24,6 +25,10 @@ public:
     void beginDraw();
     // After drawing (QCustomPlot::afterReplot): the full data back.
     void endDraw();
+
+    // True when more than one step in four of the view turns back (a noisy curve's min/max
+    // band rather than a line).
+    static bool isBand(const std::vector<CurvePoint>& points);
 
 private:
     void follow();

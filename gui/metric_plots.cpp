@@ -402,6 +402,11 @@ void MetricPlots::append(Series& series, const MetricPoint& point) {
     if (series.smoothed) sample.smoothed = series.smoother.add(value);
     series.samples.push_back(sample);
     const double x = xOf(sample);
+    // A point before the end lands inside the sorted data: the drawn pyramids read it all again.
+    if (!series.raw->data()->isEmpty() && x < (series.raw->data()->constEnd() - 1)->key) {
+        series.raw_drawn->invalidate();
+        if (series.smoothed_drawn) series.smoothed_drawn->invalidate();
+    }
     series.raw->addData(x, sample.value);
     if (series.smoothed) series.smoothed->addData(x, sample.smoothed);
 }
@@ -596,7 +601,7 @@ void MetricPlots::setXAxis(XAxis axis) {
     // The old range means nothing on the new axis.
     setFollowing(true);
     followRun();
-    scheduleReplot();
+    scheduleReplotSoon();
 }
 
 void MetricPlots::applyXAxisStyle() {
@@ -654,7 +659,7 @@ void MetricPlots::setLogY(Plot plot, bool logarithmic) {
     }
     // Switching scale is asking to see the curve again: fit it even when not following.
     fitRow(plot, xAxisOf(loss_rect_)->range());
-    scheduleReplot();
+    scheduleReplotSoon();
 }
 
 bool MetricPlots::logY(Plot plot) const {
@@ -665,7 +670,7 @@ void MetricPlots::setIgnoreOutliers(bool ignore) {
     if (ignore == ignore_outliers_) return;
     ignore_outliers_ = ignore;
     if (following_) followRun();
-    scheduleReplot();
+    scheduleReplotSoon();
 }
 
 void MetricPlots::setSmoothingWeight(double weight) {
@@ -679,7 +684,7 @@ void MetricPlots::setSmoothingWeight(double weight) {
         rebuildGraphs(*series);
         series->smoothed->setName(tr("%1 (EMA %2)").arg(series->label).arg(smoothing_weight_, 0, 'g', 2));
     }
-    scheduleReplot();
+    scheduleReplotSoon();
 }
 
 void MetricPlots::followLatest() {
@@ -706,7 +711,13 @@ void MetricPlots::flushReplot() {
 
 void MetricPlots::scheduleReplot() {
     // A burst of batches arms the timer once; later batches ride on the same redraw.
-    if (!replot_timer_.isActive()) replot_timer_.start();
+    if (!replot_timer_.isActive()) replot_timer_.start(paced_interval_ms_);
+}
+
+void MetricPlots::scheduleReplotSoon() {
+    // A user's change (axis, scale, smoothing) is drawn at the base pace, not the data's.
+    if (!replot_timer_.isActive() || replot_timer_.remainingTime() > kReplotIntervalMs)
+        replot_timer_.start(kReplotIntervalMs);
 }
 
 int MetricPlots::replotIntervalAfter(double redraw_ms) {
@@ -721,7 +732,7 @@ void MetricPlots::replotPendingData() {
     // The crosshair's labels read the newest points too.
     if (crosshairVisible()) placeCrosshair(crosshair_x_);
     replot();
-    replot_timer_.setInterval(replotIntervalAfter(took.nsecsElapsed() / 1e6));
+    paced_interval_ms_ = replotIntervalAfter(took.nsecsElapsed() / 1e6);
 }
 
 void MetricPlots::fitValueAxis(QCPAxis* axis, const std::vector<const QCPGraph*>& graphs, const QCPRange& keys,

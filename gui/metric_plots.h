@@ -105,7 +105,7 @@ public:
     // as long, within [kReplotIntervalMs, kMaxReplotIntervalMs], so redrawing takes at most a
     // quarter of the GUI thread however long the run grows (a million steps: ~140 ms a redraw).
     static int replotIntervalAfter(double redraw_ms);
-    int replotIntervalMs() const { return replot_timer_.interval(); }
+    int replotIntervalMs() const { return paced_interval_ms_; }
     static constexpr double kLowerQuantile = 0.05;
     static constexpr double kUpperQuantile = 0.95;
 
@@ -167,6 +167,7 @@ private:
     QString positionLineAt(double x) const;
     void setFollowing(bool following);
     void scheduleReplot();
+    void scheduleReplotSoon();
     void replotPendingData();
     void followRun();
     void fitRow(Plot plot, const QCPRange& keys);
@@ -210,6 +211,7 @@ private:
     bool ignore_outliers_ = true;
     double smoothing_weight_ = 0.6;
     QTimer replot_timer_;
+    int paced_interval_ms_ = kReplotIntervalMs;  // replotIntervalAfter the last redraw
     int64_t planned_steps_ = 1;
     double planned_tokens_ = 0;
     int64_t last_step_ = 0;

@@ -47,6 +47,7 @@ private Q_SLOTS:
     void showsConfigNumbers();
     void idleControls();
     void replotsAreCoalesced();
+    void aLongRunIsDrawnThroughItsPyramid();
     void startStreamsLossAndStopEndsRun();
     void pauseAndResume();
     void invalidConfigIsReportedNotStarted();
@@ -114,6 +115,46 @@ void TestMainWindow::replotsAreCoalesced() {
     QCOMPARE(MetricPlots::replotIntervalAfter(11.5), 35);
     QCOMPARE(MetricPlots::replotIntervalAfter(140.0), 420);
     QCOMPARE(MetricPlots::replotIntervalAfter(2000.0), 1000);
+}
+
+// 200,000 steps: while the plots draw, the loss graph holds the pyramid's view (far fewer
+// points, its extremes kept, a late point inside the curve included); before and after, all.
+void TestMainWindow::aLongRunIsDrawnThroughItsPyramid() {
+    MetricPlots plots;
+    plots.resize(1000, 700);
+    plots.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plots));
+    plots.resetRun(tinyConfig(200'000));
+    QVector<MetricPoint> points;
+    for (int64_t step = 1; step <= 200'000; ++step) {
+        MetricPoint point;
+        point.step = step;
+        point.key = "train/loss";
+        point.value = 3.0 + 0.1 * std::sin(double(step)) + (step == 123'457 ? 5.0 : 0.0);
+        points.push_back(point);
+    }
+    plots.addPoints(points);
+    int drawn = -1;
+    double drawn_high = 0;
+    connect(&plots, &QCustomPlot::afterLayout, &plots, [&] {
+        drawn = plots.lossRawGraph()->dataCount();
+        drawn_high = -1e300;
+        for (auto it = plots.lossRawGraph()->data()->constBegin(); it != plots.lossRawGraph()->data()->constEnd(); ++it)
+            drawn_high = std::max(drawn_high, it->value);
+    });
+    plots.flushReplot();
+    QVERIFY2(drawn > 0 && drawn < 20'000, qPrintable(QString::number(drawn)));
+    QCOMPARE(drawn_high, 8.0 + 0.1 * std::sin(123'457.0));
+    QCOMPARE(plots.lossRawGraph()->dataCount(), 200'000);
+    // A second sample of an early step (a late point) lands inside the curve, and is drawn.
+    MetricPoint late;
+    late.step = 50'000;
+    late.key = "train/loss";
+    late.value = 42.0;
+    plots.addPoints({late});
+    plots.flushReplot();
+    QCOMPARE(drawn_high, 42.0);
+    QCOMPARE(plots.lossRawGraph()->dataCount(), 200'001);
 }
 
 void TestMainWindow::startStreamsLossAndStopEndsRun() {

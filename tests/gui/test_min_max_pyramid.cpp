@@ -171,6 +171,25 @@ private Q_SLOTS:
         plot.replot();
         QCOMPARE(drawn_high, 100.0);
         QCOMPARE(graph->dataCount(), 300'000);
+        // A curve that runs one way (a schedule) is no band: it keeps its pen (and dashes).
+        QCPGraph* smooth = plot.addGraph();
+        smooth->setPen(QPen(Qt::red, 1.8, Qt::DashLine));
+        LiveDecimation smooth_drawn(smooth);
+        double smooth_pen = 0;
+        int smooth_points = -1;
+        QObject::connect(&plot, &QCustomPlot::beforeReplot, [&] { smooth_drawn.beginDraw(); });
+        QObject::connect(&plot, &QCustomPlot::afterReplot, [&] { smooth_drawn.endDraw(); });
+        QObject::connect(&plot, &QCustomPlot::afterLayout, [&] {
+            smooth_pen = smooth->pen().widthF();
+            smooth_points = smooth->dataCount();
+        });
+        for (size_t i = 0; i < 300'000; ++i) smooth->addData(xs[i], 1e-3 * std::cos(double(i) / 1e5));
+        plot.replot();
+        QVERIFY(smooth_points > 0 && smooth_points < 10'000);
+        QCOMPARE(smooth_pen, 1.8);
+        QVERIFY(LiveDecimation::isBand({{0, 0}, {1, 1}, {2, 0}, {3, 1}, {4, 0}}));
+        QVERIFY(!LiveDecimation::isBand({{0, 0}, {1, 1}, {2, 2}, {3, 2.5}, {4, 2.4}, {5, 3}, {6, 4}, {7, 5}, {8, 6}}));
+
         // Data replaced (another x axis): read again once told.
         graph->data()->clear();
         for (size_t i = 0; i < 1'000; ++i) graph->addData(xs[i], ys[i]);
