@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -343,6 +344,44 @@ void longRun(int64_t steps, int seconds, const char* screenshot) {
                 lateness_ms.back(), plots.replotIntervalMs());
 }
 
+// How late a step's loss reaches the screen while the window trains the tiny preset: from the
+// moment the rank published it (the session's start + its wall_time) to the end of the redraw
+// that first drew it. `drain_ms` > 0 drains at that pace instead of the run's own.
+void pointToScreen(int64_t steps, int drain_ms) {
+    QTemporaryDir store;
+    qputenv("TRAINBENCH_STORE", store.path().toUtf8());
+    RunConfig config = builtinTinyConfig();
+    config.train.steps = steps;
+    config.train.eval_every = 0;
+    MainWindow window(config, QStringLiteral("tiny"));
+    window.resize(1280, 800);
+    window.show();
+    std::vector<double> waiting_wall, latency_ms;
+    QObject::connect(window.bridge(), &EngineBridge::pointsArrived, [&](const QVector<MetricPoint>& batch) {
+        for (const MetricPoint& point : batch)
+            if (point.key == "train/loss") waiting_wall.push_back(point.wall_time);
+    });
+    QObject::connect(window.plots(), &QCustomPlot::afterReplot, [&] {
+        const auto now = std::chrono::steady_clock::now();
+        const auto origin = window.bridge()->runStartedAt();
+        for (double wall : waiting_wall)
+            latency_ms.push_back(std::chrono::duration<double, std::milli>(now - origin).count() - wall * 1e3);
+        waiting_wall.clear();
+    });
+    QEventLoop loop;
+    QObject::connect(window.bridge(), &EngineBridge::runFinished, &loop, &QEventLoop::quit);
+    QTimer::singleShot(0, [&] {
+        window.startRun();
+        if (drain_ms > 0) window.bridge()->setDrainIntervalMs(drain_ms);
+    });
+    loop.exec();
+    std::sort(latency_ms.begin(), latency_ms.end());
+    std::printf("{\"bench\": \"point_to_screen\", \"steps\": %lld, \"points\": %zu, \"drain_ms\": %d, "
+                "\"latency_ms_median\": %.1f, \"latency_ms_p99\": %.1f, \"latency_ms_max\": %.1f}\n",
+                (long long)steps, latency_ms.size(), window.bridge()->drainIntervalMs(), latency_ms[latency_ms.size() / 2],
+                latency_ms[size_t(0.99 * (latency_ms.size() - 1))], latency_ms.back());
+}
+
 // CPU time of the calling thread, in milliseconds.
 double threadCpuMs() {
     timespec now{};
@@ -413,6 +452,12 @@ int main(int argc, char** argv) {
     // `bench_gui overhead` measures only what watching costs a run.
     if (argc > 1 && std::string(argv[1]) == "overhead") {
         metricsOverhead(80, argc > 2 ? std::max(1, std::atoi(argv[2])) : 3);
+        return 0;
+    }
+    // `bench_gui screen`: how late a point reaches the screen.
+    if (argc > 1 && std::string(argv[1]) == "screen") {
+        pointToScreen(200, 0);                                // a CPU run's pace
+        pointToScreen(200, EngineBridge::kDrainIntervalMs);  // a GPU run's
         return 0;
     }
     // `bench_gui longrun [PNG]`: following a run a million steps long (and how it looks).

@@ -1,6 +1,7 @@
 // EngineBridge: turns one TrainingSession's bus traffic into batched Qt signals on the GUI thread.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include <QObject>
@@ -53,12 +54,18 @@ public:
     // Created when no session exists yet.
     RunStatus status() const;
     int64_t completedSteps() const;
+    // The origin of the live run's points' wall_time (TrainingSession::startedAt).
+    std::chrono::steady_clock::time_point runStartedAt() const {
+        return session_ ? session_->startedAt() : std::chrono::steady_clock::time_point{};
+    }
     // The store's id of the run started last (empty before the first start).
     const QString& runId() const { return run_id_; }
 
     // How often the live run is drained: kDrainIntervalMs, or kCpuRunDrainIntervalMs for a
     // run on the CPU.
     int drainIntervalMs() const { return drain_timer_.interval(); }
+    // Another pace for the live run (benchmarks measure the GPU pace on a CPU machine).
+    void setDrainIntervalMs(int ms) { drain_timer_.setInterval(ms); }
 
     static constexpr int kDrainIntervalMs = 33;
     // A run on the CPU has every core busy, so each batch the window takes in (its curves,

@@ -710,8 +710,12 @@ void MetricPlots::flushReplot() {
 }
 
 void MetricPlots::scheduleReplot() {
-    // A burst of batches arms the timer once; later batches ride on the same redraw.
-    if (!replot_timer_.isActive()) replot_timer_.start(paced_interval_ms_);
+    // A burst of batches arms the timer once; later batches ride on the same redraw. The
+    // first batch after a quiet spell is drawn at the end of this event-loop turn rather than
+    // a whole interval later: the pace bounds how often, not how late.
+    if (replot_timer_.isActive()) return;
+    const qint64 since = last_replot_.isValid() ? last_replot_.elapsed() : paced_interval_ms_;
+    replot_timer_.start(static_cast<int>(std::max<qint64>(0, paced_interval_ms_ - since)));
 }
 
 void MetricPlots::scheduleReplotSoon() {
@@ -733,6 +737,7 @@ void MetricPlots::replotPendingData() {
     if (crosshairVisible()) placeCrosshair(crosshair_x_);
     replot();
     paced_interval_ms_ = replotIntervalAfter(took.nsecsElapsed() / 1e6);
+    last_replot_.start();
 }
 
 void MetricPlots::fitValueAxis(QCPAxis* axis, const std::vector<const QCPGraph*>& graphs, const QCPRange& keys,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <QElapsedTimer>
 #include <QTimer>
 #include <QVector>
 #include <qcustomplot.h>
@@ -25,8 +26,8 @@ namespace trainbench::gui {
 // sampling reduces each pixel column to its min/max at draw time, so spikes stay visible.
 // Every point is also kept with its step, tokens seen and wall time, so the x axis can switch
 // between them without losing anything. Redraws are coalesced on a single-shot timer, at most
-// one per kReplotIntervalMs, or longer when redraws are slow (replotIntervalAfter); the
-// crosshair redraws only its own buffered layer.
+// one per kReplotIntervalMs, or longer when redraws are slow (replotIntervalAfter), and the
+// first batch after a quiet spell at once; the crosshair redraws only its own buffered layer.
 // The view follows the run (x: 0 .. planned end, y: the curve's extent without outliers) until
 // the user drags or zooms; a double click returns to following.
 class MetricPlots : public QCustomPlot {
@@ -212,6 +213,7 @@ private:
     double smoothing_weight_ = 0.6;
     QTimer replot_timer_;
     int paced_interval_ms_ = kReplotIntervalMs;  // replotIntervalAfter the last redraw
+    QElapsedTimer last_replot_;                   // since the last coalesced redraw
     int64_t planned_steps_ = 1;
     double planned_tokens_ = 0;
     int64_t last_step_ = 0;

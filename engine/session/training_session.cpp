@@ -415,6 +415,8 @@ RunStatus TrainingSession::status() const {
 int64_t TrainingSession::completedSteps() const { return impl_->completed_steps; }
 
 bool TrainingSession::trainsOnCpu() const { return impl_->devices.front() == "cpu"; }
+
+std::chrono::steady_clock::time_point TrainingSession::startedAt() const { return impl_->started; }
 RunSummary TrainingSession::summary() const { return impl_->summarize(); }
 void TrainingSession::injectRankFailure(int rank, int64_t step) {
     impl_->fail_rank = rank;

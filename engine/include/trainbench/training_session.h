@@ -81,6 +81,9 @@ public:
     // True when the ranks train on the host's CPU: torch's intra-op pools then keep every core
     // busy, and whatever else the process does (drawing curves) is taken from the run.
     bool trainsOnCpu() const;
+    // When start() began: every point's wall_time counts from here (how late a point reaches
+    // a screen is measured against it).
+    std::chrono::steady_clock::time_point startedAt() const;
     RunSummary summary() const;
     // Number of threads this session has started and not yet joined (for tests).
     int liveThreads() const;
