@@ -335,6 +335,10 @@ private Q_SLOTS:
         QCOMPARE(differenceFromRows(store, "c", "train/loss", all), QString());
         QCOMPARE(differenceFromRows(store, "c", "eval/loss", all), QString());
         QCOMPARE(differenceFromRows(store, "other", "train/loss", all), QString());
+        // The keys of a run, found by a seek from each to the next: only its own, in order.
+        QCOMPARE(store.metricKeys("c"), (std::vector<std::string>{"eval/loss", "train/loss"}));
+        QCOMPARE(store.metricKeys("other"), (std::vector<std::string>{"train/loss"}));
+        QVERIFY(store.metricKeys("nobody").empty());
         QVERIFY(std::isnan(store.metrics("c", "train/loss")[996].value));  // infinite: stored as no value
 
         // The reads do come from the chunks: a blob of the right size zeroed (every point step 0,
