@@ -192,6 +192,31 @@ void loadFromStore(int64_t steps) {
                 count, median(loads), median(keys_ms));
 }
 
+// How late a 10 ms timer on the GUI thread fires while it runs: what a user's click waits.
+class LatenessProbe {
+public:
+    LatenessProbe() {
+        tick_.setTimerType(Qt::PreciseTimer);
+        tick_.setInterval(10);
+        QObject::connect(&tick_, &QTimer::timeout, [this] {
+            if (since_tick_.isValid()) lateness_ms_.push_back(std::max(0.0, since_tick_.nsecsElapsed() / 1e6 - 10.0));
+            since_tick_.restart();
+        });
+    }
+    void start() { tick_.start(); }
+    // Stops the timer; the lateness of every tick, ascending.
+    std::vector<double> stop() {
+        tick_.stop();
+        std::sort(lateness_ms_.begin(), lateness_ms_.end());
+        return lateness_ms_;
+    }
+
+private:
+    QTimer tick_;
+    QElapsedTimer since_tick_;
+    std::vector<double> lateness_ms_;
+};
+
 // How late a 10 ms timer on the GUI thread fires while the window trains the tiny preset and
 // draws its curves: the responsiveness a user feels.
 void eventLoopLatency(int64_t steps) {
@@ -202,24 +227,15 @@ void eventLoopLatency(int64_t steps) {
     MainWindow window(config, QStringLiteral("tiny"));
     window.resize(1280, 800);
     window.show();
-    std::vector<double> lateness_ms;
-    QElapsedTimer since_tick;
-    QTimer tick;
-    tick.setTimerType(Qt::PreciseTimer);
-    tick.setInterval(10);
-    QObject::connect(&tick, &QTimer::timeout, [&] {
-        if (since_tick.isValid()) lateness_ms.push_back(std::max(0.0, since_tick.nsecsElapsed() / 1e6 - 10.0));
-        since_tick.restart();
-    });
+    LatenessProbe probe;
     QEventLoop loop;
     QObject::connect(window.bridge(), &EngineBridge::runFinished, &loop, &QEventLoop::quit);
     QTimer::singleShot(0, [&] {
         window.startRun();
-        tick.start();
+        probe.start();
     });
     loop.exec();
-    tick.stop();
-    std::sort(lateness_ms.begin(), lateness_ms.end());
+    const std::vector<double> lateness_ms = probe.stop();
     auto at = [&](double q) { return lateness_ms[size_t(q * (lateness_ms.size() - 1))]; };
     std::printf("{\"bench\": \"event_loop_latency\", \"steps\": %lld, \"ticks\": %zu, \"late_ms_median\": %.2f, "
                 "\"late_ms_p99\": %.2f, \"late_ms_max\": %.2f}\n",
@@ -322,30 +338,22 @@ void longRun(int64_t steps, int seconds, const char* screenshot) {
     QTimer feed;
     feed.setInterval(33);
     QObject::connect(&feed, &QTimer::timeout, [&] { plots.addPoints(stepPoints(next++)); });
-    std::vector<double> lateness_ms;
-    QElapsedTimer since_tick;
-    QTimer tick;
-    tick.setTimerType(Qt::PreciseTimer);
-    tick.setInterval(10);
-    QObject::connect(&tick, &QTimer::timeout, [&] {
-        if (since_tick.isValid()) lateness_ms.push_back(std::max(0.0, since_tick.nsecsElapsed() / 1e6 - 10.0));
-        since_tick.restart();
-    });
+    LatenessProbe probe;
     const double cpu_before = threadCpuMs();
     QElapsedTimer wall;
     wall.start();
     feed.start();
-    tick.start();
+    probe.start();
     QEventLoop loop;
     QTimer::singleShot(seconds * 1000, &loop, &QEventLoop::quit);
     loop.exec();
     const double elapsed_ms = wall.nsecsElapsed() / 1e6;
     const double cpu_ms = threadCpuMs() - cpu_before;
+    const std::vector<double> lateness_ms = probe.stop();
     if (screenshot) {
         plots.replot(QCustomPlot::rpImmediateRefresh);
         plots.grab().save(QString::fromLocal8Bit(screenshot));
     }
-    std::sort(lateness_ms.begin(), lateness_ms.end());
     std::printf("{\"bench\": \"long_run_follow\", \"steps\": %lld, \"replots_per_s\": %.1f, "
                 "\"gui_thread_cpu_pct\": %.0f, \"late_ms_median\": %.1f, \"late_ms_p99\": %.1f, "
                 "\"late_ms_max\": %.1f, \"replot_interval_ms\": %d}\n",
