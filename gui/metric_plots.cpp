@@ -344,8 +344,7 @@ void MetricPlots::resetRun(const RunConfig& config) {
         series->smoother.reset();
         series->raw->data()->clear();
         if (series->smoothed) series->smoothed->data()->clear();
-        for (LiveDecimation* drawn : {series->raw_drawn.get(), series->smoothed_drawn.get()})
-            if (drawn) drawn->invalidate();
+        invalidateDrawn(*series);
     }
     for (auto& [key, series] : memory_) removeGraph(series.raw);
     memory_.clear();
@@ -403,10 +402,7 @@ void MetricPlots::append(Series& series, const MetricPoint& point) {
     series.samples.push_back(sample);
     const double x = xOf(sample);
     // A point before the end lands inside the sorted data: the drawn pyramids read it all again.
-    if (!series.raw->data()->isEmpty() && x < (series.raw->data()->constEnd() - 1)->key) {
-        series.raw_drawn->invalidate();
-        if (series.smoothed_drawn) series.smoothed_drawn->invalidate();
-    }
+    if (!series.raw->data()->isEmpty() && x < (series.raw->data()->constEnd() - 1)->key) invalidateDrawn(series);
     series.raw->addData(x, sample.value);
     if (series.smoothed) series.smoothed->addData(x, sample.smoothed);
 }
@@ -582,6 +578,10 @@ void MetricPlots::rebuildGraphs(Series& series) {
     }
     series.raw->data()->set(raw, false);
     if (series.smoothed) series.smoothed->data()->set(smoothed, false);
+    invalidateDrawn(series);
+}
+
+void MetricPlots::invalidateDrawn(Series& series) {
     series.raw_drawn->invalidate();
     if (series.smoothed_drawn) series.smoothed_drawn->invalidate();
 }

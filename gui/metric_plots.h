@@ -158,6 +158,8 @@ private:
     double markerX(const EventMarker& marker, double wall) const;
     double tokensAt(int64_t step, double fallback) const;
     void rebuildGraphs(Series& series);
+    // The series' graph data changed other than at the end: its decimations read it again.
+    void invalidateDrawn(Series& series);
     // Every series' graphs' decimation, for the draw's start and end.
     std::vector<LiveDecimation*> decimations();
     void rebuildMarkers();

@@ -16,11 +16,7 @@ MinMaxPyramid::MinMaxPyramid(std::vector<double> xs, std::vector<double> ys) : x
     level.reserve((n + block - 1) / block);
     for (size_t start = 0; start < n; start += block) {
         Extremes e{kNone, kNone};
-        for (size_t i = start; i < std::min(n, start + block); ++i) {
-            if (!std::isfinite(ys_[i])) continue;
-            if (e.low == kNone || ys_[i] < ys_[e.low]) e.low = static_cast<uint32_t>(i);
-            if (e.high == kNone || ys_[i] > ys_[e.high]) e.high = static_cast<uint32_t>(i);
-        }
+        for (size_t i = start; i < std::min(n, start + block); ++i) include(e, static_cast<uint32_t>(i));
         level.push_back(e);
     }
     while (level.size() > 1) {

@@ -61,12 +61,12 @@ void CurveChunks::afterInsert(sqlite3* db, const std::string& run_id, const std:
     data_version_ = version;
     std::map<std::string, std::vector<const MetricPoint*>> by_key;
     for (const MetricPoint& point : points) by_key[point.key].push_back(&point);
+    // A point at or before a sealed chunk's end belongs in it: that chunk and those after it no
+    // longer hold every row of their range.
+    Statement drop(db, "DELETE FROM metric_chunks WHERE run=?1 AND key=?2 AND last_step>=?3");
     for (const auto& [key, list] : by_key) {
         int64_t first_step = list.front()->step;
         for (const MetricPoint* point : list) first_step = std::min(first_step, point->step);
-        // A point at or before a sealed chunk's end belongs in it: that chunk and those after
-        // it no longer hold every row of their range.
-        Statement drop(db, "DELETE FROM metric_chunks WHERE run=?1 AND key=?2 AND last_step>=?3");
         drop.bind(1, run_id).bind(2, key).bind(3, first_step).run();
         const bool dropped = sqlite3_changes(db) > 0;
         auto found = curves_.find({run_id, key});

@@ -266,10 +266,8 @@ void RunStore::appendEvents(const std::string& run_id, const std::vector<RunEven
 }
 
 void RunStore::reopenRun(const std::string& run_id, int64_t from_step, const std::string& config_json) {
-    // Whatever happens below, this writer reads the run's state from the file again.
-    impl_->chunks.forget();
     inTransaction(impl_->db, [&] {
-        impl_->chunks.dropAfter(impl_->db, run_id, from_step);
+        impl_->chunks.dropAfter(impl_->db, run_id, from_step);  // and reads the run again from the file
         Statement(impl_->db, "DELETE FROM metrics WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
         Statement(impl_->db, "DELETE FROM events WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
         Statement(impl_->db, "DELETE FROM checkpoints WHERE run=?1 AND step>?2").bind(1, run_id).bind(2, from_step).run();
