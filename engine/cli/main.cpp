@@ -50,9 +50,10 @@ RunConfig loadWithOverrides(const std::string& path, const std::vector<std::stri
     return config;
 }
 
-// The planner reads the model, train and runtime sections only: a published model config plans
-// without a data section that could train it (its vocabulary is too large for the synthetic source).
-RunConfig loadForPlanning(const std::string& path, const std::vector<std::string>& overrides) {
+// Commands that read no data (params, plan) check every section but the data one: a
+// published model config is valid for them without a data section that could train it (its
+// vocabulary is too large for the synthetic source).
+RunConfig loadWithoutData(const std::string& path, const std::vector<std::string>& overrides) {
     RunConfig config = loadRunConfigFile(path);
     for (const auto& assignment : overrides) applyConfigOverride(config, assignment);
     for (const auto& issue : validateRunConfig(config))
@@ -61,7 +62,7 @@ RunConfig loadForPlanning(const std::string& path, const std::vector<std::string
 }
 
 int commandParams(const std::string& path, bool as_json) {
-    RunConfig config = loadRunConfigFile(path);
+    RunConfig config = loadWithoutData(path, {});
     ParamCount count = countParameters(config.model);
     if (as_json) {
         std::cout << nlohmann::json{{"total_params", count.total},
@@ -282,7 +283,9 @@ int commandResume(const std::string& run_id, const std::vector<std::string>& ove
     // Extending a run (more steps, another schedule) is a resume with overrides; the session
     // refuses changes the checkpoint cannot follow.
     for (const auto& assignment : overrides) applyConfigOverride(config, assignment);
-    if (!overrides.empty()) requireValidRunConfig(config);
+    // Checked with or without overrides: a stored config may predate a rule, or the store may
+    // have been edited by hand.
+    requireValidRunConfig(config);
     std::vector<std::string> skipped;
     SessionOptions options;
     options.run_id = run_id;
@@ -519,7 +522,7 @@ int main(int argc, char** argv) {
         if (data->parsed()) return commandData(config_path, overrides, as_json);
         if (init->parsed()) return commandInit(config_path, overrides, seed, out_path);
         if (eval->parsed()) return commandEval(config_path, overrides, weights_path);
-        if (plan->parsed()) return commandPlan(loadForPlanning(config_path, overrides), as_json);
+        if (plan->parsed()) return commandPlan(loadWithoutData(config_path, overrides), as_json);
         if (explore->parsed()) {
             if (auto launch = processLaunchFromEnvironment())
                 throw ConfigError(launch->launcher == "torchrun" ? "WORLD_SIZE" : "SLURM_NTASKS",

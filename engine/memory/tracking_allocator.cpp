@@ -1,10 +1,22 @@
 // The tracking CPU allocator: wraps c10's default CPU allocator, charges every allocation to
 // the allocating thread's MemoryAccount, and enforces the account's budget by raising c10's
 // OutOfMemoryError, the same type CUDA's caching allocator raises, so recovery code is one path.
+//
+// Every block carries a small header in front of the bytes it hands out:
+//
+//   inner block: [ BlockHeader | padding to kHeaderBytes ][ n bytes handed out ... ]
+//                ^ from the inner allocator               ^ DataPtr data == DataPtr context
+//
+// so a DataPtr is "simple" (context == data), as Allocator::raw_allocate asserts, and one
+// function (raw_deleter) frees any block from its data pointer alone. oneDNN takes its scratch
+// and its ideep tensors through raw_allocate / raw_deallocate; CPUs with AVX-512 BF16 or AMX
+// send every bf16 matrix product down that path.
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/alignment.h>
 #include <c10/util/Exception.h>
 
+#include <cstdio>
 #include <mutex>
 #include <string>
 
@@ -15,17 +27,31 @@ namespace {
 
 thread_local MemoryAccount* t_account = nullptr;
 
-// What a tracked allocation carries to its deleter: the real allocation and whom to credit.
-struct TrackedContext {
-    c10::DataPtr inner;
+// What a block's deleter needs: whom to credit and how much. `account` is null for blocks
+// made on a thread that charges no account; they still carry the header, so that one deleter
+// frees every block this allocator made.
+struct BlockHeader {
     MemoryAccount* account;
     int64_t bytes;
 };
 
-void deleteTracked(void* context) {
-    auto* tracked = static_cast<TrackedContext*>(context);
-    tracked->account->current.fetch_sub(tracked->bytes, std::memory_order_relaxed);
-    delete tracked;  // frees `inner` through the default allocator's deleter
+// The header's room keeps the handed-out bytes at c10's alignment (64 bytes on x86-64,
+// what vectorised kernels and oneDNN expect).
+constexpr size_t kHeaderBytes = c10::gAlignment;
+static_assert(sizeof(BlockHeader) <= kHeaderBytes, "the header must fit in front of the aligned data");
+
+// The allocator the blocks really come from, and its deleter (kept as a plain function so that
+// a block freed while the process exits needs no allocator object); set once, before any block.
+c10::Allocator* g_inner = nullptr;
+c10::DeleterFnPtr g_inner_free = nullptr;
+
+BlockHeader* headerOf(void* data) { return reinterpret_cast<BlockHeader*>(static_cast<char*>(data) - kHeaderBytes); }
+
+void deleteBlock(void* data) {
+    if (!data) return;
+    BlockHeader* header = headerOf(data);
+    if (header->account) header->account->current.fetch_sub(header->bytes, std::memory_order_relaxed);
+    g_inner_free(header);
 }
 
 std::string mebibytes(int64_t bytes) {
@@ -34,45 +60,50 @@ std::string mebibytes(int64_t bytes) {
     return buffer;
 }
 
+// Charges `bytes` to `account`, or raises c10's OutOfMemoryError when the budget would be passed.
+void charge(MemoryAccount* account, int64_t bytes) {
+    const int64_t now = account->current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    const int64_t limit = account->limit.load(std::memory_order_relaxed);
+    if (limit > 0 && now > limit) {
+        account->current.fetch_sub(bytes, std::memory_order_relaxed);
+        TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory: tried to allocate ", mebibytes(bytes), " with ",
+                         mebibytes(now - bytes), " in use of this rank's budget of ", mebibytes(limit),
+                         " (runtime.memory_limit_mb)");
+    }
+    int64_t peak = account->peak.load(std::memory_order_relaxed);
+    while (now > peak && !account->peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+    account->allocations.fetch_add(1, std::memory_order_relaxed);
+}
+
 class TrackingCpuAllocator final : public c10::Allocator {
 public:
-    explicit TrackingCpuAllocator(c10::Allocator* inner) : inner_(inner) {}
-
     c10::DataPtr allocate(size_t n) override {
+        const c10::Device cpu(c10::DeviceType::CPU);
+        // Zero bytes: no block, as the default allocator does; the deleter ignores null.
+        if (n == 0) return c10::DataPtr(nullptr, nullptr, &deleteBlock, cpu);
         MemoryAccount* account = t_account;
-        if (!account) return inner_->allocate(n);
         const int64_t bytes = static_cast<int64_t>(n);
-        const int64_t now = account->current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-        const int64_t limit = account->limit.load(std::memory_order_relaxed);
-        if (limit > 0 && now > limit) {
-            account->current.fetch_sub(bytes, std::memory_order_relaxed);
-            TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory: tried to allocate ", mebibytes(bytes), " with ",
-                             mebibytes(now - bytes), " in use of this rank's budget of ", mebibytes(limit),
-                             " (runtime.memory_limit_mb)");
-        }
-        int64_t peak = account->peak.load(std::memory_order_relaxed);
-        while (now > peak && !account->peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-        }
-        account->allocations.fetch_add(1, std::memory_order_relaxed);
-        c10::DataPtr inner;
+        if (account) charge(account, bytes);
+        void* block = nullptr;
         try {
-            inner = inner_->allocate(n);
+            block = g_inner->raw_allocate(n + kHeaderBytes);
         } catch (...) {
-            account->current.fetch_sub(bytes, std::memory_order_relaxed);
+            if (account) account->current.fetch_sub(bytes, std::memory_order_relaxed);
             throw;
         }
-        void* data = inner.get();
-        const c10::Device device = inner.device();
-        auto* context = new TrackedContext{std::move(inner), account, bytes};
-        return c10::DataPtr(data, context, &deleteTracked, device);
+        auto* header = static_cast<BlockHeader*>(block);
+        header->account = account;
+        header->bytes = bytes;
+        void* data = static_cast<char*>(block) + kHeaderBytes;
+        return c10::DataPtr(data, data, &deleteBlock, cpu);
     }
+
+    c10::DeleterFnPtr raw_deleter() const override { return &deleteBlock; }
 
     void copy_data(void* dest, const void* src, std::size_t count) const override {
         default_copy_data(dest, src, count);
     }
-
-private:
-    c10::Allocator* inner_;
 };
 
 }  // namespace
@@ -86,11 +117,23 @@ MemoryAccount* newMemoryAccount(int64_t limit_bytes) {
 void installTrackingCpuAllocator() {
     static std::once_flag once;
     std::call_once(once, [] {
+        g_inner = c10::GetDefaultCPUAllocator();
+        g_inner_free = g_inner->raw_deleter();
+        // Every c10 build's default CPU allocator frees by pointer; one that could not would
+        // leave allocations untracked rather than fail the program at start.
+        if (!g_inner_free) return;
         // Priority 1 outranks the default registration (0); c10 never frees a set allocator.
-        static TrackingCpuAllocator tracking(c10::GetDefaultCPUAllocator());
+        static TrackingCpuAllocator tracking;
         c10::SetCPUAllocator(&tracking, 1);
     });
 }
+
+namespace {
+// Installed when the program starts, before any tensor exists: a raw block taken from the
+// default allocator and handed back through this one (oneDNN keeps some across calls) would
+// have no header. libc10 is loaded and initialised before this object's static initialiser runs.
+[[maybe_unused]] const bool g_installed_at_start = (installTrackingCpuAllocator(), true);
+}  // namespace
 
 ScopedMemoryAccount::ScopedMemoryAccount(MemoryAccount* account) : previous_(t_account) {
     installTrackingCpuAllocator();

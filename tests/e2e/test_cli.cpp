@@ -199,6 +199,128 @@ private Q_SLOTS:
         QVERIFY2(refused.err.contains("train.micro_batch_size"), qPrintable(refused.err));
     }
 
+    // Every subcommand that reads a config checks its model section before doing anything:
+    // exit 2 naming the field, nothing written. A run config and a published model config (flat
+    // ModelArgs keys) alike; `params` of a published config stays accepted (the test above).
+    void everySubcommandRefusesAnInvalidModelSection_data() {
+        QTest::addColumn<QString>("base");
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<int>("value");
+        QTest::addColumn<QString>("named");
+        QTest::newRow("run config, negative dim") << "tiny.json" << "dim" << -4 << "model.dim";
+        QTest::newRow("run config, 9 of 8 experts") << "tiny.json" << "n_activated_experts" << 9
+                                                    << "model.n_activated_experts";
+        QTest::newRow("published config, negative dim") << "deepseek/config_16B.json" << "dim" << -4 << "model.dim";
+        QTest::newRow("published config, 65 of 64 experts")
+            << "deepseek/config_16B.json" << "n_activated_experts" << 65 << "model.n_activated_experts";
+    }
+    void everySubcommandRefusesAnInvalidModelSection() {
+        QFETCH(QString, base);
+        QFETCH(QString, key);
+        QFETCH(int, value);
+        QFETCH(QString, named);
+        QTemporaryDir dir;
+        QFile source(kConfigs + "/" + base);
+        QVERIFY(source.open(QIODevice::ReadOnly));
+        QJsonObject config = QJsonDocument::fromJson(source.readAll()).object();
+        if (config.contains("model")) {
+            QJsonObject model = config["model"].toObject();
+            model[key] = value;
+            config["model"] = model;
+        } else {
+            config[key] = value;  // flat: the whole file is the model section
+        }
+        const QString path = dir.filePath("bad.json");
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QJsonDocument(config).toJson());
+        out.close();
+        const QString store = dir.filePath("store");
+        const QString weights = dir.filePath("weights.safetensors");
+        const QList<QStringList> commands = {
+            {"params", path},
+            {"params", path, "--json"},
+            {"plan", path},
+            {"config", path},
+            {"data", path},
+            {"explore", path, "--steps", "1"},
+            {"run", path, "--store", store},
+            {"init", path, "--out", weights},
+            {"eval", path, "--checkpoint", weights},
+        };
+        for (const QStringList& args : commands) {
+            Result r = runCli(args);
+            QVERIFY2(r.code == 2, qPrintable(args.join(' ') + QString(" exited %1: ").arg(r.code) + r.out + r.err));
+            QVERIFY2(r.err.contains(named), qPrintable(args.join(' ') + ": " + r.err));
+            QVERIFY2(r.out.isEmpty(), qPrintable(args.join(' ') + " printed " + r.out));
+        }
+        QVERIFY2(!QFile::exists(weights), "init wrote weights of an invalid config");
+        QVERIFY2(!QFile::exists(store), "run created a store for an invalid config");
+    }
+
+    // `resume` checks the stored config even without --set: a store edited by hand (or written
+    // before a rule existed) is refused naming the field, and the run is left as it was.
+    void resumeRefusesAnInvalidStoredConfig() {
+        QTemporaryDir store;
+        Result first = runCli({"run", kConfigs + "/tiny.json", "--store", store.path(), "--set", "train.steps=2",
+                               "--set", "train.eval_every=0", "--set", "train.checkpoint_every=1"});
+        QVERIFY2(first.code == 0, qPrintable(first.err));
+        const QString id = lastJsonLine(first.out)["run_id"].toString();
+        {
+            RunStore rewrite(store.path().toStdString());
+            auto run = rewrite.findRun(id.toStdString());
+            QVERIFY(run.has_value());
+            QJsonObject config = QJsonDocument::fromJson(QByteArray::fromStdString(run->config_json)).object();
+            QJsonObject model = config["model"].toObject();
+            model["n_activated_experts"] = 9;
+            config["model"] = model;
+            QJsonObject train = config["train"].toObject();
+            train["steps"] = 4;  // so that a resume would train, were it allowed
+            config["train"] = train;
+            QProcess sqlite;
+            sqlite.start("sqlite3", {QString::fromStdString(rewrite.path()),
+                                     "UPDATE runs SET config = '" +
+                                         QString::fromUtf8(QJsonDocument(config).toJson(QJsonDocument::Compact)) +
+                                         "' WHERE id = '" + id + "';"});
+            QVERIFY(sqlite.waitForFinished());
+            QVERIFY2(sqlite.exitCode() == 0, sqlite.readAllStandardError().constData());
+        }
+        Result r = runCli({"resume", id, "--store", store.path()});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("model.n_activated_experts"), qPrintable(r.err));
+        RunStore readback(store.path().toStdString());
+        QCOMPARE(readback.findRun(id.toStdString())->steps, int64_t(2));
+        QCOMPARE(readback.findRun(id.toStdString())->status, std::string("completed"));
+    }
+
+    // The commands that read the store or nothing: an unknown run and a bad flag are exit 2;
+    // the defaults `schema` prints are valid but for the data section (the reference model's
+    // vocabulary is too large for the synthetic language, which `config` says by name).
+    void storeAndSchemaCommandsValidateWhatTheyRead() {
+        QTemporaryDir store;
+        for (const QStringList& args : QList<QStringList>{{"export", "no-such-run", "--store", store.path()},
+                                                          {"resume", "no-such-run", "--store", store.path()},
+                                                          {"export", "x", "--format", "xml", "--store", store.path()}}) {
+            Result r = runCli(args);
+            QVERIFY2(r.code == 2, qPrintable(args.join(' ') + ": " + r.err));
+            QVERIFY2(r.err.contains(args[1] == "x" ? "--format" : "no-such-run"), qPrintable(r.err));
+        }
+        Result defaults = runCli({"schema", "--defaults"});
+        QCOMPARE(defaults.code, 0);
+        QTemporaryDir dir;
+        QFile file(dir.filePath("defaults.json"));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(defaults.out.toUtf8());
+        file.close();
+        for (const char* command : {"params", "plan"}) {
+            Result check = runCli({command, file.fileName()});
+            QVERIFY2(check.code == 0, qPrintable(command + (": " + check.err)));
+        }
+        Result full = runCli({"config", file.fileName()});
+        QCOMPARE(full.code, 2);
+        QVERIFY2(full.err.contains("data.vocab_size"), qPrintable(full.err));
+    }
+
     void missingConfigFileExitsWithTwo() {
         Result r = runCli({"run", "/nonexistent/config.json"});
         QCOMPARE(r.code, 2);

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include "memory/memory_account.h"
@@ -90,6 +91,109 @@ private Q_SLOTS:
         QCOMPARE(account->current.load(), int64_t(2048));
         std::thread([&t] { t = torch::Tensor(); }).join();
         QCOMPARE(account->current.load(), int64_t(0));
+    }
+
+    // oneDNN takes memory through raw_allocate / raw_deallocate (its scratch, every ideep
+    // tensor): on CPUs with AVX-512 BF16 or AMX, every bf16 matrix product does. These calls are
+    // made here directly, so any CPU checks the path.
+    void rawAllocationsAreCountedAndFreedByTheirPointer() {
+        MemoryAccount* account = newMemoryAccount();
+        ScopedMemoryAccount scope(account);
+        c10::Allocator* cpu = c10::GetCPUAllocator();
+        QVERIFY(cpu->raw_deleter() != nullptr);
+
+        void* raw = cpu->raw_allocate(1000);  // asserts the DataPtr's context is its data
+        QVERIFY(raw != nullptr);
+        QCOMPARE(reinterpret_cast<uintptr_t>(raw) % 64, uintptr_t(0));  // c10's alignment kept
+        std::memset(raw, 0xab, 1000);
+        QCOMPARE(account->current.load(), int64_t(1000));
+        cpu->raw_deallocate(raw);
+        QCOMPARE(account->current.load(), int64_t(0));
+
+        // A DataPtr is simple, and its deleter is the raw one: a context released from it is
+        // freed by the raw deleter, as raw_allocate's callers do.
+        c10::DataPtr block = cpu->allocate(256);
+        QVERIFY(cpu->is_simple_data_ptr(block));
+        QVERIFY(block.get_deleter() == cpu->raw_deleter());
+        std::memset(block.get(), 7, 256);
+        c10::DataPtr copy = cpu->clone(block.get(), 256);  // allocate + copy_data
+        QCOMPARE(account->current.load(), int64_t(512));
+        QCOMPARE(std::memcmp(copy.get(), block.get(), 256), 0);
+        QVERIFY(copy.get() != block.get());
+        cpu->raw_deleter()(block.release_context());
+        QCOMPARE(account->current.load(), int64_t(256));
+        copy.clear();
+        QCOMPARE(account->current.load(), int64_t(0));
+
+        // Zero bytes: no block; freeing it is a no-op.
+        void* none = cpu->raw_allocate(0);
+        QVERIFY(none == nullptr);
+        cpu->raw_deallocate(none);
+
+        // A raw block freed on another thread credits the account that paid for it; a block
+        // made on a thread without an account charges none when freed under one.
+        void* shared = cpu->raw_allocate(4096);
+        QCOMPARE(account->current.load(), int64_t(4096));
+        std::thread([cpu, shared] { cpu->raw_deallocate(shared); }).join();
+        QCOMPARE(account->current.load(), int64_t(0));
+        void* foreign = nullptr;
+        std::thread([cpu, &foreign] { foreign = cpu->raw_allocate(512); }).join();
+        QCOMPARE(account->current.load(), int64_t(0));
+        cpu->raw_deallocate(foreign);
+        QCOMPARE(account->current.load(), int64_t(0));
+        QCOMPARE(account->allocations.load(), int64_t(4));  // raw, block, copy, shared
+    }
+
+    void aRawAllocationOverTheBudgetRaisesOutOfMemory() {
+        MemoryAccount* account = newMemoryAccount(1 << 16);  // 64 KiB
+        ScopedMemoryAccount scope(account);
+        c10::Allocator* cpu = c10::GetCPUAllocator();
+        void* kept = cpu->raw_allocate(60000);
+        bool raised = false;
+        try {
+            cpu->raw_allocate(10000);
+        } catch (const c10::OutOfMemoryError&) {
+            raised = true;
+        }
+        QVERIFY(raised);
+        QCOMPARE(account->current.load(), int64_t(60000));
+        cpu->raw_deallocate(kept);
+        QCOMPARE(account->current.load(), int64_t(0));
+    }
+
+    // The oneDNN operators any x86-64 CPU reaches: ideep tensors (their buffers come from the
+    // raw calls above), a linear layer and a convolution; their results against doubles.
+    void oneDnnOperatorsRunOnTrackedMemory() {
+        if (!at::hasMKLDNN()) QSKIP("this LibTorch is built without oneDNN");
+        MemoryAccount* account = newMemoryAccount();
+        {
+            ScopedMemoryAccount scope(account);
+            torch::manual_seed(3);
+            auto x = torch::randn({32, 48});
+            auto w = torch::randn({24, 48});
+            auto b = torch::randn({24});
+            const int64_t dense_bytes = account->current.load();
+            auto x_onednn = x.to_mkldnn();
+            QVERIFY(x_onednn.is_mkldnn());
+            QVERIFY2(account->current.load() >= dense_bytes + 32 * 48 * 4,
+                     "the ideep tensor's buffer is charged to the account");
+            auto y = torch::mkldnn_linear(x_onednn, w.to_mkldnn(), b.to_mkldnn()).to_dense();
+            auto expected = torch::addmm(b.to(torch::kFloat64), x.to(torch::kFloat64), w.to(torch::kFloat64).t());
+            QVERIFY((y.to(torch::kFloat64) - expected).abs().max().item<double>() < 1e-4);
+
+            auto image = torch::randn({1, 3, 8, 8});
+            auto kernel = torch::randn({4, 3, 3, 3});
+            auto conv = torch::mkldnn_convolution(image, kernel, {}, {0, 0}, {1, 1}, {1, 1}, 1);
+            auto conv_expected = torch::conv2d(image.to(torch::kFloat64), kernel.to(torch::kFloat64));
+            QVERIFY((conv.to(torch::kFloat64) - conv_expected).abs().max().item<double>() < 1e-4);
+
+            // bf16 products: through oneDNN where the CPU has AVX-512 (BF16) or AMX, else ATen's own.
+            auto a16 = x.to(torch::kBFloat16), w16 = w.to(torch::kBFloat16);
+            auto p16 = torch::matmul(a16, w16.t());
+            auto p_expected = torch::matmul(a16.to(torch::kFloat64), w16.to(torch::kFloat64).t());
+            QVERIFY((p16.to(torch::kFloat64) - p_expected).abs().max().item<double>() < 0.25);
+        }
+        QCOMPARE(account->current.load(), int64_t(0));  // every byte given back
     }
 
     void theBudgetRaisesTheOutOfMemoryErrorCudaRaises() {
