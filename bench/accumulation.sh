@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # What accumulation costs: the same tokens per optimizer step split as (m, K, W), trained by
 # trainbench-cli on this machine, one JSON line per split:
-#   bench/accumulation.sh PRESET "m K W" ["m K W" ...]     e.g. accumulation.sh tiny "16 1 1" "8 2 1" "2 8 1"
+#   bench/accumulation.sh PRESET "m K W [DTYPE]" ...     e.g. accumulation.sh tiny "16 1 1" "8 2 1" "2 8 1"
+# DTYPE is runtime.dtype (fp32 when left out): "8 2 1 fp32" "8 2 1 bf16" compares the two.
 # Splits alternate (A B C A B C ..., ROUNDS times, default 3); reported are the medians of the
 # per-step time after WARMUP steps (tokens/s from it), of the collectives per optimizer step
 # (comm/collectives), of the process's peak resident memory and of the peak bytes the engine's
 # tracking allocator saw on any rank (the run's tensors, without the libraries' own memory). 2 threads in all (with W ranks
-# they share them), fp32, eval and checkpoints off, synthetic Markov data.
+# they share them), fp32 unless the split names a dtype, eval and checkpoints off, synthetic Markov data.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 preset="$1"; shift
@@ -19,8 +20,8 @@ work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 declare -A times collectives rss peaks
 for ((r = 0; r < rounds; r++)); do
   for split in "$@"; do
-    read -r m k w <<<"$split"
-    sets=(--set "train.micro_batch_size=$m" --set "train.gradient_accumulation_steps=$k" --set "runtime.world_size=$w"
+    read -r m k w dtype <<<"$split"
+    sets=(--set "runtime.dtype=${dtype:-fp32}" --set "train.micro_batch_size=$m" --set "train.gradient_accumulation_steps=$k" --set "runtime.world_size=$w"
           --set train.global_batch_size=null --set "train.steps=$steps" --set train.eval_every=0
           --set train.checkpoint_every=0 --set runtime.threads=2)
     /usr/bin/time -f "%M" -o "$work/rss" "$cli" run "$root/configs/$preset.json" "${sets[@]}" \
@@ -39,17 +40,17 @@ print(statistics.median(t), statistics.median(c))' "$warmup")
 done
 
 for split in "$@"; do
-  read -r m k w <<<"$split"
+  read -r m k w dtype <<<"$split"
   "$cli" config "$root/configs/$preset.json" --set "train.micro_batch_size=$m" \
     --set "train.gradient_accumulation_steps=$k" --set "runtime.world_size=$w" --set train.global_batch_size=null \
     >"$work/config.json"
-  "$python" - "$preset" "$m" "$k" "$w" "${times[$split]}" "${collectives[$split]}" "${rss[$split]}" "${peaks[$split]}" "$work/config.json" <<'PY'
+  "$python" - "$preset" "$m" "$k" "$w" "${dtype:-fp32}" "${times[$split]}" "${collectives[$split]}" "${rss[$split]}" "${peaks[$split]}" "$work/config.json" <<'PY'
 import json, statistics, sys
-preset, m, k, w, t, c, rss, peaks, config = sys.argv[1:]
+preset, m, k, w, dtype, t, c, rss, peaks, config = sys.argv[1:]
 seq_len = json.load(open(config))["train"]["seq_len"]
 tokens = int(m) * int(k) * int(w) * seq_len
 med = lambda s: statistics.median(float(v) for v in s.split())
-print(json.dumps({"preset": preset, "m": int(m), "K": int(k), "W": int(w), "tokens_per_step": tokens,
+print(json.dumps({"preset": preset, "m": int(m), "K": int(k), "W": int(w), "dtype": dtype, "tokens_per_step": tokens,
                   "step_time_s": round(med(t), 4), "tokens_per_s": round(tokens / med(t)),
                   "collectives_per_step": med(c), "peak_rss_mib": round(med(rss) / 1024),
                   "peak_tracked_mib": round(med(peaks) / 2**20, 2)}))

@@ -7,6 +7,7 @@
 
 #include <QLocale>
 
+#include "trainbench/compute_dtype.h"
 #include "trainbench/param_count.h"
 
 namespace trainbench::gui {
@@ -101,9 +102,12 @@ ConfigSummary summarizeConfig(const RunConfig& config) {
                        .arg(QString::fromStdString(train.schedule))
                        .arg(train.warmup_steps)
                        .arg(train.warmup_steps == 1 ? QStringLiteral("step") : QStringLiteral("steps"));
-    out.device = QStringLiteral("%1 · %2")
-                     .arg(QString::fromStdString(config.runtime.device),
-                          QString::fromStdString(config.runtime.dtype));
+    // "auto" shows what it means here (a device "auto" is taken as this machine's CPU).
+    QString dtype = QString::fromStdString(config.runtime.dtype);
+    if (config.runtime.dtype == "auto")
+        dtype += QStringLiteral(" → %1").arg(QString::fromStdString(
+            resolveComputeDtype(config, /*on_cuda=*/config.runtime.device.rfind("cuda", 0) == 0)));
+    out.device = QStringLiteral("%1 · %2").arg(QString::fromStdString(config.runtime.device), dtype);
     if (config.runtime.world_size > 1)
         out.device += QStringLiteral(" · %1 ranks").arg(config.runtime.world_size);
     return out;

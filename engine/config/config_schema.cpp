@@ -208,7 +208,10 @@ std::vector<ConfigField> buildFields() {
     Binder<RuntimeConfig> r{"runtime", &RunConfig::runtime, &f};
     r.text("device", &RuntimeConfig::device, "auto, cpu, cuda, or cuda:0,1");
     r.integer("world_size", &RuntimeConfig::world_size, "Data-parallel ranks (W)");
-    r.text("dtype", &RuntimeConfig::dtype, "Compute precision; master weights and gradients stay fp32", {"fp32", "bf16"});
+    r.text("dtype", &RuntimeConfig::dtype,
+           "Compute precision; master weights and gradients stay fp32. auto: bf16 on a GPU, and on a CPU with "
+           "AVX-512 BF16 or AMX for models of dim >= 256; fp32 otherwise",
+           {"fp32", "bf16", "auto"});
     r.real("comm_timeout_s", &RuntimeConfig::comm_timeout_s, "Seconds a collective may wait before the run fails");
     r.integer("threads", &RuntimeConfig::threads, "Intra-op CPU threads per rank (0: cores / world_size)");
     r.integer("memory_limit_mb", &RuntimeConfig::memory_limit_mb,

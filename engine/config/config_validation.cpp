@@ -211,7 +211,7 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     bool known = dev == "auto" || dev == "cpu" || dev == "cuda" || dev.rfind("cuda:", 0) == 0;
     if (!known) c.fail("runtime.device", "\"" + dev + "\"", "must be auto, cpu, cuda or cuda:i,j,...", "e.g. cpu or cuda:0");
     c.atLeast("runtime.world_size", r.world_size, 1);
-    c.oneOf("runtime.dtype", r.dtype, {"fp32", "bf16"});
+    c.oneOf("runtime.dtype", r.dtype, {"fp32", "bf16", "auto"});
     c.positive("runtime.comm_timeout_s", r.comm_timeout_s);
     c.atLeast("runtime.threads", r.threads, 0);
     c.atLeast("runtime.memory_limit_mb", r.memory_limit_mb, 0);

@@ -14,6 +14,7 @@
 #include "data/evaluate.h"
 #include "memory/cuda_memory.h"
 #include "memory/memory_keys.h"
+#include "trainbench/compute_dtype.h"
 #include "trainbench/memory_plan.h"
 #include "train/autocast_scope.h"
 #include "train/checkpoint.h"
@@ -69,7 +70,7 @@ RankTrainer::RankTrainer(const RankSetup& setup)
       cfg_(*setup.config),
       device_(setup.device),
       model_(cfg_.model),
-      bf16_(cfg_.runtime.dtype == "bf16" && !setup.fp64) {}
+      bf16_(!setup.fp64 && resolveComputeDtype(cfg_, cudaDeviceIndex(setup.device) >= 0) == "bf16") {}
 
 void RankTrainer::prepare() {
     // On a GPU the budget is a cap on this process's caching allocator (CPU ranks have theirs
@@ -101,6 +102,8 @@ void RankTrainer::prepare() {
     buckets_ = std::make_unique<GradientBuckets>(params_, s_.bucket_bytes, s_.first_bucket_bytes);
     moe_layers_ = model_->moeLayers();
     moe_indices_ = model_->moeLayerIndices();
+    if (cfg_.runtime.dtype == "auto" && !s_.fp64)
+        publishEvent(start_step_, "precision", explainComputeDtype(cfg_, cudaDeviceIndex(s_.device) >= 0));
 }
 
 WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {

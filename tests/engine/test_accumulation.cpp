@@ -15,6 +15,7 @@
 #include "parallel/in_process_collectives.h"
 #include "train/autocast_scope.h"
 #include "train/rank_trainer.h"
+#include "trainbench/compute_dtype.h"
 #include "trainbench/config_io.h"
 #include "trainbench/training_session.h"
 
@@ -324,6 +325,74 @@ private Q_SLOTS:
             any_difference = any_difference || bf16.loss[i] != fp32.loss[i];
         }
         QVERIFY(any_difference);  // it really computed in bf16
+    }
+
+    // The bf16 conformance: splits of one global batch agree in bf16 too, within its rounding
+    // (each split multiplies matrices of other shapes, so not bitwise).
+    void bf16SplitsOfOneGlobalBatchAgree() {
+        RunConfig base = tinyConfig();
+        base.runtime.dtype = "bf16";
+        const Series reference = trainAndCollect(withSplit(base, 8, 1, 1));
+        for (const auto& [m, K, W] : std::vector<std::array<int64_t, 3>>{{2, 4, 1}, {2, 2, 2}, {1, 4, 2}}) {
+            const Series s = trainAndCollect(withSplit(base, m, K, W));
+            QCOMPARE(s.loss.size(), reference.loss.size());
+            for (size_t i = 0; i < reference.loss.size(); ++i) {
+                QVERIFY2(relativeDifference(s.loss[i], reference.loss[i]) < 5e-3,
+                         qPrintable(QString("(%1,%2,%3) step %4 loss %5 vs %6").arg(m).arg(K).arg(W).arg(i + 1)
+                                        .arg(s.loss[i], 0, 'g', 10).arg(reference.loss[i], 0, 'g', 10)));
+                QVERIFY2(relativeDifference(s.grad_norm[i], reference.grad_norm[i]) < 3e-2,
+                         qPrintable(QString("(%1,%2,%3) step %4 grad norm %5 vs %6").arg(m).arg(K).arg(W).arg(i + 1)
+                                        .arg(s.grad_norm[i], 0, 'g', 10).arg(reference.grad_norm[i], 0, 'g', 10)));
+            }
+        }
+    }
+
+    // runtime.dtype auto: the rule for every kind of machine, whatever CPU runs the test.
+    void autoDtypeFollowsTheDeviceTheCpuAndTheWidth() {
+        RunConfig c = tinyConfig();
+        const CpuMatrixFeatures plain, avx512{true, false}, amx{false, true};
+        c.runtime.dtype = "auto";
+        c.model.dim = 64;
+        QCOMPARE(resolveComputeDtype(c, false, plain), std::string("fp32"));
+        QCOMPARE(resolveComputeDtype(c, false, avx512), std::string("fp32"));  // too narrow to pay
+        QCOMPARE(resolveComputeDtype(c, true, plain), std::string("bf16"));    // a GPU
+        c.model.dim = 256;
+        QCOMPARE(resolveComputeDtype(c, false, plain), std::string("fp32"));
+        QCOMPARE(resolveComputeDtype(c, false, avx512), std::string("bf16"));
+        QCOMPARE(resolveComputeDtype(c, false, amx), std::string("bf16"));
+        QVERIFY(QString::fromStdString(explainComputeDtype(c, false, amx)).contains("AMX"));
+        QVERIFY(QString::fromStdString(explainComputeDtype(c, false, plain)).contains("neither"));
+        c.runtime.dtype = "fp32";  // an explicit choice stands everywhere
+        QCOMPARE(resolveComputeDtype(c, true, amx), std::string("fp32"));
+        c.runtime.dtype = "bf16";
+        QCOMPARE(resolveComputeDtype(c, false, plain), std::string("bf16"));
+    }
+
+    // An auto run trains exactly as the dtype it resolves to (bitwise), and says which it chose.
+    void anAutoRunTrainsAsItsResolvedDtype() {
+        for (int64_t dim : {32, 256}) {
+            RunConfig c = withSplit(tinyConfig(), 4, 2, 1);
+            c.model.dim = dim;
+            c.train.steps = 3;
+            c.runtime.dtype = "auto";
+            const std::string resolved = resolveComputeDtype(c, false);
+            TrainingSession session(c);
+            auto inbox = session.bus().subscribe();
+            session.start();
+            QVERIFY(session.wait(std::chrono::minutes(5)));
+            QCOMPARE(session.status(), RunStatus::Completed);
+            std::vector<double> losses;
+            QString said;
+            BusBatch batch = inbox->drain();
+            for (const auto& p : batch.points)
+                if (p.key == "train/loss") losses.push_back(p.value);
+            for (const auto& e : batch.events)
+                if (e.kind == "precision") said = QString::fromStdString(e.message);
+            QVERIFY2(said.contains(QString::fromStdString("computing in " + resolved)), qPrintable(said));
+            c.runtime.dtype = resolved;
+            const Series explicit_run = trainAndCollect(c);
+            QVERIFY2(losses == explicit_run.loss, qPrintable(QString("dim %1 as %2").arg(dim).arg(resolved.c_str())));
+        }
     }
 
     // Item 5: 10 micro-batches with K = 4 make windows of 4, 4 and 2. With "scale" the third

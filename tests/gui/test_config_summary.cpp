@@ -83,6 +83,12 @@ void TestConfigSummary::summarizesTinyPreset() {
     QCOMPARE(summary.learning_rate, QStringLiteral("0.003 → 0.0003"));
     QCOMPARE(summary.schedule, QStringLiteral("cosine, 10 warmup steps"));
     QCOMPARE(summary.device, QStringLiteral("cpu · fp32"));
+    // "auto" says what it resolves to: tiny (dim 64) computes in fp32 on any CPU, bf16 on a GPU.
+    trainbench::RunConfig automatic = builtinTinyConfig();
+    automatic.runtime.dtype = "auto";
+    QCOMPARE(summarizeConfig(automatic).device, QStringLiteral("cpu · auto → fp32"));
+    automatic.runtime.device = "cuda";
+    QCOMPARE(summarizeConfig(automatic).device, QStringLiteral("cuda · auto → bf16"));
 }
 
 QTEST_MAIN(TestConfigSummary)

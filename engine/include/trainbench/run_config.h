@@ -103,7 +103,7 @@ struct DataConfig {
 struct RuntimeConfig {
     std::string device = "cpu";  // auto | cpu | cuda | cuda:0,1
     int64_t world_size = 1;
-    std::string dtype = "fp32";  // fp32 | bf16
+    std::string dtype = "fp32";  // fp32 | bf16 | auto (trainbench/compute_dtype.h)
     double comm_timeout_s = 300.0;
     int64_t threads = 0;  // intra-op threads per rank; 0: all cores / world_size
     int64_t memory_limit_mb = 0;

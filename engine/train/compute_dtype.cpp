@@ -1,0 +1,39 @@
+// runtime.dtype "auto": the device, the CPU's matrix instructions and the model's width decide.
+#include "trainbench/compute_dtype.h"
+
+namespace trainbench {
+
+CpuMatrixFeatures cpuMatrixFeatures() {
+    static const CpuMatrixFeatures features = [] {
+        CpuMatrixFeatures f;
+#if defined(__x86_64__) && defined(__GNUC__)
+        __builtin_cpu_init();
+        f.avx512_bf16 = __builtin_cpu_supports("avx512bf16") != 0;
+        f.amx_bf16 = __builtin_cpu_supports("amx-bf16") != 0;
+#endif
+        return f;
+    }();
+    return features;
+}
+
+std::string resolveComputeDtype(const RunConfig& config, bool on_cuda, const CpuMatrixFeatures& cpu) {
+    const std::string& asked = config.runtime.dtype;
+    if (asked != "auto") return asked;
+    if (on_cuda) return "bf16";
+    return cpu.fastBf16() && config.model.dim >= kAutoBf16MinDimOnCpu ? "bf16" : "fp32";
+}
+
+std::string explainComputeDtype(const RunConfig& config, bool on_cuda, const CpuMatrixFeatures& cpu) {
+    const std::string chosen = resolveComputeDtype(config, on_cuda, cpu);
+    std::string why;
+    if (config.runtime.dtype != "auto") why = "as runtime.dtype says";
+    else if (on_cuda) why = "on a GPU";
+    else if (!cpu.fastBf16()) why = "this CPU has neither AVX-512 BF16 nor AMX";
+    else if (config.model.dim < kAutoBf16MinDimOnCpu)
+        why = "model.dim " + std::to_string(config.model.dim) + " < " + std::to_string(kAutoBf16MinDimOnCpu) +
+              ": too narrow for bf16 to pay on this CPU";
+    else why = std::string("this CPU has ") + (cpu.amx_bf16 ? "AMX" : "AVX-512 BF16");
+    return "computing in " + chosen + " (runtime.dtype " + config.runtime.dtype + ": " + why + ")";
+}
+
+}  // namespace trainbench
