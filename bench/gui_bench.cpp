@@ -21,10 +21,10 @@
 
 #include <qcustomplot.h>
 
-#include "decimated_graph.h"
-#include "engine_bridge.h"
-#include "main_window.h"
-#include "metric_plots.h"
+#include "plotting/decimated_graph.h"
+#include "runs/engine_bridge.h"
+#include "app/main_window.h"
+#include "monitor/metric_plots.h"
 #include "trainbench/presets.h"
 #include "trainbench/run_recorder.h"
 #include "trainbench/training_session.h"

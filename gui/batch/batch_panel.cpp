@@ -1,0 +1,561 @@
+// BatchPanel: the batch split m × K × W = B, what it costs in memory, and the explorer that measures every split.
+#include "batch/batch_panel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "common/display_format.h"
+#include "batch/explorer_chart.h"
+#include "batch/explorer_table_model.h"
+#include "batch/explorer_worker.h"
+#include "trainbench/config_io.h"
+
+namespace trainbench::gui {
+
+namespace {
+
+const QColor kFitsColor(30, 120, 40);
+const QColor kDoesNotFitColor(176, 0, 32);
+const QColor kNoteColor(150, 95, 0);
+
+// Far beyond any batch trained in practice (DeepSeek-V3: B 15,360 sequences), and small
+// enough that the planner's search over every m up to m × K stays instant while one types.
+constexpr int kLargestMicroBatch = 4096;
+constexpr int kLargestAccumulation = 16384;
+constexpr int64_t kBytesPerMiB = 1024 * 1024;
+
+// Ascending.
+std::vector<int64_t> divisorsOf(int64_t n) {
+    std::vector<int64_t> divisors;
+    for (int64_t d = 1; d * d <= n; ++d) {
+        if (n % d != 0) continue;
+        divisors.push_back(d);
+        if (d != n / d) divisors.push_back(n / d);
+    }
+    std::sort(divisors.begin(), divisors.end());
+    return divisors;
+}
+
+// Arrows step m through the divisors of the per-rank batch, so each step is a re-split of the
+// same global batch; typed values are taken as they are.
+class DivisorSpinBox : public QSpinBox {
+public:
+    using QSpinBox::QSpinBox;
+
+    void setDivisorsOf(int64_t n) { divisors_ = divisorsOf(std::max<int64_t>(n, 1)); }
+
+    void stepBy(int steps) override {
+        int64_t value = this->value();
+        for (; steps > 0; --steps) {
+            const auto next = std::upper_bound(divisors_.begin(), divisors_.end(), value);
+            value = next != divisors_.end() ? *next : value + 1;
+        }
+        for (; steps < 0; ++steps) {
+            const auto next = std::lower_bound(divisors_.begin(), divisors_.end(), value);
+            if (next != divisors_.begin()) value = *std::prev(next);
+        }
+        setValue(static_cast<int>(std::clamp<int64_t>(value, minimum(), maximum())));
+        selectAll();
+    }
+
+private:
+    std::vector<int64_t> divisors_{1};
+};
+
+// The config with its split folded into one micro-batch: equal for any two splits of one
+// global batch, so explored rows can be told apart from rows of another config.
+std::string splitFreeKey(RunConfig config) {
+    const int64_t world_size = std::max<int64_t>(config.runtime.world_size, 1);
+    config.train.micro_batch_size = config.globalBatch() / world_size;
+    config.train.gradient_accumulation_steps = 1;
+    config.train.global_batch_size.reset();
+    return runConfigToJson(config, /*indent=*/-1);
+}
+
+QLabel* valueLabel(const QString& object_name, QWidget* parent) {
+    auto* label = new QLabel(parent);
+    label->setObjectName(object_name);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return label;
+}
+
+QString colored(const QString& text, const QColor& color) {
+    return QStringLiteral("<span style=\"color:%1\">%2</span>").arg(color.name(), text.toHtmlEscaped());
+}
+
+}  // namespace
+
+BatchPanel::BatchPanel(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("batchPanel"));
+    worker_ = new ExplorerWorker(this);
+    model_ = new ExplorerTableModel(this);
+    buildUi();
+
+    connect(worker_, &ExplorerWorker::rowExplored, this, &BatchPanel::onRowExplored);
+    connect(worker_, &ExplorerWorker::finished, this, &BatchPanel::onExploreFinished);
+    connect(worker_, &ExplorerWorker::failed, this, &BatchPanel::onExploreFailed);
+
+    setRunConfig(RunConfig{});
+}
+
+BatchPanel::~BatchPanel() {
+    // First of all: the exploring thread's last reports must not meet half-destroyed widgets.
+    delete worker_;
+}
+
+void BatchPanel::buildUi() {
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(10, 10, 10, 10);
+    layout->setSpacing(10);
+
+    // The split and its plan need little width; the explorer's table and chart get the rest.
+    auto* left_column = new QWidget(this);
+    left_column->setMaximumWidth(330);
+    auto* left = new QVBoxLayout(left_column);
+    left->setContentsMargins(0, 0, 0, 0);
+    left->setSpacing(10);
+    layout->addWidget(left_column, 0);
+
+    // The split: m and K are edited, W comes from the runtime, B follows.
+    auto* split_box = new QGroupBox(tr("Batch split"), left_column);
+    auto* split_layout = new QVBoxLayout(split_box);
+    auto* equation = new QHBoxLayout;
+    equation->setSpacing(6);
+    micro_batch_spin_ = new DivisorSpinBox(split_box);
+    micro_batch_spin_->setObjectName(QStringLiteral("microBatchSpin"));
+    micro_batch_spin_->setRange(1, kLargestMicroBatch);
+    micro_batch_spin_->setToolTip(tr("m: sequences per forward pass on each rank. The arrows step through the "
+                                     "splits of the global batch."));
+    accumulation_spin_ = new QSpinBox(split_box);
+    accumulation_spin_->setObjectName(QStringLiteral("accumulationSpin"));
+    accumulation_spin_->setRange(1, kLargestAccumulation);
+    accumulation_spin_->setToolTip(tr("K: micro-batches whose gradients add up to one optimizer step. "
+                                      "Changing K changes the global batch."));
+    // As wide as the largest value needs, no wider: the equation reads as one line.
+    for (QSpinBox* spin : {micro_batch_spin_, accumulation_spin_}) {
+        spin->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+        spin->setAlignment(Qt::AlignRight);
+    }
+    world_size_label_ = new QLabel(split_box);
+    world_size_label_->setObjectName(QStringLiteral("worldSizeLabel"));
+    world_size_label_->setToolTip(tr("W: ranks (runtime.world_size)"));
+    global_batch_label_ = new QLabel(split_box);
+    global_batch_label_->setObjectName(QStringLiteral("globalBatchLabel"));
+    global_batch_label_->setToolTip(tr("B: sequences per optimizer step"));
+    QFont bold = global_batch_label_->font();
+    bold.setBold(true);
+    global_batch_label_->setFont(bold);
+    equation->addWidget(new QLabel(tr("m"), split_box));
+    equation->addWidget(micro_batch_spin_);
+    equation->addWidget(new QLabel(tr("× K"), split_box));
+    equation->addWidget(accumulation_spin_);
+    equation->addWidget(world_size_label_);
+    equation->addWidget(global_batch_label_);
+    equation->addStretch(1);
+    split_layout->addLayout(equation);
+    tokens_label_ = new QLabel(split_box);
+    tokens_label_->setObjectName(QStringLiteral("splitTokensLabel"));
+    tokens_label_->setWordWrap(true);
+    split_layout->addWidget(tokens_label_);
+    split_hint_label_ = new QLabel(split_box);
+    split_hint_label_->setObjectName(QStringLiteral("splitHintLabel"));
+    split_hint_label_->setWordWrap(true);
+    split_hint_label_->setTextFormat(Qt::RichText);
+    split_layout->addWidget(split_hint_label_);
+    left->addWidget(split_box);
+
+    connect(micro_batch_spin_, &QSpinBox::valueChanged, this, &BatchPanel::onMicroBatchEdited);
+    connect(accumulation_spin_, &QSpinBox::valueChanged, this, &BatchPanel::onAccumulationEdited);
+
+    // The planner's bytes per rank, by kind, against the budget.
+    auto* memory_box = new QGroupBox(tr("Memory per rank (planned)"), left_column);
+    auto* memory_form = new QFormLayout(memory_box);
+    memory_form->setLabelAlignment(Qt::AlignRight);
+    memory_form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    memory_form->setVerticalSpacing(4);
+    weights_label_ = valueLabel(QStringLiteral("planWeightsLabel"), memory_box);
+    gradients_label_ = valueLabel(QStringLiteral("planGradientsLabel"), memory_box);
+    buckets_label_ = valueLabel(QStringLiteral("planBucketsLabel"), memory_box);
+    optimizer_label_ = valueLabel(QStringLiteral("planOptimizerLabel"), memory_box);
+    activations_label_ = valueLabel(QStringLiteral("planActivationsLabel"), memory_box);
+    logits_label_ = valueLabel(QStringLiteral("planLogitsLabel"), memory_box);
+    peak_label_ = valueLabel(QStringLiteral("planPeakLabel"), memory_box);
+    peak_label_->setFont(bold);
+    budget_label_ = valueLabel(QStringLiteral("planBudgetLabel"), memory_box);
+    memory_form->addRow(tr("Weights:"), weights_label_);
+    memory_form->addRow(tr("Gradients:"), gradients_label_);
+    memory_form->addRow(tr("Reduction buffers:"), buckets_label_);
+    memory_form->addRow(tr("AdamW moments:"), optimizer_label_);
+    memory_form->addRow(tr("Activations:"), activations_label_);
+    memory_form->addRow(tr("Logits:"), logits_label_);
+    auto* peak_caption = new QLabel(tr("Peak:"), memory_box);
+    peak_caption->setFont(bold);
+    peak_caption->setToolTip(tr("Reached in a backward pass: not every kind above is held at that moment in full."));
+    peak_label_->setToolTip(peak_caption->toolTip());
+    memory_form->addRow(peak_caption, peak_label_);
+    memory_form->addRow(tr("Budget:"), budget_label_);
+    budget_bar_ = new QProgressBar(memory_box);
+    budget_bar_->setObjectName(QStringLiteral("planBudgetBar"));
+    budget_bar_->setRange(0, 1000);
+    budget_bar_->setTextVisible(true);
+    memory_form->addRow(budget_bar_);
+    verdict_label_ = new QLabel(memory_box);
+    verdict_label_->setObjectName(QStringLiteral("planVerdictLabel"));
+    verdict_label_->setWordWrap(true);
+    verdict_label_->setFont(bold);
+    memory_form->addRow(verdict_label_);
+    largest_fitting_label_ = valueLabel(QStringLiteral("largestFittingLabel"), memory_box);
+    memory_form->addRow(tr("Largest m that fits:"), largest_fitting_label_);
+    left->addWidget(memory_box);
+    left->addStretch(1);
+
+    // The explorer: measured rather than planned, one short training session per split.
+    auto* explorer_box = new QGroupBox(tr("Explorer: every split of the global batch, measured"), this);
+    auto* explorer_layout = new QVBoxLayout(explorer_box);
+    auto* buttons = new QHBoxLayout;
+    explore_button_ = new QPushButton(tr("Explore"), explorer_box);
+    explore_button_->setObjectName(QStringLiteral("exploreButton"));
+    stop_button_ = new QPushButton(tr("Stop"), explorer_box);
+    stop_button_->setObjectName(QStringLiteral("stopExploreButton"));
+    apply_button_ = new QPushButton(tr("Apply recommendation"), explorer_box);
+    apply_button_->setObjectName(QStringLiteral("applyRecommendationButton"));
+    buttons->addWidget(explore_button_);
+    buttons->addWidget(stop_button_);
+    buttons->addStretch(1);
+    buttons->addWidget(apply_button_);
+    explorer_layout->addLayout(buttons);
+    explorer_status_label_ = new QLabel(explorer_box);
+    explorer_status_label_->setObjectName(QStringLiteral("explorerStatusLabel"));
+    explorer_status_label_->setWordWrap(true);
+    explorer_status_label_->setMinimumHeight(explorer_status_label_->fontMetrics().lineSpacing() * 2);
+    explorer_status_label_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    explorer_layout->addWidget(explorer_status_label_);
+
+    table_ = new QTableView(explorer_box);
+    table_->setObjectName(QStringLiteral("explorerTable"));
+    table_->setModel(model_);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->setAlternatingRowColors(true);
+    table_->verticalHeader()->setVisible(false);
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().lineSpacing() + 8);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setStretchLastSection(true);
+    // Room for the usual handful of splits (B = 16: five) without a scroll bar.
+    table_->setMinimumHeight(table_->horizontalHeader()->sizeHint().height() +
+                             6 * table_->verticalHeader()->defaultSectionSize() + 4);
+    explorer_layout->addWidget(table_, 0);
+
+    chart_ = new ExplorerChart(explorer_box);
+    explorer_layout->addWidget(chart_, 1);
+    layout->addWidget(explorer_box, 1);
+
+    connect(explore_button_, &QPushButton::clicked, this, &BatchPanel::explore);
+    connect(stop_button_, &QPushButton::clicked, this, &BatchPanel::stopExploring);
+    connect(apply_button_, &QPushButton::clicked, this, &BatchPanel::applyRecommendation);
+}
+
+int64_t BatchPanel::memoryBudgetBytes(const RunConfig& config) {
+    if (config.runtime.memory_limit_mb > 0) return config.runtime.memory_limit_mb * kBytesPerMiB;
+    return deviceMemoryBytesPerRank(config);
+}
+
+void BatchPanel::setRunConfig(const RunConfig& config) {
+    config_ = config;
+    chosen_global_batch_ = std::max<int64_t>(config_.globalBatch(), 1);
+    showSplit();
+    showPlan();
+    updateControls();
+}
+
+void BatchPanel::setRunLive(bool live) {
+    run_live_ = live;
+    updateControls();
+}
+
+bool BatchPanel::isExploring() const {
+    return worker_->isRunning();
+}
+
+void BatchPanel::showSplit() {
+    const TrainConfig& train = config_.train;
+    const int64_t world_size = std::max<int64_t>(config_.runtime.world_size, 1);
+    {
+        const QSignalBlocker block_micro_batch(micro_batch_spin_);
+        const QSignalBlocker block_accumulation(accumulation_spin_);
+        micro_batch_spin_->setValue(
+            static_cast<int>(std::clamp<int64_t>(train.micro_batch_size, 1, kLargestMicroBatch)));
+        accumulation_spin_->setValue(
+            static_cast<int>(std::clamp<int64_t>(train.gradient_accumulation_steps, 1, kLargestAccumulation)));
+    }
+    static_cast<DivisorSpinBox*>(micro_batch_spin_)->setDivisorsOf(chosen_global_batch_ / world_size);
+
+    const int64_t global_batch = config_.globalBatch();
+    world_size_label_->setText(tr("× W %1").arg(config_.runtime.world_size));
+    global_batch_label_->setText(tr("= B %1").arg(global_batch));
+    tokens_label_->setText(tr("%1 tokens per step (B %2 × %3 tokens)")
+                               .arg(formatGrouped(config_.tokensPerStep()))
+                               .arg(global_batch)
+                               .arg(formatGrouped(train.seq_len)));
+    // Until something is measured the chart shows which splits Explore would measure.
+    if (!isExploring() && model_->rowCount() == 0) chart_->resetSplits(divisorsOf(global_batch / world_size));
+    if (global_batch != chosen_global_batch_) {
+        split_hint_label_->setText(
+            colored(tr("m %1 does not divide B %2 / W: K %3 makes B %4. An m that divides it restores B %2.")
+                        .arg(train.micro_batch_size)
+                        .arg(chosen_global_batch_)
+                        .arg(train.gradient_accumulation_steps)
+                        .arg(global_batch),
+                    kNoteColor));
+    } else {
+        split_hint_label_->setText(
+            tr("m's arrows step through the splits of B %1 (K follows); K changes B.").arg(chosen_global_batch_));
+    }
+}
+
+void BatchPanel::showPlan() {
+    budget_bytes_ = memoryBudgetBytes(config_);
+    plan_ = planMemory(config_, budget_bytes_);
+    weights_label_->setText(formatBytes(plan_.weight_bytes));
+    gradients_label_->setText(formatBytes(plan_.gradient_bytes));
+    buckets_label_->setText(plan_.world_size > 1 ? formatBytes(plan_.bucket_bytes) : tr("none (one rank)"));
+    optimizer_label_->setText(formatBytes(plan_.optimizer_bytes));
+    activations_label_->setText(formatBytes(plan_.activation_bytes));
+    logits_label_->setText(formatBytes(plan_.logits_bytes));
+    peak_label_->setText(formatBytes(plan_.peak_bytes));
+
+    const int64_t limit = plan_.limit_bytes;
+    QPalette bar_palette = budget_bar_->palette();
+    if (limit <= 0) {
+        budget_label_->setText(tr("unknown"));
+        budget_label_->setToolTip(tr("Set runtime.memory_limit_mb to plan against a budget."));
+        budget_bar_->setValue(0);
+        budget_bar_->setFormat(tr("no budget"));
+        verdict_label_->setText(tr("No budget to compare with: set runtime.memory_limit_mb."));
+        verdict_label_->setStyleSheet(QString());
+        largest_fitting_label_->setText(tr("—"));
+        return;
+    }
+    const bool from_config = config_.runtime.memory_limit_mb > 0;
+    budget_label_->setText(formatBytes(limit));
+    budget_label_->setToolTip(from_config ? tr("runtime.memory_limit_mb")
+                                          : tr("the host's RAM divided among W = %1 ranks; runtime.memory_limit_mb "
+                                               "sets a budget of your own")
+                                                .arg(config_.runtime.world_size));
+    const double share = double(plan_.peak_bytes) / double(limit);
+    budget_bar_->setValue(static_cast<int>(std::clamp(std::lround(1000.0 * share), 0L, 1000L)));
+    // Below 0.1 % the bar's own percentage would read "0 %", which is true but says nothing.
+    const QString share_text = share < 0.001 ? tr("< 0.1 %") : QStringLiteral("%1 %").arg(100.0 * share, 0, 'f', 1);
+    budget_bar_->setFormat(tr("peak: %1 of the budget").arg(share_text));
+    bar_palette.setColor(QPalette::Highlight, plan_.fits ? kFitsColor : kDoesNotFitColor);
+    budget_bar_->setPalette(bar_palette);
+    if (plan_.fits) {
+        verdict_label_->setText(tr("✓ Fits: %1 to spare").arg(formatBytes(limit - plan_.peak_bytes)));
+        verdict_label_->setStyleSheet(QStringLiteral("color: %1;").arg(kFitsColor.name()));
+    } else {
+        verdict_label_->setText(tr("✗ Does not fit: %1 over the budget").arg(formatBytes(plan_.peak_bytes - limit)));
+        verdict_label_->setStyleSheet(QStringLiteral("color: %1;").arg(kDoesNotFitColor.name()));
+    }
+    const int64_t per_rank = config_.globalBatch() / std::max<int64_t>(config_.runtime.world_size, 1);
+    const int64_t largest = plan_.largest_fitting_micro_batch;
+    largest_fitting_label_->setText(largest > 0 ? tr("m %1 × K %2").arg(largest).arg(per_rank / largest)
+                                                : tr("none: even m 1 is too large"));
+}
+
+void BatchPanel::updateControls() {
+    const bool exploring = isExploring();
+    micro_batch_spin_->setEnabled(!run_live_);
+    accumulation_spin_->setEnabled(!run_live_);
+    explore_button_->setEnabled(!run_live_ && !exploring);
+    explore_button_->setToolTip(run_live_ ? tr("A run is live: explore when it has ended.")
+                                          : tr("Train each split of B %1 for %2 steps and measure it.")
+                                                .arg(config_.globalBatch())
+                                                .arg(explore_steps_per_row_));
+    stop_button_->setEnabled(exploring && !stop_requested_);
+
+    const int recommended = model_->recommended();
+    bool can_apply = !run_live_ && !exploring && have_result_ && recommended >= 0 && resultsMatchConfig();
+    if (can_apply) {
+        const ExploreRow& best = model_->rows()[static_cast<size_t>(recommended)];
+        // Already in force: a click would change nothing.
+        can_apply = best.micro_batch_size != config_.train.micro_batch_size ||
+                    best.gradient_accumulation_steps != config_.train.gradient_accumulation_steps;
+        apply_button_->setToolTip(
+            tr("Set m %1 × K %2").arg(best.micro_batch_size).arg(best.gradient_accumulation_steps));
+    } else {
+        apply_button_->setToolTip(QString());
+    }
+    apply_button_->setEnabled(can_apply);
+
+    if (!exploring && !have_result_ && model_->rowCount() == 0) {
+        const int64_t per_rank = config_.globalBatch() / std::max<int64_t>(config_.runtime.world_size, 1);
+        setExplorerStatus(tr("Explore trains each of the %1 splits of B %2 for %3 steps and measures its "
+                             "speed and peak memory.")
+                              .arg(divisorsOf(per_rank).size())
+                              .arg(config_.globalBatch())
+                              .arg(explore_steps_per_row_));
+    } else if (!exploring && have_result_) {
+        if (resultsMatchConfig()) setExplorerStatus(result_status_, result_is_error_);
+        else setExplorerStatus(tr("These rows were measured for another global batch or config: explore again."));
+    }
+}
+
+void BatchPanel::setExplorerStatus(const QString& text, bool error) {
+    explorer_status_label_->setText(text);
+    explorer_status_label_->setStyleSheet(error ? QStringLiteral("color: %1;").arg(kDoesNotFitColor.name())
+                                                : QString());
+}
+
+void BatchPanel::onMicroBatchEdited(int value) {
+    const int64_t micro_batch = value;
+    const int64_t per_rank = chosen_global_batch_ / std::max<int64_t>(config_.runtime.world_size, 1);
+    const int64_t accumulation =
+        per_rank % micro_batch == 0
+            ? per_rank / micro_batch
+            : std::max<int64_t>(1, std::llround(double(per_rank) / double(micro_batch)));
+    requestSplit(micro_batch, accumulation);
+}
+
+void BatchPanel::onAccumulationEdited(int value) {
+    chosen_global_batch_ = config_.train.micro_batch_size * value * std::max<int64_t>(config_.runtime.world_size, 1);
+    requestSplit(config_.train.micro_batch_size, value);
+}
+
+void BatchPanel::requestSplit(int64_t micro_batch, int64_t accumulation) {
+    config_.train.micro_batch_size = micro_batch;
+    config_.train.gradient_accumulation_steps = accumulation;
+    if (config_.train.global_batch_size) config_.train.global_batch_size = config_.globalBatch();
+    showSplit();
+    showPlan();
+    updateControls();
+    Q_EMIT splitRequested(micro_batch, accumulation);
+}
+
+bool BatchPanel::explore() {
+    if (run_live_ || isExploring()) return false;
+    const int64_t per_rank = config_.globalBatch() / std::max<int64_t>(config_.runtime.world_size, 1);
+    const std::vector<int64_t> splits = divisorsOf(per_rank);
+    ExploreParams params;
+    params.config = config_;
+    params.limit_bytes = memoryBudgetBytes(config_);
+    params.steps_per_row = explore_steps_per_row_;
+
+    model_->clear();
+    chart_->resetSplits(splits);
+    chart_->setBudget(params.limit_bytes);
+    expected_rows_ = static_cast<int64_t>(splits.size());
+    explored_key_ = splitFreeKey(config_);
+    have_result_ = false;
+    stop_requested_ = false;
+    if (!worker_->start(std::move(params))) return false;
+    setExplorerStatus(tr("Measuring m %1 (1 of %2)…").arg(splits.front()).arg(expected_rows_));
+    updateControls();
+    Q_EMIT exploringChanged(true);
+    return true;
+}
+
+void BatchPanel::stopExploring() {
+    if (!isExploring()) return;
+    worker_->cancel();
+    stop_requested_ = true;
+    stop_button_->setEnabled(false);
+    setExplorerStatus(tr("Stopping after the split being measured…"));
+}
+
+bool BatchPanel::applyRecommendation() {
+    const int recommended = model_->recommended();
+    if (run_live_ || isExploring() || !have_result_ || recommended < 0 || !resultsMatchConfig()) return false;
+    const ExploreRow best = model_->rows()[static_cast<size_t>(recommended)];
+    chosen_global_batch_ =
+        best.micro_batch_size * best.gradient_accumulation_steps * std::max<int64_t>(config_.runtime.world_size, 1);
+    requestSplit(best.micro_batch_size, best.gradient_accumulation_steps);
+    result_status_ = tr("Applied the recommendation: m %1 × K %2, %3 tokens/s when measured.")
+                         .arg(best.micro_batch_size)
+                         .arg(best.gradient_accumulation_steps)
+                         .arg(formatGrouped(std::llround(best.tokens_per_s)));
+    result_is_error_ = false;
+    setExplorerStatus(result_status_);
+    return true;
+}
+
+void BatchPanel::onRowExplored(const ExploreRow& row) {
+    model_->appendRow(row);
+    chart_->addRow(row);
+    const int64_t measured = model_->rowCount();
+    if (measured < expected_rows_ && worker_->isRunning() && !stop_requested_)
+        setExplorerStatus(tr("Measured %1 of %2 splits; measuring the next…").arg(measured).arg(expected_rows_));
+}
+
+void BatchPanel::onExploreFinished(const ExploreResult& result, bool cancelled) {
+    // Every row was queued before the result, so the model already holds them; a mismatch
+    // would mean a lost report, and the result is the authority.
+    if (model_->rows().size() != result.rows.size()) {
+        model_->clear();
+        chart_->resetSplits({});
+        for (const ExploreRow& row : result.rows) {
+            model_->appendRow(row);
+            chart_->addRow(row);
+        }
+    }
+    model_->setRecommended(result.recommended);
+    chart_->setRecommended(result.recommended);
+    have_result_ = true;
+
+    const QString head = cancelled && static_cast<int64_t>(result.rows.size()) < expected_rows_
+                             ? tr("Stopped after %1 of %2 splits. ").arg(result.rows.size()).arg(expected_rows_)
+                             : QString();
+    result_is_error_ = false;
+    if (result.recommended >= 0) {
+        const ExploreRow& best = result.rows[static_cast<size_t>(result.recommended)];
+        result_status_ = head + tr("Recommended: m %1 × K %2, %3 tokens/s at a measured peak of %4 "
+                                    "(the fastest split that keeps %5 % of the budget free).")
+                                     .arg(best.micro_batch_size)
+                                     .arg(best.gradient_accumulation_steps)
+                                     .arg(formatGrouped(std::llround(best.tokens_per_s)))
+                                     .arg(formatBytes(best.measured_peak_bytes))
+                                     .arg(std::lround(100.0 * result.safety_margin));
+        // Marked by the model (bold on green); a selection's highlight would paint over that.
+        table_->scrollTo(model_->index(result.recommended, 0));
+    } else if (result.rows.empty()) {
+        result_status_ = head + tr("No split was measured.");
+    } else {
+        result_status_ = head + tr("No split fits the budget with %1 % of it to spare: shorten train.seq_len, "
+                                   "use a smaller model or raise runtime.memory_limit_mb.")
+                                    .arg(std::lround(100.0 * result.safety_margin));
+        result_is_error_ = true;
+    }
+    // updateControls shows result_status_ while the rows match the config.
+    updateControls();
+    Q_EMIT exploringChanged(false);
+    Q_EMIT explorationFinished();
+}
+
+void BatchPanel::onExploreFailed(const QString& message) {
+    have_result_ = true;
+    result_status_ = tr("Could not explore: %1").arg(message);
+    result_is_error_ = true;
+    updateControls();
+    Q_EMIT exploringChanged(false);
+    Q_EMIT explorationFinished();
+}
+
+bool BatchPanel::resultsMatchConfig() const {
+    return !explored_key_.empty() && explored_key_ == splitFreeKey(config_);
+}
+
+}  // namespace trainbench::gui

@@ -1,0 +1,73 @@
+// CompareSummary: the numbers that set runs apart in the Compare view, computed from their stored points.
+#include "compare/compare_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "compare/config_diff.h"
+
+namespace trainbench::gui {
+
+namespace {
+
+int64_t configInteger(const std::map<QString, QString>& config, const char* key) {
+    const auto found = config.find(QString::fromLatin1(key));
+    if (found == config.end()) return 0;
+    bool ok = false;
+    const double value = found->second.toDouble(&ok);
+    return ok ? static_cast<int64_t>(std::llround(value)) : 0;
+}
+
+}  // namespace
+
+bool isPeakMemoryKey(const std::string& key) {
+    static const std::string prefix = "mem/";
+    static const std::string suffix = "/peak_bytes";
+    return key.size() > prefix.size() + suffix.size() && key.compare(0, prefix.size(), prefix) == 0 &&
+           key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+CompareSummary summarizeForComparison(const RunRecord& run, const std::vector<MetricPoint>& loss,
+                                      const std::vector<MetricPoint>& throughput,
+                                      const std::vector<MetricPoint>& peaks) {
+    CompareSummary summary;
+    summary.run_id = QString::fromStdString(run.run_id);
+    summary.name = QString::fromStdString(run.name.empty() ? run.run_id : run.name);
+
+    double latest_wall_time = -1.0;
+    for (const auto* points : {&loss, &throughput, &peaks})
+        for (const MetricPoint& point : *points) latest_wall_time = std::max(latest_wall_time, point.wall_time);
+    if (latest_wall_time >= 0.0) summary.wall_time_s = latest_wall_time;
+
+    for (const MetricPoint& point : loss) {
+        if (!std::isfinite(point.value)) continue;
+        summary.final_loss = point.value;
+        if (!(point.value >= summary.best_loss)) summary.best_loss = point.value;  // NaN start: first wins
+    }
+    if (std::isnan(summary.final_loss) && run.final_loss) summary.final_loss = *run.final_loss;
+
+    double sum = 0.0;
+    int64_t count = 0;
+    for (const MetricPoint& point : throughput) {
+        if (!std::isfinite(point.value)) continue;
+        sum += point.value;
+        ++count;
+    }
+    if (count > 0) summary.tokens_per_s = sum / static_cast<double>(count);
+
+    for (const MetricPoint& point : peaks)
+        if (std::isfinite(point.value) && !(point.value <= summary.peak_memory_bytes))
+            summary.peak_memory_bytes = point.value;
+
+    const std::map<QString, QString> config = flattenConfigJson(run.config_json);
+    summary.micro_batch_size = configInteger(config, "train.micro_batch_size");
+    summary.accumulation_steps = configInteger(config, "train.gradient_accumulation_steps");
+    summary.world_size = configInteger(config, "runtime.world_size");
+    summary.global_batch_size = configInteger(config, "train.global_batch_size");
+    if (summary.global_batch_size <= 0)
+        summary.global_batch_size = summary.micro_batch_size * summary.accumulation_steps * summary.world_size;
+    return summary;
+}
+
+}  // namespace trainbench::gui

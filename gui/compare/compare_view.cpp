@@ -1,0 +1,773 @@
+// CompareView: the selected runs side by side: overlaid curves of one key, a summary table and a config diff.
+#include "compare/compare_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include "compare/config_diff.h"
+#include "common/display_format.h"
+#include "plotting/ema_smoother.h"
+#include "compare/seed_groups.h"
+#include "runs/store_reader.h"
+
+namespace trainbench::gui {
+
+namespace {
+
+// Matplotlib's tab10: distinct at a glance and in print.
+const QColor kRunColors[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},   {148, 103, 189},
+                             {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
+
+QColor runColor(size_t index) {
+    return kRunColors[index % (sizeof(kRunColors) / sizeof(kRunColors[0]))];
+}
+
+QString numberOrDash(double value, int decimals) {
+    return std::isfinite(value) ? QString::number(value, 'f', decimals) : QStringLiteral("—");
+}
+
+QString secondsText(double seconds) {
+    if (!std::isfinite(seconds)) return QStringLiteral("—");
+    if (seconds < 60.0) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
+    const auto whole = static_cast<long long>(seconds);
+    return QStringLiteral("%1 min %2 s").arg(whole / 60).arg(whole % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString countOrDash(int64_t value) {
+    return value > 0 ? QString::number(value) : QStringLiteral("—");
+}
+
+QTableWidgetItem* cell(const QString& text, Qt::Alignment alignment = Qt::AlignRight | Qt::AlignVCenter) {
+    auto* item = new QTableWidgetItem(text);
+    item->setTextAlignment(alignment);
+    item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled);
+    return item;
+}
+
+void styleTable(QTableWidget* table) {
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setAlternatingRowColors(true);
+    table->setWordWrap(false);
+    table->verticalHeader()->hide();
+    table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 8);
+    table->horizontalHeader()->setHighlightSections(false);
+}
+
+}  // namespace
+
+CompareView::CompareView(const QString& store_folder, QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("compareView"));
+    const QString folder = store_folder.isEmpty() ? QString::fromStdString(RunStore::defaultFolder()) : store_folder;
+    reader_ = new StoreReader(folder, this);
+    connect(reader_, &StoreReader::failed, this, [this](const QString& message) {
+        status_label_->setText(tr("Cannot read the run store: %1").arg(message));
+        loaded_ = true;
+        poll_in_flight_ = false;  // a failed poll delivers nothing; the next tick asks again
+        Q_EMIT loadFailed(message);
+    });
+    buildUi();
+    poll_timer_ = new QTimer(this);
+    poll_timer_->setInterval(kPollIntervalMs);
+    connect(poll_timer_, &QTimer::timeout, this, &CompareView::pollRunning);
+}
+
+void CompareView::buildUi() {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 8, 8, 8);
+    layout->setSpacing(6);
+
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Key:"), this));
+    key_combo_ = new QComboBox(this);
+    key_combo_->setObjectName(QStringLiteral("compareKeyCombo"));
+    key_combo_->setMinimumContentsLength(22);
+    key_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    key_combo_->addItem(QString::fromLatin1(kDefaultKey));
+    bar->addWidget(key_combo_);
+    bar->addSpacing(12);
+    bar->addWidget(new QLabel(tr("X axis:"), this));
+    axis_combo_ = new QComboBox(this);
+    axis_combo_->setObjectName(QStringLiteral("compareAxisCombo"));
+    axis_combo_->addItem(tr("tokens seen"), static_cast<int>(Axis::Tokens));
+    axis_combo_->addItem(tr("optimizer step"), static_cast<int>(Axis::Step));
+    axis_combo_->addItem(tr("wall time"), static_cast<int>(Axis::WallTime));
+    axis_combo_->setToolTip(tr("Tokens seen is the fair axis when runs differ in effective batch size."));
+    bar->addWidget(axis_combo_);
+    bar->addSpacing(12);
+    group_seeds_check_ = new QCheckBox(tr("Group seeds"), this);
+    group_seeds_check_->setObjectName(QStringLiteral("groupSeedsCheck"));
+    group_seeds_check_->setToolTip(
+        tr("Runs whose configs differ only in train.seed / data.seed: one mean line with a min-max band."));
+    bar->addWidget(group_seeds_check_);
+    bar->addSpacing(12);
+    status_label_ = new QLabel(this);
+    status_label_->setObjectName(QStringLiteral("compareStatusLabel"));
+    status_label_->setStyleSheet(QStringLiteral("color: #555;"));
+    // The message may be cut rather than widen the window: every tab shares its minimum width.
+    status_label_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    bar->addWidget(status_label_, 1);
+    export_button_ = new QPushButton(tr("Export CSV…"), this);
+    export_button_->setObjectName(QStringLiteral("exportCsvButton"));
+    export_button_->setToolTip(tr("Every point of the shown curves: run_id, step, tokens, wall_time, key, value."));
+    bar->addWidget(export_button_);
+    export_plot_button_ = new QPushButton(tr("Export plot…"), this);
+    export_plot_button_->setObjectName(QStringLiteral("exportPlotButton"));
+    export_plot_button_->setToolTip(tr("The plot as PNG or PDF (the file's suffix decides)."));
+    bar->addWidget(export_plot_button_);
+    layout->addLayout(bar);
+
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    splitter->setObjectName(QStringLiteral("compareSplitter"));
+    splitter->setChildrenCollapsible(false);
+
+    plot_ = new QCustomPlot(splitter);
+    plot_->setObjectName(QStringLiteral("comparePlot"));
+    plot_->setMinimumHeight(220);
+    plot_->setNoAntialiasingOnDrag(true);
+    connect(plot_, &QCustomPlot::beforeReplot, this, [this] {
+        for (auto& graph : decimated_) graph->refresh();
+    });
+    plot_->setAutoAddPlottableToLegend(false);
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    for (QCPAxis* axis : plot_->axisRect()->axes()) {
+        axis->grid()->setPen(QPen(QColor(225, 225, 225), 0, Qt::SolidLine));
+        axis->grid()->setSubGridVisible(false);
+    }
+    QFont label_font = font();
+    label_font.setPointSizeF(label_font.pointSizeF() + 1.0);
+    plot_->xAxis->setLabelFont(label_font);
+    plot_->yAxis->setLabelFont(label_font);
+    plot_->xAxis->setNumberFormat(QStringLiteral("f"));
+    plot_->xAxis->setNumberPrecision(0);
+    plot_->legend->setVisible(true);
+    plot_->legend->setFont(font());
+    plot_->legend->setBrush(QColor(255, 255, 255, 215));
+    plot_->legend->setBorderPen(QPen(QColor(190, 190, 190)));
+    plot_->legend->setRowSpacing(0);
+    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) {
+        view_moved_by_user_ = false;
+        plotCurves();
+    });
+    connect(plot_, &QCustomPlot::mousePress, this, [this](QMouseEvent*) { view_moved_by_user_ = true; });
+    connect(plot_, &QCustomPlot::mouseWheel, this, [this](QWheelEvent*) { view_moved_by_user_ = true; });
+
+    summary_table_ = new QTableWidget(0, SummaryColumnCount, splitter);
+    summary_table_->setObjectName(QStringLiteral("compareSummaryTable"));
+    summary_table_->setHorizontalHeaderLabels({tr("Run"), tr("Final loss"), tr("Best loss"), tr("Tokens / s"),
+                                               tr("Peak memory"), tr("m"), tr("K"), tr("W"), tr("B"),
+                                               tr("Wall time")});
+    styleTable(summary_table_);
+    summary_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    summary_table_->horizontalHeader()->setSectionResizeMode(RunName, QHeaderView::Stretch);
+    summary_table_->setMinimumHeight(80);
+
+    auto* diff_box = new QWidget(splitter);
+    auto* diff_layout = new QVBoxLayout(diff_box);
+    diff_layout->setContentsMargins(0, 0, 0, 0);
+    diff_layout->setSpacing(4);
+    auto* diff_bar = new QHBoxLayout;
+    auto* diff_title = new QLabel(tr("Config differences"), diff_box);
+    QFont bold = diff_title->font();
+    bold.setBold(true);
+    diff_title->setFont(bold);
+    diff_bar->addWidget(diff_title);
+    diff_bar->addStretch(1);
+    show_all_keys_ = new QCheckBox(tr("show all keys"), diff_box);
+    show_all_keys_->setObjectName(QStringLiteral("showAllKeysCheck"));
+    diff_bar->addWidget(show_all_keys_);
+    diff_layout->addLayout(diff_bar);
+    diff_table_ = new QTableWidget(0, 1, diff_box);
+    diff_table_->setObjectName(QStringLiteral("configDiffTable"));
+    styleTable(diff_table_);
+    diff_table_->horizontalHeader()->setStretchLastSection(true);
+    diff_table_->setMinimumHeight(80);
+    diff_layout->addWidget(diff_table_, 1);
+
+    splitter->addWidget(plot_);
+    splitter->addWidget(summary_table_);
+    splitter->addWidget(diff_box);
+    splitter->setStretchFactor(0, 5);
+    splitter->setStretchFactor(1, 1);
+    splitter->setStretchFactor(2, 2);
+    // Room for a handful of summary rows without scrolling; the diff is usually short.
+    splitter->setSizes({430, 130, 160});
+    layout->addWidget(splitter, 1);
+
+    connect(key_combo_, &QComboBox::currentTextChanged, this, [this] { loadCurves(); });
+    connect(axis_combo_, &QComboBox::currentIndexChanged, this, [this] { plotCurves(); });
+    connect(show_all_keys_, &QCheckBox::toggled, this, [this] { showConfigDiff(); });
+    connect(export_button_, &QPushButton::clicked, this, &CompareView::exportWithDialog);
+    connect(export_plot_button_, &QPushButton::clicked, this, &CompareView::exportPlotWithDialog);
+    connect(group_seeds_check_, &QCheckBox::toggled, this, [this](bool checked) {
+        // Only a click is a wish; the box is also set when the selection has no group.
+        if (!group_seeds_check_->isEnabled()) return;
+        group_seeds_wanted_ = checked;
+        updateGrouping();
+        showSummary();
+        plotCurves();
+    });
+
+    placeholder_ = new QCPItemText(plot_);
+    placeholder_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    placeholder_->position->setCoords(0.5, 0.5);
+    placeholder_->setPositionAlignment(Qt::AlignCenter);
+    placeholder_->setText(tr("Select runs in the list (Ctrl/Shift-click for several) to overlay their curves."));
+    placeholder_->setColor(QColor(130, 130, 130));
+    placeholder_->setFont(label_font);
+
+    status_label_->setText(tr("Select runs in the list to compare them."));
+    export_button_->setEnabled(false);
+    group_seeds_check_->setEnabled(false);
+    showConfigDiff();
+    plotCurves();
+}
+
+void CompareView::setRuns(const QStringList& run_ids) {
+    const std::set<QString> wanted(run_ids.begin(), run_ids.end());
+    const std::set<QString> shown(run_ids_.begin(), run_ids_.end());
+    if (wanted == shown && run_ids.size() == run_ids_.size()) return;
+    run_ids_ = run_ids;
+    poll_timer_->stop();
+    ++runs_request_;
+    ++curves_request_;  // curves of the old selection are of no use any more
+    if (run_ids.isEmpty()) {
+        showRuns({});
+        return;
+    }
+    loaded_ = false;
+    status_label_->setText(tr("Loading %n run(s)…", nullptr, static_cast<int>(run_ids.size())));
+
+    std::vector<std::string> ids;
+    for (const QString& id : run_ids) ids.push_back(id.toStdString());
+    const int request = runs_request_;
+    reader_->post<RunsResult>(
+        [ids](RunStore& store) {
+            RunsResult result;
+            for (const std::string& id : ids) {
+                std::optional<RunRecord> record = store.findRun(id);
+                if (!record) {
+                    result.missing << QString::fromStdString(id);
+                    continue;
+                }
+                RunInfo info;
+                info.keys = store.metricKeys(id);
+                std::vector<MetricPoint> peaks;
+                for (const std::string& key : info.keys) {
+                    if (!isPeakMemoryKey(key)) continue;
+                    std::vector<MetricPoint> points = store.metrics(id, key);
+                    peaks.insert(peaks.end(), points.begin(), points.end());
+                }
+                info.summary = summarizeForComparison(*record, store.metrics(id, "train/loss"),
+                                                      store.metrics(id, "perf/tokens_per_s"), peaks);
+                info.record = std::move(*record);
+                result.runs.push_back(std::move(info));
+            }
+            return result;
+        },
+        [this, request](RunsResult result) {
+            if (request == runs_request_) showRuns(std::move(result));
+        });
+}
+
+void CompareView::showRuns(RunsResult result) {
+    runs_ = std::move(result.runs);
+    summaries_.clear();
+    for (const RunInfo& info : runs_) summaries_.push_back(info.summary);
+    std::vector<std::string> configs;
+    for (const RunInfo& info : runs_) configs.push_back(info.record.config_json);
+    seed_groups_ = groupBySeed(configs);
+    {
+        const QSignalBlocker blocker(group_seeds_check_);
+        group_seeds_check_->setEnabled(hasSeedGroup(seed_groups_));
+        group_seeds_check_->setChecked(group_seeds_check_->isEnabled() && group_seeds_wanted_);
+    }
+    updateGrouping();
+    showSummary();
+    showConfigDiff();
+
+    // The keys any selected run has; the chosen one stays while some run has it.
+    std::set<QString> keys;
+    for (const RunInfo& info : runs_)
+        for (const std::string& key : info.keys) keys.insert(QString::fromStdString(key));
+    QString current = key_combo_->currentText();
+    if (!keys.count(current)) current = QString::fromLatin1(kDefaultKey);
+    if (!keys.empty() && !keys.count(current)) current = *keys.begin();
+    {
+        const QSignalBlocker blocker(key_combo_);
+        key_combo_->clear();
+        for (const QString& key : keys) key_combo_->addItem(key);
+        if (keys.empty()) key_combo_->addItem(current);
+        key_combo_->setCurrentText(current);
+    }
+    if (!result.missing.isEmpty()) {
+        const QString message = tr("not in the store %1: %2")
+                                    .arg(reader_->folder(), result.missing.join(QStringLiteral(", ")));
+        Q_EMIT loadFailed(message);
+    }
+    loadCurves();
+}
+
+void CompareView::loadCurves() {
+    const int request = ++curves_request_;
+    poll_timer_->stop();
+    view_moved_by_user_ = false;
+    if (runs_.empty()) {
+        showCurves({});
+        return;
+    }
+    loaded_ = false;
+    std::vector<std::pair<std::string, QString>> runs;  // id, name
+    for (const RunInfo& info : runs_) runs.emplace_back(info.record.run_id, info.summary.name);
+    const std::string key = key_combo_->currentText().toStdString();
+    reader_->post<std::vector<RunCurve>>(
+        [runs, key](RunStore& store) {
+            std::vector<RunCurve> curves;
+            for (const auto& [id, name] : runs) curves.push_back({QString::fromStdString(id), name, store.metrics(id, key)});
+            return curves;
+        },
+        [this, request](std::vector<RunCurve> curves) {
+            if (request == curves_request_) showCurves(std::move(curves));
+        });
+}
+
+void CompareView::showCurves(std::vector<RunCurve> curves) {
+    curves_ = std::move(curves);
+    plotCurves();
+    showPointCount();
+    loaded_ = true;
+    updatePolling();
+    Q_EMIT loaded();
+}
+
+void CompareView::showPointCount() {
+    size_t points = 0;
+    for (const RunCurve& curve : curves_) points += curve.points.size();
+    int running = 0;
+    for (const RunInfo& info : runs_) running += info.record.status == "running" ? 1 : 0;
+    if (runs_.empty())
+        status_label_->setText(run_ids_.isEmpty() ? tr("Select runs in the list to compare them.")
+                                                  : tr("None of the selected runs is in the store."));
+    else
+        status_label_->setText(tr("%n run(s) · %1 points", nullptr, static_cast<int>(runs_.size()))
+                                   .arg(formatGrouped(static_cast<int64_t>(points))) +
+                               (running > 0 ? tr(" · %n running", nullptr, running) : QString()));
+    export_button_->setEnabled(points > 0);
+}
+
+bool CompareView::isPolling() const {
+    return poll_timer_->isActive();
+}
+
+void CompareView::updatePolling() {
+    const bool any_running = std::any_of(runs_.begin(), runs_.end(),
+                                         [](const RunInfo& info) { return info.record.status == "running"; });
+    if (!any_running) poll_timer_->stop();
+    else if (!poll_timer_->isActive()) poll_timer_->start();
+}
+
+void CompareView::pollRunning() {
+    // A store slower than the interval gets one question at a time, not a growing queue.
+    if (poll_in_flight_ || !loaded_ || curves_.size() != runs_.size()) return;
+    struct Asked {
+        size_t index;
+        std::string run_id;
+        int64_t last_step;
+    };
+    struct Update {
+        size_t index;
+        std::optional<RunRecord> record;
+        std::vector<MetricPoint> points;
+        std::optional<CompareSummary> summary;  // read once the run has ended
+        std::vector<std::string> keys;
+    };
+    std::vector<Asked> asked;
+    for (size_t i = 0; i < runs_.size(); ++i) {
+        if (runs_[i].record.status != "running") continue;
+        const std::vector<MetricPoint>& points = curves_[i].points;
+        asked.push_back({i, runs_[i].record.run_id, points.empty() ? std::numeric_limits<int64_t>::min()
+                                                                   : points.back().step});
+    }
+    if (asked.empty()) {
+        poll_timer_->stop();
+        return;
+    }
+    poll_in_flight_ = true;
+    const int request = curves_request_;
+    const std::string key = key_combo_->currentText().toStdString();
+    reader_->post<std::vector<Update>>(
+        [asked, key](RunStore& store) {
+            std::vector<Update> updates;
+            for (const Asked& run : asked) {
+                Update update{run.index, store.findRun(run.run_id), {}, std::nullopt, {}};
+                // The record first: points committed before it said "finished" are then all
+                // among those read next, so the last poll of a run misses none.
+                update.points = store.metricsAfterStep(run.run_id, key, run.last_step);
+                if (update.record && update.record->status != "running") {
+                    update.keys = store.metricKeys(run.run_id);
+                    std::vector<MetricPoint> peaks;
+                    for (const std::string& k : update.keys) {
+                        if (!isPeakMemoryKey(k)) continue;
+                        std::vector<MetricPoint> points = store.metrics(run.run_id, k);
+                        peaks.insert(peaks.end(), points.begin(), points.end());
+                    }
+                    update.summary = summarizeForComparison(*update.record, store.metrics(run.run_id, "train/loss"),
+                                                            store.metrics(run.run_id, "perf/tokens_per_s"), peaks);
+                }
+                updates.push_back(std::move(update));
+            }
+            return updates;
+        },
+        [this, request](std::vector<Update> updates) {
+            poll_in_flight_ = false;
+            if (request != curves_request_) return;  // another key or selection since
+            bool summary_changed = false;
+            size_t new_points = 0;
+            for (Update& update : updates) {
+                if (update.index >= runs_.size() || update.index >= curves_.size()) continue;
+                RunCurve& curve = curves_[update.index];
+                new_points += update.points.size();
+                curve.points.insert(curve.points.end(), std::make_move_iterator(update.points.begin()),
+                                    std::make_move_iterator(update.points.end()));
+                // A run deleted meanwhile is left as it was shown; it is no longer running here.
+                if (!update.record) runs_[update.index].record.status = "unknown";
+                else runs_[update.index].record = std::move(*update.record);
+                if (update.summary) {
+                    runs_[update.index].summary = *update.summary;
+                    summaries_[update.index] = std::move(*update.summary);
+                    runs_[update.index].keys = std::move(update.keys);
+                    summary_changed = true;
+                }
+            }
+            if (summary_changed) showSummary();
+            if (new_points > 0) plotCurves();
+            showPointCount();
+            updatePolling();
+        });
+}
+
+void CompareView::showSummary() {
+    summary_table_->setRowCount(static_cast<int>(summaries_.size()));
+    for (size_t i = 0; i < summaries_.size(); ++i) {
+        const CompareSummary& s = summaries_[i];
+        const int row = static_cast<int>(i);
+        QTableWidgetItem* name = cell(s.name, Qt::AlignLeft | Qt::AlignVCenter);
+        name->setForeground(colorOfRun(i));
+        name->setToolTip(s.run_id);
+        summary_table_->setItem(row, RunName, name);
+        summary_table_->setItem(row, FinalLoss, cell(numberOrDash(s.final_loss, 4)));
+        summary_table_->setItem(row, BestLoss, cell(numberOrDash(s.best_loss, 4)));
+        summary_table_->setItem(row, TokensPerS,
+                                cell(std::isfinite(s.tokens_per_s) ? formatGrouped(std::llround(s.tokens_per_s))
+                                                                   : QStringLiteral("—")));
+        summary_table_->setItem(row, PeakMemory,
+                                cell(std::isfinite(s.peak_memory_bytes)
+                                         ? formatBytes(static_cast<int64_t>(s.peak_memory_bytes))
+                                         : QStringLiteral("—")));
+        summary_table_->setItem(row, MicroBatch, cell(countOrDash(s.micro_batch_size)));
+        summary_table_->setItem(row, Accumulation, cell(countOrDash(s.accumulation_steps)));
+        summary_table_->setItem(row, World, cell(countOrDash(s.world_size)));
+        summary_table_->setItem(row, GlobalBatch, cell(countOrDash(s.global_batch_size)));
+        summary_table_->setItem(row, WallTime, cell(secondsText(s.wall_time_s)));
+    }
+}
+
+void CompareView::showConfigDiff() {
+    std::vector<std::string> configs;
+    QStringList headers{tr("Key")};
+    for (const RunInfo& info : runs_) {
+        configs.push_back(info.record.config_json);
+        headers << info.summary.name;
+    }
+    const std::vector<ConfigDiffRow> rows = configDiff(configs, show_all_keys_->isChecked());
+    diff_table_->clear();
+    diff_table_->setColumnCount(static_cast<int>(headers.size()));
+    diff_table_->setHorizontalHeaderLabels(headers);
+    diff_table_->setRowCount(static_cast<int>(rows.size()));
+    for (size_t r = 0; r < rows.size(); ++r) {
+        const int row = static_cast<int>(r);
+        diff_table_->setItem(row, 0, cell(rows[r].key, Qt::AlignLeft | Qt::AlignVCenter));
+        for (int c = 0; c < rows[r].values.size(); ++c) {
+            const QString& value = rows[r].values[c];
+            QTableWidgetItem* item = cell(value.isEmpty() ? QStringLiteral("—") : value, Qt::AlignLeft | Qt::AlignVCenter);
+            item->setToolTip(value);
+            diff_table_->setItem(row, c + 1, item);
+        }
+    }
+    if (!runs_.empty() && rows.empty())
+        diff_table_->setToolTip(tr("The selected runs have the same config."));
+    else
+        diff_table_->setToolTip(QString());
+    diff_table_->resizeColumnToContents(0);
+    diff_table_->setColumnWidth(0, std::max(diff_table_->columnWidth(0) + 12, 200));
+    for (int c = 1; c < diff_table_->columnCount(); ++c) diff_table_->setColumnWidth(c, 160);
+}
+
+bool CompareView::setKey(const QString& key) {
+    const int index = key_combo_->findText(key);
+    if (index < 0) return false;
+    key_combo_->setCurrentIndex(index);
+    return true;
+}
+
+QString CompareView::key() const {
+    return key_combo_->currentText();
+}
+
+void CompareView::setAxis(Axis axis) {
+    axis_combo_->setCurrentIndex(axis_combo_->findData(static_cast<int>(axis)));
+}
+
+CompareView::Axis CompareView::axis() const {
+    return static_cast<Axis>(axis_combo_->currentData().toInt());
+}
+
+void CompareView::updateGrouping() {
+    plot_groups_.clear();
+    if (groupSeeds()) {
+        plot_groups_ = seed_groups_;
+    } else {
+        for (size_t i = 0; i < runs_.size(); ++i) plot_groups_.push_back({i});
+    }
+}
+
+void CompareView::setGroupSeeds(bool group) {
+    group_seeds_wanted_ = group;
+    {
+        const QSignalBlocker blocker(group_seeds_check_);
+        group_seeds_check_->setChecked(group_seeds_check_->isEnabled() && group);
+    }
+    updateGrouping();
+    showSummary();
+    plotCurves();
+}
+
+bool CompareView::groupSeeds() const {
+    return group_seeds_wanted_ && hasSeedGroup(seed_groups_);
+}
+
+QColor CompareView::colorOfRun(size_t run_index) const {
+    for (size_t g = 0; g < plot_groups_.size(); ++g)
+        for (size_t member : plot_groups_[g])
+            if (member == run_index) return runColor(g);
+    return runColor(run_index);
+}
+
+namespace {
+
+double xOf(CompareView::Axis axis, const MetricPoint& point) {
+    switch (axis) {
+    case CompareView::Axis::Tokens: return static_cast<double>(point.tokens);
+    case CompareView::Axis::Step: return static_cast<double>(point.step);
+    case CompareView::Axis::WallTime: return point.wall_time;
+    }
+    return 0.0;
+}
+
+double xOf(CompareView::Axis axis, const SeedBandPoint& point) {
+    switch (axis) {
+    case CompareView::Axis::Tokens: return point.tokens;
+    case CompareView::Axis::Step: return static_cast<double>(point.step);
+    case CompareView::Axis::WallTime: return point.wall_time;
+    }
+    return 0.0;
+}
+
+// QCustomPlot draws NaN as a gap; an infinity would instead blow up the y range.
+double plottable(double value) {
+    return std::isfinite(value) ? value : qQNaN();
+}
+
+QColor withAlpha(QColor color, int alpha) {
+    color.setAlpha(alpha);
+    return color;
+}
+
+}  // namespace
+
+void CompareView::plotRun(const RunCurve& curve, const QColor& color) {
+    const Axis x_axis = axis();
+    QVector<double> xs, raw, smoothed;
+    xs.reserve(static_cast<int>(curve.points.size()));
+    raw.reserve(xs.capacity());
+    smoothed.reserve(xs.capacity());
+    EmaSmoother smoother(0.6);
+    for (const MetricPoint& point : curve.points) {
+        const double value = plottable(point.value);
+        xs << xOf(x_axis, point);
+        raw << value;
+        smoothed << smoother.add(value);
+    }
+    QCPGraph* raw_graph = plot_->addGraph();
+    raw_graph->setPen(QPen(withAlpha(color, 70), 1.0));
+    setCurveData(raw_graph, xs, raw, x_axis != Axis::WallTime);
+    QCPGraph* smooth_graph = plot_->addGraph();
+    smooth_graph->setPen(QPen(color, 2.0));
+    smooth_graph->setName(curve.name);
+    setCurveData(smooth_graph, xs, smoothed, x_axis != Axis::WallTime);
+    smooth_graph->addToLegend();
+}
+
+void CompareView::setCurveData(QCPGraph* graph, const QVector<double>& xs, const QVector<double>& ys, bool sorted) {
+    if (!sorted) {
+        graph->setData(xs, ys, false);
+        return;
+    }
+    decimated_.push_back(std::make_unique<DecimatedGraph>(graph, std::vector<double>(xs.begin(), xs.end()),
+                                                          std::vector<double>(ys.begin(), ys.end())));
+}
+
+void CompareView::plotSeedGroup(const std::vector<size_t>& members, const QColor& color) {
+    const Axis x_axis = axis();
+    // Each run is smoothed over its full series first: the band then encloses exactly the
+    // smoothed lines the runs would show one by one, and the mean line is their mean.
+    std::vector<std::vector<MetricPoint>> raw, smoothed;
+    for (size_t member : members) {
+        const std::vector<MetricPoint>& points = curves_[member].points;
+        raw.push_back(points);
+        std::vector<MetricPoint> smooth = points;
+        EmaSmoother smoother(0.6);
+        for (MetricPoint& point : smooth) point.value = smoother.add(plottable(point.value));
+        smoothed.push_back(std::move(smooth));
+    }
+    const std::vector<SeedBandPoint> raw_band = seedBand(raw);
+    const std::vector<SeedBandPoint> band = seedBand(smoothed);
+
+    QVector<double> raw_xs, raw_mean;
+    for (const SeedBandPoint& point : raw_band) {
+        raw_xs << xOf(x_axis, point);
+        raw_mean << plottable(point.mean);
+    }
+    QVector<double> xs, lows, highs, means;
+    for (const SeedBandPoint& point : band) {
+        xs << xOf(x_axis, point);
+        lows << plottable(point.min);
+        highs << plottable(point.max);
+        means << plottable(point.mean);
+    }
+    const bool sorted = x_axis == Axis::Step;
+    QCPGraph* raw_graph = plot_->addGraph();
+    raw_graph->setPen(QPen(withAlpha(color, 70), 1.0));
+    setCurveData(raw_graph, raw_xs, raw_mean, sorted);
+    QCPGraph* low_graph = plot_->addGraph();
+    low_graph->setPen(QPen(withAlpha(color, 90), 0.8));
+    low_graph->setData(xs, lows, sorted);
+    QCPGraph* high_graph = plot_->addGraph();
+    high_graph->setPen(QPen(withAlpha(color, 90), 0.8));
+    high_graph->setBrush(withAlpha(color, 45));
+    high_graph->setChannelFillGraph(low_graph);
+    high_graph->setData(xs, highs, sorted);
+    QCPGraph* mean_graph = plot_->addGraph();
+    mean_graph->setPen(QPen(color, 2.0));
+    mean_graph->setName(tr("%1 (%n seeds)", nullptr, static_cast<int>(members.size())).arg(QString::fromStdString(seedGroupName(curves_[members.front()].name.toStdString()))));
+    setCurveData(mean_graph, xs, means, sorted);
+    mean_graph->addToLegend();
+}
+
+void CompareView::plotCurves() {
+    // A live update keeps the ranges the user dragged or zoomed to; anything else rescales.
+    const bool keep_ranges = view_moved_by_user_ && !curves_.empty();
+    decimated_.clear();
+    plot_->clearGraphs();
+    plot_->legend->clearItems();
+    const Axis x_axis = axis();
+    // The groups index runs_; curves of a selection still loading are drawn one by one.
+    std::vector<std::vector<size_t>> groups = plot_groups_;
+    if (curves_.size() != runs_.size()) {
+        groups.clear();
+        for (size_t i = 0; i < curves_.size(); ++i) groups.push_back({i});
+    }
+    for (size_t g = 0; g < groups.size(); ++g) {
+        if (groups[g].size() == 1) plotRun(curves_[groups[g].front()], runColor(g));
+        else plotSeedGroup(groups[g], runColor(g));
+    }
+    plot_->legend->setVisible(!curves_.empty());
+    placeholder_->setVisible(curves_.empty());
+    for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) axis->setTickLabels(!curves_.empty());
+    switch (x_axis) {
+    case Axis::Tokens: plot_->xAxis->setLabel(tr("tokens seen")); break;
+    case Axis::Step: plot_->xAxis->setLabel(tr("optimizer step")); break;
+    case Axis::WallTime: plot_->xAxis->setLabel(tr("wall time (s)")); break;
+    }
+    plot_->xAxis->setNumberPrecision(x_axis == Axis::WallTime ? 1 : 0);
+    const bool banded = std::any_of(groups.begin(), groups.end(),
+                                    [](const std::vector<size_t>& members) { return members.size() > 1; });
+    plot_->yAxis->setLabel(key_combo_->currentText() +
+                           (curves_.empty() ? QString()
+                            : banded        ? tr("  (EMA 0.6 over raw; seeds: mean, min-max)")
+                                            : tr("  (EMA 0.6 over raw)")));
+    if (curves_.empty()) {
+        plot_->xAxis->setRange(0, 1);
+        plot_->yAxis->setRange(0, 1);
+    } else if (!keep_ranges) {
+        plot_->rescaleAxes();
+        // A sliver of room keeps the curves off the frame.
+        const QCPRange y = plot_->yAxis->range();
+        const double pad = y.size() > 0 ? 0.06 * y.size() : std::max(std::abs(y.upper) * 0.05, 1e-9);
+        plot_->yAxis->setRange(y.lower - pad, y.upper + pad);
+    }
+    plot_->replot();
+}
+
+QString CompareView::csv() const {
+    return curvesCsv(curves_);
+}
+
+bool CompareView::exportCsv(const QString& path) const {
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
+    const QByteArray bytes = csv().toUtf8();
+    return file.write(bytes) == bytes.size();
+}
+
+bool CompareView::exportPlot(const QString& path, int width, int height) {
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == QLatin1String("pdf")) return plot_->savePdf(path, width, height);
+    if (suffix == QLatin1String("png")) return plot_->savePng(path, width, height, /*scale=*/1.0);
+    return false;
+}
+
+void CompareView::exportPlotWithDialog() {
+    const QString suggested = QStringLiteral("compare-%1.png").arg(key().replace(QLatin1Char('/'), QLatin1Char('_')));
+    QString selected_filter;
+    QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), suggested,
+                                                tr("PNG image (*.png);;PDF document (*.pdf)"), &selected_filter);
+    if (path.isEmpty()) return;
+    // A name typed without a suffix takes the one of the chosen filter.
+    if (QFileInfo(path).suffix().isEmpty())
+        path += selected_filter.contains(QLatin1String("pdf")) ? QStringLiteral(".pdf") : QStringLiteral(".png");
+    const int width = std::max(plot_->width(), 800);
+    const int height = std::max(plot_->height(), 500);
+    if (!exportPlot(path, width, height)) status_label_->setText(tr("Cannot write %1 (a .png or .pdf file)").arg(path));
+    else status_label_->setText(tr("Exported %1").arg(path));
+}
+
+void CompareView::exportWithDialog() {
+    const QString suggested = QStringLiteral("compare-%1.csv").arg(key().replace(QLatin1Char('/'), QLatin1Char('_')));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export curves"), suggested, tr("CSV files (*.csv)"));
+    if (path.isEmpty()) return;
+    if (!exportCsv(path)) status_label_->setText(tr("Cannot write %1").arg(path));
+    else status_label_->setText(tr("Exported %1").arg(path));
+}
+
+}  // namespace trainbench::gui

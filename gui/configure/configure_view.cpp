@@ -1,0 +1,326 @@
+// ConfigureView: the Configure tab: the config as a form and as JSON, kept in step, validated as you type, with undo.
+#include "configure/configure_view.h"
+
+#include <exception>
+#include <utility>
+
+#include <QAction>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#include "configure/config_form.h"
+#include "configure/config_json_view.h"
+#include "configure/config_presets.h"
+
+namespace trainbench::gui {
+
+namespace {
+
+// The window takes a config whose only problems are in its data section: the parameter count
+// and the memory plan do not depend on the data, so a published model config (which has no
+// data section) shows what it costs at once. Start still refuses it with the engine's message.
+bool windowCanShow(const std::vector<ConfigIssue>& issues) {
+    for (const ConfigIssue& issue : issues)
+        if (issue.path.rfind("data.", 0) != 0) return false;
+    return true;
+}
+
+constexpr int kIssueListLines = 5;
+
+QJsonObject configObject(const RunConfig& config) {
+    return QJsonDocument::fromJson(QByteArray::fromStdString(runConfigToJson(config))).object();
+}
+
+void setError(QString* error, const QString& message) {
+    if (error) *error = message;
+}
+
+}  // namespace
+
+ConfigureView::ConfigureView(RunConfig config, QString config_name, QWidget* parent)
+    : QWidget(parent), state_{std::move(config), std::move(config_name)} {
+    setObjectName(QStringLiteral("configureView"));
+    undo_stack_ = new QUndoStack(this);
+    buildUi();
+
+    undo_action_ = new QAction(tr("&Undo"), this);
+    undo_action_->setObjectName(QStringLiteral("undoAction"));
+    redo_action_ = new QAction(tr("&Redo"), this);
+    redo_action_->setObjectName(QStringLiteral("redoAction"));
+    // Own actions rather than the stack's: these also stay off while the view is locked.
+    connect(undo_action_, &QAction::triggered, this, [this] {
+        if (!locked_) undo_stack_->undo();
+    });
+    connect(redo_action_, &QAction::triggered, this, [this] {
+        if (!locked_) undo_stack_->redo();
+    });
+    connect(undo_stack_, &QUndoStack::indexChanged, this, &ConfigureView::updateUndoActions);
+    connect(undo_stack_, &QUndoStack::cleanChanged, this, &ConfigureView::updateUndoActions);
+
+    connect(form_, &ConfigForm::fieldEdited, this, &ConfigureView::onFieldEdited);
+    connect(json_view_, &ConfigJsonView::configParsed, this, &ConfigureView::onJsonParsed);
+    connect(json_view_, &ConfigJsonView::parseErrorChanged, this, &ConfigureView::showIssues);
+
+    applyState(state_, EditOrigin::Window);
+    updateUndoActions();
+}
+
+void ConfigureView::buildUi() {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 8, 8, 8);
+    layout->setSpacing(6);
+
+    auto* preset_row = new QHBoxLayout;
+    auto* preset_label = new QLabel(tr("Preset:"), this);
+    preset_combo_ = new QComboBox(this);
+    preset_combo_->setObjectName(QStringLiteral("presetCombo"));
+    preset_combo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    for (const ConfigPreset& preset : configPresets()) {
+        preset_combo_->addItem(preset.label, preset.file);
+        preset_combo_->setItemData(preset_combo_->count() - 1, preset.file, Qt::ToolTipRole);
+    }
+    preset_label->setBuddy(preset_combo_);
+    load_preset_button_ = new QPushButton(tr("Load"), this);
+    load_preset_button_->setObjectName(QStringLiteral("loadPresetButton"));
+    load_preset_button_->setToolTip(tr("Replace the config with the chosen preset (Undo brings it back)"));
+    connect(load_preset_button_, &QPushButton::clicked, this, [this] { loadPreset(preset_combo_->currentIndex()); });
+    preset_row->addWidget(preset_label);
+    preset_row->addWidget(preset_combo_);
+    preset_row->addWidget(load_preset_button_);
+    preset_row->addStretch(1);
+    layout->addLayout(preset_row);
+
+    lock_note_ = new QLabel(tr("A run is live: the config it trains is locked until the run ends."), this);
+    lock_note_->setObjectName(QStringLiteral("configLockNote"));
+    lock_note_->setWordWrap(true);
+    lock_note_->setStyleSheet(QStringLiteral("background: #fff3cd; color: #5c4400; padding: 4px; border-radius: 3px;"));
+    lock_note_->hide();
+    layout->addWidget(lock_note_);
+
+    splitter_ = new QSplitter(Qt::Horizontal, this);
+    splitter_->setObjectName(QStringLiteral("configureSplitter"));
+    splitter_->setChildrenCollapsible(false);
+    form_ = new ConfigForm;
+    form_scroll_ = new QScrollArea(splitter_);
+    form_scroll_->setObjectName(QStringLiteral("configFormScroll"));
+    form_scroll_->setWidgetResizable(true);
+    form_scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    form_scroll_->setFrameShape(QFrame::NoFrame);
+    form_scroll_->setWidget(form_);
+    json_view_ = new ConfigJsonView(splitter_);
+    splitter_->addWidget(form_scroll_);
+    splitter_->addWidget(json_view_);
+    splitter_->setStretchFactor(0, 1);
+    splitter_->setStretchFactor(1, 1);
+    splitter_->setSizes({440, 400});
+    layout->addWidget(splitter_, 1);
+
+    issues_summary_ = new QLabel(this);
+    issues_summary_->setObjectName(QStringLiteral("configIssuesSummary"));
+    issues_summary_->setWordWrap(true);
+    layout->addWidget(issues_summary_);
+    issues_list_ = new QListWidget(this);
+    issues_list_->setObjectName(QStringLiteral("configIssuesList"));
+    issues_list_->setWordWrap(true);
+    issues_list_->setMaximumHeight(issues_list_->fontMetrics().lineSpacing() * kIssueListLines + 8);
+    issues_list_->setToolTip(tr("Click a problem to go to its field"));
+    connect(issues_list_, &QListWidget::itemClicked, this,
+            [this](QListWidgetItem* item) { focusField(item->data(Qt::UserRole).toString()); });
+    layout->addWidget(issues_list_);
+}
+
+QString ConfigureView::jsonError() const {
+    return json_view_->parseError();
+}
+
+void ConfigureView::resetConfig(RunConfig config, QString config_name) {
+    undo_stack_->clear();
+    applyState(ConfigState{std::move(config), std::move(config_name)}, EditOrigin::Window);
+}
+
+void ConfigureView::recordWindowEdit(RunConfig config, const QString& description) {
+    if (sameConfig(config, state_.config)) return;
+    pushEdit(description, ConfigState{std::move(config), state_.name}, QString(), EditOrigin::Window);
+}
+
+void ConfigureView::replaceConfig(RunConfig config, QString config_name, const QString& description) {
+    pushEdit(description, ConfigState{std::move(config), std::move(config_name)}, QString(), EditOrigin::Replacement);
+}
+
+bool ConfigureView::loadPreset(int index, QString* error) {
+    const QVector<ConfigPreset>& presets = configPresets();
+    if (locked_) {
+        setError(error, tr("A run is live: the config is locked until it ends."));
+        return false;
+    }
+    if (index < 0 || index >= presets.size()) {
+        setError(error, tr("There is no preset %1.").arg(index));
+        return false;
+    }
+    try {
+        RunConfig config = loadConfigPreset(presets[index]);
+        replaceConfig(std::move(config), presets[index].file, tr("Load preset %1").arg(presets[index].file));
+        return true;
+    } catch (const std::exception& failure) {
+        setError(error, QString::fromStdString(failure.what()));
+        return false;
+    }
+}
+
+bool ConfigureView::openFile(const QString& path, QString* error) {
+    if (locked_) {
+        setError(error, tr("A run is live: the config is locked until it ends."));
+        return false;
+    }
+    try {
+        RunConfig config = loadRunConfigFile(path.toStdString());
+        replaceConfig(std::move(config), path, tr("Open %1").arg(path));
+        return true;
+    } catch (const std::exception& failure) {
+        setError(error, QString::fromStdString(failure.what()));
+        return false;
+    }
+}
+
+bool ConfigureView::saveFile(const QString& path, QString* error) {
+    if (!commitPendingEdit()) {
+        setError(error, tr("The JSON text does not parse: %1").arg(jsonError()));
+        return false;
+    }
+    QSaveFile file(path);
+    const QByteArray text = QByteArray::fromStdString(runConfigToJson(state_.config)) + '\n';
+    if (!file.open(QIODevice::WriteOnly) || file.write(text) != text.size() || !file.commit()) {
+        setError(error, tr("Cannot write %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    // From now on the config is that file's; the window's title follows when it is in force.
+    state_.name = path;
+    if (windowCanShow(issues_)) Q_EMIT configEdited(state_.config, state_.name);
+    return true;
+}
+
+bool ConfigureView::commitPendingEdit() {
+    return json_view_->commitPendingEdit();
+}
+
+void ConfigureView::setLocked(bool locked) {
+    locked_ = locked;
+    form_->setReadOnly(locked);
+    json_view_->setReadOnly(locked);
+    preset_combo_->setEnabled(!locked);
+    load_preset_button_->setEnabled(!locked);
+    lock_note_->setVisible(locked);
+    updateUndoActions();
+}
+
+void ConfigureView::applyState(const ConfigState& state, EditOrigin origin) {
+    state_ = state;
+    if (origin != EditOrigin::Form) form_->showValues(configObject(state_.config));
+    if (origin != EditOrigin::Json) json_view_->showConfig(state_.config);
+    issues_ = validateRunConfig(state_.config);
+    showIssues();
+    if (origin != EditOrigin::Window && windowCanShow(issues_)) Q_EMIT configEdited(state_.config, state_.name);
+}
+
+void ConfigureView::pushEdit(const QString& description, ConfigState after, const QString& field,
+                             EditOrigin origin) {
+    undo_stack_->push(new ConfigEditCommand(description, state_, std::move(after), field, origin,
+                                            [this](const ConfigState& state, EditOrigin applied_origin) {
+                                                applyState(state, applied_origin);
+                                            }));
+}
+
+void ConfigureView::onFieldEdited(const QString& path, const QJsonValue& value) {
+    const QJsonObject current = configObject(state_.config);
+    if (locked_) {
+        form_->showValues(current);
+        return;
+    }
+    const qsizetype dot = path.indexOf(QLatin1Char('.'));
+    const QString section = path.left(dot);
+    const QString key = path.mid(dot + 1);
+    QJsonObject edited = current;
+    QJsonObject section_object = edited.value(section).toObject();
+    section_object.insert(key, value);
+    edited.insert(section, section_object);
+    try {
+        // The engine's reader applies the edit, so the form accepts exactly what a file would.
+        RunConfig next = parseRunConfig(QJsonDocument(edited).toJson(QJsonDocument::Compact).toStdString(), "form");
+        if (sameConfig(next, state_.config)) return;
+        pushEdit(tr("Edit %1").arg(path), ConfigState{std::move(next), state_.name}, path, EditOrigin::Form);
+    } catch (const std::exception& failure) {
+        // The editors only produce values of the field's type; should one slip through, the
+        // form goes back to the config in force and says why.
+        form_->showValues(current);
+        issues_summary_->setText(QString::fromStdString(failure.what()));
+    }
+}
+
+void ConfigureView::onJsonParsed(const RunConfig& config) {
+    if (locked_ || sameConfig(config, state_.config)) {
+        showIssues();
+        return;
+    }
+    pushEdit(tr("Edit JSON"), ConfigState{config, state_.name}, QString(), EditOrigin::Json);
+}
+
+void ConfigureView::showIssues() {
+    issues_list_->clear();
+    for (const ConfigIssue& issue : issues_) {
+        auto* item = new QListWidgetItem(QString::fromStdString(issue.message), issues_list_);
+        item->setData(Qt::UserRole, QString::fromStdString(issue.path));
+        item->setToolTip(item->text());
+    }
+    issues_list_->setVisible(!issues_.empty());
+    form_->markIssues(issues_);
+
+    QString summary;
+    QString color;
+    if (!issues_.empty()) {
+        const QString count = issues_.size() == 1 ? tr("1 problem") : tr("%1 problems").arg(issues_.size());
+        summary = tr("%1: the workbench keeps its last valid config until fixed.").arg(count);
+        color = QStringLiteral("#b00020");
+    } else if (!jsonError().isEmpty()) {
+        summary = tr("The JSON text does not parse: the form shows the last config that did.");
+        color = QStringLiteral("#b00020");
+    } else {
+        summary = tr("Valid: the workbench uses this config.");
+        color = QStringLiteral("#2e7d32");
+    }
+    issues_summary_->setText(summary);
+    issues_summary_->setStyleSheet(QStringLiteral("color: %1; font-weight: bold;").arg(color));
+
+    const bool valid = isValid();
+    if (valid != last_valid_) {
+        last_valid_ = valid;
+        Q_EMIT validityChanged(valid);
+    }
+}
+
+void ConfigureView::focusField(const QString& path) {
+    QWidget* editor = form_->editor(path);
+    if (!editor) return;
+    form_scroll_->ensureWidgetVisible(editor);
+    editor->setFocus(Qt::OtherFocusReason);
+}
+
+void ConfigureView::updateUndoActions() {
+    undo_action_->setEnabled(!locked_ && undo_stack_->canUndo());
+    redo_action_->setEnabled(!locked_ && undo_stack_->canRedo());
+    const QString undo_text = undo_stack_->undoText();
+    const QString redo_text = undo_stack_->redoText();
+    undo_action_->setText(undo_text.isEmpty() ? tr("&Undo") : tr("&Undo %1").arg(undo_text));
+    redo_action_->setText(redo_text.isEmpty() ? tr("&Redo") : tr("&Redo %1").arg(redo_text));
+}
+
+}  // namespace trainbench::gui

@@ -1,0 +1,115 @@
+// ConfigureView: the Configure tab: the config as a form and as JSON, kept in step, validated as you type, with undo.
+#pragma once
+
+#include <vector>
+
+#include <QJsonValue>
+#include <QString>
+#include <QWidget>
+
+#include "configure/config_edit_command.h"
+#include "trainbench/config_io.h"
+#include "trainbench/run_config.h"
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QPushButton;
+class QScrollArea;
+class QSplitter;
+class QUndoStack;
+
+namespace trainbench::gui {
+
+class ConfigForm;
+class ConfigJsonView;
+
+// The view edits its own copy of the config. Every change goes through the undo stack as a
+// ConfigEditCommand, then the form, the JSON text and the issue list show the new state and
+// validateRunConfig runs again. A change that leaves a valid config is announced with
+// configEdited, and the window adopts it; an invalid one stays here, marked, until fixed
+// (the window keeps the last valid config meanwhile). A JSON text that does not parse
+// changes nothing but its own error line.
+//
+// Widgets that tests drive carry object names: configureView, configForm (editors named by
+// dotted path, see ConfigForm), configJsonEdit, configJsonStatus, presetCombo,
+// loadPresetButton, configIssuesSummary, configIssuesList, configLockNote, configureSplitter.
+class ConfigureView : public QWidget {
+    Q_OBJECT
+
+public:
+    ConfigureView(RunConfig config, QString config_name, QWidget* parent = nullptr);
+
+    const RunConfig& config() const { return state_.config; }
+    const QString& configName() const { return state_.name; }
+    // The engine's issues with config(), in its order; empty when valid.
+    const std::vector<ConfigIssue>& issues() const { return issues_; }
+    // Empty while the JSON text parses.
+    QString jsonError() const;
+    // Valid and shown as typed: no issues and a JSON text that parses.
+    bool isValid() const { return issues_.empty() && jsonError().isEmpty(); }
+
+    // A config chosen outside the view: shown without an undo step, and the history of the
+    // previous config is forgotten. Not announced with configEdited.
+    void resetConfig(RunConfig config, QString config_name);
+    // A change the window made to its own config (a batch split): an undoable step, not
+    // announced back.
+    void recordWindowEdit(RunConfig config, const QString& description);
+    // Replaces the whole config as one undoable step (a preset, a file).
+    void replaceConfig(RunConfig config, QString config_name, const QString& description);
+    // Loads configPresets()[index]; false (with `error`) when it does not parse.
+    bool loadPreset(int index, QString* error = nullptr);
+    bool openFile(const QString& path, QString* error = nullptr);
+    // Writes config() as complete JSON; refused while the JSON text does not parse.
+    bool saveFile(const QString& path, QString* error = nullptr);
+    // Parses a JSON edit still waiting for its timer; false when the text does not parse.
+    bool commitPendingEdit();
+
+    // While a run is live the config in force cannot change: every editor is read-only.
+    void setLocked(bool locked);
+    bool isLocked() const { return locked_; }
+
+    QUndoStack* undoStack() const { return undo_stack_; }
+    QAction* undoAction() const { return undo_action_; }
+    QAction* redoAction() const { return redo_action_; }
+    ConfigForm* form() const { return form_; }
+    ConfigJsonView* jsonView() const { return json_view_; }
+    QSplitter* splitter() const { return splitter_; }
+
+Q_SIGNALS:
+    // A change by the user (an edit, an undo or redo, a preset, a file) left a valid config.
+    void configEdited(const trainbench::RunConfig& config, const QString& config_name);
+    // The issues or the JSON error changed.
+    void validityChanged(bool valid);
+
+private:
+    void buildUi();
+    void applyState(const ConfigState& state, EditOrigin origin);
+    void pushEdit(const QString& description, ConfigState after, const QString& field, EditOrigin origin);
+    void onFieldEdited(const QString& path, const QJsonValue& value);
+    void onJsonParsed(const RunConfig& config);
+    void showIssues();
+    void focusField(const QString& path);
+    void updateUndoActions();
+
+    ConfigState state_;
+    std::vector<ConfigIssue> issues_;
+    bool locked_ = false;
+    bool last_valid_ = true;
+
+    QUndoStack* undo_stack_ = nullptr;
+    QAction* undo_action_ = nullptr;
+    QAction* redo_action_ = nullptr;
+    ConfigForm* form_ = nullptr;
+    ConfigJsonView* json_view_ = nullptr;
+    QScrollArea* form_scroll_ = nullptr;
+    QSplitter* splitter_ = nullptr;
+    QComboBox* preset_combo_ = nullptr;
+    QPushButton* load_preset_button_ = nullptr;
+    QLabel* lock_note_ = nullptr;
+    QLabel* issues_summary_ = nullptr;
+    QListWidget* issues_list_ = nullptr;
+};
+
+}  // namespace trainbench::gui

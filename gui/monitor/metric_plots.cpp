@@ -1,0 +1,970 @@
+// MetricPlots: the live plots of one run: loss, gradient norm, learning rate with tokens/s, and memory per device.
+#include "monitor/metric_plots.h"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <iterator>
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QFontMetrics>
+#include <QToolTip>
+
+#include "plotting/plot_tickers.h"
+#include "plotting/robust_range.h"
+
+namespace trainbench::gui {
+
+namespace {
+
+const QColor kLossColor(31, 119, 180);
+const QColor kGradColor(140, 86, 75);
+const QColor kRateColor(230, 120, 20);
+const QColor kThroughputColor(44, 160, 44);
+const QColor kEvalColor(214, 39, 40);
+// One colour per device, in order of appearance; the kind of memory is the line style.
+const QColor kDeviceColors[] = {QColor(31, 119, 180), QColor(214, 39, 40), QColor(44, 160, 44),
+                                QColor(148, 103, 189), QColor(255, 127, 14), QColor(23, 190, 207),
+                                QColor(140, 86, 75), QColor(227, 119, 194)};
+
+constexpr double kPadding = 0.08;
+constexpr double kMarkerHoverPx = 5.0;
+constexpr int kMaxStepTable = 100'000'000;  // beyond this, steps are not a dense index
+
+void styleAxis(QCPAxis* axis, const QFont& tick_font, const QFont& label_font) {
+    axis->setTickLabelFont(tick_font);
+    axis->setLabelFont(label_font);
+    axis->grid()->setPen(QPen(QColor(225, 225, 225), 0, Qt::SolidLine));
+    axis->grid()->setSubGridVisible(false);
+}
+
+void styleLegend(QCPLegend* legend, const QFont& font) {
+    legend->setFont(font);
+    legend->setBrush(QColor(255, 255, 255, 215));
+    legend->setBorderPen(QPen(QColor(190, 190, 190)));
+    legend->setRowSpacing(0);
+    legend->setColumnSpacing(6);
+    legend->setIconSize(18, 8);
+    legend->setVisible(true);
+}
+
+// What the memory key names after its device, and how it is drawn and called.
+struct MemoryKind {
+    const char* suffix;
+    const char* title;
+    Qt::PenStyle style;
+    double width;
+};
+const MemoryKind kMemoryKinds[] = {
+    {"allocated_bytes", "allocated", Qt::SolidLine, 1.6},
+    {"peak_bytes", "peak", Qt::DashLine, 1.6},
+    {"reserved_bytes", "reserved", Qt::DotLine, 1.6},
+    {"device_used_bytes", "device used", Qt::DashDotLine, 1.4},
+};
+
+const MemoryKind* memoryKindOf(const std::string& key, std::string* device) {
+    static const std::string prefix = "mem/";
+    if (key.rfind(prefix, 0) != 0) return nullptr;
+    const size_t slash = key.find('/', prefix.size());
+    if (slash == std::string::npos) return nullptr;
+    const std::string what = key.substr(slash + 1);
+    for (const MemoryKind& kind : kMemoryKinds) {
+        if (what == kind.suffix) {
+            *device = key.substr(prefix.size(), slash - prefix.size());
+            return &kind;
+        }
+    }
+    return nullptr;
+}
+
+// The visible points of a graph, at most about kMaxExactValues of them taken at an even stride.
+QVector<double> visibleValues(const QCPGraph* graph, const QCPRange& keys) {
+    QVector<double> values;
+    const auto data = graph->data();
+    auto begin = data->findBegin(keys.lower, false);
+    auto end = data->findEnd(keys.upper, false);
+    const auto count = static_cast<qsizetype>(end - begin);
+    if (count <= 0) return values;
+    const qsizetype stride = std::max<qsizetype>(1, count / kMaxExactValues);
+    values.reserve(count / stride + 1);
+    for (auto it = begin; it < end; it += stride) values.push_back(it->value);
+    return values;
+}
+
+QString formatWall(double seconds) {
+    if (!std::isfinite(seconds)) return QStringLiteral("—");
+    const auto whole = static_cast<long long>(std::floor(seconds));
+    if (whole < 60) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
+    return QStringLiteral("%1:%2:%3")
+        .arg(whole / 3600)
+        .arg((whole / 60) % 60, 2, 10, QLatin1Char('0'))
+        .arg(whole % 60, 2, 10, QLatin1Char('0'));
+}
+
+// The point of `graph` whose key is nearest to x; false when it has none.
+bool nearestPoint(const QCPGraph* graph, double x, QCPGraphData* out) {
+    const auto data = graph->data();
+    if (data->isEmpty()) return false;
+    auto it = data->findBegin(x, false);
+    if (it == data->constEnd()) it = data->constEnd() - 1;
+    if (it != data->constBegin() && std::abs((it - 1)->key - x) <= std::abs(it->key - x)) --it;
+    *out = *it;
+    return true;
+}
+
+}  // namespace
+
+MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
+    setObjectName(QStringLiteral("metricPlots"));
+    setMinimumSize(480, 420);
+    setNoAntialiasingOnDrag(true);
+    setAutoAddPlottableToLegend(false);
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    setMouseTracking(true);
+
+    QFont tick_font = font();
+    QFont label_font = font();
+    QFont small_font = font();
+    small_font.setPointSizeF(std::max(6.5, tick_font.pointSizeF() - 1.0));
+
+    loss_rect_ = axisRect();
+    grad_rect_ = new QCPAxisRect(this);
+    rate_rect_ = new QCPAxisRect(this);
+    memory_rect_ = new QCPAxisRect(this);
+    plotLayout()->addElement(1, 0, grad_rect_);
+    plotLayout()->addElement(2, 0, rate_rect_);
+    plotLayout()->addElement(3, 0, memory_rect_);
+    plotLayout()->setRowStretchFactor(0, 2.0);
+    plotLayout()->setRowStretchFactor(1, 1.0);
+    plotLayout()->setRowStretchFactor(2, 1.0);
+    plotLayout()->setRowStretchFactor(3, 1.0);
+    plotLayout()->setRowSpacing(2);
+
+    // Every rect shares its left and right margins so the x axes line up exactly.
+    auto* margins = new QCPMarginGroup(this);
+    const std::initializer_list<QCPAxisRect*> rects = {loss_rect_, grad_rect_, rate_rect_, memory_rect_};
+    for (QCPAxisRect* rect : rects) {
+        rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+        for (QCPAxis* axis : rect->axes()) styleAxis(axis, tick_font, label_font);
+        // The right axis is shown everywhere (labels only where a series owns it) so every
+        // row's plot area has the same width as the throughput row's.
+        rect->axis(QCPAxis::atRight)->setVisible(true);
+        rect->axis(QCPAxis::atRight)->setTickLabels(false);
+        rect->axis(QCPAxis::atRight)->setTicks(false);
+        // The rows share one x axis: only the bottom row labels it, the crosshair reads it.
+        // Their top and bottom margins are fixed and thin, so the curves get the height.
+        if (rect != memory_rect_) {
+            rect->axis(QCPAxis::atBottom)->setTickLabels(false);
+            rect->setAutoMargins(QCP::msLeft | QCP::msRight);
+            rect->setMargins(QMargins(0, rect == loss_rect_ ? 8 : 4, 0, 4));
+        } else {
+            rect->setAutoMargins(QCP::msLeft | QCP::msRight | QCP::msBottom);
+            rect->setMargins(QMargins(0, 4, 0, 0));
+        }
+    }
+
+    loss_rect_->axis(QCPAxis::atLeft)->setLabel(tr("loss (nats/token)"));
+    grad_rect_->axis(QCPAxis::atLeft)->setLabel(tr("grad norm"));
+    grad_rect_->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);
+    memory_rect_->axis(QCPAxis::atLeft)->setLabel(tr("memory"));
+    memory_rect_->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTicker>(new ByteTicker));
+    memory_rect_->axis(QCPAxis::atLeft)->ticker()->setTickCount(4);
+
+    QCPAxis* lr_axis = rate_rect_->axis(QCPAxis::atLeft);
+    lr_axis->setLabel(tr("learning rate"));
+    lr_axis->setLabelColor(kRateColor.darker(115));
+    lr_axis->setTickLabelColor(kRateColor.darker(115));
+    lr_axis->setNumberFormat(QStringLiteral("g"));
+    lr_axis->setNumberPrecision(2);
+    lr_axis->ticker()->setTickCount(3);
+    QCPAxis* tps_axis = rate_rect_->axis(QCPAxis::atRight);
+    tps_axis->setTickLabels(true);
+    tps_axis->setTicks(true);
+    tps_axis->setLabel(tr("tokens/s"));
+    tps_axis->setLabelColor(kThroughputColor.darker(125));
+    tps_axis->setTickLabelColor(kThroughputColor.darker(125));
+    tps_axis->setTicker(QSharedPointer<QCPAxisTicker>(new SiTicker));
+    tps_axis->ticker()->setTickCount(3);
+    rate_rect_->setRangeDragAxes({xAxisOf(rate_rect_)}, {lr_axis, tps_axis});
+    rate_rect_->setRangeZoomAxes({xAxisOf(rate_rect_)}, {lr_axis, tps_axis});
+
+    // Dragging or zooming any row moves every x axis, so the rows stay comparable.
+    for (QCPAxisRect* from : rects)
+        for (QCPAxisRect* to : rects)
+            if (from != to)
+                connect(xAxisOf(from), qOverload<const QCPRange&>(&QCPAxis::rangeChanged), xAxisOf(to),
+                        qOverload<const QCPRange&>(&QCPAxis::setRange));
+
+    // Marks go under the curves, on the grid layer, so they never hide a value.
+    new EventMarkerLayer(loss_rect_, &markers_, /*with_flags=*/true);
+    for (QCPAxisRect* rect : {grad_rect_, rate_rect_, memory_rect_}) new EventMarkerLayer(rect, &markers_, false);
+
+    QColor faint = kLossColor;
+    faint.setAlpha(80);
+    initSeries(loss_, xAxisOf(loss_rect_), loss_rect_->axis(QCPAxis::atLeft), tr("loss"), tr("nats/token"),
+               ValueFormat::Loss, QPen(kLossColor, 2.2), true);
+    // Noisy curves are drawn with 1 px pens: a wider pen strokes every min/max vertex the
+    // adaptive sampling keeps, 20x slower at a million steps (docs/BENCHMARKS.md).
+    loss_.raw->setPen(QPen(faint, 1.0));
+    initSeries(eval_loss_, xAxisOf(loss_rect_), loss_rect_->axis(QCPAxis::atLeft), tr("eval loss"),
+               tr("nats/token"), ValueFormat::Loss, QPen(kEvalColor), false);
+    eval_loss_.raw->setLineStyle(QCPGraph::lsNone);
+    eval_loss_.raw->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, kEvalColor, kEvalColor, 7));
+    QColor faint_grad = kGradColor;
+    faint_grad.setAlpha(80);
+    initSeries(grad_norm_, xAxisOf(grad_rect_), grad_rect_->axis(QCPAxis::atLeft), tr("grad norm"), QString(),
+               ValueFormat::Plain, QPen(kGradColor, 1.8), true);
+    grad_norm_.raw->setPen(QPen(faint_grad, 1.0));
+    initSeries(learning_rate_, xAxisOf(rate_rect_), lr_axis, tr("lr"), QString(), ValueFormat::Plain,
+               QPen(kRateColor, 1.8), false);
+    initSeries(throughput_, xAxisOf(rate_rect_), tps_axis, tr("throughput"), tr("tokens/s"), ValueFormat::Rate,
+               QPen(kThroughputColor, 1.0), false);
+
+    // The lowest reachable loss of a synthetic language: a dashed line the curve approaches.
+    floor_line_ = new QCPItemStraightLine(this);
+    floor_line_->setClipAxisRect(loss_rect_);
+    for (QCPItemPosition* end : {floor_line_->point1, floor_line_->point2}) {
+        end->setAxes(xAxisOf(loss_rect_), loss_rect_->axis(QCPAxis::atLeft));
+        end->setAxisRect(loss_rect_);
+    }
+    floor_line_->setPen(QPen(QColor(110, 110, 110), 1.2, Qt::DashLine));
+    floor_label_ = new QCPItemText(this);
+    floor_label_->setClipAxisRect(loss_rect_);
+    floor_label_->position->setAxes(xAxisOf(loss_rect_), loss_rect_->axis(QCPAxis::atLeft));
+    floor_label_->position->setAxisRect(loss_rect_);
+    floor_label_->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+    floor_label_->setColor(QColor(90, 90, 90));
+    floor_label_->setFont(small_font);
+
+    styleLegend(legend, small_font);
+    loss_.raw->addToLegend(legend);
+    loss_.smoothed->addToLegend(legend);
+    eval_loss_.raw->addToLegend(legend);
+    loss_rect_->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+
+
+    placeholder_ = new QCPItemText(this);
+    placeholder_->setClipAxisRect(loss_rect_);
+    placeholder_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    placeholder_->position->setAxisRect(loss_rect_);
+    placeholder_->position->setCoords(0.5, 0.5);
+    placeholder_->setPositionAlignment(Qt::AlignCenter);
+    placeholder_->setText(tr("Press Start to train: the loss appears here as steps complete."));
+    placeholder_->setColor(QColor(130, 130, 130));
+    placeholder_->setFont(label_font);
+
+    // The crosshair lives on the overlay layer, which QCustomPlot buffers on its own: moving
+    // it repaints that layer only, not every curve.
+    for (QCPAxisRect* rect : rects) {
+        Crosshair crosshair;
+        crosshair.rect = rect;
+        crosshair.line = new QCPItemStraightLine(this);
+        crosshair.line->setLayer(QStringLiteral("overlay"));
+        crosshair.line->setClipAxisRect(rect);
+        for (QCPItemPosition* end : {crosshair.line->point1, crosshair.line->point2}) {
+            end->setAxes(xAxisOf(rect), rect->axis(QCPAxis::atLeft));
+            end->setAxisRect(rect);
+        }
+        crosshair.line->setPen(QPen(QColor(60, 60, 60, 160), 1.0));
+        crosshair.label = new QCPItemText(this);
+        crosshair.label->setLayer(QStringLiteral("overlay"));
+        crosshair.label->setClipToAxisRect(false);
+        crosshair.label->position->setType(QCPItemPosition::ptAbsolute);
+        crosshair.label->setFont(small_font);
+        crosshair.label->setTextAlignment(Qt::AlignLeft);
+        crosshair.label->setPadding(QMargins(5, 3, 5, 3));
+        crosshair.label->setBrush(QColor(255, 255, 255, 235));
+        crosshair.label->setPen(QPen(QColor(160, 160, 160)));
+        crosshair.label->setColor(QColor(30, 30, 30));
+        crosshairs_.push_back(crosshair);
+    }
+    hideCrosshair();
+
+    // A long run is drawn through its pyramid: the view swapped in for the draw, the full data
+    // back after it.
+    connect(this, &QCustomPlot::beforeReplot, this, [this] {
+        for (LiveDecimation* drawn : decimations()) drawn->beginDraw();
+    });
+    connect(this, &QCustomPlot::afterReplot, this, [this] {
+        for (LiveDecimation* drawn : decimations()) drawn->endDraw();
+    });
+
+    replot_timer_.setSingleShot(true);
+    replot_timer_.setInterval(kReplotIntervalMs);
+    connect(&replot_timer_, &QTimer::timeout, this, &MetricPlots::replotPendingData);
+
+    // Any manual view change stops following the run until a double click.
+    connect(this, &QCustomPlot::mousePress, this, [this](QMouseEvent*) { setFollowing(false); });
+    connect(this, &QCustomPlot::mouseWheel, this, [this](QWheelEvent*) { setFollowing(false); });
+
+    applyXAxisStyle();
+    resetRun(RunConfig{});
+}
+
+void MetricPlots::initSeries(Series& series, QCPAxis* x, QCPAxis* y, const QString& label, const QString& unit,
+                             ValueFormat format, const QPen& pen, bool smoothed) {
+    series.label = label;
+    series.unit = unit;
+    series.format = format;
+    series.smoother = EmaSmoother(smoothing_weight_);
+    series.raw = addGraph(x, y);
+    series.raw->setAdaptiveSampling(true);
+    series.raw->setPen(pen);
+    series.raw->setName(smoothed ? tr("%1 (raw)").arg(label) : label);
+    series.raw_drawn = std::make_shared<LiveDecimation>(series.raw);
+    if (smoothed) {
+        series.smoothed = addGraph(x, y);
+        series.smoothed->setAdaptiveSampling(true);
+        series.smoothed->setPen(pen);
+        series.smoothed->setName(tr("%1 (EMA %2)").arg(label).arg(smoothing_weight_));
+        series.smoothed_drawn = std::make_shared<LiveDecimation>(series.smoothed);
+    }
+}
+
+std::vector<LiveDecimation*> MetricPlots::decimations() {
+    std::vector<LiveDecimation*> out;
+    auto add = [&out](Series& series) {
+        if (series.raw_drawn) out.push_back(series.raw_drawn.get());
+        if (series.smoothed_drawn) out.push_back(series.smoothed_drawn.get());
+    };
+    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) add(*series);
+    for (auto& [key, series] : memory_) add(series);
+    return out;
+}
+
+void MetricPlots::resetRun(const RunConfig& config) {
+    planned_steps_ = std::max<int64_t>(config.train.steps, 1);
+    planned_tokens_ = static_cast<double>(planned_steps_) * static_cast<double>(std::max<int64_t>(config.tokensPerStep(), 1));
+    last_step_ = 0;
+    last_tokens_ = 0;
+    last_wall_ = 0;
+    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) {
+        series->samples.clear();
+        series->smoother.reset();
+        series->raw->data()->clear();
+        if (series->smoothed) series->smoothed->data()->clear();
+        invalidateDrawn(*series);
+    }
+    for (auto& [key, series] : memory_) removeGraph(series.raw);
+    memory_.clear();
+    device_colors_.clear();
+    rebuildMemoryLegend();
+    markers_.clear();
+    marker_walls_.clear();
+    for (auto& [kind, graph] : marker_legend_) removeGraph(graph);
+    marker_legend_.clear();
+    tokens_at_step_.clear();
+    wall_at_step_.clear();
+    entropy_floor_ = qQNaN();
+    floor_line_->setVisible(false);
+    floor_label_->setVisible(false);
+    placeholder_->setVisible(true);
+    hideCrosshair();
+    setFollowing(true);
+    // A freshly initialised model predicts nearly uniformly: its first loss is close to ln V.
+    const double uniform_loss = std::log(static_cast<double>(std::max<int64_t>(config.model.vocab_size, 2)));
+    QCPAxis* loss_y = loss_rect_->axis(QCPAxis::atLeft);
+    loss_y->setRange(loss_y->scaleType() == QCPAxis::stLogarithmic ? 0.5 : 0.0, 1.15 * uniform_loss);
+    grad_rect_->axis(QCPAxis::atLeft)->setRange(grad_rect_->axis(QCPAxis::atLeft)->scaleType() == QCPAxis::stLogarithmic
+                                                    ? QCPRange(0.01, 10.0)
+                                                    : QCPRange(0.0, 2.0));
+    const double peak_lr = config.train.lr > 0.0 ? config.train.lr : 1e-3;
+    rate_rect_->axis(QCPAxis::atLeft)->setRange(0.0, 1.08 * peak_lr);
+    rate_rect_->axis(QCPAxis::atRight)->setRange(0.0, 1000.0);
+    memory_rect_->axis(QCPAxis::atLeft)->setRange(memory_rect_->axis(QCPAxis::atLeft)->scaleType() ==
+                                                          QCPAxis::stLogarithmic
+                                                      ? QCPRange(1024.0 * 1024.0, 1024.0 * 1024.0 * 1024.0)
+                                                      : QCPRange(0.0, 1024.0 * 1024.0 * 1024.0));
+    followRun();
+    scheduleReplot();
+}
+
+double MetricPlots::tokensAt(int64_t step, double fallback) const {
+    if (step >= 0 && step < tokens_at_step_.size() && std::isfinite(tokens_at_step_[step])) return tokens_at_step_[step];
+    return fallback;
+}
+
+double MetricPlots::xOf(const Sample& sample) const {
+    switch (x_axis_) {
+    case XAxis::Step: return static_cast<double>(sample.step);
+    case XAxis::Tokens: return sample.tokens;
+    case XAxis::WallTime: return sample.wall;
+    }
+    return static_cast<double>(sample.step);
+}
+
+void MetricPlots::append(Series& series, const MetricPoint& point) {
+    // QCustomPlot draws NaN as a gap; an infinity would instead blow up the y range.
+    const double value = std::isfinite(point.value) ? point.value : qQNaN();
+    Sample sample{point.step, tokensAt(point.step, static_cast<double>(point.tokens)), point.wall_time, value, value};
+    if (series.smoothed) sample.smoothed = series.smoother.add(value);
+    series.samples.push_back(sample);
+    const double x = xOf(sample);
+    // A point before the end lands inside the sorted data: the drawn pyramids read it all again.
+    if (!series.raw->data()->isEmpty() && x < (series.raw->data()->constEnd() - 1)->key) invalidateDrawn(series);
+    series.raw->addData(x, sample.value);
+    if (series.smoothed) series.smoothed->addData(x, sample.smoothed);
+}
+
+MetricPlots::Series& MetricPlots::memorySeries(const std::string& key) {
+    auto found = memory_.find(key);
+    if (found != memory_.end()) return found->second;
+    std::string device;
+    const MemoryKind* kind = memoryKindOf(key, &device);
+    auto color = device_colors_.find(device);
+    if (color == device_colors_.end()) {
+        const size_t index = device_colors_.size() % std::size(kDeviceColors);
+        color = device_colors_.emplace(device, kDeviceColors[index]).first;
+    }
+    Series& series = memory_[key];
+    initSeries(series, xAxisOf(memory_rect_), memory_rect_->axis(QCPAxis::atLeft),
+               QStringLiteral("%1 %2").arg(QString::fromStdString(device), QLatin1String(kind->title)), QString(),
+               ValueFormat::Bytes, QPen(color->second, kind->width, kind->style), false);
+    series.group = QString::fromStdString(device);
+    rebuildMemoryLegend();
+    return series;
+}
+
+void MetricPlots::rebuildMemoryLegend() {
+    for (QCPGraph* entry : memory_legend_entries_) removeGraph(entry);
+    memory_legend_entries_.clear();
+    // A fresh legend each time: one that lost items refills its holes out of order.
+    if (memory_legend_) memory_rect_->insetLayout()->remove(memory_legend_);
+    // Memory curves come and go with devices: their legend lies flat along the row's bottom,
+    // where curves that start at zero and plateau leave room.
+    memory_legend_ = new QCPLegend;
+    memory_rect_->insetLayout()->addElement(memory_legend_, Qt::AlignBottom | Qt::AlignRight);
+    memory_legend_->setLayer(QStringLiteral("legend"));
+    memory_legend_->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    memory_legend_->setWrap(0);
+    QFont small_font = font();
+    small_font.setPointSizeF(std::max(6.5, small_font.pointSizeF() - 1.0));
+    styleLegend(memory_legend_, small_font);
+    memory_legend_->setVisible(!device_colors_.empty());
+    auto addEntry = [this](const QPen& pen, const QString& name) {
+        QCPGraph* entry = addGraph(xAxisOf(memory_rect_), memory_rect_->axis(QCPAxis::atLeft));
+        entry->setPen(pen);
+        entry->setName(name);
+        entry->addToLegend(memory_legend_);
+        memory_legend_entries_.push_back(entry);
+    };
+    for (const auto& [device, color] : device_colors_) addEntry(QPen(color, 2.5), QString::fromStdString(device));
+    for (const MemoryKind& kind : kMemoryKinds) {
+        const bool present = std::any_of(memory_.begin(), memory_.end(), [&kind](const auto& entry) {
+            const std::string& key = entry.first;
+            const std::string suffix = std::string("/") + kind.suffix;
+            return key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+        });
+        if (present) addEntry(QPen(QColor(90, 90, 90), kind.width, kind.style), QLatin1String(kind.title));
+    }
+}
+
+QString MetricPlots::memoryLineAt(const std::string& device, double x) const {
+    QStringList parts;
+    for (const MemoryKind& kind : kMemoryKinds) {
+        const auto found = memory_.find("mem/" + device + "/" + kind.suffix);
+        QCPGraphData nearest;
+        if (found != memory_.end() && nearestPoint(found->second.raw, x, &nearest))
+            parts << QStringLiteral("%1 %2").arg(QLatin1String(kind.title), formatBytes(nearest.value));
+    }
+    if (parts.isEmpty()) return QString();
+    return QStringLiteral("%1  %2").arg(QString::fromStdString(device), parts.join(QStringLiteral(" · ")));
+}
+
+void MetricPlots::addPoints(const QVector<MetricPoint>& points) {
+    // Tokens first: the points of a step carry the step, and train/tokens says how many
+    // tokens that step ends at, whichever order the batch lists them in.
+    for (const MetricPoint& point : points) {
+        if (point.key != "train/tokens" || point.step < 0 || point.step >= kMaxStepTable) continue;
+        if (tokens_at_step_.size() <= point.step) tokens_at_step_.resize(point.step + 1, qQNaN());
+        tokens_at_step_[point.step] = point.value;
+    }
+    bool changed = false;
+    for (const MetricPoint& point : points) {
+        std::string device;
+        if (point.key == "train/loss") {
+            append(loss_, point);
+            if (point.step >= 0 && point.step < kMaxStepTable) {
+                if (wall_at_step_.size() <= point.step) wall_at_step_.resize(point.step + 1, qQNaN());
+                wall_at_step_[point.step] = point.wall_time;
+            }
+        } else if (point.key == "eval/loss") {
+            append(eval_loss_, point);
+        } else if (point.key == "train/grad_norm") {
+            append(grad_norm_, point);
+        } else if (point.key == "train/lr") {
+            append(learning_rate_, point);
+        } else if (point.key == "perf/tokens_per_s") {
+            append(throughput_, point);
+        } else if (memoryKindOf(point.key, &device)) {
+            append(memorySeries(point.key), point);
+        } else if (point.key == "data/entropy_floor") {
+            entropy_floor_ = point.value;
+            floor_line_->point1->setCoords(0.0, point.value);
+            floor_line_->point2->setCoords(1.0, point.value);
+            floor_line_->setVisible(true);
+            floor_label_->setText(tr("entropy floor %1").arg(point.value, 0, 'f', 3));
+            floor_label_->setVisible(true);
+            continue;  // a property of the data, not a step of the run
+        } else if (point.key != "train/tokens") {
+            continue;
+        }
+        last_step_ = std::max(last_step_, point.step);
+        last_tokens_ = std::max(last_tokens_, tokensAt(point.step, static_cast<double>(point.tokens)));
+        last_wall_ = std::max(last_wall_, point.wall_time);
+        changed = true;
+    }
+    if (!changed) return;
+    // A marker that came before its step's points learns its wall time now.
+    rebuildMarkers();
+    placeholder_->setVisible(loss_.samples.empty());
+    scheduleReplot();
+}
+
+bool MetricPlots::addEvent(const RunEvent& event) {
+    const QString kind = QString::fromStdString(event.kind);
+    if (!isMarkerKind(kind)) return false;
+    addEventMarker(event.step, kind, QString::fromStdString(event.message), event.wall_time);
+    return true;
+}
+
+void MetricPlots::addEventMarker(int64_t step, const QString& kind, const QString& text, double wall_time) {
+    EventMarker marker{step, 0.0, kind, text};
+    marker.x = markerX(marker, wall_time);
+    markers_.push_back(marker);
+    marker_walls_.push_back(wall_time);
+    showMarkerLegend(kind);
+    scheduleReplot();
+}
+
+double MetricPlots::markerX(const EventMarker& marker, double wall) const {
+    switch (x_axis_) {
+    case XAxis::Step: return static_cast<double>(marker.step);
+    case XAxis::Tokens: {
+        // The tokens seen after the marked step, or after the closest step before it.
+        for (int64_t step = std::min<int64_t>(marker.step, tokens_at_step_.size() - 1); step >= 0; --step)
+            if (std::isfinite(tokens_at_step_[step]))
+                return tokens_at_step_[step] * (step == marker.step ? 1.0 : double(marker.step) / std::max<int64_t>(step, 1));
+        return qQNaN();
+    }
+    case XAxis::WallTime:
+        if (std::isfinite(wall)) return wall;
+        if (marker.step >= 0 && marker.step < wall_at_step_.size()) return wall_at_step_[marker.step];
+        return qQNaN();
+    }
+    return qQNaN();
+}
+
+void MetricPlots::showMarkerLegend(const QString& kind) {
+    if (marker_legend_.count(kind)) return;
+    // An empty graph only lends the legend its pen and name; the marks draw themselves.
+    QCPGraph* entry = addGraph(xAxisOf(loss_rect_), loss_rect_->axis(QCPAxis::atLeft));
+    entry->setPen(QPen(markerColor(kind), 1.5, Qt::DashLine));
+    entry->setName(markerTitle(kind));
+    entry->addToLegend(legend);
+    marker_legend_[kind] = entry;
+}
+
+void MetricPlots::rebuildGraphs(Series& series) {
+    QVector<QCPGraphData> raw;
+    QVector<QCPGraphData> smoothed;
+    raw.reserve(static_cast<qsizetype>(series.samples.size()));
+    if (series.smoothed) smoothed.reserve(static_cast<qsizetype>(series.samples.size()));
+    for (const Sample& sample : series.samples) {
+        const double x = xOf(sample);
+        raw.push_back(QCPGraphData(x, sample.value));
+        if (series.smoothed) smoothed.push_back(QCPGraphData(x, sample.smoothed));
+    }
+    series.raw->data()->set(raw, false);
+    if (series.smoothed) series.smoothed->data()->set(smoothed, false);
+    invalidateDrawn(series);
+}
+
+void MetricPlots::invalidateDrawn(Series& series) {
+    series.raw_drawn->invalidate();
+    if (series.smoothed_drawn) series.smoothed_drawn->invalidate();
+}
+
+void MetricPlots::rebuildMarkers() {
+    for (qsizetype i = 0; i < markers_.size(); ++i) markers_[i].x = markerX(markers_[i], marker_walls_[i]);
+}
+
+void MetricPlots::setXAxis(XAxis axis) {
+    if (axis == x_axis_) return;
+    x_axis_ = axis;
+    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) rebuildGraphs(*series);
+    for (auto& [key, series] : memory_) rebuildGraphs(series);
+    rebuildMarkers();
+    applyXAxisStyle();
+    hideCrosshair();
+    // The old range means nothing on the new axis.
+    setFollowing(true);
+    followRun();
+    scheduleReplotSoon();
+}
+
+void MetricPlots::applyXAxisStyle() {
+    QSharedPointer<QCPAxisTicker> ticker;
+    switch (x_axis_) {
+    case XAxis::Step: ticker.reset(new StepTicker); break;
+    case XAxis::Tokens: ticker.reset(new SiTicker); break;
+    case XAxis::WallTime: {
+        auto* time = new QCPAxisTickerTime;
+        time->setTimeFormat(QStringLiteral("%h:%m:%s"));
+        ticker.reset(time);
+        break;
+    }
+    }
+    for (QCPAxisRect* rect : {loss_rect_, grad_rect_, rate_rect_, memory_rect_}) {
+        QCPAxis* x = xAxisOf(rect);
+        x->setTicker(ticker);
+        x->setNumberFormat(QStringLiteral("f"));
+        x->setNumberPrecision(0);
+    }
+    xAxisOf(memory_rect_)->setLabel(xAxisTitle(x_axis_));
+}
+
+QCPAxisRect* MetricPlots::plotRect(Plot plot) const {
+    switch (plot) {
+    case Plot::Loss: return loss_rect_;
+    case Plot::GradNorm: return grad_rect_;
+    case Plot::Rates: return rate_rect_;
+    case Plot::Memory: return memory_rect_;
+    }
+    return loss_rect_;
+}
+
+void MetricPlots::setLogY(Plot plot, bool logarithmic) {
+    if (plot == Plot::Rates) return;
+    QCPAxis* y = plotRect(plot)->axis(QCPAxis::atLeft);
+    if (logY(plot) == logarithmic) return;
+    y->setScaleType(logarithmic ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    if (plot == Plot::Memory) {
+        // The byte ticker picks MiB or GiB steps; on a log axis it still names the unit.
+        if (logarithmic && y->range().lower <= 0) y->setRange(1024.0 * 1024.0, std::max(y->range().upper, 2048.0 * 1024.0));
+    } else if (logarithmic) {
+        auto* ticker = new QCPAxisTickerLog;
+        ticker->setSubTickCount(8);
+        y->setTicker(QSharedPointer<QCPAxisTicker>(ticker));
+        y->setNumberFormat(QStringLiteral("g"));
+        y->setNumberPrecision(3);
+        // A log axis cannot show zero or below; the next fit replaces this stopgap.
+        if (y->range().lower <= 0) y->setRange(std::max(y->range().upper * 1e-3, 1e-6), std::max(y->range().upper, 1e-5));
+    } else {
+        y->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        y->setNumberFormat(QStringLiteral("g"));
+        y->setNumberPrecision(4);
+        if (plot == Plot::GradNorm) y->ticker()->setTickCount(3);
+    }
+    // Switching scale is asking to see the curve again: fit it even when not following.
+    fitRow(plot, xAxisOf(loss_rect_)->range());
+    scheduleReplotSoon();
+}
+
+bool MetricPlots::logY(Plot plot) const {
+    return plotRect(plot)->axis(QCPAxis::atLeft)->scaleType() == QCPAxis::stLogarithmic;
+}
+
+void MetricPlots::setIgnoreOutliers(bool ignore) {
+    if (ignore == ignore_outliers_) return;
+    ignore_outliers_ = ignore;
+    if (following_) followRun();
+    scheduleReplotSoon();
+}
+
+void MetricPlots::setSmoothingWeight(double weight) {
+    const EmaSmoother probe(weight);  // clamps into [0, 1) as every smoother does
+    if (probe.weight() == smoothing_weight_) return;
+    smoothing_weight_ = probe.weight();
+    // The full series is re-smoothed, never a downsampled one.
+    for (Series* series : {&loss_, &grad_norm_}) {
+        series->smoother = EmaSmoother(smoothing_weight_);
+        for (Sample& sample : series->samples) sample.smoothed = series->smoother.add(sample.value);
+        rebuildGraphs(*series);
+        series->smoothed->setName(tr("%1 (EMA %2)").arg(series->label).arg(smoothing_weight_, 0, 'g', 2));
+    }
+    scheduleReplotSoon();
+}
+
+void MetricPlots::followLatest() {
+    setFollowing(true);
+    followRun();
+    replot();
+}
+
+void MetricPlots::setFollowing(bool following) {
+    if (following == following_) return;
+    following_ = following;
+    emit followingChanged(following_);
+}
+
+QCPGraph* MetricPlots::memoryGraph(const QString& key) const {
+    const auto found = memory_.find(key.toStdString());
+    return found == memory_.end() ? nullptr : found->second.raw;
+}
+
+void MetricPlots::flushReplot() {
+    replot_timer_.stop();
+    replotPendingData();
+}
+
+void MetricPlots::scheduleReplot() {
+    // A burst of batches arms the timer once; later batches ride on the same redraw. The
+    // first batch after a quiet spell is drawn at the end of this event-loop turn rather than
+    // a whole interval later: the pace bounds how often, not how late.
+    if (replot_timer_.isActive()) return;
+    const qint64 since = last_replot_.isValid() ? last_replot_.elapsed() : paced_interval_ms_;
+    replot_timer_.start(static_cast<int>(std::max<qint64>(0, paced_interval_ms_ - since)));
+}
+
+void MetricPlots::scheduleReplotSoon() {
+    // A user's change (axis, scale, smoothing) is drawn at the base pace, not the data's.
+    if (!replot_timer_.isActive() || replot_timer_.remainingTime() > kReplotIntervalMs)
+        replot_timer_.start(kReplotIntervalMs);
+}
+
+int MetricPlots::replotIntervalAfter(double redraw_ms) {
+    const double wait = std::ceil(3.0 * std::max(0.0, redraw_ms));
+    return static_cast<int>(std::clamp(wait, double(kReplotIntervalMs), double(kMaxReplotIntervalMs)));
+}
+
+void MetricPlots::replotPendingData() {
+    QElapsedTimer took;
+    took.start();
+    if (following_) followRun();
+    // The crosshair's labels read the newest points too.
+    if (crosshairVisible()) placeCrosshair(crosshair_x_);
+    replot();
+    paced_interval_ms_ = replotIntervalAfter(took.nsecsElapsed() / 1e6);
+    last_replot_.start();
+}
+
+void MetricPlots::fitValueAxis(QCPAxis* axis, const std::vector<const QCPGraph*>& graphs, const QCPRange& keys,
+                               bool robust, bool from_zero, double keep_in_view) {
+    const bool logarithmic = axis->scaleType() == QCPAxis::stLogarithmic;
+    ValueExtent extent;
+    bool found = false;
+    for (const QCPGraph* graph : graphs) {
+        ValueExtent one;
+        // Only the first graph (the raw series) is trimmed; later ones (eval points) are few
+        // and each of them counts.
+        const bool trim = robust && graph == graphs.front();
+        if (!robustExtent(visibleValues(graph, keys), trim ? kLowerQuantile : 0.0, trim ? kUpperQuantile : 1.0,
+                          kPadding, logarithmic, &one))
+            continue;
+        extent = found ? ValueExtent{std::min(extent.lower, one.lower), std::max(extent.upper, one.upper)} : one;
+        found = true;
+    }
+    if (!found) return;
+    if (std::isfinite(keep_in_view) && (!logarithmic || keep_in_view > 0) && keep_in_view < extent.lower) {
+        // Keep the floor in view: the distance to it is what the user watches.
+        extent.lower = logarithmic ? keep_in_view / std::pow(extent.upper / keep_in_view, 0.05)
+                                   : keep_in_view - 0.05 * (extent.upper - keep_in_view);
+    }
+    if (from_zero && !logarithmic) extent.lower = std::min(0.0, extent.lower);
+    axis->setRange(extent.lower, extent.upper);
+}
+
+void MetricPlots::followRun() {
+    double upper = 1.0;
+    switch (x_axis_) {
+    case XAxis::Step: upper = std::max(static_cast<double>(planned_steps_), static_cast<double>(last_step_)); break;
+    case XAxis::Tokens: upper = std::max(planned_tokens_, last_tokens_); break;
+    // The end of a run in time is unknown: keep the newest point near the right edge.
+    case XAxis::WallTime: upper = std::max(1.0, last_wall_ * 1.05); break;
+    }
+    // A sliver of room on the right keeps the newest point off the frame.
+    const QCPRange keys(0.0, upper + std::max(x_axis_ == XAxis::Step ? 0.5 : 0.0, 0.01 * upper));
+    xAxisOf(loss_rect_)->setRange(keys);
+
+    for (Plot plot : {Plot::Loss, Plot::GradNorm, Plot::Rates, Plot::Memory}) fitRow(plot, keys);
+    if (std::isfinite(entropy_floor_)) floor_label_->position->setCoords(keys.lower + 0.01 * keys.size(), entropy_floor_);
+}
+
+void MetricPlots::fitRow(Plot plot, const QCPRange& keys) {
+    switch (plot) {
+    case Plot::Loss:
+        fitValueAxis(loss_rect_->axis(QCPAxis::atLeft), {loss_.raw, eval_loss_.raw}, keys, ignore_outliers_, false,
+                     entropy_floor_);
+        break;
+    case Plot::GradNorm:
+        fitValueAxis(grad_rect_->axis(QCPAxis::atLeft), {grad_norm_.raw}, keys, ignore_outliers_, false);
+        break;
+    case Plot::Rates:
+        // The learning rate follows a schedule, never an outlier: its whole extent counts.
+        fitValueAxis(rate_rect_->axis(QCPAxis::atLeft), {learning_rate_.raw}, keys, false, true);
+        fitValueAxis(rate_rect_->axis(QCPAxis::atRight), {throughput_.raw}, keys, ignore_outliers_, true);
+        break;
+    case Plot::Memory: {
+        // Memory peaks are the point of the memory row: never trimmed.
+        std::vector<const QCPGraph*> graphs;
+        for (auto& [key, series] : memory_) graphs.push_back(series.raw);
+        QCPAxis* y = memory_rect_->axis(QCPAxis::atLeft);
+        fitValueAxis(y, graphs, keys, false, y->scaleType() == QCPAxis::stLinear);
+        break;
+    }
+    }
+}
+
+QString MetricPlots::formatValue(const Series& series, double value) const {
+    if (!std::isfinite(value)) return QStringLiteral("—");
+    switch (series.format) {
+    case ValueFormat::Loss: return QString::number(value, 'f', 4);
+    case ValueFormat::Plain: return QString::number(value, 'g', 4);
+    case ValueFormat::Rate: return formatSi(value);
+    case ValueFormat::Bytes: return formatBytes(value);
+    }
+    return QString::number(value);
+}
+
+QString MetricPlots::seriesLineAt(const Series& series, double x) const {
+    QCPGraphData nearest;
+    if (!nearestPoint(series.raw, x, &nearest)) return QString();
+    QString line = QStringLiteral("%1  %2").arg(series.label, formatValue(series, nearest.value));
+    if (series.smoothed) {
+        QCPGraphData smoothed;
+        if (nearestPoint(series.smoothed, x, &smoothed))
+            line += tr("  (EMA %1)").arg(formatValue(series, smoothed.value));
+    }
+    if (!series.unit.isEmpty()) line += QLatin1Char(' ') + series.unit;
+    return line;
+}
+
+QString MetricPlots::positionLineAt(double x) const {
+    // The loss point nearest to the cursor names the step, its tokens and its time.
+    const std::vector<Sample>& samples = loss_.samples;
+    const Sample* best = nullptr;
+    if (!samples.empty()) {
+        // Samples arrive in step order, so x grows along them on every axis.
+        auto it = std::lower_bound(samples.begin(), samples.end(), x,
+                                   [this](const Sample& sample, double key) { return xOf(sample) < key; });
+        if (it == samples.end()) --it;
+        if (it != samples.begin() && std::abs(xOf(*(it - 1)) - x) <= std::abs(xOf(*it) - x)) --it;
+        best = &*it;
+    }
+    if (!best) {
+        switch (x_axis_) {
+        case XAxis::Step: return tr("step %1").arg(std::llround(x));
+        case XAxis::Tokens: return tr("%1 tokens").arg(formatSi(x));
+        case XAxis::WallTime: return formatWall(x);
+        }
+    }
+    return tr("step %1 · %2 tokens · %3").arg(best->step).arg(formatSi(best->tokens), formatWall(best->wall));
+}
+
+void MetricPlots::showCrosshairAt(double x) {
+    if (!std::isfinite(x)) return;
+    placeCrosshair(x);
+    layer(QStringLiteral("overlay"))->replot();
+}
+
+void MetricPlots::placeCrosshair(double x) {
+    crosshair_x_ = x;
+    const double cursor_px = xAxisOf(loss_rect_)->coordToPixel(x);
+    for (Crosshair& crosshair : crosshairs_) {
+        QStringList lines;
+        if (crosshair.rect == loss_rect_) {
+            lines << positionLineAt(x);
+            for (const Series* series : {&loss_, &eval_loss_}) {
+                const QString line = seriesLineAt(*series, x);
+                if (!line.isEmpty()) lines << line;
+            }
+            for (const EventMarker& marker : markers_) {
+                if (std::abs(xAxisOf(loss_rect_)->coordToPixel(marker.x) - cursor_px) <= kMarkerHoverPx)
+                    lines << tr("%1 at step %2: %3").arg(markerTitle(marker.kind)).arg(marker.step).arg(marker.text.left(80));
+            }
+        } else if (crosshair.rect == grad_rect_) {
+            lines << seriesLineAt(grad_norm_, x);
+        } else if (crosshair.rect == rate_rect_) {
+            lines << seriesLineAt(learning_rate_, x) << seriesLineAt(throughput_, x);
+        } else {
+            for (const auto& [device, color] : device_colors_) lines << memoryLineAt(device, x);
+        }
+        lines.removeAll(QString());
+        crosshair.line->point1->setCoords(x, 0.0);
+        crosshair.line->point2->setCoords(x, 1.0);
+        crosshair.line->setVisible(true);
+        crosshair.label->setText(lines.join(QLatin1Char('\n')));
+        crosshair.label->setVisible(!lines.isEmpty());
+        // The label sits beside the line at the top of its row, on the right while it fits
+        // there, else on the left, and never past the widget's edges.
+        const QRect area = crosshair.rect->rect();
+        const QMargins padding = crosshair.label->padding();
+        const int label_width = QFontMetrics(crosshair.label->font())
+                                    .boundingRect(QRect(), Qt::AlignLeft, crosshair.label->text())
+                                    .width() + padding.left() + padding.right() + 2;
+        double left = cursor_px + 8;
+        if (left + label_width > width()) left = cursor_px - 8 - label_width;
+        left = std::clamp(left, 0.0, std::max(0.0, double(width() - label_width)));
+        crosshair.label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        crosshair.label->position->setCoords(left, area.top() + 3);
+    }
+}
+
+void MetricPlots::hideCrosshair() {
+    const bool was_visible = crosshairVisible();
+    crosshair_x_ = qQNaN();
+    for (Crosshair& crosshair : crosshairs_) {
+        crosshair.line->setVisible(false);
+        crosshair.label->setVisible(false);
+    }
+    if (was_visible) layer(QStringLiteral("overlay"))->replot();
+}
+
+bool MetricPlots::crosshairVisible() const {
+    return std::isfinite(crosshair_x_);
+}
+
+QString MetricPlots::crosshairText() const {
+    QStringList parts;
+    for (const Crosshair& crosshair : crosshairs_)
+        if (crosshair.label->visible()) parts << crosshair.label->text();
+    return parts.join(QLatin1Char('\n'));
+}
+
+void MetricPlots::mouseMoveEvent(QMouseEvent* event) {
+    QCustomPlot::mouseMoveEvent(event);
+    const QPointF pos = event->position();
+    QCPAxisRect* under = axisRectAt(pos);
+    if (!under) {
+        if (crosshairVisible()) hideCrosshair();
+        QToolTip::hideText();
+        return;
+    }
+    showCrosshairAt(xAxisOf(under)->pixelToCoord(pos.x()));
+    // A tooltip names the marks under the cursor: their full text can be long.
+    QStringList near;
+    for (const EventMarker& marker : markers_)
+        if (std::abs(xAxisOf(under)->coordToPixel(marker.x) - pos.x()) <= kMarkerHoverPx)
+            near << tr("%1 at step %2\n%3").arg(markerTitle(marker.kind)).arg(marker.step).arg(marker.text);
+    if (near.isEmpty()) QToolTip::hideText();
+    else QToolTip::showText(event->globalPosition().toPoint(), near.join(QStringLiteral("\n\n")), this);
+}
+
+void MetricPlots::mouseDoubleClickEvent(QMouseEvent* event) {
+    QCustomPlot::mouseDoubleClickEvent(event);
+    followLatest();
+}
+
+void MetricPlots::leaveEvent(QEvent* event) {
+    QCustomPlot::leaveEvent(event);
+    hideCrosshair();
+}
+
+bool MetricPlots::exportPlot(const QString& path, int width, int height) {
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix != QLatin1String("png") && suffix != QLatin1String("pdf")) return false;
+    // The export shows the curves, not where the mouse happened to be.
+    const double crosshair_x = crosshair_x_;
+    hideCrosshair();
+    flushReplot();
+    // A widget never laid out (a test's, a hidden tab's) still exports at a readable size.
+    const QSize size = width > 0 && height > 0 ? QSize(width, height) : this->size().expandedTo(minimumSize());
+    const bool saved = suffix == QLatin1String("png") ? savePng(path, size.width(), size.height())
+                                                      : savePdf(path, size.width(), size.height());
+    if (std::isfinite(crosshair_x)) showCrosshairAt(crosshair_x);
+    return saved;
+}
+
+}  // namespace trainbench::gui

@@ -1,0 +1,227 @@
+// MetricPlots: the live plots of one run: loss, gradient norm, learning rate with tokens/s, and memory per device.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <QElapsedTimer>
+#include <QTimer>
+#include <QVector>
+#include <qcustomplot.h>
+
+#include "plotting/ema_smoother.h"
+#include "monitor/event_markers.h"
+#include "plotting/live_decimation.h"
+#include "monitor/plot_x_axis.h"
+#include "trainbench/metric_point.h"
+#include "trainbench/run_config.h"
+
+namespace trainbench::gui {
+
+// Points are appended as they arrive and never downsampled here: QCustomPlot's adaptive
+// sampling reduces each pixel column to its min/max at draw time, so spikes stay visible.
+// Every point is also kept with its step, tokens seen and wall time, so the x axis can switch
+// between them without losing anything. Redraws are coalesced on a single-shot timer, at most
+// one per kReplotIntervalMs, or longer when redraws are slow (replotIntervalAfter), and the
+// first batch after a quiet spell at once; the crosshair redraws only its own buffered layer.
+// The view follows the run (x: 0 .. planned end, y: the curve's extent without outliers) until
+// the user drags or zooms; a double click returns to following.
+class MetricPlots : public QCustomPlot {
+    Q_OBJECT
+
+public:
+    // The rows, top to bottom. Rates holds the learning rate (left axis) and tokens/s (right).
+    enum class Plot { Loss, GradNorm, Rates, Memory };
+
+    explicit MetricPlots(QWidget* parent = nullptr);
+
+    // Empties every graph and mark for a new run of `config`: x spans train.steps, and until
+    // data arrives the y axes show the scales the run will start at (ln vocab_size, peak lr).
+    void resetRun(const RunConfig& config);
+    // Takes train/loss, eval/loss, train/grad_norm, train/lr, train/tokens, perf/tokens_per_s,
+    // data/entropy_floor and mem/<device>/{allocated,peak,reserved,device_used}_bytes; other
+    // keys are ignored. train/tokens maps each step to the tokens seen (the tokens x axis).
+    void addPoints(const QVector<MetricPoint>& points);
+    // Marks a checkpoint, oom_backoff, skipped_step or advice event at its step; returns
+    // false (and marks nothing) for other kinds.
+    bool addEvent(const RunEvent& event);
+    // `wall_time` NaN: the wall time of `step`'s points, once known.
+    void addEventMarker(int64_t step, const QString& kind, const QString& text,
+                        double wall_time = std::numeric_limits<double>::quiet_NaN());
+    const QVector<EventMarker>& eventMarkers() const { return markers_; }
+
+    // Redraws now instead of at the next coalesced tick (before a screenshot, say).
+    void flushReplot();
+    bool replotPending() const { return replot_timer_.isActive(); }
+
+    void setXAxis(XAxis axis);
+    XAxis xAxis() const { return x_axis_; }
+    // Loss, GradNorm and Memory; Rates stays linear (the learning rate starts at zero).
+    void setLogY(Plot plot, bool logarithmic);
+    bool logY(Plot plot) const;
+    // On (the default): y ranges span the 5th..95th percentile of the visible points plus a
+    // margin, so one spike cannot flatten a curve; the spike is still drawn, clipped.
+    void setIgnoreOutliers(bool ignore);
+    bool ignoreOutliers() const { return ignore_outliers_; }
+    // Re-smooths the full series of loss and gradient norm with this EMA weight.
+    void setSmoothingWeight(double weight);
+    double smoothingWeight() const { return smoothing_weight_; }
+    // Auto range and following the newest step, as a double click does.
+    void followLatest();
+    bool following() const { return following_; }
+
+    // The crosshair: a vertical line at x (in current x-axis units) on every row, and per row
+    // a label with each curve's value at its point nearest to x, with units.
+    void showCrosshairAt(double x);
+    void hideCrosshair();
+    bool crosshairVisible() const;
+    // Every crosshair label, top row first, one line per curve.
+    QString crosshairText() const;
+
+    // PNG or PDF by the file's suffix; width/height 0 take the widget's size. False when the
+    // suffix is neither or the file cannot be written.
+    bool exportPlot(const QString& path, int width = 0, int height = 0);
+
+    QCPAxisRect* plotRect(Plot plot) const;
+    QCPGraph* lossRawGraph() const { return loss_.raw; }
+    QCPGraph* lossSmoothedGraph() const { return loss_.smoothed; }
+    QCPGraph* evalLossGraph() const { return eval_loss_.raw; }
+    QCPGraph* gradNormRawGraph() const { return grad_norm_.raw; }
+    QCPGraph* gradNormSmoothedGraph() const { return grad_norm_.smoothed; }
+    QCPGraph* learningRateGraph() const { return learning_rate_.raw; }
+    QCPGraph* throughputGraph() const { return throughput_.raw; }
+    // The graph of one memory key (mem/cpu0/peak_bytes), or null before its first point.
+    QCPGraph* memoryGraph(const QString& key) const;
+    int memoryGraphCount() const { return static_cast<int>(memory_.size()); }
+    // NaN until the source reports its loss floor (synthetic data only).
+    double entropyFloor() const { return entropy_floor_; }
+
+    static constexpr int kReplotIntervalMs = 33;
+    static constexpr int kMaxReplotIntervalMs = 1000;
+    // The wait before the next coalesced redraw after one that took `redraw_ms`: three times
+    // as long, within [kReplotIntervalMs, kMaxReplotIntervalMs], so redrawing takes at most a
+    // quarter of the GUI thread however long the run grows (a million steps: ~140 ms a redraw).
+    static int replotIntervalAfter(double redraw_ms);
+    int replotIntervalMs() const { return paced_interval_ms_; }
+    static constexpr double kLowerQuantile = 0.05;
+    static constexpr double kUpperQuantile = 0.95;
+
+Q_SIGNALS:
+    void followingChanged(bool following);
+
+protected:
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+
+private:
+    // One point as it arrived, so the curve can be redrawn against any x axis.
+    struct Sample {
+        int64_t step;
+        double tokens;
+        double wall;
+        double value;
+        double smoothed;
+    };
+    enum class ValueFormat { Loss, Plain, Rate, Bytes };
+    struct Series {
+        QString label;
+        QString unit;
+        QString group;  // memory: the device, whose curves share one crosshair line
+        ValueFormat format = ValueFormat::Plain;
+        QCPGraph* raw = nullptr;
+        QCPGraph* smoothed = nullptr;  // null for curves drawn without smoothing
+        EmaSmoother smoother;
+        std::vector<Sample> samples;
+        // How the graphs are drawn once the run outgrows the plot's width.
+        std::shared_ptr<LiveDecimation> raw_drawn;
+        std::shared_ptr<LiveDecimation> smoothed_drawn;
+    };
+    // Each row's crosshair line and value label, on the buffered overlay layer.
+    struct Crosshair {
+        QCPAxisRect* rect = nullptr;
+        QCPItemStraightLine* line = nullptr;
+        QCPItemText* label = nullptr;
+    };
+
+    void initSeries(Series& series, QCPAxis* x, QCPAxis* y, const QString& label, const QString& unit,
+                    ValueFormat format, const QPen& pen, bool smoothed);
+    void append(Series& series, const MetricPoint& point);
+    Series& memorySeries(const std::string& key);
+    void rebuildMemoryLegend();
+    QString memoryLineAt(const std::string& device, double x) const;
+    double xOf(const Sample& sample) const;
+    double markerX(const EventMarker& marker, double wall) const;
+    double tokensAt(int64_t step, double fallback) const;
+    void rebuildGraphs(Series& series);
+    // The series' graph data changed other than at the end: its decimations read it again.
+    void invalidateDrawn(Series& series);
+    // Every series' graphs' decimation, for the draw's start and end.
+    std::vector<LiveDecimation*> decimations();
+    void rebuildMarkers();
+    void applyXAxisStyle();
+    void showMarkerLegend(const QString& kind);
+    QString formatValue(const Series& series, double value) const;
+    QString seriesLineAt(const Series& series, double x) const;
+    QString positionLineAt(double x) const;
+    void setFollowing(bool following);
+    void scheduleReplot();
+    void scheduleReplotSoon();
+    void replotPendingData();
+    void followRun();
+    void fitRow(Plot plot, const QCPRange& keys);
+    // Moves the crosshair and rewrites its labels without drawing.
+    void placeCrosshair(double x);
+    void fitValueAxis(QCPAxis* axis, const std::vector<const QCPGraph*>& graphs, const QCPRange& keys,
+                      bool robust, bool from_zero, double keep_in_view = std::numeric_limits<double>::quiet_NaN());
+    QCPAxis* xAxisOf(QCPAxisRect* rect) const { return rect->axis(QCPAxis::atBottom); }
+
+    QCPAxisRect* loss_rect_ = nullptr;
+    QCPAxisRect* grad_rect_ = nullptr;
+    QCPAxisRect* rate_rect_ = nullptr;
+    QCPAxisRect* memory_rect_ = nullptr;
+    QCPLegend* memory_legend_ = nullptr;
+    Series loss_;
+    Series eval_loss_;
+    Series grad_norm_;
+    Series learning_rate_;
+    Series throughput_;
+    std::map<std::string, Series> memory_;  // by metric key
+    std::map<std::string, QColor> device_colors_;
+    // Empty graphs that give the memory legend one entry per device (its colour) and one per
+    // kind of memory (its line style), instead of one per curve.
+    std::vector<QCPGraph*> memory_legend_entries_;
+    QCPItemStraightLine* floor_line_ = nullptr;
+    QCPItemText* floor_label_ = nullptr;
+    double entropy_floor_ = std::numeric_limits<double>::quiet_NaN();
+    QCPItemText* placeholder_ = nullptr;
+    std::vector<Crosshair> crosshairs_;
+    double crosshair_x_ = std::numeric_limits<double>::quiet_NaN();
+
+    QVector<EventMarker> markers_;
+    QVector<double> marker_walls_;  // parallel to markers_: NaN until known
+    std::map<QString, QCPGraph*> marker_legend_;  // empty graphs that put a kind in the legend
+
+    // Indexed by step: the tokens seen after it (train/tokens) and its wall time (train/loss).
+    QVector<double> tokens_at_step_;
+    QVector<double> wall_at_step_;
+
+    XAxis x_axis_ = XAxis::Step;
+    bool ignore_outliers_ = true;
+    double smoothing_weight_ = 0.6;
+    QTimer replot_timer_;
+    int paced_interval_ms_ = kReplotIntervalMs;  // replotIntervalAfter the last redraw
+    QElapsedTimer last_replot_;                   // since the last coalesced redraw
+    int64_t planned_steps_ = 1;
+    double planned_tokens_ = 0;
+    int64_t last_step_ = 0;
+    double last_tokens_ = 0;
+    double last_wall_ = 0;
+    bool following_ = true;
+};
+
+}  // namespace trainbench::gui

@@ -1,0 +1,260 @@
+// Tests the batch panel inside the window: editing m and K re-splits the config, the memory plan follows.
+#include <cmath>
+
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTest>
+
+#include "widget_lookup.h"
+#include "batch/batch_panel.h"
+#include "common/display_format.h"
+#include "runs/engine_bridge.h"
+#include "app/main_window.h"
+#include "monitor/monitor_view.h"
+#include "monitor/metric_plots.h"
+#include "trainbench/config_io.h"
+#include "trainbench/memory_plan.h"
+#include "trainbench/presets.h"
+
+using namespace trainbench;
+using namespace trainbench::gui;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 180000;
+constexpr int64_t kMiB = 1024 * 1024;
+
+// The tiny preset: m 8 × K 2 × W 1 = B 16 sequences of 64 tokens.
+RunConfig tinyPreset() {
+    RunConfig config = builtinTinyConfig();
+    config.runtime.threads = 1;
+    return config;
+}
+
+// What the peak label must say for the window's config: the planner's peak against the budget
+// the panel documents, formatted like every byte count of the workbench.
+QString expectedPeakText(const RunConfig& config) {
+    return formatBytes(planMemory(config, BatchPanel::memoryBudgetBytes(config)).peak_bytes);
+}
+
+}  // namespace
+
+class TestBatchPanel : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void showsTheConfigSplit();
+    void microBatchResplitsTheGlobalBatch_data();
+    void microBatchResplitsTheGlobalBatch();
+    void aDividingMicroBatchRestoresTheChosenBatch();
+    void arrowsStepThroughTheSplits();
+    void accumulationChoosesTheGlobalBatch();
+    void globalBatchSizeFollowsTheSplit();
+    void budgetVerdictAndLargestFittingMicroBatch();
+    void liveRunLocksTheSplitAndTheExplorer();
+};
+
+void TestBatchPanel::showsTheConfigSplit() {
+    MainWindow window(tinyPreset(), QStringLiteral("tiny"));
+    auto* panel = child<BatchPanel>(window, "batchPanel");
+    QVERIFY(panel);
+    QCOMPARE(window.batchPanel(), panel);
+    QCOMPARE(child<QSpinBox>(window, "microBatchSpin")->value(), 8);
+    QCOMPARE(child<QSpinBox>(window, "accumulationSpin")->value(), 2);
+    QCOMPARE(child<QLabel>(window, "worldSizeLabel")->text(), QStringLiteral("× W 1"));
+    QCOMPARE(child<QLabel>(window, "globalBatchLabel")->text(), QStringLiteral("= B 16"));
+    QCOMPARE(child<QLabel>(window, "planPeakLabel")->text(), expectedPeakText(window.runConfig()));
+    // No memory_limit_mb in the preset: the budget is the host's RAM, and the tiny model fits.
+    QCOMPARE(child<QLabel>(window, "planBudgetLabel")->text(), formatBytes(deviceMemoryBytesPerRank(window.runConfig())));
+    QVERIFY2(child<QLabel>(window, "planVerdictLabel")->text().contains(QStringLiteral("Fits")),
+             qPrintable(child<QLabel>(window, "planVerdictLabel")->text()));
+    // The explorer has nothing to recommend yet.
+    QVERIFY(child<QPushButton>(window, "exploreButton")->isEnabled());
+    QVERIFY(!child<QPushButton>(window, "applyRecommendationButton")->isEnabled());
+}
+
+void TestBatchPanel::microBatchResplitsTheGlobalBatch_data() {
+    QTest::addColumn<int>("micro_batch");
+    QTest::addColumn<int>("accumulation");
+    QTest::addColumn<int>("global_batch");
+    // B 16 is kept whenever m divides it; otherwise K is the nearest whole number.
+    QTest::newRow("m 16") << 16 << 1 << 16;
+    QTest::newRow("m 4") << 4 << 4 << 16;
+    QTest::newRow("m 2") << 2 << 8 << 16;
+    QTest::newRow("m 1") << 1 << 16 << 16;
+    QTest::newRow("m 3: 16 / 3 = 5.3") << 3 << 5 << 15;
+    QTest::newRow("m 6: 16 / 6 = 2.7") << 6 << 3 << 18;
+    QTest::newRow("m 32: at least one micro-batch") << 32 << 1 << 32;
+}
+
+void TestBatchPanel::microBatchResplitsTheGlobalBatch() {
+    QFETCH(int, micro_batch);
+    QFETCH(int, accumulation);
+    QFETCH(int, global_batch);
+    MainWindow window(tinyPreset(), QStringLiteral("tiny"));
+    auto* m_spin = child<QSpinBox>(window, "microBatchSpin");
+    auto* k_spin = child<QSpinBox>(window, "accumulationSpin");
+    auto* peak = child<QLabel>(window, "planPeakLabel");
+    QSignalSpy requested(window.batchPanel(), &BatchPanel::splitRequested);
+
+    m_spin->setValue(micro_batch);
+
+    QCOMPARE(requested.count(), 1);
+    const RunConfig& config = window.runConfig();
+    QCOMPARE(config.train.micro_batch_size, int64_t(micro_batch));
+    QCOMPARE(config.train.gradient_accumulation_steps, int64_t(accumulation));
+    QCOMPARE(config.globalBatch(), int64_t(global_batch));
+    QCOMPARE(k_spin->value(), accumulation);
+    QVERIFY(validateRunConfig(config).empty());
+    // The window's own summary and the panel agree with the config.
+    QCOMPARE(child<QLabel>(window, "batchLabel")->text(), formatBatchEquation(micro_batch, accumulation, 1));
+    QCOMPARE(child<QLabel>(window, "globalBatchLabel")->text(), QStringLiteral("= B %1").arg(global_batch));
+    QCOMPARE(peak->text(), expectedPeakText(config));
+    QCOMPARE(window.batchPanel()->memoryPlan().micro_batch_size, int64_t(micro_batch));
+    // A split that moves B says so.
+    const QString hint = child<QLabel>(window, "splitHintLabel")->text();
+    QCOMPARE(hint.contains(QStringLiteral("does not divide")), global_batch != 16);
+}
+
+void TestBatchPanel::aDividingMicroBatchRestoresTheChosenBatch() {
+    MainWindow window(tinyPreset(), QStringLiteral("tiny"));
+    auto* m_spin = child<QSpinBox>(window, "microBatchSpin");
+    m_spin->setValue(3);
+    QCOMPARE(window.runConfig().globalBatch(), int64_t(15));
+    m_spin->setValue(2);
+    QCOMPARE(window.runConfig().train.gradient_accumulation_steps, int64_t(8));
+    QCOMPARE(window.runConfig().globalBatch(), int64_t(16));
+    QCOMPARE(child<QLabel>(window, "planPeakLabel")->text(), expectedPeakText(window.runConfig()));
+}
+
+void TestBatchPanel::arrowsStepThroughTheSplits() {
+    MainWindow window(tinyPreset(), QStringLiteral("tiny"));
+    auto* m_spin = child<QSpinBox>(window, "microBatchSpin");
+    auto* k_spin = child<QSpinBox>(window, "accumulationSpin");
+    // The divisors of 16 from m 8: up to 16, then down through 8, 4.
+    QTest::keyClick(m_spin, Qt::Key_Up);
+    QCOMPARE(m_spin->value(), 16);
+    QCOMPARE(k_spin->value(), 1);
+    QTest::keyClick(m_spin, Qt::Key_Down);
+    QTest::keyClick(m_spin, Qt::Key_Down);
+    QCOMPARE(m_spin->value(), 4);
+    QCOMPARE(window.runConfig().train.micro_batch_size, int64_t(4));
+    QCOMPARE(window.runConfig().train.gradient_accumulation_steps, int64_t(4));
+    // From a value that is no divisor the arrows land on the next divisor.
+    m_spin->setValue(3);
+    QTest::keyClick(m_spin, Qt::Key_Up);
+    QCOMPARE(m_spin->value(), 4);
+    QCOMPARE(window.runConfig().globalBatch(), int64_t(16));
+    m_spin->setValue(1);
+    QTest::keyClick(m_spin, Qt::Key_Down);
+    QCOMPARE(m_spin->value(), 1);
+}
+
+void TestBatchPanel::accumulationChoosesTheGlobalBatch() {
+    MainWindow window(tinyPreset(), QStringLiteral("tiny"));
+    auto* m_spin = child<QSpinBox>(window, "microBatchSpin");
+    auto* k_spin = child<QSpinBox>(window, "accumulationSpin");
+    k_spin->setValue(4);
+    QCOMPARE(window.runConfig().train.micro_batch_size, int64_t(8));
+    QCOMPARE(window.runConfig().globalBatch(), int64_t(32));
+    QCOMPARE(child<QLabel>(window, "planPeakLabel")->text(), expectedPeakText(window.runConfig()));
+    // From now on m edits keep B 32.
+    m_spin->setValue(16);
+    QCOMPARE(k_spin->value(), 2);
+    QCOMPARE(window.runConfig().globalBatch(), int64_t(32));
+    // The accumulation count does not change activations, the micro-batch does.
+    QCOMPARE(window.batchPanel()->memoryPlan().activation_bytes,
+             planMemory(window.runConfig()).activation_bytes);
+}
+
+void TestBatchPanel::globalBatchSizeFollowsTheSplit() {
+    RunConfig config = tinyPreset();
+    config.train.global_batch_size = 16;
+    MainWindow window(config, QStringLiteral("tiny"));
+    child<QSpinBox>(window, "accumulationSpin")->setValue(3);
+    QCOMPARE(window.runConfig().train.global_batch_size.value_or(0), int64_t(24));
+    QVERIFY(validateRunConfig(window.runConfig()).empty());
+    child<QSpinBox>(window, "microBatchSpin")->setValue(4);
+    QCOMPARE(window.runConfig().train.gradient_accumulation_steps, int64_t(6));
+    QCOMPARE(window.runConfig().train.global_batch_size.value_or(0), int64_t(24));
+    QVERIFY(validateRunConfig(window.runConfig()).empty());
+}
+
+void TestBatchPanel::budgetVerdictAndLargestFittingMicroBatch() {
+    // A budget of whole MiB between the planner's peak at m 1 and at m 16: some splits fit.
+    RunConfig probe = tinyPreset();
+    probe.train.micro_batch_size = 1;
+    probe.train.gradient_accumulation_steps = 16;
+    const int64_t smallest_peak = planMemory(probe).peak_bytes;
+    probe.train.micro_batch_size = 16;
+    probe.train.gradient_accumulation_steps = 1;
+    const int64_t largest_peak = planMemory(probe).peak_bytes;
+    const int64_t limit_mb = (smallest_peak + kMiB - 1) / kMiB;
+    if (limit_mb * kMiB >= largest_peak) QSKIP("the tiny preset's splits all fit in the same whole MiB");
+
+    RunConfig config = tinyPreset();
+    config.runtime.memory_limit_mb = limit_mb;
+    config.train.micro_batch_size = 16;
+    config.train.gradient_accumulation_steps = 1;
+    MainWindow window(config, QStringLiteral("tiny"));
+    auto* verdict = child<QLabel>(window, "planVerdictLabel");
+    QCOMPARE(child<QLabel>(window, "planBudgetLabel")->text(), formatBytes(limit_mb * kMiB));
+    QVERIFY2(verdict->text().contains(QStringLiteral("Does not fit")), qPrintable(verdict->text()));
+    QVERIFY2(verdict->text().contains(formatBytes(largest_peak - limit_mb * kMiB)), qPrintable(verdict->text()));
+
+    const MemoryPlan plan = planMemory(window.runConfig());
+    QVERIFY(!plan.fits);
+    QVERIFY(plan.largest_fitting_micro_batch >= 1);
+    QCOMPARE(child<QLabel>(window, "largestFittingLabel")->text(),
+             QStringLiteral("m %1 × K %2")
+                 .arg(plan.largest_fitting_micro_batch)
+                 .arg(16 / plan.largest_fitting_micro_batch));
+
+    // Down to the largest split that fits: the verdict turns.
+    child<QSpinBox>(window, "microBatchSpin")->setValue(static_cast<int>(plan.largest_fitting_micro_batch));
+    QVERIFY2(verdict->text().contains(QStringLiteral("Fits")), qPrintable(verdict->text()));
+    QVERIFY(window.batchPanel()->memoryPlan().fits);
+}
+
+void TestBatchPanel::liveRunLocksTheSplitAndTheExplorer() {
+    RunConfig config = tinyPreset();
+    config.train.steps = 100000;  // cannot end before the checks
+    config.train.seq_len = 16;
+    config.train.eval_every = 0;
+    MainWindow window(config, QStringLiteral("tiny"));
+    window.show();
+    auto* m_spin = child<QSpinBox>(window, "microBatchSpin");
+    auto* k_spin = child<QSpinBox>(window, "accumulationSpin");
+    auto* explore = child<QPushButton>(window, "exploreButton");
+    auto* tabs = child<QTabWidget>(window, "mainTabs");
+    window.showTab(MainWindow::Tab::Batch);
+    QCOMPARE(tabs->currentWidget(), window.batchPanel());
+
+    QSignalSpy finished(window.bridge(), &EngineBridge::runFinished);
+    QVERIFY(window.startRun());
+    // Starting shows the live plots.
+    QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(window.monitorView()));
+    QVERIFY(!m_spin->isEnabled());
+    QVERIFY(!k_spin->isEnabled());
+    QVERIFY(!explore->isEnabled());
+    QVERIFY(!window.batchPanel()->explore());
+    QVERIFY(!window.setBatchSplit(4, 4));
+    QCOMPARE(window.runConfig().train.micro_batch_size, int64_t(8));
+
+    window.stopRun();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kRunTimeoutMs);
+    QVERIFY(m_spin->isEnabled());
+    QVERIFY(k_spin->isEnabled());
+    QVERIFY(explore->isEnabled());
+    // After the run the split can change again, and the plots of the run stay.
+    const int points = window.plots()->lossRawGraph()->dataCount();
+    m_spin->setValue(4);
+    QCOMPARE(window.runConfig().train.gradient_accumulation_steps, int64_t(4));
+    QCOMPARE(window.plots()->lossRawGraph()->dataCount(), points);
+}
+
+QTEST_MAIN(TestBatchPanel)
+#include "test_batch_panel.moc"
