@@ -4,7 +4,7 @@ CONFIG ?= configs/tiny.json
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: run test build setup configure clean screenshots fuzz test-asan
+.PHONY: run test build setup configure clean screenshots fuzz test-asan install
 
 setup:
 	@bash scripts/setup-system.sh
@@ -29,6 +29,12 @@ run: build
 
 test: build
 	@cd $(BUILD_DIR) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j 1
+
+# Installs both programs, the configs, the desktop entry and the icons under PREFIX
+# (default ~/.local: bin/ on the PATH, share/applications/ in the desktop's menus).
+PREFIX ?= $(HOME)/.local
+install: build
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 # The pictures of docs/images, remade from a fresh store.
 screenshots: build

@@ -103,6 +103,8 @@ struct Binder {
                             else (c.*m).*field = readBool(path, v);
                         }});
     }
+    // Marks the field just bound as one only the reference's inference code reads.
+    void markInferenceOnly() { out->back().info.inference_only = true; }
     void text(const char* key, std::string Section::*field, const char* help,
               std::vector<std::string> choices = {}) {
         auto m = member;
@@ -131,10 +133,6 @@ std::vector<ConfigField> buildFields() {
     std::vector<ConfigField> f;
 
     Binder<ModelConfig> m{"model", &RunConfig::model, &f};
-    m.integer("max_batch_size", &ModelConfig::max_batch_size, "Inference KV-cache rows of the reference; unused in training (not the micro-batch)");
-    m.integer("max_seq_len", &ModelConfig::max_seq_len, "Longest sequence the rotary table covers; YaRN switches on when above original_seq_len");
-    m.text("dtype", &ModelConfig::dtype, "Storage type of the published inference checkpoint; training precision is runtime.dtype", {"bf16", "fp8"});
-    m.optionalText("scale_fmt", &ModelConfig::scale_fmt, "fp8 scale format of the inference checkpoint (unused in training)");
     m.integer("vocab_size", &ModelConfig::vocab_size, "Number of token ids (embedding rows and head outputs)");
     m.integer("dim", &ModelConfig::dim, "Hidden size d");
     m.integer("inter_dim", &ModelConfig::inter_dim, "Hidden size of the dense MLP in the first n_dense_layers blocks");
@@ -154,6 +152,7 @@ std::vector<ConfigField> buildFields() {
     m.integer("qk_nope_head_dim", &ModelConfig::qk_nope_head_dim, "Per-head query/key width without rotary embedding");
     m.integer("qk_rope_head_dim", &ModelConfig::qk_rope_head_dim, "Per-head query/key width with rotary embedding (even)");
     m.integer("v_head_dim", &ModelConfig::v_head_dim, "Per-head value width");
+    m.integer("max_seq_len", &ModelConfig::max_seq_len, "Longest sequence the rotary table covers; YaRN switches on when above original_seq_len");
     m.integer("original_seq_len", &ModelConfig::original_seq_len, "Context length the rotary base was trained for");
     m.real("rope_theta", &ModelConfig::rope_theta, "Rotary base");
     m.real("rope_factor", &ModelConfig::rope_factor, "YaRN context extension factor s");
@@ -164,6 +163,13 @@ std::vector<ConfigField> buildFields() {
     m.real("bias_update_speed", &ModelConfig::bias_update_speed, "Gamma of the balancing-bias update per optimizer step");
     m.real("seq_aux_loss_alpha", &ModelConfig::seq_aux_loss_alpha, "Weight of the complementary sequence-wise balance loss");
     m.real("init_std", &ModelConfig::init_std, "Standard deviation of the normal weight initialisation");
+    // Last: the reference's inference-only keys, kept so a published config loads unchanged.
+    m.integer("max_batch_size", &ModelConfig::max_batch_size, "Inference KV-cache rows of the reference; unused in training (not the micro-batch)");
+    m.markInferenceOnly();
+    m.text("dtype", &ModelConfig::dtype, "Storage type of the published inference checkpoint; training precision is runtime.dtype", {"bf16", "fp8"});
+    m.markInferenceOnly();
+    m.optionalText("scale_fmt", &ModelConfig::scale_fmt, "fp8 scale format of the inference checkpoint (unused in training)");
+    m.markInferenceOnly();
 
     Binder<TrainConfig> t{"train", &RunConfig::train, &f};
     t.integer("micro_batch_size", &TrainConfig::micro_batch_size, "Sequences per forward/backward on one rank (m)");

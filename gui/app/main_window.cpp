@@ -99,7 +99,7 @@ MainWindow::MainWindow(RunConfig config, QString config_name, QWidget* parent)
 
     showConfig();
     setPhase(Phase::Idle);
-    setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.optimizerSteps()));
+    showReadyStatus();
 }
 
 MainWindow::~MainWindow() = default;
@@ -229,6 +229,7 @@ void MainWindow::buildUi() {
         if (!setBatchSplit(micro_batch, accumulation)) batch_panel_->setRunConfig(config_);
     });
     connect(batch_panel_, &BatchPanel::exploringChanged, this, &MainWindow::updateStartButton);
+    connect(batch_panel_, &BatchPanel::planChanged, this, &MainWindow::updateStartButton);
     queue_view_ = new QueueView(tabs_);
     queue_view_->setObjectName(QStringLiteral("queueView"));
     tabs_->addTab(queue_view_, tr("Queue"));
@@ -322,7 +323,7 @@ bool MainWindow::setRunConfig(RunConfig config, QString config_name) {
     configure_view_->resetConfig(config_, config_name_);
     showConfig();
     setPhase(Phase::Idle);
-    setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.optimizerSteps()));
+    showReadyStatus();
     return true;
 }
 
@@ -349,7 +350,7 @@ void MainWindow::adoptEditedConfig(const RunConfig& config, const QString& confi
         progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
         progress_bar_->setValue(0);
         monitor_->resetRun(config_);
-        setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.optimizerSteps()));
+        showReadyStatus();
     }
 }
 
@@ -561,17 +562,28 @@ void MainWindow::setPhase(Phase phase) {
 
 void MainWindow::updateStartButton() {
     const bool exploring = batch_panel_->isExploring();
-    start_button_->setEnabled(!isLivePhase(phase_) && !exploring);
+    // A config the engine would refuse for its memory cannot start: say why instead.
+    const QString& refusal = batch_panel_->startRefusal();
+    start_button_->setEnabled(!isLivePhase(phase_) && !exploring && refusal.isEmpty());
     // Start never acts on the watched run: it trains the window's own config instead.
     start_button_->setText(watch_tail_ ? tr("Start own run") : tr("Start"));
     start_action_->setEnabled(start_button_->isEnabled());
     if (exploring)
         start_button_->setToolTip(tr("The batch explorer is measuring (Batch & memory tab)."));
+    else if (!refusal.isEmpty())
+        start_button_->setToolTip(tr("Does not fit (Batch & memory tab): %1").arg(refusal));
     else if (watch_tail_)
         start_button_->setToolTip(
             tr("Trains the config at the left in this window; stops watching run %1.").arg(watch_tail_->runId()));
     else
         start_button_->setToolTip(QString());
+}
+
+void MainWindow::showReadyStatus() {
+    if (batch_panel_->startRefusal().isEmpty())
+        setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.optimizerSteps()));
+    else
+        setStatusText(tr("Does not fit this machine: see Batch & memory for what it needs."), /*error=*/true);
 }
 
 void MainWindow::setStatusText(const QString& text, bool error) {

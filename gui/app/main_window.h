@@ -146,6 +146,8 @@ private:
     static bool isLivePhase(Phase phase);
     void setPhase(Phase phase);
     void updateStartButton();
+    // "Ready" with the steps to train, or why Start is off.
+    void showReadyStatus();
     void setStatusText(const QString& text, bool error = false);
     void appendLog(const QString& line);
 

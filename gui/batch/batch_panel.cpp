@@ -270,6 +270,14 @@ void BatchPanel::buildUi() {
     connect(apply_button_, &QPushButton::clicked, this, &BatchPanel::applyRecommendation);
 }
 
+QString BatchPanel::formatShareOfBudget(double share) {
+    // Below 0.1 % the bar's own percentage would read "0 %", which is true but says nothing;
+    // past twice the budget a percentage no longer reads as a size ("42476.0 %"): a multiple does.
+    if (share < 0.001) return tr("peak: < 0.1 % of the budget");
+    if (share < 2.0) return tr("peak: %1 % of the budget").arg(100.0 * share, 0, 'f', 1);
+    return tr("peak: %1× the budget").arg(share, 0, 'f', share < 10.0 ? 1 : 0);
+}
+
 int64_t BatchPanel::memoryBudgetBytes(const RunConfig& config) {
     if (config.runtime.memory_limit_mb > 0) return config.runtime.memory_limit_mb * kBytesPerMiB;
     return deviceMemoryBytesPerRank(config);
@@ -329,6 +337,18 @@ void BatchPanel::showSplit() {
 }
 
 void BatchPanel::showPlan() {
+    // The engine's own rule decides whether Start can work: the session refuses exactly these.
+    start_refusal_.clear();
+    try {
+        requirePlanFits(config_, deviceMemoryBytesPerRank(config_));
+    } catch (const ConfigError& refusal) {
+        start_refusal_ = QString::fromStdString(refusal.what());
+    }
+    showPlanNumbers();
+    Q_EMIT planChanged();
+}
+
+void BatchPanel::showPlanNumbers() {
     budget_bytes_ = memoryBudgetBytes(config_);
     plan_ = planMemory(config_, budget_bytes_);
     weights_label_->setText(formatBytes(plan_.weight_bytes));
@@ -359,9 +379,7 @@ void BatchPanel::showPlan() {
                                                 .arg(config_.runtime.world_size));
     const double share = double(plan_.peak_bytes) / double(limit);
     budget_bar_->setValue(static_cast<int>(std::clamp(std::lround(1000.0 * share), 0L, 1000L)));
-    // Below 0.1 % the bar's own percentage would read "0 %", which is true but says nothing.
-    const QString share_text = share < 0.001 ? tr("< 0.1 %") : QStringLiteral("%1 %").arg(100.0 * share, 0, 'f', 1);
-    budget_bar_->setFormat(tr("peak: %1 of the budget").arg(share_text));
+    budget_bar_->setFormat(formatShareOfBudget(share));
     bar_palette.setColor(QPalette::Highlight, plan_.fits ? kFitsColor : kDoesNotFitColor);
     budget_bar_->setPalette(bar_palette);
     if (plan_.fits) {

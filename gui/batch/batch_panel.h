@@ -54,6 +54,12 @@ public:
     // the device memory a rank may use (deviceMemoryBytesPerRank); 0 when unknown.
     static int64_t memoryBudgetBytes(const RunConfig& config);
     const MemoryPlan& memoryPlan() const { return plan_; }
+    // Why the engine would refuse to start the shown config for its memory (its own message),
+    // or empty when it would start. A budget set with runtime.memory_limit_mb refuses only
+    // when micro-batch 1 cannot fit (a larger one backs off while training).
+    const QString& startRefusal() const { return start_refusal_; }
+    // The budget bar's text: a percentage up to twice the budget, a multiple beyond.
+    static QString formatShareOfBudget(double share);
     ExplorerTableModel* explorerModel() const { return model_; }
     ExplorerChart* explorerChart() const { return chart_; }
 
@@ -72,11 +78,14 @@ Q_SIGNALS:
     void exploringChanged(bool exploring);
     // An exploration ended, with its rows in explorerModel() (and a recommendation, if any fit).
     void explorationFinished();
+    // The plan was computed again (a new config or split): memoryPlan() and startRefusal().
+    void planChanged();
 
 private:
     void buildUi();
     void showSplit();
     void showPlan();
+    void showPlanNumbers();
     void updateControls();
     void setExplorerStatus(const QString& text, bool error = false);
     void onMicroBatchEdited(int value);
@@ -90,6 +99,7 @@ private:
 
     RunConfig config_;
     MemoryPlan plan_;
+    QString start_refusal_;
     int64_t budget_bytes_ = 0;
     // The global batch micro-batch edits keep; K edits and new configs choose it.
     int64_t chosen_global_batch_ = 1;

@@ -15,6 +15,7 @@
 #include <QRegularExpressionValidator>
 #include <QSignalBlocker>
 #include <QStyle>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
@@ -161,10 +162,49 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
         field.label = new QLabel(field.key, form->parentWidget());
         field.label->setToolTip(field.help);
         field.label->setBuddy(field.editor);
+        field.inference_only = info.inference_only;
+        if (field.inference_only && !inference_toggle_) {
+            // The reference's inference-only keys close their section, folded away: a published
+            // config keeps them, training never reads them.
+            inference_toggle_ = new QToolButton(form->parentWidget());
+            inference_toggle_->setObjectName(QStringLiteral("inferenceOnlyToggle"));
+            inference_toggle_->setCheckable(true);
+            inference_toggle_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+            inference_toggle_->setAutoRaise(true);
+            inference_toggle_->setToolTip(
+                tr("Keys of the reference's ModelArgs that only its inference code reads; kept so a published "
+                   "config loads unchanged"));
+            connect(inference_toggle_, &QToolButton::toggled, this, &ConfigForm::showInferenceOnly);
+            form->addRow(inference_toggle_);
+            inference_form_ = form;
+        }
         form->addRow(field.label, field.editor);
+        if (field.inference_only) inference_rows_ << form->rowCount() - 1;
         fields_.push_back(field);
     }
     layout->addStretch(1);
+    showInferenceOnly(false);
+}
+
+void ConfigForm::showInferenceOnly(bool shown) {
+    if (!inference_toggle_) return;
+    if (inference_toggle_->isChecked() != shown) {
+        inference_toggle_->setChecked(shown);  // comes back here through toggled
+        return;
+    }
+    inference_toggle_->setArrowType(shown ? Qt::DownArrow : Qt::RightArrow);
+    inference_toggle_->setText(tr("Inference only (%1 keys of the reference, unused in training)")
+                                   .arg(inference_rows_.size()));
+    for (int row : inference_rows_) inference_form_->setRowVisible(row, shown);
+}
+
+bool ConfigForm::inferenceOnlyShown() const {
+    return inference_toggle_ && inference_toggle_->isChecked();
+}
+
+void ConfigForm::reveal(const QString& path) {
+    for (const Field& field : fields_)
+        if (field.path == path && field.inference_only) showInferenceOnly(true);
 }
 
 QWidget* ConfigForm::createEditor(Field& field, const ConfigFieldInfo& info) {
@@ -307,6 +347,8 @@ void ConfigForm::markIssues(const std::vector<ConfigIssue>& issues) {
         for (const ConfigIssue& issue : issues)
             if (QString::fromStdString(issue.path) == field.path) messages << QString::fromStdString(issue.message);
         if (!messages.isEmpty() || field.marked) setMarked(field, messages);
+        // A problem in a folded field unfolds the group, so the mark can be seen.
+        if (!messages.isEmpty() && field.inference_only) showInferenceOnly(true);
     }
 }
 

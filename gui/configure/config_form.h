@@ -11,7 +11,9 @@
 
 #include "trainbench/config_io.h"
 
+class QFormLayout;
 class QLabel;
+class QToolButton;
 
 namespace trainbench::gui {
 
@@ -40,6 +42,13 @@ public:
     QWidget* editor(const QString& path) const;
     QStringList sections() const;
     void setReadOnly(bool read_only);
+    // The reference's inference-only fields (max_batch_size, dtype, scale_fmt) sit last in the
+    // model section, folded; the toggle (object name inferenceOnlyToggle) unfolds them, and so
+    // does an issue in one of them.
+    void showInferenceOnly(bool shown);
+    bool inferenceOnlyShown() const;
+    // Unfolds what hides the field at `path`, if anything does.
+    void reveal(const QString& path);
 
     // The dynamic property that marks an editor and its label (styled red by the form).
     static constexpr const char* kIssueProperty = "configIssue";
@@ -59,6 +68,7 @@ private:
         QWidget* editor = nullptr;
         QLabel* label = nullptr;
         bool marked = false;
+        bool inference_only = false;
     };
 
     QWidget* createEditor(Field& field, const ConfigFieldInfo& info);
@@ -67,6 +77,9 @@ private:
 
     std::vector<Field> fields_;
     QStringList sections_;
+    QToolButton* inference_toggle_ = nullptr;
+    QFormLayout* inference_form_ = nullptr;  // the model section's layout
+    QList<int> inference_rows_;              // its rows of inference-only fields
 };
 
 }  // namespace trainbench::gui

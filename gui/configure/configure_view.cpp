@@ -6,6 +6,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -14,6 +15,7 @@
 #include <QPushButton>
 #include <QSaveFile>
 #include <QScrollArea>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -93,7 +95,8 @@ void ConfigureView::buildUi() {
     load_preset_button_ = new QPushButton(tr("Load"), this);
     load_preset_button_->setObjectName(QStringLiteral("loadPresetButton"));
     load_preset_button_->setToolTip(tr("Replace the config with the chosen preset (Undo brings it back)"));
-    connect(load_preset_button_, &QPushButton::clicked, this, [this] { loadPreset(preset_combo_->currentIndex()); });
+    connect(load_preset_button_, &QPushButton::clicked, this, [this] { loadPreset(chosenPresetIndex()); });
+    connect(preset_combo_, &QComboBox::currentIndexChanged, this, [this] { updatePresetControls(); });
     preset_row->addWidget(preset_label);
     preset_row->addWidget(preset_combo_);
     preset_row->addWidget(load_preset_button_);
@@ -205,6 +208,7 @@ bool ConfigureView::saveFile(const QString& path, QString* error) {
     }
     // From now on the config is that file's; the window's title follows when it is in force.
     state_.name = path;
+    showPresetChoice();
     if (windowCanShow(issues_)) Q_EMIT configEdited(state_.config, state_.name);
     return true;
 }
@@ -218,13 +222,48 @@ void ConfigureView::setLocked(bool locked) {
     form_->setReadOnly(locked);
     json_view_->setReadOnly(locked);
     preset_combo_->setEnabled(!locked);
-    load_preset_button_->setEnabled(!locked);
+    updatePresetControls();
     lock_note_->setVisible(locked);
     updateUndoActions();
 }
 
+int ConfigureView::chosenPresetIndex() const {
+    // The shown config's own entry, when there is one, comes before the presets.
+    const int own = preset_combo_->count() - static_cast<int>(configPresets().size());
+    return preset_combo_->currentIndex() - own;
+}
+
+void ConfigureView::showPresetChoice() {
+    const QVector<ConfigPreset>& presets = configPresets();
+    int preset = -1;
+    for (int i = 0; i < presets.size(); ++i)
+        if (presets[i].file == state_.name) preset = i;
+    const QSignalBlocker blocker(preset_combo_);
+    const bool has_own = preset_combo_->count() > presets.size();
+    if (preset >= 0) {
+        if (has_own) preset_combo_->removeItem(0);
+        preset_combo_->setCurrentIndex(preset);
+    } else {
+        // Not a preset: the box names what is shown (the open file, or "custom") until one is chosen.
+        const QFileInfo file(state_.name);
+        const QString text = file.suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0
+                                 ? tr("%1 (open file)").arg(file.fileName())
+                                 : tr("custom");
+        if (!has_own) preset_combo_->insertItem(0, text);
+        else preset_combo_->setItemText(0, text);
+        preset_combo_->setItemData(0, state_.name, Qt::ToolTipRole);
+        preset_combo_->setCurrentIndex(0);
+    }
+    updatePresetControls();
+}
+
+void ConfigureView::updatePresetControls() {
+    load_preset_button_->setEnabled(!locked_ && chosenPresetIndex() >= 0);
+}
+
 void ConfigureView::applyState(const ConfigState& state, EditOrigin origin) {
     state_ = state;
+    showPresetChoice();
     if (origin != EditOrigin::Form) form_->showValues(configObject(state_.config));
     if (origin != EditOrigin::Json) json_view_->showConfig(state_.config);
     issues_ = validateRunConfig(state_.config);
@@ -288,7 +327,11 @@ void ConfigureView::showIssues() {
     QString color;
     if (!issues_.empty()) {
         const QString count = issues_.size() == 1 ? tr("1 problem") : tr("%1 problems").arg(issues_.size());
-        summary = tr("%1: the workbench keeps its last valid config until fixed.").arg(count);
+        summary = windowCanShow(issues_)
+                      ? tr("%1 in the data section: the counts and the memory plan use this config; Start needs "
+                           "the data fixed.")
+                            .arg(count)
+                      : tr("%1: the workbench keeps its last valid config until fixed.").arg(count);
         color = QStringLiteral("#b00020");
     } else if (!jsonError().isEmpty()) {
         summary = tr("The JSON text does not parse: the form shows the last config that did.");
@@ -310,6 +353,7 @@ void ConfigureView::showIssues() {
 void ConfigureView::focusField(const QString& path) {
     QWidget* editor = form_->editor(path);
     if (!editor) return;
+    form_->reveal(path);
     form_scroll_->ensureWidgetVisible(editor);
     editor->setFocus(Qt::OtherFocusReason);
 }

@@ -92,6 +92,12 @@ private:
     void showIssues();
     void focusField(const QString& path);
     void updateUndoActions();
+    // The preset box names what is shown: the preset it came from, else the open file or
+    // "custom" (an entry before the presets, which Load cannot load).
+    void showPresetChoice();
+    void updatePresetControls();
+    // The index in configPresets() of the box's choice; -1 for the shown config's own entry.
+    int chosenPresetIndex() const;
 
     ConfigState state_;
     std::vector<ConfigIssue> issues_;

@@ -1,5 +1,6 @@
 # Runs PROGRAM with ARGS ('|'-separated) and fails unless it exits with EXPECTED_EXIT and,
-# when EXPECTED_FILE is set, writes EXPECTED_FILE (a .png of 1280x800 pixels when it ends in .png).
+# when EXPECTED_FILE is set, writes EXPECTED_FILE (a .png of 1280x800 pixels when it ends in .png),
+# and when EXPECTED_STDOUT is set, prints something matching that regular expression.
 string(REPLACE "|" ";" _args "${ARGS}")
 if(EXPECTED_FILE)
   file(REMOVE "${EXPECTED_FILE}")
@@ -9,6 +10,9 @@ execute_process(COMMAND "${PROGRAM}" ${_args}
 message(STATUS "exit ${_rc}\nstdout:\n${_out}\nstderr:\n${_err}")
 if(NOT "${_rc}" STREQUAL "${EXPECTED_EXIT}")
   message(FATAL_ERROR "expected exit code ${EXPECTED_EXIT}, got ${_rc}")
+endif()
+if(EXPECTED_STDOUT AND NOT _out MATCHES "${EXPECTED_STDOUT}")
+  message(FATAL_ERROR "stdout does not match '${EXPECTED_STDOUT}'")
 endif()
 if(EXPECTED_FILE)
   if(NOT EXISTS "${EXPECTED_FILE}")

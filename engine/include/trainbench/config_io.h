@@ -55,6 +55,9 @@ struct ConfigFieldInfo {
     std::vector<std::string> choices;  // for type == choice
     std::string help;
     std::string default_json;  // the default value as JSON text (null: unset)
+    // A key of the reference's ModelArgs that only its inference code reads (the KV-cache rows,
+    // the checkpoint's storage format): accepted and kept, unused in training.
+    bool inference_only = false;
 };
 const std::vector<ConfigFieldInfo>& configSchema();
 

@@ -1,7 +1,9 @@
 // Tests the batch panel inside the window: editing m and K re-splits the config, the memory plan follows.
 #include <cmath>
 
+#include <QAction>
 #include <QLabel>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -18,6 +20,7 @@
 #include "trainbench/config_io.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/presets.h"
+#include "configure/config_presets.h"
 
 using namespace trainbench;
 using namespace trainbench::gui;
@@ -54,6 +57,9 @@ private Q_SLOTS:
     void accumulationChoosesTheGlobalBatch();
     void globalBatchSizeFollowsTheSplit();
     void budgetVerdictAndLargestFittingMicroBatch();
+    void budgetShareReadsAsAPercentThenAMultiple_data();
+    void budgetShareReadsAsAPercentThenAMultiple();
+    void aPlanTheEngineRefusesDisablesStart();
     void liveRunLocksTheSplitAndTheExplorer();
 };
 
@@ -212,6 +218,10 @@ void TestBatchPanel::budgetVerdictAndLargestFittingMicroBatch() {
              QStringLiteral("m %1 × K %2")
                  .arg(plan.largest_fitting_micro_batch)
                  .arg(16 / plan.largest_fitting_micro_batch));
+    // Over a budget of runtime.memory_limit_mb the engine starts and backs off to a smaller m,
+    // so Start stays enabled.
+    QVERIFY(window.batchPanel()->startRefusal().isEmpty());
+    QVERIFY(child<QPushButton>(window, "startButton")->isEnabled());
 
     // Down to the largest split that fits: the verdict turns.
     child<QSpinBox>(window, "microBatchSpin")->setValue(static_cast<int>(plan.largest_fitting_micro_batch));
@@ -254,6 +264,51 @@ void TestBatchPanel::liveRunLocksTheSplitAndTheExplorer() {
     m_spin->setValue(4);
     QCOMPARE(window.runConfig().train.gradient_accumulation_steps, int64_t(4));
     QCOMPARE(window.plots()->lossRawGraph()->dataCount(), points);
+}
+
+void TestBatchPanel::budgetShareReadsAsAPercentThenAMultiple_data() {
+    QTest::addColumn<double>("share");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("a sliver") << 0.0004 << "peak: < 0.1 % of the budget";
+    QTest::newRow("half") << 0.5 << "peak: 50.0 % of the budget";
+    QTest::newRow("a little over") << 1.5 << "peak: 150.0 % of the budget";
+    QTest::newRow("three times") << 3.27 << "peak: 3.3× the budget";
+    QTest::newRow("DeepSeek-V3 on this host") << 424.76 << "peak: 425× the budget";
+}
+
+void TestBatchPanel::budgetShareReadsAsAPercentThenAMultiple() {
+    QFETCH(double, share);
+    QFETCH(QString, text);
+    QCOMPARE(BatchPanel::formatShareOfBudget(share), text);
+}
+
+// The published DeepSeek-V3 config needs terabytes per rank: the bar says how many times the
+// budget, and Start is off with the engine's reason until a config that fits is shown.
+void TestBatchPanel::aPlanTheEngineRefusesDisablesStart() {
+    RunConfig big;
+    for (const ConfigPreset& preset : configPresets())
+        if (preset.file == QLatin1String("configs/deepseek/config_671B.json")) big = loadConfigPreset(preset);
+    QCOMPARE(big.model.dim, int64_t(7168));
+    MainWindow window(big, QStringLiteral("r671.json"));
+    auto* start = child<QPushButton>(window, "startButton");
+    auto* bar = child<QProgressBar>(window, "planBudgetBar");
+    const MemoryPlan& plan = window.batchPanel()->memoryPlan();
+    QVERIFY(plan.limit_bytes > 0 && !plan.fits);
+    const double share = double(plan.peak_bytes) / double(plan.limit_bytes);
+    QVERIFY2(share > 10, qPrintable(QString::number(share)));
+    QCOMPARE(bar->format(), QStringLiteral("peak: %1× the budget").arg(std::lround(share)));
+    QVERIFY(!start->isEnabled());
+    QVERIFY(!child<QAction>(window, "startAction")->isEnabled());
+    QVERIFY2(start->toolTip().contains(QStringLiteral("Does not fit")) &&
+                 start->toolTip().contains(QStringLiteral("train.micro_batch_size")),
+             qPrintable(start->toolTip()));
+    QVERIFY(!window.startRun());  // asked anyway (a shortcut, a script): the engine says no
+    QVERIFY(!window.bridge()->isLive());
+
+    QVERIFY(window.setRunConfig(tinyPreset(), QStringLiteral("tiny")));
+    QVERIFY(start->isEnabled());
+    QVERIFY(start->toolTip().isEmpty());
+    QVERIFY(child<QAction>(window, "startAction")->isEnabled());
 }
 
 QTEST_MAIN(TestBatchPanel)

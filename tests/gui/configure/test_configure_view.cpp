@@ -18,6 +18,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
 #include <QUndoStack>
 #include <QWheelEvent>
 
@@ -107,6 +108,8 @@ private Q_SLOTS:
     void consecutiveEditsOfOneFieldMerge();
     void wheelChangesOnlyTheFocusedField();
     void presetsLoadAndUndo();
+    void anOpenedFileIsNamedInThePresetBox();
+    void inferenceOnlyFieldsComeLastFolded();
     void savedFileOpensAsTheSameConfig();
     void windowAdoptsValidEditsOnly();
     void publishedPresetDrivesTheSidePanel();
@@ -396,9 +399,17 @@ void TestConfigureView::presetsLoadAndUndo() {
 
     ConfigureView view(tinyConfig(), QStringLiteral("tiny.json"));
     auto* combo = child<QComboBox>(view, "presetCombo");
+    auto* load = child<QPushButton>(view, "loadPresetButton");
+    // A config that is no preset: the box names it first, and Load has nothing to load for it.
+    QCOMPARE(combo->count(), 9);
+    QCOMPARE(combo->currentText(), QStringLiteral("tiny.json (open file)"));
+    QVERIFY(!load->isEnabled());
+    combo->setCurrentIndex(combo->findData(QStringLiteral("configs/small.json")));
+    QVERIFY(load->isEnabled());
+    QTest::mouseClick(load, Qt::LeftButton);
+    // Once a preset is chosen the box shows it, and the shown config's entry is gone.
     QCOMPARE(combo->count(), 8);
-    combo->setCurrentIndex(presetIndex(QStringLiteral("configs/small.json")));
-    QTest::mouseClick(child<QPushButton>(view, "loadPresetButton"), Qt::LeftButton);
+    QCOMPARE(combo->currentIndex(), presetIndex(QStringLiteral("configs/small.json")));
     // configs/small.json: dim 512, 8 layers, 16 routed experts.
     QCOMPARE(view.config().model.dim, 512);
     QCOMPARE(view.config().model.n_layers, 8);
@@ -428,6 +439,78 @@ void TestConfigureView::presetsLoadAndUndo() {
     QCOMPARE(view.config().model.dim, 64);
     QCOMPARE(view.configName(), QStringLiteral("tiny.json"));
     QCOMPARE(intEditor(view, "model.dim")->value(), 64);
+    QCOMPARE(combo->currentText(), QStringLiteral("tiny.json (open file)"));
+}
+
+// A published config opened from a file of the user's: the box names that file (not the tiny
+// preset the box would otherwise show) until a preset is chosen.
+void TestConfigureView::anOpenedFileIsNamedInThePresetBox() {
+    QTemporaryDir folder;
+    const QString path = folder.filePath(QStringLiteral("r671.json"));
+    // Loading a preset registers the presets' resources; the file is a copy of the published one.
+    loadConfigPreset(configPresets()[presetIndex(QStringLiteral("configs/deepseek/config_671B.json"))]);
+    QVERIFY(QFile::copy(QStringLiteral(":/presets/configs/deepseek/config_671B.json"), path));
+    ConfigureView view(tinyConfig(), QStringLiteral("configs/tiny.json"));
+    auto* combo = child<QComboBox>(view, "presetCombo");
+    QCOMPARE(combo->currentIndex(), presetIndex(QStringLiteral("configs/tiny.json")));
+    QString error;
+    QVERIFY2(view.openFile(path, &error), qPrintable(error));
+    QCOMPARE(combo->currentText(), QStringLiteral("r671.json (open file)"));
+    QCOMPARE(combo->itemData(0, Qt::ToolTipRole).toString(), path);
+    QVERIFY(!child<QPushButton>(view, "loadPresetButton")->isEnabled());
+    // An edit keeps the file's name; a config with no file name is "custom".
+    retype(intEditor(view, "train.steps"), QStringLiteral("7"));
+    QCOMPARE(combo->currentText(), QStringLiteral("r671.json (open file)"));
+    view.resetConfig(tinyConfig(), QStringLiteral("built-in tiny preset"));
+    QCOMPARE(combo->currentText(), QStringLiteral("custom"));
+    QVERIFY(view.loadPreset(presetIndex(QStringLiteral("configs/tiny_v2.json"))));
+    QCOMPARE(combo->currentIndex(), presetIndex(QStringLiteral("configs/tiny_v2.json")));
+    QCOMPARE(combo->count(), int(configPresets().size()));
+}
+
+// The reference's inference-only keys are last in the model section and folded away, behind a
+// labelled toggle; the fields training uses come first. A problem in one unfolds them.
+void TestConfigureView::inferenceOnlyFieldsComeLastFolded() {
+    ConfigureView view(tinyConfig(), QStringLiteral("tiny"));
+    view.show();
+    QStringList model_keys, inference_keys;
+    for (const ConfigFieldInfo& info : configSchema()) {
+        if (info.section != "model") continue;
+        (info.inference_only ? inference_keys : model_keys) << QString::fromStdString(info.key);
+    }
+    QCOMPARE(inference_keys, (QStringList{QStringLiteral("max_batch_size"), QStringLiteral("dtype"),
+                                          QStringLiteral("scale_fmt")}));
+    QCOMPARE(model_keys.mid(0, 3), (QStringList{QStringLiteral("vocab_size"), QStringLiteral("dim"),
+                                                QStringLiteral("inter_dim")}));
+    // In the schema (and so the form), every inference-only key comes after every other model key.
+    int last_training = -1, first_inference = 1 << 30, index = 0;
+    for (const ConfigFieldInfo& info : configSchema()) {
+        if (info.section == "model" && !info.inference_only) last_training = index;
+        if (info.inference_only) first_inference = std::min(first_inference, index);
+        ++index;
+    }
+    QVERIFY(last_training < first_inference);
+
+    auto* toggle = child<QToolButton>(view, "inferenceOnlyToggle");
+    QVERIFY2(toggle->text().contains(QStringLiteral("unused in training")), qPrintable(toggle->text()));
+    QWidget* max_batch = view.form()->editor(QStringLiteral("model.max_batch_size"));
+    QVERIFY(!max_batch->isVisible());
+    QVERIFY(!view.form()->editor(QStringLiteral("model.scale_fmt"))->isVisible());
+    QVERIFY(view.form()->editor(QStringLiteral("model.dim"))->isVisible());
+    QVERIFY(view.form()->editor(QStringLiteral("model.dim"))->y() < toggle->y());
+    QTest::mouseClick(toggle, Qt::LeftButton);
+    QVERIFY(max_batch->isVisible());
+    QVERIFY(max_batch->y() > toggle->y());
+    QTest::mouseClick(toggle, Qt::LeftButton);
+    QVERIFY(!max_batch->isVisible());
+
+    // A config whose problem is in a folded field (from a file, or typed in the JSON).
+    RunConfig bad = tinyConfig();
+    bad.model.max_batch_size = 0;
+    view.resetConfig(bad, QStringLiteral("bad"));
+    QCOMPARE(view.form()->markedPaths(), QStringList{QStringLiteral("model.max_batch_size")});
+    QVERIFY(view.form()->inferenceOnlyShown());
+    QVERIFY(max_batch->isVisible());
 }
 
 void TestConfigureView::savedFileOpensAsTheSameConfig() {
