@@ -37,13 +37,21 @@ public:
     virtual void allReduce(std::vector<torch::Tensor>& tensors, ReduceOp op) = 0;
     // The same, returning at once: the tensors must not be touched until wait() returns.
     virtual std::shared_ptr<CollectiveWork> allReduceAsync(std::vector<torch::Tensor> tensors, ReduceOp op) = 0;
+    // Sharded state (runtime.zero_stage): `input` [W * n] is summed over ranks and rank r is
+    // left slice r of the sum ([r * n, (r + 1) * n)) in `output` [n], which may be that very
+    // slice of `input`. Returns at once, like allReduceAsync.
+    virtual std::shared_ptr<CollectiveWork> reduceScatterAsync(torch::Tensor input, torch::Tensor output) = 0;
+    // Every rank's `input` [n] in rank order into every rank's `output` [W * n]; `input` may be
+    // this rank's slice of `output`.
+    virtual std::shared_ptr<CollectiveWork> allGatherAsync(torch::Tensor input, torch::Tensor output) = 0;
     // Copies root's tensors into every rank's tensors.
     virtual void broadcast(std::vector<torch::Tensor>& tensors, int root) = 0;
     virtual void barrier() = 0;
     // Makes every pending and future call on every rank throw CollectiveAborted(reason).
     virtual void abort(const std::string& reason) = 0;
 
-    // Calls made by this rank (all-reduces, broadcasts, barriers), for tests and metrics.
+    // Calls made by this rank (all-reduces, reduce-scatters, all-gathers, broadcasts,
+    // barriers), for tests and metrics.
     int64_t calls() const { return calls_.load(); }
 
 protected:

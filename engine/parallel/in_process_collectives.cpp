@@ -8,34 +8,66 @@ namespace trainbench {
 CollectiveHub::CollectiveHub(int world_size, std::chrono::milliseconds timeout, std::function<bool()> paused)
     : world_size_(world_size), timeout_(timeout), paused_(std::move(paused)), deposits_(world_size, nullptr) {}
 
-void CollectiveHub::exchange(int rank, std::vector<torch::Tensor>& tensors, ReduceOp op, int root, bool is_broadcast) {
+namespace {
+
+// The work of the last rank to arrive, over every rank's deposit; one thread, in rank order,
+// so the same inputs always give the same bits. Results are computed before any rank's tensors
+// are written: an output may be a slice of its rank's input.
+void combine(const std::vector<std::vector<torch::Tensor>*>& deposits, CollectiveHub::Kind kind, ReduceOp op, int root) {
+    using Kind = CollectiveHub::Kind;
+    const int world = static_cast<int>(deposits.size());
+    const size_t count = deposits[0]->size();
+    for (int r = 1; r < world; ++r)
+        if (deposits[r]->size() != count)
+            throw std::runtime_error("ranks made different collective calls (" + std::to_string(count) +
+                                     " tensors against " + std::to_string(deposits[r]->size()) + ")");
+    if (kind == Kind::ReduceScatter || kind == Kind::AllGather) {
+        if (count != 2) throw std::runtime_error("a reduce-scatter or all-gather takes an input and an output");
+        torch::Tensor full;
+        if (kind == Kind::ReduceScatter) {
+            full = (*deposits[0])[0].clone();
+            for (int r = 1; r < world; ++r) full.add_((*deposits[r])[0]);
+        } else {
+            std::vector<torch::Tensor> pieces;
+            for (int r = 0; r < world; ++r) pieces.push_back((*deposits[r])[0]);
+            full = torch::cat(pieces);
+        }
+        for (int r = 0; r < world; ++r) {
+            torch::Tensor& output = (*deposits[r])[1];
+            const int64_t n = output.numel();
+            if (full.numel() != (kind == Kind::ReduceScatter ? n * world : n))
+                throw std::runtime_error("a reduce-scatter or all-gather with sizes that do not match the world size");
+            output.copy_(kind == Kind::ReduceScatter ? full.narrow(0, r * n, n) : full);
+        }
+        return;
+    }
+    for (size_t i = 0; i < count; ++i) {
+        torch::Tensor result;
+        if (kind == Kind::Broadcast) {
+            result = (*deposits[root])[i].clone();
+        } else {
+            result = (*deposits[0])[i].clone();
+            for (int r = 1; r < world; ++r) {
+                const auto& other = (*deposits[r])[i];
+                if (op == ReduceOp::Sum) result.add_(other);
+                else result = torch::maximum(result, other);
+            }
+        }
+        for (int r = 0; r < world; ++r) (*deposits[r])[i].copy_(result);
+    }
+}
+
+}  // namespace
+
+void CollectiveHub::exchange(int rank, std::vector<torch::Tensor>& tensors, Kind kind, ReduceOp op, int root) {
     std::unique_lock lock(mutex_);
     if (aborted_) throw CollectiveAborted(abort_reason_);
     const int64_t my_generation = generation_;
     deposits_[rank] = &tensors;
     if (++arrived_ == world_size_) {
         torch::NoGradGuard no_grad;
-        const size_t count = tensors.size();
         try {
-            for (size_t r = 1; r < deposits_.size(); ++r)
-                if (deposits_[r]->size() != count)
-                    throw std::runtime_error("ranks made different collective calls (" + std::to_string(count) +
-                                             " tensors against " + std::to_string(deposits_[r]->size()) + ")");
-            for (size_t i = 0; i < count; ++i) {
-                torch::Tensor result;
-                if (is_broadcast) {
-                    result = (*deposits_[root])[i].clone();
-                } else {
-                    // Rank order, one thread: the same inputs always give the same bits.
-                    result = (*deposits_[0])[i].clone();
-                    for (int r = 1; r < world_size_; ++r) {
-                        const auto& other = (*deposits_[r])[i];
-                        if (op == ReduceOp::Sum) result.add_(other);
-                        else result = torch::maximum(result, other);
-                    }
-                }
-                for (int r = 0; r < world_size_; ++r) (*deposits_[r])[i].copy_(result);
-            }
+            combine(deposits_, kind, op, root);
         } catch (const std::exception& e) {
             // Mismatched calls (a bug) or a failed reduction: every rank is told, none waits on.
             aborted_ = true;
@@ -86,8 +118,8 @@ void CollectiveHub::abort(const std::string& reason) {
 
 class InProcessCollectives::Call : public CollectiveWork {
 public:
-    Call(std::vector<torch::Tensor> tensors, ReduceOp op, int root, bool is_broadcast)
-        : tensors(std::move(tensors)), op(op), root(root), is_broadcast(is_broadcast) {}
+    Call(std::vector<torch::Tensor> tensors, CollectiveHub::Kind kind, ReduceOp op, int root)
+        : tensors(std::move(tensors)), kind(kind), op(op), root(root) {}
     void wait() override {
         std::unique_lock lock(mutex_);
         finished_.wait(lock, [&] { return done_; });
@@ -101,9 +133,9 @@ public:
     }
 
     std::vector<torch::Tensor> tensors;
+    const CollectiveHub::Kind kind;
     const ReduceOp op;
     const int root;
-    const bool is_broadcast;
 
 private:
     std::mutex mutex_;
@@ -123,11 +155,18 @@ InProcessCollectives::~InProcessCollectives() {
     if (worker_.joinable()) worker_.join();
 }
 
-std::shared_ptr<InProcessCollectives::Call> InProcessCollectives::submit(std::vector<torch::Tensor> tensors, ReduceOp op,
-                                                                         int root, bool is_broadcast) {
+std::shared_ptr<InProcessCollectives::Call> InProcessCollectives::submit(std::vector<torch::Tensor> tensors,
+                                                                         CollectiveHub::Kind kind, ReduceOp op, int root) {
     ++calls_;
-    auto call = std::make_shared<Call>(std::move(tensors), op, root, is_broadcast);
+    auto call = std::make_shared<Call>(std::move(tensors), kind, op, root);
     if (world_size_ == 1) {
+        // One rank: the reduction is the input itself; a scatter or gather is a copy (none
+        // when the output is the input).
+        if ((kind == CollectiveHub::Kind::ReduceScatter || kind == CollectiveHub::Kind::AllGather) &&
+            !call->tensors[1].is_same(call->tensors[0])) {
+            torch::NoGradGuard no_grad;
+            call->tensors[1].copy_(call->tensors[0]);
+        }
         call->finish(nullptr);
         return call;
     }
@@ -151,7 +190,7 @@ void InProcessCollectives::serve() {
             queue_.pop_front();
         }
         try {
-            hub_->exchange(rank_, call->tensors, call->op, call->root, call->is_broadcast);
+            hub_->exchange(rank_, call->tensors, call->kind, call->op, call->root);
             call->finish(nullptr);
         } catch (...) {
             call->finish(std::current_exception());
@@ -161,17 +200,25 @@ void InProcessCollectives::serve() {
 
 void InProcessCollectives::allReduce(std::vector<torch::Tensor>& tensors, ReduceOp op) {
     // The call holds the same tensors (shared storage), so the result lands in the caller's.
-    submit(tensors, op, 0, false)->wait();
+    submit(tensors, CollectiveHub::Kind::AllReduce, op)->wait();
 }
 
 std::shared_ptr<CollectiveWork> InProcessCollectives::allReduceAsync(std::vector<torch::Tensor> tensors, ReduceOp op) {
-    return submit(std::move(tensors), op, 0, false);
+    return submit(std::move(tensors), CollectiveHub::Kind::AllReduce, op);
+}
+
+std::shared_ptr<CollectiveWork> InProcessCollectives::reduceScatterAsync(torch::Tensor input, torch::Tensor output) {
+    return submit({std::move(input), std::move(output)}, CollectiveHub::Kind::ReduceScatter);
+}
+
+std::shared_ptr<CollectiveWork> InProcessCollectives::allGatherAsync(torch::Tensor input, torch::Tensor output) {
+    return submit({std::move(input), std::move(output)}, CollectiveHub::Kind::AllGather);
 }
 
 void InProcessCollectives::broadcast(std::vector<torch::Tensor>& tensors, int root) {
-    submit(tensors, ReduceOp::Sum, root, true)->wait();
+    submit(tensors, CollectiveHub::Kind::Broadcast, ReduceOp::Sum, root)->wait();
 }
 
-void InProcessCollectives::barrier() { submit({}, ReduceOp::Sum, 0, false)->wait(); }
+void InProcessCollectives::barrier() { submit({}, CollectiveHub::Kind::AllReduce)->wait(); }
 
 }  // namespace trainbench

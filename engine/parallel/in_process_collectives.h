@@ -18,10 +18,13 @@ namespace trainbench {
 // reproducible) and writes the result into every rank's tensors; then all ranks leave.
 class CollectiveHub {
 public:
+    enum class Kind { AllReduce, Broadcast, ReduceScatter, AllGather };
     // `paused` (may be null) holds the timeout off: a rank waiting for ranks held at the pause
     // gate is not a hang.
     CollectiveHub(int world_size, std::chrono::milliseconds timeout, std::function<bool()> paused = {});
-    void exchange(int rank, std::vector<torch::Tensor>& tensors, ReduceOp op, int root, bool is_broadcast);
+    // All-reduce and broadcast: `tensors` are the rank's tensors, reduced or overwritten in
+    // place. Reduce-scatter and all-gather: `tensors` is {input, output}.
+    void exchange(int rank, std::vector<torch::Tensor>& tensors, Kind kind, ReduceOp op = ReduceOp::Sum, int root = 0);
     void abort(const std::string& reason);
 
 private:
@@ -49,6 +52,8 @@ public:
     int worldSize() const override { return world_size_; }
     void allReduce(std::vector<torch::Tensor>& tensors, ReduceOp op) override;
     std::shared_ptr<CollectiveWork> allReduceAsync(std::vector<torch::Tensor> tensors, ReduceOp op) override;
+    std::shared_ptr<CollectiveWork> reduceScatterAsync(torch::Tensor input, torch::Tensor output) override;
+    std::shared_ptr<CollectiveWork> allGatherAsync(torch::Tensor input, torch::Tensor output) override;
     void broadcast(std::vector<torch::Tensor>& tensors, int root) override;
     void barrier() override;
     void abort(const std::string& reason) override { hub_->abort(reason); }
@@ -56,7 +61,8 @@ public:
 private:
     class Call;
     // Queues a call for the communication thread; a single rank completes it at once.
-    std::shared_ptr<Call> submit(std::vector<torch::Tensor> tensors, ReduceOp op, int root, bool is_broadcast);
+    std::shared_ptr<Call> submit(std::vector<torch::Tensor> tensors, CollectiveHub::Kind kind, ReduceOp op = ReduceOp::Sum,
+                                 int root = 0);
     void serve();
 
     std::shared_ptr<CollectiveHub> hub_;

@@ -75,6 +75,22 @@ public:
         }
         return std::make_shared<NcclWork>(std::move(works), std::move(tensors), rank_);
     }
+    // The flat-buffer forms (_reduce_scatter_base, _allgather_base): NCCL works in place when
+    // the slice is the rank's own part of the full buffer, as the buckets arrange.
+    std::shared_ptr<CollectiveWork> reduceScatterAsync(torch::Tensor input, torch::Tensor output) override {
+        ++calls_;
+        torch::NoGradGuard no_grad;
+        c10d::ReduceScatterOptions options;
+        options.reduceOp = c10d::ReduceOp::SUM;
+        std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->_reduce_scatter_base(output, input, options)};
+        return std::make_shared<NcclWork>(std::move(works), std::vector<torch::Tensor>{input, output}, rank_);
+    }
+    std::shared_ptr<CollectiveWork> allGatherAsync(torch::Tensor input, torch::Tensor output) override {
+        ++calls_;
+        torch::NoGradGuard no_grad;
+        std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->_allgather_base(output, input, c10d::AllgatherOptions())};
+        return std::make_shared<NcclWork>(std::move(works), std::vector<torch::Tensor>{input, output}, rank_);
+    }
     void broadcast(std::vector<torch::Tensor>& tensors, int root) override {
         ++calls_;
         torch::NoGradGuard no_grad;
