@@ -225,6 +225,10 @@ std::vector<ConfigField> buildFields() {
               "a window that exceeds it halves the micro-batch and redoes the step");
     r.real("store_wait_s", &RuntimeConfig::store_wait_s,
            "Seconds a run waits, held, for an unwritable run store (full disk, read-only) before it fails");
+    r.integer("zero_stage", &RuntimeConfig::zero_stage,
+              "Sharded training state (ZeRO): 0 none; 1 the AdamW moments sharded over the ranks (8P/W bytes each "
+              "instead of 8P): gradients reduce-scattered at the window's end, each rank steps its slice, the "
+              "weights all-gathered; the same numbers as 0");
     r.boolean("overlap_reduction", &RuntimeConfig::overlap_reduction,
               "With W > 1, all-reduce each gradient bucket as soon as the last backward has filled it, overlapping "
               "the rest of the backward (off: all buckets after it; same result)");

@@ -1,4 +1,4 @@
-// Gradient buckets: packing gradients into flat buffers, one collective per bucket.
+// Gradient buckets: the parameters' gradients as views of flat buffers, one collective per bucket.
 #include "parallel/gradient_buckets.h"
 
 #include <torch/csrc/autograd/function_hook.h>
@@ -7,25 +7,34 @@
 namespace trainbench {
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64_t bucket_bytes,
-                                 int64_t first_bucket_bytes)
-    : params_(params) {
+                                 int64_t first_bucket_bytes, int64_t shards)
+    : params_(params), bucket_of_(params.size()), shards_(std::max<int64_t>(shards, 1)) {
+    torch::NoGradGuard no_grad;
     Bucket current;
+    int64_t numel = 0;
     int64_t limit = first_bucket_bytes;
-    for (size_t i = params.size(); i-- > 0;) {
-        const auto& p = params[i];
-        current.members.push_back(i);
-        current.offsets.push_back(current.numel);
-        current.numel += p.numel();
-        if (current.numel * 4 >= limit) {
-            buckets_.push_back(std::move(current));
-            current = Bucket{};
-            limit = bucket_bytes;
+    auto close = [&] {
+        // Padded so that every rank's slice has the same length; the padding stays zero.
+        const int64_t padded = (numel + shards_ - 1) / shards_ * shards_;
+        const auto& first = params_[current.members.front().param];
+        const auto dtype = first.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+        current.flat = torch::zeros({padded}, first.options().dtype(dtype));
+        for (const Member& m : current.members) {
+            auto& p = params_[m.param];
+            bucket_of_[m.param] = buckets_.size();
+            if (p.requires_grad()) p.mutable_grad() = current.flat.narrow(0, m.offset, m.numel).view(p.sizes());
         }
+        buckets_.push_back(std::move(current));
+        current = Bucket{};
+        numel = 0;
+        limit = bucket_bytes;
+    };
+    for (size_t i = params.size(); i-- > 0;) {
+        current.members.push_back({i, numel, params[i].numel()});
+        numel += params[i].numel();
+        if (numel * 4 >= limit) close();
     }
-    if (!current.members.empty()) buckets_.push_back(std::move(current));
-    place_.resize(params.size());
-    for (size_t b = 0; b < buckets_.size(); ++b)
-        for (size_t j = 0; j < buckets_[b].members.size(); ++j) place_[buckets_[b].members[j]] = {b, j};
+    if (!current.members.empty()) close();
 }
 
 // Autograd calls it after accumulating a parameter's gradient into .grad (once per backward:
@@ -45,15 +54,21 @@ GradientBuckets::~GradientBuckets() {
         if (p.requires_grad()) torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
 }
 
-void GradientBuckets::beginOverlap(Collectives& collectives) {
+void GradientBuckets::zero() {
+    torch::NoGradGuard no_grad;
+    for (auto& b : buckets_) b.flat.zero_();
+}
+
+void GradientBuckets::beginOverlap(Collectives& collectives, BucketReduction how) {
     std::lock_guard lock(overlap_mutex_);
     overlap_ = &collectives;
+    how_ = how;
     hooks_armed_ = false;
     next_launch_ = 0;
     launched_during_backward_ = 0;
     for (auto& b : buckets_) {
         b.waiting = 0;
-        for (size_t member : b.members) b.waiting += params_[member].requires_grad() ? 1 : 0;
+        for (const Member& m : b.members) b.waiting += params_[m.param].requires_grad() ? 1 : 0;
         b.work.reset();
     }
 }
@@ -75,13 +90,8 @@ void GradientBuckets::onGradientReady(size_t param) {
     if (!hooks_armed_.load(std::memory_order_acquire)) return;
     std::lock_guard lock(overlap_mutex_);
     if (!hooks_armed_) return;
-    const auto [bucket, member] = place_[param];
-    Bucket& b = buckets_[bucket];
-    if (!b.flat.defined()) pack(b);  // allocates; the slots of members still to come are rewritten
-    torch::NoGradGuard no_grad;
-    const auto& p = params_[param];
-    b.flat.narrow(0, b.offsets[member], p.numel()).copy_(p.grad().reshape({-1}));
-    if (--b.waiting > 0) return;
+    // The gradient is already in its bucket (a view): only the count moves.
+    if (--buckets_[bucket_of_[param]].waiting > 0) return;
     while (next_launch_ < buckets_.size() && buckets_[next_launch_].waiting == 0) {
         launch(next_launch_++);
         ++launched_during_backward_;
@@ -89,18 +99,20 @@ void GradientBuckets::onGradientReady(size_t param) {
 }
 
 void GradientBuckets::launch(size_t bucket) {
-    buckets_[bucket].work = overlap_->allReduceAsync({buckets_[bucket].flat}, ReduceOp::Sum);
+    Bucket& b = buckets_[bucket];
+    if (how_ == BucketReduction::AllReduce) {
+        b.work = overlap_->allReduceAsync({b.flat}, ReduceOp::Sum);
+    } else {
+        // In place: this rank's slice of the bucket receives its slice of the sum.
+        const int64_t slice = b.flat.numel() / shards_;
+        b.work = overlap_->reduceScatterAsync(b.flat, b.flat.narrow(0, overlap_->rank() * slice, slice));
+    }
 }
 
 void GradientBuckets::launchRemaining() {
     std::lock_guard lock(overlap_mutex_);
     hooks_armed_ = false;
-    for (; next_launch_ < buckets_.size(); ++next_launch_) {
-        Bucket& b = buckets_[next_launch_];
-        // Members the last backward did not reach: their gradients (or zeros) as they stand.
-        if (b.waiting > 0) pack(b);
-        launch(next_launch_);
-    }
+    for (; next_launch_ < buckets_.size(); ++next_launch_) launch(next_launch_);
 }
 
 void GradientBuckets::finishOverlap(bool keep) {
@@ -117,40 +129,11 @@ void GradientBuckets::finishOverlap(bool keep) {
     }
     overlap_ = nullptr;
     if (error) std::rethrow_exception(error);
-    if (keep)
-        for (auto& b : buckets_) unpack(b, b.flat);
+    if (!keep) zero();
 }
 
-void GradientBuckets::pack(Bucket& b) {
-    torch::NoGradGuard no_grad;
-    // Allocated at the first reduction: a single rank never reduces and never pays for them.
-    if (!b.flat.defined()) {
-        const auto& first = params_[b.members.front()];
-        auto dtype = first.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
-        b.flat = torch::empty({b.numel}, first.options().dtype(dtype));
-    }
-    for (size_t j = 0; j < b.members.size(); ++j) {
-        const auto& p = params_[b.members[j]];
-        auto slot = b.flat.narrow(0, b.offsets[j], p.numel());
-        if (p.grad().defined()) slot.copy_(p.grad().reshape({-1}));
-        else slot.zero_();
-    }
-}
-
-void GradientBuckets::unpack(Bucket& b, const torch::Tensor& source) {
-    torch::NoGradGuard no_grad;
-    for (size_t j = 0; j < b.members.size(); ++j) {
-        auto& p = params_[b.members[j]];
-        auto slot = source.narrow(0, b.offsets[j], p.numel()).view(p.sizes());
-        if (!p.grad().defined()) p.mutable_grad() = torch::empty_like(p);
-        p.mutable_grad().copy_(slot);
-    }
-}
-
-void GradientBuckets::reduce(Collectives& collectives) {
-    // The overlap's calls with no hooks armed: every bucket packed and started after the
-    // backward, in order, then waited for.
-    beginOverlap(collectives);
+void GradientBuckets::reduce(Collectives& collectives, BucketReduction how) {
+    beginOverlap(collectives, how);
     launchRemaining();
     finishOverlap();
 }
@@ -158,19 +141,12 @@ void GradientBuckets::reduce(Collectives& collectives) {
 void GradientBuckets::reduceIntoSums(Collectives& collectives) {
     torch::NoGradGuard no_grad;
     for (auto& b : buckets_) {
-        pack(b);
         std::vector<torch::Tensor> list{b.flat};
         collectives.allReduce(list, ReduceOp::Sum);
         if (!b.sums.defined()) b.sums = b.flat.clone();
         else b.sums.add_(b.flat);
+        b.flat.zero_();
     }
-    for (auto& p : params_) p.mutable_grad() = torch::Tensor();
-}
-
-void GradientBuckets::completeLocally() {
-    torch::NoGradGuard no_grad;
-    for (auto& p : params_)
-        if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
 }
 
 void GradientBuckets::dropSums() {
@@ -178,9 +154,10 @@ void GradientBuckets::dropSums() {
 }
 
 void GradientBuckets::finishSums() {
+    torch::NoGradGuard no_grad;
     for (auto& b : buckets_) {
         if (!b.sums.defined()) continue;
-        unpack(b, b.sums);
+        b.flat.copy_(b.sums);
         b.sums = torch::Tensor();
     }
 }

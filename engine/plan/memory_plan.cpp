@@ -67,25 +67,6 @@ int64_t activationBytes(const ModelConfig& c, int64_t tokens) {
     return per_token * tokens;
 }
 
-// The most bytes of activations and gradients held together during one backward pass. With
-// gradients already there (a later micro-batch of the window) that is simply their sum. On
-// the first micro-batch the gradients appear block by block as the blocks' activations go:
-// walk the blocks from the head down and keep the largest total.
-int64_t backwardPeakBytes(const ModelConfig& c, int64_t tokens, int64_t logits_bytes, bool gradients_exist) {
-    const ParamCount params = countParameters(c);
-    const int64_t activations = activationBytes(c, tokens);
-    if (gradients_exist) return activations + logits_bytes + params.total * kFloat;
-    int64_t held = activations + logits_bytes + params.head * kFloat;  // the head's gradient forms first
-    int64_t peak = held;
-    held -= logits_bytes + headBytesPerToken(c) * tokens;
-    for (int64_t layer = c.n_layers - 1; layer >= 0; --layer) {
-        held += (layer < c.n_dense_layers ? params.dense_block : params.moe_block) * kFloat;
-        peak = std::max(peak, held);
-        held -= blockBytesPerToken(c, layer) * tokens;
-    }
-    return std::max(peak, held + params.embedding * kFloat);
-}
-
 MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_bytes) {
     MemoryPlan p;
     p.micro_batch_size = micro_batch;
@@ -96,15 +77,20 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     p.tokens_per_step = config.tokensPerStep();
     const int64_t params = countParameters(config.model).total;
     p.weight_bytes = params * kFloat;
+    // The gradients are views of the reduction buckets (engine/parallel/gradient_buckets.h), so
+    // the buckets cost nothing of their own; only the sync-each mode keeps running sums beside.
     p.gradient_bytes = params * kFloat;
-    p.bucket_bytes = p.world_size > 1 ? params * kFloat : 0;
-    p.optimizer_bytes = 2 * params * kFloat;
+    p.bucket_bytes = p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat : 0;
+    // Stage 1 keeps the moments of this rank's slice of every bucket only.
+    const int64_t moment_elements = config.runtime.zero_stage >= 1 ? (params + p.world_size - 1) / p.world_size : params;
+    p.optimizer_bytes = 2 * moment_elements * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
     p.activation_bytes = activationBytes(config.model, tokens);
     p.logits_bytes = 2 * tokens * config.model.vocab_size * kFloat;
-    // Gradients are set to none at each window's start: only K > 1 finds them all in place.
-    p.peak_bytes = p.weight_bytes + p.bucket_bytes + p.optimizer_bytes +
-                   backwardPeakBytes(config.model, tokens, p.logits_bytes, p.gradient_accumulation_steps > 1);
+    // The gradients (bucket views) live from the first step to the last: every backward holds
+    // them beside the activations and the logits' gradient.
+    p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + p.optimizer_bytes + p.activation_bytes +
+                   p.logits_bytes;
     p.limit_bytes = limit_bytes;
     p.fits = limit_bytes <= 0 || p.peak_bytes <= limit_bytes;
     return p;

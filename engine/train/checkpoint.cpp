@@ -71,19 +71,34 @@ std::vector<std::string> parameterNames(Transformer& model) {
 }
 
 // The files of one checkpoint, written into `partial` (renamed into place by the caller).
-void writeCheckpointFiles(const fs::path& partial, Transformer& model, torch::optim::AdamW& optimizer,
+void writeCheckpointFiles(const fs::path& partial, Transformer& model, const NamedTensors& optimizer_state,
                           const TrainerState& state);
 
 }  // namespace
 
-std::string writeCheckpoint(const std::string& folder, Transformer& model, torch::optim::AdamW& optimizer,
+NamedTensors adamWState(Transformer& model, torch::optim::AdamW& optimizer) {
+    NamedTensors moments;
+    auto names = parameterNames(model);
+    auto params = model->parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+        auto found = optimizer.state().find(params[i].unsafeGetTensorImpl());
+        if (found == optimizer.state().end()) continue;  // never stepped
+        auto& adam = static_cast<torch::optim::AdamWParamState&>(*found->second);
+        moments.emplace_back(names[i] + ".exp_avg", adam.exp_avg());
+        moments.emplace_back(names[i] + ".exp_avg_sq", adam.exp_avg_sq());
+        moments.emplace_back(names[i] + ".step", torch::tensor(adam.step(), torch::kInt64));
+    }
+    return moments;
+}
+
+std::string writeCheckpoint(const std::string& folder, Transformer& model, const NamedTensors& optimizer_state,
                             const TrainerState& state) {
     const fs::path final_dir = fs::path(folder) / stepName(state.step);
     const fs::path partial = fs::path(folder) / (stepName(state.step) + ".partial");
     fs::create_directories(folder);
     removeTree(partial);
     try {
-        writeCheckpointFiles(partial, model, optimizer, state);
+        writeCheckpointFiles(partial, model, optimizer_state, state);
     } catch (...) {
         removeTree(partial);  // a failed write leaves nothing half-written beside the good ones
         throw;
@@ -96,23 +111,12 @@ std::string writeCheckpoint(const std::string& folder, Transformer& model, torch
 
 namespace {
 
-void writeCheckpointFiles(const fs::path& partial, Transformer& model, torch::optim::AdamW& optimizer,
+void writeCheckpointFiles(const fs::path& partial, Transformer& model, const NamedTensors& optimizer_state,
                           const TrainerState& state) {
     fs::create_directories(partial);
 
     writeSafetensors((partial / "model.safetensors").string(), stateDict(model), {{"format", "pt"}});
-    NamedTensors moments;
-    auto names = parameterNames(model);
-    auto params = model->parameters();
-    for (size_t i = 0; i < params.size(); ++i) {
-        auto found = optimizer.state().find(params[i].unsafeGetTensorImpl());
-        if (found == optimizer.state().end()) continue;  // never stepped
-        auto& adam = static_cast<torch::optim::AdamWParamState&>(*found->second);
-        moments.emplace_back(names[i] + ".exp_avg", adam.exp_avg());
-        moments.emplace_back(names[i] + ".exp_avg_sq", adam.exp_avg_sq());
-        moments.emplace_back(names[i] + ".step", torch::tensor(adam.step(), torch::kInt64));
-    }
-    writeSafetensors((partial / "optimizer.safetensors").string(), moments, {{"format", "pt"}});
+    writeSafetensors((partial / "optimizer.safetensors").string(), optimizer_state, {{"format", "pt"}});
 
     nlohmann::json trainer = {
         {"step", state.step},

@@ -24,8 +24,13 @@ struct Checkpoint {
 // (AdamW moments and step counts under the parameter names), trainer.json (state and the
 // SHA-256 of both files) and trainer.json.sha256. Written into a `.partial` directory, each
 // file fsynced, then renamed. Returns the final directory.
-std::string writeCheckpoint(const std::string& folder, Transformer& model, torch::optim::AdamW& optimizer,
+std::string writeCheckpoint(const std::string& folder, Transformer& model, const NamedTensors& optimizer_state,
                             const TrainerState& state);
+
+// An AdamW's state under the parameter names: `<name>.exp_avg`, `<name>.exp_avg_sq` (the
+// parameter's shape) and `<name>.step` (an int64 scalar), for the parameters it has stepped.
+// Sharded stages gather the same names (ShardedAdamW::gatherState).
+NamedTensors adamWState(Transformer& model, torch::optim::AdamW& optimizer);
 
 // Reads and verifies one checkpoint directory; throws ConfigError naming the corrupt file.
 Checkpoint readCheckpoint(const std::string& path);

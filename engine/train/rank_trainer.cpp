@@ -91,7 +91,9 @@ void RankTrainer::prepare() {
         // Every rank reads the same files, so replicas stay identical without a broadcast.
         Checkpoint checkpoint = readCheckpoint(s_.resume_from);
         loadIntoStateDict(stateDict(model_), checkpoint.model, checkpoint.path + "/model.safetensors");
-        restoreOptimizer(model_, *optimizer_, checkpoint.optimizer);
+        // Saved whole by any stage and world size; a sharded rank takes its slices below.
+        if (cfg_.runtime.zero_stage >= 1) resumed_optimizer_ = checkpoint.optimizer;
+        else restoreOptimizer(model_, *optimizer_, checkpoint.optimizer);
         start_step_ = checkpoint.state.step;
         tokens_seen_ = checkpoint.state.tokens;
         tokens_at_start_ = tokens_seen_;
@@ -99,7 +101,20 @@ void RankTrainer::prepare() {
         last_checkpoint_step_ = start_step_;
     }
     params_ = model_->parameters();
-    buckets_ = std::make_unique<GradientBuckets>(params_, s_.bucket_bytes, s_.first_bucket_bytes);
+    const bool sharded = cfg_.runtime.zero_stage >= 1;
+    buckets_ = std::make_unique<GradientBuckets>(params_, s_.bucket_bytes, s_.first_bucket_bytes,
+                                                 sharded ? s_.world_size : 1);
+    if (sharded) {
+        std::vector<bool> decays;
+        for (auto& item : model_->named_parameters()) decays.push_back(!isNormOrBias(item.key(), item.value()));
+        ShardedAdamW::Options options;
+        options.beta1 = cfg_.train.beta1;
+        options.beta2 = cfg_.train.beta2;
+        options.weight_decay = cfg_.train.weight_decay;
+        sharded_ = std::make_unique<ShardedAdamW>(params_, decays, *buckets_, s_.rank, options);
+        if (!s_.resume_from.empty()) sharded_->loadState(parameterNames(), resumed_optimizer_);
+    }
+    resumed_optimizer_.clear();
     moe_layers_ = model_->moeLayers();
     moe_indices_ = model_->moeLayerIndices();
     if (cfg_.runtime.dtype == "auto" && !s_.fp64)
@@ -109,7 +124,7 @@ void RankTrainer::prepare() {
 WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     const TrainConfig& t = cfg_.train;
     const int64_t calls_before = s_.collectives->calls();
-    optimizer_->zero_grad(/*set_to_none=*/true);
+    buckets_->zero();
     if (s_.memory) s_.memory->resetPeak();
     resetCudaPeak(cudaDeviceIndex(s_.device));
     auto float_options = torch::TensorOptions(device_).dtype(torch::kFloat64);
@@ -142,9 +157,17 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // Buckets reduce while the last backward runs (see GradientBuckets::beginOverlap).
     const bool overlap = s_.world_size > 1 && !t.sync_each_micro_batch && cfg_.runtime.overlap_reduction;
     bool out_of_memory = false;
-    if (overlap) buckets_->beginOverlap(*s_.collectives);
+    const BucketReduction how = sharded_ ? BucketReduction::ReduceScatter : BucketReduction::AllReduce;
+    if (overlap) buckets_->beginOverlap(*s_.collectives, how);
+    // A sharded state cannot be gathered for a checkpoint once a stop has aborted the
+    // collectives: there a stop is agreed like an out-of-memory window instead.
+    bool stop_seen = false;
     for (int64_t k = 0; k < K; ++k) {
-        if (!s_.control->passBoundary()) return WindowOutcome::Stopped;
+        if (!s_.control->passBoundary()) {
+            if (!sharded_) return WindowOutcome::Stopped;
+            stop_seen = true;
+            break;
+        }
         if (step == s_.fail_at_step) throw std::runtime_error("injected failure at step " + std::to_string(step + 1));
         if (step == s_.stall_at_step) s_.control->waitForStop();
         MicroBatch batch = next.get();
@@ -179,9 +202,10 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // comes before the gradient reduction (deferred mode) so that an out-of-memory window
     // skips that; with overlap the buckets are already under way and are waited for, unused.
     const int64_t W = s_.world_size;
-    auto flags = torch::zeros({1 + W}, torch::kFloat64);
+    auto flags = torch::zeros({2 + W}, torch::kFloat64);
     flags[0] = out_of_memory ? 1.0 : 0.0;
-    flags[1 + s_.rank] = double(windowPeakBytes());
+    flags[1] = stop_seen ? 1.0 : 0.0;
+    flags[2 + s_.rank] = double(windowPeakBytes());
     std::vector<torch::Tensor> stats_parts{loss_sum.view({1}), count.to(torch::kFloat64).view({1}), flags.to(device_),
                                            aux_sum.view({1})};
     for (auto& moe : moe_layers_) stats_parts.push_back(moe->takeLoad().to(device_, torch::kFloat64));
@@ -191,24 +215,24 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     auto host = stats[0].cpu();
     const double* values = host.data_ptr<double>();
     out.rank_peak_bytes.assign(W, 0);
-    for (int64_t r = 0; r < W; ++r) out.rank_peak_bytes[r] = static_cast<int64_t>(values[3 + r]);
-    if (values[2] > 0) {
+    for (int64_t r = 0; r < W; ++r) out.rank_peak_bytes[r] = static_cast<int64_t>(values[4 + r]);
+    if (values[2] > 0 || values[3] > 0) {
         if (overlap) buckets_->finishOverlap(/*keep=*/false);
         if (t.sync_each_micro_batch) buckets_->dropSums();
-        optimizer_->zero_grad(/*set_to_none=*/true);
+        buckets_->zero();
         out.collectives = s_.collectives->calls() - calls_before;
-        return WindowOutcome::OutOfMemory;
+        return values[3] > 0 ? WindowOutcome::StopAgreed : WindowOutcome::OutOfMemory;
     }
     if (t.sync_each_micro_batch) buckets_->finishSums();
-    else if (W == 1) buckets_->completeLocally();  // one rank: its sums are already the global ones
+    else if (W == 1) {}  // one rank: its sums are already the global ones
     else if (overlap) buckets_->finishOverlap();   // micro-batches 1..K-1 made no collective call
-    else buckets_->reduce(*s_.collectives);
+    else buckets_->reduce(*s_.collectives, how);
 
     out.loss_sum = values[0];
     out.tokens = static_cast<int64_t>(values[1]);
-    out.aux_loss_sum = values[3 + W];
+    out.aux_loss_sum = values[4 + W];
     out.loads.clear();
-    int64_t offset = 4 + W;
+    int64_t offset = 5 + W;
     for (auto& moe : moe_layers_) {
         out.loads.push_back(host.narrow(0, offset, moe->experts()).to(torch::kInt64));
         offset += moe->experts();
@@ -255,6 +279,13 @@ bool RankTrainer::backOffMicroBatch(int64_t step) {
 }
 
 double RankTrainer::globalGradNorm() {
+    if (sharded_) {
+        // Each rank holds the sums of its slices only: their squares, summed over the ranks.
+        std::vector<torch::Tensor> squares{
+            torch::full({1}, sharded_->sliceSquaredNorm(), torch::TensorOptions(device_).dtype(torch::kFloat64))};
+        if (s_.world_size > 1) s_.collectives->allReduce(squares, ReduceOp::Sum);
+        return std::sqrt(squares[0].item<double>());
+    }
     // Each tensor's norm in its own dtype (asking for fp64 would first copy every gradient to
     // doubles), then the sum of their squares in fp64.
     std::vector<torch::Tensor> grads;
@@ -270,7 +301,8 @@ double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
     if (t.grad_clip > 0 && w.grad_norm > t.grad_clip) grad_divisor *= (w.grad_norm + 1e-6) / t.grad_clip;
     const double lr = learningRate(t, step, cfg_.optimizerSteps());
     for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    fusedAdamWStep(*optimizer_, grad_divisor);
+    if (sharded_) sharded_->step(lr, grad_divisor, *s_.collectives);
+    else fusedAdamWStep(*optimizer_, grad_divisor);
     for (size_t i = 0; i < moe_layers_.size(); ++i) moe_layers_[i]->updateBias(w.loads[i], cfg_.model.bias_update_speed);
     return lr;
 }
@@ -306,6 +338,10 @@ RankResult RankTrainer::loop() {
             // Ranks that already passed this boundary wait in a collective: release them.
             s_.collectives->abort("stop requested");
             saveCheckpoint(step, last_loss_);  // a stop keeps what was trained
+            return finish(RunStatus::Stopped, step);
+        }
+        if (outcome == WindowOutcome::StopAgreed) {
+            saveCheckpoint(step, last_loss_);  // every rank is here: the sharded state can be gathered
             return finish(RunStatus::Stopped, step);
         }
         if (outcome == WindowOutcome::OutOfMemory) {
@@ -344,7 +380,9 @@ RankResult RankTrainer::loop() {
             continue;
         }
         bad_steps = 0;
+        const int64_t calls_before_update = s_.collectives->calls();
         const double lr = applyUpdate(step, window);
+        window.collectives += s_.collectives->calls() - calls_before_update;  // stage 1's all-gathers
         // The run's peak includes the update's temporaries and the AdamW moments of step 1.
         run_peak_bytes_ = std::max(run_peak_bytes_, windowPeakBytes());
         tokens_seen_ += window.tokens;
@@ -412,15 +450,29 @@ RankResult RankTrainer::run() {
     return failed;
 }
 
+std::vector<std::string> RankTrainer::parameterNames() const {
+    std::vector<std::string> names;
+    for (const auto& item : model_->named_parameters()) names.push_back(item.key());
+    return names;
+}
+
 void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
-    if (s_.rank != 0 || s_.checkpoint_dir.empty() || steps_done <= last_checkpoint_step_ || steps_done == 0) return;
+    // The same decision on every rank (same steps, same folder), so a gather pairs up.
+    if (s_.checkpoint_dir.empty() || steps_done <= last_checkpoint_step_ || steps_done == 0) return;
+    NamedTensors optimizer_state;
+    if (sharded_) optimizer_state = sharded_->gatherState(parameterNames(), *s_.collectives);
+    if (s_.rank != 0) {
+        last_checkpoint_step_ = steps_done;
+        return;
+    }
+    if (!sharded_) optimizer_state = adamWState(model_, *optimizer_);
     TrainerState state;
     state.step = steps_done;
     state.tokens = tokens_seen_;
     state.last_loss = last_loss;
     state.config_json = runConfigToJson(cfg_);
     try {
-        const std::string path = writeCheckpoint(s_.checkpoint_dir, model_, *optimizer_, state);
+        const std::string path = writeCheckpoint(s_.checkpoint_dir, model_, optimizer_state, state);
         last_checkpoint_step_ = steps_done;
         pruneCheckpoints(s_.checkpoint_dir, cfg_.train.keep_checkpoints);
         publishEvent(steps_done, "checkpoint", path);

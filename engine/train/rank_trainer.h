@@ -15,6 +15,7 @@
 #include "memory/memory_account.h"
 #include "parallel/collectives.h"
 #include "parallel/gradient_buckets.h"
+#include "train/sharded_adamw.h"
 #include "session/run_control.h"
 #include "trainbench/live_advice.h"
 #include "trainbench/metric_bus.h"
@@ -84,6 +85,7 @@ enum class WindowOutcome {
     Complete,     // gradients reduced (global sums, divided by N in the update)
     Stopped,      // a stop was requested at a micro-batch boundary; the partial window is dropped
     OutOfMemory,  // some rank ran out of memory; every rank dropped the window (agreed)
+    StopAgreed,   // sharded state: a rank saw a stop; every rank dropped the window and stops (agreed)
 };
 
 class RankTrainer {
@@ -135,7 +137,7 @@ private:
     RunConfig cfg_;  // this rank's copy: an out-of-memory back-off changes the batch split
     torch::Device device_;
     Transformer model_;
-    bool bf16_;  // runtime.dtype bf16: autocast forward passes, fp32 master weights
+    bool bf16_;  // computing in bf16 (runtime.dtype bf16, or auto resolved so): autocast forward passes, fp32 master weights
     std::unique_ptr<TokenSource> source_;
     // The first micro-batch of the next window, read while this one computes. Declared after
     // source_ so it is destroyed (and its read joined) first.
@@ -143,6 +145,9 @@ private:
     int64_t prefetched_step_ = -1;
     std::unique_ptr<torch::optim::AdamW> optimizer_;
     std::unique_ptr<GradientBuckets> buckets_;
+    // runtime.zero_stage 1: the AdamW state of this rank's slices (optimizer_ then only restores
+    // and writes nothing); null at stage 0.
+    std::unique_ptr<ShardedAdamW> sharded_;
     std::vector<torch::Tensor> params_;
     std::vector<MoE> moe_layers_;
     std::vector<int64_t> moe_indices_;
@@ -153,7 +158,10 @@ private:
     double last_loss_ = std::numeric_limits<double>::quiet_NaN();
     int64_t last_checkpoint_step_ = -1;
     int64_t run_peak_bytes_ = 0;
+    // Every rank calls it (a sharded state is gathered first); rank 0 writes.
     void saveCheckpoint(int64_t steps_done, double last_loss);
+    std::vector<std::string> parameterNames() const;
+    NamedTensors resumed_optimizer_;  // between reading a checkpoint and a sharded rank slicing it
     // Rank 0 only: the live-advice detectors see every completed step.
     void adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s);
     LossSpikeDetector spikes_;

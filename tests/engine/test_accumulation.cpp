@@ -252,9 +252,9 @@ private Q_SLOTS:
                 InProcessCollectives collectives(hub, r, 2);
                 std::vector<torch::Tensor> params{torch::zeros({3}, torch::requires_grad()),
                                                   torch::zeros({2, 2}, torch::requires_grad())};
-                params[0].mutable_grad() = torch::full({3}, double(r + 1));
-                if (r == 1) params[1].mutable_grad() = torch::full({2, 2}, 0.25);  // only rank 1 used it
-                GradientBuckets buckets(params);
+                GradientBuckets buckets(params);  // .grad of each parameter: a view of its bucket
+                params[0].grad().fill_(double(r + 1));
+                if (r == 1) params[1].grad().fill_(0.25);  // only rank 1 used it
                 buckets.reduce(collectives);
                 for (auto& p : params) grads[r].push_back(p.grad().clone());
             });
@@ -265,7 +265,6 @@ private Q_SLOTS:
         }
         std::vector<torch::Tensor> single{torch::ones({4}, torch::requires_grad())};
         GradientBuckets alone(single);
-        alone.completeLocally();
         QVERIFY(single[0].grad().defined());
         QCOMPARE(single[0].grad().abs().sum().item<double>(), 0.0);
     }
@@ -277,12 +276,12 @@ private Q_SLOTS:
         InProcessCollectives collectives(hub, 0, 1);
         std::vector<torch::Tensor> params{torch::zeros({3}, torch::requires_grad())};
         GradientBuckets buckets(params);
-        params[0].mutable_grad() = torch::full({3}, 5.0);  // the failed window's first micro-batch
+        params[0].grad().fill_(5.0);  // the failed window's first micro-batch
         buckets.reduceIntoSums(collectives);
         buckets.dropSums();
-        params[0].mutable_grad() = torch::full({3}, 1.0);  // the retried window: two micro-batches
+        params[0].grad().fill_(1.0);  // the retried window: two micro-batches
         buckets.reduceIntoSums(collectives);
-        params[0].mutable_grad() = torch::full({3}, 2.0);
+        params[0].grad().fill_(2.0);
         buckets.reduceIntoSums(collectives);
         buckets.finishSums();
         QVERIFY(torch::equal(params[0].grad(), torch::full({3}, 3.0)));

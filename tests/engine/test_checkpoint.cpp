@@ -43,7 +43,7 @@ private Q_SLOTS:
         state.tokens = 32;
         state.last_loss = 1.5;
         state.config_json = runConfigToJson(config);
-        const std::string path = writeCheckpoint(dir.path().toStdString(), model, optimizer, state);
+        const std::string path = writeCheckpoint(dir.path().toStdString(), model, adamWState(model, optimizer), state);
         QVERIFY(path.find("step-00000002") != std::string::npos);
 
         Checkpoint back = readCheckpoint(path);
@@ -73,7 +73,7 @@ private Q_SLOTS:
         state.config_json = runConfigToJson(config);
         for (int64_t step : {1, 2, 3, 4}) {
             state.step = step;
-            writeCheckpoint(dir.path().toStdString(), model, optimizer, state);
+            writeCheckpoint(dir.path().toStdString(), model, adamWState(model, optimizer), state);
         }
         pruneCheckpoints(dir.path().toStdString(), 2);
         QCOMPARE(QDir(dir.path()).entryList(QDir::Dirs | QDir::NoDotAndDotDot),

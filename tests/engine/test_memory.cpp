@@ -254,8 +254,16 @@ private Q_SLOTS:
         QCOMPARE(plan.bucket_bytes, int64_t(0));  // one rank reduces nothing
         // Logits gradient and softmax: 2 x (m T) x vocab floats.
         QCOMPARE(plan.logits_bytes, int64_t(2 * 2 * c.train.seq_len * 8 * 4));
+        // Two ranks: the gradients are the buckets' views, nothing more; the sync-each mode
+        // keeps running sums of every bucket beside them; stage 1 halves the moments (99 each).
         c.runtime.world_size = 2;
+        QCOMPARE(planMemory(c).bucket_bytes, int64_t(0));
+        c.train.sync_each_micro_batch = true;
         QCOMPARE(planMemory(c).bucket_bytes, int64_t(198 * 4));
+        c.train.sync_each_micro_batch = false;
+        c.runtime.zero_stage = 1;
+        QCOMPARE(planMemory(c).optimizer_bytes, int64_t(2 * 99 * 4));
+        QCOMPARE(planMemory(c).gradient_bytes, int64_t(198 * 4));
     }
 
     void largestFittingMicroBatchFollowsTheBudget() {

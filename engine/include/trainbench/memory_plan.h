@@ -12,8 +12,7 @@ namespace trainbench {
 // Bytes one rank holds at its peak, by kind. The peak is reached in the backward pass of a
 // micro-batch once the optimizer has stepped: weights, the reduction buffers, both AdamW
 // moments, the activations saved by the forward pass, the gradient of the logits being formed,
-// and the parameter gradients (all of them from the second micro-batch of a window on; with
-// K = 1 only those formed while activations are still held).
+// and the parameter gradients (views of the reduction buckets, alive for the whole run).
 struct MemoryPlan {
     int64_t micro_batch_size = 0;
     int64_t gradient_accumulation_steps = 0;
@@ -23,8 +22,8 @@ struct MemoryPlan {
     int64_t tokens_per_step = 0;    // global batch x seq_len
     int64_t weight_bytes = 0;
     int64_t gradient_bytes = 0;   // fp32, one per parameter
-    int64_t bucket_bytes = 0;     // fp32 flat buffers that carry gradients to the other ranks
-    int64_t optimizer_bytes = 0;  // AdamW: two fp32 moments per parameter
+    int64_t bucket_bytes = 0;     // beyond the gradients (which are views of the buckets): the sync-each mode's sums
+    int64_t optimizer_bytes = 0;  // AdamW: two fp32 moments per parameter (of this rank's slice at zero_stage 1)
     int64_t activation_bytes = 0; // saved for backward by one micro-batch's forward pass
     int64_t logits_bytes = 0;     // the logits' gradient and its softmax, alive at backward start
     int64_t peak_bytes = 0;

@@ -109,6 +109,9 @@ struct RuntimeConfig {
     int64_t memory_limit_mb = 0;
     double store_wait_s = 600.0;  // a run held by an unwritable store fails after this long
     bool overlap_reduction = true;  // reduce gradient buckets during the last backward
+    // ZeRO: 0 every rank holds all training state; 1 the AdamW moments are sharded over the
+    // ranks (reduce-scatter of the gradients, each rank steps its slice, all-gather of weights).
+    int64_t zero_stage = 0;
 };
 
 struct RunConfig {

@@ -1,0 +1,139 @@
+// ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stage 1).
+#include "train/sharded_adamw.h"
+
+#include <map>
+#include <stdexcept>
+
+namespace trainbench {
+
+ShardedAdamW::ShardedAdamW(const std::vector<torch::Tensor>& params, const std::vector<bool>& decays,
+                           GradientBuckets& buckets, int rank, Options options)
+    : params_(params), decays_(decays), buckets_(buckets), rank_(rank), options_(options) {
+    for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
+        const int64_t slice = buckets_.sliceNumel(b);
+        const int64_t low = rank_ * slice, high = low + slice;
+        for (const GradientBuckets::Member& m : buckets_.members(b)) {
+            if (!params_[m.param].requires_grad()) continue;
+            const int64_t first = std::max(low, m.offset), last = std::min(high, m.offset + m.numel);
+            if (first >= last) continue;
+            if (!params_[m.param].is_contiguous())
+                throw std::logic_error("ShardedAdamW: a parameter is not contiguous");
+            segments_.push_back({m.param, first - m.offset, first - low, last - first, b});
+        }
+    }
+}
+
+torch::Tensor ShardedAdamW::gradientSlice(size_t bucket) const {
+    const int64_t slice = buckets_.sliceNumel(bucket);
+    return buckets_.flat(bucket).narrow(0, rank_ * slice, slice);
+}
+
+double ShardedAdamW::sliceSquaredNorm() const {
+    std::vector<torch::Tensor> slices;
+    for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) slices.push_back(gradientSlice(b));
+    if (slices.empty()) return 0.0;
+    // Each slice's norm in its own dtype, their squares summed in fp64 (as the unsharded norm).
+    return torch::stack(at::_foreach_norm(slices, 2)).to(torch::kFloat64).square().sum().item<double>();
+}
+
+void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives) {
+    torch::NoGradGuard no_grad;
+    const size_t bucket_count = static_cast<size_t>(buckets_.count());
+    if (exp_avg_.empty())
+        for (size_t b = 0; b < bucket_count; ++b) {
+            exp_avg_.push_back(torch::zeros_like(gradientSlice(b)));
+            exp_avg_sq_.push_back(torch::zeros_like(gradientSlice(b)));
+        }
+    ++steps_;
+    if (!segments_.empty()) {
+        const auto& like = params_[segments_.front().param];
+        const bool fp64 = like.scalar_type() == torch::kFloat64;
+        const torch::Tensor step_count = torch::full({}, double(steps_), like.options().dtype(torch::kFloat32));
+        std::optional<torch::Tensor> divisor;  // the kernel takes it as a one-element fp32 tensor
+        if (grad_divisor != 1.0 && fp64) {
+            for (size_t b = 0; b < bucket_count; ++b) gradientSlice(b).div_(grad_divisor);
+        } else if (grad_divisor != 1.0) {
+            divisor = torch::full({1}, grad_divisor, like.options().dtype(torch::kFloat32));
+        }
+        for (bool decay : {true, false}) {
+            std::vector<torch::Tensor> weights, grads, averages, squares, steps;
+            for (const Segment& s : segments_) {
+                if (decays_[s.param] != decay) continue;
+                weights.push_back(params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
+                grads.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
+                averages.push_back(exp_avg_[s.bucket].narrow(0, s.slice_offset, s.numel));
+                squares.push_back(exp_avg_sq_[s.bucket].narrow(0, s.slice_offset, s.numel));
+                steps.push_back(step_count);
+            }
+            if (weights.empty()) continue;
+            at::_fused_adamw_(weights, grads, averages, squares, /*max_exp_avg_sqs=*/{}, steps, lr, options_.beta1,
+                              options_.beta2, decay ? options_.weight_decay : 0.0, options_.eps, /*amsgrad=*/false,
+                              /*maximize=*/false, divisor);
+        }
+    }
+    // The updated slices travel in the buckets themselves: the gradient sums are spent, so each
+    // rank writes its new weights over its slice, the all-gather fills in the others', and every
+    // parameter is read back. The buckets hold weights until the next window zeroes them.
+    std::vector<std::shared_ptr<CollectiveWork>> gathers;
+    for (size_t b = 0; b < bucket_count; ++b) {
+        torch::Tensor slice = gradientSlice(b);
+        slice.zero_();  // padding stays zero
+        for (const Segment& s : segments_)
+            if (s.bucket == b)
+                slice.narrow(0, s.slice_offset, s.numel).copy_(params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
+        gathers.push_back(collectives.allGatherAsync(slice, buckets_.flat(b)));
+    }
+    for (size_t b = 0; b < bucket_count; ++b) {
+        gathers[b]->wait();
+        for (const GradientBuckets::Member& m : buckets_.members(b))
+            if (params_[m.param].requires_grad())
+                params_[m.param].view({-1}).copy_(buckets_.flat(b).narrow(0, m.offset, m.numel));
+    }
+}
+
+NamedTensors ShardedAdamW::gatherState(const std::vector<std::string>& names, Collectives& collectives) const {
+    torch::NoGradGuard no_grad;
+    NamedTensors state;
+    if (steps_ == 0) return state;
+    for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
+        const torch::Tensor& flat = buckets_.flat(b);
+        torch::Tensor averages = torch::empty_like(flat), squares = torch::empty_like(flat);
+        collectives.allGatherAsync(exp_avg_[b], averages)->wait();
+        collectives.allGatherAsync(exp_avg_sq_[b], squares)->wait();
+        for (const GradientBuckets::Member& m : buckets_.members(b)) {
+            const auto& p = params_[m.param];
+            if (!p.requires_grad()) continue;
+            state.emplace_back(names[m.param] + ".exp_avg", averages.narrow(0, m.offset, m.numel).view(p.sizes()));
+            state.emplace_back(names[m.param] + ".exp_avg_sq", squares.narrow(0, m.offset, m.numel).view(p.sizes()));
+            state.emplace_back(names[m.param] + ".step", torch::tensor(steps_, torch::kInt64));
+        }
+    }
+    return state;
+}
+
+void ShardedAdamW::loadState(const std::vector<std::string>& names, const NamedTensors& saved) {
+    torch::NoGradGuard no_grad;
+    std::map<std::string, torch::Tensor> by_name(saved.begin(), saved.end());
+    exp_avg_.clear();
+    exp_avg_sq_.clear();
+    steps_ = 0;
+    for (const Segment& s : segments_)
+        if (auto found = by_name.find(names[s.param] + ".step"); found != by_name.end())
+            steps_ = found->second.item<int64_t>();
+    if (steps_ == 0) return;  // saved before the first step: nothing to take
+    for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
+        exp_avg_.push_back(torch::zeros_like(gradientSlice(b)));
+        exp_avg_sq_.push_back(torch::zeros_like(gradientSlice(b)));
+    }
+    for (const Segment& s : segments_) {
+        for (auto [suffix, target] : {std::pair{".exp_avg", &exp_avg_}, std::pair{".exp_avg_sq", &exp_avg_sq_}}) {
+            auto found = by_name.find(names[s.param] + suffix);
+            if (found == by_name.end()) continue;
+            (*target)[s.bucket]
+                .narrow(0, s.slice_offset, s.numel)
+                .copy_(found->second.reshape({-1}).narrow(0, s.param_offset, s.numel));
+        }
+    }
+}
+
+}  // namespace trainbench

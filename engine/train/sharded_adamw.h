@@ -1,0 +1,68 @@
+// ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stage 1).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "model/safetensors.h"
+#include "parallel/collectives.h"
+#include "parallel/gradient_buckets.h"
+
+namespace trainbench {
+
+// Rank r of W owns elements [r * S, (r + 1) * S) of each bucket (S = the bucket's padded
+// length / W). After the window's reduce-scatter its slice of the bucket holds the global
+// gradient sums there; this optimizer keeps the AdamW moments of those elements only (8P/W
+// bytes instead of 8P), steps them, and all-gathers the updated weights so every rank ends the
+// step with the same full weights. The arithmetic is the fused AdamW kernel's, on views of the
+// slices, with each element's weight decay that of the parameter it belongs to: the numbers
+// are those of an unsharded AdamW, element by element.
+class ShardedAdamW {
+public:
+    struct Options {
+        double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.0;
+    };
+    // `params` as given to `buckets`; `decays[i]`: parameter i takes weight decay.
+    ShardedAdamW(const std::vector<torch::Tensor>& params, const std::vector<bool>& decays, GradientBuckets& buckets,
+                 int rank, Options options);
+
+    // The sum of squares of the gradient sums in this rank's slices (fp64): all-reduced over
+    // the ranks, the square of the global gradient norm (padding is zero and adds nothing).
+    double sliceSquaredNorm() const;
+    // One AdamW step of this rank's slices, the gradients divided by `grad_divisor` as they are
+    // read (N, and the clipping factor), then the all-gather of the updated weights. Every
+    // rank calls it (one all-gather per bucket).
+    void step(double lr, double grad_divisor, Collectives& collectives);
+    int64_t steps() const { return steps_; }
+
+    // The full moments under the parameter names (as adamWState writes them), gathered from
+    // every rank: one all-gather per bucket and moment, so every rank calls it; the result is
+    // the same on every rank. Empty before the first step.
+    NamedTensors gatherState(const std::vector<std::string>& names, Collectives& collectives) const;
+    // Takes this rank's slices out of a saved full state (any world size or stage wrote it).
+    void loadState(const std::vector<std::string>& names, const NamedTensors& saved);
+
+private:
+    // A parameter's elements inside this rank's slice of its bucket.
+    struct Segment {
+        size_t param;
+        int64_t param_offset;  // first element, in the flattened parameter
+        int64_t slice_offset;  // the same element, in this rank's slice of the bucket
+        int64_t numel;
+        size_t bucket;
+    };
+    std::vector<torch::Tensor> params_;
+    std::vector<bool> decays_;
+    GradientBuckets& buckets_;
+    int rank_;
+    Options options_;
+    std::vector<Segment> segments_;
+    std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;  // per bucket: [slice], this rank's
+    int64_t steps_ = 0;
+
+    torch::Tensor gradientSlice(size_t bucket) const;
+};
+
+}  // namespace trainbench
