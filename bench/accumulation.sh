@@ -3,6 +3,7 @@
 # trainbench-cli on this machine, one JSON line per split:
 #   bench/accumulation.sh PRESET "m K W [DTYPE]" ...     e.g. accumulation.sh tiny "16 1 1" "8 2 1" "2 8 1"
 # DTYPE is runtime.dtype (fp32 when left out): "8 2 1 fp32" "8 2 1 bf16" compares the two.
+# SETS adds overrides to every run, e.g. SETS="--set runtime.zero_stage=1".
 # Splits alternate (A B C A B C ..., ROUNDS times, default 3); reported are the medians of the
 # per-step time after WARMUP steps (tokens/s from it), of the collectives per optimizer step
 # (comm/collectives), of the process's peak resident memory and of the peak bytes the engine's
@@ -23,7 +24,7 @@ for ((r = 0; r < rounds; r++)); do
     read -r m k w dtype <<<"$split"
     sets=(--set "runtime.dtype=${dtype:-fp32}" --set "train.micro_batch_size=$m" --set "train.gradient_accumulation_steps=$k" --set "runtime.world_size=$w"
           --set train.global_batch_size=null --set "train.steps=$steps" --set train.eval_every=0
-          --set train.checkpoint_every=0 --set runtime.threads=2)
+          --set train.checkpoint_every=0 --set runtime.threads=2 ${SETS:-})
     /usr/bin/time -f "%M" -o "$work/rss" "$cli" run "$root/configs/$preset.json" "${sets[@]}" \
       --store "$work/store" --name "acc-$m-$k-$w" >"$work/run.json" 2>/dev/null
     run_id="$("$python" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["run_id"])' "$work/run.json")"
@@ -41,7 +42,7 @@ done
 
 for split in "$@"; do
   read -r m k w dtype <<<"$split"
-  "$cli" config "$root/configs/$preset.json" --set "train.micro_batch_size=$m" \
+  "$cli" config "$root/configs/$preset.json" ${SETS:-} --set "train.micro_batch_size=$m" \
     --set "train.gradient_accumulation_steps=$k" --set "runtime.world_size=$w" --set train.global_batch_size=null \
     >"$work/config.json"
   "$python" - "$preset" "$m" "$k" "$w" "${dtype:-fp32}" "${times[$split]}" "${collectives[$split]}" "${rss[$split]}" "${peaks[$split]}" "$work/config.json" <<'PY'

@@ -57,7 +57,7 @@ RunConfig loadWithoutData(const std::string& path, const std::vector<std::string
     RunConfig config = loadRunConfigFile(path);
     for (const auto& assignment : overrides) applyConfigOverride(config, assignment);
     for (const auto& issue : validateRunConfig(config))
-        if (issue.path.rfind("data.", 0) != 0) throw ConfigError(issue.path, issue.message);
+        if (!isDataIssue(issue)) throw ConfigError(issue.path, issue.message);
     return config;
 }
 
@@ -472,7 +472,7 @@ int main(int argc, char** argv) {
     std::string weights_path, out_path;
     int64_t seed = 0;
     auto* init = app.add_subcommand("init", "Write freshly initialised fp32 weights (reference names) to safetensors");
-    init->add_option("config", config_path, "Run config or published model config (JSON)")->required();
+    init->add_option("config", config_path, "Run config (JSON; a published model config needs a data section that can train it)")->required();
     init->add_option("--set", overrides, "Override a field: section.key=value (repeatable)");
     init->add_option("--seed", seed, "Initialisation seed")->default_val(0);
     init->add_option("--out", out_path, "Output .safetensors file")->required();
@@ -498,7 +498,7 @@ int main(int argc, char** argv) {
 
     bool defaults = false;
     auto* show = app.add_subcommand("config", "Print a config complete: defaults filled in, --set applied, validated");
-    show->add_option("config", config_path, "Run config or published model config (JSON)")->required();
+    show->add_option("config", config_path, "Run config (JSON; all four sections validated)")->required();
     show->add_option("--set", overrides, "Override a field: section.key=value (repeatable)");
 
     auto* schema = app.add_subcommand("schema", "Print the config reference (Markdown), or --defaults as JSON");

@@ -29,8 +29,8 @@ int commandPlan(const RunConfig& config, bool as_json) {
     const std::pair<const char*, int64_t> rows[] = {
         {"weights", plan.weight_bytes},
         {"gradients (fp32)", plan.gradient_bytes},
-        {"reduction buffers (fp32)", plan.bucket_bytes},
-        {"AdamW moments (fp32)", plan.optimizer_bytes},
+        {"sync-each running sums (fp32)", plan.bucket_bytes},
+        {config.runtime.zero_stage >= 1 ? "AdamW moments (fp32, 1/W)" : "AdamW moments (fp32)", plan.optimizer_bytes},
         {"activations, one micro-batch", plan.activation_bytes},
         {"logits gradient", plan.logits_bytes},
         {"peak", plan.peak_bytes},

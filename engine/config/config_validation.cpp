@@ -233,6 +233,8 @@ std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
     return checker.issues;
 }
 
+bool isDataIssue(const ConfigIssue& issue) { return issue.path.rfind("data.", 0) == 0; }
+
 void requireValidRunConfig(const RunConfig& config) {
     auto issues = validateRunConfig(config);
     if (!issues.empty()) throw ConfigError(issues.front().path, issues.front().message);

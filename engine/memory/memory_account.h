@@ -24,7 +24,8 @@ struct MemoryAccount {
 MemoryAccount* newMemoryAccount(int64_t limit_bytes = 0);
 
 // Makes CPU allocations on this thread count against `account` for the scope's lifetime
-// (nullptr: count against none). Installs the tracking allocator on first use.
+// (nullptr: count against none). The tracking allocator is installed when the program starts
+// (and by the first scope, should that come first).
 class ScopedMemoryAccount {
 public:
     explicit ScopedMemoryAccount(MemoryAccount* account);

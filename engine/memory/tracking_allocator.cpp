@@ -17,6 +17,7 @@
 #include <c10/util/Exception.h>
 
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <string>
 
@@ -31,9 +32,11 @@ thread_local MemoryAccount* t_account = nullptr;
 // made on a thread that charges no account; they still carry the header, so that one deleter
 // frees every block this allocator made.
 struct BlockHeader {
+    uint64_t magic;  // kMagic: the block is this allocator's
     MemoryAccount* account;
     int64_t bytes;
 };
+constexpr uint64_t kMagic = 0x7472616e62656e63;  // "tranbenc"
 
 // The header's room keeps the handed-out bytes at c10's alignment (64 bytes on x86-64,
 // what vectorised kernels and oneDNN expect).
@@ -50,6 +53,13 @@ BlockHeader* headerOf(void* data) { return reinterpret_cast<BlockHeader*>(static
 void deleteBlock(void* data) {
     if (!data) return;
     BlockHeader* header = headerOf(data);
+    // A raw block the default allocator made before this one was installed has no header (the
+    // bytes before it belong to malloc): it goes back to the allocator that made it.
+    if (header->magic != kMagic) {
+        g_inner_free(data);
+        return;
+    }
+    header->magic = 0;
     if (header->account) header->account->current.fetch_sub(header->bytes, std::memory_order_relaxed);
     g_inner_free(header);
 }
@@ -60,8 +70,9 @@ std::string mebibytes(int64_t bytes) {
     return buffer;
 }
 
-// Charges `bytes` to `account`, or raises c10's OutOfMemoryError when the budget would be passed.
-void charge(MemoryAccount* account, int64_t bytes) {
+// Reserves `bytes` on `account` (returns the bytes held with them), or raises c10's
+// OutOfMemoryError when the budget would be passed.
+int64_t reserve(MemoryAccount* account, int64_t bytes) {
     const int64_t now = account->current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     const int64_t limit = account->limit.load(std::memory_order_relaxed);
     if (limit > 0 && now > limit) {
@@ -70,6 +81,11 @@ void charge(MemoryAccount* account, int64_t bytes) {
                          mebibytes(now - bytes), " in use of this rank's budget of ", mebibytes(limit),
                          " (runtime.memory_limit_mb)");
     }
+    return now;
+}
+
+// Once the block exists: the peak and the count move (a failed allocation moves neither).
+void noteAllocated(MemoryAccount* account, int64_t now) {
     int64_t peak = account->peak.load(std::memory_order_relaxed);
     while (now > peak && !account->peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
     }
@@ -82,9 +98,11 @@ public:
         const c10::Device cpu(c10::DeviceType::CPU);
         // Zero bytes: no block, as the default allocator does; the deleter ignores null.
         if (n == 0) return c10::DataPtr(nullptr, nullptr, &deleteBlock, cpu);
+        TORCH_CHECK_WITH(OutOfMemoryError, n <= size_t(std::numeric_limits<int64_t>::max()) - kHeaderBytes,
+                         "CPU out of memory: cannot allocate ", n, " bytes");
         MemoryAccount* account = t_account;
         const int64_t bytes = static_cast<int64_t>(n);
-        if (account) charge(account, bytes);
+        const int64_t now = account ? reserve(account, bytes) : 0;
         void* block = nullptr;
         try {
             block = g_inner->raw_allocate(n + kHeaderBytes);
@@ -92,7 +110,9 @@ public:
             if (account) account->current.fetch_sub(bytes, std::memory_order_relaxed);
             throw;
         }
+        if (account) noteAllocated(account, now);
         auto* header = static_cast<BlockHeader*>(block);
+        header->magic = kMagic;
         header->account = account;
         header->bytes = bytes;
         void* data = static_cast<char*>(block) + kHeaderBytes;
@@ -122,9 +142,9 @@ void installTrackingCpuAllocator() {
         // Every c10 build's default CPU allocator frees by pointer; one that could not would
         // leave allocations untracked rather than fail the program at start.
         if (!g_inner_free) return;
-        // Priority 1 outranks the default registration (0); c10 never frees a set allocator.
-        static TrackingCpuAllocator tracking;
-        c10::SetCPUAllocator(&tracking, 1);
+        // Priority 1 outranks the default registration (0). Never destroyed: c10 keeps the
+        // pointer, and tensors freed while the process exits still come here.
+        c10::SetCPUAllocator(new TrackingCpuAllocator, 1);
     });
 }
 

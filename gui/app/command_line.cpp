@@ -84,7 +84,7 @@ bool asksOnlyForInformation(int argc, char** argv) {
 
 void nameApplication() {
     QCoreApplication::setApplicationName(QStringLiteral("trainbench"));
-    QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(TRAINBENCH_VERSION));
 }
 
 QString defaultConfigPath() {

@@ -229,7 +229,11 @@ void MainWindow::buildUi() {
         if (!setBatchSplit(micro_batch, accumulation)) batch_panel_->setRunConfig(config_);
     });
     connect(batch_panel_, &BatchPanel::exploringChanged, this, &MainWindow::updateStartButton);
-    connect(batch_panel_, &BatchPanel::planChanged, this, &MainWindow::updateStartButton);
+    connect(batch_panel_, &BatchPanel::planChanged, this, [this] {
+        updateStartButton();
+        // A new split can make the plan fit or not: the ready line says which, until a run.
+        if (phase_ == Phase::Idle && !watch_tail_) showReadyStatus();
+    });
     queue_view_ = new QueueView(tabs_);
     queue_view_->setObjectName(QStringLiteral("queueView"));
     tabs_->addTab(queue_view_, tr("Queue"));

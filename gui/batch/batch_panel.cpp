@@ -353,8 +353,15 @@ void BatchPanel::showPlanNumbers() {
     plan_ = planMemory(config_, budget_bytes_);
     weights_label_->setText(formatBytes(plan_.weight_bytes));
     gradients_label_->setText(formatBytes(plan_.gradient_bytes));
-    buckets_label_->setText(plan_.world_size > 1 ? formatBytes(plan_.bucket_bytes) : tr("none (one rank)"));
-    optimizer_label_->setText(formatBytes(plan_.optimizer_bytes));
+    // The gradients are the buckets' views: only the sync-each mode's running sums add bytes.
+    buckets_label_->setText(plan_.bucket_bytes > 0 ? formatBytes(plan_.bucket_bytes)
+                                                   : tr("none (the gradients are the buckets)"));
+    optimizer_label_->setText(config_.runtime.zero_stage >= 1
+                                  ? tr("%1 (1/%2, ZeRO stage %3)")
+                                        .arg(formatBytes(plan_.optimizer_bytes))
+                                        .arg(plan_.world_size)
+                                        .arg(config_.runtime.zero_stage)
+                                  : formatBytes(plan_.optimizer_bytes));
     activations_label_->setText(formatBytes(plan_.activation_bytes));
     logits_label_->setText(formatBytes(plan_.logits_bytes));
     peak_label_->setText(formatBytes(plan_.peak_bytes));

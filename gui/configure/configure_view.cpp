@@ -33,7 +33,7 @@ namespace {
 // data section) shows what it costs at once. Start still refuses it with the engine's message.
 bool windowCanShow(const std::vector<ConfigIssue>& issues) {
     for (const ConfigIssue& issue : issues)
-        if (issue.path.rfind("data.", 0) != 0) return false;
+        if (!isDataIssue(issue)) return false;
     return true;
 }
 

@@ -57,6 +57,13 @@ Trained train(const RunConfig& config, bool recover = true) {
 class TestMemory : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // Installed when the program started, before any account was opened (this runs first).
+    void theTrackingAllocatorIsInstalledAtStart() {
+        QVERIFY(currentMemoryAccount() == nullptr);
+        QVERIFY(c10::GetCPUAllocator() != c10::GetDefaultCPUAllocator());
+        QVERIFY(c10::GetCPUAllocator()->raw_deleter() != c10::GetDefaultCPUAllocator()->raw_deleter());
+    }
+
     void trackingAllocatorCountsAndPeaks() {
         MemoryAccount* account = newMemoryAccount();
         {
@@ -142,6 +149,13 @@ private Q_SLOTS:
         cpu->raw_deallocate(foreign);
         QCOMPARE(account->current.load(), int64_t(0));
         QCOMPARE(account->allocations.load(), int64_t(4));  // raw, block, copy, shared
+
+        // A raw block of the default allocator (one made before the tracking allocator was
+        // installed) handed back through the tracking one goes back where it came from.
+        void* older = c10::GetDefaultCPUAllocator()->raw_allocate(3000);
+        std::memset(older, 1, 3000);
+        cpu->raw_deallocate(older);
+        QCOMPARE(account->current.load(), int64_t(0));
     }
 
     void aRawAllocationOverTheBudgetRaisesOutOfMemory() {
@@ -157,6 +171,8 @@ private Q_SLOTS:
         }
         QVERIFY(raised);
         QCOMPARE(account->current.load(), int64_t(60000));
+        QCOMPARE(account->peak.load(), int64_t(60000));  // the refused block moved no peak
+        QCOMPARE(account->allocations.load(), int64_t(1));
         cpu->raw_deallocate(kept);
         QCOMPARE(account->current.load(), int64_t(0));
     }

@@ -44,6 +44,11 @@ void applyConfigOverride(RunConfig& config, const std::string& assignment);
 // Every rule violated by the config, in field order; empty when valid.
 std::vector<ConfigIssue> validateRunConfig(const RunConfig& config);
 
+// Whether the issue is the data section's. Commands that read no data (params, plan) and the
+// window (parameter counts, memory plans) go on with a config whose only issues are these: a
+// published model config has no data section that could train it.
+bool isDataIssue(const ConfigIssue& issue);
+
 // Throws ConfigError for the first issue of validateRunConfig.
 void requireValidRunConfig(const RunConfig& config);
 

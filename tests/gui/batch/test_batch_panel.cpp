@@ -302,12 +302,15 @@ void TestBatchPanel::aPlanTheEngineRefusesDisablesStart() {
     QVERIFY2(start->toolTip().contains(QStringLiteral("Does not fit")) &&
                  start->toolTip().contains(QStringLiteral("train.micro_batch_size")),
              qPrintable(start->toolTip()));
+    auto* status = child<QLabel>(window, "statusLabel");
+    QVERIFY2(status->text().contains(QStringLiteral("Does not fit")), qPrintable(status->text()));
     QVERIFY(!window.startRun());  // asked anyway (a shortcut, a script): the engine says no
     QVERIFY(!window.bridge()->isLive());
 
     QVERIFY(window.setRunConfig(tinyPreset(), QStringLiteral("tiny")));
     QVERIFY(start->isEnabled());
     QVERIFY(start->toolTip().isEmpty());
+    QVERIFY2(status->text().startsWith(QStringLiteral("Ready")), qPrintable(status->text()));
     QVERIFY(child<QAction>(window, "startAction")->isEnabled());
 }
 
