@@ -229,6 +229,10 @@ std::vector<ConfigField> buildFields() {
               "Sharded training state (ZeRO): 0 none; 1 the AdamW moments sharded over the ranks (8P/W bytes each "
               "instead of 8P): gradients reduce-scattered at the window's end, each rank steps its slice, the "
               "weights all-gathered; the same numbers as 0");
+    r.text("activation_checkpointing", &RuntimeConfig::activation_checkpointing,
+           "Recomputation: none keeps every block's activations for the backward; full keeps only each block's "
+           "input and runs the block's forward again during the backward (less memory, about a third more compute)",
+           {"none", "full"});
     r.boolean("overlap_reduction", &RuntimeConfig::overlap_reduction,
               "With W > 1, all-reduce each gradient bucket as soon as the last backward has filled it, overlapping "
               "the rest of the backward (off: all buckets after it; same result)");

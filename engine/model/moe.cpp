@@ -20,7 +20,7 @@ MoEOutput MoEImpl::forward(const torch::Tensor& x) {
     auto flat_experts = route.indices.reshape({-1});                        // [N*k]
     auto counts = torch::bincount(flat_experts, /*weights=*/{}, n_experts_);  // [E]
     // Only training traffic counts toward balancing; evaluation must not move the biases.
-    if (is_training()) load_ = load_.defined() ? load_ + counts : counts;
+    if (is_training() && count_loads_) load_ = load_.defined() ? load_ + counts : counts;
 
     // Group the (token, slot) pairs by expert: a stable sort keeps token order inside an expert.
     auto order = std::get<1>(flat_experts.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false));

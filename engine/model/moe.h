@@ -26,6 +26,9 @@ public:
     // Aux-loss-free balancing: bias += gamma * sign(mean(load) - load), from global counts.
     void updateBias(const torch::Tensor& global_load, double gamma);
     bool hasBias() const { return gate->bias.defined(); }
+    // Off while a recomputed forward repeats one already counted (runtime.activation_checkpointing):
+    // every token is counted once.
+    void countLoads(bool on) { count_loads_ = on; }
     int64_t experts() const { return n_experts_; }
     Gate gate{nullptr};
 
@@ -35,6 +38,7 @@ private:
     torch::nn::ModuleList experts_{nullptr};
     MLP shared_experts{nullptr};
     torch::Tensor load_;  // [E] int64
+    bool count_loads_ = true;
 };
 TORCH_MODULE(MoE);
 

@@ -32,7 +32,11 @@ TransformerImpl::TransformerImpl(const ModelConfig& c)
 
 torch::Tensor TransformerImpl::hidden(const torch::Tensor& tokens, torch::Tensor& seq_aux) {
     auto h = embed(tokens);  // [B, T, d]
-    for (const auto& layer : *layers) h = layer->as<BlockImpl>()->forward(h, *rotary_, seq_aux);
+    const bool recompute = recompute_blocks_ && torch::GradMode::is_enabled() && is_training();
+    for (const auto& layer : *layers) {
+        auto* block = layer->as<BlockImpl>();
+        h = recompute ? block->recomputedForward(h, *rotary_, seq_aux) : block->forward(h, *rotary_, seq_aux);
+    }
     return norm(h);
 }
 

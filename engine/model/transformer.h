@@ -31,6 +31,9 @@ public:
     BlockImpl(int64_t layer, const ModelConfig& config);
     // x: [B, T, d]; seq_aux accumulates the MoE balance loss per sequence ([B]) when defined.
     torch::Tensor forward(const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux);
+    // The same, keeping only x for the backward, which runs the block's forward again
+    // (runtime.activation_checkpointing "full"; model/block_recomputation.cpp).
+    torch::Tensor recomputedForward(const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux);
     MoE moe() const { return moe_; }
 
 private:
@@ -48,6 +51,9 @@ public:
     LossParts loss(const torch::Tensor& tokens, const torch::Tensor& targets);  // targets [B, T]
 
     const ModelConfig& config() const { return config_; }
+    // Full recomputation: each block keeps only its input for the backward and runs its forward
+    // again there (training with gradients only; evaluation is unaffected).
+    void recomputeBlocks(bool on) { recompute_blocks_ = on; }
     // MoE layers in block order (empty for an all-dense model).
     std::vector<MoE> moeLayers() const;
     // Index of each MoE layer in the block list, parallel to moeLayers().
@@ -56,6 +62,7 @@ public:
 private:
     torch::Tensor hidden(const torch::Tensor& tokens, torch::Tensor& seq_aux);
     ModelConfig config_;
+    bool recompute_blocks_ = false;
     std::unique_ptr<RotaryTable> rotary_;
     torch::nn::Embedding embed{nullptr};
     torch::nn::ModuleList layers{nullptr};

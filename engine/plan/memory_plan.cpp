@@ -61,9 +61,17 @@ int64_t blockBytesPerToken(const ModelConfig& c, int64_t layer) {
     return attentionBytesPerToken(c) + (layer < c.n_dense_layers ? denseFfnBytesPerToken(c) : moeFfnBytesPerToken(c));
 }
 
-int64_t activationBytes(const ModelConfig& c, int64_t tokens) {
+// With full recomputation each block keeps only its input; the largest block's activations
+// exist once more, while that block runs again in the backward.
+int64_t activationBytes(const ModelConfig& c, int64_t tokens, bool recompute) {
     int64_t per_token = embeddingOutputBytes(c) + headBytesPerToken(c);
-    for (int64_t layer = 0; layer < c.n_layers; ++layer) per_token += blockBytesPerToken(c, layer);
+    int64_t largest_block = 0;
+    for (int64_t layer = 0; layer < c.n_layers; ++layer) {
+        const int64_t block = blockBytesPerToken(c, layer);
+        largest_block = std::max(largest_block, block);
+        per_token += recompute ? c.dim * kFloat : block;
+    }
+    if (recompute) per_token += largest_block;
     return per_token * tokens;
 }
 
@@ -85,7 +93,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     const int64_t moment_elements = config.runtime.zero_stage >= 1 ? (params + p.world_size - 1) / p.world_size : params;
     p.optimizer_bytes = 2 * moment_elements * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
-    p.activation_bytes = activationBytes(config.model, tokens);
+    p.activation_bytes = activationBytes(config.model, tokens, config.runtime.activation_checkpointing == "full");
     p.logits_bytes = 2 * tokens * config.model.vocab_size * kFloat;
     // The gradients (bucket views) live from the first step to the last: every backward holds
     // them beside the activations and the logits' gradient.

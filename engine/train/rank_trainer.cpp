@@ -70,7 +70,9 @@ RankTrainer::RankTrainer(const RankSetup& setup)
       cfg_(*setup.config),
       device_(setup.device),
       model_(cfg_.model),
-      bf16_(!setup.fp64 && resolveComputeDtype(cfg_, cudaDeviceIndex(setup.device) >= 0) == "bf16") {}
+      bf16_(!setup.fp64 && resolveComputeDtype(cfg_, cudaDeviceIndex(setup.device) >= 0) == "bf16") {
+    model_->recomputeBlocks(cfg_.runtime.activation_checkpointing == "full");
+}
 
 void RankTrainer::prepare() {
     // On a GPU the budget is a cap on this process's caching allocator (CPU ranks have theirs

@@ -112,6 +112,8 @@ struct RuntimeConfig {
     // ZeRO: 0 every rank holds all training state; 1 the AdamW moments are sharded over the
     // ranks (reduce-scatter of the gradients, each rank steps its slice, all-gather of weights).
     int64_t zero_stage = 0;
+    // "none" | "full": each block keeps only its input and runs its forward again in the backward.
+    std::string activation_checkpointing = "none";
 };
 
 struct RunConfig {

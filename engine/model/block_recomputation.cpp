@@ -1,0 +1,70 @@
+// Activation recomputation of one transformer block: the forward keeps only the block's input;
+// the backward runs the forward again with gradients on and back-propagates through it.
+#include "model/transformer.h"
+
+#include "train/autocast_scope.h"
+
+namespace trainbench {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// The block's parameters are not inputs of this function: the inner backward accumulates their
+// gradients straight into .grad (the reduction buckets), as the plain forward's graph would.
+// The sequence-wise balance loss of an MoE block is a second output, so its gradient comes
+// back here too.
+class RecomputedBlock : public torch::autograd::Function<RecomputedBlock> {
+public:
+    static variable_list forward(AutogradContext* ctx, torch::Tensor x, BlockImpl* block, RotaryTable* rotary) {
+        const c10::DeviceType device = x.device().type();
+        const bool bf16 = at::autocast::is_autocast_enabled(device);
+        ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
+        ctx->saved_data["rotary"] = reinterpret_cast<int64_t>(rotary);
+        ctx->saved_data["bf16"] = bf16;
+        ctx->save_for_backward({x});
+        torch::Tensor aux;
+        torch::Tensor y = block->forward(x, *rotary, aux);  // autograd records nothing in here
+        ctx->saved_data["has_aux"] = aux.defined();
+        return aux.defined() ? variable_list{y, aux} : variable_list{y};
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        auto* block = reinterpret_cast<BlockImpl*>(ctx->saved_data["block"].toInt());
+        auto* rotary = reinterpret_cast<RotaryTable*>(ctx->saved_data["rotary"].toInt());
+        const bool has_aux = ctx->saved_data["has_aux"].toBool();
+        torch::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
+        torch::Tensor y, aux;
+        {
+            torch::AutoGradMode with_gradients(true);
+            // The same precision as the first forward, and its tokens not counted twice.
+            AutocastScope autocast(x.device().type(), ctx->saved_data["bf16"].toBool());
+            MoE moe = block->moe();
+            if (moe) moe->countLoads(false);
+            try {
+                y = block->forward(x, *rotary, aux);
+            } catch (...) {
+                if (moe) moe->countLoads(true);
+                throw;
+            }
+            if (moe) moe->countLoads(true);
+        }
+        variable_list outputs{y}, output_grads{grads[0].defined() ? grads[0] : torch::zeros_like(y)};
+        if (has_aux && grads.size() > 1 && grads[1].defined()) {
+            outputs.push_back(aux);
+            output_grads.push_back(grads[1]);
+        }
+        torch::autograd::backward(outputs, output_grads);
+        return {x.grad(), torch::Tensor(), torch::Tensor()};
+    }
+};
+
+}  // namespace
+
+torch::Tensor BlockImpl::recomputedForward(const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux) {
+    variable_list out = RecomputedBlock::apply(x, this, &rotary);
+    if (out.size() > 1) seq_aux = seq_aux.defined() ? seq_aux + out[1] : out[1];
+    return out[0];
+}
+
+}  // namespace trainbench
