@@ -228,6 +228,10 @@ void MainWindow::buildUi() {
         // the window's config back, so it never shows a split that is not in force.
         if (!setBatchSplit(micro_batch, accumulation)) batch_panel_->setRunConfig(config_);
     });
+    connect(batch_panel_, &BatchPanel::memoryLayoutRequested, this,
+            [this](int64_t zero_stage, const QString& activation_checkpointing) {
+                if (!setMemoryLayout(zero_stage, activation_checkpointing)) batch_panel_->setRunConfig(config_);
+            });
     connect(batch_panel_, &BatchPanel::exploringChanged, this, &MainWindow::updateStartButton);
     connect(batch_panel_, &BatchPanel::planChanged, this, [this] {
         updateStartButton();
@@ -339,6 +343,16 @@ bool MainWindow::setBatchSplit(int64_t micro_batch_size, int64_t gradient_accumu
     showConfigNumbers();
     configure_view_->recordWindowEdit(
         config_, tr("Batch split m %1 × K %2").arg(micro_batch_size).arg(gradient_accumulation_steps));
+    return true;
+}
+
+bool MainWindow::setMemoryLayout(int64_t zero_stage, const QString& activation_checkpointing) {
+    if (bridge_->isLive()) return false;
+    config_.runtime.zero_stage = zero_stage;
+    config_.runtime.activation_checkpointing = activation_checkpointing.toStdString();
+    showConfigNumbers();
+    configure_view_->recordWindowEdit(
+        config_, tr("Memory layout: ZeRO stage %1, recomputation %2").arg(zero_stage).arg(activation_checkpointing));
     return true;
 }
 

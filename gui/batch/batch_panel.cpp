@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -178,6 +179,29 @@ void BatchPanel::buildUi() {
     split_layout->addWidget(split_hint_label_);
     left->addWidget(split_box);
 
+    // What each rank keeps: sharded optimizer state and recomputed activations, each choice
+    // with the peak it would plan.
+    auto* layout_box = new QGroupBox(tr("Memory layout"), left_column);
+    auto* layout_form = new QFormLayout(layout_box);
+    layout_form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    zero_stage_combo_ = new QComboBox(layout_box);
+    zero_stage_combo_->setObjectName(QStringLiteral("zeroStageCombo"));
+    zero_stage_combo_->addItem(QString(), 0);
+    zero_stage_combo_->addItem(QString(), 1);
+    zero_stage_combo_->setToolTip(tr("runtime.zero_stage: stage 1 keeps the AdamW moments of 1/W of the "
+                                     "parameters on each rank; the numbers stay those of stage 0"));
+    recompute_combo_ = new QComboBox(layout_box);
+    recompute_combo_->setObjectName(QStringLiteral("recomputationCombo"));
+    recompute_combo_->addItem(QString(), QStringLiteral("none"));
+    recompute_combo_->addItem(QString(), QStringLiteral("full"));
+    recompute_combo_->setToolTip(tr("runtime.activation_checkpointing: full keeps only each block's input and "
+                                    "runs the block again in the backward (less memory, more compute)"));
+    layout_form->addRow(tr("ZeRO stage:"), zero_stage_combo_);
+    layout_form->addRow(tr("Recompute:"), recompute_combo_);
+    left->addWidget(layout_box);
+    connect(zero_stage_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
+    connect(recompute_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
+
     connect(micro_batch_spin_, &QSpinBox::valueChanged, this, &BatchPanel::onMicroBatchEdited);
     connect(accumulation_spin_, &QSpinBox::valueChanged, this, &BatchPanel::onAccumulationEdited);
 
@@ -345,7 +369,37 @@ void BatchPanel::showPlan() {
         start_refusal_ = QString::fromStdString(refusal.what());
     }
     showPlanNumbers();
+    showLayoutChoices();
     Q_EMIT planChanged();
+}
+
+void BatchPanel::showLayoutChoices() {
+    const QSignalBlocker block_stage(zero_stage_combo_);
+    const QSignalBlocker block_recompute(recompute_combo_);
+    const int64_t budget = memoryBudgetBytes(config_);
+    auto peakWith = [&](int64_t stage, const std::string& recompute) {
+        RunConfig variant = config_;
+        variant.runtime.zero_stage = stage;
+        variant.runtime.activation_checkpointing = recompute;
+        return formatBytes(planMemory(variant, budget).peak_bytes);
+    };
+    const std::string recompute = config_.runtime.activation_checkpointing;
+    zero_stage_combo_->setItemText(0, tr("0: nothing · peak %1").arg(peakWith(0, recompute)));
+    zero_stage_combo_->setItemText(1, tr("1: AdamW moments · peak %1").arg(peakWith(1, recompute)));
+    recompute_combo_->setItemText(0, tr("none · peak %1").arg(peakWith(config_.runtime.zero_stage, "none")));
+    recompute_combo_->setItemText(1, tr("full · peak %1").arg(peakWith(config_.runtime.zero_stage, "full")));
+    zero_stage_combo_->setCurrentIndex(std::max(0, zero_stage_combo_->findData(qint64(config_.runtime.zero_stage))));
+    recompute_combo_->setCurrentIndex(
+        std::max(0, recompute_combo_->findData(QString::fromStdString(config_.runtime.activation_checkpointing))));
+}
+
+void BatchPanel::onMemoryLayoutEdited() {
+    const int64_t stage = zero_stage_combo_->currentData().toLongLong();
+    const QString recompute = recompute_combo_->currentData().toString();
+    config_.runtime.zero_stage = stage;
+    config_.runtime.activation_checkpointing = recompute.toStdString();
+    showPlan();
+    Q_EMIT memoryLayoutRequested(stage, recompute);
 }
 
 void BatchPanel::showPlanNumbers() {
@@ -354,8 +408,9 @@ void BatchPanel::showPlanNumbers() {
     weights_label_->setText(formatBytes(plan_.weight_bytes));
     gradients_label_->setText(formatBytes(plan_.gradient_bytes));
     // The gradients are the buckets' views: only the sync-each mode's running sums add bytes.
-    buckets_label_->setText(plan_.bucket_bytes > 0 ? formatBytes(plan_.bucket_bytes)
-                                                   : tr("none (the gradients are the buckets)"));
+    buckets_label_->setText(plan_.bucket_bytes > 0 ? formatBytes(plan_.bucket_bytes) : tr("none (gradient views)"));
+    buckets_label_->setToolTip(tr("The gradients are views of the reduction buckets: no second copy. The "
+                                  "sync-each mode keeps running sums beside them."));
     optimizer_label_->setText(config_.runtime.zero_stage >= 1
                                   ? tr("%1 (1/%2, ZeRO stage %3)")
                                         .arg(formatBytes(plan_.optimizer_bytes))
@@ -406,6 +461,8 @@ void BatchPanel::updateControls() {
     const bool exploring = isExploring();
     micro_batch_spin_->setEnabled(!run_live_);
     accumulation_spin_->setEnabled(!run_live_);
+    zero_stage_combo_->setEnabled(!run_live_);
+    recompute_combo_->setEnabled(!run_live_);
     explore_button_->setEnabled(!run_live_ && !exploring);
     explore_button_->setToolTip(run_live_ ? tr("A run is live: explore when it has ended.")
                                           : tr("Train each split of B %1 for %2 steps and measure it.")

@@ -11,6 +11,7 @@
 #include "trainbench/memory_plan.h"
 #include "trainbench/run_config.h"
 
+class QComboBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -32,7 +33,7 @@ class ExplorerWorker;
 // the divisors of B / W.
 //
 // Widgets that tests drive carry object names: batchPanel, microBatchSpin, accumulationSpin,
-// planPeakLabel, planVerdictLabel, exploreButton, stopExploreButton, applyRecommendationButton,
+// planPeakLabel, planVerdictLabel, zeroStageCombo, recomputationCombo, exploreButton, stopExploreButton, applyRecommendationButton,
 // explorerStatusLabel, explorerTable, explorerChart.
 class BatchPanel : public QWidget {
     Q_OBJECT
@@ -75,6 +76,8 @@ public Q_SLOTS:
 
 Q_SIGNALS:
     void splitRequested(int64_t micro_batch_size, int64_t gradient_accumulation_steps);
+    // runtime.zero_stage and runtime.activation_checkpointing chosen here; the owner applies them.
+    void memoryLayoutRequested(int64_t zero_stage, const QString& activation_checkpointing);
     void exploringChanged(bool exploring);
     // An exploration ended, with its rows in explorerModel() (and a recommendation, if any fit).
     void explorationFinished();
@@ -91,6 +94,9 @@ private:
     void onMicroBatchEdited(int value);
     void onAccumulationEdited(int value);
     void requestSplit(int64_t micro_batch, int64_t accumulation);
+    void onMemoryLayoutEdited();
+    // Each choice of the two layout boxes with the peak it would plan, the others as they are.
+    void showLayoutChoices();
     void onRowExplored(const ExploreRow& row);
     void onExploreFinished(const ExploreResult& result, bool cancelled);
     void onExploreFailed(const QString& message);
@@ -122,6 +128,8 @@ private:
     QLabel* global_batch_label_ = nullptr;
     QLabel* tokens_label_ = nullptr;
     QLabel* split_hint_label_ = nullptr;
+    QComboBox* zero_stage_combo_ = nullptr;
+    QComboBox* recompute_combo_ = nullptr;
 
     QLabel* weights_label_ = nullptr;
     QLabel* gradients_label_ = nullptr;

@@ -2,6 +2,8 @@
 #include <cmath>
 
 #include <QAction>
+#include <QComboBox>
+#include <QUndoStack>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
@@ -21,6 +23,7 @@
 #include "trainbench/memory_plan.h"
 #include "trainbench/presets.h"
 #include "configure/config_presets.h"
+#include "configure/configure_view.h"
 
 using namespace trainbench;
 using namespace trainbench::gui;
@@ -60,6 +63,7 @@ private Q_SLOTS:
     void budgetShareReadsAsAPercentThenAMultiple_data();
     void budgetShareReadsAsAPercentThenAMultiple();
     void aPlanTheEngineRefusesDisablesStart();
+    void memoryLayoutChoicesShowTheirPeaksAndApply();
     void liveRunLocksTheSplitAndTheExplorer();
 };
 
@@ -312,6 +316,47 @@ void TestBatchPanel::aPlanTheEngineRefusesDisablesStart() {
     QVERIFY(start->toolTip().isEmpty());
     QVERIFY2(status->text().startsWith(QStringLiteral("Ready")), qPrintable(status->text()));
     QVERIFY(child<QAction>(window, "startAction")->isEnabled());
+}
+
+// The layout boxes name each choice with the peak the planner gives it; a choice is an undoable
+// edit of the window's config, and the plan follows it (and the undo).
+void TestBatchPanel::memoryLayoutChoicesShowTheirPeaksAndApply() {
+    RunConfig config = tinyPreset();
+    config.runtime.world_size = 2;
+    config.train.micro_batch_size = 4;
+    MainWindow window(config, QStringLiteral("tiny"));
+    auto* stage = child<QComboBox>(window, "zeroStageCombo");
+    auto* recompute = child<QComboBox>(window, "recomputationCombo");
+    auto variant = [&](int64_t zero_stage, const char* checkpointing) {
+        RunConfig c = config;
+        c.runtime.zero_stage = zero_stage;
+        c.runtime.activation_checkpointing = checkpointing;
+        return planMemory(c, BatchPanel::memoryBudgetBytes(c));
+    };
+    QCOMPARE(stage->count(), 2);
+    QCOMPARE(stage->currentIndex(), 0);
+    QVERIFY2(stage->itemText(1).endsWith(formatBytes(variant(1, "none").peak_bytes)), qPrintable(stage->itemText(1)));
+    QVERIFY2(recompute->itemText(1).endsWith(formatBytes(variant(0, "full").peak_bytes)),
+             qPrintable(recompute->itemText(1)));
+    QVERIFY(variant(1, "none").peak_bytes < variant(0, "none").peak_bytes);
+
+    stage->setCurrentIndex(1);
+    QCOMPARE(window.runConfig().runtime.zero_stage, int64_t(1));
+    QCOMPARE(child<QLabel>(window, "planPeakLabel")->text(), formatBytes(variant(1, "none").peak_bytes));
+    QVERIFY2(child<QLabel>(window, "planOptimizerLabel")->text().contains(QStringLiteral("1/2")),
+             qPrintable(child<QLabel>(window, "planOptimizerLabel")->text()));
+    recompute->setCurrentIndex(1);
+    QCOMPARE(window.runConfig().runtime.activation_checkpointing, std::string("full"));
+    QCOMPARE(child<QLabel>(window, "planPeakLabel")->text(), formatBytes(variant(1, "full").peak_bytes));
+    // The recomputation box now names its choices at stage 1.
+    QVERIFY(recompute->itemText(0).endsWith(formatBytes(variant(1, "none").peak_bytes)));
+
+    QUndoStack* undo = window.configureView()->undoStack();
+    QCOMPARE(undo->count(), 2);
+    undo->undo();
+    QCOMPARE(window.runConfig().runtime.activation_checkpointing, std::string("none"));
+    QCOMPARE(recompute->currentIndex(), 0);
+    QCOMPARE(stage->currentIndex(), 1);
 }
 
 QTEST_MAIN(TestBatchPanel)
