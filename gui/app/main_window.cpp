@@ -195,9 +195,14 @@ void MainWindow::buildUi() {
     lr_value_label_ = valueLabel(QStringLiteral("lrValueLabel"), live_box);
     throughput_value_label_ = valueLabel(QStringLiteral("throughputValueLabel"), live_box);
     elapsed_value_label_ = valueLabel(QStringLiteral("elapsedValueLabel"), live_box);
+    collectives_value_label_ = valueLabel(QStringLiteral("collectivesValueLabel"), live_box);
+    collectives_value_label_->setToolTip(
+        tr("Collective calls of the last optimizer step (comm/collectives): buckets + 1 at ZeRO stage 0, "
+           "2 x buckets + 2 at stage 1, whatever the accumulation steps"));
     live_form->addRow(tr("Loss:"), loss_value_label_);
     live_form->addRow(tr("Learning rate:"), lr_value_label_);
     live_form->addRow(tr("Tokens / s:"), throughput_value_label_);
+    live_form->addRow(tr("Collectives / step:"), collectives_value_label_);
     live_form->addRow(tr("Elapsed:"), elapsed_value_label_);
     side_layout->addWidget(live_box);
 
@@ -511,7 +516,8 @@ bool MainWindow::startRun() {
     monitor_->resetRun(config_);
     progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
     progress_bar_->setValue(0);
-    for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_})
+    for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_,
+                          collectives_value_label_})
         label->clear();
     event_log_->clear();
 
@@ -620,11 +626,13 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
     const MetricPoint* loss = nullptr;
     const MetricPoint* lr = nullptr;
     const MetricPoint* throughput = nullptr;
+    const MetricPoint* collectives = nullptr;
     double wall_time = -1.0;
     for (const MetricPoint& point : points) {
         if (point.key == "train/loss") loss = &point;
         else if (point.key == "train/lr") lr = &point;
         else if (point.key == "perf/tokens_per_s") throughput = &point;
+        else if (point.key == "comm/collectives") collectives = &point;
         wall_time = std::max(wall_time, point.wall_time);
         latest_step_ = std::max(latest_step_, point.step);
     }
@@ -640,6 +648,7 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
     }
     if (lr) lr_value_label_->setText(QString::number(lr->value, 'g', 3));
     if (throughput) throughput_value_label_->setText(formatGrouped(std::llround(throughput->value)));
+    if (collectives) collectives_value_label_->setText(QString::number(std::llround(collectives->value)));
     if (wall_time >= 0.0) elapsed_value_label_->setText(formatSeconds(wall_time));
 
     progress_bar_->setValue(static_cast<int>(std::min<int64_t>(latest_step_, progress_bar_->maximum())));
@@ -851,7 +860,8 @@ void MainWindow::onWatchedRunFound(const RunRecord& record) {
     monitor_->resetRun(config);
     progress_bar_->setRange(0, static_cast<int>(watched_steps_));
     progress_bar_->setValue(0);
-    for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_})
+    for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_,
+                          collectives_value_label_})
         label->clear();
     event_log_->clear();
     const QString name = QString::fromStdString(record.name.empty() ? record.run_id : record.name);

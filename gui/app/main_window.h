@@ -223,6 +223,7 @@ private:
     QLabel* loss_value_label_ = nullptr;
     QLabel* lr_value_label_ = nullptr;
     QLabel* throughput_value_label_ = nullptr;
+    QLabel* collectives_value_label_ = nullptr;
     QLabel* elapsed_value_label_ = nullptr;
     QPlainTextEdit* event_log_ = nullptr;
 };

@@ -207,6 +207,8 @@ void TestMainWindow::startStreamsLossAndStopEndsRun() {
     const RunSummary summary = finished.takeFirst().at(0).value<RunSummary>();
     QCOMPARE(summary.steps, static_cast<int64_t>(raw->dataCount()));
     QCOMPARE(child<QProgressBar>(window, "progressBar")->value(), raw->dataCount());
+    // One rank: the window's statistics are the step's only collective.
+    QCOMPARE(child<QLabel>(window, "collectivesValueLabel")->text(), QStringLiteral("1"));
 }
 
 void TestMainWindow::pauseAndResume() {
