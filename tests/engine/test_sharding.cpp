@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "parallel/in_process_collectives.h"
-#include "tiny_model.h"
+#include "conformance_setup.h"
 #include "train/rank_trainer.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/memory_plan.h"
@@ -24,26 +24,14 @@ namespace fs = std::filesystem;
 namespace {
 
 RunConfig tinyConfig() {
-    RunConfig c;
-    c.model = tinyTestModel(32, 32);
-    c.model.init_std = 0.05;
-    c.model.bias_update_speed = 0.01;
-    c.train.seq_len = 16;
-    c.train.steps = 4;
-    c.train.lr = 3e-3;
-    c.train.min_lr = 3e-4;
-    c.train.warmup_steps = 2;
-    c.train.grad_clip = 0.5;  // small, so clipping really happens
+    RunConfig c = conformanceConfig();
     c.train.weight_decay = 0.1;
     c.train.eval_every = 0;
-    c.runtime.threads = 1;
     return c;
 }
 
 RunConfig withSplit(RunConfig c, int64_t m, int64_t K, int64_t W, int64_t stage) {
-    c.train.micro_batch_size = m;
-    c.train.gradient_accumulation_steps = K;
-    c.runtime.world_size = W;
+    c = withSplit(std::move(c), m, K, W);
     c.runtime.zero_stage = stage;
     return c;
 }
@@ -142,20 +130,6 @@ RankOutcome trainRanks(const RunConfig& config, int64_t steps, bool fp64) {
     return outcome;
 }
 
-// A text corpus of documents of very different lengths, one per row with padding: ranks and
-// micro-batches hold different numbers of counted targets.
-std::string writeRaggedCorpus(const QTemporaryDir& dir) {
-    const std::string path = dir.filePath("corpus.txt").toStdString();
-    std::ofstream out(path);
-    std::mt19937 engine(7);
-    for (int doc = 0; doc < 64; ++doc) {
-        const int length = 1 + static_cast<int>(engine() % 20);
-        for (int i = 0; i < length; ++i) out << char('a' + engine() % 26);
-        out << "\n\n";
-    }
-    return path;
-}
-
 }  // namespace
 
 class TestSharding : public QObject {
@@ -178,12 +152,8 @@ private Q_SLOTS:
     // window (10 samples with K = 4: windows of 4, 4 and 2), and K = 1.
     void stageOneFollowsStageZeroOnRaggedDataAndAnIncompleteWindow() {
         QTemporaryDir dir;
-        RunConfig base = tinyConfig();
-        base.model.vocab_size = 256;
-        base.data.source = "text";
-        base.data.path = writeRaggedCorpus(dir);
-        base.data.layout = "padded";
-        base.data.val_fraction = 0.1;
+        RunConfig base = raggedTextConfig(writeRaggedCorpus(dir));
+        base.train.eval_every = 0;
         base.train.samples = 20;
         const Series reference = train(withSplit(base, 1, 4, 2, 0));
         QCOMPARE(reference.loss.size(), size_t(3));
