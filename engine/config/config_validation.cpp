@@ -217,10 +217,10 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     c.atLeast("runtime.memory_limit_mb", r.memory_limit_mb, 0);
     c.positive("runtime.store_wait_s", r.store_wait_s);
     c.oneOf("runtime.activation_checkpointing", r.activation_checkpointing, {"none", "full"});
-    if (r.zero_stage < 0 || r.zero_stage > 1)
+    if (r.zero_stage < 0 || r.zero_stage > 2)
         c.fail("runtime.zero_stage", num(r.zero_stage),
-               "must be 0 (nothing sharded) or 1 (AdamW moments sharded); stages 2 and 3 are not built yet",
-               "use 1 to shard the optimizer state");
+               "must be 0 (nothing sharded), 1 (AdamW moments sharded) or 2 (gradients too); stage 3 is not built yet",
+               "use 2 to shard the optimizer state and the gradients");
 }
 
 }  // namespace
@@ -231,6 +231,11 @@ std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
     checkTrain(checker, config);
     checkData(checker, config);
     checkRuntime(checker, config.runtime);
+    // Stage 2 reduce-scatters every micro-batch already: there is no deferred reduction to turn off.
+    if (config.runtime.zero_stage >= 2 && config.train.sync_each_micro_batch)
+        checker.fail("train.sync_each_micro_batch", "true",
+                     "has no meaning at runtime.zero_stage 2, which reduces every micro-batch's gradients anyway",
+                     "set it to false, or use zero_stage 1");
     return checker.issues;
 }
 

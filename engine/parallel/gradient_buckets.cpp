@@ -7,8 +7,12 @@
 namespace trainbench {
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64_t bucket_bytes,
-                                 int64_t first_bucket_bytes, int64_t shards)
-    : params_(params), bucket_of_(params.size()), shards_(std::max<int64_t>(shards, 1)) {
+                                 int64_t first_bucket_bytes, int64_t shards, bool transient)
+    : params_(params),
+      bucket_of_(params.size()),
+      member_of_(params.size()),
+      shards_(std::max<int64_t>(shards, 1)),
+      transient_(transient) {
     torch::NoGradGuard no_grad;
     Bucket current;
     int64_t numel = 0;
@@ -18,11 +22,17 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64
         const int64_t padded = (numel + shards_ - 1) / shards_ * shards_;
         const auto& first = params_[current.members.front().param];
         const auto dtype = first.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
-        current.flat = torch::zeros({padded}, first.options().dtype(dtype));
-        for (const Member& m : current.members) {
+        options_ = first.options().dtype(dtype);
+        current.padded = padded;
+        if (transient_) current.slice_sum = torch::zeros({padded / shards_}, options_);
+        else current.flat = torch::zeros({padded}, options_);
+        for (size_t j = 0; j < current.members.size(); ++j) {
+            const Member& m = current.members[j];
             auto& p = params_[m.param];
             bucket_of_[m.param] = buckets_.size();
-            if (p.requires_grad()) p.mutable_grad() = current.flat.narrow(0, m.offset, m.numel).view(p.sizes());
+            member_of_[m.param] = j;
+            if (p.requires_grad() && !transient_)
+                p.mutable_grad() = current.flat.narrow(0, m.offset, m.numel).view(p.sizes());
         }
         buckets_.push_back(std::move(current));
         current = Bucket{};
@@ -56,7 +66,81 @@ GradientBuckets::~GradientBuckets() {
 
 void GradientBuckets::zero() {
     torch::NoGradGuard no_grad;
-    for (auto& b : buckets_) b.flat.zero_();
+    if (!transient_) {
+        for (auto& b : buckets_) b.flat.zero_();
+        return;
+    }
+    for (auto& b : buckets_) {
+        b.slice_sum.zero_();
+        b.flat = torch::Tensor();
+        b.work.reset();
+    }
+    for (auto& p : params_)
+        if (p.grad().defined()) p.mutable_grad() = torch::Tensor();
+}
+
+torch::Tensor GradientBuckets::slice(size_t bucket, int rank) const {
+    const Bucket& b = buckets_[bucket];
+    if (transient_) return b.slice_sum;
+    const int64_t n = b.padded / shards_;
+    return b.flat.narrow(0, rank * n, n);
+}
+
+torch::Tensor GradientBuckets::gatherBuffer(size_t bucket) const {
+    return transient_ ? torch::empty({buckets_[bucket].padded}, options_) : buckets_[bucket].flat;
+}
+
+void GradientBuckets::ensureFlat(Bucket& b) {
+    if (!b.flat.defined()) b.flat = torch::zeros({b.padded}, options_);
+}
+
+void GradientBuckets::beginMicroBatch(Collectives& collectives) {
+    beginOverlap(collectives, BucketReduction::ReduceScatter);
+    std::lock_guard lock(overlap_mutex_);
+    rank_ = collectives.rank();
+    retired_ = 0;
+    for (auto& b : buckets_) b.flat = torch::Tensor();
+    hooks_armed_ = false;
+    for (size_t i = 0; i < params_.size(); ++i) {
+        auto& p = params_[i];
+        if (p.requires_grad() && !torch::autograd::impl::post_acc_grad_hooks(p))
+            torch::autograd::impl::set_post_acc_grad_hooks(p, std::make_unique<ReadyHook>(this, i));
+    }
+    hooks_armed_ = true;
+}
+
+void GradientBuckets::endMicroBatch() {
+    {
+        std::lock_guard lock(overlap_mutex_);
+        torch::NoGradGuard no_grad;
+        hooks_armed_ = false;
+        for (; next_launch_ < buckets_.size(); ++next_launch_) {
+            Bucket& b = buckets_[next_launch_];
+            ensureFlat(b);
+            // A gradient the hooks did not take (none should be left) goes in before the call.
+            for (const Member& m : b.members) {
+                auto& p = params_[m.param];
+                if (!p.grad().defined()) continue;
+                b.flat.narrow(0, m.offset, m.numel).add_(p.grad().reshape({-1}));
+                p.mutable_grad() = torch::Tensor();
+            }
+            launch(next_launch_);
+        }
+        retireBefore(buckets_.size());
+    }
+    overlap_ = nullptr;
+}
+
+void GradientBuckets::retireBefore(size_t bucket) {
+    torch::NoGradGuard no_grad;
+    for (; retired_ < bucket; ++retired_) {
+        Bucket& b = buckets_[retired_];
+        b.work->wait();
+        b.work.reset();
+        const int64_t n = b.padded / shards_;
+        b.slice_sum.add_(b.flat.narrow(0, rank_ * n, n));
+        b.flat = torch::Tensor();
+    }
 }
 
 void GradientBuckets::beginOverlap(Collectives& collectives, BucketReduction how) {
@@ -90,11 +174,24 @@ void GradientBuckets::onGradientReady(size_t param) {
     if (!hooks_armed_.load(std::memory_order_acquire)) return;
     std::lock_guard lock(overlap_mutex_);
     if (!hooks_armed_) return;
-    // The gradient is already in its bucket (a view): only the count moves.
-    if (--buckets_[bucket_of_[param]].waiting > 0) return;
+    Bucket& b = buckets_[bucket_of_[param]];
+    if (transient_) {
+        // Into the bucket, and the parameter's own copy freed.
+        torch::NoGradGuard no_grad;
+        ensureFlat(b);
+        auto& p = params_[param];
+        const Member& m = b.members[member_of_[param]];
+        b.flat.narrow(0, m.offset, m.numel).copy_(p.grad().reshape({-1}));
+        p.mutable_grad() = torch::Tensor();
+    }
+    // (Otherwise the gradient is already in its bucket, a view: only the count moves.)
+    if (--b.waiting > 0) return;
     while (next_launch_ < buckets_.size() && buckets_[next_launch_].waiting == 0) {
         launch(next_launch_++);
         ++launched_during_backward_;
+        // Transient: the bucket before the one just started is waited for and freed, so about
+        // two buckets are whole at a time.
+        if (transient_ && next_launch_ >= 2) retireBefore(next_launch_ - 1);
     }
 }
 

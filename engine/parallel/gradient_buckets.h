@@ -23,18 +23,35 @@ enum class BucketReduction { AllReduce, ReduceScatter };
 // (no second copy of the gradients, and no copies in or out). Gradients are kept in fp32
 // whatever the compute dtype (fp64 for an fp64 model), so accumulation is exact to fp32
 // (ACCUMULATION.md 10). Nothing may replace a parameter's .grad: zero() clears them.
+//
+// Transient buckets (ZeRO stage 2): no gradient is kept whole across micro-batches. Each
+// micro-batch's gradients land in .grad as autograd makes them; a hook moves each into its
+// bucket (allocated at the bucket's first gradient) and frees it; a full bucket is
+// reduce-scattered at once, and when that is done this rank's slice of the sum is added into
+// the bucket's slice sum [S] and the bucket is freed: the whole gradients of at most about two
+// buckets exist at a time, plus 4P/W bytes of sums. K reduce-scatters per bucket and window.
 class GradientBuckets {
 public:
     GradientBuckets(const std::vector<torch::Tensor>& params, int64_t bucket_bytes = 25 << 20,
-                    int64_t first_bucket_bytes = 1 << 20, int64_t shards = 1);
+                    int64_t first_bucket_bytes = 1 << 20, int64_t shards = 1, bool transient = false);
     ~GradientBuckets();
     GradientBuckets(const GradientBuckets&) = delete;
     GradientBuckets& operator=(const GradientBuckets&) = delete;
     int64_t count() const { return static_cast<int64_t>(buckets_.size()); }
 
     // Every gradient to zero (the window's start; a parameter no micro-batch reaches keeps
-    // a zero gradient, so weight decay and the moments treat it alike on every rank).
+    // a zero gradient, so weight decay and the moments treat it alike on every rank). Transient
+    // buckets: the slice sums to zero, every bucket and .grad freed.
     void zero();
+
+    // Transient buckets, around each micro-batch's backward: beginMicroBatch() arms the hooks
+    // that move gradients into buckets and reduce-scatter each full one; endMicroBatch()
+    // reduces the buckets left (zeros for parameters this backward did not reach), waits, adds
+    // this rank's slices into the sums and frees the buckets. Every rank makes the same calls:
+    // a rank that left the window early still runs begin/end once per micro-batch it skipped.
+    void beginMicroBatch(Collectives& collectives);
+    void endMicroBatch();
+    bool transient() const { return transient_; }
 
     // Overlapped reduction, in four calls per window. beginOverlap(), at the window's start:
     // this window's buckets will reduce through `collectives`, none started yet. armHooks(),
@@ -73,8 +90,15 @@ public:
     const torch::Tensor& flat(size_t bucket) const { return buckets_[bucket].flat; }
     const std::vector<Member>& members(size_t bucket) const { return buckets_[bucket].members; }
     int64_t shards() const { return shards_; }
+    int64_t paddedNumel(size_t bucket) const { return buckets_[bucket].padded; }
     // Elements of each rank's slice of bucket b.
-    int64_t sliceNumel(size_t bucket) const { return buckets_[bucket].flat.numel() / shards_; }
+    int64_t sliceNumel(size_t bucket) const { return buckets_[bucket].padded / shards_; }
+    // Rank `rank`'s slice of bucket b's gradient sums: a view of the flat buffer, or (transient)
+    // the slice sum.
+    torch::Tensor slice(size_t bucket, int rank) const;
+    // A whole-bucket buffer for the weights' all-gather: the flat buffer itself, or (transient)
+    // a fresh one.
+    torch::Tensor gatherBuffer(size_t bucket) const;
 
 private:
     class ReadyHook;
@@ -83,7 +107,9 @@ private:
 
     struct Bucket {
         std::vector<Member> members;
-        torch::Tensor flat;    // [numel padded to a multiple of shards_]; .grad of each member views it
+        int64_t padded = 0;    // numel padded to a multiple of shards_
+        torch::Tensor flat;    // [padded]; .grad of each member views it (transient: while reduced)
+        torch::Tensor slice_sum;  // transient: [padded / shards_], this rank's slice summed over micro-batches
         torch::Tensor sums;    // running sums for the sync-each mode
         int64_t waiting = 0;   // overlap: members whose gradient is not in yet
         std::shared_ptr<CollectiveWork> work;  // overlap: the bucket's reduction in flight
@@ -91,7 +117,14 @@ private:
     std::vector<torch::Tensor> params_;
     std::vector<Bucket> buckets_;
     std::vector<size_t> bucket_of_;  // per parameter
+    std::vector<size_t> member_of_;  // per parameter: its index in its bucket's members
     int64_t shards_ = 1;
+    bool transient_ = false;
+    torch::TensorOptions options_;  // of the flat buffers
+    int rank_ = 0;         // transient: set by beginMicroBatch
+    size_t retired_ = 0;   // transient: buckets whose reduction has been added into the sums
+    void retireBefore(size_t bucket);  // caller holds overlap_mutex_
+    void ensureFlat(Bucket& b);
 
     std::mutex overlap_mutex_;  // hooks run on autograd's threads
     Collectives* overlap_ = nullptr;  // set while a window's buckets are started by hooks

@@ -87,10 +87,15 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     p.weight_bytes = params * kFloat;
     // The gradients are views of the reduction buckets (engine/parallel/gradient_buckets.h), so
     // the buckets cost nothing of their own; only the sync-each mode keeps running sums beside.
-    p.gradient_bytes = params * kFloat;
-    p.bucket_bytes = p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat : 0;
-    // Stage 1 keeps the moments of this rank's slice of every bucket only.
-    const int64_t moment_elements = config.runtime.zero_stage >= 1 ? (params + p.world_size - 1) / p.world_size : params;
+    // Stage 2 keeps the sums of this rank's slices (4P/W) and, during a backward, about two
+    // buckets whole (engine/parallel/gradient_buckets.h; 25 MiB each, or all the gradients).
+    const int64_t slice_elements = (params + p.world_size - 1) / p.world_size;
+    p.gradient_bytes = config.runtime.zero_stage >= 2 ? slice_elements * kFloat : params * kFloat;
+    p.bucket_bytes = config.runtime.zero_stage >= 2 ? std::min<int64_t>(params * kFloat, 2 * (25 << 20))
+                     : p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat
+                                                                               : 0;
+    // Stages 1 and 2 keep the moments of this rank's slice of every bucket only.
+    const int64_t moment_elements = config.runtime.zero_stage >= 1 ? slice_elements : params;
     p.optimizer_bytes = 2 * moment_elements * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
     p.activation_bytes = activationBytes(config.model, tokens, config.runtime.activation_checkpointing == "full");

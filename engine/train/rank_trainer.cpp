@@ -105,7 +105,8 @@ void RankTrainer::prepare() {
     params_ = model_->parameters();
     const bool sharded = cfg_.runtime.zero_stage >= 1;
     buckets_ = std::make_unique<GradientBuckets>(params_, s_.bucket_bytes, s_.first_bucket_bytes,
-                                                 sharded ? s_.world_size : 1);
+                                                 sharded ? s_.world_size : 1,
+                                                 /*transient=*/cfg_.runtime.zero_stage >= 2);
     if (sharded) {
         std::vector<bool> decays;
         for (auto& item : model_->named_parameters()) decays.push_back(!isNormOrBias(item.key(), item.value()));
@@ -156,14 +157,18 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     prefetched_step_ = -1;
     // Per-micro-batch reductions cannot be abandoned halfway on one rank alone.
     const bool can_recover = !(t.sync_each_micro_batch && s_.world_size > 1);
-    // Buckets reduce while the last backward runs (see GradientBuckets::beginOverlap).
-    const bool overlap = s_.world_size > 1 && !t.sync_each_micro_batch && cfg_.runtime.overlap_reduction;
+    // Stage 2 reduce-scatters every micro-batch's buckets during its backward.
+    const bool per_micro_batch = buckets_->transient();
+    // Otherwise buckets reduce while the last backward runs (see GradientBuckets::beginOverlap).
+    const bool overlap =
+        !per_micro_batch && s_.world_size > 1 && !t.sync_each_micro_batch && cfg_.runtime.overlap_reduction;
     bool out_of_memory = false;
     const BucketReduction how = sharded_ ? BucketReduction::ReduceScatter : BucketReduction::AllReduce;
     if (overlap) buckets_->beginOverlap(*s_.collectives, how);
     // A sharded state cannot be gathered for a checkpoint once a stop has aborted the
     // collectives: there a stop is agreed like an out-of-memory window instead.
     bool stop_seen = false;
+    int64_t reduced_micro_batches = 0;  // stage 2: the micro-batches whose buckets went out
     for (int64_t k = 0; k < K; ++k) {
         if (!s_.control->passBoundary()) {
             if (!sharded_) return WindowOutcome::Stopped;
@@ -180,6 +185,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             prefetched_step_ = step + 1;
         }
         if (overlap && k + 1 == K) buckets_->armHooks();
+        if (per_micro_batch) buckets_->beginMicroBatch(*s_.collectives);
         try {
             LossParts parts = [&] {
                 AutocastScope autocast(device_.type(), bf16_);  // the forward only; backward follows its graph
@@ -195,7 +201,24 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             releaseAbandonedBackward(device_);
             break;
         }
+        if (per_micro_batch) {
+            buckets_->endMicroBatch();
+            ++reduced_micro_batches;
+        }
         if (t.sync_each_micro_batch) buckets_->reduceIntoSums(*s_.collectives);
+    }
+    // Stage 2: a rank that left the window early (a stop, out of memory) still makes the
+    // reduce-scatters of the micro-batches it did not run (of zeros), so that every rank's
+    // calls pair up; the window is then dropped by all.
+    if (per_micro_batch) {
+        if (out_of_memory) {
+            buckets_->endMicroBatch();  // the micro-batch whose backward failed was begun
+            ++reduced_micro_batches;
+        }
+        for (; reduced_micro_batches < K; ++reduced_micro_batches) {
+            buckets_->beginMicroBatch(*s_.collectives);
+            buckets_->endMicroBatch();
+        }
     }
 
     if (overlap) buckets_->launchRemaining();  // also on a rank that left the loop early
@@ -226,7 +249,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         return values[3] > 0 ? WindowOutcome::StopAgreed : WindowOutcome::OutOfMemory;
     }
     if (t.sync_each_micro_batch) buckets_->finishSums();
-    else if (W == 1) {}  // one rank: its sums are already the global ones
+    else if (W == 1 || per_micro_batch) {}  // one rank, or stage 2: the sums are in place
     else if (overlap) buckets_->finishOverlap();   // micro-batches 1..K-1 made no collective call
     else buckets_->reduce(*s_.collectives, how);
 

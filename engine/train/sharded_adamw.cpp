@@ -1,4 +1,4 @@
-// ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stage 1).
+// ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stages 1 and 2).
 #include "train/sharded_adamw.h"
 
 #include <map>
@@ -23,10 +23,7 @@ ShardedAdamW::ShardedAdamW(const std::vector<torch::Tensor>& params, const std::
     }
 }
 
-torch::Tensor ShardedAdamW::gradientSlice(size_t bucket) const {
-    const int64_t slice = buckets_.sliceNumel(bucket);
-    return buckets_.flat(bucket).narrow(0, rank_ * slice, slice);
-}
+torch::Tensor ShardedAdamW::gradientSlice(size_t bucket) const { return buckets_.slice(bucket, rank_); }
 
 double ShardedAdamW::sliceSquaredNorm() const {
     std::vector<torch::Tensor> slices;
@@ -71,24 +68,32 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
                               /*maximize=*/false, divisor);
         }
     }
-    // The updated slices travel in the buckets themselves: the gradient sums are spent, so each
-    // rank writes its new weights over its slice, the all-gather fills in the others', and every
-    // parameter is read back. The buckets hold weights until the next window zeroes them.
-    std::vector<std::shared_ptr<CollectiveWork>> gathers;
+    // The updated slices travel in whole-bucket buffers: at stage 1 the buckets themselves (the
+    // gradient sums are spent, so each rank writes its new weights over its slice; the buckets
+    // hold weights until the next window zeroes them), at stage 2 one fresh buffer a bucket at
+    // a time. The all-gather fills in the other ranks' slices; every parameter is read back.
+    const bool one_at_a_time = buckets_.transient();
+    std::vector<torch::Tensor> buffers(bucket_count);
+    std::vector<std::shared_ptr<CollectiveWork>> gathers(bucket_count);
+    auto unpack = [&](size_t b) {
+        gathers[b]->wait();
+        for (const GradientBuckets::Member& m : buckets_.members(b))
+            if (params_[m.param].requires_grad()) params_[m.param].view({-1}).copy_(buffers[b].narrow(0, m.offset, m.numel));
+        buffers[b] = torch::Tensor();
+    };
     for (size_t b = 0; b < bucket_count; ++b) {
-        torch::Tensor slice = gradientSlice(b);
+        buffers[b] = buckets_.gatherBuffer(b);
+        const int64_t n = buckets_.sliceNumel(b);
+        torch::Tensor slice = buffers[b].narrow(0, rank_ * n, n);
         slice.zero_();  // padding stays zero
         for (const Segment& s : segments_)
             if (s.bucket == b)
                 slice.narrow(0, s.slice_offset, s.numel).copy_(params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
-        gathers.push_back(collectives.allGatherAsync(slice, buckets_.flat(b)));
+        gathers[b] = collectives.allGatherAsync(slice, buffers[b]);
+        if (one_at_a_time) unpack(b);
     }
-    for (size_t b = 0; b < bucket_count; ++b) {
-        gathers[b]->wait();
-        for (const GradientBuckets::Member& m : buckets_.members(b))
-            if (params_[m.param].requires_grad())
-                params_[m.param].view({-1}).copy_(buckets_.flat(b).narrow(0, m.offset, m.numel));
-    }
+    if (!one_at_a_time)
+        for (size_t b = 0; b < bucket_count; ++b) unpack(b);
 }
 
 NamedTensors ShardedAdamW::gatherState(const std::vector<std::string>& names, Collectives& collectives) const {
@@ -96,8 +101,8 @@ NamedTensors ShardedAdamW::gatherState(const std::vector<std::string>& names, Co
     NamedTensors state;
     if (steps_ == 0) return state;
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
-        const torch::Tensor& flat = buckets_.flat(b);
-        torch::Tensor averages = torch::empty_like(flat), squares = torch::empty_like(flat);
+        torch::Tensor averages = torch::empty({buckets_.paddedNumel(b)}, exp_avg_[b].options());
+        torch::Tensor squares = torch::empty_like(averages);
         collectives.allGatherAsync(exp_avg_[b], averages)->wait();
         collectives.allGatherAsync(exp_avg_sq_[b], squares)->wait();
         for (const GradientBuckets::Member& m : buckets_.members(b)) {

@@ -1,4 +1,4 @@
-// ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stage 1).
+// ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stages 1 and 2).
 #pragma once
 
 #include <string>

@@ -188,8 +188,10 @@ void BatchPanel::buildUi() {
     zero_stage_combo_->setObjectName(QStringLiteral("zeroStageCombo"));
     zero_stage_combo_->addItem(QString(), 0);
     zero_stage_combo_->addItem(QString(), 1);
+    zero_stage_combo_->addItem(QString(), 2);
     zero_stage_combo_->setToolTip(tr("runtime.zero_stage: stage 1 keeps the AdamW moments of 1/W of the "
-                                     "parameters on each rank; the numbers stay those of stage 0"));
+                                     "parameters on each rank, stage 2 their gradients too; the numbers stay "
+                                     "those of stage 0"));
     recompute_combo_ = new QComboBox(layout_box);
     recompute_combo_->setObjectName(QStringLiteral("recomputationCombo"));
     recompute_combo_->addItem(QString(), QStringLiteral("none"));
@@ -386,6 +388,7 @@ void BatchPanel::showLayoutChoices() {
     const std::string recompute = config_.runtime.activation_checkpointing;
     zero_stage_combo_->setItemText(0, tr("0: nothing · peak %1").arg(peakWith(0, recompute)));
     zero_stage_combo_->setItemText(1, tr("1: AdamW moments · peak %1").arg(peakWith(1, recompute)));
+    zero_stage_combo_->setItemText(2, tr("2: + gradients · peak %1").arg(peakWith(2, recompute)));
     recompute_combo_->setItemText(0, tr("none · peak %1").arg(peakWith(config_.runtime.zero_stage, "none")));
     recompute_combo_->setItemText(1, tr("full · peak %1").arg(peakWith(config_.runtime.zero_stage, "full")));
     zero_stage_combo_->setCurrentIndex(std::max(0, zero_stage_combo_->findData(qint64(config_.runtime.zero_stage))));
@@ -406,11 +409,15 @@ void BatchPanel::showPlanNumbers() {
     budget_bytes_ = memoryBudgetBytes(config_);
     plan_ = planMemory(config_, budget_bytes_);
     weights_label_->setText(formatBytes(plan_.weight_bytes));
-    gradients_label_->setText(formatBytes(plan_.gradient_bytes));
     // The gradients are the buckets' views: only the sync-each mode's running sums add bytes.
-    buckets_label_->setText(plan_.bucket_bytes > 0 ? formatBytes(plan_.bucket_bytes) : tr("none (gradient views)"));
+    buckets_label_->setText(plan_.bucket_bytes == 0            ? tr("none (gradient views)")
+                            : config_.runtime.zero_stage >= 2 ? tr("%1 (in flight)").arg(formatBytes(plan_.bucket_bytes))
+                                                              : formatBytes(plan_.bucket_bytes));
     buckets_label_->setToolTip(tr("The gradients are views of the reduction buckets: no second copy. The "
                                   "sync-each mode keeps running sums beside them."));
+    gradients_label_->setText(config_.runtime.zero_stage >= 2
+                                  ? tr("%1 (1/%2, ZeRO stage 2)").arg(formatBytes(plan_.gradient_bytes)).arg(plan_.world_size)
+                                  : formatBytes(plan_.gradient_bytes));
     optimizer_label_->setText(config_.runtime.zero_stage >= 1
                                   ? tr("%1 (1/%2, ZeRO stage %3)")
                                         .arg(formatBytes(plan_.optimizer_bytes))

@@ -388,6 +388,35 @@ private Q_SLOTS:
                      qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(backed.losses[i]).arg(small.losses[i])));
     }
 
+    // ZeRO stage 2 reduce-scatters every micro-batch: a rank that runs out of memory in its
+    // first micro-batch still makes the calls of the micro-batches it skips, so the other rank
+    // is not left waiting; both drop the window, back off and redo it at m = 4.
+    void stageTwoBacksOffWithoutLeavingARankWaiting() {
+        auto split = [](int64_t m, int64_t K, int64_t steps) {
+            RunConfig c = tinySplit(m, K, steps);
+            c.runtime.world_size = 2;
+            c.runtime.zero_stage = 2;
+            return c;
+        };
+        const int64_t first8 = train(split(8, 2, 1)).summary.peak_memory_bytes;
+        const Trained small = train(split(4, 4, 3));
+        RunConfig limited = split(8, 2, 3);
+        limited.runtime.memory_limit_mb = small.summary.peak_memory_bytes / (1 << 20) + 1;
+        QVERIFY2(limited.runtime.memory_limit_mb * (1 << 20) < first8,
+                 qPrintable(QString("%1 %2").arg(small.summary.peak_memory_bytes).arg(first8)));
+        const Trained backed = train(limited);
+        QCOMPARE(backed.summary.status, RunStatus::Completed);
+        QCOMPARE(backed.summary.micro_batch_size, int64_t(4));
+        QCOMPARE(backed.summary.gradient_accumulation_steps, int64_t(4));
+        int backoffs = 0;
+        for (const auto& e : backed.events) backoffs += e.kind == "oom_backoff" ? 1 : 0;
+        QCOMPARE(backoffs, 1);
+        QCOMPARE(backed.losses.size(), small.losses.size());
+        for (size_t i = 0; i < small.losses.size(); ++i)
+            QVERIFY2(std::fabs(backed.losses[i] - small.losses[i]) <= 1e-5 * std::fabs(small.losses[i]),
+                     qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(backed.losses[i]).arg(small.losses[i])));
+    }
+
     void aBudgetBelowMicroBatchOneIsRefusedBeforeTraining() {
         RunConfig c = tinySplit(1, 2, 3);
         c.runtime.memory_limit_mb = 1;  // below the weights, gradients and moments of the tiny model

@@ -110,7 +110,8 @@ struct RuntimeConfig {
     double store_wait_s = 600.0;  // a run held by an unwritable store fails after this long
     bool overlap_reduction = true;  // reduce gradient buckets during the last backward
     // ZeRO: 0 every rank holds all training state; 1 the AdamW moments are sharded over the
-    // ranks (reduce-scatter of the gradients, each rank steps its slice, all-gather of weights).
+    // ranks (reduce-scatter of the gradients, each rank steps its slice, all-gather of weights);
+    // 2 the gradients too (each micro-batch's buckets reduce-scattered and freed).
     int64_t zero_stage = 0;
     // "none" | "full": each block keeps only its input and runs its forward again in the backward.
     std::string activation_checkpointing = "none";
