@@ -28,8 +28,8 @@ int commandPlan(const RunConfig& config, bool as_json) {
                 (long long)plan.tokens_per_step, (long long)plan.seq_len);
     const std::pair<const char*, int64_t> rows[] = {
         {"weights", plan.weight_bytes},
-        {"gradients (fp32)", plan.gradient_bytes},
-        {"sync-each running sums (fp32)", plan.bucket_bytes},
+        {config.runtime.zero_stage >= 2 ? "gradients (fp32, 1/W)" : "gradients (fp32)", plan.gradient_bytes},
+        {config.runtime.zero_stage >= 2 ? "buckets in flight (fp32)" : "sync-each running sums (fp32)", plan.bucket_bytes},
         {config.runtime.zero_stage >= 1 ? "AdamW moments (fp32, 1/W)" : "AdamW moments (fp32)", plan.optimizer_bytes},
         {"activations, one micro-batch", plan.activation_bytes},
         {"logits gradient", plan.logits_bytes},
