@@ -231,11 +231,14 @@ std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
     checkTrain(checker, config);
     checkData(checker, config);
     checkRuntime(checker, config.runtime);
-    // Stage 2 reduce-scatters every micro-batch already: there is no deferred reduction to turn off.
-    if (config.runtime.zero_stage >= 2 && config.train.sync_each_micro_batch)
+    // Stage 2 reduces every micro-batch already; stage 1 reduce-scatters once per window, and a
+    // sharded state agrees its stops at the window's end, which the sync-each mode's all-reduces
+    // in every micro-batch would pair with.
+    if (config.runtime.zero_stage >= 1 && config.train.sync_each_micro_batch)
         checker.fail("train.sync_each_micro_batch", "true",
-                     "has no meaning at runtime.zero_stage 2, which reduces every micro-batch's gradients anyway",
-                     "set it to false, or use zero_stage 1");
+                     "is a stage 0 debugging mode (an all-reduce per micro-batch); runtime.zero_stage " +
+                         num(config.runtime.zero_stage) + " reduces its own way",
+                     "set it to false, or use zero_stage 0");
     return checker.issues;
 }
 

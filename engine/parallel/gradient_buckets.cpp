@@ -125,6 +125,7 @@ void GradientBuckets::endMicroBatch() {
                 p.mutable_grad() = torch::Tensor();
             }
             launch(next_launch_);
+            retireBefore(next_launch_);  // the one before waited for and freed: about two whole at a time
         }
         retireBefore(buckets_.size());
     }

@@ -88,10 +88,15 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     // The gradients are views of the reduction buckets (engine/parallel/gradient_buckets.h), so
     // the buckets cost nothing of their own; only the sync-each mode keeps running sums beside.
     // Stage 2 keeps the sums of this rank's slices (4P/W) and, during a backward, about two
-    // buckets whole (engine/parallel/gradient_buckets.h; 25 MiB each, or all the gradients).
+    // buckets whole (engine/parallel/gradient_buckets.h) plus autograd's own copy of the
+    // gradient being moved in. A bucket closes past 25 MiB, so one holding the head or the
+    // embedding is that large: two of the largest such, and the largest parameter once more.
+    const ParamCount counts = countParameters(config.model);
+    const int64_t largest_param = std::max(counts.head, counts.embedding) * kFloat;
+    const int64_t bucket = std::max<int64_t>(25 << 20, largest_param);
     const int64_t slice_elements = (params + p.world_size - 1) / p.world_size;
     p.gradient_bytes = config.runtime.zero_stage >= 2 ? slice_elements * kFloat : params * kFloat;
-    p.bucket_bytes = config.runtime.zero_stage >= 2 ? std::min<int64_t>(params * kFloat, 2 * (25 << 20))
+    p.bucket_bytes = config.runtime.zero_stage >= 2 ? std::min<int64_t>(params * kFloat, 2 * bucket + largest_param)
                      : p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat
                                                                                : 0;
     // Stages 1 and 2 keep the moments of this rank's slice of every bucket only.

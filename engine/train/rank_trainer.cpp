@@ -439,8 +439,10 @@ RankResult RankTrainer::run() {
     } catch (const CollectiveAborted& e) {
         if (s_.control->stopRequested()) {
             // Another rank stopped at its boundary while this one waited in a collective: the
-            // window is dropped here too, and the weights are those of the last full step.
-            saveCheckpoint(current_step_, last_loss_);
+            // window is dropped here too, and the weights are those of the last full step. (A
+            // sharded state cannot be gathered over aborted collectives; its stops are agreed
+            // instead, so this is another rank's failure seen during a stop.)
+            if (!sharded_) saveCheckpoint(current_step_, last_loss_);
             RankResult stopped;
             stopped.status = RunStatus::Stopped;
             stopped.steps = current_step_;
@@ -486,10 +488,10 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     if (s_.checkpoint_dir.empty() || steps_done <= last_checkpoint_step_ || steps_done == 0) return;
     NamedTensors optimizer_state;
     if (sharded_) optimizer_state = sharded_->gatherState(parameterNames(), *s_.collectives);
-    if (s_.rank != 0) {
-        last_checkpoint_step_ = steps_done;
-        return;
-    }
+    // Every rank moves on together, whether or not rank 0's write then succeeds: a second call
+    // for this step would gather on some ranks only.
+    last_checkpoint_step_ = steps_done;
+    if (s_.rank != 0) return;
     if (!sharded_) optimizer_state = adamWState(model_, *optimizer_);
     TrainerState state;
     state.step = steps_done;
@@ -498,7 +500,6 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     state.config_json = runConfigToJson(cfg_);
     try {
         const std::string path = writeCheckpoint(s_.checkpoint_dir, model_, optimizer_state, state);
-        last_checkpoint_step_ = steps_done;
         pruneCheckpoints(s_.checkpoint_dir, cfg_.train.keep_checkpoints);
         publishEvent(steps_done, "checkpoint", path);
     } catch (const std::exception& e) {

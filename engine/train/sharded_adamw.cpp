@@ -100,16 +100,21 @@ NamedTensors ShardedAdamW::gatherState(const std::vector<std::string>& names, Co
     torch::NoGradGuard no_grad;
     NamedTensors state;
     if (steps_ == 0) return state;
+    // One bucket at a time, and only rank 0 keeps (a host copy of) what it gathered: the whole
+    // moments never sit on a device at once.
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
         torch::Tensor averages = torch::empty({buckets_.paddedNumel(b)}, exp_avg_[b].options());
         torch::Tensor squares = torch::empty_like(averages);
         collectives.allGatherAsync(exp_avg_[b], averages)->wait();
         collectives.allGatherAsync(exp_avg_sq_[b], squares)->wait();
+        if (rank_ != 0) continue;
+        averages = averages.cpu();
+        squares = squares.cpu();
         for (const GradientBuckets::Member& m : buckets_.members(b)) {
             const auto& p = params_[m.param];
             if (!p.requires_grad()) continue;
-            state.emplace_back(names[m.param] + ".exp_avg", averages.narrow(0, m.offset, m.numel).view(p.sizes()));
-            state.emplace_back(names[m.param] + ".exp_avg_sq", squares.narrow(0, m.offset, m.numel).view(p.sizes()));
+            state.emplace_back(names[m.param] + ".exp_avg", averages.narrow(0, m.offset, m.numel).view(p.sizes()).clone());
+            state.emplace_back(names[m.param] + ".exp_avg_sq", squares.narrow(0, m.offset, m.numel).view(p.sizes()).clone());
             state.emplace_back(names[m.param] + ".step", torch::tensor(steps_, torch::kInt64));
         }
     }
@@ -122,9 +127,10 @@ void ShardedAdamW::loadState(const std::vector<std::string>& names, const NamedT
     exp_avg_.clear();
     exp_avg_sq_.clear();
     steps_ = 0;
-    for (const Segment& s : segments_)
-        if (auto found = by_name.find(names[s.param] + ".step"); found != by_name.end())
-            steps_ = found->second.item<int64_t>();
+    // Every parameter steps together: any saved count is the count (also for a rank whose
+    // slices hold no parameter, which must still take part in the gathers).
+    for (const auto& [name, tensor] : saved)
+        if (name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0) steps_ = tensor.item<int64_t>();
     if (steps_ == 0) return;  // saved before the first step: nothing to take
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
         exp_avg_.push_back(torch::zeros_like(gradientSlice(b)));

@@ -37,9 +37,9 @@ public:
     void step(double lr, double grad_divisor, Collectives& collectives);
     int64_t steps() const { return steps_; }
 
-    // The full moments under the parameter names (as adamWState writes them), gathered from
-    // every rank: one all-gather per bucket and moment, so every rank calls it; the result is
-    // the same on every rank. Empty before the first step.
+    // The full moments under the parameter names (as adamWState writes them), on the host,
+    // gathered from every rank: one all-gather per bucket and moment, so every rank calls it;
+    // rank 0 gets them, the others an empty list. Empty before the first step.
     NamedTensors gatherState(const std::vector<std::string>& names, Collectives& collectives) const;
     // Takes this rank's slices out of a saved full state (any world size or stage wrote it).
     void loadState(const std::vector<std::string>& names, const NamedTensors& saved);

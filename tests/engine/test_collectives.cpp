@@ -36,6 +36,7 @@ private Q_SLOTS:
         const int W = 3;
         const int64_t n = 4;
         std::vector<torch::Tensor> outputs(W), in_place(W);
+        std::vector<int64_t> calls(W);
         onRanks(W, [&](int r, Collectives& c) {
             auto input = inputOf(r, W * n, torch::kFloat32);
             outputs[r] = torch::full({n}, -1.0f);
@@ -44,8 +45,9 @@ private Q_SLOTS:
             auto flat = inputOf(r, W * n, torch::kFloat64);
             c.reduceScatterAsync(flat, flat.narrow(0, r * n, n))->wait();
             in_place[r] = flat.narrow(0, r * n, n).clone();
-            QCOMPARE(c.calls(), int64_t(2));
+            calls[r] = c.calls();
         });
+        for (int r = 0; r < W; ++r) QCOMPARE(calls[r], int64_t(2));
         for (int r = 0; r < W; ++r)
             for (int64_t j = 0; j < n; ++j) {
                 const double expected = 3.0 * double(r * n + j) + 300.0;
@@ -76,17 +78,16 @@ private Q_SLOTS:
     }
 
     void oneRankCopiesOrLeavesInPlace() {
+        auto input = torch::arange(5, torch::kFloat32);
+        auto output = torch::zeros({5}), gathered = torch::zeros({5});
         onRanks(1, [&](int, Collectives& c) {
-            auto input = torch::arange(5, torch::kFloat32);
-            auto output = torch::zeros({5});
             c.reduceScatterAsync(input, output)->wait();
-            QVERIFY(torch::equal(output, input));
-            auto gathered = torch::zeros({5});
             c.allGatherAsync(input, gathered)->wait();
-            QVERIFY(torch::equal(gathered, input));
             c.reduceScatterAsync(input, input)->wait();  // the same tensor: nothing to do
-            QVERIFY(torch::equal(input, torch::arange(5, torch::kFloat32)));
         });
+        QVERIFY(torch::equal(output, input));
+        QVERIFY(torch::equal(gathered, input));
+        QVERIFY(torch::equal(input, torch::arange(5, torch::kFloat32)));
     }
 
     // A size that does not divide among the ranks is a bug: every rank is told, none hangs.

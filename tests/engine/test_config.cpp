@@ -126,6 +126,23 @@ private Q_SLOTS:
         QTest::newRow("seq_len > max") << "train.seq_len=100000" << "train.seq_len";
         QTest::newRow("device") << "runtime.device=tpu" << "runtime.device";
         QTest::newRow("data source") << "data.source=images" << "data.source";
+        QTest::newRow("zero stage 3 (not built)") << "runtime.zero_stage=3" << "runtime.zero_stage";
+        QTest::newRow("recomputation mode") << "runtime.activation_checkpointing=some" << "runtime.activation_checkpointing";
+        QTest::newRow("dtype") << "runtime.dtype=fp16" << "runtime.dtype";
+    }
+
+    // The sync-each mode (an all-reduce per micro-batch) belongs to stage 0 only.
+    void syncEachIsRefusedWithAShardedState() {
+        RunConfig config;
+        config.data.vocab_size = 256;
+        config.train.sync_each_micro_batch = true;
+        QVERIFY(validateRunConfig(config).empty());
+        for (int64_t stage : {1, 2}) {
+            config.runtime.zero_stage = stage;
+            const auto issues = validateRunConfig(config);
+            QCOMPARE(issues.size(), size_t(1));
+            QCOMPARE(issues.front().path, std::string("train.sync_each_micro_batch"));
+        }
     }
     void validationRulesNameTheirField() {
         QFETCH(QString, assignment);
