@@ -10,7 +10,7 @@
 namespace trainbench {
 
 // Bytes one rank holds at its peak, by kind. The peak is reached in the backward pass of a
-// micro-batch once the optimizer has stepped: weights, the reduction buffers, both AdamW
+// micro-batch once the optimizer has stepped: weights, the buckets beyond the gradients, both AdamW
 // moments, the activations saved by the forward pass, the gradient of the logits being formed,
 // and the parameter gradients (views of the reduction buckets, alive for the whole run).
 struct MemoryPlan {
