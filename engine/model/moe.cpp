@@ -33,8 +33,11 @@ MoEOutput MoEImpl::forward(const torch::Tensor& x) {
     const int64_t* count = host_counts.data_ptr<int64_t>();
     auto per_expert = dispatched.split_with_sizes(c10::IntArrayRef(count, n_experts_));
     std::vector<torch::Tensor> outputs;
-    for (int64_t e = 0; e < n_experts_; ++e)
+    if (is_training() && count_loads_) idle_experts_.clear();
+    for (int64_t e = 0; e < n_experts_; ++e) {
         if (count[e] > 0) outputs.push_back(experts_->ptr<MLPImpl>(e)->forward(per_expert[e]));
+        else if (is_training() && count_loads_) idle_experts_.push_back(e);
+    }
     auto expert_out = torch::cat(outputs, 0);                                // [N*k, d]
     auto slot_weight = route.weights.reshape({-1}).index_select(0, order).unsqueeze(1).to(x.scalar_type());
     // The routed outputs are added onto the shared experts' output: no zero tensor to fill and
@@ -56,6 +59,14 @@ MoEOutput MoEImpl::forward(const torch::Tensor& x) {
         out.seq_aux = aux_alpha_ * (f * P).sum(-1);                           // [B]
     }
     return out;
+}
+
+std::vector<torch::Tensor> MoEImpl::takeIdleExpertParameters() {
+    std::vector<torch::Tensor> params;
+    for (int64_t e : idle_experts_)
+        for (const auto& p : experts_->ptr<MLPImpl>(e)->parameters()) params.push_back(p);
+    idle_experts_.clear();
+    return params;
 }
 
 torch::Tensor MoEImpl::takeLoad() {

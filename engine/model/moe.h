@@ -29,6 +29,9 @@ public:
     // Off while a recomputed forward repeats one already counted (runtime.activation_checkpointing):
     // every token is counted once.
     void countLoads(bool on) { count_loads_ = on; }
+    // The parameters of the experts no token reached in the training forwards since the last
+    // take: they get no gradient in the backward, so the gradient buckets need not wait for them.
+    std::vector<torch::Tensor> takeIdleExpertParameters();
     int64_t experts() const { return n_experts_; }
     Gate gate{nullptr};
 
@@ -39,6 +42,7 @@ private:
     MLP shared_experts{nullptr};
     torch::Tensor load_;  // [E] int64
     bool count_loads_ = true;
+    std::vector<int64_t> idle_experts_;  // of the last training forward
 };
 TORCH_MODULE(MoE);
 

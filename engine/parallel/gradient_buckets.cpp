@@ -1,6 +1,8 @@
 // Gradient buckets: the parameters' gradients as views of flat buffers, one collective per bucket.
 #include "parallel/gradient_buckets.h"
 
+#include <algorithm>
+
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
@@ -11,6 +13,7 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64
     : params_(params),
       bucket_of_(params.size()),
       member_of_(params.size()),
+      arrived_(params.size(), 0),
       shards_(std::max<int64_t>(shards, 1)),
       transient_(transient) {
     torch::NoGradGuard no_grad;
@@ -39,6 +42,7 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64
         numel = 0;
         limit = bucket_bytes;
     };
+    for (size_t i = 0; i < params.size(); ++i) index_of_[params[i].unsafeGetTensorImpl()] = i;
     for (size_t i = params.size(); i-- > 0;) {
         current.members.push_back({i, numel, params[i].numel()});
         numel += params[i].numel();
@@ -151,6 +155,7 @@ void GradientBuckets::beginOverlap(Collectives& collectives, BucketReduction how
     hooks_armed_ = false;
     next_launch_ = 0;
     launched_during_backward_ = 0;
+    std::fill(arrived_.begin(), arrived_.end(), 0);
     for (auto& b : buckets_) {
         b.waiting = 0;
         for (const Member& m : b.members) b.waiting += params_[m.param].requires_grad() ? 1 : 0;
@@ -174,7 +179,8 @@ void GradientBuckets::onGradientReady(size_t param) {
     // since every parameter of every micro-batch comes through here.
     if (!hooks_armed_.load(std::memory_order_acquire)) return;
     std::lock_guard lock(overlap_mutex_);
-    if (!hooks_armed_) return;
+    if (!hooks_armed_ || arrived_[param]) return;
+    arrived_[param] = 1;
     Bucket& b = buckets_[bucket_of_[param]];
     if (transient_) {
         // Into the bucket, and the parameter's own copy freed.
@@ -187,6 +193,10 @@ void GradientBuckets::onGradientReady(size_t param) {
     }
     // (Otherwise the gradient is already in its bucket, a view: only the count moves.)
     if (--b.waiting > 0) return;
+    launchReady();
+}
+
+void GradientBuckets::launchReady() {
     while (next_launch_ < buckets_.size() && buckets_[next_launch_].waiting == 0) {
         launch(next_launch_++);
         ++launched_during_backward_;
@@ -196,8 +206,21 @@ void GradientBuckets::onGradientReady(size_t param) {
     }
 }
 
+void GradientBuckets::noGradientComing(const std::vector<torch::Tensor>& params) {
+    std::lock_guard lock(overlap_mutex_);
+    if (!hooks_armed_) return;
+    for (const auto& p : params) {
+        auto found = index_of_.find(p.unsafeGetTensorImpl());
+        if (found == index_of_.end() || arrived_[found->second] || !p.requires_grad()) continue;
+        arrived_[found->second] = 1;  // its slot keeps what earlier micro-batches left (or zeros)
+        --buckets_[bucket_of_[found->second]].waiting;
+    }
+    launchReady();
+}
+
 void GradientBuckets::launch(size_t bucket) {
     Bucket& b = buckets_[bucket];
+    if (transient_) ensureFlat(b);  // a bucket of idle experts only has had no gradient to hold
     if (how_ == BucketReduction::AllReduce) {
         b.work = overlap_->allReduceAsync({b.flat}, ReduceOp::Sum);
     } else {

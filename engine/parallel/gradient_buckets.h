@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include <torch/torch.h>
@@ -51,6 +52,9 @@ public:
     // a rank that left the window early still runs begin/end once per micro-batch it skipped.
     void beginMicroBatch(Collectives& collectives);
     void endMicroBatch();
+    // Parameters that will get no gradient in the coming backward (experts no token reached):
+    // while hooks are armed their buckets stop waiting for them, so later buckets can start.
+    void noGradientComing(const std::vector<torch::Tensor>& params);
     bool transient() const { return transient_; }
 
     // Overlapped reduction, in four calls per window. beginOverlap(), at the window's start:
@@ -104,6 +108,7 @@ private:
     class ReadyHook;
     void onGradientReady(size_t param);
     void launch(size_t bucket);  // caller holds overlap_mutex_
+    void launchReady();          // the complete buckets, in index order; caller holds overlap_mutex_
 
     struct Bucket {
         std::vector<Member> members;
@@ -118,6 +123,8 @@ private:
     std::vector<Bucket> buckets_;
     std::vector<size_t> bucket_of_;  // per parameter
     std::vector<size_t> member_of_;  // per parameter: its index in its bucket's members
+    std::vector<char> arrived_;      // per parameter: counted out of its bucket's waiting this backward
+    std::unordered_map<const void*, size_t> index_of_;  // TensorImpl of a parameter -> its index
     int64_t shards_ = 1;
     bool transient_ = false;
     torch::TensorOptions options_;  // of the flat buffers

@@ -191,6 +191,11 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
                 AutocastScope autocast(device_.type(), bf16_);  // the forward only; backward follows its graph
                 return model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
             }();
+            // Experts no token reached get no gradient: the buckets need not wait for them.
+            std::vector<torch::Tensor> idle;
+            for (auto& moe : moe_layers_)
+                for (auto& p : moe->takeIdleExpertParameters()) idle.push_back(std::move(p));
+            if (!idle.empty()) buckets_->noGradientComing(idle);
             (parts.token_loss_sum + parts.aux_loss_sum).backward();
             loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);
             aux_sum += parts.aux_loss_sum.detach().to(torch::kFloat64);

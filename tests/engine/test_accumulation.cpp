@@ -225,6 +225,31 @@ private Q_SLOTS:
         QCOMPARE(single[0].grad().abs().sum().item<double>(), 0.0);
     }
 
+    // An expert no token reached gets no gradient, and its bucket would wait for it until the
+    // backward ends, holding every later bucket back. Told beforehand, the buckets start anyway:
+    // here both during the backward instead of none; the sums are the same.
+    void bucketsDoNotWaitForParametersWithoutGradient() {
+        auto hub = std::make_shared<CollectiveHub>(1, std::chrono::seconds(60));
+        InProcessCollectives collectives(hub, 0, 1);
+        for (bool told : {false, true}) {
+            std::vector<torch::Tensor> params{torch::ones({3}, torch::requires_grad()),   // used
+                                              torch::ones({2}, torch::requires_grad())};  // an idle expert
+            // One parameter a bucket: the idle one's bucket (reverse order) comes first.
+            GradientBuckets buckets(params, /*bucket_bytes=*/4, /*first_bucket_bytes=*/4);
+            QCOMPARE(buckets.count(), int64_t(2));
+            buckets.beginOverlap(collectives);
+            buckets.armHooks();
+            if (told) buckets.noGradientComing({params[1]});
+            (params[0] * 2.0).sum().backward();
+            buckets.launchRemaining();
+            const int64_t during = buckets.launchedDuringBackward();
+            buckets.finishOverlap();
+            QCOMPARE(during, told ? int64_t(2) : int64_t(0));
+            QVERIFY(torch::equal(params[0].grad(), torch::full({3}, 2.0)));
+            QVERIFY(torch::equal(params[1].grad(), torch::zeros({2})));
+        }
+    }
+
     // Sync-each mode keeps running sums across the window; a window every rank drops (out of
     // memory) must take them along, or the retried window would add the failed one's gradients.
     void aDroppedWindowLeavesNoRunningSums() {
