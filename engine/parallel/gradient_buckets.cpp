@@ -100,17 +100,13 @@ void GradientBuckets::ensureFlat(Bucket& b) {
 
 void GradientBuckets::beginMicroBatch(Collectives& collectives) {
     beginOverlap(collectives, BucketReduction::ReduceScatter);
-    std::lock_guard lock(overlap_mutex_);
-    rank_ = collectives.rank();
-    retired_ = 0;
-    for (auto& b : buckets_) b.flat = torch::Tensor();
-    hooks_armed_ = false;
-    for (size_t i = 0; i < params_.size(); ++i) {
-        auto& p = params_[i];
-        if (p.requires_grad() && !torch::autograd::impl::post_acc_grad_hooks(p))
-            torch::autograd::impl::set_post_acc_grad_hooks(p, std::make_unique<ReadyHook>(this, i));
+    {
+        std::lock_guard lock(overlap_mutex_);
+        rank_ = collectives.rank();
+        retired_ = 0;
+        for (auto& b : buckets_) b.flat = torch::Tensor();
     }
-    hooks_armed_ = true;
+    armHooks();
 }
 
 void GradientBuckets::endMicroBatch() {

@@ -64,17 +64,17 @@ std::string readText(const fs::path& path) {
     return buffer.str();
 }
 
-std::vector<std::string> parameterNames(Transformer& model) {
-    std::vector<std::string> names;
-    for (const auto& item : model->named_parameters()) names.push_back(item.key());
-    return names;
-}
-
 // The files of one checkpoint, written into `partial` (renamed into place by the caller).
 void writeCheckpointFiles(const fs::path& partial, Transformer& model, const NamedTensors& optimizer_state,
                           const TrainerState& state);
 
 }  // namespace
+
+std::vector<std::string> parameterNames(Transformer& model) {
+    std::vector<std::string> names;
+    for (const auto& item : model->named_parameters()) names.push_back(item.key());
+    return names;
+}
 
 NamedTensors adamWState(Transformer& model, torch::optim::AdamW& optimizer) {
     NamedTensors moments;

@@ -27,6 +27,9 @@ struct Checkpoint {
 std::string writeCheckpoint(const std::string& folder, Transformer& model, const NamedTensors& optimizer_state,
                             const TrainerState& state);
 
+// The parameters' reference names, in registration order (model->parameters()'s order).
+std::vector<std::string> parameterNames(Transformer& model);
+
 // An AdamW's state under the parameter names: `<name>.exp_avg`, `<name>.exp_avg_sq` (the
 // parameter's shape) and `<name>.step` (an int64 scalar), for the parameters it has stepped.
 // Sharded stages gather the same names (ShardedAdamW::gatherState).

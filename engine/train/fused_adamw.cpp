@@ -45,15 +45,23 @@ void fusedAdamWStep(torch::optim::AdamW& optimizer, double grad_divisor) {
         }
         if (params.empty()) continue;
         const auto [beta1, beta2] = options.betas();
-        std::optional<torch::Tensor> divisor;  // the kernel takes it as a one-element fp32 tensor
-        if (grad_divisor != 1.0 && params[0].scalar_type() == torch::kFloat64) {
-            for (auto& g : grads) g.div_(grad_divisor);
-        } else if (grad_divisor != 1.0) {
-            divisor = torch::full({1}, grad_divisor, params[0].options().dtype(torch::kFloat32));
-        }
-        at::_fused_adamw_(params, grads, averages, squares, /*max_exp_avg_sqs=*/{}, steps, options.lr(), beta1,
-                          beta2, options.weight_decay(), options.eps(), /*amsgrad=*/false, /*maximize=*/false, divisor);
+        fusedAdamWUpdate(params, grads, averages, squares, steps,
+                         {options.lr(), beta1, beta2, options.weight_decay(), options.eps()}, grad_divisor);
     }
+}
+
+void fusedAdamWUpdate(std::vector<torch::Tensor>& params, std::vector<torch::Tensor>& grads,
+                      std::vector<torch::Tensor>& averages, std::vector<torch::Tensor>& squares,
+                      std::vector<torch::Tensor>& steps, const AdamWHyper& hyper, double grad_divisor) {
+    torch::NoGradGuard no_grad;
+    std::optional<torch::Tensor> divisor;  // the kernel takes it as a one-element fp32 tensor
+    if (grad_divisor != 1.0 && params[0].scalar_type() == torch::kFloat64) {
+        for (auto& g : grads) g.div_(grad_divisor);
+    } else if (grad_divisor != 1.0) {
+        divisor = torch::full({1}, grad_divisor, params[0].options().dtype(torch::kFloat32));
+    }
+    at::_fused_adamw_(params, grads, averages, squares, /*max_exp_avg_sqs=*/{}, steps, hyper.lr, hyper.beta1,
+                      hyper.beta2, hyper.weight_decay, hyper.eps, /*amsgrad=*/false, /*maximize=*/false, divisor);
 }
 
 }  // namespace trainbench

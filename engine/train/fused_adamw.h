@@ -16,4 +16,14 @@ namespace trainbench {
 // raw memory): a logic_error says which is not.
 void fusedAdamWStep(torch::optim::AdamW& optimizer, double grad_divisor = 1.0);
 
+// The kernel itself over parallel lists (whole parameters, or slices of them as the sharded
+// stages keep), with `grad_divisor` applied as above. The step tensors hold the counts after
+// this step. The lists must be non-empty.
+struct AdamWHyper {
+    double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, weight_decay = 0.0, eps = 1e-8;
+};
+void fusedAdamWUpdate(std::vector<torch::Tensor>& params, std::vector<torch::Tensor>& grads,
+                      std::vector<torch::Tensor>& averages, std::vector<torch::Tensor>& squares,
+                      std::vector<torch::Tensor>& steps, const AdamWHyper& hyper, double grad_divisor);
+
 }  // namespace trainbench

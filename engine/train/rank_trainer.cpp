@@ -115,7 +115,7 @@ void RankTrainer::prepare() {
         options.beta2 = cfg_.train.beta2;
         options.weight_decay = cfg_.train.weight_decay;
         sharded_ = std::make_unique<ShardedAdamW>(params_, decays, *buckets_, s_.rank, options);
-        if (!s_.resume_from.empty()) sharded_->loadState(parameterNames(), resumed_optimizer_);
+        if (!s_.resume_from.empty()) sharded_->loadState(parameterNames(model_), resumed_optimizer_);
     }
     resumed_optimizer_.clear();
     moe_layers_ = model_->moeLayers();
@@ -191,11 +191,14 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
                 AutocastScope autocast(device_.type(), bf16_);  // the forward only; backward follows its graph
                 return model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
             }();
-            // Experts no token reached get no gradient: the buckets need not wait for them.
-            std::vector<torch::Tensor> idle;
-            for (auto& moe : moe_layers_)
-                for (auto& p : moe->takeIdleExpertParameters()) idle.push_back(std::move(p));
-            if (!idle.empty()) buckets_->noGradientComing(idle);
+            // Experts no token reached get no gradient: buckets reduced during this backward need
+            // not wait for them.
+            if (per_micro_batch || (overlap && k + 1 == K)) {
+                std::vector<torch::Tensor> idle;
+                for (auto& moe : moe_layers_)
+                    for (auto& p : moe->takeIdleExpertParameters()) idle.push_back(std::move(p));
+                if (!idle.empty()) buckets_->noGradientComing(idle);
+            }
             (parts.token_loss_sum + parts.aux_loss_sum).backward();
             loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);
             aux_sum += parts.aux_loss_sum.detach().to(torch::kFloat64);
@@ -482,17 +485,11 @@ RankResult RankTrainer::run() {
     return failed;
 }
 
-std::vector<std::string> RankTrainer::parameterNames() const {
-    std::vector<std::string> names;
-    for (const auto& item : model_->named_parameters()) names.push_back(item.key());
-    return names;
-}
-
 void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     // The same decision on every rank (same steps, same folder), so a gather pairs up.
     if (s_.checkpoint_dir.empty() || steps_done <= last_checkpoint_step_ || steps_done == 0) return;
     NamedTensors optimizer_state;
-    if (sharded_) optimizer_state = sharded_->gatherState(parameterNames(), *s_.collectives);
+    if (sharded_) optimizer_state = sharded_->gatherState(parameterNames(model_), *s_.collectives);
     // Every rank moves on together, whether or not rank 0's write then succeeds: a second call
     // for this step would gather on some ranks only.
     last_checkpoint_step_ = steps_done;

@@ -160,7 +160,6 @@ private:
     int64_t run_peak_bytes_ = 0;
     // Every rank calls it (a sharded state is gathered first); rank 0 writes.
     void saveCheckpoint(int64_t steps_done, double last_loss);
-    std::vector<std::string> parameterNames() const;
     NamedTensors resumed_optimizer_;  // between reading a checkpoint and a sharded rank slicing it
     // Rank 0 only: the live-advice detectors see every completed step.
     void adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s);

@@ -1,6 +1,8 @@
 // ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stages 1 and 2).
 #include "train/sharded_adamw.h"
 
+#include "train/fused_adamw.h"
+
 #include <map>
 #include <stdexcept>
 
@@ -44,14 +46,7 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
     ++steps_;
     if (!segments_.empty()) {
         const auto& like = params_[segments_.front().param];
-        const bool fp64 = like.scalar_type() == torch::kFloat64;
         const torch::Tensor step_count = torch::full({}, double(steps_), like.options().dtype(torch::kFloat32));
-        std::optional<torch::Tensor> divisor;  // the kernel takes it as a one-element fp32 tensor
-        if (grad_divisor != 1.0 && fp64) {
-            for (size_t b = 0; b < bucket_count; ++b) gradientSlice(b).div_(grad_divisor);
-        } else if (grad_divisor != 1.0) {
-            divisor = torch::full({1}, grad_divisor, like.options().dtype(torch::kFloat32));
-        }
         for (bool decay : {true, false}) {
             std::vector<torch::Tensor> weights, grads, averages, squares, steps;
             for (const Segment& s : segments_) {
@@ -63,9 +58,9 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
                 steps.push_back(step_count);
             }
             if (weights.empty()) continue;
-            at::_fused_adamw_(weights, grads, averages, squares, /*max_exp_avg_sqs=*/{}, steps, lr, options_.beta1,
-                              options_.beta2, decay ? options_.weight_decay : 0.0, options_.eps, /*amsgrad=*/false,
-                              /*maximize=*/false, divisor);
+            fusedAdamWUpdate(weights, grads, averages, squares, steps,
+                             {lr, options_.beta1, options_.beta2, decay ? options_.weight_decay : 0.0, options_.eps},
+                             grad_divisor);
         }
     }
     // The updated slices travel in whole-bucket buffers: at stage 1 the buckets themselves (the

@@ -77,54 +77,45 @@ int main(int argc, char** argv) {
 
     trainbench::gui::CommandLine line;
     QCommandLineParser& parser = line.parser;
-    const QCommandLineOption& run_steps_option = line.run_steps;
-    const QCommandLineOption& grid_option = line.grid;
-    const QCommandLineOption& run_queue_option = line.run_queue;
-    const QCommandLineOption& watch_option = line.watch;
-    const QCommandLineOption& screenshot_option = line.screenshot;
-    const QCommandLineOption& view_option = line.view;
-    const QCommandLineOption& compare_option = line.compare;
-    const QCommandLineOption& store_option = line.store;
-    const QCommandLineOption& explore_option = line.explore;
 
     // parse() rather than process(): a bad option must exit with 2, as in trainbench-cli.
     const bool parsed = parser.parse(QApplication::arguments());
-    const bool headless = parser.isSet(screenshot_option);
+    const bool headless = parser.isSet(line.screenshot);
     if (!parsed) return fail(parser.errorText() + QStringLiteral("\n\n") + parser.helpText(), headless);
 
-    const QString view_name = parser.value(view_option);
+    const QString view_name = parser.value(line.view);
     const QStringList view_names{QStringLiteral("configure"), QStringLiteral("training"), QStringLiteral("batch"),
                                  QStringLiteral("queue"), QStringLiteral("compare")};
-    if (parser.isSet(view_option) && !view_names.contains(view_name))
+    if (parser.isSet(line.view) && !view_names.contains(view_name))
         return fail(QStringLiteral("--view takes configure, training, batch, queue or compare, got '%1'").arg(view_name),
                     headless);
     QStringList compare_ids;
-    for (const QString& id : parser.value(compare_option).split(QLatin1Char(','), Qt::SkipEmptyParts))
+    for (const QString& id : parser.value(line.compare).split(QLatin1Char(','), Qt::SkipEmptyParts))
         compare_ids << id.trimmed();
-    if (parser.isSet(compare_option) && compare_ids.isEmpty())
+    if (parser.isSet(line.compare) && compare_ids.isEmpty())
         return fail(QStringLiteral("--compare needs run ids separated by commas"), headless);
-    const QString watch_id = parser.value(watch_option).trimmed();
-    if (parser.isSet(watch_option) && watch_id.isEmpty())
+    const QString watch_id = parser.value(line.watch).trimmed();
+    if (parser.isSet(line.watch) && watch_id.isEmpty())
         return fail(QStringLiteral("--watch needs a run id (trainbench-cli runs lists them)"), headless);
     std::vector<trainbench::GridAxis> grid_axes;
     try {
-        for (const QString& text : parser.values(grid_option))
+        for (const QString& text : parser.values(line.grid))
             grid_axes.push_back(trainbench::parseGridAxis(text.toStdString()));
     } catch (const trainbench::ConfigError& error) {
         return fail(QString::fromStdString(error.what()), headless);
     }
-    if ((parser.isSet(grid_option) || parser.isSet(run_queue_option)) &&
-        (parser.isSet(run_steps_option) || parser.isSet(watch_option)))
+    if ((parser.isSet(line.grid) || parser.isSet(line.run_queue)) &&
+        (parser.isSet(line.run_steps) || parser.isSet(line.watch)))
         return fail(QStringLiteral("--grid and --run-queue cannot be combined with --run-steps or --watch: the "
                                    "window shows one run at a time"),
                     headless);
     // The window's own run would end the watching at once.
-    if (parser.isSet(watch_option) && parser.isSet(run_steps_option))
+    if (parser.isSet(line.watch) && parser.isSet(line.run_steps))
         return fail(QStringLiteral("--watch and --run-steps cannot be combined: the window shows one run"), headless);
     // The engine's runs and the window's lists both open RunStore::defaultFolder(), which
     // honours TRAINBENCH_STORE: setting it here points all of them at one folder.
-    if (parser.isSet(store_option)) {
-        const QString store = parser.value(store_option);
+    if (parser.isSet(line.store)) {
+        const QString store = parser.value(line.store);
         if (store.isEmpty()) return fail(QStringLiteral("--store needs a folder"), headless);
         qputenv("TRAINBENCH_STORE", QFileInfo(store).absoluteFilePath().toLocal8Bit());
     }
@@ -147,9 +138,9 @@ int main(int argc, char** argv) {
             config = trainbench::loadRunConfigFile(QFileInfo(config_path).filePath().toStdString());
             config_name = config_path;
         }
-        if (parser.isSet(run_steps_option)) {
+        if (parser.isSet(line.run_steps)) {
             bool ok = false;
-            const QString text = parser.value(run_steps_option);
+            const QString text = parser.value(line.run_steps);
             const qlonglong steps = text.toLongLong(&ok);
             if (!ok || steps < 1)
                 return fail(QStringLiteral("--run-steps needs a whole number of steps >= 1, got '%1'").arg(text),
@@ -168,7 +159,7 @@ int main(int argc, char** argv) {
     // marked on the Configure view (Start then reports it).
     // Training at once (--run-steps, --explore, --run-queue) needs every section valid.
     const bool trains_now =
-        parser.isSet(run_steps_option) || parser.isSet(explore_option) || parser.isSet(run_queue_option);
+        parser.isSet(line.run_steps) || parser.isSet(line.explore) || parser.isSet(line.run_queue);
     const std::vector<trainbench::ConfigIssue> issues = trainbench::validateRunConfig(config);
     QStringList blocking;
     for (const trainbench::ConfigIssue& issue : issues)
@@ -183,12 +174,12 @@ int main(int argc, char** argv) {
     // leaves the remembered layout alone.
     const bool restored_tab = !headless && window.rememberLayout();
     using Tab = trainbench::gui::MainWindow::Tab;
-    const bool show_batch = view_name == QLatin1String("batch") || parser.isSet(explore_option);
+    const bool show_batch = view_name == QLatin1String("batch") || parser.isSet(line.explore);
     const bool show_compare = view_name == QLatin1String("compare") || !compare_ids.isEmpty();
     if (show_batch) window.showTab(Tab::Batch);
     else if (show_compare) window.showTab(Tab::Compare);
     else if (view_name == QLatin1String("configure")) window.showTab(Tab::Configure);
-    else if (view_name == QLatin1String("queue") || (!parser.isSet(view_option) && !grid_axes.empty()))
+    else if (view_name == QLatin1String("queue") || (!parser.isSet(line.view) && !grid_axes.empty()))
         window.showTab(Tab::Queue);
     else if (view_name == QLatin1String("training") || !restored_tab) window.showTab(Tab::Training);
     window.show();
@@ -218,7 +209,7 @@ int main(int argc, char** argv) {
         return fail(QStringLiteral("--grid: %1").arg(window.queueView()->gridMessage()), headless);
 
     int exit_code = kExitOk;
-    if (parser.isSet(run_queue_option)) {
+    if (parser.isSet(line.run_queue)) {
         trainbench::gui::QueueView* queue_view = window.queueView();
         if (grid_axes.empty()) queue_view->enqueueShownConfig();
         QEventLoop loop;
@@ -235,7 +226,7 @@ int main(int argc, char** argv) {
             exit_code = kExitRunFailed;
         }
     }
-    if (parser.isSet(explore_option)) {
+    if (parser.isSet(line.explore)) {
         trainbench::gui::BatchPanel* panel = window.batchPanel();
         QEventLoop loop;
         bool explored = false;
@@ -248,7 +239,7 @@ int main(int argc, char** argv) {
         if (!explored) loop.exec();
         if (!explored && !headless) return exit_code;
     }
-    if (parser.isSet(run_steps_option)) {
+    if (parser.isSet(line.run_steps)) {
         QEventLoop loop;
         bool finished = false;
         trainbench::RunSummary summary;
@@ -294,7 +285,7 @@ int main(int argc, char** argv) {
         if (!load_error.isEmpty()) return fail(QStringLiteral("--compare: %1").arg(load_error), headless);
     }
     if (headless) {
-        const QString file = parser.value(screenshot_option);
+        const QString file = parser.value(line.screenshot);
         QApplication::processEvents();  // let layouts settle at the final size
         window.flushView();
         const QPixmap shot = window.grab();

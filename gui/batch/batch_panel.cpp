@@ -364,9 +364,11 @@ void BatchPanel::showSplit() {
 
 void BatchPanel::showPlan() {
     // The engine's own rule decides whether Start can work: the session refuses exactly these.
+    // One budget for everything shown: runtime.memory_limit_mb wins inside requirePlanFits too.
+    budget_bytes_ = memoryBudgetBytes(config_);
     start_refusal_.clear();
     try {
-        requirePlanFits(config_, deviceMemoryBytesPerRank(config_));
+        requirePlanFits(config_, budget_bytes_);
     } catch (const ConfigError& refusal) {
         start_refusal_ = QString::fromStdString(refusal.what());
     }
@@ -378,12 +380,11 @@ void BatchPanel::showPlan() {
 void BatchPanel::showLayoutChoices() {
     const QSignalBlocker block_stage(zero_stage_combo_);
     const QSignalBlocker block_recompute(recompute_combo_);
-    const int64_t budget = memoryBudgetBytes(config_);
     auto peakWith = [&](int64_t stage, const std::string& recompute) {
         RunConfig variant = config_;
         variant.runtime.zero_stage = stage;
         variant.runtime.activation_checkpointing = recompute;
-        return formatBytes(planMemory(variant, budget).peak_bytes);
+        return formatBytes(planMemory(variant, budget_bytes_).peak_bytes);
     };
     const std::string recompute = config_.runtime.activation_checkpointing;
     zero_stage_combo_->setItemText(0, tr("0: nothing · peak %1").arg(peakWith(0, recompute)));
@@ -406,7 +407,6 @@ void BatchPanel::onMemoryLayoutEdited() {
 }
 
 void BatchPanel::showPlanNumbers() {
-    budget_bytes_ = memoryBudgetBytes(config_);
     plan_ = planMemory(config_, budget_bytes_);
     weights_label_->setText(formatBytes(plan_.weight_bytes));
     // The gradients are the buckets' views: only the sync-each mode's running sums add bytes.

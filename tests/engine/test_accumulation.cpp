@@ -11,6 +11,7 @@
 
 #include "data/batch_sampler.h"
 #include "conformance_setup.h"
+#include "rank_threads.h"
 #include "parallel/gradient_buckets.h"
 #include "parallel/in_process_collectives.h"
 #include "train/autocast_scope.h"
@@ -57,49 +58,20 @@ struct WindowProbe {
 };
 
 WindowProbe probeWindow(const RunConfig& config, bool fp64, int64_t step = 0, int64_t bucket_bytes = 25 << 20) {
-    const int W = static_cast<int>(config.runtime.world_size);
-    auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
-    RunControl control;
-    std::atomic<int64_t> steps{0};
-    std::vector<std::unique_ptr<InProcessCollectives>> collectives;
-    for (int r = 0; r < W; ++r) collectives.push_back(std::make_unique<InProcessCollectives>(hub, r, W));
     WindowProbe probe;
-    std::vector<std::thread> threads;
-    std::vector<std::string> errors(W);
-    for (int r = 0; r < W; ++r) {
-        threads.emplace_back([&, r] {
-            try {
-                RankSetup setup;
-                setup.config = &config;
-                setup.rank = r;
-                setup.world_size = W;
-                setup.collectives = collectives[r].get();
-                setup.control = &control;
-                setup.completed_steps = &steps;
-                setup.started = std::chrono::steady_clock::now();
-                setup.fp64 = fp64;
-                setup.bucket_bytes = setup.first_bucket_bytes = bucket_bytes;
-                RankTrainer trainer(setup);
-                trainer.prepare();
-                WindowResult window;
-                trainer.accumulateWindow(step, window);
-                if (r == 0) {
-                    probe.window = window;
-                    probe.buckets = trainer.bucketCount();
-                    probe.overlapped = trainer.bucketsOverlapped();
-                    // .grad holds the window's sums until the update divides them by N.
-                    for (auto& p : trainer.model()->parameters())
-                        probe.gradients.push_back(p.grad() / double(window.tokens));
-                }
-            } catch (const std::exception& e) {
-                errors[r] = e.what();
-                hub->abort(e.what());
-            }
-        });
-    }
-    for (auto& t : threads) t.join();
-    for (const auto& e : errors)
-        if (!e.empty()) qFatal("probe failed: %s", e.c_str());
+    RankThreadOptions options;
+    options.fp64 = fp64;
+    options.bucket_bytes = bucket_bytes;
+    onRankTrainers(config, options, [&](int r, RankTrainer& trainer) {
+        WindowResult window;
+        trainer.accumulateWindow(step, window);
+        if (r != 0) return;
+        probe.window = window;
+        probe.buckets = trainer.bucketCount();
+        probe.overlapped = trainer.bucketsOverlapped();
+        // .grad holds the window's sums until the update divides them by N.
+        for (auto& p : trainer.model()->parameters()) probe.gradients.push_back(p.grad() / double(window.tokens));
+    });
     return probe;
 }
 

@@ -7,14 +7,9 @@
 #include <QTemporaryDir>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <random>
-#include <thread>
 
-#include "memory/memory_account.h"
-#include "parallel/in_process_collectives.h"
 #include "conformance_setup.h"
-#include "train/rank_trainer.h"
+#include "rank_threads.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/training_session.h"
@@ -88,51 +83,22 @@ std::vector<std::vector<torch::Tensor>> weightsAfter(const RunConfig& config, in
 }
 
 RankOutcome trainRanks(const RunConfig& config, int64_t steps, bool fp64, int64_t bucket_bytes) {
-    const int W = static_cast<int>(config.runtime.world_size);
-    auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
-    RunControl control;
-    std::atomic<int64_t> completed{0};
-    std::vector<std::unique_ptr<InProcessCollectives>> collectives;
-    for (int r = 0; r < W; ++r) collectives.push_back(std::make_unique<InProcessCollectives>(hub, r, W));
     RankOutcome outcome;
-    std::vector<std::vector<torch::Tensor>>& weights = outcome.weights;
-    weights.resize(W);
-    std::vector<std::string> errors(W);
+    outcome.weights.resize(config.runtime.world_size);
     std::vector<MemoryAccount*> accounts;
-    for (int r = 0; r < W; ++r) accounts.push_back(newMemoryAccount());
-    std::vector<std::thread> threads;
-    for (int r = 0; r < W; ++r)
-        threads.emplace_back([&, r] {
-            ScopedMemoryAccount account(accounts[r]);
-            try {
-                RankSetup setup;
-                setup.memory = accounts[r];
-                setup.config = &config;
-                setup.rank = r;
-                setup.world_size = W;
-                setup.collectives = collectives[r].get();
-                setup.control = &control;
-                setup.completed_steps = &completed;
-                setup.started = std::chrono::steady_clock::now();
-                setup.fp64 = fp64;
-                setup.bucket_bytes = setup.first_bucket_bytes = bucket_bytes;
-                RankTrainer trainer(setup);
-                trainer.prepare();
-                for (int64_t step = 0; step < steps; ++step) {
-                    WindowResult window;
-                    if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
-                    if (r == 0 && step == 0) outcome.loads = window.loads;
-                    trainer.applyUpdate(step, window);
-                }
-                for (auto& p : trainer.model()->parameters()) weights[r].push_back(p.detach().clone());
-            } catch (const std::exception& e) {
-                errors[r] = e.what();
-                hub->abort(e.what());
-            }
-        });
-    for (auto& t : threads) t.join();
-    for (const auto& e : errors)
-        if (!e.empty()) qFatal("ranks failed: %s", e.c_str());
+    RankThreadOptions options;
+    options.fp64 = fp64;
+    options.bucket_bytes = bucket_bytes;
+    options.accounts = &accounts;
+    onRankTrainers(config, options, [&](int r, RankTrainer& trainer) {
+        for (int64_t step = 0; step < steps; ++step) {
+            WindowResult window;
+            if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
+            if (r == 0 && step == 0) outcome.loads = window.loads;
+            trainer.applyUpdate(step, window);
+        }
+        for (auto& p : trainer.model()->parameters()) outcome.weights[r].push_back(p.detach().clone());
+    });
     for (MemoryAccount* a : accounts) outcome.peak_bytes = std::max(outcome.peak_bytes, a->peak.load());
     return outcome;
 }

@@ -1,0 +1,69 @@
+// RankTrainers on rank threads of one in-process hub, for suites that drive windows and
+// updates by hand (the conformance probes): the setup a session would make, without one.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <QtGlobal>
+
+#include "memory/memory_account.h"
+#include "parallel/in_process_collectives.h"
+#include "train/rank_trainer.h"
+
+namespace trainbench {
+
+struct RankThreadOptions {
+    bool fp64 = false;               // parameters and gradients in fp64
+    int64_t bucket_bytes = 25 << 20;  // every bucket, the first included
+    // When set: one account per rank, its allocations counted there (peaks readable afterwards).
+    std::vector<MemoryAccount*>* accounts = nullptr;
+};
+
+// Runs `body(rank, trainer)` on each of the config's W rank threads, with a prepared trainer.
+// An exception on any rank aborts the others; the first is fatal once all have joined.
+inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& options,
+                           const std::function<void(int, RankTrainer&)>& body) {
+    const int W = static_cast<int>(config.runtime.world_size);
+    auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
+    RunControl control;
+    std::atomic<int64_t> completed{0};
+    std::vector<std::unique_ptr<InProcessCollectives>> collectives;
+    for (int r = 0; r < W; ++r) collectives.push_back(std::make_unique<InProcessCollectives>(hub, r, W));
+    if (options.accounts)
+        while (static_cast<int>(options.accounts->size()) < W) options.accounts->push_back(newMemoryAccount());
+    std::vector<std::string> errors(W);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < W; ++r)
+        threads.emplace_back([&, r] {
+            MemoryAccount* account = options.accounts ? (*options.accounts)[r] : nullptr;
+            ScopedMemoryAccount scope(account);
+            try {
+                RankSetup setup;
+                setup.config = &config;
+                setup.rank = r;
+                setup.world_size = W;
+                setup.collectives = collectives[r].get();
+                setup.control = &control;
+                setup.completed_steps = &completed;
+                setup.started = std::chrono::steady_clock::now();
+                setup.fp64 = options.fp64;
+                setup.memory = account;
+                setup.bucket_bytes = setup.first_bucket_bytes = options.bucket_bytes;
+                RankTrainer trainer(setup);
+                trainer.prepare();
+                body(r, trainer);
+            } catch (const std::exception& e) {
+                errors[r] = e.what();
+                hub->abort(e.what());
+            }
+        });
+    for (auto& t : threads) t.join();
+    for (const auto& e : errors)
+        if (!e.empty()) qFatal("ranks failed: %s", e.c_str());
+}
+
+}  // namespace trainbench
