@@ -217,10 +217,10 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     c.atLeast("runtime.memory_limit_mb", r.memory_limit_mb, 0);
     c.positive("runtime.store_wait_s", r.store_wait_s);
     c.oneOf("runtime.activation_checkpointing", r.activation_checkpointing, {"none", "full"});
-    if (r.zero_stage < 0 || r.zero_stage > 2)
+    if (r.zero_stage < 0 || r.zero_stage > 3)
         c.fail("runtime.zero_stage", num(r.zero_stage),
-               "must be 0 (nothing sharded), 1 (AdamW moments sharded) or 2 (gradients too); stage 3 is not built yet",
-               "use 2 to shard the optimizer state and the gradients");
+               "must be 0 (nothing sharded), 1 (AdamW moments sharded), 2 (gradients too) or 3 (weights too)",
+               "use 3 to shard the whole training state");
 }
 
 }  // namespace

@@ -33,6 +33,8 @@ public:
         auto* block = reinterpret_cast<BlockImpl*>(ctx->saved_data["block"].toInt());
         auto* rotary = reinterpret_cast<RotaryTable*>(ctx->saved_data["rotary"].toInt());
         const bool has_aux = ctx->saved_data["has_aux"].toBool();
+        // Sharded weights (runtime.zero_stage 3) are gathered again for the recomputation.
+        if (block->residency()) block->residency()->beforeBackward(block->unit());
         torch::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
         torch::Tensor y, aux;
         {

@@ -1,6 +1,7 @@
 // Transformer assembly, the summed token loss, and the reference initialisation.
 #include "model/transformer.h"
 
+#include "model/backward_boundary.h"
 #include "model/linear.h"
 
 namespace trainbench {
@@ -30,24 +31,49 @@ TransformerImpl::TransformerImpl(const ModelConfig& c)
     head = register_module("head", plainLinear(c.dim, c.vocab_size));
 }
 
-torch::Tensor TransformerImpl::hidden(const torch::Tensor& tokens, torch::Tensor& seq_aux) {
-    auto h = embed(tokens);  // [B, T, d]
+torch::Tensor TransformerImpl::logits(const torch::Tensor& tokens, torch::Tensor& seq_aux) {
     const bool recompute = recompute_blocks_ && torch::GradMode::is_enabled() && is_training();
-    for (const auto& layer : *layers) {
-        auto* block = layer->as<BlockImpl>();
-        h = recompute ? block->recomputedForward(h, *rotary_, seq_aux) : block->forward(h, *rotary_, seq_aux);
+    WeightResidency* residency = residency_;
+    // Each unit's weights are whole from just before its forward to just after it; a boundary on
+    // its outputs brings them back for its backward (a recomputed block asks for them itself).
+    auto enter = [&](int64_t unit) {
+        if (residency) residency->beforeForward(unit);
+    };
+    auto leave = [&](int64_t unit, torch::autograd::variable_list outputs) {
+        if (!residency) return outputs;
+        residency->afterForward(unit);
+        return backwardBoundary(outputs, *residency, unit);
+    };
+    enter(0);
+    auto h = leave(0, {embed(tokens)})[0];  // [B, T, d]
+    for (size_t i = 0; i < layers->size(); ++i) {
+        BlockImpl* block = layers->ptr<BlockImpl>(i).get();
+        const int64_t unit = static_cast<int64_t>(i) + 1;
+        torch::Tensor aux;  // this block's balance loss per sequence
+        enter(unit);
+        h = recompute ? block->recomputedForward(h, *rotary_, aux) : block->forward(h, *rotary_, aux);
+        if (residency && !recompute) {
+            auto out = leave(unit, aux.defined() ? torch::autograd::variable_list{h, aux} : torch::autograd::variable_list{h});
+            h = out[0];
+            if (aux.defined()) aux = out[1];
+        } else if (residency) {
+            residency->afterForward(unit);
+        }
+        if (aux.defined()) seq_aux = seq_aux.defined() ? seq_aux + aux : aux;
     }
-    return norm(h);
+    const int64_t head_unit = static_cast<int64_t>(layers->size()) + 1;
+    enter(head_unit);
+    return leave(head_unit, {head(norm(h))})[0];
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
     torch::Tensor seq_aux;
-    return head(hidden(tokens, seq_aux));
+    return logits(tokens, seq_aux);
 }
 
 LossParts TransformerImpl::loss(const torch::Tensor& tokens, const torch::Tensor& targets) {
     torch::Tensor seq_aux;  // [B]
-    auto logits = head(hidden(tokens, seq_aux));  // [B, T, V]
+    auto logits = this->logits(tokens, seq_aux);  // [B, T, V]
     auto compute = logits.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
     auto flat_targets = targets.reshape({-1});
     auto counted = flat_targets.ne(kIgnoreIndex);
@@ -62,6 +88,20 @@ LossParts TransformerImpl::loss(const torch::Tensor& tokens, const torch::Tensor
         parts.aux_loss_sum = (seq_aux * per_row).sum();
     }
     return parts;
+}
+
+std::vector<std::vector<torch::Tensor>> TransformerImpl::units() const {
+    std::vector<std::vector<torch::Tensor>> out{embed->parameters()};
+    for (const auto& layer : *layers) out.push_back(layer->parameters());
+    std::vector<torch::Tensor> last = norm->parameters();
+    for (auto& p : head->parameters()) last.push_back(p);
+    out.push_back(std::move(last));
+    return out;
+}
+
+void TransformerImpl::setWeightResidency(WeightResidency* residency) {
+    residency_ = residency;
+    for (size_t i = 0; i < layers->size(); ++i) layers->ptr<BlockImpl>(i)->residesIn(residency, static_cast<int64_t>(i) + 1);
 }
 
 std::vector<MoE> TransformerImpl::moeLayers() const {

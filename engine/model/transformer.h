@@ -11,6 +11,7 @@
 #include "model/moe.h"
 #include "model/rms_norm.h"
 #include "model/rotary.h"
+#include "model/weight_residency.h"
 #include "trainbench/run_config.h"
 
 namespace trainbench {
@@ -34,6 +35,11 @@ public:
     // The same, keeping only x for the backward, which runs the block's forward again
     // (runtime.activation_checkpointing "full"; model/block_recomputation.cpp).
     torch::Tensor recomputedForward(const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux);
+    // With sharded weights (runtime.zero_stage 3): the residency that holds them, and this
+    // block's unit (its recomputed backward asks for the weights first).
+    void residesIn(WeightResidency* residency, int64_t unit) { residency_ = residency, unit_ = unit; }
+    WeightResidency* residency() const { return residency_; }
+    int64_t unit() const { return unit_; }
     MoE moe() const { return moe_; }
 
 private:
@@ -41,6 +47,8 @@ private:
     MLAAttention attn{nullptr};
     MLP dense_{nullptr};
     MoE moe_{nullptr};
+    WeightResidency* residency_ = nullptr;
+    int64_t unit_ = 0;
 };
 TORCH_MODULE(Block);
 
@@ -54,15 +62,25 @@ public:
     // Full recomputation: each block keeps only its input for the backward and runs its forward
     // again there (training with gradients only; evaluation is unaffected).
     void recomputeBlocks(bool on) { recompute_blocks_ = on; }
+    // The units weights are gathered and released in (model/weight_residency.h), in forward order:
+    // the embedding, each block, the final norm with the head. Every parameter is in one unit.
+    std::vector<std::vector<torch::Tensor>> units() const;
+    // Whether a unit's backward reads its weights: the embedding's does not (its gradient is a
+    // scatter of the incoming one by token id), so it is not gathered again there.
+    static bool unitReadsWeightsInBackward(int64_t unit) { return unit != 0; }
+    // nullptr: every weight always whole (stages 0-2).
+    void setWeightResidency(WeightResidency* residency);
     // MoE layers in block order (empty for an all-dense model).
     std::vector<MoE> moeLayers() const;
     // Index of each MoE layer in the block list, parallel to moeLayers().
     std::vector<int64_t> moeLayerIndices() const;
 
 private:
-    torch::Tensor hidden(const torch::Tensor& tokens, torch::Tensor& seq_aux);
     ModelConfig config_;
     bool recompute_blocks_ = false;
+    WeightResidency* residency_ = nullptr;
+    // logits, with the head's unit gathered around it
+    torch::Tensor logits(const torch::Tensor& tokens, torch::Tensor& seq_aux);
     std::unique_ptr<RotaryTable> rotary_;
     torch::nn::Embedding embed{nullptr};
     torch::nn::ModuleList layers{nullptr};

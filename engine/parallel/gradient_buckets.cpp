@@ -10,45 +10,71 @@ namespace trainbench {
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64_t bucket_bytes,
                                  int64_t first_bucket_bytes, int64_t shards, bool transient)
+    : GradientBuckets(params, shards, transient, Layout{}) {
+    std::vector<size_t> current;
+    int64_t numel = 0;
+    int64_t limit = first_bucket_bytes;
+    for (size_t i = params.size(); i-- > 0;) {
+        current.push_back(i);
+        numel += params[i].numel();
+        if (numel * 4 >= limit) {
+            addBucket(current);
+            current.clear();
+            numel = 0;
+            limit = bucket_bytes;
+        }
+    }
+    if (!current.empty()) addBucket(current);
+}
+
+GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, const std::vector<std::vector<size_t>>& groups,
+                                 int64_t shards, bool transient)
+    : GradientBuckets(params, shards, transient, Layout{}) {
+    std::vector<char> placed(params.size(), 0);
+    for (const auto& group : groups) {
+        for (size_t i : group) {
+            if (i >= params.size() || placed[i]) throw std::logic_error("GradientBuckets: a parameter in no or two groups");
+            placed[i] = 1;
+        }
+        if (!group.empty()) addBucket(group);
+    }
+    if (std::find(placed.begin(), placed.end(), 0) != placed.end())
+        throw std::logic_error("GradientBuckets: a parameter in no group");
+}
+
+GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64_t shards, bool transient, Layout)
     : params_(params),
       bucket_of_(params.size()),
       member_of_(params.size()),
       arrived_(params.size(), 0),
       shards_(std::max<int64_t>(shards, 1)),
       transient_(transient) {
-    torch::NoGradGuard no_grad;
-    Bucket current;
-    int64_t numel = 0;
-    int64_t limit = first_bucket_bytes;
-    auto close = [&] {
-        // Padded so that every rank's slice has the same length; the padding stays zero.
-        const int64_t padded = (numel + shards_ - 1) / shards_ * shards_;
-        const auto& first = params_[current.members.front().param];
-        const auto dtype = first.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
-        options_ = first.options().dtype(dtype);
-        current.padded = padded;
-        if (transient_) current.slice_sum = torch::zeros({padded / shards_}, options_);
-        else current.flat = torch::zeros({padded}, options_);
-        for (size_t j = 0; j < current.members.size(); ++j) {
-            const Member& m = current.members[j];
-            auto& p = params_[m.param];
-            bucket_of_[m.param] = buckets_.size();
-            member_of_[m.param] = j;
-            if (p.requires_grad() && !transient_)
-                p.mutable_grad() = current.flat.narrow(0, m.offset, m.numel).view(p.sizes());
-        }
-        buckets_.push_back(std::move(current));
-        current = Bucket{};
-        numel = 0;
-        limit = bucket_bytes;
-    };
     for (size_t i = 0; i < params.size(); ++i) index_of_[params[i].unsafeGetTensorImpl()] = i;
-    for (size_t i = params.size(); i-- > 0;) {
-        current.members.push_back({i, numel, params[i].numel()});
-        numel += params[i].numel();
-        if (numel * 4 >= limit) close();
+}
+
+void GradientBuckets::addBucket(const std::vector<size_t>& params) {
+    torch::NoGradGuard no_grad;
+    Bucket b;
+    int64_t numel = 0;
+    for (size_t i : params) {
+        b.members.push_back({i, numel, params_[i].numel()});
+        numel += params_[i].numel();
     }
-    if (!current.members.empty()) close();
+    // Padded so that every rank's slice has the same length; the padding stays zero.
+    b.padded = (numel + shards_ - 1) / shards_ * shards_;
+    const auto& first = params_[params.front()];
+    const auto dtype = first.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+    options_ = first.options().dtype(dtype);
+    if (transient_) b.slice_sum = torch::zeros({b.padded / shards_}, options_);
+    else b.flat = torch::zeros({b.padded}, options_);
+    for (size_t j = 0; j < b.members.size(); ++j) {
+        const Member& m = b.members[j];
+        auto& p = params_[m.param];
+        bucket_of_[m.param] = buckets_.size();
+        member_of_[m.param] = j;
+        if (p.requires_grad() && !transient_) p.mutable_grad() = b.flat.narrow(0, m.offset, m.numel).view(p.sizes());
+    }
+    buckets_.push_back(std::move(b));
 }
 
 // Autograd calls it after accumulating a parameter's gradient into .grad (once per backward:
@@ -98,7 +124,7 @@ void GradientBuckets::ensureFlat(Bucket& b) {
     if (!b.flat.defined()) b.flat = torch::zeros({b.padded}, options_);
 }
 
-void GradientBuckets::beginMicroBatch(Collectives& collectives) {
+void GradientBuckets::beginMicroBatch(Collectives& collectives, bool hooks) {
     beginOverlap(collectives, BucketReduction::ReduceScatter);
     {
         std::lock_guard lock(overlap_mutex_);
@@ -106,7 +132,27 @@ void GradientBuckets::beginMicroBatch(Collectives& collectives) {
         retired_ = 0;
         for (auto& b : buckets_) b.flat = torch::Tensor();
     }
-    armHooks();
+    if (hooks) armHooks();
+}
+
+void GradientBuckets::launchThrough(size_t bucket) {
+    std::lock_guard lock(overlap_mutex_);
+    for (; next_launch_ <= bucket && next_launch_ < buckets_.size(); ++next_launch_) {
+        takeGradients(buckets_[next_launch_]);
+        launch(next_launch_);
+        retireBefore(next_launch_);
+    }
+}
+
+void GradientBuckets::takeGradients(Bucket& b) {
+    torch::NoGradGuard no_grad;
+    ensureFlat(b);
+    for (const Member& m : b.members) {
+        auto& p = params_[m.param];
+        if (!p.grad().defined()) continue;
+        b.flat.narrow(0, m.offset, m.numel).add_(p.grad().reshape({-1}));
+        p.mutable_grad() = torch::Tensor();
+    }
 }
 
 void GradientBuckets::endMicroBatch() {
@@ -115,21 +161,18 @@ void GradientBuckets::endMicroBatch() {
         torch::NoGradGuard no_grad;
         hooks_armed_ = false;
         for (; next_launch_ < buckets_.size(); ++next_launch_) {
-            Bucket& b = buckets_[next_launch_];
-            ensureFlat(b);
-            // A gradient the hooks did not take (none should be left) goes in before the call.
-            for (const Member& m : b.members) {
-                auto& p = params_[m.param];
-                if (!p.grad().defined()) continue;
-                b.flat.narrow(0, m.offset, m.numel).add_(p.grad().reshape({-1}));
-                p.mutable_grad() = torch::Tensor();
-            }
+            // Gradients the hooks did not take (none with hooks; all of them without) go in first.
+            takeGradients(buckets_[next_launch_]);
             launch(next_launch_);
             retireBefore(next_launch_);  // the one before waited for and freed: about two whole at a time
         }
         retireBefore(buckets_.size());
     }
     overlap_ = nullptr;
+    // A gradient made after its bucket went out would be lost: a bug in the caller's order.
+    for (auto& p : params_)
+        if (p.grad().defined())
+            throw std::logic_error("a gradient arrived after its bucket was reduced (the unit order of the backward)");
 }
 
 void GradientBuckets::retireBefore(size_t bucket) {

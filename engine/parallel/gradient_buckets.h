@@ -35,6 +35,10 @@ class GradientBuckets {
 public:
     GradientBuckets(const std::vector<torch::Tensor>& params, int64_t bucket_bytes = 25 << 20,
                     int64_t first_bucket_bytes = 1 << 20, int64_t shards = 1, bool transient = false);
+    // Buckets given explicitly, in the order of `groups` (each a list of indices into `params`,
+    // every parameter in exactly one): ZeRO stage 3's buckets are its units, backward first.
+    GradientBuckets(const std::vector<torch::Tensor>& params, const std::vector<std::vector<size_t>>& groups,
+                    int64_t shards, bool transient);
     ~GradientBuckets();
     GradientBuckets(const GradientBuckets&) = delete;
     GradientBuckets& operator=(const GradientBuckets&) = delete;
@@ -50,8 +54,13 @@ public:
     // reduces the buckets left (zeros for parameters this backward did not reach), waits, adds
     // this rank's slices into the sums and frees the buckets. Every rank makes the same calls:
     // a rank that left the window early still runs begin/end once per micro-batch it skipped.
-    void beginMicroBatch(Collectives& collectives);
+    // With `hooks` false the gradients stay in .grad until the caller sends buckets out with
+    // launchThrough (stage 3, at each unit's backward boundary) or endMicroBatch.
+    void beginMicroBatch(Collectives& collectives, bool hooks = true);
     void endMicroBatch();
+    // Transient buckets without hooks: takes the gradients of every bucket up to and including
+    // `bucket` not sent yet, and starts their reduce-scatters in order (retiring the ones before).
+    void launchThrough(size_t bucket);
     // Parameters that will get no gradient in the coming backward (experts no token reached):
     // while hooks are armed their buckets stop waiting for them, so later buckets can start.
     void noGradientComing(const std::vector<torch::Tensor>& params);
@@ -106,6 +115,11 @@ public:
 
 private:
     class ReadyHook;
+    struct Bucket;
+    struct Layout {};  // the public constructors' common part, before any bucket is added
+    GradientBuckets(const std::vector<torch::Tensor>& params, int64_t shards, bool transient, Layout);
+    void addBucket(const std::vector<size_t>& params);  // members in the order given
+    void takeGradients(Bucket& b);  // .grad into the (transient) bucket, then freed; caller holds overlap_mutex_
     void onGradientReady(size_t param);
     void launch(size_t bucket);  // caller holds overlap_mutex_
     void launchReady();          // the complete buckets, in index order; caller holds overlap_mutex_

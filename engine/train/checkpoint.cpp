@@ -65,7 +65,7 @@ std::string readText(const fs::path& path) {
 }
 
 // The files of one checkpoint, written into `partial` (renamed into place by the caller).
-void writeCheckpointFiles(const fs::path& partial, Transformer& model, const NamedTensors& optimizer_state,
+void writeCheckpointFiles(const fs::path& partial, const NamedTensors& model_state, const NamedTensors& optimizer_state,
                           const TrainerState& state);
 
 }  // namespace
@@ -93,12 +93,17 @@ NamedTensors adamWState(Transformer& model, torch::optim::AdamW& optimizer) {
 
 std::string writeCheckpoint(const std::string& folder, Transformer& model, const NamedTensors& optimizer_state,
                             const TrainerState& state) {
+    return writeCheckpoint(folder, stateDict(model), optimizer_state, state);
+}
+
+std::string writeCheckpoint(const std::string& folder, const NamedTensors& model_state, const NamedTensors& optimizer_state,
+                            const TrainerState& state) {
     const fs::path final_dir = fs::path(folder) / stepName(state.step);
     const fs::path partial = fs::path(folder) / (stepName(state.step) + ".partial");
     fs::create_directories(folder);
     removeTree(partial);
     try {
-        writeCheckpointFiles(partial, model, optimizer_state, state);
+        writeCheckpointFiles(partial, model_state, optimizer_state, state);
     } catch (...) {
         removeTree(partial);  // a failed write leaves nothing half-written beside the good ones
         throw;
@@ -111,11 +116,11 @@ std::string writeCheckpoint(const std::string& folder, Transformer& model, const
 
 namespace {
 
-void writeCheckpointFiles(const fs::path& partial, Transformer& model, const NamedTensors& optimizer_state,
+void writeCheckpointFiles(const fs::path& partial, const NamedTensors& model_state, const NamedTensors& optimizer_state,
                           const TrainerState& state) {
     fs::create_directories(partial);
 
-    writeSafetensors((partial / "model.safetensors").string(), stateDict(model), {{"format", "pt"}});
+    writeSafetensors((partial / "model.safetensors").string(), model_state, {{"format", "pt"}});
     writeSafetensors((partial / "optimizer.safetensors").string(), optimizer_state, {{"format", "pt"}});
 
     nlohmann::json trainer = {

@@ -26,6 +26,9 @@ struct Checkpoint {
 // file fsynced, then renamed. Returns the final directory.
 std::string writeCheckpoint(const std::string& folder, Transformer& model, const NamedTensors& optimizer_state,
                             const TrainerState& state);
+// The same with the model's state given (stateDict's names and order): sharded weights gathered.
+std::string writeCheckpoint(const std::string& folder, const NamedTensors& model_state, const NamedTensors& optimizer_state,
+                            const TrainerState& state);
 
 // The parameters' reference names, in registration order (model->parameters()'s order).
 std::vector<std::string> parameterNames(Transformer& model);

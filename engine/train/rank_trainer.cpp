@@ -104,9 +104,26 @@ void RankTrainer::prepare() {
     }
     params_ = model_->parameters();
     const bool sharded = cfg_.runtime.zero_stage >= 1;
-    buckets_ = std::make_unique<GradientBuckets>(params_, s_.bucket_bytes, s_.first_bucket_bytes,
-                                                 sharded ? s_.world_size : 1,
-                                                 /*transient=*/cfg_.runtime.zero_stage >= 2);
+    if (cfg_.runtime.zero_stage >= 3) {
+        // The buckets are the model's units, so each unit's gradients go out at its boundary.
+        std::unordered_map<const void*, size_t> index_of;
+        for (size_t i = 0; i < params_.size(); ++i) index_of[params_[i].unsafeGetTensorImpl()] = i;
+        std::vector<std::vector<size_t>> units;
+        std::vector<bool> reads;
+        for (const auto& unit : model_->units()) {
+            units.emplace_back();
+            for (const auto& p : unit) units.back().push_back(index_of.at(p.unsafeGetTensorImpl()));
+            reads.push_back(TransformerImpl::unitReadsWeightsInBackward(static_cast<int64_t>(reads.size())));
+        }
+        buckets_ = std::make_unique<GradientBuckets>(params_, ShardedWeights::bucketGroups(units), s_.world_size,
+                                                     /*transient=*/true);
+        sharded_weights_ = std::make_unique<ShardedWeights>(params_, units, reads, *buckets_, *s_.collectives);
+        model_->setWeightResidency(sharded_weights_.get());
+    } else {
+        buckets_ = std::make_unique<GradientBuckets>(params_, s_.bucket_bytes, s_.first_bucket_bytes,
+                                                     sharded ? s_.world_size : 1,
+                                                     /*transient=*/cfg_.runtime.zero_stage >= 2);
+    }
     if (sharded) {
         std::vector<bool> decays;
         for (auto& item : model_->named_parameters()) decays.push_back(!isNormOrBias(item.key(), item.value()));
@@ -114,7 +131,7 @@ void RankTrainer::prepare() {
         options.beta1 = cfg_.train.beta1;
         options.beta2 = cfg_.train.beta2;
         options.weight_decay = cfg_.train.weight_decay;
-        sharded_ = std::make_unique<ShardedAdamW>(params_, decays, *buckets_, s_.rank, options);
+        sharded_ = std::make_unique<ShardedAdamW>(params_, decays, *buckets_, s_.rank, options, sharded_weights_.get());
         if (!s_.resume_from.empty()) sharded_->loadState(parameterNames(model_), resumed_optimizer_);
     }
     resumed_optimizer_.clear();
@@ -185,7 +202,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             prefetched_step_ = step + 1;
         }
         if (overlap && k + 1 == K) buckets_->armHooks();
-        if (per_micro_batch) buckets_->beginMicroBatch(*s_.collectives);
+        if (per_micro_batch) beginMicroBatch();
         try {
             LossParts parts = [&] {
                 AutocastScope autocast(device_.type(), bf16_);  // the forward only; backward follows its graph
@@ -193,7 +210,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             }();
             // Experts no token reached get no gradient: buckets reduced during this backward need
             // not wait for them.
-            if (per_micro_batch || (overlap && k + 1 == K)) {
+            if ((per_micro_batch && !sharded_weights_) || (overlap && k + 1 == K)) {
                 std::vector<torch::Tensor> idle;
                 for (auto& moe : moe_layers_)
                     for (auto& p : moe->takeIdleExpertParameters()) idle.push_back(std::move(p));
@@ -210,7 +227,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             break;
         }
         if (per_micro_batch) {
-            buckets_->endMicroBatch();
+            endMicroBatch();
             ++reduced_micro_batches;
         }
         if (t.sync_each_micro_batch) buckets_->reduceIntoSums(*s_.collectives);
@@ -220,12 +237,12 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // calls pair up; the window is then dropped by all.
     if (per_micro_batch) {
         if (out_of_memory) {
-            buckets_->endMicroBatch();  // the micro-batch whose backward failed was begun
+            endMicroBatch();  // the micro-batch whose forward or backward failed was begun
             ++reduced_micro_batches;
         }
         for (; reduced_micro_batches < K; ++reduced_micro_batches) {
-            buckets_->beginMicroBatch(*s_.collectives);
-            buckets_->endMicroBatch();
+            beginMicroBatch();
+            endMicroBatch();
         }
     }
 
@@ -275,6 +292,23 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     out.grad_norm = out.tokens > 0 ? globalGradNorm() / double(out.tokens) : 0.0;
     out.collectives = s_.collectives->calls() - calls_before;
     return WindowOutcome::Complete;
+}
+
+void RankTrainer::beginMicroBatch() {
+    if (sharded_weights_) sharded_weights_->beginMicroBatch();
+    else buckets_->beginMicroBatch(*s_.collectives);
+}
+
+void RankTrainer::endMicroBatch() {
+    if (sharded_weights_) sharded_weights_->endMicroBatch();
+    else buckets_->endMicroBatch();
+}
+
+std::vector<torch::Tensor> RankTrainer::wholeParameters() {
+    if (sharded_weights_) return sharded_weights_->wholeParameters();
+    std::vector<torch::Tensor> out;
+    for (auto& p : params_) out.push_back(p.detach().clone());
+    return out;
 }
 
 int64_t RankTrainer::windowPeakBytes() const {
@@ -428,7 +462,9 @@ RankResult RankTrainer::loop() {
         if ((step + 1) % t.log_every == 0 || step + 1 == total_steps)
             publishStep(step + 1, window, loads, lr, tokens_per_s, step_time);
         if (s_.rank == 0) adviseAfterStep(step + 1, loads, mean_loss, tokens_per_s);
-        if (s_.rank == 0 && t.eval_every > 0 && ((step + 1) % t.eval_every == 0 || step + 1 == total_steps)) {
+        // Sharded weights are gathered unit by unit as the evaluation runs: every rank evaluates.
+        if ((s_.rank == 0 || sharded_weights_) && t.eval_every > 0 &&
+            ((step + 1) % t.eval_every == 0 || step + 1 == total_steps)) {
             EvalResult eval = evaluateModel(model_, *source_, cfg_, device_);
             publishPoints({point(step + 1, "eval/loss", eval.loss)});
         }
@@ -488,8 +524,12 @@ RankResult RankTrainer::run() {
 void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     // The same decision on every rank (same steps, same folder), so a gather pairs up.
     if (s_.checkpoint_dir.empty() || steps_done <= last_checkpoint_step_ || steps_done == 0) return;
-    NamedTensors optimizer_state;
+    NamedTensors optimizer_state, model_state;
     if (sharded_) optimizer_state = sharded_->gatherState(parameterNames(model_), *s_.collectives);
+    if (sharded_weights_) {
+        model_state = sharded_weights_->gatherState(parameterNames(model_));
+        for (const auto& item : model_->named_buffers()) model_state.emplace_back(item.key(), item.value());
+    }
     // Every rank moves on together, whether or not rank 0's write then succeeds: a second call
     // for this step would gather on some ranks only.
     last_checkpoint_step_ = steps_done;
@@ -501,7 +541,9 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     state.last_loss = last_loss;
     state.config_json = runConfigToJson(cfg_);
     try {
-        const std::string path = writeCheckpoint(s_.checkpoint_dir, model_, optimizer_state, state);
+        const std::string path = sharded_weights_
+                                     ? writeCheckpoint(s_.checkpoint_dir, model_state, optimizer_state, state)
+                                     : writeCheckpoint(s_.checkpoint_dir, model_, optimizer_state, state);
         pruneCheckpoints(s_.checkpoint_dir, cfg_.train.keep_checkpoints);
         publishEvent(steps_done, "checkpoint", path);
     } catch (const std::exception& e) {

@@ -106,6 +106,9 @@ public:
     RankResult run();
 
     Transformer& model() { return model_; }
+    // Copies of the whole parameters (model()->parameters()'s order) on every rank; at stage 3
+    // every rank must call it (one all-gather per unit).
+    std::vector<torch::Tensor> wholeParameters();
     int64_t bucketCount() const { return buckets_ ? buckets_->count() : 0; }
     // Buckets the last window started during its backward (overlapped reduction).
     int64_t bucketsOverlapped() const { return buckets_ ? buckets_->launchedDuringBackward() : 0; }
@@ -116,6 +119,9 @@ private:
     // current one, with K scaled so m x K x W stays. Returns false when m is already 1.
     bool backOffMicroBatch(int64_t step);
     void dropPrefetch();
+    // Stages 2 and 3 around each micro-batch (also one a rank skips, so its calls pair up).
+    void beginMicroBatch();
+    void endMicroBatch();
     // Micro-batches per rank in window `step`: K, or fewer in the incomplete last window that
     // train.samples leaves (scaled by its own token count like any other window).
     int64_t windowMicroBatches(int64_t step) const;
@@ -145,7 +151,10 @@ private:
     int64_t prefetched_step_ = -1;
     std::unique_ptr<torch::optim::AdamW> optimizer_;
     std::unique_ptr<GradientBuckets> buckets_;
-    // runtime.zero_stage 1: the AdamW state of this rank's slices (optimizer_ then only restores
+    // runtime.zero_stage 3: this rank's slices of the weights, units gathered as the model uses
+    // them (the model's residency); null below stage 3.
+    std::unique_ptr<ShardedWeights> sharded_weights_;
+    // runtime.zero_stage >= 1: the AdamW state of this rank's slices (optimizer_ then only restores
     // and writes nothing); null at stage 0.
     std::unique_ptr<ShardedAdamW> sharded_;
     std::vector<torch::Tensor> params_;

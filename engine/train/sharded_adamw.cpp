@@ -1,4 +1,4 @@
-// ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stages 1 and 2).
+// ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stages 1 to 3).
 #include "train/sharded_adamw.h"
 
 #include "train/fused_adamw.h"
@@ -9,8 +9,8 @@
 namespace trainbench {
 
 ShardedAdamW::ShardedAdamW(const std::vector<torch::Tensor>& params, const std::vector<bool>& decays,
-                           GradientBuckets& buckets, int rank, Options options)
-    : params_(params), decays_(decays), buckets_(buckets), rank_(rank), options_(options) {
+                           GradientBuckets& buckets, int rank, Options options, ShardedWeights* weights)
+    : params_(params), decays_(decays), buckets_(buckets), rank_(rank), options_(options), weights_(weights) {
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
         const int64_t slice = buckets_.sliceNumel(b);
         const int64_t low = rank_ * slice, high = low + slice;
@@ -51,7 +51,8 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
             std::vector<torch::Tensor> weights, grads, averages, squares, steps;
             for (const Segment& s : segments_) {
                 if (decays_[s.param] != decay) continue;
-                weights.push_back(params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
+                weights.push_back(weights_ ? weights_->shard(s.bucket).narrow(0, s.slice_offset, s.numel)
+                                           : params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
                 grads.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
                 averages.push_back(exp_avg_[s.bucket].narrow(0, s.slice_offset, s.numel));
                 squares.push_back(exp_avg_sq_[s.bucket].narrow(0, s.slice_offset, s.numel));
@@ -63,6 +64,7 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
                              grad_divisor);
         }
     }
+    if (weights_) return;  // stage 3: the shards are the weights, gathered when next used
     // The updated slices travel in whole-bucket buffers: at stage 1 the buckets themselves (the
     // gradient sums are spent, so each rank writes its new weights over its slice; the buckets
     // hold weights until the next window zeroes them), at stage 2 one fresh buffer a bucket at

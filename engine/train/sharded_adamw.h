@@ -1,4 +1,4 @@
-// ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stages 1 and 2).
+// ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stages 1 to 3).
 #pragma once
 
 #include <string>
@@ -9,6 +9,7 @@
 #include "model/safetensors.h"
 #include "parallel/collectives.h"
 #include "parallel/gradient_buckets.h"
+#include "parallel/sharded_weights.h"
 
 namespace trainbench {
 
@@ -24,9 +25,11 @@ public:
     struct Options {
         double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.0;
     };
-    // `params` as given to `buckets`; `decays[i]`: parameter i takes weight decay.
+    // `params` as given to `buckets`; `decays[i]`: parameter i takes weight decay. With
+    // `weights` (stage 3) the step updates its shards in place and gathers nothing: each unit is
+    // all-gathered at its next use.
     ShardedAdamW(const std::vector<torch::Tensor>& params, const std::vector<bool>& decays, GradientBuckets& buckets,
-                 int rank, Options options);
+                 int rank, Options options, ShardedWeights* weights = nullptr);
 
     // The sum of squares of the gradient sums in this rank's slices (fp64): all-reduced over
     // the ranks, the square of the global gradient norm (padding is zero and adds nothing).
@@ -58,6 +61,7 @@ private:
     GradientBuckets& buckets_;
     int rank_;
     Options options_;
+    ShardedWeights* weights_;
     std::vector<Segment> segments_;
     std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;  // per bucket: [slice], this rank's
     int64_t steps_ = 0;

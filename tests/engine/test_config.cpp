@@ -126,7 +126,7 @@ private Q_SLOTS:
         QTest::newRow("seq_len > max") << "train.seq_len=100000" << "train.seq_len";
         QTest::newRow("device") << "runtime.device=tpu" << "runtime.device";
         QTest::newRow("data source") << "data.source=images" << "data.source";
-        QTest::newRow("zero stage 3 (not built)") << "runtime.zero_stage=3" << "runtime.zero_stage";
+        QTest::newRow("zero stage 4") << "runtime.zero_stage=4" << "runtime.zero_stage";
         QTest::newRow("recomputation mode") << "runtime.activation_checkpointing=some" << "runtime.activation_checkpointing";
         QTest::newRow("dtype") << "runtime.dtype=fp16" << "runtime.dtype";
     }

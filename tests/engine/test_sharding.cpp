@@ -97,7 +97,7 @@ RankOutcome trainRanks(const RunConfig& config, int64_t steps, bool fp64, int64_
             if (r == 0 && step == 0) outcome.loads = window.loads;
             trainer.applyUpdate(step, window);
         }
-        for (auto& p : trainer.model()->parameters()) outcome.weights[r].push_back(p.detach().clone());
+        outcome.weights[r] = trainer.wholeParameters();
     });
     for (MemoryAccount* a : accounts) outcome.peak_bytes = std::max(outcome.peak_bytes, a->peak.load());
     return outcome;
@@ -115,7 +115,7 @@ private Q_SLOTS:
         const Series whole = train(withSplit(base, 8, 1, 1, 0));
         for (const auto& [m, K, W] : std::vector<std::array<int64_t, 3>>{{8, 1, 1}, {2, 4, 1}, {2, 2, 2}, {1, 4, 2}, {2, 1, 4}}) {
             const Series stage0 = train(withSplit(base, m, K, W, 0));
-            for (int64_t stage : {1, 2}) {
+            for (int64_t stage : {1, 2, 3}) {
                 const QString split = QString("stage %1 (%2,%3,%4)").arg(stage).arg(m).arg(K).arg(W);
                 const Series sharded = train(withSplit(base, m, K, W, stage));
                 compareSeries(sharded, stage0, 1e-5, split + " against stage 0");
@@ -133,12 +133,12 @@ private Q_SLOTS:
         base.train.samples = 20;
         const Series reference = train(withSplit(base, 1, 4, 2, 0));
         QCOMPARE(reference.loss.size(), size_t(3));
-        for (int64_t stage : {1, 2})
+        for (int64_t stage : {1, 2, 3})
             compareSeries(train(withSplit(base, 1, 4, 2, stage)), reference, 1e-5, QString("ragged (1,4,2) stage %1").arg(stage));
         base.train.samples = 0;
         base.train.steps = 3;
         const Series k1 = train(withSplit(base, 2, 1, 2, 0));
-        for (int64_t stage : {1, 2})
+        for (int64_t stage : {1, 2, 3})
             compareSeries(train(withSplit(base, 2, 1, 2, stage)), k1, 1e-5, QString("ragged K = 1 stage %1").arg(stage));
     }
 
@@ -150,13 +150,16 @@ private Q_SLOTS:
         const auto reference = weightsAfter(withSplit(base, 2, 2, 2, 0), 3, true);
         const auto sharded = weightsAfter(withSplit(base, 2, 2, 2, 1), 3, true);
         const auto four = weightsAfter(withSplit(base, 1, 2, 4, 2), 3, true);  // stage 2, W = 4
+        const auto three = weightsAfter(withSplit(base, 1, 2, 4, 3), 3, true);  // stage 3, W = 4
         double worst = 0;
         for (size_t i = 0; i < reference[0].size(); ++i) {
             const double scale = std::max(reference[0][i].abs().max().item<double>(), 1e-12);
             worst = std::max(worst, (sharded[0][i] - reference[0][i]).abs().max().item<double>() / scale);
             worst = std::max(worst, (four[0][i] - reference[0][i]).abs().max().item<double>() / scale);
+            worst = std::max(worst, (three[0][i] - reference[0][i]).abs().max().item<double>() / scale);
             QVERIFY(torch::equal(sharded[0][i], sharded[1][i]));
             for (int r = 1; r < 4; ++r) QVERIFY(torch::equal(four[0][i], four[r][i]));
+            for (int r = 1; r < 4; ++r) QVERIFY(torch::equal(three[0][i], three[r][i]));
         }
         QVERIFY2(worst < 1e-10, qPrintable(QString::number(worst)));
     }
@@ -179,6 +182,15 @@ private Q_SLOTS:
         for (int64_t K : {1, 2, 4}) {
             const Series s = train(withSplit(base, 4 / K, K, 2, 2));
             for (double c : s.collectives) QCOMPARE(c, double(K + 1) * buckets + 2);
+        }
+        // Stage 3, per micro-batch: an all-gather of each of the U units (the embedding, the
+        // blocks, the head) before its forward, again before its backward but for the
+        // embedding's, and a reduce-scatter of each unit's gradients: 3U - 1; then the window's
+        // statistics and the norm, and no all-gather after the step: K (3U - 1) + 2.
+        const double units = double(base.model.n_layers) + 2;
+        for (int64_t K : {1, 2, 4}) {
+            const Series s = train(withSplit(base, 4 / K, K, 2, 3));
+            for (double c : s.collectives) QCOMPARE(c, double(K) * (3 * units - 1) + 2);
         }
     }
 
@@ -213,35 +225,45 @@ private Q_SLOTS:
         }
     }
 
-    // Checkpoints hold the whole state whatever the stage: a run of (W 2, stage 1) stopped at
-    // step 3 resumes at (W 1, stage 0) and at (W 4, stage 1) to the uninterrupted run's losses,
-    // and at its own layout bit for bit.
+    // Checkpoints hold the whole state whatever the stage: runs stopped at step 3 resume at other
+    // stages and world sizes to the uninterrupted run's losses, and at their own layout bit for
+    // bit: (W 2, stage 1) at (W 1, stage 0), (W 4, stage 1), (W 4, stage 2); (W 4, stage 2) at
+    // (W 2, stage 0) and (W 4, stage 3); (W 4, stage 3) at (W 2, stage 0) and (W 2, stage 3).
     void checkpointsResumeAcrossStagesAndWorldSizes() {
+        using Layout = std::array<int64_t, 4>;  // m, K, W, stage
+        const std::vector<std::pair<Layout, std::vector<Layout>>> cases{
+            {{2, 2, 2, 1}, {{2, 2, 2, 1}, {4, 2, 1, 0}, {1, 2, 4, 1}, {2, 2, 2, 0}, {1, 2, 4, 2}}},
+            {{1, 2, 4, 2}, {{1, 2, 4, 2}, {2, 2, 2, 0}, {1, 2, 4, 3}}},
+            {{1, 2, 4, 3}, {{1, 2, 4, 3}, {2, 2, 2, 0}, {2, 2, 2, 3}}},
+        };
         RunConfig base = tinyConfig();
         base.train.steps = 6;
         base.train.checkpoint_every = 3;
-        const Series uninterrupted = train(withSplit(base, 2, 2, 2, 1));
-        QTemporaryDir dir;
-        SessionOptions first;
-        first.checkpoint_dir = dir.path().toStdString();
-        RunConfig three = withSplit(base, 2, 2, 2, 1);
-        three.train.steps = 3;
-        train(three, first);
-        std::vector<std::string> skipped;
-        const auto checkpoint = checkpointToResume(first.checkpoint_dir, skipped);
-        QVERIFY(checkpoint.has_value());
-        QCOMPARE(checkpoint->step, int64_t(3));
-        const std::vector<double> tail(uninterrupted.loss.begin() + 3, uninterrupted.loss.end());
-        for (const auto& [m, K, W, stage] :
-             std::vector<std::array<int64_t, 4>>{{2, 2, 2, 1}, {4, 2, 1, 0}, {1, 2, 4, 1}, {2, 2, 2, 0}, {1, 2, 4, 2}}) {
-            SessionOptions resume;
-            resume.resume_from = checkpoint->path;
-            const Series rest = train(withSplit(base, m, K, W, stage), resume);
-            QCOMPARE(rest.loss.size(), size_t(3));
-            for (size_t i = 0; i < 3; ++i) {
-                const QString what = QString("(%1,%2,%3) stage %4 step %5").arg(m).arg(K).arg(W).arg(stage).arg(i + 4);
-                if (W == 2 && stage == 1) QVERIFY2(rest.loss[i] == tail[i], qPrintable(what + " not bitwise"));
-                QVERIFY2(relative(rest.loss[i], tail[i]) < 1e-6, qPrintable(what));
+        for (const auto& [origin, resumes] : cases) {
+            const auto [m0, K0, W0, stage0] = origin;
+            const Series uninterrupted = train(withSplit(base, m0, K0, W0, stage0));
+            QTemporaryDir dir;
+            SessionOptions first;
+            first.checkpoint_dir = dir.path().toStdString();
+            RunConfig three = withSplit(base, m0, K0, W0, stage0);
+            three.train.steps = 3;
+            train(three, first);
+            std::vector<std::string> skipped;
+            const auto checkpoint = checkpointToResume(first.checkpoint_dir, skipped);
+            QVERIFY(checkpoint.has_value());
+            QCOMPARE(checkpoint->step, int64_t(3));
+            const std::vector<double> tail(uninterrupted.loss.begin() + 3, uninterrupted.loss.end());
+            for (const auto& [m, K, W, stage] : resumes) {
+                SessionOptions resume;
+                resume.resume_from = checkpoint->path;
+                const Series rest = train(withSplit(base, m, K, W, stage), resume);
+                QCOMPARE(rest.loss.size(), size_t(3));
+                for (size_t i = 0; i < 3; ++i) {
+                    const QString what = QString("from (W %1, stage %2) at (%3,%4,%5) stage %6 step %7")
+                                             .arg(W0).arg(stage0).arg(m).arg(K).arg(W).arg(stage).arg(i + 4);
+                    if (W == W0 && stage == stage0) QVERIFY2(rest.loss[i] == tail[i], qPrintable(what + " not bitwise"));
+                    QVERIFY2(relative(rest.loss[i], tail[i]) < 1e-6, qPrintable(what));
+                }
             }
         }
     }
@@ -251,7 +273,7 @@ private Q_SLOTS:
     // forward does not count again), and fp32 and bf16 runs log the same losses.
     void recomputationGivesTheSameNumbers() {
         const RunConfig base = tinyConfig();
-        for (int64_t stage : {0, 1}) {
+        for (int64_t stage : {0, 1, 3}) {
             RunConfig plain = withSplit(base, 2, 2, 2, stage), recomputed = plain;
             recomputed.runtime.activation_checkpointing = "full";
             const RankOutcome a = trainRanks(plain, 3, true), b = trainRanks(recomputed, 3, true);
@@ -305,6 +327,7 @@ private Q_SLOTS:
         QTest::addColumn<int>("stage");
         QTest::newRow("stage 1") << 1;
         QTest::newRow("stage 2") << 2;
+        QTest::newRow("stage 3") << 3;
     }
     void aStopIsAgreedAndCheckpointed() {
         QFETCH(int, stage);

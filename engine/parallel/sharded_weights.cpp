@@ -1,0 +1,163 @@
+// Sharded weights: storage of each unit's flat buffer allocated while gathered, freed after.
+#include "parallel/sharded_weights.h"
+
+#include <stdexcept>
+
+#include <ATen/autocast_mode.h>
+
+namespace trainbench {
+namespace {
+
+// The parameters keep their TensorImpl (autograd's saved tensors, the optimizer and the buckets
+// hold it); only the bytes behind the shared storage come and go. A saved tensor of the
+// forward reads the bytes gathered again for the backward.
+void freeStorage(const torch::Tensor& flat) {
+    c10::StorageImpl* storage = flat.storage().unsafeGetStorageImpl();
+    storage->set_data_ptr_noswap(c10::DataPtr(nullptr, flat.device()));
+    storage->set_nbytes(0);
+}
+
+void allocateStorage(const torch::Tensor& flat) {
+    c10::StorageImpl* storage = flat.storage().unsafeGetStorageImpl();
+    const size_t bytes = static_cast<size_t>(flat.numel()) * flat.element_size();
+    storage->set_data_ptr_noswap(storage->allocator()->allocate(bytes));
+    storage->set_nbytes(bytes);
+}
+
+}  // namespace
+
+std::vector<std::vector<size_t>> ShardedWeights::bucketGroups(const std::vector<std::vector<size_t>>& units) {
+    std::vector<std::vector<size_t>> groups;
+    for (size_t u = units.size(); u-- > 0;) groups.emplace_back(units[u].rbegin(), units[u].rend());
+    return groups;
+}
+
+ShardedWeights::ShardedWeights(const std::vector<torch::Tensor>& params, std::vector<std::vector<size_t>> units,
+                               std::vector<bool> reads, GradientBuckets& buckets, Collectives& collectives)
+    : params_(params),
+      units_(std::move(units)),
+      reads_(std::move(reads)),
+      buckets_(buckets),
+      collectives_(collectives),
+      gathered_(units_.size(), 0) {
+    torch::NoGradGuard no_grad;
+    if (static_cast<size_t>(buckets_.count()) != units_.size() || reads_.size() != units_.size())
+        throw std::logic_error("ShardedWeights: one bucket and one backward flag per unit");
+    const int rank = collectives_.rank();
+    for (size_t b = 0; b < units_.size(); ++b) {
+        const auto& first = params_[buckets_.members(b).front().param];
+        torch::Tensor flat = torch::zeros({buckets_.paddedNumel(b)}, first.options());
+        for (const GradientBuckets::Member& m : buckets_.members(b)) {
+            torch::Tensor& p = params_[m.param];
+            if (!p.is_contiguous()) throw std::logic_error("ShardedWeights: a parameter is not contiguous");
+            flat.narrow(0, m.offset, m.numel).copy_(p.reshape({-1}));
+            p.set_data(flat.narrow(0, m.offset, m.numel).view(p.sizes()));
+        }
+        const int64_t n = buckets_.sliceNumel(b);
+        shards_.push_back(flat.narrow(0, rank * n, n).clone());
+        freeStorage(flat);
+        flats_.push_back(std::move(flat));
+    }
+}
+
+std::vector<torch::Tensor> ShardedWeights::wholeParameters() {
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> whole(params_.size());
+    for (int64_t u = 0; u < unitCount(); ++u) {
+        gather(u);
+        for (size_t i : units_[u]) whole[i] = params_[i].detach().clone();
+        release(u);
+    }
+    return whole;
+}
+
+int64_t ShardedWeights::largestUnitNumel() const {
+    int64_t most = 0;
+    for (size_t b = 0; b < units_.size(); ++b) most = std::max(most, buckets_.paddedNumel(b));
+    return most;
+}
+
+void ShardedWeights::gather(int64_t unit) {
+    torch::NoGradGuard no_grad;
+    if (gathered_[unit]) return;
+    const size_t b = bucketOf(unit);
+    allocateStorage(flats_[b]);
+    gathered_[unit] = 1;
+    collectives_.allGatherAsync(shards_[b], flats_[b])->wait();
+}
+
+void ShardedWeights::release(int64_t unit) {
+    if (!gathered_[unit]) return;
+    freeStorage(flats_[bucketOf(unit)]);
+    gathered_[unit] = 0;
+}
+
+void ShardedWeights::releaseAll() {
+    for (size_t u = 0; u < units_.size(); ++u) release(static_cast<int64_t>(u));
+}
+
+void ShardedWeights::beginMicroBatch() {
+    releaseAll();
+    buckets_.beginMicroBatch(collectives_, /*hooks=*/false);
+    in_micro_batch_ = true;
+    forward_next_ = 0;
+    backward_next_ = unitCount() - 1;
+}
+
+void ShardedWeights::beforeForward(int64_t unit) {
+    if (in_micro_batch_) {
+        if (unit != forward_next_) throw std::logic_error("ShardedWeights: units gathered out of order in the forward");
+        gather(unit);
+        forward_next_ = unit + 1;
+        return;
+    }
+    gather(unit);  // evaluation: no gradients, no buckets
+}
+
+void ShardedWeights::afterForward(int64_t unit) {
+    release(unit);
+    // Autocast's bf16 copies of the weights would keep the whole model alive until the forward
+    // ends: dropped with the unit (the saved ones live on in the graph).
+    if (at::autocast::is_autocast_enabled(flats_[bucketOf(unit)].device().type())) at::autocast::clear_cache();
+}
+
+void ShardedWeights::beforeBackward(int64_t unit) {
+    if (!in_micro_batch_ || unit != backward_next_)
+        throw std::logic_error("ShardedWeights: a backward boundary out of order");
+    // Every unit after this one has finished its backward: their gradients go out, their
+    // weights go away, and this unit's come back.
+    if (unit + 1 < unitCount()) buckets_.launchThrough(bucketOf(unit + 1));
+    releaseAll();
+    if (reads_[unit]) gather(unit);
+    backward_next_ = unit - 1;
+}
+
+void ShardedWeights::endMicroBatch() {
+    if (!in_micro_batch_) return;
+    // The calls a micro-batch cut short did not make, in their order, with what this rank has.
+    releaseAll();
+    for (; forward_next_ < unitCount(); ++forward_next_) {
+        gather(forward_next_);
+        release(forward_next_);
+    }
+    while (backward_next_ >= 0) beforeBackward(backward_next_);
+    releaseAll();
+    in_micro_batch_ = false;
+    buckets_.endMicroBatch();  // unit 0's reduce-scatter, and every bucket retired
+}
+
+NamedTensors ShardedWeights::gatherState(const std::vector<std::string>& names) const {
+    torch::NoGradGuard no_grad;
+    NamedTensors state;
+    for (size_t b = 0; b < units_.size(); ++b) {
+        torch::Tensor whole = torch::empty({buckets_.paddedNumel(b)}, shards_[b].options());
+        collectives_.allGatherAsync(shards_[b], whole)->wait();
+        if (collectives_.rank() != 0) continue;
+        whole = whole.cpu();
+        for (const GradientBuckets::Member& m : buckets_.members(b))
+            state.emplace_back(names[m.param], whole.narrow(0, m.offset, m.numel).view(params_[m.param].sizes()).clone());
+    }
+    return state;
+}
+
+}  // namespace trainbench

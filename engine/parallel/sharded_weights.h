@@ -1,0 +1,84 @@
+// ShardedWeights: ZeRO stage 3's weights, each rank holding a slice of every unit, gathered per use.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "model/safetensors.h"
+#include "model/weight_residency.h"
+#include "parallel/collectives.h"
+#include "parallel/gradient_buckets.h"
+
+namespace trainbench {
+
+// The model's units (WeightResidency) are the gradient buckets, backward first: bucket
+// U - 1 - u holds unit u, padded to a multiple of W. Rank r keeps elements [r * S, (r + 1) * S)
+// of each bucket's weights as its shard (4P/W bytes, the fp32 master the optimizer steps);
+// every parameter is a view into its unit's flat buffer, whose storage exists only while the
+// unit is gathered. Per micro-batch, in this order on every rank:
+//   forward    all-gather of unit u before its forward, released after (u = 0..U-1);
+//   backward   at unit u's boundary: the reduce-scatter of unit u + 1's gradients, the release of
+//              unit u + 1, the all-gather of unit u (not for the embedding, whose backward reads
+//              no weight) (u = U-1..0);
+//   end        the reduce-scatter of unit 0's gradients.
+// So at most one unit's weights are whole at a time, plus the gradients of about two units.
+// A micro-batch that ends early (out of memory, a stop) makes the calls it has left with what
+// it holds, so that every rank's calls still pair up; the window is then dropped by all.
+class ShardedWeights : public WeightResidency {
+public:
+    // `units[u]`: indices into `params` of unit u's parameters (forward order); `reads[u]`: its
+    // backward reads its weights. `buckets` must have been built with bucketGroups(units),
+    // transient, sharded over the collectives' world. Takes this rank's shard of the weights
+    // as they are now (every rank's the same) and frees the whole ones.
+    ShardedWeights(const std::vector<torch::Tensor>& params, std::vector<std::vector<size_t>> units,
+                   std::vector<bool> reads, GradientBuckets& buckets, Collectives& collectives);
+    ShardedWeights(const ShardedWeights&) = delete;
+    ShardedWeights& operator=(const ShardedWeights&) = delete;
+
+    // The buckets' groups for `units`: the last unit first, each unit's parameters last first.
+    static std::vector<std::vector<size_t>> bucketGroups(const std::vector<std::vector<size_t>>& units);
+
+    // This rank's slice of bucket b's weights [S]: what the optimizer steps in place.
+    torch::Tensor shard(size_t bucket) const { return shards_[bucket]; }
+
+    // Around each micro-batch's forward and backward (the buckets' micro-batch included).
+    void beginMicroBatch();
+    // Makes whatever calls the micro-batch has left (all of them for one that never ran),
+    // releases every unit and sends the last buckets out.
+    void endMicroBatch();
+
+    void beforeForward(int64_t unit) override;
+    void afterForward(int64_t unit) override;
+    void beforeBackward(int64_t unit) override;
+
+    // The whole weights under `names` (parallel to `params`), on the host, unit by unit: every
+    // rank calls it (one all-gather per unit); rank 0 gets them, the others an empty list.
+    NamedTensors gatherState(const std::vector<std::string>& names) const;
+    // Copies of every parameter, whole, on every rank (each calls it: one all-gather per unit).
+    std::vector<torch::Tensor> wholeParameters();
+    // Elements of the largest unit: what one gathered unit costs.
+    int64_t largestUnitNumel() const;
+    int64_t unitCount() const { return static_cast<int64_t>(units_.size()); }
+
+private:
+    size_t bucketOf(int64_t unit) const { return units_.size() - 1 - static_cast<size_t>(unit); }
+    void gather(int64_t unit);
+    void release(int64_t unit);
+    void releaseAll();
+
+    std::vector<torch::Tensor> params_;
+    std::vector<std::vector<size_t>> units_;
+    std::vector<bool> reads_;
+    GradientBuckets& buckets_;
+    Collectives& collectives_;
+    std::vector<torch::Tensor> flats_;   // per bucket: [padded]; the parameters view it
+    std::vector<torch::Tensor> shards_;  // per bucket: [S], this rank's
+    std::vector<char> gathered_;         // per unit
+    bool in_micro_batch_ = false;
+    int64_t forward_next_ = 0;    // the next unit whose forward gathers
+    int64_t backward_next_ = -1;  // the next unit whose backward boundary comes
+};
+
+}  // namespace trainbench
