@@ -495,6 +495,10 @@ int main(int argc, char** argv) {
         ->default_val(3)
         ->check(CLI::Range(1, 1000));
     explore->add_flag("--json", as_json, "Print one JSON object (rows and recommended) on stdout");
+    bool explore_layouts = false;
+    explore->add_flag("--layouts", explore_layouts,
+                      "Also over the memory layouts: runtime.zero_stage 0-3 and activation_checkpointing none|full "
+                      "(only the rows the planner puts within the budget)");
 
     bool defaults = false;
     auto* show = app.add_subcommand("config", "Print a config complete: defaults filled in, --set applied, validated");
@@ -527,7 +531,7 @@ int main(int argc, char** argv) {
             if (auto launch = processLaunchFromEnvironment())
                 throw ConfigError(launch->launcher == "torchrun" ? "WORLD_SIZE" : "SLURM_NTASKS",
                                   "explore measures every split in one process; run it without " + launch->launcher);
-            return commandExplore(loadWithOverrides(config_path, overrides), explore_steps, as_json);
+            return commandExplore(loadWithOverrides(config_path, overrides), explore_steps, as_json, explore_layouts);
         }
         if (show->parsed()) {
             std::cout << runConfigToJson(loadWithOverrides(config_path, overrides)) << "\n";

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "trainbench/batch_explorer.h"
 #include "trainbench/memory_plan.h"
 
@@ -15,47 +17,84 @@ double mib(int64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
 
 }  // namespace
 
+namespace {
+
+std::string describeLayout(const MemoryLayout& layout) {
+    return "zero_stage " + std::to_string(layout.zero_stage) + ", activation_checkpointing " +
+           layout.activation_checkpointing + ", micro_batch_size " + std::to_string(layout.micro_batch_size);
+}
+
+}  // namespace
+
 int commandPlan(const RunConfig& config, bool as_json) {
-    const MemoryPlan plan = planMemory(config, deviceMemoryBytesPerRank(config));
+    const int64_t budget = deviceMemoryBytesPerRank(config);
+    const MemoryPlan plan = planMemory(config, budget);
+    const LayoutAdvice advice = adviseLayout(config, budget);
     if (as_json) {
-        std::cout << memoryPlanToJson(plan) << "\n";
+        // The plan's fields, and what fits under "advice".
+        nlohmann::json j = nlohmann::json::parse(memoryPlanToJson(plan));
+        j["advice"] = nlohmann::json::parse(layoutAdviceToJson(advice));
+        std::cout << j.dump() << "\n";
         return 0;
     }
+    const int64_t stage = config.runtime.zero_stage;
     std::printf("global batch %lld = micro_batch_size %lld x gradient_accumulation_steps %lld x world_size %lld; "
-                "%lld tokens per step (seq_len %lld)\nmemory per rank:\n",
+                "%lld tokens per step (seq_len %lld)\nlayout: zero_stage %lld, activation_checkpointing %s\n"
+                "memory per rank:\n",
                 (long long)plan.global_batch_size, (long long)plan.micro_batch_size,
                 (long long)plan.gradient_accumulation_steps, (long long)plan.world_size,
-                (long long)plan.tokens_per_step, (long long)plan.seq_len);
+                (long long)plan.tokens_per_step, (long long)plan.seq_len, (long long)stage,
+                config.runtime.activation_checkpointing.c_str());
     const std::pair<const char*, int64_t> rows[] = {
-        {"weights", plan.weight_bytes},
-        {config.runtime.zero_stage >= 2 ? "gradients (fp32, 1/W)" : "gradients (fp32)", plan.gradient_bytes},
-        {config.runtime.zero_stage >= 2 ? "buckets in flight (fp32)" : "sync-each running sums (fp32)", plan.bucket_bytes},
-        {config.runtime.zero_stage >= 1 ? "AdamW moments (fp32, 1/W)" : "AdamW moments (fp32)", plan.optimizer_bytes},
-        {"activations, one micro-batch", plan.activation_bytes},
+        {stage >= 3 ? "weights (fp32, 1/W + one unit)" : "weights (fp32)", plan.weight_bytes},
+        {stage >= 2 ? "gradients (fp32, 1/W)" : "gradients (fp32)", plan.gradient_bytes},
+        {stage >= 2 ? "buckets in flight (fp32)" : "sync-each running sums (fp32)", plan.bucket_bytes},
+        {stage >= 1 ? "AdamW moments (fp32, 1/W)" : "AdamW moments (fp32)", plan.optimizer_bytes},
+        {config.runtime.activation_checkpointing == "full" ? "activations (recomputed blocks)"
+                                                           : "activations, one micro-batch",
+         plan.activation_bytes},
         {"logits gradient", plan.logits_bytes},
         {"peak", plan.peak_bytes},
     };
-    for (const auto& [label, bytes] : rows) std::printf("  %-30s %12.1f MiB\n", label, mib(bytes));
+    for (const auto& [label, bytes] : rows) std::printf("  %-32s %12.1f MiB\n", label, mib(bytes));
+    if (plan.world_size > 1)
+        std::printf("collectives per step and rank: %lld calls, %.1f MiB sent\n", (long long)plan.collectives_per_step,
+                    mib(plan.bytes_sent_per_step));
     if (plan.limit_bytes > 0) {
-        std::printf("  %-30s %12.1f MiB (%s)\n", "budget", mib(plan.limit_bytes),
+        std::printf("  %-32s %12.1f MiB (%s)\n", "budget", mib(plan.limit_bytes),
                     config.runtime.memory_limit_mb > 0 ? "runtime.memory_limit_mb" : "device memory per rank");
         std::printf("fits: %s; largest micro_batch_size that fits: %lld\n", plan.fits ? "yes" : "NO",
                     (long long)plan.largest_fitting_micro_batch);
+        std::printf("what fits this budget:\n");
+        if (advice.cheapest.micro_batch_size > 0)
+            std::printf("  on %lld ranks: %s (peak %.1f MiB)\n", (long long)plan.world_size,
+                        describeLayout(advice.cheapest).c_str(), mib(advice.cheapest_plan.peak_bytes));
+        else
+            std::printf("  on %lld ranks: no layout fits, even at micro_batch_size 1\n", (long long)plan.world_size);
+        if (advice.fewest_ranks > 0)
+            std::printf("  fewest ranks at micro_batch_size 1: %lld, with %s (peak %.1f MiB)\n",
+                        (long long)advice.fewest_ranks, describeLayout(advice.fewest_ranks_layout).c_str(),
+                        mib(advice.fewest_ranks_plan.peak_bytes));
+        else
+            std::printf("  no number of ranks up to 4096 fits micro_batch_size 1: shorten train.seq_len\n");
     }
     return 0;
 }
 
-int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json) {
+int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json, bool over_layouts) {
     ExploreOptions options;
     options.steps_per_row = steps_per_row;
+    options.over_layouts = over_layouts;
     // Rows appear as they are measured; the table goes to stderr when stdout carries JSON.
     FILE* table = as_json ? stderr : stdout;
     std::fprintf(table, "global batch %lld = m x K x %lld ranks, seq_len %lld, %lld steps per row\n",
                  (long long)config.globalBatch(), (long long)config.runtime.world_size, (long long)config.train.seq_len,
                  (long long)steps_per_row);
-    std::fprintf(table, "%6s %6s %12s %14s %14s  %s\n", "m", "K", "tokens/s", "peak MiB", "planned MiB", "fits");
+    std::fprintf(table, "%5s %9s %6s %6s %12s %14s %14s  %s\n", "stage", "recompute", "m", "K", "tokens/s", "peak MiB",
+                 "planned MiB", "fits");
     options.on_row = [&](const ExploreRow& r) {
-        std::fprintf(table, "%6lld %6lld %12.0f %14.1f %14.1f  %s\n", (long long)r.micro_batch_size,
+        std::fprintf(table, "%5lld %9s %6lld %6lld %12.0f %14.1f %14.1f  %s\n", (long long)r.zero_stage,
+                     r.activation_checkpointing.c_str(), (long long)r.micro_batch_size,
                      (long long)r.gradient_accumulation_steps, r.tokens_per_s, mib(r.measured_peak_bytes),
                      mib(r.estimated_peak_bytes), r.fits ? "yes" : ("no: " + r.note).c_str());
         std::fflush(table);
@@ -63,8 +102,12 @@ int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json)
     const ExploreResult result = exploreBatchSplits(config, deviceMemoryBytesPerRank(config), options);
     if (result.recommended >= 0) {
         const ExploreRow& best = result.rows[result.recommended];
-        std::fprintf(table, "recommended: --set train.micro_batch_size=%lld --set train.gradient_accumulation_steps=%lld\n",
+        std::fprintf(table, "recommended: --set train.micro_batch_size=%lld --set train.gradient_accumulation_steps=%lld",
                      (long long)best.micro_batch_size, (long long)best.gradient_accumulation_steps);
+        if (over_layouts)
+            std::fprintf(table, " --set runtime.zero_stage=%lld --set runtime.activation_checkpointing=%s",
+                         (long long)best.zero_stage, best.activation_checkpointing.c_str());
+        std::fprintf(table, "\n");
     } else {
         std::fprintf(table, "no split fits; %s\n", outOfMemoryAdvice(config).c_str());
     }

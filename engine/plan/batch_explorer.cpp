@@ -27,6 +27,8 @@ ExploreRow measureSplit(const RunConfig& base, int64_t m, int64_t steps, const s
     config.train.warmup_steps = 0;
 
     ExploreRow row;
+    row.zero_stage = config.runtime.zero_stage;
+    row.activation_checkpointing = config.runtime.activation_checkpointing;
     row.micro_batch_size = m;
     row.gradient_accumulation_steps = config.train.gradient_accumulation_steps;
     row.estimated_peak_bytes = planMemory(config).peak_bytes;
@@ -69,13 +71,26 @@ ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, c
     result.safety_margin = options.safety_margin;
     result.limit_bytes = config.runtime.memory_limit_mb > 0 ? config.runtime.memory_limit_mb * 1024 * 1024 : limit_bytes;
     const int64_t per_rank = config.globalBatch() / config.runtime.world_size;
-    for (int64_t m = 1; m <= per_rank; ++m) {
-        if (per_rank % m != 0) continue;
-        if (options.cancel && options.cancel->load()) break;
-        ExploreRow row = measureSplit(config, m, std::max<int64_t>(1, options.steps_per_row), options.cancel);
-        if (options.cancel && options.cancel->load()) break;  // a cancelled row measured nothing
-        result.rows.push_back(std::move(row));
-        if (options.on_row) options.on_row(result.rows.back());
+    std::vector<RunConfig> layouts{config};
+    if (options.over_layouts) {
+        layouts.clear();
+        for (const MemoryLayout& layout : layoutsByCost())
+            if (layout.zero_stage == 0 || config.runtime.world_size > 1) layouts.push_back(withLayout(config, layout));
+    }
+    for (const RunConfig& layout : layouts) {
+        for (int64_t m = 1; m <= per_rank; ++m) {
+            if (per_rank % m != 0) continue;
+            if (options.cancel && options.cancel->load()) break;
+            if (options.over_layouts && result.limit_bytes > 0) {
+                RunConfig at_m = layout;
+                at_m.train.micro_batch_size = m;
+                if (double(planMemory(at_m).peak_bytes) > 1.15 * double(result.limit_bytes)) continue;
+            }
+            ExploreRow row = measureSplit(layout, m, std::max<int64_t>(1, options.steps_per_row), options.cancel);
+            if (options.cancel && options.cancel->load()) break;  // a cancelled row measured nothing
+            result.rows.push_back(std::move(row));
+            if (options.on_row) options.on_row(result.rows.back());
+        }
     }
     const double usable = double(result.limit_bytes) * (1.0 - result.safety_margin);
     for (size_t i = 0; i < result.rows.size(); ++i) {
@@ -91,7 +106,9 @@ ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, c
 std::string exploreResultToJson(const ExploreResult& result) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& r : result.rows) {
-        nlohmann::json row = {{"micro_batch_size", r.micro_batch_size},
+        nlohmann::json row = {{"zero_stage", r.zero_stage},
+                              {"activation_checkpointing", r.activation_checkpointing},
+                              {"micro_batch_size", r.micro_batch_size},
                               {"gradient_accumulation_steps", r.gradient_accumulation_steps},
                               {"tokens_per_s", r.tokens_per_s},
                               {"measured_peak_bytes", r.measured_peak_bytes},
@@ -103,7 +120,9 @@ std::string exploreResultToJson(const ExploreResult& result) {
     nlohmann::json recommended = nullptr;
     if (result.recommended >= 0) {
         const auto& r = result.rows[result.recommended];
-        recommended = {{"micro_batch_size", r.micro_batch_size},
+        recommended = {{"zero_stage", r.zero_stage},
+                       {"activation_checkpointing", r.activation_checkpointing},
+                       {"micro_batch_size", r.micro_batch_size},
                        {"gradient_accumulation_steps", r.gradient_accumulation_steps}};
     }
     return nlohmann::json{{"rows", rows},
@@ -126,8 +145,12 @@ ExploredBest readExploredBest(const std::string& path) {
     ExploredBest best;
     best.micro_batch_size = json["recommended"].value("micro_batch_size", int64_t(0));
     best.gradient_accumulation_steps = json["recommended"].value("gradient_accumulation_steps", int64_t(0));
+    // Older outputs name no layout: stage 0 without recomputation.
+    const int64_t stage = json["recommended"].value("zero_stage", int64_t(0));
+    const std::string recompute = json["recommended"].value("activation_checkpointing", std::string("none"));
     for (const auto& row : json["rows"])
-        if (row.value("micro_batch_size", int64_t(-1)) == best.micro_batch_size)
+        if (row.value("micro_batch_size", int64_t(-1)) == best.micro_batch_size &&
+            row.value("zero_stage", int64_t(0)) == stage && row.value("activation_checkpointing", std::string("none")) == recompute)
             best.tokens_per_s = row.value("tokens_per_s", 0.0);
     if (best.micro_batch_size <= 0 || best.tokens_per_s <= 0)
         throw ConfigError("", path + ": the recommended split has no measured tokens_per_s row");

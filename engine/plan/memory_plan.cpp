@@ -75,32 +75,89 @@ int64_t activationBytes(const ModelConfig& c, int64_t tokens, bool recompute) {
     return per_token * tokens;
 }
 
+// Elements of the largest unit ZeRO stage 3 gathers whole (model/weight_residency.h): the
+// embedding, a block, or the final norm with the head.
+int64_t largestUnitElements(const ModelConfig& c, const ParamCount& counts) {
+    int64_t most = std::max(counts.embedding, counts.head + c.dim);
+    if (c.n_dense_layers > 0) most = std::max(most, counts.dense_block);
+    if (c.n_layers > c.n_dense_layers)  // the gate's bias is a buffer, not a parameter
+        most = std::max(most, counts.moe_block - (c.hasGateBias() ? c.n_routed_experts : 0));
+    return most;
+}
+
+// The collectives of one optimizer step on each rank and the bytes it sends (SHARDING.md
+// section 2), from the gradient bytes G: stage 0 all-reduces G (every micro-batch in the
+// sync-each mode); stage 1 reduce-scatters G and all-gathers the weights; stage 2
+// reduce-scatters G every micro-batch; stage 3 all-gathers every unit before its forward and
+// again before its backward (but the embedding's) and reduce-scatters it, every micro-batch.
+// Besides: one all-reduce of the window's statistics, and at stages >= 1 one of the norm.
+void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& counts) {
+    const int64_t W = p.world_size, K = p.gradient_accumulation_steps;
+    if (W <= 1) return;
+    const int64_t grads = counts.total * kFloat;
+    const double share = double(W - 1) / double(W);
+    // Buckets: a first one of 1 MiB, then 25 MiB each (parallel/gradient_buckets.h).
+    const int64_t first = 1 << 20, rest = 25 << 20;
+    const int64_t buckets = 1 + std::max<int64_t>(0, (grads - first + rest - 1) / rest);
+    const int64_t units = config.model.n_layers + 2;
+    double sent = 0;
+    switch (config.runtime.zero_stage) {
+        case 0: {
+            const int64_t rounds = config.train.sync_each_micro_batch ? K : 1;
+            p.collectives_per_step = rounds * buckets + 1;
+            sent = 2.0 * share * double(grads) * double(rounds);
+            break;
+        }
+        case 1:
+            p.collectives_per_step = 2 * buckets + 2;
+            sent = 2.0 * share * double(grads);
+            break;
+        case 2:
+            p.collectives_per_step = (K + 1) * buckets + 2;
+            sent = double(K + 1) * share * double(grads);
+            break;
+        default:
+            p.collectives_per_step = K * (3 * units - 1) + 2;
+            sent = double(K) * share * double(3 * grads - counts.embedding * kFloat);
+            break;
+    }
+    p.bytes_sent_per_step = static_cast<int64_t>(sent);
+}
+
 MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_bytes) {
     MemoryPlan p;
     p.micro_batch_size = micro_batch;
     p.world_size = config.runtime.world_size;
+    p.zero_stage = config.runtime.zero_stage;
+    p.activation_checkpointing = config.runtime.activation_checkpointing;
     p.gradient_accumulation_steps = config.globalBatch() / std::max<int64_t>(1, micro_batch * p.world_size);
     p.seq_len = config.train.seq_len;
     p.global_batch_size = config.globalBatch();
     p.tokens_per_step = config.tokensPerStep();
-    const int64_t params = countParameters(config.model).total;
-    p.weight_bytes = params * kFloat;
+    const ParamCount counts = countParameters(config.model);
+    const int64_t params = counts.total;
+    const int64_t stage = config.runtime.zero_stage;
+    const int64_t slice_elements = (params + p.world_size - 1) / p.world_size;
+    // Stage 3 holds its shard of every unit and one unit gathered whole at a time.
+    const int64_t largest_unit = largestUnitElements(config.model, counts) * kFloat;
+    p.weight_bytes = stage >= 3 ? slice_elements * kFloat + largest_unit : params * kFloat;
     // The gradients are views of the reduction buckets (engine/parallel/gradient_buckets.h), so
     // the buckets cost nothing of their own; only the sync-each mode keeps running sums beside.
     // Stage 2 keeps the sums of this rank's slices (4P/W) and, during a backward, about two
     // buckets whole (engine/parallel/gradient_buckets.h) plus autograd's own copy of the
     // gradient being moved in. A bucket closes past 25 MiB, so one holding the head or the
     // embedding is that large: two of the largest such, and the largest parameter once more.
-    const ParamCount counts = countParameters(config.model);
+    // Stage 3's buckets are its units: the one being reduced and the gradients autograd is
+    // forming for the next.
     const int64_t largest_param = std::max(counts.head, counts.embedding) * kFloat;
     const int64_t bucket = std::max<int64_t>(25 << 20, largest_param);
-    const int64_t slice_elements = (params + p.world_size - 1) / p.world_size;
-    p.gradient_bytes = config.runtime.zero_stage >= 2 ? slice_elements * kFloat : params * kFloat;
-    p.bucket_bytes = config.runtime.zero_stage >= 2 ? std::min<int64_t>(params * kFloat, 2 * bucket + largest_param)
+    p.gradient_bytes = stage >= 2 ? slice_elements * kFloat : params * kFloat;
+    p.bucket_bytes = stage >= 3   ? std::min<int64_t>(params * kFloat, 2 * largest_unit)
+                     : stage >= 2 ? std::min<int64_t>(params * kFloat, 2 * bucket + largest_param)
                      : p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat
                                                                                : 0;
-    // Stages 1 and 2 keep the moments of this rank's slice of every bucket only.
-    const int64_t moment_elements = config.runtime.zero_stage >= 1 ? slice_elements : params;
+    // Stages 1 and up keep the moments of this rank's slice of every bucket only.
+    const int64_t moment_elements = stage >= 1 ? slice_elements : params;
     p.optimizer_bytes = 2 * moment_elements * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
     p.activation_bytes = activationBytes(config.model, tokens, config.runtime.activation_checkpointing == "full");
@@ -109,6 +166,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     // them beside the activations and the logits' gradient.
     p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + p.optimizer_bytes + p.activation_bytes +
                    p.logits_bytes;
+    planCollectives(p, config, counts);
     p.limit_bytes = limit_bytes;
     p.fits = limit_bytes <= 0 || p.peak_bytes <= limit_bytes;
     return p;
@@ -127,6 +185,71 @@ MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes) {
     return plan;
 }
 
+std::vector<MemoryLayout> layoutsByCost() {
+    std::vector<MemoryLayout> out;
+    for (const char* recompute : {"none", "full"})
+        for (int64_t stage = 0; stage <= 3; ++stage) out.push_back({stage, recompute, 0});
+    return out;
+}
+
+RunConfig withLayout(RunConfig config, const MemoryLayout& layout) {
+    config.runtime.zero_stage = layout.zero_stage;
+    config.runtime.activation_checkpointing = layout.activation_checkpointing;
+    if (layout.micro_batch_size > 0) {
+        const int64_t global = config.globalBatch();
+        config.train.micro_batch_size = layout.micro_batch_size;
+        const int64_t per_step = layout.micro_batch_size * std::max<int64_t>(1, config.runtime.world_size);
+        config.train.gradient_accumulation_steps = std::max<int64_t>(1, global / per_step);
+    }
+    // Stage 0's debugging mode has no meaning once anything is sharded.
+    if (layout.zero_stage >= 1) config.train.sync_each_micro_batch = false;
+    return config;
+}
+
+LayoutAdvice adviseLayout(const RunConfig& config, int64_t limit_bytes) {
+    LayoutAdvice advice;
+    advice.limit_bytes = config.runtime.memory_limit_mb > 0 ? config.runtime.memory_limit_mb * 1024 * 1024 : limit_bytes;
+    if (advice.limit_bytes <= 0) return advice;
+    for (const MemoryLayout& layout : layoutsByCost()) {
+        const RunConfig candidate = withLayout(config, layout);
+        const MemoryPlan plan = planMemory(candidate, advice.limit_bytes);
+        if (plan.largest_fitting_micro_batch < 1) continue;
+        advice.cheapest = layout;
+        advice.cheapest.micro_batch_size = plan.largest_fitting_micro_batch;
+        advice.cheapest_plan = planFor(withLayout(config, advice.cheapest), advice.cheapest.micro_batch_size, advice.limit_bytes);
+        break;
+    }
+    for (int64_t ranks = 1; ranks <= 4096 && advice.fewest_ranks == 0; ranks *= 2) {
+        RunConfig spread = config;
+        spread.runtime.world_size = ranks;
+        for (MemoryLayout layout : layoutsByCost()) {
+            layout.micro_batch_size = 1;
+            const MemoryPlan plan = planFor(withLayout(spread, layout), 1, advice.limit_bytes);
+            if (!plan.fits) continue;
+            advice.fewest_ranks = ranks;
+            advice.fewest_ranks_layout = layout;
+            advice.fewest_ranks_plan = plan;
+            break;
+        }
+    }
+    return advice;
+}
+
+std::string layoutAdviceToJson(const LayoutAdvice& a) {
+    auto layout = [](const MemoryLayout& l, const MemoryPlan& plan) {
+        return nlohmann::json{{"zero_stage", l.zero_stage},
+                              {"activation_checkpointing", l.activation_checkpointing},
+                              {"micro_batch_size", l.micro_batch_size},
+                              {"peak_bytes", plan.peak_bytes}};
+    };
+    nlohmann::json j = {{"limit_bytes", a.limit_bytes}};
+    j["cheapest"] = a.cheapest.micro_batch_size > 0 ? layout(a.cheapest, a.cheapest_plan) : nlohmann::json();
+    j["fewest_ranks"] = a.fewest_ranks > 0 ? nlohmann::json{{"world_size", a.fewest_ranks},
+                                                             {"layout", layout(a.fewest_ranks_layout, a.fewest_ranks_plan)}}
+                                           : nlohmann::json();
+    return j.dump();
+}
+
 int64_t hostMemoryBytesPerRank(const RunConfig& config) {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || page <= 0) return 0;
@@ -137,6 +260,8 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
     nlohmann::json j = {
         {"micro_batch_size", p.micro_batch_size},
         {"gradient_accumulation_steps", p.gradient_accumulation_steps},
+        {"zero_stage", p.zero_stage},
+        {"activation_checkpointing", p.activation_checkpointing},
         {"seq_len", p.seq_len},
         {"world_size", p.world_size},
         {"global_batch_size", p.global_batch_size},
@@ -148,6 +273,8 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"activation_bytes", p.activation_bytes},
         {"logits_bytes", p.logits_bytes},
         {"peak_bytes", p.peak_bytes},
+        {"collectives_per_step", p.collectives_per_step},
+        {"bytes_sent_per_step", p.bytes_sent_per_step},
         {"limit_bytes", p.limit_bytes},
         {"fits", p.fits},
         {"largest_fitting_micro_batch", p.largest_fitting_micro_batch},

@@ -487,6 +487,27 @@ private Q_SLOTS:
         QCOMPARE(readback.metrics(id.toStdString(), "train/loss").size(), size_t(7));
     }
 
+    // The published 16B config (15.7B parameters: 251 GB of fp32 training state) trains on 8
+    // ranks of 80 GiB at seq_len 4096: not whole on each (stage 0), but with the weights, the
+    // gradients and the moments sharded; the planner names the layout and its micro-batch.
+    void thePlannerSaysWhereThe16BConfigTrains() {
+        Result r = runCli({"plan", kConfigs + "/deepseek/config_16B.json", "--json", "--set", "runtime.device=cuda", "--set",
+                           "runtime.world_size=8", "--set", "runtime.memory_limit_mb=81920", "--set", "train.seq_len=4096",
+                           "--set", "train.micro_batch_size=1"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject p = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QVERIFY(!p["fits"].toBool());
+        QVERIFY(p["peak_bytes"].toDouble() > 3.0 * 81920.0 * 1024 * 1024);  // whole: over 240 GiB
+        const QJsonObject cheapest = p["advice"].toObject()["cheapest"].toObject();
+        QCOMPARE(cheapest["zero_stage"].toInt(), 3);
+        QVERIFY(cheapest["micro_batch_size"].toInt() >= 1);
+        QVERIFY(cheapest["peak_bytes"].toDouble() <= 81920.0 * 1024 * 1024);
+        Result text = runCli({"plan", kConfigs + "/deepseek/config_16B.json", "--set", "runtime.device=cuda", "--set",
+                              "runtime.world_size=8", "--set", "runtime.memory_limit_mb=81920", "--set", "train.seq_len=4096",
+                              "--set", "train.micro_batch_size=1"});
+        QVERIFY2(text.out.contains("on 8 ranks: zero_stage 3"), qPrintable(text.out));
+    }
+
     void planAndExploreAnswerWhichSplitToUse() {
         Result plan = runCli({"plan", kConfigs + "/tiny.json", "--json", "--set", "runtime.memory_limit_mb=64"});
         QVERIFY2(plan.code == 0, qPrintable(plan.err));
@@ -512,6 +533,25 @@ private Q_SLOTS:
         }
         QVERIFY(e["recommended"].isObject());
         QVERIFY(explore.err.contains("recommended: --set train.micro_batch_size="));
+
+        // Over the memory layouts too: every stage and recomputation mode at each split (two
+        // ranks, a global batch of 4: m = 1 and 2), the recommendation naming its layout.
+        Result layouts = runCli({"explore", kConfigs + "/tiny.json", "--json", "--steps", "1", "--layouts", "--set",
+                                 "runtime.world_size=2", "--set", "train.micro_batch_size=2", "--set",
+                                 "train.gradient_accumulation_steps=1"});
+        QVERIFY2(layouts.code == 0, qPrintable(layouts.err));
+        const QJsonObject l = QJsonDocument::fromJson(layouts.out.trimmed().split('\n').last().toUtf8()).object();
+        QSet<QString> seen;
+        for (const auto& value : l["rows"].toArray()) {
+            const QJsonObject row = value.toObject();
+            QVERIFY(row["fits"].toBool());
+            seen.insert(QString("%1 %2 %3").arg(row["zero_stage"].toInt()).arg(row["activation_checkpointing"].toString())
+                            .arg(row["micro_batch_size"].toInt()));
+        }
+        QCOMPARE(seen.size(), 16);
+        QVERIFY(seen.contains("3 full 1") && seen.contains("0 none 2"));
+        QVERIFY(l["recommended"].toObject().contains("zero_stage"));
+        QVERIFY2(layouts.err.contains("--set runtime.zero_stage="), qPrintable(layouts.err));
     }
 
     void theLargestPublishedModelIsRefusedOnThisMachineWithTheEstimate() {

@@ -246,6 +246,52 @@ private Q_SLOTS:
         }
     }
 
+    // "What fits": the first layout in cost order (no recomputation before full, stages 0 to
+    // 3) whose largest fitting micro-batch is at least 1, and the fewest ranks that fit m = 1.
+    void adviceFindsTheCheapestLayoutThatFits() {
+        RunConfig c = tinySplit(8, 1, 1);
+        c.runtime.world_size = 4;
+        c.model.n_layers = 6;
+        auto peakAt = [&](int64_t stage, const char* recompute, int64_t m, int64_t W) {
+            RunConfig x = c;
+            x.runtime.world_size = W;
+            x.runtime.zero_stage = stage;
+            x.runtime.activation_checkpointing = recompute;
+            x.train.micro_batch_size = m;
+            return planMemory(x).peak_bytes;
+        };
+        // A budget between stage 1 and stage 0 at m = 1 (the moments' share decides): stage 1.
+        const int64_t budget = (peakAt(0, "none", 1, 4) + peakAt(1, "none", 1, 4)) / 2;
+        QVERIFY(peakAt(1, "none", 1, 4) < budget);
+        const LayoutAdvice advice = adviseLayout(c, budget);
+        QCOMPARE(advice.cheapest.zero_stage, int64_t(1));
+        QCOMPARE(advice.cheapest.activation_checkpointing, std::string("none"));
+        int64_t largest = 0;
+        for (int64_t m : {1, 2}) if (peakAt(1, "none", m, 4) <= budget) largest = m;
+        QCOMPARE(advice.cheapest.micro_batch_size, largest);
+        QVERIFY(advice.cheapest_plan.peak_bytes <= budget);
+        // The fewest ranks at m = 1, for a budget just below the smallest layout on two ranks:
+        // four, with the first layout in the documented order (no recomputation, stages 0 to 3,
+        // then full recomputation, stages 0 to 3) that fits there.
+        int64_t smallest_on_two = INT64_MAX;
+        for (int64_t stage = 0; stage <= 3; ++stage)
+            for (const char* recompute : {"none", "full"})
+                smallest_on_two = std::min(smallest_on_two, std::min(peakAt(stage, recompute, 1, 2), peakAt(stage, recompute, 1, 1)));
+        const int64_t tight = smallest_on_two - 1;
+        std::pair<int64_t, std::string> expected{-1, ""};
+        for (const char* recompute : {"none", "full"})
+            for (int64_t stage = 0; stage <= 3 && expected.first < 0; ++stage)
+                if (peakAt(stage, recompute, 1, 4) <= tight) expected = {stage, recompute};
+        QVERIFY(expected.first >= 0);
+        const LayoutAdvice spread = adviseLayout(c, tight);
+        QCOMPARE(spread.fewest_ranks, int64_t(4));
+        QCOMPARE(spread.fewest_ranks_layout.zero_stage, expected.first);
+        QCOMPARE(spread.fewest_ranks_layout.activation_checkpointing, expected.second);
+        QCOMPARE(spread.fewest_ranks_layout.micro_batch_size, int64_t(1));
+        // No budget: no advice.
+        QCOMPARE(adviseLayout(c, 0).fewest_ranks, int64_t(0));
+    }
+
     void plannerCountsStateByHand() {
         // Weights, gradients and AdamW moments follow from the parameter count alone; here a
         // config small enough to count by hand: vocab 8, dim 4, one dense layer.
@@ -277,9 +323,29 @@ private Q_SLOTS:
         c.train.sync_each_micro_batch = true;
         QCOMPARE(planMemory(c).bucket_bytes, int64_t(198 * 4));
         c.train.sync_each_micro_batch = false;
+        // Stage 0 on two ranks: one bucket (792 bytes) all-reduced and the statistics: 2 calls,
+        // sending 2 x 792 x (2 - 1) / 2 bytes.
+        c.runtime.zero_stage = 0;
+        QCOMPARE(planMemory(c).collectives_per_step, int64_t(2));
+        QCOMPARE(planMemory(c).bytes_sent_per_step, int64_t(792));
         c.runtime.zero_stage = 1;
         QCOMPARE(planMemory(c).optimizer_bytes, int64_t(2 * 99 * 4));
         QCOMPARE(planMemory(c).gradient_bytes, int64_t(198 * 4));
+        // Stage 3: units embed 32, block 130, final norm + head 36. A rank holds 99 weights of its
+        // shard and the block gathered (130), 99 gradient sums, the block's gradients twice in
+        // flight (260, capped at the model's 198), and 2 x 99 moments. Per micro-batch 3 all-gathers in the
+        // forward, 2 in the backward, 3 reduce-scatters; with the statistics and the norm
+        // 8K + 2 calls, sending K x (3 x 792 - 128) / 2 bytes.
+        c.runtime.zero_stage = 3;
+        const MemoryPlan three = planMemory(c);
+        QCOMPARE(three.weight_bytes, int64_t((99 + 130) * 4));
+        QCOMPARE(three.gradient_bytes, int64_t(99 * 4));
+        QCOMPARE(three.bucket_bytes, int64_t(198 * 4));
+        QCOMPARE(three.optimizer_bytes, int64_t(2 * 99 * 4));
+        const int64_t K = three.gradient_accumulation_steps;
+        QVERIFY(K >= 1);
+        QCOMPARE(three.collectives_per_step, 8 * K + 2);
+        QCOMPARE(three.bytes_sent_per_step, K * (3 * 792 - 128) / 2);
     }
 
     void largestFittingMicroBatchFollowsTheBudget() {
@@ -388,14 +454,21 @@ private Q_SLOTS:
                      qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(backed.losses[i]).arg(small.losses[i])));
     }
 
-    // ZeRO stage 2 reduce-scatters every micro-batch: a rank that runs out of memory in its
-    // first micro-batch still makes the calls of the micro-batches it skips, so the other rank
-    // is not left waiting; both drop the window, back off and redo it at m = 4.
-    void stageTwoBacksOffWithoutLeavingARankWaiting() {
-        auto split = [](int64_t m, int64_t K, int64_t steps) {
+    // ZeRO stage 2 reduce-scatters every micro-batch, stage 3 also all-gathers every unit in
+    // its forward and backward: a rank that runs out of memory in its first micro-batch still
+    // makes the calls it has left and those of the micro-batches it skips, so the other rank is
+    // not left waiting; both drop the window, back off and redo it at m = 4.
+    void shardedStagesBackOffWithoutLeavingARankWaiting_data() {
+        QTest::addColumn<int>("stage");
+        QTest::newRow("stage 2") << 2;
+        QTest::newRow("stage 3") << 3;
+    }
+    void shardedStagesBackOffWithoutLeavingARankWaiting() {
+        QFETCH(int, stage);
+        auto split = [stage](int64_t m, int64_t K, int64_t steps) {
             RunConfig c = tinySplit(m, K, steps);
             c.runtime.world_size = 2;
-            c.runtime.zero_stage = 2;
+            c.runtime.zero_stage = stage;
             return c;
         };
         const int64_t first8 = train(split(8, 2, 1)).summary.peak_memory_bytes;

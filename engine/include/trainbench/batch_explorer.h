@@ -14,6 +14,9 @@
 namespace trainbench {
 
 struct ExploreRow {
+    // The memory layout measured (the config's own unless the exploration is over layouts).
+    int64_t zero_stage = 0;
+    std::string activation_checkpointing = "none";
     int64_t micro_batch_size = 0;
     int64_t gradient_accumulation_steps = 0;
     double tokens_per_s = 0;           // mean over the measured steps (the first is warm-up)
@@ -24,7 +27,7 @@ struct ExploreRow {
 };
 
 struct ExploreResult {
-    std::vector<ExploreRow> rows;  // ascending micro-batch size
+    std::vector<ExploreRow> rows;  // ascending micro-batch size (per layout, in layoutsByCost order)
     int recommended = -1;          // index into rows; -1 when nothing fits
     int64_t limit_bytes = 0;       // the per-rank budget the margin was applied to; 0: none
     double safety_margin = 0.1;    // the recommendation keeps this fraction of the budget free
@@ -38,9 +41,13 @@ struct ExploreOptions {
     // Set from another thread to end the exploration: the row being measured stops at its next
     // micro-batch boundary and is left out.
     const std::atomic<bool>* cancel = nullptr;
+    // Also over the memory layouts (memory_plan.h's layoutsByCost: stage and recomputation);
+    // with a budget, only the rows the planner puts within it (15 % tolerance, its accuracy)
+    // are measured; on one rank the sharding stages are left out (they hold what stage 0 does).
+    bool over_layouts = false;
 };
 
-// For each m dividing B / W (K = B / (m W)) trains `steps_per_row` steps at train.seq_len on a
+// For each m dividing B / W (K = B / (m W)), and each layout when over_layouts, trains `steps_per_row` steps at train.seq_len on a
 // copy of `config` (no evaluation, checkpoints or store), with out-of-memory recovery off so an
 // OOM on any rank (agreed across ranks) marks the row as not fitting. Recommends the fastest
 // row whose measured peak leaves the safety margin of the budget (runtime.memory_limit_mb, or

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "trainbench/run_config.h"
 
@@ -20,13 +21,21 @@ struct MemoryPlan {
     int64_t world_size = 0;
     int64_t global_batch_size = 0;  // m x K x W sequences
     int64_t tokens_per_step = 0;    // global batch x seq_len
-    int64_t weight_bytes = 0;
+    int64_t zero_stage = 0;
+    std::string activation_checkpointing = "none";
+    int64_t weight_bytes = 0;     // stage 3: this rank's shard (4P/W) and the one unit gathered at a time
     int64_t gradient_bytes = 0;   // fp32, one per parameter
-    int64_t bucket_bytes = 0;     // beyond the gradients (which are views of the buckets): the sync-each mode's sums
+    int64_t bucket_bytes = 0;     // beyond the gradients (which are views of the buckets): the sync-each mode's
+                                  // sums; stages 2 and 3: the buckets whole while reduced
     int64_t optimizer_bytes = 0;  // AdamW: two fp32 moments per parameter (of this rank's slice at zero_stage 1)
     int64_t activation_bytes = 0; // saved for backward by one micro-batch's forward pass
     int64_t logits_bytes = 0;     // the logits' gradient and its softmax, alive at backward start
     int64_t peak_bytes = 0;
+    // What each rank sends per optimizer step (ring algorithms: an all-reduce of n bytes sends
+    // 2n (W-1)/W, a reduce-scatter or all-gather n (W-1)/W) and the collective calls it makes;
+    // 0 on one rank. Stages 0-2 count about one call per 25 MiB gradient bucket.
+    int64_t collectives_per_step = 0;
+    int64_t bytes_sent_per_step = 0;
     int64_t limit_bytes = 0;      // the budget compared against; 0: none known
     bool fits = true;
     // The largest micro-batch (dividing the global batch per rank) whose peak fits the budget;
@@ -37,6 +46,37 @@ struct MemoryPlan {
 // Plans `config` against `limit_bytes` per rank (runtime.memory_limit_mb when set wins;
 // 0 and no config limit: nothing to fit against).
 MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes = 0);
+
+// A memory layout: the sharding stage, the recomputation mode and the micro-batch size.
+struct MemoryLayout {
+    int64_t zero_stage = 0;
+    std::string activation_checkpointing = "none";
+    int64_t micro_batch_size = 0;
+};
+
+// The layouts in the order of what they cost in time, cheapest first: no recomputation before
+// full recomputation (a third more compute), and within each the stages 0 to 3 (more
+// collectives, most of them overlapped with compute).
+std::vector<MemoryLayout> layoutsByCost();
+
+// What fits a budget. `cheapest`: at the config's world size, the first layout of
+// layoutsByCost() whose largest fitting micro-batch is at least 1, with that micro-batch (and
+// the plan there); micro_batch_size 0 when none fits. `fewest_ranks`: the fewest ranks (powers
+// of two up to 4096, memory per rank the same budget) that can train the config at
+// micro_batch_size 1, with the cheapest layout that does it; 0 when none does.
+struct LayoutAdvice {
+    int64_t limit_bytes = 0;
+    MemoryLayout cheapest;
+    MemoryPlan cheapest_plan;
+    int64_t fewest_ranks = 0;
+    MemoryLayout fewest_ranks_layout;
+    MemoryPlan fewest_ranks_plan;
+};
+LayoutAdvice adviseLayout(const RunConfig& config, int64_t limit_bytes);
+std::string layoutAdviceToJson(const LayoutAdvice& advice);
+// The config with a layout's stage, recomputation and micro-batch (K keeps the global batch
+// when it can; the planner only needs m and W).
+RunConfig withLayout(RunConfig config, const MemoryLayout& layout);
 
 // The physical memory a rank may use on its device: the host's RAM shared by the CPU ranks,
 // or the GPU's memory. 0 when unknown. (Torch-free; CUDA sizes come from the session.)
