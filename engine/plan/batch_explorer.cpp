@@ -70,27 +70,13 @@ ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, c
     ExploreResult result;
     result.safety_margin = options.safety_margin;
     result.limit_bytes = config.runtime.memory_limit_mb > 0 ? config.runtime.memory_limit_mb * 1024 * 1024 : limit_bytes;
-    const int64_t per_rank = config.globalBatch() / config.runtime.world_size;
-    std::vector<RunConfig> layouts{config};
-    if (options.over_layouts) {
-        layouts.clear();
-        for (const MemoryLayout& layout : layoutsByCost())
-            if (layout.zero_stage == 0 || config.runtime.world_size > 1) layouts.push_back(withLayout(config, layout));
-    }
-    for (const RunConfig& layout : layouts) {
-        for (int64_t m = 1; m <= per_rank; ++m) {
-            if (per_rank % m != 0) continue;
-            if (options.cancel && options.cancel->load()) break;
-            if (options.over_layouts && result.limit_bytes > 0) {
-                RunConfig at_m = layout;
-                at_m.train.micro_batch_size = m;
-                if (double(planMemory(at_m).peak_bytes) > 1.15 * double(result.limit_bytes)) continue;
-            }
-            ExploreRow row = measureSplit(layout, m, std::max<int64_t>(1, options.steps_per_row), options.cancel);
-            if (options.cancel && options.cancel->load()) break;  // a cancelled row measured nothing
-            result.rows.push_back(std::move(row));
-            if (options.on_row) options.on_row(result.rows.back());
-        }
+    for (const MemoryLayout& layout : explorationRows(config, result.limit_bytes, options.over_layouts)) {
+        if (options.cancel && options.cancel->load()) break;
+        ExploreRow row = measureSplit(withLayout(config, {layout.zero_stage, layout.activation_checkpointing, 0}),
+                                      layout.micro_batch_size, std::max<int64_t>(1, options.steps_per_row), options.cancel);
+        if (options.cancel && options.cancel->load()) break;  // a cancelled row measured nothing
+        result.rows.push_back(std::move(row));
+        if (options.on_row) options.on_row(result.rows.back());
     }
     const double usable = double(result.limit_bytes) * (1.0 - result.safety_margin);
     for (size_t i = 0; i < result.rows.size(); ++i) {
@@ -101,6 +87,29 @@ ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, c
             result.recommended = static_cast<int>(i);
     }
     return result;
+}
+
+std::vector<MemoryLayout> explorationRows(const RunConfig& config, int64_t limit_bytes, bool over_layouts) {
+    const int64_t per_rank = config.globalBatch() / std::max<int64_t>(1, config.runtime.world_size);
+    if (config.runtime.memory_limit_mb > 0) limit_bytes = config.runtime.memory_limit_mb * 1024 * 1024;
+    std::vector<MemoryLayout> layouts{{config.runtime.zero_stage, config.runtime.activation_checkpointing, 0}};
+    if (over_layouts) {
+        layouts.clear();
+        for (const MemoryLayout& layout : layoutsByCost())
+            if (layout.zero_stage == 0 || config.runtime.world_size > 1) layouts.push_back(layout);
+    }
+    std::vector<MemoryLayout> rows;
+    for (const MemoryLayout& layout : layouts)
+        for (int64_t m = 1; m <= per_rank; ++m) {
+            if (per_rank % m != 0) continue;
+            if (over_layouts && limit_bytes > 0) {
+                RunConfig at_m = withLayout(config, layout);
+                at_m.train.micro_batch_size = m;
+                if (double(planMemory(at_m).peak_bytes) > 1.15 * double(limit_bytes)) continue;
+            }
+            rows.push_back({layout.zero_stage, layout.activation_checkpointing, m});
+        }
+    return rows;
 }
 
 std::string exploreResultToJson(const ExploreResult& result) {

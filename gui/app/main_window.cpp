@@ -198,11 +198,15 @@ void MainWindow::buildUi() {
     collectives_value_label_ = valueLabel(QStringLiteral("collectivesValueLabel"), live_box);
     collectives_value_label_->setToolTip(
         tr("Collective calls of the last optimizer step (comm/collectives): buckets + 1 at ZeRO stage 0, "
-           "2 x buckets + 2 at stage 1, whatever the accumulation steps"));
+           "2 x buckets + 2 at stage 1 whatever the accumulation steps, (K + 1) x buckets + 2 at stage 2, "
+           "K x (3 x units - 1) + 2 at stage 3"));
+    rank_peaks_value_label_ = valueLabel(QStringLiteral("rankPeaksValueLabel"), live_box);
+    rank_peaks_value_label_->setToolTip(tr("The most bytes each rank held during the last logged step (mem/<device>/peak_bytes)"));
     live_form->addRow(tr("Loss:"), loss_value_label_);
     live_form->addRow(tr("Learning rate:"), lr_value_label_);
     live_form->addRow(tr("Tokens / s:"), throughput_value_label_);
     live_form->addRow(tr("Collectives / step:"), collectives_value_label_);
+    live_form->addRow(tr("Peak per rank:"), rank_peaks_value_label_);
     live_form->addRow(tr("Elapsed:"), elapsed_value_label_);
     side_layout->addWidget(live_box);
 
@@ -517,8 +521,9 @@ bool MainWindow::startRun() {
     progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
     progress_bar_->setValue(0);
     for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_,
-                          collectives_value_label_})
+                          collectives_value_label_, rank_peaks_value_label_})
         label->clear();
+    rank_peaks_.clear();
     event_log_->clear();
 
     // An invalid config on the Configure tab was never adopted: hand it to the engine anyway,
@@ -619,6 +624,26 @@ void MainWindow::appendLog(const QString& line) {
     event_log_->appendPlainText(line);
 }
 
+bool MainWindow::isRankPeakKey(const std::string& key) {
+    static const std::string prefix = "mem/", suffix = "/peak_bytes";
+    return key.size() > prefix.size() + suffix.size() && key.compare(0, prefix.size(), prefix) == 0 &&
+           key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::vector<std::pair<QString, int64_t>> MainWindow::rankPeaks() const {
+    // "mem/cpu10/peak_bytes" after "mem/cpu9/...": ranks in number order, not text order.
+    std::vector<std::pair<QString, int64_t>> out;
+    for (auto it = rank_peaks_.begin(); it != rank_peaks_.end(); ++it)
+        out.emplace_back(it.key().section(QLatin1Char('/'), 1, 1), static_cast<int64_t>(it.value()));
+    auto number = [](const QString& device) {
+        qsizetype digits = device.size();
+        while (digits > 0 && device[digits - 1].isDigit()) --digits;
+        return std::pair{device.left(digits), device.mid(digits).toInt()};
+    };
+    std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return number(a.first) < number(b.first); });
+    return out;
+}
+
 void MainWindow::onPoints(const QVector<MetricPoint>& points) {
     monitor_->addPoints(points);
 
@@ -633,6 +658,7 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
         else if (point.key == "train/lr") lr = &point;
         else if (point.key == "perf/tokens_per_s") throughput = &point;
         else if (point.key == "comm/collectives") collectives = &point;
+        else if (isRankPeakKey(point.key)) rank_peaks_[QString::fromStdString(point.key)] = point.value;
         wall_time = std::max(wall_time, point.wall_time);
         latest_step_ = std::max(latest_step_, point.step);
     }
@@ -649,6 +675,7 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
     if (lr) lr_value_label_->setText(QString::number(lr->value, 'g', 3));
     if (throughput) throughput_value_label_->setText(formatGrouped(std::llround(throughput->value)));
     if (collectives) collectives_value_label_->setText(QString::number(std::llround(collectives->value)));
+    if (!rank_peaks_.empty()) rank_peaks_value_label_->setText(formatRankPeaks(rankPeaks()));
     if (wall_time >= 0.0) elapsed_value_label_->setText(formatSeconds(wall_time));
 
     progress_bar_->setValue(static_cast<int>(std::min<int64_t>(latest_step_, progress_bar_->maximum())));
@@ -861,8 +888,9 @@ void MainWindow::onWatchedRunFound(const RunRecord& record) {
     progress_bar_->setRange(0, static_cast<int>(watched_steps_));
     progress_bar_->setValue(0);
     for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_,
-                          collectives_value_label_})
+                          collectives_value_label_, rank_peaks_value_label_})
         label->clear();
+    rank_peaks_.clear();
     event_log_->clear();
     const QString name = QString::fromStdString(record.name.empty() ? record.run_id : record.name);
     appendLog(tr("watching run %1 (%2, %3), written by another process")

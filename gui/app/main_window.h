@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -224,6 +225,10 @@ private:
     QLabel* lr_value_label_ = nullptr;
     QLabel* throughput_value_label_ = nullptr;
     QLabel* collectives_value_label_ = nullptr;
+    QLabel* rank_peaks_value_label_ = nullptr;
+    QMap<QString, double> rank_peaks_;  // mem/<device>/peak_bytes -> the latest value
+    static bool isRankPeakKey(const std::string& key);
+    std::vector<std::pair<QString, int64_t>> rankPeaks() const;
     QLabel* elapsed_value_label_ = nullptr;
     QPlainTextEdit* event_log_ = nullptr;
 };

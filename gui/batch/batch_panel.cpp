@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -78,7 +79,13 @@ private:
 
 // The config with its split folded into one micro-batch: equal for any two splits of one
 // global batch, so explored rows can be told apart from rows of another config.
-std::string splitFreeKey(RunConfig config) {
+// With `layout_free` (an exploration over the memory layouts) the stage and the recomputation
+// are normalised away too: applying its recommendation keeps its rows current.
+std::string splitFreeKey(RunConfig config, bool layout_free) {
+    if (layout_free) {
+        config.runtime.zero_stage = 0;
+        config.runtime.activation_checkpointing = "none";
+    }
     const int64_t world_size = std::max<int64_t>(config.runtime.world_size, 1);
     config.train.micro_batch_size = config.globalBatch() / world_size;
     config.train.gradient_accumulation_steps = 1;
@@ -189,8 +196,10 @@ void BatchPanel::buildUi() {
     zero_stage_combo_->addItem(QString(), 0);
     zero_stage_combo_->addItem(QString(), 1);
     zero_stage_combo_->addItem(QString(), 2);
+    zero_stage_combo_->addItem(QString(), 3);
     zero_stage_combo_->setToolTip(tr("runtime.zero_stage: stage 1 keeps the AdamW moments of 1/W of the "
-                                     "parameters on each rank, stage 2 their gradients too; the numbers stay "
+                                     "parameters on each rank, stage 2 their gradients too, stage 3 their "
+                                     "weights too (each block gathered while it runs); the numbers stay "
                                      "those of stage 0"));
     recompute_combo_ = new QComboBox(layout_box);
     recompute_combo_->setObjectName(QStringLiteral("recomputationCombo"));
@@ -200,6 +209,16 @@ void BatchPanel::buildUi() {
                                     "runs the block again in the backward (less memory, more compute)"));
     layout_form->addRow(tr("ZeRO stage:"), zero_stage_combo_);
     layout_form->addRow(tr("Recompute:"), recompute_combo_);
+    collectives_label_ = valueLabel(QStringLiteral("planCollectivesLabel"), layout_box);
+    collectives_label_->setToolTip(tr("What each rank sends per optimizer step (ring all-reduce, reduce-scatter, "
+                                      "all-gather) and the collective calls it makes"));
+    layout_form->addRow(tr("Collectives:"), collectives_label_);
+    // What fits the budget: the cheapest layout on these ranks, and the fewest ranks at m = 1.
+    advice_label_ = new QLabel(layout_box);
+    advice_label_->setObjectName(QStringLiteral("layoutAdviceLabel"));
+    advice_label_->setWordWrap(true);
+    advice_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout_form->addRow(advice_label_);
     left->addWidget(layout_box);
     connect(zero_stage_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
     connect(recompute_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
@@ -259,8 +278,13 @@ void BatchPanel::buildUi() {
     stop_button_->setObjectName(QStringLiteral("stopExploreButton"));
     apply_button_ = new QPushButton(tr("Apply recommendation"), explorer_box);
     apply_button_->setObjectName(QStringLiteral("applyRecommendationButton"));
+    layouts_check_ = new QCheckBox(tr("over memory layouts"), explorer_box);
+    layouts_check_->setObjectName(QStringLiteral("exploreLayoutsCheck"));
+    layouts_check_->setToolTip(tr("Also measure every ZeRO stage and recomputation mode, at the splits the "
+                                  "planner puts within the budget"));
     buttons->addWidget(explore_button_);
     buttons->addWidget(stop_button_);
+    buttons->addWidget(layouts_check_);
     buttons->addStretch(1);
     buttons->addWidget(apply_button_);
     explorer_layout->addLayout(buttons);
@@ -390,11 +414,27 @@ void BatchPanel::showLayoutChoices() {
     zero_stage_combo_->setItemText(0, tr("0: nothing · peak %1").arg(peakWith(0, recompute)));
     zero_stage_combo_->setItemText(1, tr("1: AdamW moments · peak %1").arg(peakWith(1, recompute)));
     zero_stage_combo_->setItemText(2, tr("2: + gradients · peak %1").arg(peakWith(2, recompute)));
+    zero_stage_combo_->setItemText(3, tr("3: + weights · peak %1").arg(peakWith(3, recompute)));
     recompute_combo_->setItemText(0, tr("none · peak %1").arg(peakWith(config_.runtime.zero_stage, "none")));
     recompute_combo_->setItemText(1, tr("full · peak %1").arg(peakWith(config_.runtime.zero_stage, "full")));
     zero_stage_combo_->setCurrentIndex(std::max(0, zero_stage_combo_->findData(qint64(config_.runtime.zero_stage))));
     recompute_combo_->setCurrentIndex(
         std::max(0, recompute_combo_->findData(QString::fromStdString(config_.runtime.activation_checkpointing))));
+}
+
+QString BatchPanel::describeLayoutAdvice(const LayoutAdvice& advice, int64_t world_size) {
+    if (advice.limit_bytes <= 0) return tr("What fits: no budget to plan against.");
+    auto layout = [](const MemoryLayout& l) {
+        return tr("stage %1, recompute %2, m %3").arg(l.zero_stage).arg(QString::fromStdString(l.activation_checkpointing))
+            .arg(l.micro_batch_size);
+    };
+    const QString here = advice.cheapest.micro_batch_size > 0
+                             ? tr("Cheapest that fits on %1 ranks: %2.").arg(world_size).arg(layout(advice.cheapest))
+                             : tr("Nothing fits on %1 ranks, even at m 1.").arg(world_size);
+    const QString fewest = advice.fewest_ranks > 0
+                               ? tr("Fewest ranks at m 1: %1 (%2).").arg(advice.fewest_ranks).arg(layout(advice.fewest_ranks_layout))
+                               : tr("No number of ranks up to 4096 fits m 1.");
+    return here + QLatin1Char(' ') + fewest;
 }
 
 void BatchPanel::onMemoryLayoutEdited() {
@@ -408,7 +448,14 @@ void BatchPanel::onMemoryLayoutEdited() {
 
 void BatchPanel::showPlanNumbers() {
     plan_ = planMemory(config_, budget_bytes_);
-    weights_label_->setText(formatBytes(plan_.weight_bytes));
+    weights_label_->setText(config_.runtime.zero_stage >= 3
+                                ? tr("%1 (1/%2 + one unit, ZeRO stage 3)").arg(formatBytes(plan_.weight_bytes)).arg(plan_.world_size)
+                                : formatBytes(plan_.weight_bytes));
+    collectives_label_->setText(plan_.world_size > 1 ? tr("%1 sent, %2 calls per step")
+                                                           .arg(formatBytes(plan_.bytes_sent_per_step))
+                                                           .arg(plan_.collectives_per_step)
+                                                     : tr("none on one rank"));
+    advice_label_->setText(describeLayoutAdvice(adviseLayout(config_, budget_bytes_), config_.runtime.world_size));
     // The gradients are the buckets' views: only the sync-each mode's running sums add bytes.
     buckets_label_->setText(plan_.bucket_bytes == 0            ? tr("none (gradient views)")
                             : config_.runtime.zero_stage >= 2 ? tr("%1 (in flight)").arg(formatBytes(plan_.bucket_bytes))
@@ -416,7 +463,10 @@ void BatchPanel::showPlanNumbers() {
     buckets_label_->setToolTip(tr("The gradients are views of the reduction buckets: no second copy. The "
                                   "sync-each mode keeps running sums beside them."));
     gradients_label_->setText(config_.runtime.zero_stage >= 2
-                                  ? tr("%1 (1/%2, ZeRO stage 2)").arg(formatBytes(plan_.gradient_bytes)).arg(plan_.world_size)
+                                  ? tr("%1 (1/%2, ZeRO stage %3)")
+                                        .arg(formatBytes(plan_.gradient_bytes))
+                                        .arg(plan_.world_size)
+                                        .arg(config_.runtime.zero_stage)
                                   : formatBytes(plan_.gradient_bytes));
     optimizer_label_->setText(config_.runtime.zero_stage >= 1
                                   ? tr("%1 (1/%2, ZeRO stage %3)")
@@ -483,7 +533,9 @@ void BatchPanel::updateControls() {
         const ExploreRow& best = model_->rows()[static_cast<size_t>(recommended)];
         // Already in force: a click would change nothing.
         can_apply = best.micro_batch_size != config_.train.micro_batch_size ||
-                    best.gradient_accumulation_steps != config_.train.gradient_accumulation_steps;
+                    best.gradient_accumulation_steps != config_.train.gradient_accumulation_steps ||
+                    best.zero_stage != config_.runtime.zero_stage ||
+                    best.activation_checkpointing != config_.runtime.activation_checkpointing;
         apply_button_->setToolTip(
             tr("Set m %1 × K %2").arg(best.micro_batch_size).arg(best.gradient_accumulation_steps));
     } else {
@@ -543,16 +595,28 @@ bool BatchPanel::explore() {
     params.config = config_;
     params.limit_bytes = memoryBudgetBytes(config_);
     params.steps_per_row = explore_steps_per_row_;
+    params.over_layouts = layouts_check_->isChecked();
+    const std::vector<MemoryLayout> rows = explorationRows(config_, params.limit_bytes, params.over_layouts);
+    if (rows.empty()) {
+        setExplorerStatus(tr("No layout and split is planned within the budget: nothing to measure."), true);
+        return false;
+    }
 
     model_->clear();
     chart_->resetSplits(splits);
     chart_->setBudget(params.limit_bytes);
-    expected_rows_ = static_cast<int64_t>(splits.size());
-    explored_key_ = splitFreeKey(config_);
+    expected_rows_ = static_cast<int64_t>(rows.size());
+    explored_over_layouts_ = params.over_layouts;
+    explored_key_ = splitFreeKey(config_, explored_over_layouts_);
     have_result_ = false;
     stop_requested_ = false;
     if (!worker_->start(std::move(params))) return false;
-    setExplorerStatus(tr("Measuring m %1 (1 of %2)…").arg(splits.front()).arg(expected_rows_));
+    setExplorerStatus(explored_over_layouts_ ? tr("Measuring stage %1 · %2, m %3 (1 of %4)…")
+                                                   .arg(rows.front().zero_stage)
+                                                   .arg(QString::fromStdString(rows.front().activation_checkpointing))
+                                                   .arg(rows.front().micro_batch_size)
+                                                   .arg(expected_rows_)
+                                             : tr("Measuring m %1 (1 of %2)…").arg(rows.front().micro_batch_size).arg(expected_rows_));
     updateControls();
     Q_EMIT exploringChanged(true);
     return true;
@@ -570,6 +634,15 @@ bool BatchPanel::applyRecommendation() {
     const int recommended = model_->recommended();
     if (run_live_ || isExploring() || !have_result_ || recommended < 0 || !resultsMatchConfig()) return false;
     const ExploreRow best = model_->rows()[static_cast<size_t>(recommended)];
+    if (best.zero_stage != config_.runtime.zero_stage ||
+        best.activation_checkpointing != config_.runtime.activation_checkpointing) {
+        // Through the combos, as a user's choice: the window hears of it and can undo it.
+        const QSignalBlocker block_recompute(recompute_combo_);
+        recompute_combo_->setCurrentIndex(
+            std::max(0, recompute_combo_->findData(QString::fromStdString(best.activation_checkpointing))));
+        zero_stage_combo_->setCurrentIndex(std::max(0, zero_stage_combo_->findData(qint64(best.zero_stage))));
+        if (best.zero_stage == config_.runtime.zero_stage) onMemoryLayoutEdited();  // only the recomputation moved
+    }
     chosen_global_batch_ =
         best.micro_batch_size * best.gradient_accumulation_steps * std::max<int64_t>(config_.runtime.world_size, 1);
     requestSplit(best.micro_batch_size, best.gradient_accumulation_steps);
@@ -577,6 +650,10 @@ bool BatchPanel::applyRecommendation() {
                          .arg(best.micro_batch_size)
                          .arg(best.gradient_accumulation_steps)
                          .arg(formatGrouped(std::llround(best.tokens_per_s)));
+    if (explored_over_layouts_)
+        result_status_ += tr(" Layout: ZeRO stage %1, recompute %2.")
+                              .arg(best.zero_stage)
+                              .arg(QString::fromStdString(best.activation_checkpointing));
     result_is_error_ = false;
     setExplorerStatus(result_status_);
     return true;
@@ -644,7 +721,7 @@ void BatchPanel::onExploreFailed(const QString& message) {
 }
 
 bool BatchPanel::resultsMatchConfig() const {
-    return !explored_key_.empty() && explored_key_ == splitFreeKey(config_);
+    return !explored_key_.empty() && explored_key_ == splitFreeKey(config_, explored_over_layouts_);
 }
 
 }  // namespace trainbench::gui

@@ -11,6 +11,7 @@
 #include "trainbench/memory_plan.h"
 #include "trainbench/run_config.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QProgressBar;
@@ -61,6 +62,9 @@ public:
     const QString& startRefusal() const { return start_refusal_; }
     // The budget bar's text: a percentage up to twice the budget, a multiple beyond.
     static QString formatShareOfBudget(double share);
+    // The planner's "what fits" in a sentence: the cheapest layout on `world_size` ranks and the
+    // fewest ranks at m 1.
+    static QString describeLayoutAdvice(const LayoutAdvice& advice, int64_t world_size);
     ExplorerTableModel* explorerModel() const { return model_; }
     ExplorerChart* explorerChart() const { return chart_; }
 
@@ -113,6 +117,7 @@ private:
     int64_t explore_steps_per_row_ = 3;
     int64_t expected_rows_ = 0;
     std::string explored_key_;  // the explored config with its split normalised away
+    bool explored_over_layouts_ = false;  // ... and its layout too
     bool have_result_ = false;  // an exploration has ended (its rows, or why it failed, are shown)
     bool stop_requested_ = false;
     QString result_status_;  // what the finished exploration found, shown while it matches the config
@@ -131,6 +136,9 @@ private:
     QComboBox* zero_stage_combo_ = nullptr;
     QComboBox* recompute_combo_ = nullptr;
 
+    QCheckBox* layouts_check_ = nullptr;
+    QLabel* collectives_label_ = nullptr;
+    QLabel* advice_label_ = nullptr;
     QLabel* weights_label_ = nullptr;
     QLabel* gradients_label_ = nullptr;
     QLabel* buckets_label_ = nullptr;

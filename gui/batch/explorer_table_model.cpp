@@ -1,4 +1,4 @@
-// ExplorerTableModel: the batch explorer's rows as a table: m, K, tokens/s, measured and planned peak, fits.
+// ExplorerTableModel: the batch explorer's rows as a table: layout, m, K, tokens/s, measured and planned peak, fits.
 #include "batch/explorer_table_model.h"
 
 #include <cmath>
@@ -17,6 +17,14 @@ const QColor kRecommendedBackground(222, 242, 222);
 const QColor kDoesNotFitText(176, 0, 32);
 
 QString dash() { return QStringLiteral("—"); }
+
+// "stage 3 · full": the sharding stage and, when on, the recomputation.
+QString layoutText(const ExploreRow& row) {
+    const QString stage = QStringLiteral("stage %1").arg(row.zero_stage);
+    return row.activation_checkpointing == "none"
+               ? stage
+               : QStringLiteral("%1 · %2").arg(stage, QString::fromStdString(row.activation_checkpointing));
+}
 
 }  // namespace
 
@@ -40,6 +48,7 @@ QVariant ExplorerTableModel::data(const QModelIndex& index, int role) const {
     switch (role) {
     case Qt::DisplayRole:
         switch (column) {
+        case Layout: return layoutText(row);
         case MicroBatch: return QString::number(row.micro_batch_size);
         case Accumulation: return QString::number(row.gradient_accumulation_steps);
         // A row that ran out of memory has no rate worth showing: it never finished its steps.
@@ -54,6 +63,7 @@ QVariant ExplorerTableModel::data(const QModelIndex& index, int role) const {
         return {};
     case ValueRole:
         switch (column) {
+        case Layout: return static_cast<qlonglong>(row.zero_stage);
         case MicroBatch: return static_cast<qlonglong>(row.micro_batch_size);
         case Accumulation: return static_cast<qlonglong>(row.gradient_accumulation_steps);
         case TokensPerS: return row.tokens_per_s;
@@ -66,7 +76,7 @@ QVariant ExplorerTableModel::data(const QModelIndex& index, int role) const {
     case RecommendedRole:
         return recommended;
     case Qt::TextAlignmentRole:
-        return static_cast<int>((column == Fits ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter);
+        return static_cast<int>((column == Fits || column == Layout ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter);
     case Qt::FontRole:
         if (recommended) {
             QFont bold;
@@ -93,6 +103,7 @@ QVariant ExplorerTableModel::headerData(int section, Qt::Orientation orientation
     if (orientation == Qt::Vertical || section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) {
         switch (static_cast<Column>(section)) {
+        case Layout: return tr("layout");
         case MicroBatch: return tr("m");
         case Accumulation: return tr("K");
         case TokensPerS: return tr("tokens / s");
@@ -103,6 +114,7 @@ QVariant ExplorerTableModel::headerData(int section, Qt::Orientation orientation
         }
     } else if (role == Qt::ToolTipRole) {
         switch (static_cast<Column>(section)) {
+        case Layout: return tr("runtime.zero_stage and runtime.activation_checkpointing of the row");
         case MicroBatch: return tr("micro-batch size: sequences per forward pass");
         case Accumulation: return tr("gradient accumulation steps per optimizer step");
         case TokensPerS: return tr("training throughput, mean over the measured steps after the first");
@@ -112,7 +124,7 @@ QVariant ExplorerTableModel::headerData(int section, Qt::Orientation orientation
         case ColumnCount: break;
         }
     } else if (role == Qt::TextAlignmentRole) {
-        return static_cast<int>((section == Fits ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter);
+        return static_cast<int>((section == Fits || section == Layout ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter);
     }
     return {};
 }

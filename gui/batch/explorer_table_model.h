@@ -1,4 +1,4 @@
-// ExplorerTableModel: the batch explorer's rows as a table: m, K, tokens/s, measured and planned peak, fits.
+// ExplorerTableModel: the batch explorer's rows as a table: layout, m, K, tokens/s, measured and planned peak, fits.
 #pragma once
 
 #include <vector>
@@ -15,8 +15,9 @@ class ExplorerTableModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { MicroBatch, Accumulation, TokensPerS, MeasuredPeak, PlannedPeak, Fits, ColumnCount };
-    // The unformatted number of a cell (qlonglong or double; bool for Fits), for sorting and tests.
+    enum Column { Layout, MicroBatch, Accumulation, TokensPerS, MeasuredPeak, PlannedPeak, Fits, ColumnCount };
+    // The unformatted number of a cell (qlonglong or double; bool for Fits; the stage for Layout),
+    // for sorting and tests.
     static constexpr int ValueRole = Qt::UserRole + 1;
     // True in every cell of the recommended row.
     static constexpr int RecommendedRole = Qt::UserRole + 2;

@@ -29,6 +29,7 @@ bool ExplorerWorker::start(ExploreParams params) {
         ExploreOptions options;
         options.steps_per_row = params.steps_per_row;
         options.safety_margin = params.safety_margin;
+        options.over_layouts = params.over_layouts;
         options.cancel = &cancel_requested_;
         options.on_row = [this](const ExploreRow& row) {
             QMetaObject::invokeMethod(this, [this, row] { Q_EMIT rowExplored(row); }, Qt::QueuedConnection);

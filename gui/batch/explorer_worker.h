@@ -22,6 +22,7 @@ struct ExploreParams {
     int64_t limit_bytes = 0;  // the per-rank budget when runtime.memory_limit_mb is 0; 0: none
     int64_t steps_per_row = 3;
     double safety_margin = 0.1;
+    bool over_layouts = false;  // also every ZeRO stage and recomputation mode (ExploreOptions)
 };
 
 // Thread contract:

@@ -1,4 +1,4 @@
-// The workbench's way of writing counts, bytes and the batch identity.
+// The workbench's way of writing counts, bytes, ranks' peaks and the batch identity.
 #include "common/display_format.h"
 
 #include <array>
@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include <QLocale>
+#include <QStringList>
 
 namespace trainbench::gui {
 
@@ -44,6 +45,24 @@ QString formatBytes(int64_t bytes) {
     const double abs_scaled = std::abs(scaled);
     const int decimals = abs_scaled < 9.995 ? 2 : (abs_scaled < 99.95 ? 1 : 0);
     return QStringLiteral("%1 %2").arg(QString::number(scaled, 'f', decimals), QString::fromLatin1(kUnits[unit]));
+}
+
+QString formatRankPeaks(const std::vector<std::pair<QString, int64_t>>& peaks) {
+    if (peaks.empty()) return QString();
+    QStringList lines;
+    if (peaks.size() <= 4) {
+        for (const auto& [device, bytes] : peaks) lines << QStringLiteral("%1  %2").arg(device, formatBytes(bytes));
+        return lines.join(QLatin1Char('\n'));
+    }
+    auto most = peaks.begin(), least = peaks.begin();
+    for (auto it = peaks.begin(); it != peaks.end(); ++it) {
+        if (it->second > most->second) most = it;
+        if (it->second < least->second) least = it;
+    }
+    return QStringLiteral("%1 – %2 on %3 ranks, most on %4")
+        .arg(formatBytes(least->second), formatBytes(most->second))
+        .arg(peaks.size())
+        .arg(most->first);
 }
 
 QString formatBatchEquation(int64_t micro_batch, int64_t accumulation, int64_t world_size) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include <QString>
 
@@ -13,6 +15,10 @@ QString formatCount(int64_t count);
 QString formatGrouped(int64_t value);
 // Three significant digits and a binary unit: 512 -> "512 B", 1536 -> "1.50 KiB", 3 << 30 -> "3.00 GiB".
 QString formatBytes(int64_t bytes);
+// Each rank's peak bytes, by device name in rank order ("cpu0", "cuda3"): one line per rank up
+// to four, beyond that the range and the rank holding most: "4.90 MiB – 5.30 MiB on 8 ranks,
+// most on cuda3".
+QString formatRankPeaks(const std::vector<std::pair<QString, int64_t>>& peaks);
 // The batch identity m × K × W = B, in sequences.
 QString formatBatchEquation(int64_t micro_batch, int64_t accumulation, int64_t world_size);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainbench/live_advice.h"
+#include "trainbench/memory_plan.h"
 #include "trainbench/run_config.h"
 
 namespace trainbench {
@@ -53,6 +54,9 @@ struct ExploreOptions {
 // row whose measured peak leaves the safety margin of the budget (runtime.memory_limit_mb, or
 // `limit_bytes` when that is 0). Throws ConfigError for an invalid config.
 ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, const ExploreOptions& options = {});
+
+// The rows such an exploration measures, in order: each a layout with its micro-batch.
+std::vector<MemoryLayout> explorationRows(const RunConfig& config, int64_t limit_bytes, bool over_layouts);
 
 std::string exploreResultToJson(const ExploreResult& result);
 

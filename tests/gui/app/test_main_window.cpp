@@ -54,6 +54,7 @@ private Q_SLOTS:
     void closingMidRunStopsTheRun();
     void menusCarryTheRunControls();
     void layoutIsRememberedAcrossSessions();
+    void aShardedRunShowsEachRanksPeakAndItsCollectives();
 };
 
 void TestMainWindow::initTestCase() {
@@ -333,6 +334,31 @@ void TestMainWindow::layoutIsRememberedAcrossSessions() {
     QCOMPARE(child<QSplitter>(window, "mainSplitter")->sizes(), main_sizes);
     QCOMPARE(child<QSplitter>(window, "configureSplitter")->sizes(), configure_sizes);
     qunsetenv("TRAINBENCH_SETTINGS");
+}
+
+
+// Two rank threads at ZeRO stage 3: the side panel lists each rank's peak (not rank 0's alone)
+// and the step's collectives, K x (3 x units - 1) + 2 of them (SHARDING.md's table: an
+// all-gather per unit before its forward, one more before its backward but the embedding's, a
+// reduce-scatter per unit; the statistics and the norm).
+void TestMainWindow::aShardedRunShowsEachRanksPeakAndItsCollectives() {
+    RunConfig config = tinyConfig(4);
+    config.runtime.world_size = 2;
+    config.runtime.zero_stage = 3;
+    config.train.micro_batch_size = 1;
+    config.train.gradient_accumulation_steps = 1;
+    MainWindow window(config, QStringLiteral("tiny"));
+    window.show();
+    QSignalSpy finished(window.bridge(), &EngineBridge::runFinished);
+    QTest::mouseClick(child<QPushButton>(window, "startButton"), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, kRunTimeoutMs);
+    QCoreApplication::processEvents();
+    const QStringList lines = child<QLabel>(window, "rankPeaksValueLabel")->text().split(QLatin1Char('\n'));
+    QCOMPARE(lines.size(), 2);
+    QVERIFY2(lines[0].startsWith(QStringLiteral("cpu0  ")) && lines[1].startsWith(QStringLiteral("cpu1  ")),
+             qPrintable(lines.join(QStringLiteral(" | "))));
+    const int64_t units = config.model.n_layers + 2;
+    QCOMPARE(child<QLabel>(window, "collectivesValueLabel")->text(), QString::number(3 * units - 1 + 2));
 }
 
 QTEST_MAIN(TestMainWindow)

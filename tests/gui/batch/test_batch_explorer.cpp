@@ -2,6 +2,8 @@
 #include <memory>
 #include <set>
 
+#include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -45,6 +47,7 @@ private Q_SLOTS:
     void stopEndsTheExplorationEarly();
     void anInvalidConfigIsReported();
     void closingMidExplorationJoinsTheWorker();
+    void exploresOverMemoryLayoutsAndAppliesOne();
 };
 
 void TestBatchExplorer::exploresEverySplitAndAppliesTheRecommendation() {
@@ -184,6 +187,49 @@ void TestBatchExplorer::closingMidExplorationJoinsTheWorker() {
     // still reports are dropped with the worker instead of reaching deleted widgets.
     QVERIFY(window->close());
     window.reset();
+}
+
+
+// Over the memory layouts: two ranks and one sequence each (a single split, m 1), measured at
+// every ZeRO stage with and without recomputation; the recommendation's layout and split are
+// applied together, and the rows stay current (their layout is not part of what they are for).
+void TestBatchExplorer::exploresOverMemoryLayoutsAndAppliesOne() {
+    RunConfig config = tinyExploreConfig();
+    config.runtime.world_size = 2;
+    config.train.micro_batch_size = 1;
+    config.train.gradient_accumulation_steps = 1;
+    MainWindow window(config, QStringLiteral("tiny"));
+    window.showTab(MainWindow::Tab::Batch);
+    window.show();
+    BatchPanel* panel = window.batchPanel();
+    panel->setExploreStepsPerRow(1);
+    child<QCheckBox>(window, "exploreLayoutsCheck")->setChecked(true);
+    QSignalSpy ended(panel, &BatchPanel::explorationFinished);
+    QTest::mouseClick(child<QPushButton>(window, "exploreButton"), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, kExploreTimeoutMs);
+    const std::vector<ExploreRow>& rows = panel->explorerModel()->rows();
+    QCOMPARE(rows.size(), size_t(8));
+    std::set<std::pair<int64_t, std::string>> layouts;
+    for (const ExploreRow& row : rows) {
+        QVERIFY2(row.fits, row.note.c_str());
+        layouts.insert({row.zero_stage, row.activation_checkpointing});
+    }
+    QCOMPARE(layouts.size(), size_t(8));
+    const QModelIndex layout_cell = panel->explorerModel()->index(7, ExplorerTableModel::Layout);
+    QCOMPARE(panel->explorerModel()->data(layout_cell).toString(), QStringLiteral("stage 3 · full"));
+    const int recommended = panel->explorerModel()->recommended();
+    QVERIFY(recommended >= 0);
+    const ExploreRow best = rows[static_cast<size_t>(recommended)];
+    // Move away from the recommended layout, then apply it back.
+    auto* stage = child<QComboBox>(window, "zeroStageCombo");
+    stage->setCurrentIndex(best.zero_stage == 3 ? 2 : 3);
+    auto* apply = child<QPushButton>(window, "applyRecommendationButton");
+    QVERIFY(apply->isEnabled());
+    QTest::mouseClick(apply, Qt::LeftButton);
+    QCOMPARE(window.runConfig().runtime.zero_stage, best.zero_stage);
+    QCOMPARE(window.runConfig().runtime.activation_checkpointing, best.activation_checkpointing);
+    QCOMPARE(stage->currentData().toLongLong(), best.zero_stage);
+    QVERIFY(!apply->isEnabled());
 }
 
 QTEST_MAIN(TestBatchExplorer)

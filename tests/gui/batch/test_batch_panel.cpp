@@ -333,8 +333,18 @@ void TestBatchPanel::memoryLayoutChoicesShowTheirPeaksAndApply() {
         c.runtime.activation_checkpointing = checkpointing;
         return planMemory(c, BatchPanel::memoryBudgetBytes(c));
     };
-    QCOMPARE(stage->count(), 3);
+    QCOMPARE(stage->count(), 4);
     QVERIFY2(stage->itemText(2).endsWith(formatBytes(variant(2, "none").peak_bytes)), qPrintable(stage->itemText(2)));
+    QVERIFY2(stage->itemText(3).endsWith(formatBytes(variant(3, "none").peak_bytes)), qPrintable(stage->itemText(3)));
+    // The collectives of a step and what fits the budget, from the planner.
+    QCOMPARE(child<QLabel>(window, "planCollectivesLabel")->text(),
+             QStringLiteral("%1 sent, %2 calls per step")
+                 .arg(formatBytes(variant(0, "none").bytes_sent_per_step))
+                 .arg(variant(0, "none").collectives_per_step));
+    const LayoutAdvice advice = adviseLayout(config, BatchPanel::memoryBudgetBytes(config));
+    QCOMPARE(child<QLabel>(window, "layoutAdviceLabel")->text(), BatchPanel::describeLayoutAdvice(advice, 2));
+    QVERIFY2(child<QLabel>(window, "layoutAdviceLabel")->text().startsWith(QStringLiteral("Cheapest that fits on 2 ranks: stage 0")),
+             qPrintable(child<QLabel>(window, "layoutAdviceLabel")->text()));
     QCOMPARE(stage->currentIndex(), 0);
     QVERIFY2(stage->itemText(1).endsWith(formatBytes(variant(1, "none").peak_bytes)), qPrintable(stage->itemText(1)));
     QVERIFY2(recompute->itemText(1).endsWith(formatBytes(variant(0, "full").peak_bytes)),

@@ -59,7 +59,7 @@ void TestExplorerTableModel::rowsArriveOneAtATime() {
     QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
     QCOMPARE(model.rowCount(), 0);
     QCOMPARE(model.columnCount(), static_cast<int>(ExplorerTableModel::ColumnCount));
-    QCOMPARE(model.columnCount(), 6);
+    QCOMPARE(model.columnCount(), 7);
 
     const std::vector<ExploreRow> rows = splitsOfEight();
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -80,7 +80,13 @@ void TestExplorerTableModel::formatsCells() {
     ExplorerTableModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     for (const ExploreRow& row : splitsOfEight()) model.appendRow(row);
+    ExploreRow sharded = splitsOfEight().front();
+    sharded.zero_stage = 3;
+    sharded.activation_checkpointing = "full";
+    model.appendRow(sharded);
+    QCOMPARE(cell(model, model.rowCount() - 1, ExplorerTableModel::Layout), QStringLiteral("stage 3 · full"));
 
+    QCOMPARE(cell(model, 0, ExplorerTableModel::Layout), QStringLiteral("stage 0"));
     QCOMPARE(cell(model, 0, ExplorerTableModel::MicroBatch), QStringLiteral("1"));
     QCOMPARE(cell(model, 0, ExplorerTableModel::Accumulation), QStringLiteral("8"));
     // Rates are whole tokens per second, grouped: 10500.4 -> 10,500 and 21999.6 -> 22,000.
@@ -178,7 +184,7 @@ void TestExplorerTableModel::clearEmptiesTheTable() {
 
 void TestExplorerTableModel::headersNameTheColumns() {
     ExplorerTableModel model;
-    const QStringList expected{QStringLiteral("m"),           QStringLiteral("K"),
+    const QStringList expected{QStringLiteral("layout"),      QStringLiteral("m"),           QStringLiteral("K"),
                                QStringLiteral("tokens / s"),  QStringLiteral("measured peak"),
                                QStringLiteral("planned peak"), QStringLiteral("fits")};
     for (int column = 0; column < model.columnCount(); ++column) {

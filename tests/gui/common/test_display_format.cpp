@@ -15,6 +15,7 @@ private Q_SLOTS:
     void formatsBytes_data();
     void formatsBytes();
     void writesBatchEquation();
+    void writesEachRanksPeak();
 };
 
 void TestDisplayFormat::formatsCounts_data() {
@@ -68,6 +69,15 @@ void TestDisplayFormat::writesBatchEquation() {
     QCOMPARE(formatBatchEquation(8, 2, 1), QStringLiteral("m 8 × K 2 × W 1 = B 16 sequences"));
     QCOMPARE(formatBatchEquation(4, 8, 2), QStringLiteral("m 4 × K 8 × W 2 = B 64 sequences"));
     QCOMPARE(formatBatchEquation(1, 1, 1), QStringLiteral("m 1 × K 1 × W 1 = B 1 sequence"));
+}
+
+
+void TestDisplayFormat::writesEachRanksPeak() {
+    QCOMPARE(formatRankPeaks({}), QString());
+    QCOMPARE(formatRankPeaks({{"cpu0", 5 << 20}, {"cpu1", 3 << 19}}), QStringLiteral("cpu0  5.00 MiB\ncpu1  1.50 MiB"));
+    std::vector<std::pair<QString, int64_t>> eight;
+    for (int r = 0; r < 8; ++r) eight.emplace_back(QStringLiteral("cuda%1").arg(r), int64_t(10 + (r == 3 ? 5 : r % 2)) << 30);
+    QCOMPARE(formatRankPeaks(eight), QStringLiteral("10.0 GiB – 15.0 GiB on 8 ranks, most on cuda3"));
 }
 
 QTEST_MAIN(TestDisplayFormat)
