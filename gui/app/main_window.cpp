@@ -201,6 +201,7 @@ void MainWindow::buildUi() {
            "2 x buckets + 2 at stage 1 whatever the accumulation steps, (K + 1) x buckets + 2 at stage 2, "
            "K x (3 x units - 1) + 2 at stage 3"));
     rank_peaks_value_label_ = valueLabel(QStringLiteral("rankPeaksValueLabel"), live_box);
+    rank_peaks_value_label_->setWordWrap(true);
     rank_peaks_value_label_->setToolTip(tr("The most bytes each rank held during the last logged step (mem/<device>/peak_bytes)"));
     live_form->addRow(tr("Loss:"), loss_value_label_);
     live_form->addRow(tr("Learning rate:"), lr_value_label_);

@@ -449,7 +449,7 @@ void BatchPanel::onMemoryLayoutEdited() {
 void BatchPanel::showPlanNumbers() {
     plan_ = planMemory(config_, budget_bytes_);
     weights_label_->setText(config_.runtime.zero_stage >= 3
-                                ? tr("%1 (1/%2 + one unit, ZeRO stage 3)").arg(formatBytes(plan_.weight_bytes)).arg(plan_.world_size)
+                                ? tr("%1 (1/%2 + one unit)").arg(formatBytes(plan_.weight_bytes)).arg(plan_.world_size)
                                 : formatBytes(plan_.weight_bytes));
     collectives_label_->setText(plan_.world_size > 1 ? tr("%1 sent, %2 calls per step")
                                                            .arg(formatBytes(plan_.bytes_sent_per_step))

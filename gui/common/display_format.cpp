@@ -50,19 +50,18 @@ QString formatBytes(int64_t bytes) {
 QString formatRankPeaks(const std::vector<std::pair<QString, int64_t>>& peaks) {
     if (peaks.empty()) return QString();
     QStringList lines;
-    if (peaks.size() <= 4) {
-        for (const auto& [device, bytes] : peaks) lines << QStringLiteral("%1  %2").arg(device, formatBytes(bytes));
-        return lines.join(QLatin1Char('\n'));
+    if (peaks.size() <= 2) {
+        for (const auto& [device, bytes] : peaks) lines << QStringLiteral("%1 %2").arg(device, formatBytes(bytes));
+        return lines.join(QStringLiteral(" · "));
     }
     auto most = peaks.begin(), least = peaks.begin();
     for (auto it = peaks.begin(); it != peaks.end(); ++it) {
         if (it->second > most->second) most = it;
         if (it->second < least->second) least = it;
     }
-    return QStringLiteral("%1 – %2 on %3 ranks, most on %4")
-        .arg(formatBytes(least->second), formatBytes(most->second))
-        .arg(peaks.size())
-        .arg(most->first);
+    if (formatBytes(least->second) == formatBytes(most->second))
+        return QStringLiteral("%1 on each of %2").arg(formatBytes(most->second)).arg(peaks.size());
+    return QStringLiteral("%1 – %2 (%3 most)").arg(formatBytes(least->second), formatBytes(most->second), most->first);
 }
 
 QString formatBatchEquation(int64_t micro_batch, int64_t accumulation, int64_t world_size) {

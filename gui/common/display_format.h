@@ -15,9 +15,9 @@ QString formatCount(int64_t count);
 QString formatGrouped(int64_t value);
 // Three significant digits and a binary unit: 512 -> "512 B", 1536 -> "1.50 KiB", 3 << 30 -> "3.00 GiB".
 QString formatBytes(int64_t bytes);
-// Each rank's peak bytes, by device name in rank order ("cpu0", "cuda3"): one line per rank up
-// to four, beyond that the range and the rank holding most: "4.90 MiB – 5.30 MiB on 8 ranks,
-// most on cuda3".
+// Each rank's peak bytes, by device name in rank order ("cpu0", "cuda3"): both of two ranks
+// ("cpu0 5.00 MiB · cpu1 1.50 MiB"), beyond that the range and the rank holding most,
+// "10.0 GiB – 15.0 GiB (cuda3 most)", or "4.22 MiB on each of 4" when they print alike.
 QString formatRankPeaks(const std::vector<std::pair<QString, int64_t>>& peaks);
 // The batch identity m × K × W = B, in sequences.
 QString formatBatchEquation(int64_t micro_batch, int64_t accumulation, int64_t world_size);

@@ -74,10 +74,11 @@ void TestDisplayFormat::writesBatchEquation() {
 
 void TestDisplayFormat::writesEachRanksPeak() {
     QCOMPARE(formatRankPeaks({}), QString());
-    QCOMPARE(formatRankPeaks({{"cpu0", 5 << 20}, {"cpu1", 3 << 19}}), QStringLiteral("cpu0  5.00 MiB\ncpu1  1.50 MiB"));
+    QCOMPARE(formatRankPeaks({{"cpu0", 5 << 20}, {"cpu1", 3 << 19}}), QStringLiteral("cpu0 5.00 MiB · cpu1 1.50 MiB"));
     std::vector<std::pair<QString, int64_t>> eight;
     for (int r = 0; r < 8; ++r) eight.emplace_back(QStringLiteral("cuda%1").arg(r), int64_t(10 + (r == 3 ? 5 : r % 2)) << 30);
-    QCOMPARE(formatRankPeaks(eight), QStringLiteral("10.0 GiB – 15.0 GiB on 8 ranks, most on cuda3"));
+    QCOMPARE(formatRankPeaks(eight), QStringLiteral("10.0 GiB – 15.0 GiB (cuda3 most)"));
+    QCOMPARE(formatRankPeaks({{"cpu0", 7 << 20}, {"cpu1", 7 << 20}, {"cpu2", 7 << 20}}), QStringLiteral("7.00 MiB on each of 3"));
 }
 
 QTEST_MAIN(TestDisplayFormat)
