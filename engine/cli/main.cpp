@@ -497,7 +497,7 @@ int main(int argc, char** argv) {
     explore->add_flag("--json", as_json, "Print one JSON object (rows and recommended) on stdout");
     bool explore_layouts = false;
     explore->add_flag("--layouts", explore_layouts,
-                      "Also over the memory layouts: runtime.zero_stage 0-3 and activation_checkpointing none|full "
+                      "Also over the memory layouts: runtime.zero_stage 0-3 and activation_checkpointing none|feedforward|full "
                       "(only the rows the planner puts within the budget)");
 
     bool defaults = false;

@@ -233,9 +233,11 @@ std::vector<ConfigField> buildFields() {
               "forward and again before its backward, released after, its gradients reduce-scattered; the same "
               "numbers as 0");
     r.text("activation_checkpointing", &RuntimeConfig::activation_checkpointing,
-           "Recomputation: none keeps every block's activations for the backward; full keeps only each block's "
-           "input and runs the block's forward again during the backward (less memory, about a third more compute)",
-           {"none", "full"});
+           "Recomputation: none keeps every block's activations for the backward; feedforward keeps only the "
+           "input of each block's feed-forward part (MoE or dense MLP) and runs it again during the backward "
+           "(attention keeps its activations); full does so for the whole block (least memory, about a third "
+           "more compute)",
+           {"none", "feedforward", "full"});
     r.boolean("overlap_reduction", &RuntimeConfig::overlap_reduction,
               "With W > 1, all-reduce each gradient bucket as soon as the last backward has filled it, overlapping "
               "the rest of the backward (off: all buckets after it; same result)");

@@ -216,7 +216,7 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     c.atLeast("runtime.threads", r.threads, 0);
     c.atLeast("runtime.memory_limit_mb", r.memory_limit_mb, 0);
     c.positive("runtime.store_wait_s", r.store_wait_s);
-    c.oneOf("runtime.activation_checkpointing", r.activation_checkpointing, {"none", "full"});
+    c.oneOf("runtime.activation_checkpointing", r.activation_checkpointing, {"none", "feedforward", "full"});
     if (r.zero_stage < 0 || r.zero_stage > 3)
         c.fail("runtime.zero_stage", num(r.zero_stage),
                "must be 0 (nothing sharded), 1 (AdamW moments sharded), 2 (gradients too) or 3 (weights too)",

@@ -1,5 +1,5 @@
-// Activation recomputation of one transformer block: the forward keeps only the block's input;
-// the backward runs the forward again with gradients on and back-propagates through it.
+// Activation recomputation of one transformer block or one of its parts: the forward keeps only
+// the input; the backward runs the forward again with gradients on and back-propagates through it.
 #include "model/transformer.h"
 
 #include "train/autocast_scope.h"
@@ -16,15 +16,18 @@ using torch::autograd::variable_list;
 // back here too.
 class RecomputedBlock : public torch::autograd::Function<RecomputedBlock> {
 public:
-    static variable_list forward(AutogradContext* ctx, torch::Tensor x, BlockImpl* block, RotaryTable* rotary) {
+    static variable_list forward(AutogradContext* ctx, torch::Tensor x, BlockImpl* block, RotaryTable* rotary,
+                                 int64_t part) {
         const c10::DeviceType device = x.device().type();
         const bool bf16 = at::autocast::is_autocast_enabled(device);
         ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
         ctx->saved_data["rotary"] = reinterpret_cast<int64_t>(rotary);
         ctx->saved_data["bf16"] = bf16;
+        ctx->saved_data["part"] = part;
         ctx->save_for_backward({x});
         torch::Tensor aux;
-        torch::Tensor y = block->forward(x, *rotary, aux);  // autograd records nothing in here
+        // autograd records nothing in here
+        torch::Tensor y = block->forwardPart(static_cast<BlockImpl::Part>(part), x, *rotary, aux);
         ctx->saved_data["has_aux"] = aux.defined();
         return aux.defined() ? variable_list{y, aux} : variable_list{y};
     }
@@ -33,8 +36,11 @@ public:
         auto* block = reinterpret_cast<BlockImpl*>(ctx->saved_data["block"].toInt());
         auto* rotary = reinterpret_cast<RotaryTable*>(ctx->saved_data["rotary"].toInt());
         const bool has_aux = ctx->saved_data["has_aux"].toBool();
-        // Sharded weights (runtime.zero_stage 3) are gathered again for the recomputation.
-        if (block->residency()) block->residency()->beforeBackward(block->unit());
+        const auto part = static_cast<BlockImpl::Part>(ctx->saved_data["part"].toInt());
+        // Sharded weights (runtime.zero_stage 3) are gathered again for a whole block's
+        // recomputation: this backward is the block's boundary. (A part's block has one of its
+        // own, before the part's backward.)
+        if (part == BlockImpl::Part::Whole && block->residency()) block->residency()->beforeBackward(block->unit());
         torch::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
         torch::Tensor y, aux;
         {
@@ -44,7 +50,7 @@ public:
             MoE moe = block->moe();
             if (moe) moe->countLoads(false);
             try {
-                y = block->forward(x, *rotary, aux);
+                y = block->forwardPart(part, x, *rotary, aux);
             } catch (...) {
                 if (moe) moe->countLoads(true);
                 throw;
@@ -57,14 +63,14 @@ public:
             output_grads.push_back(grads[1]);
         }
         torch::autograd::backward(outputs, output_grads);
-        return {x.grad(), torch::Tensor(), torch::Tensor()};
+        return {x.grad(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
     }
 };
 
 }  // namespace
 
-torch::Tensor BlockImpl::recomputedForward(const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux) {
-    variable_list out = RecomputedBlock::apply(x, this, &rotary);
+torch::Tensor BlockImpl::recomputedForward(Part part, const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux) {
+    variable_list out = RecomputedBlock::apply(x, this, &rotary, static_cast<int64_t>(part));
     if (out.size() > 1) seq_aux = seq_aux.defined() ? seq_aux + out[1] : out[1];
     return out[0];
 }

@@ -15,11 +15,18 @@ BlockImpl::BlockImpl(int64_t layer, const ModelConfig& c) {
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux) {
-    auto h = x + attn->forward(attn_norm(x), rotary);
-    if (dense_) return h + dense_(ffn_norm(h));
-    MoEOutput out = moe_->forward(ffn_norm(h));
+    return forwardPart(Part::Whole, x, rotary, seq_aux);
+}
+
+torch::Tensor BlockImpl::forwardPart(Part part, const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux) {
+    if (part == Part::Whole) {
+        return forwardPart(Part::FeedForward, forwardPart(Part::Attention, x, rotary, seq_aux), rotary, seq_aux);
+    }
+    if (part == Part::Attention) return x + attn->forward(attn_norm(x), rotary);
+    if (dense_) return x + dense_(ffn_norm(x));
+    MoEOutput out = moe_->forward(ffn_norm(x));
     if (out.seq_aux.defined()) seq_aux = seq_aux.defined() ? seq_aux + out.seq_aux : out.seq_aux;
-    return h + out.y;
+    return x + out.y;
 }
 
 TransformerImpl::TransformerImpl(const ModelConfig& c)
@@ -32,7 +39,9 @@ TransformerImpl::TransformerImpl(const ModelConfig& c)
 }
 
 torch::Tensor TransformerImpl::logits(const torch::Tensor& tokens, torch::Tensor& seq_aux) {
-    const bool recompute = recompute_blocks_ && torch::GradMode::is_enabled() && is_training();
+    const bool graph = torch::GradMode::is_enabled() && is_training();
+    const bool recompute = graph && recomputation_ == "full";
+    const bool recompute_feedforward = graph && recomputation_ == "feedforward";
     WeightResidency* residency = residency_;
     // Each unit's weights are whole from just before its forward to just after it; a boundary on
     // its outputs brings them back for its backward (a recomputed block asks for them itself).
@@ -51,7 +60,14 @@ torch::Tensor TransformerImpl::logits(const torch::Tensor& tokens, torch::Tensor
         const int64_t unit = static_cast<int64_t>(i) + 1;
         torch::Tensor aux;  // this block's balance loss per sequence
         enter(unit);
-        h = recompute ? block->recomputedForward(h, *rotary_, aux) : block->forward(h, *rotary_, aux);
+        if (recompute) {
+            h = block->recomputedForward(BlockImpl::Part::Whole, h, *rotary_, aux);
+        } else if (recompute_feedforward) {
+            h = block->forwardPart(BlockImpl::Part::Attention, h, *rotary_, aux);
+            h = block->recomputedForward(BlockImpl::Part::FeedForward, h, *rotary_, aux);
+        } else {
+            h = block->forward(h, *rotary_, aux);
+        }
         if (residency && !recompute) {
             auto out = leave(unit, aux.defined() ? torch::autograd::variable_list{h, aux} : torch::autograd::variable_list{h});
             h = out[0];

@@ -32,9 +32,14 @@ public:
     BlockImpl(int64_t layer, const ModelConfig& config);
     // x: [B, T, d]; seq_aux accumulates the MoE balance loss per sequence ([B]) when defined.
     torch::Tensor forward(const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux);
-    // The same, keeping only x for the backward, which runs the block's forward again
-    // (runtime.activation_checkpointing "full"; model/block_recomputation.cpp).
-    torch::Tensor recomputedForward(const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux);
+    // The parts the forward is made of: the attention sub-block h = x + attn(attn_norm(x)), and
+    // the feed-forward one y = h + ffn(ffn_norm(h)) (dense or MoE).
+    enum class Part { Whole, Attention, FeedForward };
+    torch::Tensor forwardPart(Part part, const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux);
+    // A part that keeps only its input for the backward, which runs the part's forward again
+    // (runtime.activation_checkpointing "full": the whole block; "feedforward": the dense MLP or
+    // the MoE, attention keeping its activations; model/block_recomputation.cpp).
+    torch::Tensor recomputedForward(Part part, const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux);
     // With sharded weights (runtime.zero_stage 3): the residency that holds them, and this
     // block's unit (its recomputed backward asks for the weights first).
     void residesIn(WeightResidency* residency, int64_t unit) { residency_ = residency, unit_ = unit; }
@@ -59,9 +64,11 @@ public:
     LossParts loss(const torch::Tensor& tokens, const torch::Tensor& targets);  // targets [B, T]
 
     const ModelConfig& config() const { return config_; }
-    // Full recomputation: each block keeps only its input for the backward and runs its forward
-    // again there (training with gradients only; evaluation is unaffected).
-    void recomputeBlocks(bool on) { recompute_blocks_ = on; }
+    // Recomputation (runtime.activation_checkpointing): "full" keeps only each block's input for
+    // the backward and runs the block's forward again there; "feedforward" does so for each
+    // block's feed-forward part (the MoE's gate, experts and shared experts, or the dense MLP);
+    // "none" keeps everything. Training with gradients only.
+    void setRecomputation(const std::string& mode) { recomputation_ = mode; }
     // The units weights are gathered and released in (model/weight_residency.h), in forward order:
     // the embedding, each block, the final norm with the head. Every parameter is in one unit.
     std::vector<std::vector<torch::Tensor>> units() const;
@@ -77,7 +84,7 @@ public:
 
 private:
     ModelConfig config_;
-    bool recompute_blocks_ = false;
+    std::string recomputation_ = "none";
     WeightResidency* residency_ = nullptr;
     // logits, with the head's unit gathered around it
     torch::Tensor logits(const torch::Tensor& tokens, torch::Tensor& seq_aux);

@@ -61,18 +61,29 @@ int64_t blockBytesPerToken(const ModelConfig& c, int64_t layer) {
     return attentionBytesPerToken(c) + (layer < c.n_dense_layers ? denseFfnBytesPerToken(c) : moeFfnBytesPerToken(c));
 }
 
+int64_t feedForwardBytesPerToken(const ModelConfig& c, int64_t layer) {
+    return layer < c.n_dense_layers ? denseFfnBytesPerToken(c) : moeFfnBytesPerToken(c);
+}
+
 // With full recomputation each block keeps only its input; the largest block's activations
-// exist once more, while that block runs again in the backward.
-int64_t activationBytes(const ModelConfig& c, int64_t tokens, bool recompute) {
+// exist once more, while that block runs again in the backward. With the feed-forward parts
+// recomputed each block keeps its attention's activations and its output; the largest
+// feed-forward part's exist once more.
+int64_t activationBytes(const ModelConfig& c, int64_t tokens, const std::string& recomputation) {
     int64_t per_token = embeddingOutputBytes(c) + headBytesPerToken(c);
-    int64_t largest_block = 0;
+    int64_t largest = 0;
     for (int64_t layer = 0; layer < c.n_layers; ++layer) {
-        const int64_t block = blockBytesPerToken(c, layer);
-        largest_block = std::max(largest_block, block);
-        per_token += recompute ? c.dim * kFloat : block;
+        if (recomputation == "full") {
+            largest = std::max(largest, blockBytesPerToken(c, layer));
+            per_token += c.dim * kFloat;
+        } else if (recomputation == "feedforward") {
+            largest = std::max(largest, feedForwardBytesPerToken(c, layer));
+            per_token += attentionBytesPerToken(c) + c.dim * kFloat;
+        } else {
+            per_token += blockBytesPerToken(c, layer);
+        }
     }
-    if (recompute) per_token += largest_block;
-    return per_token * tokens;
+    return (per_token + largest) * tokens;
 }
 
 // Elements of the largest unit ZeRO stage 3 gathers whole (model/weight_residency.h): the
@@ -160,7 +171,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     const int64_t moment_elements = stage >= 1 ? slice_elements : params;
     p.optimizer_bytes = 2 * moment_elements * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
-    p.activation_bytes = activationBytes(config.model, tokens, config.runtime.activation_checkpointing == "full");
+    p.activation_bytes = activationBytes(config.model, tokens, config.runtime.activation_checkpointing);
     p.logits_bytes = 2 * tokens * config.model.vocab_size * kFloat;
     // The gradients (bucket views) live from the first step to the last: every backward holds
     // them beside the activations and the logits' gradient.
@@ -187,7 +198,7 @@ MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes) {
 
 std::vector<MemoryLayout> layoutsByCost() {
     std::vector<MemoryLayout> out;
-    for (const char* recompute : {"none", "full"})
+    for (const char* recompute : {"none", "feedforward", "full"})
         for (int64_t stage = 0; stage <= 3; ++stage) out.push_back({stage, recompute, 0});
     return out;
 }

@@ -71,7 +71,7 @@ RankTrainer::RankTrainer(const RankSetup& setup)
       device_(setup.device),
       model_(cfg_.model),
       bf16_(!setup.fp64 && resolveComputeDtype(cfg_, cudaDeviceIndex(setup.device) >= 0) == "bf16") {
-    model_->recomputeBlocks(cfg_.runtime.activation_checkpointing == "full");
+    model_->setRecomputation(cfg_.runtime.activation_checkpointing);
 }
 
 void RankTrainer::prepare() {

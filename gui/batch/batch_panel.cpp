@@ -204,9 +204,11 @@ void BatchPanel::buildUi() {
     recompute_combo_ = new QComboBox(layout_box);
     recompute_combo_->setObjectName(QStringLiteral("recomputationCombo"));
     recompute_combo_->addItem(QString(), QStringLiteral("none"));
+    recompute_combo_->addItem(QString(), QStringLiteral("feedforward"));
     recompute_combo_->addItem(QString(), QStringLiteral("full"));
-    recompute_combo_->setToolTip(tr("runtime.activation_checkpointing: full keeps only each block's input and "
-                                    "runs the block again in the backward (less memory, more compute)"));
+    recompute_combo_->setToolTip(tr("runtime.activation_checkpointing: feedforward keeps only the input of each "
+                                    "block's MoE or MLP and runs it again in the backward; full does so for the "
+                                    "whole block (less memory, more compute)"));
     layout_form->addRow(tr("ZeRO stage:"), zero_stage_combo_);
     layout_form->addRow(tr("Recompute:"), recompute_combo_);
     collectives_label_ = valueLabel(QStringLiteral("planCollectivesLabel"), layout_box);
@@ -416,7 +418,8 @@ void BatchPanel::showLayoutChoices() {
     zero_stage_combo_->setItemText(2, tr("2: + gradients · peak %1").arg(peakWith(2, recompute)));
     zero_stage_combo_->setItemText(3, tr("3: + weights · peak %1").arg(peakWith(3, recompute)));
     recompute_combo_->setItemText(0, tr("none · peak %1").arg(peakWith(config_.runtime.zero_stage, "none")));
-    recompute_combo_->setItemText(1, tr("full · peak %1").arg(peakWith(config_.runtime.zero_stage, "full")));
+    recompute_combo_->setItemText(1, tr("feed-forward · peak %1").arg(peakWith(config_.runtime.zero_stage, "feedforward")));
+    recompute_combo_->setItemText(2, tr("full · peak %1").arg(peakWith(config_.runtime.zero_stage, "full")));
     zero_stage_combo_->setCurrentIndex(std::max(0, zero_stage_combo_->findData(qint64(config_.runtime.zero_stage))));
     recompute_combo_->setCurrentIndex(
         std::max(0, recompute_combo_->findData(QString::fromStdString(config_.runtime.activation_checkpointing))));

@@ -272,14 +272,14 @@ private Q_SLOTS:
         QVERIFY(advice.cheapest_plan.peak_bytes <= budget);
         // The fewest ranks at m = 1, for a budget just below the smallest layout on two ranks:
         // four, with the first layout in the documented order (no recomputation, stages 0 to 3,
-        // then full recomputation, stages 0 to 3) that fits there.
+        // then the feed-forward parts recomputed, then whole blocks) that fits there.
         int64_t smallest_on_two = INT64_MAX;
         for (int64_t stage = 0; stage <= 3; ++stage)
-            for (const char* recompute : {"none", "full"})
+            for (const char* recompute : {"none", "feedforward", "full"})
                 smallest_on_two = std::min(smallest_on_two, std::min(peakAt(stage, recompute, 1, 2), peakAt(stage, recompute, 1, 1)));
         const int64_t tight = smallest_on_two - 1;
         std::pair<int64_t, std::string> expected{-1, ""};
-        for (const char* recompute : {"none", "full"})
+        for (const char* recompute : {"none", "feedforward", "full"})
             for (int64_t stage = 0; stage <= 3 && expected.first < 0; ++stage)
                 if (peakAt(stage, recompute, 1, 4) <= tight) expected = {stage, recompute};
         QVERIFY(expected.first >= 0);

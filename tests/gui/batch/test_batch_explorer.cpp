@@ -208,14 +208,14 @@ void TestBatchExplorer::exploresOverMemoryLayoutsAndAppliesOne() {
     QTest::mouseClick(child<QPushButton>(window, "exploreButton"), Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, kExploreTimeoutMs);
     const std::vector<ExploreRow>& rows = panel->explorerModel()->rows();
-    QCOMPARE(rows.size(), size_t(8));
+    QCOMPARE(rows.size(), size_t(12));  // 4 stages x 3 recomputation modes
     std::set<std::pair<int64_t, std::string>> layouts;
     for (const ExploreRow& row : rows) {
         QVERIFY2(row.fits, row.note.c_str());
         layouts.insert({row.zero_stage, row.activation_checkpointing});
     }
-    QCOMPARE(layouts.size(), size_t(8));
-    const QModelIndex layout_cell = panel->explorerModel()->index(7, ExplorerTableModel::Layout);
+    QCOMPARE(layouts.size(), size_t(12));
+    const QModelIndex layout_cell = panel->explorerModel()->index(11, ExplorerTableModel::Layout);
     QCOMPARE(panel->explorerModel()->data(layout_cell).toString(), QStringLiteral("stage 3 · full"));
     const int recommended = panel->explorerModel()->recommended();
     QVERIFY(recommended >= 0);

@@ -347,8 +347,11 @@ void TestBatchPanel::memoryLayoutChoicesShowTheirPeaksAndApply() {
              qPrintable(child<QLabel>(window, "layoutAdviceLabel")->text()));
     QCOMPARE(stage->currentIndex(), 0);
     QVERIFY2(stage->itemText(1).endsWith(formatBytes(variant(1, "none").peak_bytes)), qPrintable(stage->itemText(1)));
-    QVERIFY2(recompute->itemText(1).endsWith(formatBytes(variant(0, "full").peak_bytes)),
+    QCOMPARE(recompute->count(), 3);
+    QVERIFY2(recompute->itemText(1).endsWith(formatBytes(variant(0, "feedforward").peak_bytes)),
              qPrintable(recompute->itemText(1)));
+    QVERIFY2(recompute->itemText(2).endsWith(formatBytes(variant(0, "full").peak_bytes)),
+             qPrintable(recompute->itemText(2)));
     QVERIFY(variant(1, "none").peak_bytes < variant(0, "none").peak_bytes);
 
     stage->setCurrentIndex(1);
@@ -356,7 +359,7 @@ void TestBatchPanel::memoryLayoutChoicesShowTheirPeaksAndApply() {
     QCOMPARE(child<QLabel>(window, "planPeakLabel")->text(), formatBytes(variant(1, "none").peak_bytes));
     QVERIFY2(child<QLabel>(window, "planOptimizerLabel")->text().contains(QStringLiteral("1/2")),
              qPrintable(child<QLabel>(window, "planOptimizerLabel")->text()));
-    recompute->setCurrentIndex(1);
+    recompute->setCurrentIndex(2);
     QCOMPARE(window.runConfig().runtime.activation_checkpointing, std::string("full"));
     QCOMPARE(child<QLabel>(window, "planPeakLabel")->text(), formatBytes(variant(1, "full").peak_bytes));
     // The recomputation box now names its choices at stage 1.
