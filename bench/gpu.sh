@@ -7,8 +7,10 @@
 #  3. medium preset, bf16: tokens/s, MFU (6 x activated parameters x tokens/s / 989 TFLOP/s,
 #     the H200's dense bf16 peak), peak memory, at (m, K) = (8, 1), (4, 2), (2, 4), (1, 8):
 #     the accumulation overhead on a GPU;
-#  4. medium bf16 at (4, 2) with runtime.zero_stage 1 (NCCL's reduce-scatter and all-gather on
-#     flat buckets) and with activation recomputation: status, tokens/s and peak memory.
+#  4. medium bf16 at (4, 2) with runtime.zero_stage 1 and 3 (NCCL's reduce-scatter and
+#     all-gather on flat buckets; stage 3 gathers every unit in the forward and the backward)
+#     and with activation recomputation (full, and the feed-forward parts): status, tokens/s
+#     and peak memory.
 # Results: $OUT/gpu-results.json and $OUT/gpu.log. Needs bench/gpu-deps.sh's build-gpu-deps/.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -59,13 +61,20 @@ for split in "8 1" "4 2" "2 4" "1 8"; do
   run "medium-$m-$k" medium --set train.steps=30 --set runtime.device=cuda --set runtime.dtype=bf16 \
     --set train.micro_batch_size=$m --set train.gradient_accumulation_steps=$k --set train.global_batch_size=null
 done
-echo "== 4. medium bf16 at ZeRO stage 1 and with recomputation (the NCCL reduce-scatter and all-gather)"
-run medium-stage1 medium --set train.steps=20 --set runtime.device=cuda --set runtime.dtype=bf16 \
-  --set runtime.zero_stage=1 --set train.micro_batch_size=4 --set train.gradient_accumulation_steps=2 --set train.global_batch_size=null
+echo "== 4. medium bf16 at ZeRO stages 1 and 3 and with recomputation (the NCCL reduce-scatter and all-gather)"
+for stage in 1 3; do
+  run "medium-stage$stage" medium --set train.steps=20 --set runtime.device=cuda --set runtime.dtype=bf16 \
+    --set runtime.zero_stage=$stage --set train.micro_batch_size=4 --set train.gradient_accumulation_steps=2 \
+    --set train.global_batch_size=null
+done
+run medium-feedforward medium --set train.steps=20 --set runtime.device=cuda --set runtime.dtype=bf16 \
+  --set runtime.activation_checkpointing=feedforward --set train.micro_batch_size=4 --set train.gradient_accumulation_steps=2 \
+  --set train.global_batch_size=null
 run medium-recompute medium --set train.steps=20 --set runtime.device=cuda --set runtime.dtype=bf16 \
   --set runtime.activation_checkpointing=full --set train.micro_batch_size=4 --set train.gradient_accumulation_steps=2 \
   --set train.global_batch_size=null
-for name in tiny-cpu tiny-cuda tiny-bf16 medium-8-1 medium-4-2 medium-2-4 medium-1-8 medium-stage1 medium-recompute; do
+for name in tiny-cpu tiny-cuda tiny-bf16 medium-8-1 medium-4-2 medium-2-4 medium-1-8 medium-stage1 medium-stage3 \
+    medium-recompute medium-feedforward; do
   [ -s "$out/$name.json" ] && series "$name"
 done
 "$cli" params "$root/configs/medium.json" --json > "$out/medium-params.json" 2>/dev/null
@@ -91,7 +100,7 @@ activated = None
 try: activated = json.load(open(f"{out}/medium-params.json"))["activated_params"]
 except Exception: pass
 result["medium_activated_parameters"] = activated
-for split in ["8-1", "4-2", "2-4", "1-8", "stage1", "recompute"]:
+for split in ["8-1", "4-2", "2-4", "1-8", "stage1", "stage3", "recompute", "feedforward"]:
     name = f"medium-{split}"
     step = points(name, "perf/step_time_s", after=5)
     tps = points(name, "perf/tokens_per_s", after=5)
