@@ -50,8 +50,9 @@ int commandPlan(const RunConfig& config, bool as_json) {
         {stage >= 2 ? "gradients (fp32, 1/W)" : "gradients (fp32)", plan.gradient_bytes},
         {stage >= 2 ? "buckets in flight (fp32)" : "sync-each running sums (fp32)", plan.bucket_bytes},
         {stage >= 1 ? "AdamW moments (fp32, 1/W)" : "AdamW moments (fp32)", plan.optimizer_bytes},
-        {config.runtime.activation_checkpointing == "full" ? "activations (recomputed blocks)"
-                                                           : "activations, one micro-batch",
+        {config.runtime.activation_checkpointing == "full"          ? "activations (recomputed blocks)"
+         : config.runtime.activation_checkpointing == "feedforward" ? "activations (recomputed FFNs)"
+                                                                    : "activations, one micro-batch",
          plan.activation_bytes},
         {"logits gradient", plan.logits_bytes},
         {"peak", plan.peak_bytes},
@@ -65,7 +66,7 @@ int commandPlan(const RunConfig& config, bool as_json) {
                     config.runtime.memory_limit_mb > 0 ? "runtime.memory_limit_mb" : "device memory per rank");
         std::printf("fits: %s; largest micro_batch_size that fits: %lld\n", plan.fits ? "yes" : "NO",
                     (long long)plan.largest_fitting_micro_batch);
-        std::printf("what fits this budget:\n");
+        std::printf("what fits this budget, %.0f %% of it kept free:\n", 100 * kLayoutSafetyMargin);
         if (advice.cheapest.micro_batch_size > 0)
             std::printf("  on %lld ranks: %s (peak %.1f MiB)\n", (long long)plan.world_size,
                         describeLayout(advice.cheapest).c_str(), mib(advice.cheapest_plan.peak_bytes));

@@ -158,12 +158,13 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     // buckets whole (engine/parallel/gradient_buckets.h) plus autograd's own copy of the
     // gradient being moved in. A bucket closes past 25 MiB, so one holding the head or the
     // embedding is that large: two of the largest such, and the largest parameter once more.
-    // Stage 3's buckets are its units: the one being reduced and the gradients autograd is
-    // forming for the next.
+    // Stage 3's buckets are its units. At the peak, the start of the backward, autograd forms
+    // the head's gradients (one unit) before any bucket is sent; later, with one unit in flight
+    // and the next one's gradients forming, the head's activations and logits are gone.
     const int64_t largest_param = std::max(counts.head, counts.embedding) * kFloat;
     const int64_t bucket = std::max<int64_t>(25 << 20, largest_param);
     p.gradient_bytes = stage >= 2 ? slice_elements * kFloat : params * kFloat;
-    p.bucket_bytes = stage >= 3   ? std::min<int64_t>(params * kFloat, 2 * largest_unit)
+    p.bucket_bytes = stage >= 3   ? largest_unit
                      : stage >= 2 ? std::min<int64_t>(params * kFloat, 2 * bucket + largest_param)
                      : p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat
                                                                                : 0;
@@ -221,21 +222,24 @@ LayoutAdvice adviseLayout(const RunConfig& config, int64_t limit_bytes) {
     LayoutAdvice advice;
     advice.limit_bytes = config.runtime.memory_limit_mb > 0 ? config.runtime.memory_limit_mb * 1024 * 1024 : limit_bytes;
     if (advice.limit_bytes <= 0) return advice;
+    const int64_t usable = static_cast<int64_t>(double(advice.limit_bytes) * (1.0 - kLayoutSafetyMargin));
+    RunConfig unlimited = config;  // the usable share is the budget here, not runtime.memory_limit_mb
+    unlimited.runtime.memory_limit_mb = 0;
     for (const MemoryLayout& layout : layoutsByCost()) {
-        const RunConfig candidate = withLayout(config, layout);
-        const MemoryPlan plan = planMemory(candidate, advice.limit_bytes);
+        const RunConfig candidate = withLayout(unlimited, layout);
+        const MemoryPlan plan = planMemory(candidate, usable);
         if (plan.largest_fitting_micro_batch < 1) continue;
         advice.cheapest = layout;
         advice.cheapest.micro_batch_size = plan.largest_fitting_micro_batch;
-        advice.cheapest_plan = planFor(withLayout(config, advice.cheapest), advice.cheapest.micro_batch_size, advice.limit_bytes);
+        advice.cheapest_plan = planFor(withLayout(unlimited, advice.cheapest), advice.cheapest.micro_batch_size, usable);
         break;
     }
     for (int64_t ranks = 1; ranks <= 4096 && advice.fewest_ranks == 0; ranks *= 2) {
-        RunConfig spread = config;
+        RunConfig spread = unlimited;
         spread.runtime.world_size = ranks;
         for (MemoryLayout layout : layoutsByCost()) {
             layout.micro_batch_size = 1;
-            const MemoryPlan plan = planFor(withLayout(spread, layout), 1, advice.limit_bytes);
+            const MemoryPlan plan = planFor(withLayout(spread, layout), 1, usable);
             if (!plan.fits) continue;
             advice.fewest_ranks = ranks;
             advice.fewest_ranks_layout = layout;

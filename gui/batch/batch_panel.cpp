@@ -432,7 +432,10 @@ QString BatchPanel::describeLayoutAdvice(const LayoutAdvice& advice, int64_t wor
             .arg(l.micro_batch_size);
     };
     const QString here = advice.cheapest.micro_batch_size > 0
-                             ? tr("Cheapest that fits on %1 ranks: %2.").arg(world_size).arg(layout(advice.cheapest))
+                             ? tr("Cheapest that fits on %1 ranks, %2 % to spare: %3.")
+                                   .arg(world_size)
+                                   .arg(std::lround(100 * kLayoutSafetyMargin))
+                                   .arg(layout(advice.cheapest))
                              : tr("Nothing fits on %1 ranks, even at m 1.").arg(world_size);
     const QString fewest = advice.fewest_ranks > 0
                                ? tr("Fewest ranks at m 1: %1 (%2).").arg(advice.fewest_ranks).arg(layout(advice.fewest_ranks_layout))

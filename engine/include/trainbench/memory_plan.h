@@ -60,7 +60,12 @@ struct MemoryLayout {
 // with compute).
 std::vector<MemoryLayout> layoutsByCost();
 
-// What fits a budget. `cheapest`: at the config's world size, the first layout of
+// The share of the budget the layout advice keeps free: the planner's error on the layouts it
+// is measured against stays within it (docs/BENCHMARKS.md).
+constexpr double kLayoutSafetyMargin = 0.1;
+
+// What fits a budget, with kLayoutSafetyMargin of it to spare. `cheapest`: at the config's
+// world size, the first layout of
 // layoutsByCost() whose largest fitting micro-batch is at least 1, with that micro-batch (and
 // the plan there); micro_batch_size 0 when none fits. `fewest_ranks`: the fewest ranks (powers
 // of two up to 4096, memory per rank the same budget) that can train the config at
