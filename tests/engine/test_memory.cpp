@@ -462,12 +462,14 @@ private Q_SLOTS:
                      qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(backed.losses[i]).arg(small.losses[i])));
     }
 
-    // ZeRO stage 2 reduce-scatters every micro-batch, stage 3 also all-gathers every unit in
-    // its forward and backward: a rank that runs out of memory in its first micro-batch still
-    // makes the calls it has left and those of the micro-batches it skips, so the other rank is
-    // not left waiting; both drop the window, back off and redo it at m = 4.
+    // Sharded stages under an out-of-memory back-off: stage 1 agrees it at the window's end;
+    // stage 2 reduce-scatters every micro-batch, stage 3 also all-gathers every unit in its
+    // forward and backward: a rank that runs out of memory in its first micro-batch still makes
+    // the calls it has left and those of the micro-batches it skips, so the other rank is not
+    // left waiting; both drop the window, back off and redo it at m = 4, to the losses of m = 4.
     void shardedStagesBackOffWithoutLeavingARankWaiting_data() {
         QTest::addColumn<int>("stage");
+        QTest::newRow("stage 1") << 1;
         QTest::newRow("stage 2") << 2;
         QTest::newRow("stage 3") << 3;
     }
