@@ -191,6 +191,9 @@ std::vector<ConfigField> buildFields() {
     t.text("loss_normalization", &TrainConfig::loss_normalization, "Loss weighting: every counted target token weighs the same across the window and ranks", {"tokens"});
     t.text("incomplete_window", &TrainConfig::incomplete_window, "Last window with fewer micro-batches: scale by its own token count, or drop it", {"scale", "drop"});
     t.boolean("sync_each_micro_batch", &TrainConfig::sync_each_micro_batch, "Reduce gradients after every micro-batch (same result, more communication)");
+    t.boolean("noise_scale", &TrainConfig::noise_scale,
+              "Estimate the gradient noise scale and the critical batch every step with K x W >= 2, from each "
+              "micro-batch's own gradient (one squared norm per parameter per micro-batch; noise/* metrics)");
     t.integer("eval_every", &TrainConfig::eval_every, "Evaluate every N optimizer steps (0: never)");
     t.integer("eval_windows", &TrainConfig::eval_windows, "Validation windows per evaluation (0: all)");
     t.integer("checkpoint_every", &TrainConfig::checkpoint_every, "Write a checkpoint every N optimizer steps (0: only at stop)");

@@ -133,6 +133,7 @@ void writeCheckpointFiles(const fs::path& partial, const NamedTensors& model_sta
          {{"model.safetensors", sha256OfFile((partial / "model.safetensors").string())},
           {"optimizer.safetensors", sha256OfFile((partial / "optimizer.safetensors").string())}}},
     };
+    if (!state.noise_scale.empty()) trainer["noise_scale"] = state.noise_scale;
     const std::string text = trainer.dump(2);
     writeFileSynced(partial / "trainer.json", text);
     Sha256 hash;

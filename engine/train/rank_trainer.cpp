@@ -18,6 +18,7 @@
 #include "trainbench/memory_plan.h"
 #include "train/autocast_scope.h"
 #include "train/checkpoint.h"
+#include "train/fresh_gradient_norms.h"
 #include "train/fused_adamw.h"
 #include "trainbench/config_io.h"
 #include "train/lr_schedule.h"
@@ -101,6 +102,7 @@ void RankTrainer::prepare() {
         tokens_at_start_ = tokens_seen_;
         last_loss_ = checkpoint.state.last_loss;
         last_checkpoint_step_ = start_step_;
+        resumed_noise_ = checkpoint.state.noise_scale;
     }
     params_ = model_->parameters();
     const bool sharded = cfg_.runtime.zero_stage >= 1;
@@ -135,6 +137,24 @@ void RankTrainer::prepare() {
         if (!s_.resume_from.empty()) sharded_->loadState(parameterNames(model_), resumed_optimizer_);
     }
     resumed_optimizer_.clear();
+    group_of_param_ = noiseScaleGroupsOf(model_);
+    group_index_ = torch::tensor(std::vector<int64_t>(group_of_param_.begin(), group_of_param_.end()), torch::kInt64);
+    // The noise scale needs two micro-batches or more a window (over the ranks).
+    if (cfg_.train.noise_scale && cfg_.train.gradient_accumulation_steps * s_.world_size >= 2)
+        fresh_norms_ = std::make_unique<FreshGradientNorms>(params_, group_of_param_, device_);
+    group_present_.assign(noiseScaleGroups().size(), 0);
+    for (int g : group_of_param_) group_present_[g] = 1;
+    noise_groups_.assign(noiseScaleGroups().size(), NoiseScaleTracker());
+    if (!resumed_noise_.empty()) {
+        // Total, then each group: restored only when the layout of groups is the same.
+        const size_t each = noise_.state().size();
+        if (resumed_noise_.size() == each * (1 + noise_groups_.size())) {
+            noise_.restore({resumed_noise_.begin(), resumed_noise_.begin() + each});
+            for (size_t g = 0; g < noise_groups_.size(); ++g)
+                noise_groups_[g].restore({resumed_noise_.begin() + each * (g + 1), resumed_noise_.begin() + each * (g + 2)});
+        }
+        resumed_noise_.clear();
+    }
     moe_layers_ = model_->moeLayers();
     moe_indices_ = model_->moeLayerIndices();
     if (cfg_.runtime.dtype == "auto" && !s_.fp64)
@@ -182,6 +202,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     bool out_of_memory = false;
     const BucketReduction how = sharded_ ? BucketReduction::ReduceScatter : BucketReduction::AllReduce;
     if (overlap) buckets_->beginOverlap(*s_.collectives, how);
+    if (fresh_norms_) fresh_norms_->beginWindow();
     // A sharded state cannot be gathered for a checkpoint once a stop has aborted the
     // collectives: there a stop is agreed like an out-of-memory window instead.
     bool stop_seen = false;
@@ -203,6 +224,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         }
         if (overlap && k + 1 == K) buckets_->armHooks();
         if (per_micro_batch) beginMicroBatch();
+        if (fresh_norms_) fresh_norms_->beginMicroBatch();
         try {
             LossParts parts = [&] {
                 AutocastScope autocast(device_.type(), bf16_);  // the forward only; backward follows its graph
@@ -217,6 +239,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
                 if (!idle.empty()) buckets_->noGradientComing(idle);
             }
             (parts.token_loss_sum + parts.aux_loss_sum).backward();
+            if (fresh_norms_) fresh_norms_->endMicroBatch(parts.token_count);
             loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);
             aux_sum += parts.aux_loss_sum.detach().to(torch::kFloat64);
             count += parts.token_count;
@@ -259,6 +282,9 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     std::vector<torch::Tensor> stats_parts{loss_sum.view({1}), count.to(torch::kFloat64).view({1}), flags.to(device_),
                                            aux_sum.view({1})};
     for (auto& moe : moe_layers_) stats_parts.push_back(moe->takeLoad().to(device_, torch::kFloat64));
+    int64_t noise_offset = 0;  // of the micro-batches' fresh gradient sums in the statistics
+    for (const auto& part : stats_parts) noise_offset += part.numel();
+    if (fresh_norms_) stats_parts.push_back(fresh_norms_->windowSums());
     std::vector<torch::Tensor> stats{torch::cat(stats_parts)};
     s_.collectives->allReduce(stats, ReduceOp::Sum);
     // The step's one host synchronisation.
@@ -289,7 +315,29 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     }
     // .grad holds the window's raw sums; the division by N happens as the fused AdamW step reads
     // them (applyUpdate), not in a pass of its own. The norm of the mean gradient is theirs / N.
-    out.grad_norm = out.tokens > 0 ? globalGradNorm() / double(out.tokens) : 0.0;
+    const std::vector<double> group_squares = groupGradSquares();
+    double window_sq = 0;
+    for (double v : group_squares) window_sq += v;
+    out.grad_norm = out.tokens > 0 ? std::sqrt(window_sq) / double(out.tokens) : 0.0;
+    // The noise scale's parts from the micro-batches' own gradients and the window's, total and
+    // per group (NOISE_SCALE.md section 2), before clipping.
+    out.noise.reset();
+    out.noise_groups.clear();
+    if (fresh_norms_) {
+        const int64_t groups = static_cast<int64_t>(group_squares.size());
+        NoiseScaleSums total;
+        total.tokens = double(out.tokens);
+        total.micro_batches = static_cast<int64_t>(values[noise_offset + groups]);
+        total.window_sq = window_sq;
+        for (int64_t g = 0; g < groups; ++g) {
+            NoiseScaleSums part = total;
+            part.fresh_sq_per_token = values[noise_offset + g];
+            part.window_sq = group_squares[g];
+            total.fresh_sq_per_token += part.fresh_sq_per_token;
+            out.noise_groups.push_back(noiseScaleParts(part));
+        }
+        out.noise = noiseScaleParts(total);
+    }
     out.collectives = s_.collectives->calls() - calls_before;
     return WindowOutcome::Complete;
 }
@@ -345,19 +393,26 @@ bool RankTrainer::backOffMicroBatch(int64_t step) {
     return true;
 }
 
-double RankTrainer::globalGradNorm() {
+std::vector<double> RankTrainer::groupGradSquares() {
+    const int64_t groups = static_cast<int64_t>(noiseScaleGroups().size());
+    torch::Tensor squares;
     if (sharded_) {
         // Each rank holds the sums of its slices only: their squares, summed over the ranks.
-        std::vector<torch::Tensor> squares{
-            torch::full({1}, sharded_->sliceSquaredNorm(), torch::TensorOptions(device_).dtype(torch::kFloat64))};
-        if (s_.world_size > 1) s_.collectives->allReduce(squares, ReduceOp::Sum);
-        return std::sqrt(squares[0].item<double>());
+        squares = sharded_->sliceSquaredNorms(group_of_param_, groups).to(device_);
+        if (s_.world_size > 1) {
+            std::vector<torch::Tensor> list{squares};
+            s_.collectives->allReduce(list, ReduceOp::Sum);
+        }
+    } else {
+        // Each tensor's norm in its own dtype (asking for fp64 would first copy every gradient
+        // to doubles), then their squares summed per group in fp64.
+        std::vector<torch::Tensor> grads;
+        for (auto& p : params_) grads.push_back(p.grad());
+        auto per_param = torch::stack(at::_foreach_norm(grads, 2)).to(torch::kFloat64).square();
+        squares = torch::zeros({groups}, per_param.options()).index_add_(0, group_index_.to(per_param.device()), per_param);
     }
-    // Each tensor's norm in its own dtype (asking for fp64 would first copy every gradient to
-    // doubles), then the sum of their squares in fp64.
-    std::vector<torch::Tensor> grads;
-    for (auto& p : params_) grads.push_back(p.grad());
-    return torch::stack(at::_foreach_norm(grads, 2)).to(torch::kFloat64).norm().item<double>();
+    auto host = squares.cpu();
+    return std::vector<double>(host.data_ptr<double>(), host.data_ptr<double>() + groups);
 }
 
 double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
@@ -454,6 +509,7 @@ RankResult RankTrainer::loop() {
         run_peak_bytes_ = std::max(run_peak_bytes_, windowPeakBytes());
         tokens_seen_ += window.tokens;
         last_loss_ = mean_loss;
+        if (s_.rank == 0) observeNoise(window);
         const double step_time = secondsSince(step_start);
         tokens_per_s = double(window.tokens) / step_time;
         if (s_.rank == 0) s_.completed_steps->store(step + 1);
@@ -540,6 +596,11 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     state.tokens = tokens_seen_;
     state.last_loss = last_loss;
     state.config_json = runConfigToJson(cfg_);
+    if (noise_.ready()) {
+        state.noise_scale = noise_.state();
+        for (const auto& group : noise_groups_)
+            for (double v : group.state()) state.noise_scale.push_back(v);
+    }
     try {
         const std::string path = sharded_weights_
                                      ? writeCheckpoint(s_.checkpoint_dir, model_state, optimizer_state, state)
@@ -591,6 +652,29 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, const torch::
         point(step, "comm/collectives", double(w.collectives)),
     };
     if (!w.loads.empty()) points.push_back(point(step, "moe/aux_loss", w.aux_loss_sum / double(w.tokens)));
+    if (w.noise && noise_.ready()) {
+        // Raw parts (a user may smooth them differently), their averages, and the critical batch
+        // from the ratio of the averages, in tokens and in sequences of this window.
+        const double sequences = double(cfg_.train.micro_batch_size * windowMicroBatches(step - 1) * s_.world_size);
+        const double tokens_per_sequence = sequences > 0 ? double(w.tokens) / sequences : 1.0;
+        const double critical = noise_.criticalBatchTokens();
+        points.push_back(point(step, "noise/grad_sq", w.noise->grad_sq));
+        points.push_back(point(step, "noise/trace", w.noise->trace));
+        points.push_back(point(step, "noise/grad_sq_ema", noise_.gradSq()));
+        points.push_back(point(step, "noise/trace_ema", noise_.trace()));
+        points.push_back(point(step, "noise/critical_batch_tokens", critical));
+        points.push_back(point(step, "noise/critical_batch_sequences", critical / tokens_per_sequence));
+        const double error = noise_.relativeError();
+        if (std::isfinite(error)) points.push_back(point(step, "noise/critical_batch_rel_error", error));
+        for (size_t g = 0; g < w.noise_groups.size(); ++g) {
+            if (!group_present_[g] || !w.noise_groups[g]) continue;
+            const std::string prefix = "noise/" + noiseScaleGroups()[g] + "/";
+            points.push_back(point(step, prefix + "grad_sq", w.noise_groups[g]->grad_sq));
+            points.push_back(point(step, prefix + "trace", w.noise_groups[g]->trace));
+            if (noise_groups_[g].ready())
+                points.push_back(point(step, prefix + "critical_batch_tokens", noise_groups_[g].criticalBatchTokens()));
+        }
+    }
     // Each rank's most bytes held during the window's forward and backward passes.
     for (size_t r = 0; r < w.rank_peak_bytes.size(); ++r)
         if (w.rank_peak_bytes[r] > 0)
@@ -617,6 +701,13 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, const torch::
         }
     }
     publishPoints(std::move(points));
+}
+
+void RankTrainer::observeNoise(const WindowResult& w) {
+    if (!w.noise) return;
+    noise_.observe(*w.noise, double(w.tokens));
+    for (size_t g = 0; g < w.noise_groups.size() && g < noise_groups_.size(); ++g)
+        if (w.noise_groups[g]) noise_groups_[g].observe(*w.noise_groups[g], double(w.tokens));
 }
 
 void RankTrainer::publishPoints(std::vector<MetricPoint> points) {

@@ -15,7 +15,9 @@
 #include "memory/memory_account.h"
 #include "parallel/collectives.h"
 #include "parallel/gradient_buckets.h"
+#include "train/fresh_gradient_norms.h"
 #include "train/sharded_adamw.h"
+#include "trainbench/noise_scale.h"
 #include "session/run_control.h"
 #include "trainbench/live_advice.h"
 #include "trainbench/metric_bus.h"
@@ -78,6 +80,10 @@ struct WindowResult {
     std::vector<torch::Tensor> loads;  // per MoE layer: tokens per expert, int64 [E], global
     std::vector<int64_t> rank_peak_bytes;  // per rank: the most CPU bytes held during the window
     int64_t collectives = 0;           // collective calls this window made
+    // The gradient noise scale's parts of this window (train.noise_scale, M >= 2), total and per
+    // noiseScaleGroups() entry; empty without.
+    std::optional<NoiseScaleParts> noise;
+    std::vector<std::optional<NoiseScaleParts>> noise_groups;
 };
 
 // How an accumulation window ended.
@@ -128,7 +134,8 @@ private:
     // The most bytes this rank held since the window began: its CPU account, or the CUDA
     // caching allocator's peak on its GPU.
     int64_t windowPeakBytes() const;
-    double globalGradNorm();
+    // The squared norm of the window's gradient sums per noise-scale group, over every rank.
+    std::vector<double> groupGradSquares();
     // `loads`: hostExpertLoads of the window (rank 0; undefined elsewhere or without MoE).
     void publishStep(int64_t step, const WindowResult& w, const torch::Tensor& loads, double lr, double tokens_per_s,
                      double step_time);
@@ -158,6 +165,9 @@ private:
     // and writes nothing); null at stage 0.
     std::unique_ptr<ShardedAdamW> sharded_;
     std::vector<torch::Tensor> params_;
+    std::vector<int> group_of_param_;  // noiseScaleGroupsOf, per parameter
+    torch::Tensor group_index_;        // the same as an int64 tensor
+    std::unique_ptr<FreshGradientNorms> fresh_norms_;  // null: no noise scale
     std::vector<MoE> moe_layers_;
     std::vector<int64_t> moe_indices_;
     int64_t tokens_seen_ = 0;
@@ -169,9 +179,15 @@ private:
     int64_t run_peak_bytes_ = 0;
     // Every rank calls it (a sharded state is gathered first); rank 0 writes.
     void saveCheckpoint(int64_t steps_done, double last_loss);
-    NamedTensors resumed_optimizer_;  // between reading a checkpoint and a sharded rank slicing it
+    NamedTensors resumed_optimizer_;
+    std::vector<double> resumed_noise_;  // the checkpoint's noise-scale state, until prepare() restores it  // between reading a checkpoint and a sharded rank slicing it
     // Rank 0 only: the live-advice detectors see every completed step.
     void adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s);
+    // Rank 0: the noise scale smoothed over the run, in total and per group.
+    void observeNoise(const WindowResult& window);
+    NoiseScaleTracker noise_;
+    std::vector<NoiseScaleTracker> noise_groups_;
+    std::vector<char> group_present_;  // per noise-scale group: some parameter is in it
     LossSpikeDetector spikes_;
     ExpertImbalanceDetector imbalance_;
     std::optional<ThroughputWatch> throughput_;

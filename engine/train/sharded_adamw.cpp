@@ -27,12 +27,19 @@ ShardedAdamW::ShardedAdamW(const std::vector<torch::Tensor>& params, const std::
 
 torch::Tensor ShardedAdamW::gradientSlice(size_t bucket) const { return buckets_.slice(bucket, rank_); }
 
-double ShardedAdamW::sliceSquaredNorm() const {
-    std::vector<torch::Tensor> slices;
-    for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) slices.push_back(gradientSlice(b));
-    if (slices.empty()) return 0.0;
-    // Each slice's norm in its own dtype, their squares summed in fp64 (as the unsharded norm).
-    return torch::stack(at::_foreach_norm(slices, 2)).to(torch::kFloat64).square().sum().item<double>();
+torch::Tensor ShardedAdamW::sliceSquaredNorms(const std::vector<int>& group_of_param, int64_t groups) const {
+    auto options = buckets_.slice(0, rank_).options().dtype(torch::kFloat64);
+    torch::Tensor out = torch::zeros({groups}, options);
+    if (segments_.empty()) return out;
+    std::vector<torch::Tensor> views;
+    std::vector<int64_t> index;
+    for (const Segment& s : segments_) {
+        views.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
+        index.push_back(group_of_param[s.param]);
+    }
+    // Each segment's norm in its own dtype, squared in fp64, summed into its group.
+    auto squares = torch::stack(at::_foreach_norm(views, 2)).to(torch::kFloat64).square();
+    return out.index_add_(0, torch::tensor(index, torch::kInt64).to(out.device()), squares);
 }
 
 void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives) {

@@ -31,9 +31,10 @@ public:
     ShardedAdamW(const std::vector<torch::Tensor>& params, const std::vector<bool>& decays, GradientBuckets& buckets,
                  int rank, Options options, ShardedWeights* weights = nullptr);
 
-    // The sum of squares of the gradient sums in this rank's slices (fp64): all-reduced over
-    // the ranks, the square of the global gradient norm (padding is zero and adds nothing).
-    double sliceSquaredNorm() const;
+    // The sums of squares of the gradient sums in this rank's slices (fp64 [groups] on this
+    // rank's device), element g over the parameters whose `group_of_param` is g: all-reduced
+    // over the ranks and summed, the square of the global gradient norm.
+    torch::Tensor sliceSquaredNorms(const std::vector<int>& group_of_param, int64_t groups) const;
     // One AdamW step of this rank's slices, the gradients divided by `grad_divisor` as they are
     // read (N, and the clipping factor), then the all-gather of the updated weights. Every
     // rank calls it (one all-gather per bucket).

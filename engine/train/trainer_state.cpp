@@ -48,6 +48,14 @@ TrainerState parseTrainerJson(const std::string& text, const std::string& origin
     if (!trainer.contains("config") || !trainer["config"].is_object())
         malformed(origin, "\"config\" must be the run config object");
     state.config_json = trainer["config"].dump();
+    if (trainer.contains("noise_scale")) {
+        const auto& noise = trainer["noise_scale"];
+        if (!noise.is_array()) malformed(origin, "\"noise_scale\" must be a list of numbers");
+        for (const auto& v : noise) {
+            if (!v.is_number()) malformed(origin, "\"noise_scale\" must be a list of numbers");
+            state.noise_scale.push_back(v.get<double>());
+        }
+    }
     if (file_hashes) {
         for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {
             const auto files = trainer.find("files");

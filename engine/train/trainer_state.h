@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace trainbench {
 
@@ -16,6 +17,9 @@ struct TrainerState {
     int64_t tokens = 0;  // training tokens counted so far
     double last_loss = 0;  // NaN when every step so far was skipped
     std::string config_json;
+    // The noise scale's smoothed state (NoiseScaleTracker::state, total then per group); empty
+    // when the run had none (or wrote an older checkpoint).
+    std::vector<double> noise_scale;
 };
 
 // Parses the text of a trainer.json named `origin` in messages. With `file_hashes`, also

@@ -74,6 +74,9 @@ struct TrainConfig {
     std::string loss_normalization = "tokens";
     std::string incomplete_window = "scale";  // scale | drop
     bool sync_each_micro_batch = false;
+    // The gradient noise scale and the critical batch, every step with two micro-batches or
+    // more a window over the ranks (NOISE_SCALE.md): a squared norm per parameter per micro-batch.
+    bool noise_scale = true;
     int64_t eval_every = 0;  // 0: no periodic evaluation
     int64_t eval_windows = 16;
     int64_t checkpoint_every = 0;

@@ -1,0 +1,66 @@
+// Fresh gradient norms: tensor hooks on the parameters, accumulating on the device.
+#include "train/fresh_gradient_norms.h"
+
+namespace trainbench {
+
+const std::vector<std::string>& noiseScaleGroups() {
+    static const std::vector<std::string> groups{"attention", "dense_mlp", "experts", "embeddings"};
+    return groups;
+}
+
+std::vector<int> noiseScaleGroupsOf(Transformer& model) {
+    std::vector<int> out;
+    const int64_t dense_layers = model->config().n_dense_layers;
+    for (const auto& item : model->named_parameters()) {
+        const std::string& name = item.key();
+        if (name.rfind("layers.", 0) != 0) {
+            out.push_back(3);  // the embedding, the head, the final norm
+            continue;
+        }
+        const int64_t layer = std::stoll(name.substr(7, name.find('.', 7) - 7));
+        const bool attention = name.find(".attn.") != std::string::npos || name.find(".attn_norm.") != std::string::npos;
+        out.push_back(attention ? 0 : layer < dense_layers ? 1 : 2);
+    }
+    return out;
+}
+
+FreshGradientNorms::FreshGradientNorms(const std::vector<torch::Tensor>& params, const std::vector<int>& group_of_param,
+                                       const torch::Device& device)
+    : params_(params) {
+    const int64_t groups = static_cast<int64_t>(noiseScaleGroups().size());
+    auto options = torch::TensorOptions(device).dtype(torch::kFloat64);
+    micro_ = torch::zeros({groups}, options);
+    window_ = torch::zeros({groups + 1}, options);
+    for (size_t i = 0; i < params_.size(); ++i) {
+        if (!params_[i].requires_grad()) {
+            hooks_.push_back(0);
+            continue;
+        }
+        const int64_t group = group_of_param[i];
+        torch::Tensor slot = micro_.narrow(0, group, 1);
+        // Squared in the gradient's own dtype's norm, then in fp64: no fp64 copy of the gradient.
+        hooks_.push_back(params_[i].register_hook([slot](const torch::Tensor& grad) {
+            torch::NoGradGuard no_grad;
+            slot.add_(at::linalg_vector_norm(grad).to(torch::kFloat64).square());
+        }));
+    }
+}
+
+FreshGradientNorms::~FreshGradientNorms() {
+    for (size_t i = 0; i < params_.size(); ++i)
+        if (params_[i].requires_grad()) params_[i].remove_hook(hooks_[i]);
+}
+
+void FreshGradientNorms::beginWindow() { window_.zero_(); }
+
+void FreshGradientNorms::beginMicroBatch() { micro_.zero_(); }
+
+void FreshGradientNorms::endMicroBatch(const torch::Tensor& token_count) {
+    torch::NoGradGuard no_grad;
+    const int64_t groups = micro_.size(0);
+    auto n = token_count.to(torch::kFloat64);
+    window_.narrow(0, 0, groups).add_(micro_ / n.clamp_min(1.0));
+    window_.narrow(0, groups, 1).add_(n.gt(0).to(torch::kFloat64));
+}
+
+}  // namespace trainbench

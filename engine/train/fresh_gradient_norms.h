@@ -1,0 +1,50 @@
+// FreshGradientNorms: each micro-batch's own gradient, squared and summed per parameter group,
+// as autograd makes it (the small-batch half of the noise scale, NOISE_SCALE.md section 2).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "model/transformer.h"
+
+namespace trainbench {
+
+// The parameter groups the noise scale is also reported for.
+const std::vector<std::string>& noiseScaleGroups();  // attention, dense_mlp, experts, embeddings
+// The group of each parameter (model->parameters()'s order): attention (a block's attention and
+// its norm), dense_mlp (a dense block's MLP and its norm), experts (an MoE's gate, routed and
+// shared experts and its norm), embeddings (the embedding, the head and the final norm).
+std::vector<int> noiseScaleGroupsOf(Transformer& model);
+
+// A hook on every parameter sees the gradient one micro-batch's backward produced for it,
+// before it is added to what earlier micro-batches left (every use in the graph summed, so the
+// same at every ZeRO stage and with recomputation), and adds its squared norm into the group's
+// device accumulator: no host synchronisation. At the micro-batch's end that is divided by the
+// micro-batch's token count n_k and added to the window's sums, and micro-batches with any
+// counted targets are counted.
+class FreshGradientNorms {
+public:
+    FreshGradientNorms(const std::vector<torch::Tensor>& params, const std::vector<int>& group_of_param,
+                       const torch::Device& device);
+    ~FreshGradientNorms();
+    FreshGradientNorms(const FreshGradientNorms&) = delete;
+    FreshGradientNorms& operator=(const FreshGradientNorms&) = delete;
+
+    void beginWindow();
+    void beginMicroBatch();
+    // `token_count`: the micro-batch's counted targets (a device scalar).
+    void endMicroBatch(const torch::Tensor& token_count);
+    // fp64 [groups + 1] on the device: per group sum_k |s_k|^2 / n_k, then the micro-batches with
+    // n_k > 0. Summed over ranks, these are NoiseScaleSums' fresh_sq_per_token and micro_batches.
+    torch::Tensor windowSums() const { return window_; }
+
+private:
+    std::vector<torch::Tensor> params_;
+    std::vector<unsigned> hooks_;
+    torch::Tensor micro_;   // [groups], this micro-batch's squared norms
+    torch::Tensor window_;  // [groups + 1]
+};
+
+}  // namespace trainbench
