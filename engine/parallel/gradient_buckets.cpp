@@ -138,9 +138,24 @@ void GradientBuckets::beginMicroBatch(Collectives& collectives, bool hooks) {
 void GradientBuckets::launchThrough(size_t bucket) {
     std::lock_guard lock(overlap_mutex_);
     for (; next_launch_ <= bucket && next_launch_ < buckets_.size(); ++next_launch_) {
+        // Gradients viewing the bucket (viewGradientsInto) need no copy and no allocation here;
+        // the one before is then waited for and freed.
         takeGradients(buckets_[next_launch_]);
         launch(next_launch_);
+        ++launched_during_backward_;
         retireBefore(next_launch_);
+    }
+}
+
+void GradientBuckets::viewGradientsInto(size_t bucket) {
+    std::lock_guard lock(overlap_mutex_);
+    torch::NoGradGuard no_grad;
+    Bucket& b = buckets_[bucket];
+    ensureFlat(b);
+    for (const Member& m : b.members) {
+        auto& p = params_[m.param];
+        if (p.requires_grad() && !p.grad().defined())
+            p.mutable_grad() = b.flat.narrow(0, m.offset, m.numel).view(p.sizes());
     }
 }
 
@@ -150,7 +165,8 @@ void GradientBuckets::takeGradients(Bucket& b) {
     for (const Member& m : b.members) {
         auto& p = params_[m.param];
         if (!p.grad().defined()) continue;
-        b.flat.narrow(0, m.offset, m.numel).add_(p.grad().reshape({-1}));
+        // A view of this bucket (viewGradientsInto) holds its gradient in place already.
+        if (!p.grad().is_alias_of(b.flat)) b.flat.narrow(0, m.offset, m.numel).add_(p.grad().reshape({-1}));
         p.mutable_grad() = torch::Tensor();
     }
 }

@@ -59,8 +59,12 @@ public:
     void beginMicroBatch(Collectives& collectives, bool hooks = true);
     void endMicroBatch();
     // Transient buckets without hooks: takes the gradients of every bucket up to and including
-    // `bucket` not sent yet, and starts their reduce-scatters in order (retiring the ones before).
+    // `bucket` not sent yet, and starts their reduce-scatters in order (each followed by the
+    // wait for the one before and its release).
     void launchThrough(size_t bucket);
+    // Transient buckets: allocates bucket b (zeros) and makes each member's missing .grad a view
+    // of it, so the coming backward accumulates there in place (no copy when it is sent).
+    void viewGradientsInto(size_t bucket);
     // Parameters that will get no gradient in the coming backward (experts no token reached):
     // while hooks are armed their buckets stop waiting for them, so later buckets can start.
     void noGradientComing(const std::vector<torch::Tensor>& params);

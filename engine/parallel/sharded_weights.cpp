@@ -71,12 +71,6 @@ std::vector<torch::Tensor> ShardedWeights::wholeParameters() {
     return whole;
 }
 
-int64_t ShardedWeights::largestUnitNumel() const {
-    int64_t most = 0;
-    for (size_t b = 0; b < units_.size(); ++b) most = std::max(most, buckets_.paddedNumel(b));
-    return most;
-}
-
 void ShardedWeights::gather(int64_t unit) {
     torch::NoGradGuard no_grad;
     if (gathered_[unit]) return;
@@ -124,11 +118,14 @@ void ShardedWeights::afterForward(int64_t unit) {
 void ShardedWeights::beforeBackward(int64_t unit) {
     if (!in_micro_batch_ || unit != backward_next_)
         throw std::logic_error("ShardedWeights: a backward boundary out of order");
-    // Every unit after this one has finished its backward: their gradients go out, their
-    // weights go away, and this unit's come back.
-    if (unit + 1 < unitCount()) buckets_.launchThrough(bucketOf(unit + 1));
+    // Every unit after this one has finished its backward: their weights go away, their
+    // gradients go out (the bucket before them freed first), this unit's weights come back and
+    // its gradients get their bucket. Whole at a time: this unit's weights and gradients, and
+    // the next unit's gradients in flight.
     releaseAll();
+    if (unit + 1 < unitCount()) buckets_.launchThrough(bucketOf(unit + 1));
     if (reads_[unit]) gather(unit);
+    buckets_.viewGradientsInto(bucketOf(unit));
     backward_next_ = unit - 1;
 }
 

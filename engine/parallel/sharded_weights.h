@@ -19,11 +19,12 @@ namespace trainbench {
 // every parameter is a view into its unit's flat buffer, whose storage exists only while the
 // unit is gathered. Per micro-batch, in this order on every rank:
 //   forward    all-gather of unit u before its forward, released after (u = 0..U-1);
-//   backward   at unit u's boundary: the reduce-scatter of unit u + 1's gradients, the release of
-//              unit u + 1, the all-gather of unit u (not for the embedding, whose backward reads
-//              no weight) (u = U-1..0);
+//   backward   at unit u's boundary: the release of unit u + 1, the reduce-scatter of its
+//              gradients, the all-gather of unit u (not for the embedding, whose backward reads
+//              no weight) (u = U-1..0); unit u's gradients accumulate in place in its bucket;
 //   end        the reduce-scatter of unit 0's gradients.
-// So at most one unit's weights are whole at a time, plus the gradients of about two units.
+// So at most one unit's weights are whole at a time, its gradients forming, and the gradients of
+// the unit after it in flight.
 // A micro-batch that ends early (out of memory, a stop) makes the calls it has left with what
 // it holds, so that every rank's calls still pair up; the window is then dropped by all.
 class ShardedWeights : public WeightResidency {
@@ -58,8 +59,6 @@ public:
     NamedTensors gatherState(const std::vector<std::string>& names) const;
     // Copies of every parameter, whole, on every rank (each calls it: one all-gather per unit).
     std::vector<torch::Tensor> wholeParameters();
-    // Elements of the largest unit: what one gathered unit costs.
-    int64_t largestUnitNumel() const;
     int64_t unitCount() const { return static_cast<int64_t>(units_.size()); }
 
 private:

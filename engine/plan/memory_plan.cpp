@@ -158,22 +158,23 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     // buckets whole (engine/parallel/gradient_buckets.h) plus autograd's own copy of the
     // gradient being moved in. A bucket closes past 25 MiB, so one holding the head or the
     // embedding is that large: two of the largest such, and the largest parameter once more.
-    // Stage 3's buckets are its units. At the peak, the start of the backward, autograd forms
-    // the head's gradients (one unit) before any bucket is sent; later, with one unit in flight
-    // and the next one's gradients forming, the head's activations and logits are gone.
+    // Stage 3's buckets are its units. At the start of the backward the head's gradients form
+    // (one unit) beside the logits' gradient; at every later boundary one unit's gradients form
+    // while the next one's are in flight, and the logits' gradient is gone: the second unit
+    // counts for what it exceeds that.
     const int64_t largest_param = std::max(counts.head, counts.embedding) * kFloat;
     const int64_t bucket = std::max<int64_t>(25 << 20, largest_param);
     p.gradient_bytes = stage >= 2 ? slice_elements * kFloat : params * kFloat;
-    p.bucket_bytes = stage >= 3   ? largest_unit
+    const int64_t tokens = micro_batch * p.seq_len;
+    p.logits_bytes = 2 * tokens * config.model.vocab_size * kFloat;
+    p.bucket_bytes = stage >= 3   ? largest_unit + std::max<int64_t>(0, largest_unit - p.logits_bytes)
                      : stage >= 2 ? std::min<int64_t>(params * kFloat, 2 * bucket + largest_param)
                      : p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat
                                                                                : 0;
     // Stages 1 and up keep the moments of this rank's slice of every bucket only.
     const int64_t moment_elements = stage >= 1 ? slice_elements : params;
     p.optimizer_bytes = 2 * moment_elements * kFloat;
-    const int64_t tokens = micro_batch * p.seq_len;
     p.activation_bytes = activationBytes(config.model, tokens, config.runtime.activation_checkpointing);
-    p.logits_bytes = 2 * tokens * config.model.vocab_size * kFloat;
     // The gradients (bucket views) live from the first step to the last: every backward holds
     // them beside the activations and the logits' gradient.
     p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + p.optimizer_bytes + p.activation_bytes +
