@@ -382,6 +382,31 @@ int commandEval(const std::string& path, const std::vector<std::string>& overrid
     return 0;
 }
 
+int commandNoiseScale(const std::string& path, const std::vector<std::string>& overrides, const std::string& weights,
+                      int64_t micro_batch_size, bool as_json) {
+    RunConfig config = loadWithOverrides(path, overrides);
+    const NoiseScaleMeasurement m = measureNoiseScaleOfWeights(config, weights, micro_batch_size);
+    if (as_json) {
+        std::cout << nlohmann::json{{"grad_sq", m.grad_sq},
+                                    {"trace", m.trace},
+                                    {"critical_batch_sequences", m.critical_batch_sequences},
+                                    {"critical_batch_tokens", m.critical_batch_tokens},
+                                    {"micro_batches", m.micro_batches},
+                                    {"micro_batch_size", m.micro_batch_size},
+                                    {"tokens", m.tokens}}
+                         .dump()
+                  << "\n";
+        return 0;
+    }
+    std::printf("over %lld validation micro-batches of %lld sequences (%lld counted tokens):\n"
+                "  |G|^2 %.6g   tr(Sigma) per token %.6g\n"
+                "  critical batch: %.0f tokens, %.1f sequences (the global batch beyond which more data per step "
+                "buys little; a trend, not an exact optimum)\n",
+                (long long)m.micro_batches, (long long)m.micro_batch_size, (long long)m.tokens, m.grad_sq, m.trace,
+                m.critical_batch_tokens, m.critical_batch_sequences);
+    return 0;
+}
+
 // The config reference as Markdown (docs/CONFIG.md is generated from it).
 int commandSchema() {
     std::string section;
@@ -477,6 +502,16 @@ int main(int argc, char** argv) {
     init->add_option("--seed", seed, "Initialisation seed")->default_val(0);
     init->add_option("--out", out_path, "Output .safetensors file")->required();
 
+    int64_t noise_micro_batch = 0;
+    auto* noise = app.add_subcommand("noise-scale",
+                                     "The gradient noise scale and critical batch of a weights file at fixed weights, over "
+                                     "the config's validation data");
+    noise->add_option("config", config_path, "Run config (JSON)")->required();
+    noise->add_option("--checkpoint", weights_path, "model.safetensors file, or a checkpoint directory")->required();
+    noise->add_option("--micro-batch-size", noise_micro_batch, "Sequences per micro-batch (default train.micro_batch_size)")
+        ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+    noise->add_option("--set", overrides, "Override a field: section.key=value (repeatable)");
+    noise->add_flag("--json", as_json, "Print one JSON object");
     auto* eval = app.add_subcommand("eval", "Mean token loss of a weights file on the config's validation data");
     eval->add_option("config", config_path, "Run config (JSON)")->required();
     eval->add_option("--checkpoint", weights_path, "model.safetensors file")->required();
@@ -526,6 +561,8 @@ int main(int argc, char** argv) {
         if (data->parsed()) return commandData(config_path, overrides, as_json);
         if (init->parsed()) return commandInit(config_path, overrides, seed, out_path);
         if (eval->parsed()) return commandEval(config_path, overrides, weights_path);
+        if (noise->parsed())
+            return commandNoiseScale(config_path, overrides, weights_path, noise_micro_batch, as_json);
         if (plan->parsed()) return commandPlan(loadWithoutData(config_path, overrides), as_json);
         if (explore->parsed()) {
             if (auto launch = processLaunchFromEnvironment())

@@ -232,9 +232,9 @@ std::vector<ConfigField> buildFields() {
               "Sharded training state (ZeRO): 0 none; 1 the AdamW moments sharded over the ranks (8P/W bytes each "
               "instead of 8P): gradients reduce-scattered at the window's end, each rank steps its slice, the "
               "weights all-gathered; 2 the gradients too (4P/W): every micro-batch's buckets reduce-scattered "
-              "during its backward and freed; 3 the weights too (4P/W): each block's weights all-gathered before its "
-              "forward and again before its backward, released after, its gradients reduce-scattered; the same "
-              "numbers as 0");
+              "during its backward and freed; 3 the weights too (4P/W): each unit's weights (the embedding, each block, "
+              "the head) all-gathered before its forward and again before its backward, released after, its "
+              "gradients reduce-scattered; the same numbers as 0");
     r.text("activation_checkpointing", &RuntimeConfig::activation_checkpointing,
            "Recomputation: none keeps every block's activations for the backward; feedforward keeps only the "
            "input of each block's feed-forward part (MoE or dense MLP) and runs it again during the backward "

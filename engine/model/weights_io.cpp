@@ -5,7 +5,10 @@
 #include "data/token_source.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
+#include "train/noise_scale_probe.h"
 #include "trainbench/config_io.h"
+
+#include <filesystem>
 
 namespace trainbench {
 
@@ -23,6 +26,24 @@ EvalResult evaluateWeightsFile(const RunConfig& config, const std::string& weigh
     loadIntoStateDict(stateDict(model), tensors, weights_path);
     auto source = openTokenSource(config);
     return evaluateModel(model, *source, config, torch::kCPU);
+}
+
+}  // namespace trainbench
+
+namespace trainbench {
+
+NoiseScaleMeasurement measureNoiseScaleOfWeights(const RunConfig& config, const std::string& weights_path,
+                                                 int64_t micro_batch_size) {
+    requireValidRunConfig(config);
+    // A checkpoint directory names its weights file.
+    std::string file = weights_path;
+    if (std::filesystem::is_directory(file)) file = (std::filesystem::path(file) / "model.safetensors").string();
+    NamedTensors tensors = readSafetensors(file);
+    Transformer model(config.model);
+    loadIntoStateDict(stateDict(model), tensors, file);
+    auto source = openTokenSource(config);
+    const int64_t b = micro_batch_size > 0 ? micro_batch_size : config.train.micro_batch_size;
+    return measureNoiseScale(model, *source, config, torch::kCPU, b);
 }
 
 }  // namespace trainbench

@@ -45,6 +45,9 @@ ShardedWeights::ShardedWeights(const std::vector<torch::Tensor>& params, std::ve
         throw std::logic_error("ShardedWeights: one bucket and one backward flag per unit");
     const int rank = collectives_.rank();
     for (size_t b = 0; b < units_.size(); ++b) {
+        const auto& unit = units_[units_.size() - 1 - b];  // bucket b holds unit U - 1 - b
+        if (buckets_.members(b).size() != unit.size())
+            throw std::logic_error("ShardedWeights: the buckets were not built from these units (bucketGroups)");
         const auto& first = params_[buckets_.members(b).front().param];
         torch::Tensor flat = torch::zeros({buckets_.paddedNumel(b)}, first.options());
         for (const GradientBuckets::Member& m : buckets_.members(b)) {

@@ -26,7 +26,8 @@ struct Checkpoint {
 // file fsynced, then renamed. Returns the final directory.
 std::string writeCheckpoint(const std::string& folder, Transformer& model, const NamedTensors& optimizer_state,
                             const TrainerState& state);
-// The same with the model's state given (stateDict's names and order): sharded weights gathered.
+// The same with the model's state given under stateDict's names (in any order: the file is keyed
+// by name): sharded weights gathered.
 std::string writeCheckpoint(const std::string& folder, const NamedTensors& model_state, const NamedTensors& optimizer_state,
                             const TrainerState& state);
 

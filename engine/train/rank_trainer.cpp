@@ -194,7 +194,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     prefetched_step_ = -1;
     // Per-micro-batch reductions cannot be abandoned halfway on one rank alone.
     const bool can_recover = !(t.sync_each_micro_batch && s_.world_size > 1);
-    // Stage 2 reduce-scatters every micro-batch's buckets during its backward.
+    // Stages 2 and 3 reduce-scatter every micro-batch's buckets during its backward.
     const bool per_micro_batch = buckets_->transient();
     // Otherwise buckets reduce while the last backward runs (see GradientBuckets::beginOverlap).
     const bool overlap =
@@ -206,7 +206,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // A sharded state cannot be gathered for a checkpoint once a stop has aborted the
     // collectives: there a stop is agreed like an out-of-memory window instead.
     bool stop_seen = false;
-    int64_t reduced_micro_batches = 0;  // stage 2: the micro-batches whose buckets went out
+    int64_t reduced_micro_batches = 0;  // stages 2-3: the micro-batches whose buckets went out
     for (int64_t k = 0; k < K; ++k) {
         if (!s_.control->passBoundary()) {
             if (!sharded_) return WindowOutcome::Stopped;
@@ -255,7 +255,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         }
         if (t.sync_each_micro_batch) buckets_->reduceIntoSums(*s_.collectives);
     }
-    // Stage 2: a rank that left the window early (a stop, out of memory) still makes the
+    // Stages 2-3: a rank that left the window early (a stop, out of memory) still makes the
     // reduce-scatters of the micro-batches it did not run (of zeros), so that every rank's
     // calls pair up; the window is then dropped by all.
     if (per_micro_batch) {
@@ -300,7 +300,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         return values[3] > 0 ? WindowOutcome::StopAgreed : WindowOutcome::OutOfMemory;
     }
     if (t.sync_each_micro_batch) buckets_->finishSums();
-    else if (W == 1 || per_micro_batch) {}  // one rank, or stage 2: the sums are in place
+    else if (W == 1 || per_micro_batch) {}  // one rank, or stages 2-3: the sums are in place
     else if (overlap) buckets_->finishOverlap();   // micro-batches 1..K-1 made no collective call
     else buckets_->reduce(*s_.collectives, how);
 

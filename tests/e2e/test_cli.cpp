@@ -247,6 +247,7 @@ private Q_SLOTS:
             {"run", path, "--store", store},
             {"init", path, "--out", weights},
             {"eval", path, "--checkpoint", weights},
+            {"noise-scale", path, "--checkpoint", weights},
         };
         for (const QStringList& args : commands) {
             Result r = runCli(args);
@@ -506,6 +507,39 @@ private Q_SLOTS:
                               "runtime.world_size=8", "--set", "runtime.memory_limit_mb=81920", "--set", "train.seq_len=4096",
                               "--set", "train.micro_batch_size=1"});
         QVERIFY2(text.out.contains("on 8 ranks: zero_stage 3"), qPrintable(text.out));
+    }
+
+    // `noise-scale` at fixed weights: the parts and the critical batch of fresh weights (a file)
+    // over the tiny preset's validation windows; a checkpoint directory works the same; a
+    // missing file or a micro-batch too large for two of them is exit 2 naming it.
+    void noiseScaleMeasuresTheCriticalBatchOfAWeightsFile() {
+        QTemporaryDir dir;
+        const QString weights = dir.filePath("w.safetensors");
+        QCOMPARE(runCli({"init", kConfigs + "/tiny.json", "--out", weights}).code, 0);
+        Result r = runCli({"noise-scale", kConfigs + "/tiny.json", "--checkpoint", weights, "--micro-batch-size", "2",
+                           "--set", "train.eval_windows=16", "--json"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        for (const char* key : {"grad_sq", "trace", "critical_batch_sequences", "critical_batch_tokens", "micro_batches"})
+            QVERIFY2(j.contains(key), key);
+        QCOMPARE(j["micro_batches"].toInt(), 8);
+        QVERIFY(j["trace"].toDouble() > 0);
+        const QString checkpoint_dir = dir.filePath("step");
+        QVERIFY(QDir().mkpath(checkpoint_dir));
+        QVERIFY(QFile::copy(weights, checkpoint_dir + "/model.safetensors"));
+        Result from_dir = runCli({"noise-scale", kConfigs + "/tiny.json", "--checkpoint", checkpoint_dir, "--micro-batch-size",
+                                  "2", "--set", "train.eval_windows=16", "--json"});
+        QCOMPARE(from_dir.code, 0);
+        QCOMPARE(from_dir.out, r.out);  // the same weights, the same numbers
+        Result text = runCli({"noise-scale", kConfigs + "/tiny.json", "--checkpoint", weights, "--set", "train.eval_windows=16"});
+        QVERIFY2(text.out.contains("critical batch:"), qPrintable(text.out));
+        Result missing = runCli({"noise-scale", kConfigs + "/tiny.json", "--checkpoint", dir.filePath("none.safetensors")});
+        QCOMPARE(missing.code, 2);
+        QVERIFY2(missing.err.contains("none.safetensors"), qPrintable(missing.err));
+        Result too_large = runCli({"noise-scale", kConfigs + "/tiny.json", "--checkpoint", weights, "--micro-batch-size", "9",
+                                   "--set", "train.eval_windows=16"});
+        QCOMPARE(too_large.code, 2);
+        QVERIFY2(too_large.err.contains("two micro-batches"), qPrintable(too_large.err));
     }
 
     void planAndExploreAnswerWhichSplitToUse() {

@@ -6,12 +6,17 @@
 
 #include <QTemporaryDir>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 #include "conformance_setup.h"
 #include "rank_threads.h"
+#include "data/token_source.h"
 #include "train/fresh_gradient_norms.h"
+#include "train/noise_scale_probe.h"
+#include "data/batch_sampler.h"
 #include "trainbench/checkpoints.h"
+#include "trainbench/config_io.h"
 #include "trainbench/noise_scale.h"
 #include "trainbench/training_session.h"
 
@@ -206,6 +211,53 @@ private Q_SLOTS:
             QVERIFY(single[i].noise->trace > 0);
         }
         for (const auto& w : windowsOf(noiseConfig(4, 1, 1), 2, false)) QVERIFY(!w.noise.has_value());
+    }
+
+    // At fixed weights over the validation windows (the `noise-scale` command): against a brute
+    // force written here, every micro-batch's gradient computed on its own as one flat fp64
+    // vector, the formulas of NOISE_SCALE.md applied by hand.
+    void theProbeAgreesWithABruteForceReference() {
+        RunConfig config = noiseConfig(2, 1, 1);
+        config.data.source = "markov";
+        config.train.eval_windows = 12;
+        Transformer model(config.model);
+        initializeWeights(model, 7);
+        model->to(torch::kFloat64);
+        auto source = openTokenSource(config);
+        const int64_t b = 3;
+        const NoiseScaleMeasurement probe = measureNoiseScale(model, *source, config, torch::kCPU, b);
+        QCOMPARE(probe.micro_batches, int64_t(4));  // 12 windows / 3
+
+        std::vector<torch::Tensor> each;
+        std::vector<double> counts;
+        for (int64_t k = 0; k < 4; ++k) {
+            for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();
+            std::vector<int64_t> indices{3 * k, 3 * k + 1, 3 * k + 2};
+            MicroBatch batch = readMicroBatch(*source, Split::Validation, indices, config.train.seq_len);
+            LossParts parts = model->loss(batch.tokens, batch.targets);
+            (parts.token_loss_sum + parts.aux_loss_sum).backward();
+            std::vector<torch::Tensor> flat;
+            for (auto& p : model->parameters())
+                flat.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}, torch::kFloat64));
+            each.push_back(torch::cat(flat));
+            counts.push_back(double(parts.token_count.item<int64_t>()));
+        }
+        for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();
+        const double N = std::accumulate(counts.begin(), counts.end(), 0.0), M = 4;
+        double A = 0;
+        torch::Tensor sum = torch::zeros_like(each[0]);
+        for (size_t k = 0; k < each.size(); ++k) {
+            A += each[k].square().sum().item<double>() / (N * counts[k]);
+            sum += each[k];
+        }
+        const double T = sum.square().sum().item<double>() / (N * N);
+        const double grad_sq = (M * T - A) / (M - 1), trace = N * (A - T) / (M - 1);
+        QVERIFY2(relative(probe.trace, trace) < 1e-6, qPrintable(QString("%1 vs %2").arg(probe.trace).arg(trace)));
+        QVERIFY2(std::fabs(probe.grad_sq - grad_sq) <= 1e-6 * std::fabs(trace),
+                 qPrintable(QString("%1 vs %2").arg(probe.grad_sq).arg(grad_sq)));
+        QCOMPARE(probe.tokens, int64_t(N));
+        // Too few windows for two micro-batches: refused, naming the size.
+        QVERIFY_THROWS_EXCEPTION(ConfigError, measureNoiseScale(model, *source, config, torch::kCPU, 7));
     }
 
     // The metrics of a run: present every logged step with M >= 2, finite, the critical batch

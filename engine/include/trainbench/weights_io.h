@@ -23,4 +23,22 @@ struct EvalResult {
 // mismatching tensor or the bad input.
 EvalResult evaluateWeightsFile(const RunConfig& config, const std::string& weights_path);
 
+// The gradient noise scale of a model at fixed weights (`trainbench-cli noise-scale`).
+struct NoiseScaleMeasurement {
+    double grad_sq = 0;        // |G|^2 of the mean token gradient
+    double trace = 0;          // tr(Sigma) per token
+    double critical_batch_tokens = 0;     // trace / grad_sq (0 when grad_sq is not positive)
+    double critical_batch_sequences = 0;  // the same in sequences of the mean counted length
+    int64_t micro_batches = 0;
+    int64_t micro_batch_size = 0;
+    int64_t tokens = 0;  // counted targets over all micro-batches
+};
+
+// Loads weights as evaluateWeightsFile does (a model.safetensors file, or a checkpoint
+// directory holding one) and measures the noise scale over the validation windows in
+// micro-batches of `micro_batch_size` (0: train.micro_batch_size). Throws ConfigError for a bad
+// config, file or size.
+NoiseScaleMeasurement measureNoiseScaleOfWeights(const RunConfig& config, const std::string& weights_path,
+                                                 int64_t micro_batch_size);
+
 }  // namespace trainbench
