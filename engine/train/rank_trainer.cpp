@@ -621,6 +621,13 @@ torch::Tensor RankTrainer::hostExpertLoads(const WindowResult& w) const {
 
 void RankTrainer::adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s) {
     if (auto message = spikes_.observe(step, loss)) publishEvent(step, "advice", *message);
+    if (noise_.ready()) {
+        const int64_t per_step = cfg_.train.micro_batch_size * s_.world_size;
+        if (auto message = critical_batch_.observe(step, noise_.criticalBatchTokens() / tokens_per_sequence_,
+                                                   noise_.relativeError(), cfg_.globalBatch(),
+                                                   cfg_.train.gradient_accumulation_steps, per_step))
+            publishEvent(step, "advice", *message);
+    }
     if (loads.defined()) {
         const int64_t experts = loads.size(1);
         for (int64_t i = 0; i < loads.size(0); ++i) {
@@ -655,15 +662,13 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, const torch::
     if (w.noise && noise_.ready()) {
         // Raw parts (a user may smooth them differently), their averages, and the critical batch
         // from the ratio of the averages, in tokens and in sequences of this window.
-        const double sequences = double(cfg_.train.micro_batch_size * windowMicroBatches(step - 1) * s_.world_size);
-        const double tokens_per_sequence = sequences > 0 ? double(w.tokens) / sequences : 1.0;
         const double critical = noise_.criticalBatchTokens();
         points.push_back(point(step, "noise/grad_sq", w.noise->grad_sq));
         points.push_back(point(step, "noise/trace", w.noise->trace));
         points.push_back(point(step, "noise/grad_sq_ema", noise_.gradSq()));
         points.push_back(point(step, "noise/trace_ema", noise_.trace()));
         points.push_back(point(step, "noise/critical_batch_tokens", critical));
-        points.push_back(point(step, "noise/critical_batch_sequences", critical / tokens_per_sequence));
+        points.push_back(point(step, "noise/critical_batch_sequences", critical / tokens_per_sequence_));
         const double error = noise_.relativeError();
         if (std::isfinite(error)) points.push_back(point(step, "noise/critical_batch_rel_error", error));
         for (size_t g = 0; g < w.noise_groups.size(); ++g) {
@@ -705,6 +710,8 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, const torch::
 
 void RankTrainer::observeNoise(const WindowResult& w) {
     if (!w.noise) return;
+    const double sequences = double(cfg_.train.micro_batch_size * windowMicroBatches(current_step_) * s_.world_size);
+    if (sequences > 0 && w.tokens > 0) tokens_per_sequence_ = double(w.tokens) / sequences;
     noise_.observe(*w.noise, double(w.tokens));
     for (size_t g = 0; g < w.noise_groups.size() && g < noise_groups_.size(); ++g)
         if (w.noise_groups[g]) noise_groups_[g].observe(*w.noise_groups[g], double(w.tokens));

@@ -189,6 +189,8 @@ private:
     std::vector<NoiseScaleTracker> noise_groups_;
     std::vector<char> group_present_;  // per noise-scale group: some parameter is in it
     LossSpikeDetector spikes_;
+    CriticalBatchAdvisor critical_batch_;
+    double tokens_per_sequence_ = 1;  // counted targets per sequence in the last estimated window
     ExpertImbalanceDetector imbalance_;
     std::optional<ThroughputWatch> throughput_;
 };

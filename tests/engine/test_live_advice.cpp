@@ -59,6 +59,23 @@ private Q_SLOTS:
         QVERIFY(text.contains("model.bias_update_speed"));
     }
 
+    // The critical batch 3.5x B = 16 (m 2 x W 2 a step, K 4): raise K to 4 x 3 = 12, B 48, once,
+    // and only when the estimate is steady; far below B it says tokens are wasted.
+    void theCriticalBatchSuggestsAnAccumulationThatFitsIt() {
+        CriticalBatchAdvisor advisor(2.0, 0.3, 100);
+        QVERIFY(!advisor.observe(10, 56.0, 0.5, 16, 4, 4));   // too uncertain yet
+        QVERIFY(!advisor.observe(11, 20.0, 0.1, 16, 4, 4));   // within a factor of two
+        const auto raise = advisor.observe(12, 56.0, 0.1, 16, 4, 4);
+        QVERIFY(raise.has_value());
+        QVERIFY2(raise->find("~3.5x") != std::string::npos && raise->find("from 4 to 12 (B 48") != std::string::npos,
+                 raise->c_str());
+        QVERIFY(!advisor.observe(50, 56.0, 0.1, 16, 4, 4));  // quiet for 100 steps
+        const auto waste = advisor.observe(200, 3.0, 0.1, 16, 4, 4);
+        QVERIFY(waste.has_value());
+        QVERIFY2(waste->find("~5x the critical batch") != std::string::npos && waste->find("wasted") != std::string::npos,
+                 waste->c_str());
+    }
+
     void throughputBelowTheExplorersBestSuggestsItsSplit() {
         ThroughputWatch watch(ExploredBest{16, 1, 1000.0}, 4, 20, 0.7);
         for (int s = 1; s <= 40; ++s) QVERIFY(!watch.observe(s, 800.0).has_value());  // 80%: fine

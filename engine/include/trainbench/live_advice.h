@@ -67,4 +67,21 @@ private:
     bool fired_ = false;
 };
 
+// The critical batch (the smoothed noise scale, in sequences) against the global batch B, once
+// the estimate is steady (relative error below `max_error`): far above B, raising K (same
+// memory) would use each step's compute better; far below, the batch wastes tokens. Fires once
+// per direction, then stays quiet for `quiet_steps`.
+class CriticalBatchAdvisor {
+public:
+    explicit CriticalBatchAdvisor(double factor = 2.0, double max_error = 0.3, int64_t quiet_steps = 1000);
+    // `accumulation`: K now; `per_step`: m x W, the sequences one accumulation step adds.
+    std::optional<std::string> observe(int64_t step, double critical_sequences, double relative_error,
+                                       int64_t global_batch, int64_t accumulation, int64_t per_step);
+
+private:
+    double factor_, max_error_;
+    int64_t quiet_steps_;
+    int64_t quiet_until_ = -1;
+};
+
 }  // namespace trainbench
