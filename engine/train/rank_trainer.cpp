@@ -657,6 +657,7 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, const torch::
         point(step, "perf/tokens_per_s", tokens_per_s),
         point(step, "perf/step_time_s", step_time),
         point(step, "comm/collectives", double(w.collectives)),
+        point(step, "train/global_batch", double(cfg_.train.micro_batch_size * windowMicroBatches(step - 1) * s_.world_size)),
     };
     if (!w.loads.empty()) points.push_back(point(step, "moe/aux_loss", w.aux_loss_sum / double(w.tokens)));
     if (w.noise && noise_.ready()) {

@@ -14,6 +14,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "monitor/critical_batch_plot.h"
 #include "monitor/expert_load_heatmap.h"
 #include "monitor/metric_plots.h"
 
@@ -77,11 +78,15 @@ MonitorView::MonitorView(QWidget* parent) : QWidget(parent) {
     splitter_->setChildrenCollapsible(false);
     plots_ = new MetricPlots(splitter_);
     heatmap_ = new ExpertLoadHeatmap(splitter_);
+    critical_batch_ = new CriticalBatchPlot(splitter_);
     splitter_->addWidget(plots_);
+    splitter_->addWidget(critical_batch_);
     splitter_->addWidget(heatmap_);
     splitter_->setStretchFactor(0, 4);
     splitter_->setStretchFactor(1, 1);
+    splitter_->setStretchFactor(2, 1);
     heatmap_->hide();
+    critical_batch_->hide();
     layout->addWidget(splitter_, 1);
 
     smoothing_slider_->setValue(static_cast<int>(std::lround(plots_->smoothingWeight() * 100.0)));
@@ -100,18 +105,23 @@ MonitorView::MonitorView(QWidget* parent) : QWidget(parent) {
     });
     connect(export_button_, &QToolButton::clicked, this, &MonitorView::exportWithDialog);
     connect(heatmap_, &ExpertLoadHeatmap::dataStarted, this, &MonitorView::showHeatmap);
+    connect(critical_batch_, &CriticalBatchPlot::dataStarted, this, &MonitorView::showCriticalBatch);
 }
 
 void MonitorView::resetRun(const RunConfig& config) {
     plots_->resetRun(config);
     heatmap_->reset();
-    // A dense model never reports expert loads: the plots get the whole height back.
+    critical_batch_->reset();
+    // A dense model never reports expert loads, a run of one micro-batch a window no critical
+    // batch: the plots get the whole height back.
     heatmap_->hide();
+    critical_batch_->hide();
 }
 
 void MonitorView::addPoints(const QVector<MetricPoint>& points) {
     plots_->addPoints(points);
     heatmap_->addPoints(points);
+    critical_batch_->addPoints(points);
 }
 
 bool MonitorView::addEvent(const RunEvent& event) {
@@ -121,6 +131,7 @@ bool MonitorView::addEvent(const RunEvent& event) {
 void MonitorView::flushReplot() {
     plots_->flushReplot();
     if (heatmap_->isVisibleTo(this)) heatmap_->flushReplot();
+    if (critical_batch_->isVisibleTo(this)) critical_batch_->flushReplot();
 }
 
 void MonitorView::setXAxis(XAxis axis) {
@@ -148,9 +159,23 @@ void MonitorView::exportWithDialog() {
 void MonitorView::showHeatmap() {
     if (!heatmap_->isHidden()) return;
     heatmap_->show();
-    // About a fifth of the height, enough for a few layers' rows with their labels.
+    resizeLowerPanes();
+}
+
+void MonitorView::showCriticalBatch() {
+    if (!critical_batch_->isHidden()) return;
+    critical_batch_->show();
+    resizeLowerPanes();
+}
+
+void MonitorView::resizeLowerPanes() {
+    // About a fifth of the height each for the critical batch and the heatmap (enough for a
+    // few layers' rows with their labels), the rest for the plots.
     const int total = splitter_->height();
-    if (total > 0) splitter_->setSizes({total * 4 / 5, total - total * 4 / 5});
+    if (total <= 0) return;
+    const int critical = critical_batch_->isHidden() ? 0 : total / 5;
+    const int heatmap = heatmap_->isHidden() ? 0 : total / 5;
+    splitter_->setSizes({total - critical - heatmap, critical, heatmap});
 }
 
 }  // namespace trainbench::gui

@@ -17,12 +17,14 @@ class QToolButton;
 
 namespace trainbench::gui {
 
+class CriticalBatchPlot;
 class ExpertLoadHeatmap;
 class MetricPlots;
 
 // Widgets that tests drive carry object names: xAxisCombo, logLossCheck, logGradNormCheck,
-// ignoreOutliersCheck, smoothingSlider (weight x 100), exportButton, metricPlots and
-// expertLoadHeatmap. The heatmap shows once a run reports expert loads (MoE runs only).
+// ignoreOutliersCheck, smoothingSlider (weight x 100), exportButton, metricPlots,
+// criticalBatchPlot and expertLoadHeatmap. The heatmap shows once a run reports expert loads
+// (MoE runs only), the critical batch once it has an estimate (two micro-batches a window).
 class MonitorView : public QWidget {
     Q_OBJECT
 
@@ -31,6 +33,7 @@ public:
 
     MetricPlots* plots() const { return plots_; }
     ExpertLoadHeatmap* heatmap() const { return heatmap_; }
+    CriticalBatchPlot* criticalBatchPlot() const { return critical_batch_; }
 
     void resetRun(const RunConfig& config);
     void addPoints(const QVector<MetricPoint>& points);
@@ -48,9 +51,12 @@ public Q_SLOTS:
 
 private:
     void showHeatmap();
+    void showCriticalBatch();
+    void resizeLowerPanes();
 
     MetricPlots* plots_ = nullptr;
     ExpertLoadHeatmap* heatmap_ = nullptr;
+    CriticalBatchPlot* critical_batch_ = nullptr;
     QSplitter* splitter_ = nullptr;
     QComboBox* x_axis_combo_ = nullptr;
     QCheckBox* log_loss_check_ = nullptr;
