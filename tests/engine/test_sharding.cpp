@@ -9,6 +9,8 @@
 #include <filesystem>
 
 #include "conformance_setup.h"
+#include "data/batch_sampler.h"
+#include "data/token_source.h"
 #include "rank_threads.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/memory_plan.h"
@@ -133,6 +135,25 @@ private Q_SLOTS:
         base.train.samples = 20;
         const Series reference = train(withSplit(base, 1, 4, 2, 0));
         QCOMPARE(reference.loss.size(), size_t(3));
+        // The premise: with one row a micro-batch the ranks count different targets.
+        {
+            const RunConfig c = withSplit(base, 1, 4, 2, 0);
+            auto source = openTokenSource(c);
+            const int64_t samples = source->sampleCount(Split::Train, c.train.seq_len + 1);
+            std::set<int64_t> rank_counts;
+            for (int64_t step = 0; step < 2; ++step)
+                for (int64_t r = 0; r < 2; ++r) {
+                    int64_t count = 0;
+                    for (int64_t k = 0; k < 4; ++k) {
+                        auto indices = sourceSampleIndices(sampleIndices(step, r, k, 1, 4, 2), samples, uint64_t(c.train.seed));
+                        const int64_t n = readMicroBatch(*source, Split::Train, indices, c.train.seq_len)
+                                              .targets.ne(kIgnoreIndex).sum().item<int64_t>();
+                        count += n;
+                    }
+                    rank_counts.insert(count);
+                }
+            QVERIFY(rank_counts.size() > 1);
+        }
         for (int64_t stage : {1, 2, 3})
             compareSeries(train(withSplit(base, 1, 4, 2, stage)), reference, 1e-5, QString("ragged (1,4,2) stage %1").arg(stage));
         base.train.samples = 0;
