@@ -68,10 +68,11 @@ int commandPlan(const RunConfig& config, bool as_json) {
                     (long long)plan.largest_fitting_micro_batch);
         std::printf("what fits this budget, %.0f %% of it kept free:\n", 100 * kLayoutSafetyMargin);
         if (advice.cheapest.micro_batch_size > 0)
-            std::printf("  on %lld ranks: %s (peak %.1f MiB)\n", (long long)plan.world_size,
+            std::printf("  on %lld rank%s: %s (peak %.1f MiB)\n", (long long)plan.world_size, plan.world_size == 1 ? "" : "s",
                         describeLayout(advice.cheapest).c_str(), mib(advice.cheapest_plan.peak_bytes));
         else
-            std::printf("  on %lld ranks: no layout fits, even at micro_batch_size 1\n", (long long)plan.world_size);
+            std::printf("  on %lld rank%s: no layout fits, even at micro_batch_size 1\n", (long long)plan.world_size,
+                        plan.world_size == 1 ? "" : "s");
         if (advice.fewest_ranks > 0)
             std::printf("  fewest ranks at micro_batch_size 1: %lld, with %s (peak %.1f MiB)\n",
                         (long long)advice.fewest_ranks, describeLayout(advice.fewest_ranks_layout).c_str(),

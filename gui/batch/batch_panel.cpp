@@ -432,11 +432,12 @@ QString BatchPanel::describeLayoutAdvice(const LayoutAdvice& advice, int64_t wor
             .arg(l.micro_batch_size);
     };
     const QString here = advice.cheapest.micro_batch_size > 0
-                             ? tr("Cheapest that fits on %1 ranks, %2 % to spare: %3.")
-                                   .arg(world_size)
+                             ? tr("Cheapest that fits on %1, %2 % to spare: %3.")
+                                   .arg(world_size == 1 ? tr("1 rank") : tr("%1 ranks").arg(world_size))
                                    .arg(std::lround(100 * kLayoutSafetyMargin))
                                    .arg(layout(advice.cheapest))
-                             : tr("Nothing fits on %1 ranks, even at m 1.").arg(world_size);
+                             : tr("Nothing fits on %1, even at m 1.")
+                                   .arg(world_size == 1 ? tr("1 rank") : tr("%1 ranks").arg(world_size));
     const QString fewest = advice.fewest_ranks > 0
                                ? tr("Fewest ranks at m 1: %1 (%2).").arg(advice.fewest_ranks).arg(layout(advice.fewest_ranks_layout))
                                : tr("No number of ranks up to 4096 fits m 1.");
