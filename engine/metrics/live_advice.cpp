@@ -96,13 +96,12 @@ std::optional<std::string> ThroughputWatch::observe(int64_t step, double tokens_
 CriticalBatchAdvisor::CriticalBatchAdvisor(double factor, double max_error, int64_t quiet_steps)
     : factor_(factor), max_error_(max_error), quiet_steps_(quiet_steps) {}
 
-std::optional<std::string> CriticalBatchAdvisor::observe(int64_t step, double critical, double error,
-                                                         int64_t global_batch, int64_t accumulation, int64_t per_step) {
-    if (step < quiet_until_ || !(error < max_error_) || critical <= 0 || global_batch <= 0 || per_step <= 0)
-        return std::nullopt;
+std::string criticalBatchAdvice(double critical, double error, int64_t global_batch, int64_t accumulation,
+                                int64_t per_step, double factor) {
+    if (critical <= 0 || global_batch <= 0 || per_step <= 0) return {};
     const double ratio = critical / double(global_batch);
     char text[400];
-    if (ratio >= factor_) {
+    if (ratio >= factor) {
         // The next K that is an integer multiple of the current one and reaches the estimate.
         const int64_t multiple = std::max<int64_t>(2, static_cast<int64_t>(std::floor(ratio)));
         const int64_t k = accumulation * multiple;
@@ -112,16 +111,25 @@ std::optional<std::string> CriticalBatchAdvisor::observe(int64_t step, double cr
                       "use each step's compute better; treat the estimate as a trend, not an optimum",
                       ratio, critical, (long long)global_batch, 100 * error, (long long)accumulation, (long long)k,
                       (long long)(k * per_step));
-    } else if (ratio <= 1.0 / (2 * factor_)) {
+        return text;
+    }
+    if (ratio <= 1.0 / (2 * factor)) {
         std::snprintf(text, sizeof text,
                       "the global batch is ~%.0fx the critical batch (%lld against %.0f sequences, +/- %.0f %%): "
                       "tokens are being wasted; fewer accumulation steps would reach the same loss with fewer tokens",
                       1.0 / ratio, (long long)global_batch, critical, 100 * error);
-    } else {
-        return std::nullopt;
+        return text;
     }
+    return {};
+}
+
+std::optional<std::string> CriticalBatchAdvisor::observe(int64_t step, double critical, double error,
+                                                         int64_t global_batch, int64_t accumulation, int64_t per_step) {
+    if (step < quiet_until_ || !(error < max_error_)) return std::nullopt;
+    std::string advice = criticalBatchAdvice(critical, error, global_batch, accumulation, per_step, factor_);
+    if (advice.empty()) return std::nullopt;
     quiet_until_ = step + quiet_steps_;
-    return std::string(text);
+    return advice;
 }
 
 }  // namespace trainbench

@@ -525,6 +525,7 @@ bool MainWindow::startRun() {
                           collectives_value_label_, rank_peaks_value_label_})
         label->clear();
     rank_peaks_.clear();
+    batch_panel_->setCriticalBatch(0, 0, 0);
     event_log_->clear();
 
     // An invalid config on the Configure tab was never adopted: hand it to the engine anyway,
@@ -653,6 +654,8 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
     const MetricPoint* lr = nullptr;
     const MetricPoint* throughput = nullptr;
     const MetricPoint* collectives = nullptr;
+    const MetricPoint* critical = nullptr;
+    const MetricPoint* critical_error = nullptr;
     double wall_time = -1.0;
     for (const MetricPoint& point : points) {
         if (point.key == "train/loss") loss = &point;
@@ -660,6 +663,8 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
         else if (point.key == "perf/tokens_per_s") throughput = &point;
         else if (point.key == "comm/collectives") collectives = &point;
         else if (isRankPeakKey(point.key)) rank_peaks_[QString::fromStdString(point.key)] = point.value;
+        else if (point.key == "noise/critical_batch_sequences") critical = &point;
+        else if (point.key == "noise/critical_batch_rel_error") critical_error = &point;
         wall_time = std::max(wall_time, point.wall_time);
         latest_step_ = std::max(latest_step_, point.step);
     }
@@ -677,6 +682,11 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
     if (throughput) throughput_value_label_->setText(formatGrouped(std::llround(throughput->value)));
     if (collectives) collectives_value_label_->setText(QString::number(std::llround(collectives->value)));
     if (!rank_peaks_.empty()) rank_peaks_value_label_->setText(formatRankPeaks(rankPeaks()));
+    if (critical)
+        batch_panel_->setCriticalBatch(critical->value,
+                                       critical_error && critical_error->step == critical->step ? critical_error->value
+                                                                                               : qQNaN(),
+                                       critical->step);
     if (wall_time >= 0.0) elapsed_value_label_->setText(formatSeconds(wall_time));
 
     progress_bar_->setValue(static_cast<int>(std::min<int64_t>(latest_step_, progress_bar_->maximum())));
@@ -892,6 +902,7 @@ void MainWindow::onWatchedRunFound(const RunRecord& record) {
                           collectives_value_label_, rank_peaks_value_label_})
         label->clear();
     rank_peaks_.clear();
+    batch_panel_->setCriticalBatch(0, 0, 0);
     event_log_->clear();
     const QString name = QString::fromStdString(record.name.empty() ? record.run_id : record.name);
     appendLog(tr("watching run %1 (%2, %3), written by another process")

@@ -23,6 +23,7 @@
 #include "batch/explorer_chart.h"
 #include "batch/explorer_table_model.h"
 #include "batch/explorer_worker.h"
+#include "trainbench/live_advice.h"
 #include "trainbench/config_io.h"
 
 namespace trainbench::gui {
@@ -184,6 +185,13 @@ void BatchPanel::buildUi() {
     split_hint_label_->setWordWrap(true);
     split_hint_label_->setTextFormat(Qt::RichText);
     split_layout->addWidget(split_hint_label_);
+    // The critical batch the last run measured (its noise scale), against this B.
+    critical_batch_label_ = new QLabel(split_box);
+    critical_batch_label_->setObjectName(QStringLiteral("criticalBatchLabel"));
+    critical_batch_label_->setWordWrap(true);
+    critical_batch_label_->setToolTip(tr("The gradient noise scale of the newest run: the global batch beyond which a "
+                                         "larger one buys little per token. A trend, not an optimum."));
+    split_layout->addWidget(critical_batch_label_);
     left->addWidget(split_box);
 
     // What each rank keeps: sharded optimizer state and recomputed activations, each choice
@@ -353,6 +361,7 @@ bool BatchPanel::isExploring() const {
 }
 
 void BatchPanel::showSplit() {
+    showCriticalBatch();  // the estimate against the new B
     const TrainConfig& train = config_.train;
     const int64_t world_size = std::max<int64_t>(config_.runtime.world_size, 1);
     {
@@ -442,6 +451,34 @@ QString BatchPanel::describeLayoutAdvice(const LayoutAdvice& advice, int64_t wor
                                ? tr("Fewest ranks at m 1: %1 (%2).").arg(advice.fewest_ranks).arg(layout(advice.fewest_ranks_layout))
                                : tr("No number of ranks up to 4096 fits m 1.");
     return here + QLatin1Char(' ') + fewest;
+}
+
+void BatchPanel::setCriticalBatch(double sequences, double relative_error, int64_t step) {
+    critical_sequences_ = sequences;
+    critical_error_ = relative_error;
+    critical_step_ = step;
+    showCriticalBatch();
+}
+
+void BatchPanel::showCriticalBatch() {
+    if (!(critical_sequences_ > 0)) {
+        critical_batch_label_->setText(tr("Critical batch: not measured yet (a run with K × W ≥ 2 estimates it)."));
+        return;
+    }
+    const int64_t per_step = config_.train.micro_batch_size * std::max<int64_t>(config_.runtime.world_size, 1);
+    QString text = tr("Critical batch at step %1: ~%2 sequences")
+                       .arg(critical_step_)
+                       .arg(critical_sequences_, 0, 'f', critical_sequences_ < 10 ? 1 : 0);
+    if (std::isfinite(critical_error_)) text += tr(" (± %1 %)").arg(std::lround(100 * critical_error_));
+    text += tr(", %1× B.").arg(critical_sequences_ / double(std::max<int64_t>(config_.globalBatch(), 1)), 0, 'f', 1);
+    const std::string advice = criticalBatchAdvice(critical_sequences_, std::isfinite(critical_error_) ? critical_error_ : 0.0,
+                                                   config_.globalBatch(), config_.train.gradient_accumulation_steps, per_step);
+    if (!advice.empty()) {
+        QString sentence = QString::fromStdString(advice);
+        sentence[0] = sentence[0].toUpper();
+        text += QLatin1Char(' ') + sentence + QLatin1Char('.');
+    }
+    critical_batch_label_->setText(text);
 }
 
 void BatchPanel::onMemoryLayoutEdited() {

@@ -48,6 +48,9 @@ public:
     const RunConfig& runConfig() const { return config_; }
     // While a run is live the split cannot change and the explorer cannot start.
     void setRunLive(bool live);
+    // The newest run's critical batch (noise/critical_batch_sequences and its relative error),
+    // shown beside B with a sentence of advice; 0 sequences: none measured.
+    void setCriticalBatch(double sequences, double relative_error, int64_t step);
     bool isExploring() const;
     // Training steps per explored split (the first is warm-up and not in the rate).
     void setExploreStepsPerRow(int64_t steps) { explore_steps_per_row_ = steps; }
@@ -91,6 +94,7 @@ Q_SIGNALS:
 private:
     void buildUi();
     void showSplit();
+    void showCriticalBatch();
     void showPlan();
     void showPlanNumbers();
     void updateControls();
@@ -137,6 +141,9 @@ private:
     QComboBox* recompute_combo_ = nullptr;
 
     QCheckBox* layouts_check_ = nullptr;
+    QLabel* critical_batch_label_ = nullptr;
+    double critical_sequences_ = 0, critical_error_ = 0;
+    int64_t critical_step_ = 0;
     QLabel* collectives_label_ = nullptr;
     QLabel* advice_label_ = nullptr;
     QLabel* weights_label_ = nullptr;

@@ -67,6 +67,12 @@ private:
     bool fired_ = false;
 };
 
+// One sentence on the critical batch (in sequences, with its relative error) against the global
+// batch B = K x per_step: far above B (by `factor`), the K that reaches it (an integer multiple
+// of K, the same memory); far below, that tokens are wasted; empty in between.
+std::string criticalBatchAdvice(double critical_sequences, double relative_error, int64_t global_batch,
+                                int64_t accumulation, int64_t per_step, double factor = 2.0);
+
 // The critical batch (the smoothed noise scale, in sequences) against the global batch B, once
 // the estimate is steady (relative error below `max_error`): far above B, raising K (same
 // memory) would use each step's compute better; far below, the batch wastes tokens. Fires once

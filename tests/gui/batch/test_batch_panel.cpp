@@ -65,6 +65,7 @@ private Q_SLOTS:
     void aPlanTheEngineRefusesDisablesStart();
     void memoryLayoutChoicesShowTheirPeaksAndApply();
     void liveRunLocksTheSplitAndTheExplorer();
+    void theCriticalBatchIsShownBesideB();
 };
 
 void TestBatchPanel::showsTheConfigSplit() {
@@ -371,6 +372,24 @@ void TestBatchPanel::memoryLayoutChoicesShowTheirPeaksAndApply() {
     QCOMPARE(window.runConfig().runtime.activation_checkpointing, std::string("none"));
     QCOMPARE(recompute->currentIndex(), 0);
     QCOMPARE(stage->currentIndex(), 1);
+}
+
+
+// The newest run's critical batch beside B (tiny: m 8 x K 2 = B 16): 56 sequences is 3.5x B,
+// so K 2 becomes 2 x 3 = 6 (B 48); after raising K to 4 (B 32) the same estimate is within a
+// factor of two and no advice is given; a new run clears it.
+void TestBatchPanel::theCriticalBatchIsShownBesideB() {
+    MainWindow window(tinyPreset(), QStringLiteral("tiny"));
+    auto* label = child<QLabel>(window, "criticalBatchLabel");
+    QVERIFY2(label->text().contains(QStringLiteral("not measured yet")), qPrintable(label->text()));
+    window.batchPanel()->setCriticalBatch(56.0, 0.12, 300);
+    QVERIFY2(label->text().startsWith(QStringLiteral("Critical batch at step 300: ~56 sequences (± 12 %), 3.5× B.")),
+             qPrintable(label->text()));
+    QVERIFY2(label->text().contains(QStringLiteral("from 2 to 6 (B 48")), qPrintable(label->text()));
+    child<QSpinBox>(window, "accumulationSpin")->setValue(4);
+    QVERIFY2(label->text().endsWith(QStringLiteral("1.8× B.")), qPrintable(label->text()));
+    window.batchPanel()->setCriticalBatch(0, 0, 0);
+    QVERIFY(label->text().contains(QStringLiteral("not measured yet")));
 }
 
 QTEST_MAIN(TestBatchPanel)
