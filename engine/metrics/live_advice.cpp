@@ -96,15 +96,21 @@ std::optional<std::string> ThroughputWatch::observe(int64_t step, double tokens_
 CriticalBatchAdvisor::CriticalBatchAdvisor(double factor, double max_error, int64_t quiet_steps)
     : factor_(factor), max_error_(max_error), quiet_steps_(quiet_steps) {}
 
+int64_t criticalBatchAccumulation(double critical, int64_t global_batch, int64_t accumulation, double factor) {
+    if (critical <= 0 || global_batch <= 0) return 0;
+    const double ratio = critical / double(global_batch);
+    if (ratio >= factor) return accumulation * std::max<int64_t>(2, static_cast<int64_t>(std::floor(ratio)));
+    if (ratio <= 1.0 / (2 * factor)) return -1;
+    return 0;
+}
+
 std::string criticalBatchAdvice(double critical, double error, int64_t global_batch, int64_t accumulation,
                                 int64_t per_step, double factor) {
-    if (critical <= 0 || global_batch <= 0 || per_step <= 0) return {};
-    const double ratio = critical / double(global_batch);
+    if (per_step <= 0) return {};
+    const int64_t k = criticalBatchAccumulation(critical, global_batch, accumulation, factor);
+    const double ratio = critical / double(std::max<int64_t>(global_batch, 1));
     char text[400];
-    if (ratio >= factor) {
-        // The next K that is an integer multiple of the current one and reaches the estimate.
-        const int64_t multiple = std::max<int64_t>(2, static_cast<int64_t>(std::floor(ratio)));
-        const int64_t k = accumulation * multiple;
+    if (k > 0) {
         std::snprintf(text, sizeof text,
                       "the critical batch is ~%.1fx the global batch (%.0f against %lld sequences, +/- %.0f %%): "
                       "raise train.gradient_accumulation_steps from %lld to %lld (B %lld, the same memory) to "
@@ -113,7 +119,7 @@ std::string criticalBatchAdvice(double critical, double error, int64_t global_ba
                       (long long)(k * per_step));
         return text;
     }
-    if (ratio <= 1.0 / (2 * factor)) {
+    if (k < 0) {
         std::snprintf(text, sizeof text,
                       "the global batch is ~%.0fx the critical batch (%lld against %.0f sequences, +/- %.0f %%): "
                       "tokens are being wasted; fewer accumulation steps would reach the same loss with fewer tokens",

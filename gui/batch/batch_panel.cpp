@@ -471,13 +471,10 @@ void BatchPanel::showCriticalBatch() {
                        .arg(critical_sequences_, 0, 'f', critical_sequences_ < 10 ? 1 : 0);
     if (std::isfinite(critical_error_)) text += tr(" (± %1 %)").arg(std::lround(100 * critical_error_));
     text += tr(", %1× B.").arg(critical_sequences_ / double(std::max<int64_t>(config_.globalBatch(), 1)), 0, 'f', 1);
-    const std::string advice = criticalBatchAdvice(critical_sequences_, std::isfinite(critical_error_) ? critical_error_ : 0.0,
-                                                   config_.globalBatch(), config_.train.gradient_accumulation_steps, per_step);
-    if (!advice.empty()) {
-        QString sentence = QString::fromStdString(advice);
-        sentence[0] = sentence[0].toUpper();
-        text += QLatin1Char(' ') + sentence + QLatin1Char('.');
-    }
+    const int64_t k = criticalBatchAccumulation(critical_sequences_, config_.globalBatch(),
+                                                config_.train.gradient_accumulation_steps);
+    if (k > 0) text += tr(" Raise K to %1 (B %2, the same memory).").arg(k).arg(k * per_step);
+    else if (k < 0) text += tr(" B wastes tokens: fewer accumulation steps would reach the same loss.");
     critical_batch_label_->setText(text);
 }
 

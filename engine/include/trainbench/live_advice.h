@@ -67,6 +67,12 @@ private:
     bool fired_ = false;
 };
 
+// What the critical batch (sequences) says of K at the global batch B: the K that reaches it
+// (an integer multiple of K, at least twice it) when it is `factor` x B or more; -1 when B is
+// 2 x `factor` times it or more (tokens wasted); 0 in between.
+int64_t criticalBatchAccumulation(double critical_sequences, int64_t global_batch, int64_t accumulation,
+                                  double factor = 2.0);
+
 // One sentence on the critical batch (in sequences, with its relative error) against the global
 // batch B = K x per_step: far above B (by `factor`), the K that reaches it (an integer multiple
 // of K, the same memory); far below, that tokens are wasted; empty in between.

@@ -385,7 +385,7 @@ void TestBatchPanel::theCriticalBatchIsShownBesideB() {
     window.batchPanel()->setCriticalBatch(56.0, 0.12, 300);
     QVERIFY2(label->text().startsWith(QStringLiteral("Critical batch at step 300: ~56 sequences (± 12 %), 3.5× B.")),
              qPrintable(label->text()));
-    QVERIFY2(label->text().contains(QStringLiteral("from 2 to 6 (B 48")), qPrintable(label->text()));
+    QVERIFY2(label->text().endsWith(QStringLiteral("Raise K to 6 (B 48, the same memory).")), qPrintable(label->text()));
     child<QSpinBox>(window, "accumulationSpin")->setValue(4);
     QVERIFY2(label->text().endsWith(QStringLiteral("1.8× B.")), qPrintable(label->text()));
     window.batchPanel()->setCriticalBatch(0, 0, 0);
