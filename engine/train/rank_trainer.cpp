@@ -216,6 +216,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         if (step == s_.fail_at_step) throw std::runtime_error("injected failure at step " + std::to_string(step + 1));
         if (step == s_.stall_at_step) s_.control->waitForStop();
         MicroBatch batch = next.get();
+        if (s_.edit_micro_batch) s_.edit_micro_batch(step, k, batch);
         if (k + 1 < K) {
             next = launch(step, k + 1);
         } else if (step + 1 < cfg_.optimizerSteps()) {

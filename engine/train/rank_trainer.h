@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <future>
 #include <limits>
 #include <memory>
@@ -69,6 +70,9 @@ struct RankSetup {
     int64_t fail_at_step = -1;
     // Test hook: the rank stalls at this optimizer step until the run is stopped; -1: never.
     int64_t stall_at_step = -1;
+    // Test hook: sees (and may change) each micro-batch (0-based step, micro-batch) before its
+    // forward, e.g. to ignore every target of one; empty: none.
+    std::function<void(int64_t step, int64_t micro, MicroBatch& batch)> edit_micro_batch;
 };
 
 // The outcome of one accumulation window, identical on every rank (globally reduced).

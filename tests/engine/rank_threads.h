@@ -21,6 +21,8 @@ struct RankThreadOptions {
     int64_t bucket_bytes = 25 << 20;  // every bucket, the first included
     // When set: one account per rank, its allocations counted there (peaks readable afterwards).
     std::vector<MemoryAccount*>* accounts = nullptr;
+    // Per rank: RankSetup::edit_micro_batch (empty: none).
+    std::function<void(int rank, int64_t step, int64_t micro, MicroBatch& batch)> edit_micro_batch;
 };
 
 // Runs `body(rank, trainer)` on each of the config's W rank threads, with a prepared trainer.
@@ -53,6 +55,10 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
                 setup.fp64 = options.fp64;
                 setup.memory = account;
                 setup.bucket_bytes = setup.first_bucket_bytes = options.bucket_bytes;
+                if (options.edit_micro_batch)
+                    setup.edit_micro_batch = [&, r](int64_t step, int64_t micro, MicroBatch& batch) {
+                        options.edit_micro_batch(r, step, micro, batch);
+                    };
                 RankTrainer trainer(setup);
                 trainer.prepare();
                 body(r, trainer);
