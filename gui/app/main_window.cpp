@@ -706,6 +706,8 @@ void MainWindow::onEvent(const RunEvent& event) {
                       true);
     else if (event.kind == "store_writable")
         setStatusText(tr("Running: the run store accepts writes again."));
+    else if (event.kind == "checkpoint")
+        batch_panel_->setLatestCheckpoint(QString::fromStdString(event.message), event.step);
     appendLog(QStringLiteral("[step %1] %2: %3")
                   .arg(event.step)
                   .arg(QString::fromStdString(event.kind), QString::fromStdString(event.message)));

@@ -23,6 +23,7 @@
 #include "batch/explorer_chart.h"
 #include "batch/explorer_table_model.h"
 #include "batch/explorer_worker.h"
+#include "batch/noise_scale_worker.h"
 #include "trainbench/live_advice.h"
 #include "trainbench/config_io.h"
 
@@ -192,6 +193,28 @@ void BatchPanel::buildUi() {
     critical_batch_label_->setToolTip(tr("The gradient noise scale of the newest run: the global batch beyond which a "
                                          "larger one buys little per token. A trend, not an optimum."));
     split_layout->addWidget(critical_batch_label_);
+    measure_button_ = new QPushButton(tr("Measure at checkpoint"), split_box);
+    measure_button_->setObjectName(QStringLiteral("measureCriticalBatchButton"));
+    measure_button_->setToolTip(tr("The critical batch of the run's newest checkpoint, at fixed weights, over the "
+                                   "validation windows (trainbench-cli noise-scale)"));
+    auto* measure_row = new QHBoxLayout;
+    measure_row->addWidget(measure_button_);
+    measure_row->addStretch(1);
+    split_layout->addLayout(measure_row);
+    noise_worker_ = new NoiseScaleWorker(this);
+    connect(measure_button_, &QPushButton::clicked, this, &BatchPanel::measureCriticalBatch);
+    connect(noise_worker_, &NoiseScaleWorker::measured, this, [this](const NoiseScaleMeasurement& m, qint64 step) {
+        critical_from_checkpoint_ = true;
+        setCriticalBatch(m.critical_batch_sequences, qQNaN(), step);
+        critical_from_checkpoint_ = false;
+        updateControls();
+        Q_EMIT criticalBatchMeasured(true);
+    });
+    connect(noise_worker_, &NoiseScaleWorker::failed, this, [this](const QString& message) {
+        critical_batch_label_->setText(tr("Could not measure the critical batch: %1").arg(message));
+        updateControls();
+        Q_EMIT criticalBatchMeasured(false);
+    });
     left->addWidget(split_box);
 
     // What each rank keeps: sharded optimizer state and recomputed activations, each choice
@@ -457,7 +480,24 @@ void BatchPanel::setCriticalBatch(double sequences, double relative_error, int64
     critical_sequences_ = sequences;
     critical_error_ = relative_error;
     critical_step_ = step;
+    measured_at_checkpoint_ = critical_from_checkpoint_;
     showCriticalBatch();
+}
+
+void BatchPanel::setLatestCheckpoint(const QString& path, int64_t step) {
+    checkpoint_path_ = path;
+    checkpoint_step_ = step;
+    updateControls();
+}
+
+bool BatchPanel::isMeasuring() const { return noise_worker_->isRunning(); }
+
+bool BatchPanel::measureCriticalBatch() {
+    if (checkpoint_path_.isEmpty() || run_live_ || isExploring() || isMeasuring()) return false;
+    if (!noise_worker_->start(config_, checkpoint_path_, checkpoint_step_)) return false;
+    critical_batch_label_->setText(tr("Measuring the critical batch of the step-%1 checkpoint…").arg(checkpoint_step_));
+    updateControls();
+    return true;
 }
 
 void BatchPanel::showCriticalBatch() {
@@ -466,7 +506,8 @@ void BatchPanel::showCriticalBatch() {
         return;
     }
     const int64_t per_step = config_.train.micro_batch_size * std::max<int64_t>(config_.runtime.world_size, 1);
-    QString text = tr("Critical batch at step %1: ~%2 sequences")
+    QString text = (measured_at_checkpoint_ ? tr("Critical batch of the step-%1 checkpoint: ~%2 sequences")
+                                            : tr("Critical batch at step %1: ~%2 sequences"))
                        .arg(critical_step_)
                        .arg(critical_sequences_, 0, 'f', critical_sequences_ < 10 ? 1 : 0);
     if (std::isfinite(critical_error_)) text += tr(" (± %1 %)").arg(std::lround(100 * critical_error_));
@@ -557,6 +598,11 @@ void BatchPanel::showPlanNumbers() {
 
 void BatchPanel::updateControls() {
     const bool exploring = isExploring();
+    measure_button_->setEnabled(!checkpoint_path_.isEmpty() && !run_live_ && !exploring && !isMeasuring());
+    measure_button_->setToolTip(checkpoint_path_.isEmpty() ? tr("No checkpoint yet: a run with checkpoints makes one.")
+                                                           : tr("Measure the step-%1 checkpoint (%2)")
+                                                                 .arg(checkpoint_step_)
+                                                                 .arg(checkpoint_path_));
     micro_batch_spin_->setEnabled(!run_live_);
     accumulation_spin_->setEnabled(!run_live_);
     zero_stage_combo_->setEnabled(!run_live_);

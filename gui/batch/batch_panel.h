@@ -24,6 +24,7 @@ namespace trainbench::gui {
 class ExplorerChart;
 class ExplorerTableModel;
 class ExplorerWorker;
+class NoiseScaleWorker;
 
 // The panel edits a copy of the window's config and asks for each new split with
 // splitRequested; the owner applies it (or, refusing, hands the panel its config back).
@@ -51,6 +52,12 @@ public:
     // The newest run's critical batch (noise/critical_batch_sequences and its relative error),
     // shown beside B with a sentence of advice; 0 sequences: none measured.
     void setCriticalBatch(double sequences, double relative_error, int64_t step);
+    // The newest checkpoint of the run (a directory), which "Measure at checkpoint" measures at
+    // fixed weights over the validation windows; empty: none yet.
+    void setLatestCheckpoint(const QString& path, int64_t step);
+    // Starts that measurement; false when there is no checkpoint, a run is live or one runs.
+    bool measureCriticalBatch();
+    bool isMeasuring() const;
     bool isExploring() const;
     // Training steps per explored split (the first is warm-up and not in the rate).
     void setExploreStepsPerRow(int64_t steps) { explore_steps_per_row_ = steps; }
@@ -82,6 +89,8 @@ public Q_SLOTS:
     bool applyRecommendation();
 
 Q_SIGNALS:
+    // A "Measure at checkpoint" ended (its result is on the panel, or the error).
+    void criticalBatchMeasured(bool ok);
     void splitRequested(int64_t micro_batch_size, int64_t gradient_accumulation_steps);
     // runtime.zero_stage and runtime.activation_checkpointing chosen here; the owner applies them.
     void memoryLayoutRequested(int64_t zero_stage, const QString& activation_checkpointing);
@@ -142,6 +151,12 @@ private:
 
     QCheckBox* layouts_check_ = nullptr;
     QLabel* critical_batch_label_ = nullptr;
+    QPushButton* measure_button_ = nullptr;
+    NoiseScaleWorker* noise_worker_ = nullptr;
+    QString checkpoint_path_;
+    int64_t checkpoint_step_ = 0;
+    bool critical_from_checkpoint_ = false;  // while a checkpoint's measurement is being shown
+    bool measured_at_checkpoint_ = false;    // the estimate shown is a checkpoint's
     double critical_sequences_ = 0, critical_error_ = 0;
     int64_t critical_step_ = 0;
     QLabel* collectives_label_ = nullptr;

@@ -8,6 +8,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTest>
@@ -66,6 +67,7 @@ private Q_SLOTS:
     void memoryLayoutChoicesShowTheirPeaksAndApply();
     void liveRunLocksTheSplitAndTheExplorer();
     void theCriticalBatchIsShownBesideB();
+    void aCheckpointsCriticalBatchIsMeasuredOnRequest();
 };
 
 void TestBatchPanel::showsTheConfigSplit() {
@@ -390,6 +392,34 @@ void TestBatchPanel::theCriticalBatchIsShownBesideB() {
     QVERIFY2(label->text().endsWith(QStringLiteral("1.8× B.")), qPrintable(label->text()));
     window.batchPanel()->setCriticalBatch(0, 0, 0);
     QVERIFY(label->text().contains(QStringLiteral("not measured yet")));
+}
+
+
+// "Measure at checkpoint": off until the run has written a checkpoint, then the critical batch
+// of that checkpoint at fixed weights, computed off the GUI thread, beside B.
+void TestBatchPanel::aCheckpointsCriticalBatchIsMeasuredOnRequest() {
+    QStandardPaths::setTestModeEnabled(true);
+    RunConfig config = tinyPreset();
+    config.train.steps = 3;
+    config.train.eval_every = 0;
+    MainWindow window(config, QStringLiteral("tiny"));
+    window.show();
+    auto* measure = child<QPushButton>(window, "measureCriticalBatchButton");
+    QVERIFY(!measure->isEnabled());
+    QSignalSpy finished(window.bridge(), &EngineBridge::runFinished);
+    QTest::mouseClick(child<QPushButton>(window, "startButton"), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, kRunTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(measure->isEnabled(), 10000);
+    QSignalSpy measured(window.batchPanel(), &BatchPanel::criticalBatchMeasured);
+    QTest::mouseClick(measure, Qt::LeftButton);
+    QVERIFY(window.batchPanel()->isMeasuring());
+    QVERIFY(!measure->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(measured.count() == 1, kRunTimeoutMs);
+    QVERIFY(measured.at(0).at(0).toBool());
+    const QString text = child<QLabel>(window, "criticalBatchLabel")->text();
+    QVERIFY2(text.startsWith(QStringLiteral("Critical batch of the step-3 checkpoint: ~")) && text.contains(QStringLiteral("× B.")),
+             qPrintable(text));
+    QVERIFY(measure->isEnabled());
 }
 
 QTEST_MAIN(TestBatchPanel)
