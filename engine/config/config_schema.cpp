@@ -191,6 +191,18 @@ std::vector<ConfigField> buildFields() {
     t.text("loss_normalization", &TrainConfig::loss_normalization, "Loss weighting: every counted target token weighs the same across the window and ranks", {"tokens"});
     t.text("incomplete_window", &TrainConfig::incomplete_window, "Last window with fewer micro-batches: scale by its own token count, or drop it", {"scale", "drop"});
     t.boolean("sync_each_micro_batch", &TrainConfig::sync_each_micro_batch, "Reduce gradients after every micro-batch (same result, more communication)");
+    t.text("batch_policy", &TrainConfig::batch_policy,
+           "The global batch over the run: fixed, or ramp from batch_ramp_start sequences to m x K x W over the first "
+           "batch_ramp_tokens tokens (K changes, m does not: the same memory)",
+           {"fixed", "ramp"});
+    t.integer("batch_ramp_start", &TrainConfig::batch_ramp_start,
+              "batch_policy ramp: the global batch of the first step, in sequences (rounded down to a multiple of m x W)");
+    t.integer("batch_ramp_tokens", &TrainConfig::batch_ramp_tokens,
+              "batch_policy ramp: the tokens (sequences x seq_len) over which the global batch grows to m x K x W");
+    t.text("lr_batch_rule", &TrainConfig::lr_batch_rule,
+           "How the learning rate follows the global batch B while it ramps: sqrt (lr x sqrt(B / B_final), for AdamW), "
+           "linear (lr x B / B_final) or none",
+           {"sqrt", "linear", "none"});
     t.boolean("noise_scale", &TrainConfig::noise_scale,
               "Estimate the gradient noise scale and the critical batch every step with K x W >= 2, from each "
               "micro-batch's own gradient (one squared norm per parameter per micro-batch; noise/* metrics)");

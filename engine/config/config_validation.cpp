@@ -136,6 +136,26 @@ void checkTrain(Checker& c, const RunConfig& config) {
     c.atLeast("train.seed", t.seed, 0);
     c.oneOf("train.loss_normalization", t.loss_normalization, {"tokens"});
     c.oneOf("train.incomplete_window", t.incomplete_window, {"scale", "drop"});
+    c.oneOf("train.batch_policy", t.batch_policy, {"fixed", "ramp"});
+    c.oneOf("train.lr_batch_rule", t.lr_batch_rule, {"sqrt", "linear", "none"});
+    if (t.batch_policy == "ramp") {
+        const int64_t ranks = config.runtime.world_size;
+        const int64_t unit = t.micro_batch_size * ranks, global = t.micro_batch_size * t.gradient_accumulation_steps * ranks;
+        if (t.batch_ramp_start < unit || t.batch_ramp_start > global)
+            c.issues.push_back({"train.batch_ramp_start",
+                                "train.batch_ramp_start (" + num(t.batch_ramp_start) + ") must lie between m x W = " +
+                                    num(unit) + " and the global batch m x K x W = " + num(global) +
+                                    " sequences; set it, for example, to " + num(std::max(unit, global / 4))});
+        if (t.batch_ramp_tokens <= 0)
+            c.issues.push_back({"train.batch_ramp_tokens", "train.batch_ramp_tokens (" + num(t.batch_ramp_tokens) +
+                                                               ") must be positive: the tokens over which the batch grows"});
+        if (t.samples > 0)
+            c.issues.push_back({"train.samples", "train.samples with batch_policy ramp is not supported: the run's "
+                                                 "length is train.steps; set train.samples to 0"});
+    } else if (t.batch_ramp_start > 0 || t.batch_ramp_tokens > 0) {
+        c.issues.push_back({"train.batch_policy", "train.batch_ramp_start / batch_ramp_tokens are set but "
+                                                  "train.batch_policy is \"fixed\": set it to \"ramp\" or clear them"});
+    }
     c.atLeast("train.eval_every", t.eval_every, 0);
     c.atLeast("train.eval_windows", t.eval_windows, 0);
     c.atLeast("train.checkpoint_every", t.checkpoint_every, 0);

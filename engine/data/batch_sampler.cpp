@@ -7,9 +7,12 @@ namespace trainbench {
 
 std::vector<int64_t> sampleIndices(int64_t step, int64_t rank, int64_t micro, int64_t m, int64_t K, int64_t W,
                                    int64_t window_micro_batches) {
-    const int64_t global = m * K * W;
-    const int64_t per_rank = window_micro_batches < 0 ? K : window_micro_batches;
-    const int64_t first = step * global + rank * m * per_rank + micro * m;
+    return sampleIndicesFrom(step * m * K * W, rank, micro, m, window_micro_batches < 0 ? K : window_micro_batches);
+}
+
+std::vector<int64_t> sampleIndicesFrom(int64_t first_sample, int64_t rank, int64_t micro, int64_t m,
+                                       int64_t micro_batches_per_rank) {
+    const int64_t first = first_sample + rank * m * micro_batches_per_rank + micro * m;
     std::vector<int64_t> out(m);
     for (int64_t i = 0; i < m; ++i) out[i] = first + i;
     return out;

@@ -23,6 +23,11 @@ std::vector<int64_t> sampleIndices(int64_t step, int64_t rank, int64_t micro, in
                                    int64_t accumulation_steps, int64_t world_size,
                                    int64_t window_micro_batches = -1);
 
+// The same from the step's first global sample (a batch schedule's, trainbench/batch_schedule.h)
+// with `micro_batches_per_rank` micro-batches of m per rank in the window.
+std::vector<int64_t> sampleIndicesFrom(int64_t first_sample, int64_t rank, int64_t micro, int64_t m,
+                                       int64_t micro_batches_per_rank);
+
 // The source samples behind a rank's global indices (from sampleIndices). A finite source of
 // `sample_count` samples is read in epochs, each a fresh EpochPermutation order keyed by
 // (seed, epoch), so no sample repeats within an epoch; an unbounded source (sample_count -1)

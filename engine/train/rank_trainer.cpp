@@ -71,6 +71,7 @@ RankTrainer::RankTrainer(const RankSetup& setup)
       cfg_(*setup.config),
       device_(setup.device),
       model_(cfg_.model),
+      schedule_(cfg_),
       bf16_(!setup.fp64 && resolveComputeDtype(cfg_, cudaDeviceIndex(setup.device) >= 0) == "bf16") {
     model_->setRecomputation(cfg_.runtime.activation_checkpointing);
 }
@@ -179,9 +180,10 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         const int64_t m = cfg_.train.micro_batch_size, seq_len = cfg_.train.seq_len;
         const int64_t full = cfg_.train.gradient_accumulation_steps, window = windowMicroBatches(at_step);
         const uint64_t seed = static_cast<uint64_t>(cfg_.train.seed);
-        return std::async(std::launch::async, [this, full, window, at_step, k, m, seq_len, seed] {
+        const int64_t first_sample = schedule_.ramps() ? schedule_.firstSample(at_step) : at_step * m * full * s_.world_size;
+        return std::async(std::launch::async, [this, first_sample, window, k, m, seq_len, seed] {
             ScopedMemoryAccount account(s_.memory);
-            auto indices = sourceSampleIndices(sampleIndices(at_step, s_.rank, k, m, full, s_.world_size, window),
+            auto indices = sourceSampleIndices(sampleIndicesFrom(first_sample, s_.rank, k, m, window),
                                                source_->sampleCount(Split::Train, seq_len + 1), seed);
             return readMicroBatch(*source_, Split::Train, indices, seq_len);
         });
@@ -366,6 +368,7 @@ int64_t RankTrainer::windowPeakBytes() const {
 }
 
 int64_t RankTrainer::windowMicroBatches(int64_t step) const {
+    if (schedule_.ramps()) return schedule_.accumulation(step, cfg_.train.micro_batch_size);
     const int64_t last = cfg_.lastWindowMicroBatches();
     const bool incomplete = last > 0 && cfg_.train.incomplete_window == "scale" && step == cfg_.optimizerSteps() - 1;
     return incomplete ? last : cfg_.train.gradient_accumulation_steps;
@@ -422,7 +425,8 @@ double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
     // when clipping, as it reads them (and leaves the mean, clipped, in .grad).
     double grad_divisor = double(w.tokens);
     if (t.grad_clip > 0 && w.grad_norm > t.grad_clip) grad_divisor *= (w.grad_norm + 1e-6) / t.grad_clip;
-    const double lr = learningRate(t, step, cfg_.optimizerSteps());
+    // Under a batch ramp the learning rate follows the batch (train.lr_batch_rule).
+    const double lr = learningRate(t, step, cfg_.optimizerSteps()) * schedule_.lrFactor(step);
     for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
     if (sharded_) sharded_->step(lr, grad_divisor, *s_.collectives);
     else fusedAdamWStep(*optimizer_, grad_divisor);
@@ -456,6 +460,16 @@ RankResult RankTrainer::loop() {
         WindowResult window;
         // A stop inside a window drops the partial window: nothing is stepped.
         current_step_ = step;
+        if (schedule_.ramps() && step > 0 && step > start_step_ &&
+            schedule_.globalBatch(step) != schedule_.globalBatch(step - 1)) {
+            const int64_t m = cfg_.train.micro_batch_size;
+            std::ostringstream change;
+            change.precision(3);
+            change << "global batch " << schedule_.globalBatch(step - 1) << " -> " << schedule_.globalBatch(step)
+                   << " sequences (gradient_accumulation_steps " << schedule_.accumulation(step - 1, m) << " -> "
+                   << schedule_.accumulation(step, m) << ", ramp), learning rate x" << schedule_.lrFactor(step) << " of the configured";
+            publishEvent(step + 1, "batch_change", change.str());
+        }
         const WindowOutcome outcome = accumulateWindow(step, window);
         if (outcome == WindowOutcome::Stopped) {
             // Ranks that already passed this boundary wait in a collective: release them.

@@ -20,6 +20,7 @@
 #include "train/sharded_adamw.h"
 #include "trainbench/noise_scale.h"
 #include "session/run_control.h"
+#include "trainbench/batch_schedule.h"
 #include "trainbench/live_advice.h"
 #include "trainbench/metric_bus.h"
 #include "trainbench/run_config.h"
@@ -154,6 +155,7 @@ private:
     RunConfig cfg_;  // this rank's copy: an out-of-memory back-off changes the batch split
     torch::Device device_;
     Transformer model_;
+    BatchSchedule schedule_;  // the global batch of each step (train.batch_policy)
     bool bf16_;  // computing in bf16 (runtime.dtype bf16, or auto resolved so): autocast forward passes, fp32 master weights
     std::unique_ptr<TokenSource> source_;
     // The first micro-batch of the next window, read while this one computes. Declared after

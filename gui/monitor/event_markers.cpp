@@ -8,7 +8,8 @@ namespace trainbench::gui {
 bool isMarkerKind(const QString& kind) {
     return kind == QLatin1String("checkpoint") || kind == QLatin1String("oom_backoff") ||
            kind == QLatin1String("skipped_step") || kind == QLatin1String("advice") ||
-           kind == QLatin1String("checkpoint_failed") || kind == QLatin1String("store_unwritable");
+           kind == QLatin1String("checkpoint_failed") || kind == QLatin1String("store_unwritable") ||
+           kind == QLatin1String("batch_change");
 }
 
 QColor markerColor(const QString& kind) {
@@ -18,6 +19,7 @@ QColor markerColor(const QString& kind) {
     if (kind == QLatin1String("advice")) return QColor(190, 140, 0);
     if (kind == QLatin1String("checkpoint_failed")) return QColor(230, 120, 20);
     if (kind == QLatin1String("store_unwritable")) return QColor(90, 90, 90);
+    if (kind == QLatin1String("batch_change")) return QColor(31, 119, 180);
     return QColor(120, 120, 120);
 }
 
@@ -28,6 +30,7 @@ QString markerTitle(const QString& kind) {
     if (kind == QLatin1String("advice")) return QStringLiteral("advice");
     if (kind == QLatin1String("checkpoint_failed")) return QStringLiteral("checkpoint failed");
     if (kind == QLatin1String("store_unwritable")) return QStringLiteral("store held");
+    if (kind == QLatin1String("batch_change")) return QStringLiteral("batch change");
     return kind;
 }
 

@@ -77,6 +77,14 @@ struct TrainConfig {
     // The gradient noise scale and the critical batch, every step with two micro-batches or
     // more a window over the ranks (NOISE_SCALE.md): a squared norm per parameter per micro-batch.
     bool noise_scale = true;
+    // The global batch over the run (m fixed, K changing: memory does not change): "fixed", or
+    // "ramp" from batch_ramp_start sequences to m x K x W over the first batch_ramp_tokens
+    // tokens (Megatron's rampup, DeepSeek-V3's 3,072 -> 15,360), in multiples of m x W. The
+    // learning rate follows lr_batch_rule as B changes: sqrt (for AdamW), linear or none.
+    std::string batch_policy = "fixed";
+    int64_t batch_ramp_start = 0;
+    int64_t batch_ramp_tokens = 0;
+    std::string lr_batch_rule = "sqrt";
     int64_t eval_every = 0;  // 0: no periodic evaluation
     int64_t eval_windows = 16;
     int64_t checkpoint_every = 0;
