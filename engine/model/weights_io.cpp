@@ -5,6 +5,7 @@
 #include "data/token_source.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
+#include "train/checkpoint.h"
 #include "train/noise_scale_probe.h"
 #include "trainbench/config_io.h"
 
@@ -44,6 +45,15 @@ NoiseScaleMeasurement measureNoiseScaleOfWeights(const RunConfig& config, const 
     auto source = openTokenSource(config);
     const int64_t b = micro_batch_size > 0 ? micro_batch_size : config.train.micro_batch_size;
     return measureNoiseScale(model, *source, config, torch::kCPU, b);
+}
+
+NoiseScaleMeasurement measureNoiseScaleOfCheckpoint(const std::string& checkpoint_dir, int64_t micro_batch_size) {
+    const TrainerState state = readTrainerState(checkpoint_dir);
+    RunConfig config = parseRunConfig(state.config_json, checkpoint_dir + "/trainer.json");
+    // The ranks' split does not matter at fixed weights: one process on the CPU.
+    config.runtime.world_size = 1;
+    config.runtime.device = "cpu";
+    return measureNoiseScaleOfWeights(config, checkpoint_dir, micro_batch_size);
 }
 
 }  // namespace trainbench

@@ -460,8 +460,9 @@ RankResult RankTrainer::loop() {
         WindowResult window;
         // A stop inside a window drops the partial window: nothing is stepped.
         current_step_ = step;
-        if (schedule_.ramps() && step > 0 && step > start_step_ &&
+        if (schedule_.ramps() && step > 0 && step > start_step_ && step > last_batch_change_ &&
             schedule_.globalBatch(step) != schedule_.globalBatch(step - 1)) {
+            last_batch_change_ = step;  // once, also when the step is redone after a back-off
             const int64_t m = cfg_.train.micro_batch_size;
             std::ostringstream change;
             change.precision(3);
@@ -638,9 +639,10 @@ void RankTrainer::adviseAfterStep(int64_t step, const torch::Tensor& loads, doub
     if (auto message = spikes_.observe(step, loss)) publishEvent(step, "advice", *message);
     if (noise_.ready()) {
         const int64_t per_step = cfg_.train.micro_batch_size * s_.world_size;
+        // Against the batch of the step just taken (a ramp's, not the final one).
+        const int64_t k = windowMicroBatches(step - 1);
         if (auto message = critical_batch_.observe(step, noise_.criticalBatchTokens() / tokens_per_sequence_,
-                                                   noise_.relativeError(), cfg_.globalBatch(),
-                                                   cfg_.train.gradient_accumulation_steps, per_step))
+                                                   noise_.relativeError(), k * per_step, k, per_step))
             publishEvent(step, "advice", *message);
     }
     if (loads.defined()) {

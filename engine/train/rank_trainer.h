@@ -156,6 +156,7 @@ private:
     torch::Device device_;
     Transformer model_;
     BatchSchedule schedule_;  // the global batch of each step (train.batch_policy)
+    int64_t last_batch_change_ = -1;  // the step whose batch_change was announced last
     bool bf16_;  // computing in bf16 (runtime.dtype bf16, or auto resolved so): autocast forward passes, fp32 master weights
     std::unique_ptr<TokenSource> source_;
     // The first micro-batch of the next window, read while this one computes. Declared after

@@ -502,9 +502,11 @@ void MainWindow::flushView() {
 
 bool MainWindow::startRun() {
     if (bridge_->isLive()) return false;
-    if (batch_panel_->isExploring()) {
+    if (batch_panel_->isExploring() || batch_panel_->isMeasuring()) {
         // Both would train on the same cores: each measurement would slow the other down.
-        setStatusText(tr("The batch explorer is measuring: stop it or let it finish, then start."), /*error=*/true);
+        setStatusText(tr("The batch panel is measuring (the explorer, or a checkpoint's critical batch): let it "
+                         "finish, then start."),
+                      /*error=*/true);
         return false;
     }
     // What the Configure tab shows is what starts: a JSON edit still waiting for its pause is
@@ -526,6 +528,7 @@ bool MainWindow::startRun() {
         label->clear();
     rank_peaks_.clear();
     batch_panel_->setCriticalBatch(0, 0, 0);
+    batch_panel_->setLatestCheckpoint(QString(), 0);  // a new run: the last one's checkpoint is not its
     event_log_->clear();
 
     // An invalid config on the Configure tab was never adopted: hand it to the engine anyway,
@@ -805,7 +808,7 @@ void MainWindow::runNextQueued() {
         appendLog(tr("queue: every run has ended"));
         return;
     }
-    if (batch_panel_->isExploring()) {
+    if (batch_panel_->isExploring() || batch_panel_->isMeasuring()) {
         setQueueRunning(false);
         setStatusText(tr("Queue paused: the batch explorer is measuring; start the queue again when it ends."),
                       /*error=*/true);
@@ -905,6 +908,7 @@ void MainWindow::onWatchedRunFound(const RunRecord& record) {
         label->clear();
     rank_peaks_.clear();
     batch_panel_->setCriticalBatch(0, 0, 0);
+    batch_panel_->setLatestCheckpoint(QString(), 0);  // a new run: the last one's checkpoint is not its
     event_log_->clear();
     const QString name = QString::fromStdString(record.name.empty() ? record.run_id : record.name);
     appendLog(tr("watching run %1 (%2, %3), written by another process")

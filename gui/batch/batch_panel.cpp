@@ -494,7 +494,7 @@ bool BatchPanel::isMeasuring() const { return noise_worker_->isRunning(); }
 
 bool BatchPanel::measureCriticalBatch() {
     if (checkpoint_path_.isEmpty() || run_live_ || isExploring() || isMeasuring()) return false;
-    if (!noise_worker_->start(config_, checkpoint_path_, checkpoint_step_)) return false;
+    if (!noise_worker_->start(checkpoint_path_, checkpoint_step_)) return false;
     critical_batch_label_->setText(tr("Measuring the critical batch of the step-%1 checkpoint…").arg(checkpoint_step_));
     updateControls();
     return true;

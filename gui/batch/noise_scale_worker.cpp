@@ -13,11 +13,11 @@ NoiseScaleWorker::NoiseScaleWorker(QObject* parent) : QObject(parent) {
 
 NoiseScaleWorker::~NoiseScaleWorker() { joinThread(); }
 
-bool NoiseScaleWorker::start(const RunConfig& config, const QString& weights, int64_t step) {
+bool NoiseScaleWorker::start(const QString& checkpoint, int64_t step) {
     if (running_) return false;
     joinThread();
     running_ = true;
-    thread_ = std::thread([this, config, path = weights.toStdString(), step] {
+    thread_ = std::thread([this, path = checkpoint.toStdString(), step] {
         auto report = [this](auto emit_signal) {
             QMetaObject::invokeMethod(
                 this,
@@ -30,7 +30,7 @@ bool NoiseScaleWorker::start(const RunConfig& config, const QString& weights, in
         };
         // Everything is caught here: an exception leaving a std::thread would end the program.
         try {
-            const NoiseScaleMeasurement result = measureNoiseScaleOfWeights(config, path, 0);
+            const NoiseScaleMeasurement result = measureNoiseScaleOfCheckpoint(path, 0);
             report([this, result, step] { Q_EMIT measured(result, step); });
         } catch (const std::exception& error) {
             const QString message = QString::fromStdString(error.what());

@@ -25,9 +25,10 @@ public:
     explicit NoiseScaleWorker(QObject* parent = nullptr);
     ~NoiseScaleWorker() override;
 
-    // False (and nothing happens) while a measurement runs. `weights`: a checkpoint directory
-    // or its model.safetensors; micro-batches of train.micro_batch_size.
-    bool start(const RunConfig& config, const QString& weights, int64_t step);
+    // False (and nothing happens) while a measurement runs. `checkpoint`: a checkpoint
+    // directory, measured with the config it was trained with (micro-batches of its
+    // train.micro_batch_size).
+    bool start(const QString& checkpoint, int64_t step);
     bool isRunning() const { return running_; }
 
 Q_SIGNALS:

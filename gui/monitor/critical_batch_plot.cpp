@@ -107,7 +107,7 @@ void CriticalBatchPlot::addPoints(const QVector<MetricPoint>& points) {
             }
             changed = true;
         } else if (p.key == "noise/critical_batch_rel_error") {
-            errors_[p.step] = p.value;  // published before the estimate of its step, in one batch
+            errors_[p.step] = p.value;  // its estimate may have come first: the loop below pairs them
         } else if (p.key == "train/global_batch") {
             global_batch_->addData(step, p.value);
             changed = true;

@@ -7,6 +7,7 @@
 #include <QTemporaryDir>
 
 #include "conformance_setup.h"
+#include "train/resume_compatibility.h"
 #include "trainbench/batch_schedule.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
@@ -101,7 +102,33 @@ private Q_SLOTS:
         resume.resume_from = checkpoint->path;
         const Logged rest = run(config, resume);
         QCOMPARE(rest.batch, (std::vector<double>{16, 24, 32, 32}));
-        for (size_t i = 0; i < rest.loss.size(); ++i) QCOMPARE(rest.loss[i], whole.loss[i + 3]);
+        QCOMPARE(rest.loss.size(), size_t(4));
+        for (size_t i = 0; i < rest.loss.size(); ++i) QVERIFY(rest.loss[i] == whole.loss[i + 3]);  // bitwise
+    }
+
+    // A resume recomputes the schedule and its data cursor from the config: one that would
+    // move them (another ramp, another rounding unit) is refused, naming the field.
+    void aResumeThatWouldMoveTheScheduleIsRefused() {
+        const RunConfig then = rampConfig();
+        const std::string saved = runConfigToJson(then);
+        requireResumable(then, saved, "ckpt");  // the same: fine
+        RunConfig other = then;
+        other.train.batch_ramp_start = 12;
+        try {
+            requireResumable(other, saved, "ckpt");
+            QFAIL("a changed ramp was accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(QString::fromStdString(e.path()), QString("train.batch_ramp_start"));
+        }
+        RunConfig backed_off = then;  // the same B at m 1 x K 16: another unit for the ramp
+        backed_off.train.micro_batch_size = 1;
+        backed_off.train.gradient_accumulation_steps = 16;
+        try {
+            requireResumable(backed_off, saved, "ckpt");
+            QFAIL("another rounding unit was accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(QString::fromStdString(e.path()), QString("train.micro_batch_size"));
+        }
     }
 
     void badRampSettingsAreRefusedNamingTheField_data() {

@@ -300,7 +300,7 @@ private Q_SLOTS:
         const auto rest = run(three, resume);
         const auto& tail = rest.at("noise/critical_batch_tokens");
         QCOMPARE(tail.size(), size_t(3));
-        for (size_t i = 0; i < 3; ++i) QCOMPARE(tail[i], whole.at("noise/critical_batch_tokens")[i + 3]);
+        for (size_t i = 0; i < 3; ++i) QVERIFY(tail[i] == whole.at("noise/critical_batch_tokens")[i + 3]);  // bitwise
         QVERIFY(run(noiseConfig(4, 1, 1)).empty());
         RunConfig off = config;
         off.train.noise_scale = false;

@@ -200,6 +200,11 @@ private Q_SLOTS:
                 QVERIFY2(relative(sharded[i].grad_norm, reference[i].grad_norm) < 1e-10,
                          qPrintable(QString("stage %1 step %2: %3 vs %4").arg(stage).arg(i + 1)
                                         .arg(sharded[i].grad_norm, 0, 'g', 15).arg(reference[i].grad_norm, 0, 'g', 15)));
+                // The noise scale's parts too: the micro-batches' own gradients are the same at
+                // every stage (three of the four count targets).
+                QVERIFY(sharded[i].noise && reference[i].noise);
+                QVERIFY2(relative(sharded[i].noise->trace, reference[i].noise->trace) < 1e-9, qPrintable(QString("stage %1").arg(stage)));
+                QVERIFY(std::fabs(sharded[i].noise->grad_sq - reference[i].noise->grad_sq) <= 1e-9 * reference[i].noise->trace);
             }
             for (size_t p = 0; p < weights.size(); ++p) {
                 const double scale = std::max(reference_weights[p].abs().max().item<double>(), 1e-12);

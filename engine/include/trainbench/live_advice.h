@@ -81,8 +81,8 @@ std::string criticalBatchAdvice(double critical_sequences, double relative_error
 
 // The critical batch (the smoothed noise scale, in sequences) against the global batch B, once
 // the estimate is steady (relative error below `max_error`): far above B, raising K (same
-// memory) would use each step's compute better; far below, the batch wastes tokens. Fires once
-// per direction, then stays quiet for `quiet_steps`.
+// memory) would use each step's compute better; far below, the batch wastes tokens. After it
+// fires it stays quiet for `quiet_steps`.
 class CriticalBatchAdvisor {
 public:
     explicit CriticalBatchAdvisor(double factor = 2.0, double max_error = 0.3, int64_t quiet_steps = 1000);

@@ -44,7 +44,8 @@ public:
     double trace() const;   // smoothed tr(Sigma) per token
     // tr / |G|^2 in tokens, 0 when the smoothed |G|^2 is not positive (no estimate yet).
     double criticalBatchTokens() const;
-    // One standard error of criticalBatchTokens() relative to it; infinite until two steps.
+    // One standard error of criticalBatchTokens() relative to it; infinite until the averages'
+    // effective sample count reaches two (three steps).
     double relativeError() const;
 
     // For checkpoints: every number the tracker holds, and back.

@@ -40,5 +40,8 @@ struct NoiseScaleMeasurement {
 // config, file or size.
 NoiseScaleMeasurement measureNoiseScaleOfWeights(const RunConfig& config, const std::string& weights_path,
                                                  int64_t micro_batch_size);
+// The same for a checkpoint directory with the config it was trained with (its verified
+// trainer.json), whatever the config in hand now.
+NoiseScaleMeasurement measureNoiseScaleOfCheckpoint(const std::string& checkpoint_dir, int64_t micro_batch_size);
 
 }  // namespace trainbench
