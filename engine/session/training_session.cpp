@@ -14,6 +14,7 @@
 #include "memory/cuda_memory.h"
 #include "memory/memory_account.h"
 #include "memory/memory_keys.h"
+#include "trainbench/batch_schedule.h"
 #include "trainbench/memory_plan.h"
 #include "parallel/in_process_collectives.h"
 #include "parallel/nccl_collectives.h"
@@ -155,12 +156,13 @@ struct TrainingSession::Impl {
     // memory curve moves while a long step runs. Ends when the last rank does.
     void sampleMemory() {
         std::unique_lock lock(finish_mutex);
+        const BatchSchedule schedule(config);  // the tokens axis of a ramping run
         while (!finish_cv.wait_for(lock, std::chrono::milliseconds(500), [this] { return finished.load(); })) {
             const int64_t step = completed_steps.load();
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
             std::vector<MetricPoint> points;
             auto add = [&](size_t slot, const char* what, double value) {
-                points.push_back(MetricPoint{step, step * config.tokensPerStep(), wall,
+                points.push_back(MetricPoint{step, schedule.tokensBefore(step), wall,
                                              memoryKeyPrefix(devices[slot], ranks[slot]) + what, value});
             };
             for (size_t slot = 0; slot < memory.size(); ++slot) {

@@ -30,6 +30,7 @@
 #include "compare/compare_view.h"
 #include "app/config_summary.h"
 #include "common/display_format.h"
+#include "trainbench/batch_schedule.h"
 #include "configure/configure_view.h"
 #include "runs/engine_bridge.h"
 #include "app/layout_settings.h"
@@ -536,10 +537,18 @@ bool MainWindow::startRun() {
     // training the last valid config.
     const RunConfig& to_start = configure_view_->issues().empty() ? config_ : configure_view_->config();
     if (!bridge_->start(to_start, QueueView::runNameOf(config_name_))) return false;
-    appendLog(tr("started %1: %2 steps of %3 tokens")
-                  .arg(config_name_)
-                  .arg(config_.optimizerSteps())
-                  .arg(formatGrouped(config_.tokensPerStep())));
+    const BatchSchedule schedule(config_);
+    if (schedule.ramps())
+        appendLog(tr("started %1: %2 steps of %3 to %4 tokens (a batch ramp)")
+                      .arg(config_name_)
+                      .arg(config_.optimizerSteps())
+                      .arg(formatGrouped(schedule.globalBatch(0) * config_.train.seq_len))
+                      .arg(formatGrouped(config_.tokensPerStep())));
+    else
+        appendLog(tr("started %1: %2 steps of %3 tokens")
+                      .arg(config_name_)
+                      .arg(config_.optimizerSteps())
+                      .arg(formatGrouped(config_.tokensPerStep())));
     setPhase(Phase::Running);
     setStatusText(tr("Starting: building the model…"));
     showTab(Tab::Training);

@@ -11,6 +11,7 @@
 #include <QFontMetrics>
 #include <QToolTip>
 
+#include "trainbench/batch_schedule.h"
 #include "plotting/plot_tickers.h"
 #include "plotting/robust_range.h"
 
@@ -335,7 +336,8 @@ std::vector<LiveDecimation*> MetricPlots::decimations() {
 
 void MetricPlots::resetRun(const RunConfig& config) {
     planned_steps_ = std::max<int64_t>(config.train.steps, 1);
-    planned_tokens_ = static_cast<double>(planned_steps_) * static_cast<double>(std::max<int64_t>(config.tokensPerStep(), 1));
+    // Under a batch ramp the steps grow: the schedule says how many tokens the run reads.
+    planned_tokens_ = std::max(1.0, static_cast<double>(BatchSchedule(config).tokensBefore(planned_steps_)));
     last_step_ = 0;
     last_tokens_ = 0;
     last_wall_ = 0;

@@ -66,6 +66,7 @@ private Q_SLOTS:
             QCOMPARE(schedule.accumulation(int64_t(s), 2), batches[s] / 4);
             QCOMPARE(schedule.accumulation(int64_t(s), 1), batches[s] / 2);  // after a back-off to m = 1
         }
+        QCOMPARE(schedule.tokensBefore(3), int64_t(28 * 16));  // the tokens axis: positions read before step 3
         QCOMPARE(schedule.lrFactor(0), 0.5);  // sqrt(8 / 32)
         RunConfig linear = rampConfig();
         linear.train.lr_batch_rule = "linear";

@@ -23,8 +23,11 @@ public:
     // Micro-batches per rank at micro-batch size `m` (after an out-of-memory back-off m may
     // have shrunk; the global batch stays).
     int64_t accumulation(int64_t step, int64_t m) const;
-    // The global index of the step's first sample.
+    // The global index of the step's first sample: the sequences the steps before it read.
     int64_t firstSample(int64_t step) const;
+    // The token positions (sequences x seq_len) the steps before `step` read: the tokens axis
+    // and planned length of a run (a fixed batch: step x B x seq_len).
+    int64_t tokensBefore(int64_t step) const { return firstSample(step) * seq_len_; }
     // The learning rate's factor at this step against the configured batch B1:
     // sqrt(B / B1), B / B1 or 1 (train.lr_batch_rule).
     double lrFactor(int64_t step) const;
