@@ -140,9 +140,6 @@ void RankTrainer::prepare() {
     resumed_optimizer_.clear();
     group_of_param_ = noiseScaleGroupsOf(model_);
     group_index_ = torch::tensor(std::vector<int64_t>(group_of_param_.begin(), group_of_param_.end()), torch::kInt64);
-    // The noise scale needs two micro-batches or more a window (over the ranks).
-    if (cfg_.train.noise_scale && cfg_.train.gradient_accumulation_steps * s_.world_size >= 2)
-        fresh_norms_ = std::make_unique<FreshGradientNorms>(params_, group_of_param_, device_);
     group_present_.assign(noiseScaleGroups().size(), 0);
     for (int g : group_of_param_) group_present_[g] = 1;
     noise_groups_.assign(noiseScaleGroups().size(), NoiseScaleTracker());
@@ -173,6 +170,11 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     auto count = torch::zeros({}, float_options.dtype(torch::kInt64));
     auto aux_sum = torch::zeros({}, float_options);
     const int64_t K = windowMicroBatches(step);
+    // The noise scale needs two micro-batches or more a window over the ranks: its hooks come
+    // with the first such window (also one a ramp or an out-of-memory back-off brings), on every
+    // rank at the same step, so the statistics keep one layout everywhere.
+    if (!fresh_norms_ && cfg_.train.noise_scale && K * s_.world_size >= 2)
+        fresh_norms_ = std::make_unique<FreshGradientNorms>(params_, group_of_param_, device_);
     // Reading runs one micro-batch ahead on its own thread, across window boundaries too, so
     // the rank never waits on I/O (a source's reads are const and thread-safe). The reader
     // charges its buffers to this rank's memory account.

@@ -302,6 +302,17 @@ private Q_SLOTS:
         QCOMPARE(tail.size(), size_t(3));
         for (size_t i = 0; i < 3; ++i) QVERIFY(tail[i] == whole.at("noise/critical_batch_tokens")[i + 3]);  // bitwise
         QVERIFY(run(noiseConfig(4, 1, 1)).empty());
+        // A ramp from one micro-batch a window (K 1) to four: no estimate while K is 1, one
+        // every step after.
+        RunConfig ramp = noiseConfig(2, 4, 1);
+        ramp.train.steps = 6;
+        ramp.train.batch_policy = "ramp";
+        ramp.train.batch_ramp_start = 2;
+        ramp.train.batch_ramp_tokens = 8 * ramp.train.seq_len;
+        const auto ramped = run(ramp);
+        QVERIFY(ramped.count("noise/grad_sq"));
+        QVERIFY2(ramped.at("noise/grad_sq").size() >= 3 && ramped.at("noise/grad_sq").size() < 6,
+                 qPrintable(QString::number(ramped.at("noise/grad_sq").size())));
         RunConfig off = config;
         off.train.noise_scale = false;
         QVERIFY(run(off).empty());
