@@ -139,7 +139,8 @@ void RankTrainer::prepare() {
     }
     resumed_optimizer_.clear();
     group_of_param_ = noiseScaleGroupsOf(model_);
-    group_index_ = torch::tensor(std::vector<int64_t>(group_of_param_.begin(), group_of_param_.end()), torch::kInt64);
+    group_index_ =
+        torch::tensor(std::vector<int64_t>(group_of_param_.begin(), group_of_param_.end()), torch::kInt64).to(device_);
     group_present_.assign(noiseScaleGroups().size(), 0);
     for (int g : group_of_param_) group_present_[g] = 1;
     noise_groups_.assign(noiseScaleGroups().size(), NoiseScaleTracker());
@@ -415,7 +416,7 @@ std::vector<double> RankTrainer::groupGradSquares() {
         std::vector<torch::Tensor> grads;
         for (auto& p : params_) grads.push_back(p.grad());
         auto per_param = torch::stack(at::_foreach_norm(grads, 2)).to(torch::kFloat64).square();
-        squares = torch::zeros({groups}, per_param.options()).index_add_(0, group_index_.to(per_param.device()), per_param);
+        squares = torch::zeros({groups}, per_param.options()).index_add_(0, group_index_, per_param);
     }
     auto host = squares.cpu();
     return std::vector<double>(host.data_ptr<double>(), host.data_ptr<double>() + groups);

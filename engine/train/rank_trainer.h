@@ -173,7 +173,7 @@ private:
     std::unique_ptr<ShardedAdamW> sharded_;
     std::vector<torch::Tensor> params_;
     std::vector<int> group_of_param_;  // noiseScaleGroupsOf, per parameter
-    torch::Tensor group_index_;        // the same as an int64 tensor
+    torch::Tensor group_index_;        // the same as an int64 tensor on the rank's device
     std::unique_ptr<FreshGradientNorms> fresh_norms_;  // null: no noise scale
     std::vector<MoE> moe_layers_;
     std::vector<int64_t> moe_indices_;

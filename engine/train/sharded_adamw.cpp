@@ -32,14 +32,16 @@ torch::Tensor ShardedAdamW::sliceSquaredNorms(const std::vector<int>& group_of_p
     torch::Tensor out = torch::zeros({groups}, options);
     if (segments_.empty()) return out;
     std::vector<torch::Tensor> views;
-    std::vector<int64_t> index;
-    for (const Segment& s : segments_) {
-        views.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
-        index.push_back(group_of_param[s.param]);
+    for (const Segment& s : segments_) views.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
+    // Each segment's group, on the device once (the groups of a run do not change).
+    if (!segment_groups_.defined()) {
+        std::vector<int64_t> index;
+        for (const Segment& s : segments_) index.push_back(group_of_param[s.param]);
+        segment_groups_ = torch::tensor(index, torch::kInt64).to(out.device());
     }
     // Each segment's norm in its own dtype, squared in fp64, summed into its group.
     auto squares = torch::stack(at::_foreach_norm(views, 2)).to(torch::kFloat64).square();
-    return out.index_add_(0, torch::tensor(index, torch::kInt64).to(out.device()), squares);
+    return out.index_add_(0, segment_groups_, squares);
 }
 
 void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives) {

@@ -64,6 +64,7 @@ private:
     Options options_;
     ShardedWeights* weights_;
     std::vector<Segment> segments_;
+    mutable torch::Tensor segment_groups_;  // sliceSquaredNorms: each segment's group, on the device
     std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;  // per bucket: [slice], this rank's
     int64_t steps_ = 0;
 

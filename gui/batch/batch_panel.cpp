@@ -463,13 +463,13 @@ QString BatchPanel::describeLayoutAdvice(const LayoutAdvice& advice, int64_t wor
         return tr("stage %1, recompute %2, m %3").arg(l.zero_stage).arg(QString::fromStdString(l.activation_checkpointing))
             .arg(l.micro_batch_size);
     };
+    const QString ranks = world_size == 1 ? tr("1 rank") : tr("%1 ranks").arg(world_size);
     const QString here = advice.cheapest.micro_batch_size > 0
                              ? tr("Cheapest that fits on %1, %2 % to spare: %3.")
-                                   .arg(world_size == 1 ? tr("1 rank") : tr("%1 ranks").arg(world_size))
+                                   .arg(ranks)
                                    .arg(std::lround(100 * kLayoutSafetyMargin))
                                    .arg(layout(advice.cheapest))
-                             : tr("Nothing fits on %1, even at m 1.")
-                                   .arg(world_size == 1 ? tr("1 rank") : tr("%1 ranks").arg(world_size));
+                             : tr("Nothing fits on %1, even at m 1.").arg(ranks);
     const QString fewest = advice.fewest_ranks > 0
                                ? tr("Fewest ranks at m 1: %1 (%2).").arg(advice.fewest_ranks).arg(layout(advice.fewest_ranks_layout))
                                : tr("No number of ranks up to 4096 fits m 1.");
@@ -544,18 +544,16 @@ void BatchPanel::showPlanNumbers() {
                                                               : formatBytes(plan_.bucket_bytes));
     buckets_label_->setToolTip(tr("The gradients are views of the reduction buckets: no second copy. The "
                                   "sync-each mode keeps running sums beside them."));
-    gradients_label_->setText(config_.runtime.zero_stage >= 2
-                                  ? tr("%1 (1/%2, ZeRO stage %3)")
-                                        .arg(formatBytes(plan_.gradient_bytes))
-                                        .arg(plan_.world_size)
-                                        .arg(config_.runtime.zero_stage)
-                                  : formatBytes(plan_.gradient_bytes));
-    optimizer_label_->setText(config_.runtime.zero_stage >= 1
-                                  ? tr("%1 (1/%2, ZeRO stage %3)")
-                                        .arg(formatBytes(plan_.optimizer_bytes))
-                                        .arg(plan_.world_size)
-                                        .arg(config_.runtime.zero_stage)
-                                  : formatBytes(plan_.optimizer_bytes));
+    // A kind the stage shards says so: "472 KiB (1/2, ZeRO stage 3)".
+    auto perRank = [this](int64_t bytes, int64_t sharded_from) {
+        return config_.runtime.zero_stage >= sharded_from ? tr("%1 (1/%2, ZeRO stage %3)")
+                                                                .arg(formatBytes(bytes))
+                                                                .arg(plan_.world_size)
+                                                                .arg(config_.runtime.zero_stage)
+                                                          : formatBytes(bytes);
+    };
+    gradients_label_->setText(perRank(plan_.gradient_bytes, 2));
+    optimizer_label_->setText(perRank(plan_.optimizer_bytes, 1));
     activations_label_->setText(formatBytes(plan_.activation_bytes));
     logits_label_->setText(formatBytes(plan_.logits_bytes));
     peak_label_->setText(formatBytes(plan_.peak_bytes));
