@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/plan_commands.h"
+#include "trainbench/batch_schedule.h"
 #include "trainbench/batch_explorer.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/config_grid.h"
@@ -160,11 +161,13 @@ int trainToEnd(TrainingSession& session, RunRecorder* recorder, const RunConfig&
     std::signal(SIGINT, onInterrupt);
     std::signal(SIGTERM, onInterrupt);
     session.start();
-    std::fprintf(stderr, "run %s (%s): m %lld x K %lld x W %lld = B %lld sequences of %lld tokens, %lld steps\n",
+    const BatchSchedule schedule(config);
+    std::fprintf(stderr, "run %s (%s): m %lld x K %lld x W %lld = B %lld sequences of %lld tokens, %s%lld steps%s\n",
                  session.summary().run_id.c_str(), label.c_str(), (long long)config.train.micro_batch_size,
                  (long long)config.train.gradient_accumulation_steps, (long long)config.runtime.world_size,
-                 (long long)config.globalBatch(), (long long)config.train.seq_len, (long long)config.optimizerSteps());
-    ProgressPrinter progress(config.optimizerSteps());
+                 (long long)config.globalBatch(), (long long)config.train.seq_len, schedule.adapts() ? "at most " : "",
+                 (long long)schedule.plannedSteps(), schedule.adapts() ? " (the batch grows with the critical batch)" : "");
+    ProgressPrinter progress(schedule.plannedSteps());
     bool interrupted = false;
     auto report = [&](const BusBatch& batch) {
         std::map<int64_t, std::map<std::string, double>> steps;

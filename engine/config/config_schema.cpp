@@ -179,9 +179,15 @@ std::vector<ConfigField> buildFields() {
     t.integer("steps", &TrainConfig::steps, "Optimizer steps to train");
     t.integer("samples", &TrainConfig::samples,
               "Sequences to train on instead of steps (0: use steps); a multiple of micro_batch_size x world_size");
+    t.integer("tokens", &TrainConfig::tokens,
+              "Token positions (sequences x seq_len) to train on instead of steps or samples (0: use them); a "
+              "multiple of micro_batch_size x world_size x seq_len. With a changing batch the run ends at this count");
     t.real("lr", &TrainConfig::lr, "Peak learning rate");
     t.real("min_lr", &TrainConfig::min_lr, "Final learning rate of the cosine or linear decay");
     t.integer("warmup_steps", &TrainConfig::warmup_steps, "Optimizer steps of linear warm-up from 0");
+    t.integer("warmup_tokens", &TrainConfig::warmup_tokens,
+              "The warm-up in token positions instead of steps (0: use warmup_steps); under a ramping or adaptive "
+              "batch the decay is counted in tokens either way");
     t.text("schedule", &TrainConfig::schedule, "Learning-rate schedule after warm-up", {"constant", "cosine", "linear"});
     t.real("weight_decay", &TrainConfig::weight_decay, "AdamW decoupled weight decay (not applied to norms and biases)");
     t.real("beta1", &TrainConfig::beta1, "AdamW first-moment decay");
@@ -192,17 +198,26 @@ std::vector<ConfigField> buildFields() {
     t.text("incomplete_window", &TrainConfig::incomplete_window, "Last window with fewer micro-batches: scale by its own token count, or drop it", {"scale", "drop"});
     t.boolean("sync_each_micro_batch", &TrainConfig::sync_each_micro_batch, "Reduce gradients after every micro-batch (same result, more communication)");
     t.text("batch_policy", &TrainConfig::batch_policy,
-           "The global batch over the run: fixed, or ramp from batch_ramp_start sequences to m x K x W over the first "
-           "batch_ramp_tokens tokens (K changes, m does not: the same memory)",
-           {"fixed", "ramp"});
+           "The global batch over the run: fixed; ramp from batch_ramp_start sequences to m x K x W over the first "
+           "batch_ramp_tokens tokens; or adaptive, from m x K x W growing with the measured critical batch "
+           "(batch_adapt_*). K changes, m does not: the same memory",
+           {"fixed", "ramp", "adaptive"});
     t.integer("batch_ramp_start", &TrainConfig::batch_ramp_start,
               "batch_policy ramp: the global batch of the first step, in sequences (rounded down to a multiple of m x W)");
     t.integer("batch_ramp_tokens", &TrainConfig::batch_ramp_tokens,
               "batch_policy ramp: the tokens (sequences x seq_len) over which the global batch grows to m x K x W");
     t.text("lr_batch_rule", &TrainConfig::lr_batch_rule,
-           "How the learning rate follows the global batch B while it ramps: sqrt (lr x sqrt(B / B_final), for AdamW), "
-           "linear (lr x B / B_final) or none",
+           "How the learning rate follows the global batch B as it changes: sqrt (lr x sqrt(B / B1), for AdamW), "
+           "linear (lr x B / B1) or none; B1 = m x K x W, the ramp's end or the adaptive start",
            {"sqrt", "linear", "none"});
+    t.real("batch_adapt_threshold", &TrainConfig::batch_adapt_threshold,
+           "batch_policy adaptive: grow once the critical batch estimate exceeds this many times the global batch");
+    t.integer("batch_adapt_dwell_tokens", &TrainConfig::batch_adapt_dwell_tokens,
+              "batch_policy adaptive: the token positions the estimate must stay above the threshold before K grows");
+    t.integer("batch_adapt_factor", &TrainConfig::batch_adapt_factor,
+              "batch_policy adaptive: K grows by this integer factor (less where batch_adapt_max_accumulation caps it)");
+    t.integer("batch_adapt_max_accumulation", &TrainConfig::batch_adapt_max_accumulation,
+              "batch_policy adaptive: the largest gradient_accumulation_steps the batch may grow to");
     t.boolean("noise_scale", &TrainConfig::noise_scale,
               "Estimate the gradient noise scale and the critical batch every step with K x W >= 2, from each "
               "micro-batch's own gradient (one squared norm per parameter per micro-batch; noise/* metrics)");

@@ -136,11 +136,11 @@ void checkTrain(Checker& c, const RunConfig& config) {
     c.atLeast("train.seed", t.seed, 0);
     c.oneOf("train.loss_normalization", t.loss_normalization, {"tokens"});
     c.oneOf("train.incomplete_window", t.incomplete_window, {"scale", "drop"});
-    c.oneOf("train.batch_policy", t.batch_policy, {"fixed", "ramp"});
+    c.oneOf("train.batch_policy", t.batch_policy, {"fixed", "ramp", "adaptive"});
     c.oneOf("train.lr_batch_rule", t.lr_batch_rule, {"sqrt", "linear", "none"});
+    const int64_t ranks = config.runtime.world_size;
+    const int64_t unit = t.micro_batch_size * ranks, global = t.micro_batch_size * t.gradient_accumulation_steps * ranks;
     if (t.batch_policy == "ramp") {
-        const int64_t ranks = config.runtime.world_size;
-        const int64_t unit = t.micro_batch_size * ranks, global = t.micro_batch_size * t.gradient_accumulation_steps * ranks;
         if (t.batch_ramp_start < unit || t.batch_ramp_start > global)
             c.issues.push_back({"train.batch_ramp_start",
                                 "train.batch_ramp_start (" + num(t.batch_ramp_start) + ") must lie between m x W = " +
@@ -149,12 +149,54 @@ void checkTrain(Checker& c, const RunConfig& config) {
         if (t.batch_ramp_tokens <= 0)
             c.issues.push_back({"train.batch_ramp_tokens", "train.batch_ramp_tokens (" + num(t.batch_ramp_tokens) +
                                                                ") must be positive: the tokens over which the batch grows"});
-        if (t.samples > 0)
-            c.issues.push_back({"train.samples", "train.samples with batch_policy ramp is not supported: the run's "
-                                                 "length is train.steps; set train.samples to 0"});
     } else if (t.batch_ramp_start > 0 || t.batch_ramp_tokens > 0) {
         c.issues.push_back({"train.batch_policy", "train.batch_ramp_start / batch_ramp_tokens are set but "
-                                                  "train.batch_policy is \"fixed\": set it to \"ramp\" or clear them"});
+                                                  "train.batch_policy is \"" + t.batch_policy +
+                                                  "\": set it to \"ramp\" or clear them"});
+    }
+    if (t.batch_policy == "adaptive") {
+        const int64_t K = t.gradient_accumulation_steps;
+        if (!(t.batch_adapt_threshold > 0))
+            c.fail("train.batch_adapt_threshold", num(t.batch_adapt_threshold), "must be positive",
+                   "use e.g. 2 (grow once the critical batch is twice the global batch)");
+        if (t.batch_adapt_factor < 2)
+            c.fail("train.batch_adapt_factor", num(t.batch_adapt_factor), "must be an integer >= 2",
+                   "use 2 (double K each time)");
+        if (t.batch_adapt_max_accumulation <= K)
+            c.issues.push_back({"train.batch_adapt_max_accumulation",
+                                "train.batch_adapt_max_accumulation (" + num(t.batch_adapt_max_accumulation) +
+                                    ") must exceed train.gradient_accumulation_steps (" + num(K) +
+                                    "): the largest K the adaptive batch may grow to; for example " + num(8 * K)});
+        if (t.batch_adapt_dwell_tokens <= 0)
+            c.issues.push_back({"train.batch_adapt_dwell_tokens",
+                                "train.batch_adapt_dwell_tokens (" + num(t.batch_adapt_dwell_tokens) +
+                                    ") must be positive: the tokens the critical batch must stay above the threshold "
+                                    "before K grows; for example 20 steps' worth, " +
+                                    num(20 * global * t.seq_len)});
+        if (!t.noise_scale)
+            c.issues.push_back({"train.noise_scale", "train.batch_policy adaptive follows the critical batch: set "
+                                                     "train.noise_scale to true"});
+        if (K * ranks < 2)
+            c.issues.push_back({"train.gradient_accumulation_steps",
+                                "train.batch_policy adaptive measures the critical batch from two micro-batches or "
+                                "more a window (gradient_accumulation_steps x world_size = " + num(K * ranks) +
+                                "); raise gradient_accumulation_steps to 2"});
+    } else if (t.batch_adapt_dwell_tokens > 0 || t.batch_adapt_max_accumulation > 0) {
+        c.issues.push_back({"train.batch_policy", "train.batch_adapt_dwell_tokens / batch_adapt_max_accumulation are "
+                                                  "set but train.batch_policy is \"" + t.batch_policy +
+                                                  "\": set it to \"adaptive\" or clear them"});
+    }
+    c.atLeast("train.tokens", t.tokens, 0);
+    c.atLeast("train.warmup_tokens", t.warmup_tokens, 0);
+    if (t.tokens > 0 && t.samples > 0)
+        c.issues.push_back({"train.tokens", "train.tokens and train.samples both give the run's length: set one of "
+                                            "them to 0"});
+    if (t.tokens > 0 && t.seq_len >= 1 && unit >= 1 && t.tokens % (unit * t.seq_len) != 0) {
+        const int64_t each = unit * t.seq_len;
+        c.issues.push_back({"train.tokens", "train.tokens (" + num(t.tokens) + ") must be a whole number of "
+                                            "micro-batches on every rank, a multiple of micro_batch_size x world_size x "
+                                            "seq_len = " + num(each) + "; use " + num(std::max(each, t.tokens / each * each)) +
+                                            " or " + num((t.tokens / each + 1) * each)});
     }
     c.atLeast("train.eval_every", t.eval_every, 0);
     c.atLeast("train.eval_windows", t.eval_windows, 0);
@@ -165,7 +207,6 @@ void checkTrain(Checker& c, const RunConfig& config) {
     c.atLeast("train.samples", t.samples, 0);
     const int64_t W = config.runtime.world_size;
     if (t.samples > 0 && t.micro_batch_size >= 1 && W >= 1) {
-        const int64_t unit = t.micro_batch_size * W;
         if (t.samples % unit != 0)
             c.issues.push_back({"train.samples", "train.samples (" + num(t.samples) + ") must be a whole number of "
                                                  "micro-batches on every rank, a multiple of micro_batch_size x world_size = " +

@@ -14,7 +14,6 @@
 #include "memory/cuda_memory.h"
 #include "memory/memory_account.h"
 #include "memory/memory_keys.h"
-#include "trainbench/batch_schedule.h"
 #include "trainbench/memory_plan.h"
 #include "parallel/in_process_collectives.h"
 #include "parallel/nccl_collectives.h"
@@ -143,6 +142,7 @@ struct TrainingSession::Impl {
     std::vector<std::thread> threads;
     std::vector<RankResult> results;
     std::atomic<int64_t> completed_steps{0};
+    std::atomic<int64_t> completed_tokens{0};  // token positions through the last completed step
     std::atomic<int> running_ranks{0};
     std::atomic<bool> started_flag{false};
     std::atomic<bool> finished{false};
@@ -156,13 +156,12 @@ struct TrainingSession::Impl {
     // memory curve moves while a long step runs. Ends when the last rank does.
     void sampleMemory() {
         std::unique_lock lock(finish_mutex);
-        const BatchSchedule schedule(config);  // the tokens axis of a ramping run
         while (!finish_cv.wait_for(lock, std::chrono::milliseconds(500), [this] { return finished.load(); })) {
             const int64_t step = completed_steps.load();
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
             std::vector<MetricPoint> points;
             auto add = [&](size_t slot, const char* what, double value) {
-                points.push_back(MetricPoint{step, schedule.tokensBefore(step), wall,
+                points.push_back(MetricPoint{step, completed_tokens.load(), wall,
                                              memoryKeyPrefix(devices[slot], ranks[slot]) + what, value});
             };
             for (size_t slot = 0; slot < memory.size(); ++slot) {
@@ -215,6 +214,7 @@ struct TrainingSession::Impl {
             setup.bus = &bus;
             setup.started = started;
             setup.completed_steps = &completed_steps;
+            setup.completed_tokens = &completed_tokens;
             results[slot] = runRank(setup);
         } catch (const std::exception& e) {  // no rendezvous or process group: nothing trained
             results[slot].status = RunStatus::Failed;

@@ -1,54 +1,119 @@
-// The global batch per step: fixed, or a linear ramp in tokens, in multiples of m x W.
+// The global batch per step: fixed, a linear ramp in tokens, or grown where the critical batch
+// says; in multiples of m x W; and the step at which the run has read what it planned.
 #include "trainbench/batch_schedule.h"
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace trainbench {
 
 BatchSchedule::BatchSchedule(const RunConfig& c)
-    : ramp_(c.train.batch_policy == "ramp" && c.train.batch_ramp_start > 0),
+    : policy_(c.train.batch_policy == "adaptive"                               ? Policy::Adaptive
+              : c.train.batch_policy == "ramp" && c.train.batch_ramp_start > 0 ? Policy::Ramp
+                                                                               : Policy::Fixed),
       unit_(std::max<int64_t>(1, c.train.micro_batch_size * c.runtime.world_size)),
       start_(c.train.batch_ramp_start),
-      end_(c.globalBatch()),
+      end_(std::max<int64_t>(1, c.globalBatch())),
       ramp_tokens_(c.train.batch_ramp_tokens),
       seq_len_(c.train.seq_len),
-      world_size_(static_cast<int>(std::max<int64_t>(1, c.runtime.world_size))),
-      rule_(c.train.lr_batch_rule) {}
+      world_size_(std::max<int64_t>(1, c.runtime.world_size)),
+      steps_(c.train.steps),
+      planned_samples_(c.plannedSamples() > 0 ? c.plannedSamples() : -1),
+      drop_incomplete_(c.train.incomplete_window == "drop"),
+      rule_(c.train.lr_batch_rule) {
+    // An adaptive run counted in steps reads what the fixed run of those steps would.
+    if (policy_ == Policy::Adaptive && planned_samples_ < 0) planned_samples_ = steps_ * end_;
+}
+
+int64_t BatchSchedule::rampBatch(int64_t first) const {
+    const double progress =
+        ramp_tokens_ > 0 ? std::min(1.0, double(first) * double(seq_len_) / double(ramp_tokens_)) : 1.0;
+    const double wanted = double(start_) + double(end_ - start_) * progress;
+    return std::clamp<int64_t>(static_cast<int64_t>(std::floor(wanted / double(unit_))) * unit_, unit_,
+                               std::max(unit_, end_));
+}
 
 void BatchSchedule::extendTo(int64_t step) const {
     while (static_cast<int64_t>(batches_.size()) <= step) {
+        const int64_t s = static_cast<int64_t>(batches_.size());
         const int64_t first = batches_.empty() ? 0 : firsts_.back() + batches_.back();
-        const double progress =
-            ramp_tokens_ > 0 ? std::min(1.0, double(first) * double(seq_len_) / double(ramp_tokens_)) : 1.0;
-        const double wanted = double(start_) + double(end_ - start_) * progress;
-        const int64_t batch = std::clamp<int64_t>(static_cast<int64_t>(std::floor(wanted / double(unit_))) * unit_,
-                                                  unit_, std::max(unit_, end_));
+        int64_t batch = end_;
+        if (policy_ == Policy::Ramp) batch = rampBatch(first);
+        for (const auto& [from, size] : changes_)
+            if (from <= s) batch = size;
         firsts_.push_back(first);
         batches_.push_back(batch);
     }
 }
 
-int64_t BatchSchedule::globalBatch(int64_t step) const {
-    if (!ramp_) return end_;
+int64_t BatchSchedule::scheduledBatch(int64_t step) const {
+    if (policy_ == Policy::Fixed) return end_;
     extendTo(step);
     return batches_[step];
+}
+
+int64_t BatchSchedule::firstSample(int64_t step) const {
+    if (policy_ == Policy::Fixed) return step * end_;
+    extendTo(step);
+    return firsts_[step];
+}
+
+int64_t BatchSchedule::globalBatch(int64_t step) const {
+    const int64_t scheduled = scheduledBatch(step);
+    if (planned_samples_ < 0) return scheduled;
+    return std::clamp<int64_t>(planned_samples_ - firstSample(step), 0, scheduled);
 }
 
 int64_t BatchSchedule::accumulation(int64_t step, int64_t m) const {
     return std::max<int64_t>(1, globalBatch(step) / std::max<int64_t>(1, m * world_size_));
 }
 
-int64_t BatchSchedule::firstSample(int64_t step) const {
-    if (!ramp_) return step * end_;
-    extendTo(step);
-    return firsts_[step];
+bool BatchSchedule::finished(int64_t step) const {
+    if (planned_samples_ < 0) return step >= steps_;
+    const int64_t left = planned_samples_ - firstSample(step);
+    return left <= 0 || (drop_incomplete_ && left < scheduledBatch(step));
+}
+
+int64_t BatchSchedule::plannedSteps() const {
+    if (planned_samples_ < 0) return steps_;
+    if (policy_ == Policy::Fixed) {
+        const int64_t full = planned_samples_ / end_;
+        return full + (!drop_incomplete_ && planned_samples_ % end_ != 0 ? 1 : 0);
+    }
+    int64_t step = 0;
+    while (!finished(step)) ++step;
+    return step;
+}
+
+int64_t BatchSchedule::plannedTokens() const {
+    const int64_t steps = plannedSteps();
+    if (steps == 0) return 0;
+    return (firstSample(steps - 1) + globalBatch(steps - 1)) * seq_len_;
 }
 
 double BatchSchedule::lrFactor(int64_t step) const {
-    if (!ramp_ || rule_ == "none" || end_ <= 0) return 1.0;
-    const double ratio = double(globalBatch(step)) / double(end_);
+    if (policy_ == Policy::Fixed || rule_ == "none") return 1.0;
+    const double ratio = double(scheduledBatch(step)) / double(end_);
     return rule_ == "linear" ? ratio : std::sqrt(ratio);
+}
+
+void BatchSchedule::grow(int64_t step, int64_t batch) {
+    if (policy_ != Policy::Adaptive) throw std::logic_error("BatchSchedule::grow under a fixed or ramping policy");
+    if (!changes_.empty() && step <= changes_.back().first)
+        throw std::logic_error("BatchSchedule::grow: changes must come in step order");
+    changes_.emplace_back(step, batch);
+    // Steps before `step` keep their batches and positions; later ones are recomputed.
+    if (static_cast<int64_t>(batches_.size()) > step) {
+        batches_.resize(step);
+        firsts_.resize(step);
+    }
+}
+
+void BatchSchedule::restore(std::vector<std::pair<int64_t, int64_t>> changes) {
+    changes_ = std::move(changes);
+    batches_.clear();
+    firsts_.clear();
 }
 
 }  // namespace trainbench

@@ -134,6 +134,11 @@ void writeCheckpointFiles(const fs::path& partial, const NamedTensors& model_sta
           {"optimizer.safetensors", sha256OfFile((partial / "optimizer.safetensors").string())}}},
     };
     if (!state.noise_scale.empty()) trainer["noise_scale"] = state.noise_scale;
+    if (!state.batch_changes.empty() || state.batch_dwell_tokens > 0) {
+        nlohmann::json changes = nlohmann::json::array();
+        for (const auto& [step, batch] : state.batch_changes) changes.push_back({step, batch});
+        trainer["batch_schedule"] = {{"changes", changes}, {"dwell_tokens", state.batch_dwell_tokens}};
+    }
     const std::string text = trainer.dump(2);
     writeFileSynced(partial / "trainer.json", text);
     Sha256 hash;

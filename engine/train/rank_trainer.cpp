@@ -72,6 +72,8 @@ RankTrainer::RankTrainer(const RankSetup& setup)
       device_(setup.device),
       model_(cfg_.model),
       schedule_(cfg_),
+      adaptation_(schedule_.adapts() ? std::optional<BatchAdaptation>(std::in_place, cfg_.train, schedule_.unit())
+                                     : std::nullopt),
       bf16_(!setup.fp64 && resolveComputeDtype(cfg_, cudaDeviceIndex(setup.device) >= 0) == "bf16") {
     model_->setRecomputation(cfg_.runtime.activation_checkpointing);
 }
@@ -104,6 +106,10 @@ void RankTrainer::prepare() {
         last_loss_ = checkpoint.state.last_loss;
         last_checkpoint_step_ = start_step_;
         resumed_noise_ = checkpoint.state.noise_scale;
+        if (schedule_.adapts()) {
+            schedule_.restore(checkpoint.state.batch_changes);
+            adaptation_->restore(checkpoint.state.batch_dwell_tokens);
+        }
     }
     params_ = model_->parameters();
     const bool sharded = cfg_.runtime.zero_stage >= 1;
@@ -181,9 +187,9 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // charges its buffers to this rank's memory account.
     auto launch = [this](int64_t at_step, int64_t k) {
         const int64_t m = cfg_.train.micro_batch_size, seq_len = cfg_.train.seq_len;
-        const int64_t full = cfg_.train.gradient_accumulation_steps, window = windowMicroBatches(at_step);
+        const int64_t window = windowMicroBatches(at_step);
         const uint64_t seed = static_cast<uint64_t>(cfg_.train.seed);
-        const int64_t first_sample = schedule_.ramps() ? schedule_.firstSample(at_step) : at_step * m * full * s_.world_size;
+        const int64_t first_sample = schedule_.firstSample(at_step);
         return std::async(std::launch::async, [this, first_sample, window, k, m, seq_len, seed] {
             ScopedMemoryAccount account(s_.memory);
             auto indices = sourceSampleIndices(sampleIndicesFrom(first_sample, s_.rank, k, m, window),
@@ -224,7 +230,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         if (s_.edit_micro_batch) s_.edit_micro_batch(step, k, batch);
         if (k + 1 < K) {
             next = launch(step, k + 1);
-        } else if (step + 1 < cfg_.optimizerSteps()) {
+        } else if (!schedule_.finished(step + 1)) {  // an adaptive growth drops it (adaptBatch)
             prefetched_ = launch(step + 1, 0);
             prefetched_step_ = step + 1;
         }
@@ -371,10 +377,7 @@ int64_t RankTrainer::windowPeakBytes() const {
 }
 
 int64_t RankTrainer::windowMicroBatches(int64_t step) const {
-    if (schedule_.ramps()) return schedule_.accumulation(step, cfg_.train.micro_batch_size);
-    const int64_t last = cfg_.lastWindowMicroBatches();
-    const bool incomplete = last > 0 && cfg_.train.incomplete_window == "scale" && step == cfg_.optimizerSteps() - 1;
-    return incomplete ? last : cfg_.train.gradient_accumulation_steps;
+    return schedule_.accumulation(step, cfg_.train.micro_batch_size);
 }
 
 void RankTrainer::dropPrefetch() {
@@ -428,8 +431,20 @@ double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
     // when clipping, as it reads them (and leaves the mean, clipped, in .grad).
     double grad_divisor = double(w.tokens);
     if (t.grad_clip > 0 && w.grad_norm > t.grad_clip) grad_divisor *= (w.grad_norm + 1e-6) / t.grad_clip;
-    // Under a batch ramp the learning rate follows the batch (train.lr_batch_rule).
-    const double lr = learningRate(t, step, cfg_.optimizerSteps()) * schedule_.lrFactor(step);
+    // Where the batch changes, the schedule is counted in tokens so that it ends at the planned
+    // count, and the rate follows the batch (train.lr_batch_rule).
+    double lr = 0;
+    if (schedule_.varies() || t.warmup_tokens > 0) {
+        TokenClock clock;
+        clock.step = step;
+        clock.tokens_before = schedule_.tokensBefore(step);
+        clock.tokens_through = clock.tokens_before + schedule_.globalBatch(step) * t.seq_len;
+        clock.warmup_end = t.warmup_tokens > 0 ? t.warmup_tokens : schedule_.tokensBefore(t.warmup_steps);
+        clock.total = schedule_.plannedTokens();
+        lr = learningRate(t, clock) * schedule_.lrFactor(step);
+    } else {
+        lr = learningRate(t, step, schedule_.plannedSteps());
+    }
     for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
     if (sharded_) sharded_->step(lr, grad_divisor, *s_.collectives);
     else fusedAdamWStep(*optimizer_, grad_divisor);
@@ -456,22 +471,27 @@ RankResult RankTrainer::loop() {
         result.peak_memory_bytes = run_peak_bytes_ > 0 ? run_peak_bytes_ : hostPeakBytes();
         return result;
     };
-    if (s_.rank == 0) s_.completed_steps->store(start_step_);
-    const int64_t total_steps = cfg_.optimizerSteps();
-    for (int64_t step = start_step_; step < total_steps; ++step) {
+    if (s_.rank == 0) {
+        s_.completed_steps->store(start_step_);
+        if (s_.completed_tokens) s_.completed_tokens->store(schedule_.tokensBefore(start_step_));
+    }
+    int64_t step = start_step_;
+    for (; !schedule_.finished(step); ++step) {
         auto step_start = std::chrono::steady_clock::now();
         WindowResult window;
         // A stop inside a window drops the partial window: nothing is stepped.
         current_step_ = step;
-        if (schedule_.ramps() && step > 0 && step > start_step_ && step > last_batch_change_ &&
-            schedule_.globalBatch(step) != schedule_.globalBatch(step - 1)) {
+        if (schedule_.varies() && step > 0 && step > start_step_ && step > last_batch_change_ &&
+            schedule_.scheduledBatch(step) != schedule_.scheduledBatch(step - 1)) {
             last_batch_change_ = step;  // once, also when the step is redone after a back-off
             const int64_t m = cfg_.train.micro_batch_size;
             std::ostringstream change;
             change.precision(3);
-            change << "global batch " << schedule_.globalBatch(step - 1) << " -> " << schedule_.globalBatch(step)
+            change << "global batch " << schedule_.scheduledBatch(step - 1) << " -> " << schedule_.scheduledBatch(step)
                    << " sequences (gradient_accumulation_steps " << schedule_.accumulation(step - 1, m) << " -> "
-                   << schedule_.accumulation(step, m) << ", ramp), learning rate x" << schedule_.lrFactor(step) << " of the configured";
+                   << schedule_.accumulation(step, m) << ", "
+                   << (schedule_.adapts() ? "adaptive: " + growth_reason_ : std::string("ramp"))
+                   << "), learning rate x" << schedule_.lrFactor(step) << " of the configured";
             publishEvent(step + 1, "batch_change", change.str());
         }
         const WindowOutcome outcome = accumulateWindow(step, window);
@@ -528,25 +548,30 @@ RankResult RankTrainer::loop() {
         run_peak_bytes_ = std::max(run_peak_bytes_, windowPeakBytes());
         tokens_seen_ += window.tokens;
         last_loss_ = mean_loss;
-        if (s_.rank == 0) observeNoise(window);
+        observeNoise(window);
+        adaptBatch(step);
         const double step_time = secondsSince(step_start);
         tokens_per_s = double(window.tokens) / step_time;
-        if (s_.rank == 0) s_.completed_steps->store(step + 1);
+        if (s_.rank == 0) {
+            s_.completed_steps->store(step + 1);
+            if (s_.completed_tokens) s_.completed_tokens->store(schedule_.tokensBefore(step + 1));
+        }
         // Rank 0 reads the expert loads back once per step, for the metrics and the advice.
         const torch::Tensor loads = s_.rank == 0 ? hostExpertLoads(window) : torch::Tensor();
-        if ((step + 1) % t.log_every == 0 || step + 1 == total_steps)
+        const bool last = schedule_.finished(step + 1);
+        if ((step + 1) % t.log_every == 0 || last)
             publishStep(step + 1, window, loads, lr, tokens_per_s, step_time);
         if (s_.rank == 0) adviseAfterStep(step + 1, loads, mean_loss, tokens_per_s);
         // Sharded weights are gathered unit by unit as the evaluation runs: every rank evaluates.
         if ((s_.rank == 0 || sharded_weights_) && t.eval_every > 0 &&
-            ((step + 1) % t.eval_every == 0 || step + 1 == total_steps)) {
+            ((step + 1) % t.eval_every == 0 || last)) {
             EvalResult eval = evaluateModel(model_, *source_, cfg_, device_);
             publishPoints({point(step + 1, "eval/loss", eval.loss)});
         }
         if (t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0) saveCheckpoint(step + 1, last_loss_);
     }
-    saveCheckpoint(total_steps, last_loss_);
-    return finish(RunStatus::Completed, total_steps);
+    saveCheckpoint(step, last_loss_);
+    return finish(RunStatus::Completed, step);
 }
 
 RankResult RankTrainer::run() {
@@ -615,6 +640,8 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     state.tokens = tokens_seen_;
     state.last_loss = last_loss;
     state.config_json = runConfigToJson(cfg_);
+    state.batch_changes = schedule_.changes();
+    if (adaptation_) state.batch_dwell_tokens = adaptation_->dwellTokens();
     if (noise_.ready()) {
         state.noise_scale = noise_.state();
         for (const auto& group : noise_groups_)
@@ -640,7 +667,8 @@ torch::Tensor RankTrainer::hostExpertLoads(const WindowResult& w) const {
 
 void RankTrainer::adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s) {
     if (auto message = spikes_.observe(step, loss)) publishEvent(step, "advice", *message);
-    if (noise_.ready()) {
+    // An adaptive batch follows the estimate itself: its changes are the batch_change events.
+    if (noise_.ready() && !adaptation_) {
         const int64_t per_step = cfg_.train.micro_batch_size * s_.world_size;
         // Against the batch of the step just taken (a ramp's, not the final one).
         const int64_t k = windowMicroBatches(step - 1);
@@ -736,6 +764,20 @@ void RankTrainer::observeNoise(const WindowResult& w) {
     noise_.observe(*w.noise, double(w.tokens));
     for (size_t g = 0; g < w.noise_groups.size() && g < noise_groups_.size(); ++g)
         if (w.noise_groups[g]) noise_groups_[g].observe(*w.noise_groups[g], double(w.tokens));
+}
+
+void RankTrainer::adaptBatch(int64_t step) {
+    // Also after the last step: a run extended from its checkpoint then grows where the longer
+    // run would have.
+    if (!adaptation_) return;
+    const double critical =
+        noise_.ready() ? noise_.criticalBatchTokens() / tokens_per_sequence_ : std::numeric_limits<double>::quiet_NaN();
+    const auto growth =
+        adaptation_->observe(schedule_.scheduledBatch(step), schedule_.globalBatch(step) * cfg_.train.seq_len, critical);
+    if (!growth) return;
+    schedule_.grow(step + 1, growth->to_batch);
+    growth_reason_ = adaptation_->explain(*growth);
+    dropPrefetch();  // the next window's first micro-batch was read for the old split
 }
 
 void RankTrainer::publishPoints(std::vector<MetricPoint> points) {

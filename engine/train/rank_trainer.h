@@ -6,6 +6,7 @@
 #include <future>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <torch/torch.h>
@@ -16,6 +17,7 @@
 #include "memory/memory_account.h"
 #include "parallel/collectives.h"
 #include "parallel/gradient_buckets.h"
+#include "train/batch_adaptation.h"
 #include "train/fresh_gradient_norms.h"
 #include "train/sharded_adamw.h"
 #include "trainbench/noise_scale.h"
@@ -56,6 +58,7 @@ struct RankSetup {
     MetricBus* bus = nullptr;  // rank 0 publishes
     std::chrono::steady_clock::time_point started;
     std::atomic<int64_t>* completed_steps = nullptr;
+    std::atomic<int64_t>* completed_tokens = nullptr;  // the tokens axis of the memory samples
     std::string checkpoint_dir;  // rank 0 writes checkpoints here; empty: none
     std::string resume_from;     // checkpoint directory to continue from; empty: fresh start
     bool recover_out_of_memory = true;  // see SessionOptions
@@ -157,6 +160,9 @@ private:
     Transformer model_;
     BatchSchedule schedule_;  // the global batch of each step (train.batch_policy)
     int64_t last_batch_change_ = -1;  // the step whose batch_change was announced last
+    // train.batch_policy adaptive: when the batch grows; empty under the other policies.
+    std::optional<BatchAdaptation> adaptation_;
+    std::string growth_reason_;  // the last growth's estimate, for its batch_change event
     bool bf16_;  // computing in bf16 (runtime.dtype bf16, or auto resolved so): autocast forward passes, fp32 master weights
     std::unique_ptr<TokenSource> source_;
     // The first micro-batch of the next window, read while this one computes. Declared after
@@ -187,11 +193,14 @@ private:
     // Every rank calls it (a sharded state is gathered first); rank 0 writes.
     void saveCheckpoint(int64_t steps_done, double last_loss);
     NamedTensors resumed_optimizer_;
-    std::vector<double> resumed_noise_;  // the checkpoint's noise-scale state, until prepare() restores it  // between reading a checkpoint and a sharded rank slicing it
+    std::vector<double> resumed_noise_;  // the checkpoint's noise-scale state, until prepare() restores it
     // Rank 0 only: the live-advice detectors see every completed step.
     void adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s);
-    // Rank 0: the noise scale smoothed over the run, in total and per group.
+    // The noise scale smoothed over the run, in total and per group: every rank keeps it alike
+    // (the same reduced statistics), so an adaptive batch grows at the same step everywhere.
     void observeNoise(const WindowResult& window);
+    // train.batch_policy adaptive, after step `step`: grows the next step's batch when due.
+    void adaptBatch(int64_t step);
     NoiseScaleTracker noise_;
     std::vector<NoiseScaleTracker> noise_groups_;
     std::vector<char> group_present_;  // per noise-scale group: some parameter is in it

@@ -29,17 +29,19 @@ void requireResumable(const RunConfig& config, const std::string& checkpoint_con
         }
     // The batch schedule and the data cursor it computes depend on these too.
     for (const char* key : {"seq_len", "seed", "loss_normalization", "batch_policy", "batch_ramp_start",
-                            "batch_ramp_tokens", "lr_batch_rule"}) {
+                            "batch_ramp_tokens", "lr_batch_rule", "batch_adapt_threshold", "batch_adapt_dwell_tokens",
+                            "batch_adapt_factor", "batch_adapt_max_accumulation"}) {
         const auto& value = now_json.at("train").at(key);
         const auto& before = then_json.at("train").at(key);
         if (value != before) refuse(std::string("train.") + key, value.dump(), before.dump(), checkpoint_path);
     }
-    // A ramp rounds every step's batch to a multiple of m x W: a resumed ramp keeps that unit.
+    // A ramp rounds every step's batch to a multiple of m x W, an adaptive batch grows in them: a
+    // resumed run keeps that unit.
     const int64_t unit = config.train.micro_batch_size * config.runtime.world_size;
     const int64_t unit_then = then.train.micro_batch_size * then.runtime.world_size;
-    if (then.train.batch_policy == "ramp" && unit != unit_then)
+    if (then.train.batch_policy != "fixed" && unit != unit_then)
         refuse("train.micro_batch_size", std::to_string(unit) + " sequences a step (micro_batch_size x world_size)",
-               std::to_string(unit_then) + " under train.batch_policy ramp", checkpoint_path);
+               std::to_string(unit_then) + " under train.batch_policy " + then.train.batch_policy, checkpoint_path);
     if (config.globalBatch() != then.globalBatch())
         refuse("train.global_batch_size",
                std::to_string(config.globalBatch()) + " (micro_batch_size x gradient_accumulation_steps x world_size)",

@@ -10,8 +10,8 @@ namespace trainbench {
 // A resumed run continues the checkpoint's weights, optimizer moments and data stream. Anything
 // that changes what those mean must equal the checkpoint's config: the whole model section, the
 // whole data section, train.seq_len, train.seed, train.loss_normalization, the batch schedule
-// (train.batch_policy, batch_ramp_start, batch_ramp_tokens, lr_batch_rule; under a ramp also its
-// rounding unit m x W) and the global batch m x K x W (the data cursor is a function of the step
+// (train.batch_policy, batch_ramp_*, batch_adapt_*, lr_batch_rule; under a ramp or an adaptive
+// batch also its unit m x W) and the global batch m x K x W (the data cursor is a function of the step
 // and these). The learning-rate schedule, step count, micro-batch split,
 // logging, evaluation, checkpointing and runtime may change. Throws ConfigError naming the first
 // field that differs, both values and the checkpoint.

@@ -56,6 +56,21 @@ TrainerState parseTrainerJson(const std::string& text, const std::string& origin
             state.noise_scale.push_back(v.get<double>());
         }
     }
+    if (trainer.contains("batch_schedule")) {
+        const auto& schedule = trainer["batch_schedule"];
+        const char* what = "\"batch_schedule\" must hold \"changes\" ([step, sequences] pairs in step order) and "
+                           "\"dwell_tokens\"";
+        if (!schedule.is_object() || !schedule.contains("changes") || !schedule["changes"].is_array())
+            malformed(origin, what);
+        state.batch_dwell_tokens = count(schedule, "dwell_tokens", origin);
+        for (const auto& change : schedule["changes"]) {
+            if (!change.is_array() || change.size() != 2 || !change[0].is_number_integer() ||
+                !change[1].is_number_integer() || change[0].get<int64_t>() < 1 || change[1].get<int64_t>() < 1 ||
+                (!state.batch_changes.empty() && change[0].get<int64_t>() <= state.batch_changes.back().first))
+                malformed(origin, what);
+            state.batch_changes.emplace_back(change[0].get<int64_t>(), change[1].get<int64_t>());
+        }
+    }
     if (file_hashes) {
         for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {
             const auto files = trainer.find("files");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trainbench {
@@ -20,6 +21,10 @@ struct TrainerState {
     // The noise scale's smoothed state (NoiseScaleTracker::state, total then per group); empty
     // when the run had none (or wrote an older checkpoint).
     std::vector<double> noise_scale;
+    // train.batch_policy adaptive: the batch's changes so far as (first step, sequences), and the
+    // token positions its estimate has stayed above the threshold since (BatchAdaptation).
+    std::vector<std::pair<int64_t, int64_t>> batch_changes;
+    int64_t batch_dwell_tokens = 0;
 };
 
 // Parses the text of a trainer.json named `origin` in messages. With `file_hashes`, also

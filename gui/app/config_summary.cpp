@@ -1,10 +1,13 @@
 // ConfigSummary: the key numbers of a run config as the text the workbench shows.
 #include "app/config_summary.h"
 
+#include "trainbench/batch_schedule.h"
+
 #include <cmath>
 #include <cstdlib>
 
 #include "common/display_format.h"
+#include "trainbench/batch_schedule.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/param_count.h"
 
@@ -45,7 +48,10 @@ ConfigSummary summarizeConfig(const RunConfig& config) {
                               .arg(config.globalBatch())
                               .arg(train.seq_len);
     out.seq_len = formatGrouped(train.seq_len);
-    out.steps = formatGrouped(config.optimizerSteps());
+    const BatchSchedule schedule(config);
+    out.steps = schedule.adapts() ? QStringLiteral("≤ %1 (%2 tokens; the batch grows with the critical batch)")
+                                        .arg(formatGrouped(schedule.plannedSteps()), formatGrouped(schedule.plannedTokens()))
+                                  : formatGrouped(schedule.plannedSteps());
     out.learning_rate = train.schedule == "constant"
                             ? formatRate(train.lr)
                             : QStringLiteral("%1 → %2").arg(formatRate(train.lr), formatRate(train.min_lr));

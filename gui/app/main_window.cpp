@@ -47,6 +47,9 @@ namespace trainbench::gui {
 
 namespace {
 
+// The steps the run takes under its batch policy (an adaptive batch: at most).
+int64_t plannedSteps(const RunConfig& config) { return BatchSchedule(config).plannedSteps(); }
+
 QLabel* valueLabel(const QString& object_name, QWidget* parent) {
     auto* label = new QLabel(parent);
     label->setObjectName(object_name);
@@ -376,7 +379,7 @@ void MainWindow::adoptEditedConfig(const RunConfig& config, const QString& confi
     batch_panel_->setRunConfig(config_);
     // After a run its plots and final status stay until the next start; so do a watched run's.
     if (phase_ == Phase::Idle && !watch_tail_) {
-        progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
+        progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(plannedSteps(config_), 1)));
         progress_bar_->setValue(0);
         monitor_->resetRun(config_);
         showReadyStatus();
@@ -469,7 +472,7 @@ bool MainWindow::restoreLayout() {
 void MainWindow::showConfig() {
     showConfigNumbers();
     batch_panel_->setRunConfig(config_);
-    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
+    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(plannedSteps(config_), 1)));
     progress_bar_->setValue(0);
     monitor_->resetRun(config_);
 }
@@ -522,7 +525,7 @@ bool MainWindow::startRun() {
     latest_step_ = 0;
     have_loss_ = false;
     monitor_->resetRun(config_);
-    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(config_.optimizerSteps(), 1)));
+    progress_bar_->setRange(0, static_cast<int>(std::max<int64_t>(plannedSteps(config_), 1)));
     progress_bar_->setValue(0);
     for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_,
                           collectives_value_label_, rank_peaks_value_label_})
@@ -541,13 +544,20 @@ bool MainWindow::startRun() {
     if (schedule.ramps())
         appendLog(tr("started %1: %2 steps of %3 to %4 tokens (a batch ramp)")
                       .arg(config_name_)
-                      .arg(config_.optimizerSteps())
+                      .arg(schedule.plannedSteps())
                       .arg(formatGrouped(schedule.globalBatch(0) * config_.train.seq_len))
+                      .arg(formatGrouped(config_.tokensPerStep())));
+    else if (schedule.adapts())
+        appendLog(tr("started %1: %2 tokens in at most %3 steps of %4 tokens and more (the batch grows with "
+                     "the critical batch)")
+                      .arg(config_name_)
+                      .arg(formatGrouped(schedule.plannedTokens()))
+                      .arg(schedule.plannedSteps())
                       .arg(formatGrouped(config_.tokensPerStep())));
     else
         appendLog(tr("started %1: %2 steps of %3 tokens")
                       .arg(config_name_)
-                      .arg(config_.optimizerSteps())
+                      .arg(plannedSteps(config_))
                       .arg(formatGrouped(config_.tokensPerStep())));
     setPhase(Phase::Running);
     setStatusText(tr("Starting: building the model…"));
@@ -563,7 +573,7 @@ void MainWindow::togglePause() {
     } else if (phase_ == Phase::Paused || phase_ == Phase::Pausing) {
         bridge_->resume();
         setPhase(Phase::Running);
-        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.optimizerSteps()));
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(plannedSteps(config_)));
     }
 }
 
@@ -624,7 +634,7 @@ void MainWindow::updateStartButton() {
 
 void MainWindow::showReadyStatus() {
     if (batch_panel_->startRefusal().isEmpty())
-        setStatusText(tr("Ready: press Start to train %1 steps.").arg(config_.optimizerSteps()));
+        setStatusText(tr("Ready: press Start to train %1 steps.").arg(plannedSteps(config_)));
     else
         setStatusText(tr("Does not fit this machine: see Batch & memory for what it needs."), /*error=*/true);
 }
@@ -705,7 +715,7 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
     if (watch_tail_) {
         if (watch_tail_->isPolling()) setStatusText(watchingStatusText());
     } else if (phase_ == Phase::Running) {
-        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.optimizerSteps()));
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(plannedSteps(config_)));
     }
 }
 
@@ -730,9 +740,9 @@ void MainWindow::onStatus(const QString& status) {
         setPhase(Phase::Paused);
         setStatusText(tr("Paused at step %1 of %2: press Resume to continue.")
                           .arg(latest_step_)
-                          .arg(config_.optimizerSteps()));
+                          .arg(plannedSteps(config_)));
     } else if (status == QLatin1String("running") && phase_ == Phase::Running) {
-        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(config_.optimizerSteps()));
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(plannedSteps(config_)));
     }
 }
 
@@ -761,7 +771,7 @@ void MainWindow::onFinished(const RunSummary& summary) {
         setStatusText(tr("%1 at step %2 of %3%4")
                           .arg(capitalized(name))
                           .arg(steps)
-                          .arg(config_.optimizerSteps())
+                          .arg(plannedSteps(config_))
                           .arg(loss_text));
         break;
     }
@@ -882,7 +892,7 @@ QString MainWindow::watchedRunId() const {
 }
 
 int64_t MainWindow::shownRunSteps() const {
-    return watch_tail_ ? watched_steps_ : config_.optimizerSteps();
+    return watch_tail_ ? watched_steps_ : plannedSteps(config_);
 }
 
 QString MainWindow::watchingStatusText() const {
@@ -905,7 +915,7 @@ void MainWindow::onWatchedRunFound(const RunRecord& record) {
                       .arg(QString::fromStdString(record.run_id), QString::fromStdString(error.what())));
     }
     showConfigNumbers();
-    watched_steps_ = std::max<int64_t>(config.optimizerSteps(), 1);
+    watched_steps_ = std::max<int64_t>(plannedSteps(config), 1);
     latest_step_ = 0;
     latest_loss_ = 0;
     have_loss_ = false;

@@ -514,7 +514,11 @@ void BatchPanel::showCriticalBatch() {
     text += tr(", %1× B.").arg(critical_sequences_ / double(std::max<int64_t>(config_.globalBatch(), 1)), 0, 'f', 1);
     const int64_t k = criticalBatchAccumulation(critical_sequences_, config_.globalBatch(),
                                                 config_.train.gradient_accumulation_steps);
-    if (k > 0) text += tr(" Raise K to %1 (B %2, the same memory).").arg(k).arg(k * per_step);
+    if (config_.train.batch_policy == "adaptive")  // K follows the estimate by itself
+        text += tr(" The adaptive batch raises K (up to %1) while the estimate stays above %2× B.")
+                    .arg(config_.train.batch_adapt_max_accumulation)
+                    .arg(config_.train.batch_adapt_threshold);
+    else if (k > 0) text += tr(" Raise K to %1 (B %2, the same memory).").arg(k).arg(k * per_step);
     else if (k < 0) text += tr(" B wastes tokens: fewer accumulation steps would reach the same loss.");
     critical_batch_label_->setText(text);
 }

@@ -335,9 +335,10 @@ std::vector<LiveDecimation*> MetricPlots::decimations() {
 }
 
 void MetricPlots::resetRun(const RunConfig& config) {
-    planned_steps_ = std::max<int64_t>(config.train.steps, 1);
-    // Under a batch ramp the steps grow: the schedule says how many tokens the run reads.
-    planned_tokens_ = std::max(1.0, static_cast<double>(BatchSchedule(config).tokensBefore(planned_steps_)));
+    // Under a changing batch the steps grow: the schedule says how many tokens the run reads.
+    const BatchSchedule schedule(config);
+    planned_steps_ = std::max<int64_t>(schedule.plannedSteps(), 1);
+    planned_tokens_ = std::max(1.0, static_cast<double>(schedule.plannedTokens()));
     last_step_ = 0;
     last_tokens_ = 0;
     last_wall_ = 0;

@@ -62,9 +62,14 @@ struct TrainConfig {
     // Train on exactly this many sequences instead (0: use steps). A multiple of m x W; when it
     // is not a multiple of the global batch the last window is incomplete (incomplete_window).
     int64_t samples = 0;
+    // Or on this many token positions (sequences x seq_len; 0: use steps or samples): the run's
+    // length when the batch changes, so it ends at the planned token count.
+    int64_t tokens = 0;
     double lr = 3e-4;
     double min_lr = 3e-5;
     int64_t warmup_steps = 10;
+    // The warm-up in token positions instead (0: use warmup_steps).
+    int64_t warmup_tokens = 0;
     std::string schedule = "cosine";  // constant | cosine | linear
     double weight_decay = 0.1;
     double beta1 = 0.9;
@@ -85,6 +90,13 @@ struct TrainConfig {
     int64_t batch_ramp_start = 0;
     int64_t batch_ramp_tokens = 0;
     std::string lr_batch_rule = "sqrt";
+    // "adaptive": K grows by an integer factor (batch_adapt_factor, at most) once the critical
+    // batch estimate has stayed above batch_adapt_threshold x B for batch_adapt_dwell_tokens,
+    // up to batch_adapt_max_accumulation micro-batches per rank (Merrill et al. 2025). Only grows.
+    double batch_adapt_threshold = 2.0;
+    int64_t batch_adapt_dwell_tokens = 0;
+    int64_t batch_adapt_factor = 2;
+    int64_t batch_adapt_max_accumulation = 0;
     int64_t eval_every = 0;  // 0: no periodic evaluation
     int64_t eval_windows = 16;
     int64_t checkpoint_every = 0;
@@ -139,17 +151,23 @@ struct RunConfig {
         return train.micro_batch_size * train.gradient_accumulation_steps * runtime.world_size;
     }
     int64_t tokensPerStep() const { return globalBatch() * train.seq_len; }
-    // Micro-batches per rank in the last window when train.samples leaves it incomplete; 0 when
-    // every window is complete.
-    int64_t lastWindowMicroBatches() const {
-        if (train.samples <= 0 || train.micro_batch_size <= 0 || runtime.world_size <= 0) return 0;
-        return (train.samples / (train.micro_batch_size * runtime.world_size)) % train.gradient_accumulation_steps;
+    // The sequences the run reads when its length is given in samples or tokens; 0 otherwise.
+    int64_t plannedSamples() const {
+        if (train.samples > 0) return train.samples;
+        return train.tokens > 0 && train.seq_len > 0 ? train.tokens / train.seq_len : 0;
     }
-    // The optimizer steps the run takes: train.steps, or the windows train.samples fills (the
-    // incomplete last one counted when train.incomplete_window is "scale").
+    // Micro-batches per rank in the last window when the planned samples leave it incomplete;
+    // 0 when every window is complete. Under batch_policy fixed (BatchSchedule for any policy).
+    int64_t lastWindowMicroBatches() const {
+        if (plannedSamples() <= 0 || train.micro_batch_size <= 0 || runtime.world_size <= 0) return 0;
+        return (plannedSamples() / (train.micro_batch_size * runtime.world_size)) % train.gradient_accumulation_steps;
+    }
+    // The optimizer steps a fixed-batch run takes: train.steps, or the windows the planned
+    // samples fill (the incomplete last one counted when train.incomplete_window is "scale").
+    // BatchSchedule::plannedSteps answers for every batch_policy.
     int64_t optimizerSteps() const {
-        if (train.samples <= 0 || globalBatch() <= 0) return train.steps;
-        const int64_t full = train.samples / globalBatch();
+        if (plannedSamples() <= 0 || globalBatch() <= 0) return train.steps;
+        const int64_t full = plannedSamples() / globalBatch();
         return full + (lastWindowMicroBatches() > 0 && train.incomplete_window == "scale" ? 1 : 0);
     }
 };
