@@ -6,7 +6,7 @@
 # Each run trains TOKENS token positions (train.tokens) from the same seed on 2 threads, one
 # rank, eval at the end only. Reported per run, one JSON line: steps, wall time, the final
 # validation loss, and the tokens and seconds until its train loss (the mean over the last
-# 16,384 token positions) first reached TARGET, the highest such final mean over the runs (or
+# 16,384 token positions) first reached TARGET (and the optimizer steps until then), the highest such final mean over the runs (or
 # the TARGET environment variable): the loss every run reaches.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -35,7 +35,6 @@ for spec in "$@"; do
     { cat "$work/$name.err" >&2; exit 1; }
   run_id="$("$python" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["run_id"])' "$work/$name.run")"
   "$cli" export "$run_id" --store "$work/store" --format jsonl >"$work/$name.jsonl"
-  "$cli" events "$run_id" --store "$work/store" --json 2>/dev/null >"$work/$name.events" || true
 done
 
 "$python" - "$work" "${TARGET:-}" "$@" <<'PY'
@@ -55,13 +54,13 @@ for spec in specs:
     for tokens, wall, value in loss:
         q.append((tokens - previous, value)); previous = tokens
         while sum(t for t, _ in q) - q[0][0] >= window: q.popleft()
-        smooth.append((tokens, wall, sum(t * v for t, v in q) / sum(t for t, _ in q)))
+        smooth.append((tokens, wall, sum(t * v for t, v in q) / sum(t for t, _ in q), len(smooth) + 1))
     runs[name] = dict(smooth=smooth, steps=len(loss), wall=loss[-1][1], eval=evals[-1] if evals else None,
                       batches=sorted(set(int(b) for b in batch)))
 goal = float(target) if target else max(r["smooth"][-1][2] for r in runs.values())
 for name, r in runs.items():
-    hit = next(((t, w) for t, w, v in r["smooth"] if v <= goal), (None, None))
+    hit = next(((t, w, s) for t, w, v, s in r["smooth"] if v <= goal), (None, None, None))
     print(json.dumps({"run": name, "steps": r["steps"], "wall_s": round(r["wall"], 1), "final_eval_loss": r["eval"],
-                      "target_loss": round(goal, 4), "tokens_to_target": hit[0],
+                      "target_loss": round(goal, 4), "tokens_to_target": hit[0], "steps_to_target": hit[2],
                       "seconds_to_target": None if hit[1] is None else round(hit[1], 1), "batches": r["batches"]}))
 PY

@@ -87,6 +87,8 @@ int64_t BatchSchedule::plannedSteps() const {
 }
 
 int64_t BatchSchedule::plannedTokens() const {
+    // Every planned sample is read unless a cut last window is dropped.
+    if (planned_samples_ >= 0 && !drop_incomplete_) return planned_samples_ * seq_len_;
     const int64_t steps = plannedSteps();
     if (steps == 0) return 0;
     return (firstSample(steps - 1) + globalBatch(steps - 1)) * seq_len_;

@@ -145,7 +145,11 @@ int main(int argc, char** argv) {
             if (!ok || steps < 1)
                 return fail(QStringLiteral("--run-steps needs a whole number of steps >= 1, got '%1'").arg(text),
                             headless);
+            // N steps, not the config's length in tokens or samples (an adaptive batch: the
+            // tokens a fixed batch reads in N steps).
             trainbench::applyConfigOverride(config, "train.steps=" + std::to_string(steps));
+            trainbench::applyConfigOverride(config, "train.tokens=0");
+            trainbench::applyConfigOverride(config, "train.samples=0");
         }
     } catch (const trainbench::ConfigError& error) {
         return fail(QString::fromStdString(error.what()), headless);

@@ -49,6 +49,11 @@ namespace {
 
 // The steps the run takes under its batch policy (an adaptive batch: at most).
 int64_t plannedSteps(const RunConfig& config) { return BatchSchedule(config).plannedSteps(); }
+QString plannedStepsText(const RunConfig& config) {
+    const BatchSchedule schedule(config);
+    return schedule.adapts() ? QObject::tr("at most %1").arg(schedule.plannedSteps())
+                             : QString::number(schedule.plannedSteps());
+}
 
 QLabel* valueLabel(const QString& object_name, QWidget* parent) {
     auto* label = new QLabel(parent);
@@ -573,7 +578,7 @@ void MainWindow::togglePause() {
     } else if (phase_ == Phase::Paused || phase_ == Phase::Pausing) {
         bridge_->resume();
         setPhase(Phase::Running);
-        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(plannedSteps(config_)));
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(plannedStepsText(config_)));
     }
 }
 
@@ -715,7 +720,7 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
     if (watch_tail_) {
         if (watch_tail_->isPolling()) setStatusText(watchingStatusText());
     } else if (phase_ == Phase::Running) {
-        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(plannedSteps(config_)));
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(plannedStepsText(config_)));
     }
 }
 
@@ -742,7 +747,7 @@ void MainWindow::onStatus(const QString& status) {
                           .arg(latest_step_)
                           .arg(plannedSteps(config_)));
     } else if (status == QLatin1String("running") && phase_ == Phase::Running) {
-        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(plannedSteps(config_)));
+        setStatusText(tr("Running · step %1 of %2").arg(latest_step_).arg(plannedStepsText(config_)));
     }
 }
 
@@ -750,6 +755,9 @@ void MainWindow::onFinished(const RunSummary& summary) {
     setPhase(Phase::Finished);
     const QString name = QString::fromLatin1(runStatusName(summary.status));
     const int64_t steps = std::max(summary.steps, latest_step_);
+    // An adaptive batch ends in fewer steps than planned at its first batch: a completed run is full.
+    if (summary.status == RunStatus::Completed && steps > 0 && steps < progress_bar_->maximum())
+        progress_bar_->setMaximum(static_cast<int>(steps));
     progress_bar_->setValue(static_cast<int>(std::min<int64_t>(steps, progress_bar_->maximum())));
     const double final_loss = std::isfinite(summary.final_loss) ? summary.final_loss : latest_loss_;
     const QString loss_text = have_loss_ || std::isfinite(summary.final_loss)

@@ -339,6 +339,9 @@ void MetricPlots::resetRun(const RunConfig& config) {
     const BatchSchedule schedule(config);
     planned_steps_ = std::max<int64_t>(schedule.plannedSteps(), 1);
     planned_tokens_ = std::max(1.0, static_cast<double>(schedule.plannedTokens()));
+    adaptive_ = schedule.adapts();
+    seq_len_ = static_cast<double>(config.train.seq_len);
+    step_tokens_ = 0;
     last_step_ = 0;
     last_tokens_ = 0;
     last_wall_ = 0;
@@ -510,6 +513,9 @@ void MetricPlots::addPoints(const QVector<MetricPoint>& points) {
             floor_label_->setText(tr("entropy floor %1").arg(point.value, 0, 'f', 3));
             floor_label_->setVisible(true);
             continue;  // a property of the data, not a step of the run
+        } else if (point.key == "train/global_batch") {
+            step_tokens_ = point.value * seq_len_;  // an adaptive run's steps so far say how long it is
+            continue;
         } else if (point.key != "train/tokens") {
             continue;
         }
@@ -772,7 +778,14 @@ void MetricPlots::fitValueAxis(QCPAxis* axis, const std::vector<const QCPGraph*>
 void MetricPlots::followRun() {
     double upper = 1.0;
     switch (x_axis_) {
-    case XAxis::Step: upper = std::max(static_cast<double>(planned_steps_), static_cast<double>(last_step_)); break;
+    case XAxis::Step:
+        upper = std::max(static_cast<double>(planned_steps_), static_cast<double>(last_step_));
+        // An adaptive batch's end in steps: the tokens left at the current batch (the plan at
+        // the first batch is only an upper bound).
+        if (adaptive_ && step_tokens_ > 0 && last_step_ > 0)
+            upper = std::min(upper, static_cast<double>(last_step_) +
+                                        std::ceil(std::max(0.0, planned_tokens_ - last_tokens_) / step_tokens_));
+        break;
     case XAxis::Tokens: upper = std::max(planned_tokens_, last_tokens_); break;
     // The end of a run in time is unknown: keep the newest point near the right edge.
     case XAxis::WallTime: upper = std::max(1.0, last_wall_ * 1.05); break;

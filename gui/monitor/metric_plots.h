@@ -218,6 +218,9 @@ private:
     QElapsedTimer last_replot_;                   // since the last coalesced redraw
     int64_t planned_steps_ = 1;
     double planned_tokens_ = 0;
+    bool adaptive_ = false;    // train.batch_policy adaptive: the planned steps are an upper bound
+    double seq_len_ = 1;
+    double step_tokens_ = 0;  // token positions of the newest step (train/global_batch x seq_len)
     int64_t last_step_ = 0;
     double last_tokens_ = 0;
     double last_wall_ = 0;
