@@ -379,7 +379,8 @@ void TestBatchPanel::memoryLayoutChoicesShowTheirPeaksAndApply() {
 
 // The newest run's critical batch beside B (tiny: m 8 x K 2 = B 16): 56 sequences is 3.5x B,
 // so K 2 becomes 2 x 3 = 6 (B 48); after raising K to 4 (B 32) the same estimate is within a
-// factor of two and no advice is given; a new run clears it.
+// factor of two and no advice is given; a new run clears it. Under batch_policy adaptive the
+// sentence says what the policy will do instead.
 void TestBatchPanel::theCriticalBatchIsShownBesideB() {
     MainWindow window(tinyPreset(), QStringLiteral("tiny"));
     auto* label = child<QLabel>(window, "criticalBatchLabel");
@@ -392,6 +393,17 @@ void TestBatchPanel::theCriticalBatchIsShownBesideB() {
     QVERIFY2(label->text().endsWith(QStringLiteral("1.8× B.")), qPrintable(label->text()));
     window.batchPanel()->setCriticalBatch(0, 0, 0);
     QVERIFY(label->text().contains(QStringLiteral("not measured yet")));
+    // Under the adaptive policy K follows the estimate by itself: the panel says how, not "raise K".
+    RunConfig adaptive = tinyPreset();
+    adaptive.train.batch_policy = "adaptive";
+    adaptive.train.batch_adapt_max_accumulation = 16;
+    adaptive.train.batch_adapt_dwell_tokens = 16384;
+    MainWindow adapting(adaptive, QStringLiteral("tiny"));
+    auto* adaptive_label = child<QLabel>(adapting, "criticalBatchLabel");
+    adapting.batchPanel()->setCriticalBatch(56.0, 0.12, 300);
+    QVERIFY2(adaptive_label->text().endsWith(
+                 QStringLiteral("The adaptive batch raises K (up to 16) while the estimate stays above 2× B.")),
+             qPrintable(adaptive_label->text()));
 }
 
 

@@ -124,6 +124,7 @@ private Q_SLOTS:
     void tokensAxisUsesCumulativeTokens();
     void wallTimeAxis();
     void robustRangeIgnoresOneSpike();
+    void anAdaptiveRunsStepAxisFollowsTheTokensLeft();
     void logScale();
     void smoothingReweightsFullSeries();
     void crosshairShowsValuesWithUnits();
@@ -199,6 +200,28 @@ void TestMonitorView::robustRangeIgnoresOneSpike() {
     plots.setIgnoreOutliers(false);
     plots.flushReplot();
     QVERIFY(plots.plotRect(MetricPlots::Plot::Loss)->axis(QCPAxis::atLeft)->range().upper >= 3000.0);
+}
+
+// batch_policy adaptive over 100 steps' tokens at B 32 (3,276,800 positions): the step axis ends
+// where the tokens left run out at the current batch. After 10 steps of B 32 and 10 of B 128,
+// 1,638,400 are left, 12.5 steps of 131,072: the axis ends at step 33 (+ half a step of room).
+void TestMonitorView::anAdaptiveRunsStepAxisFollowsTheTokensLeft() {
+    RunConfig adaptive = config(100);
+    adaptive.train.batch_policy = "adaptive";
+    MetricPlots plots;
+    plots.resize(800, 600);
+    plots.resetRun(adaptive);
+    plots.flushReplot();
+    QCOMPARE(plots.plotRect(MetricPlots::Plot::Loss)->axis(QCPAxis::atBottom)->range().upper, 101.0);  // + 1 % of room
+    int64_t tokens = 0;
+    for (int64_t step = 1; step <= 20; ++step) {
+        const double batch = step <= 10 ? 32 : 128;
+        tokens += static_cast<int64_t>(batch) * 1024;
+        plots.addPoints({point(step, "train/loss", 3.0, 0.0, tokens), point(step, "train/tokens", double(tokens), 0.0, tokens),
+                         point(step, "train/global_batch", batch, 0.0, tokens)});
+    }
+    plots.flushReplot();
+    QCOMPARE(plots.plotRect(MetricPlots::Plot::Loss)->axis(QCPAxis::atBottom)->range().upper, 33.5);
 }
 
 void TestMonitorView::logScale() {
