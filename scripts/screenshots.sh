@@ -22,4 +22,9 @@ import json, sys
 runs = [r for r in json.load(sys.stdin) if r["name"].startswith("tiny seed=")]
 print(",".join(r["run_id"] for r in sorted(runs, key=lambda r: r["name"])))')"
 "$app" configs/tiny.json --store "$store" --compare "$ids" --screenshot "$out/compare.png"
-echo "screenshots: $out/{workbench,configure,batch,queue,compare}.png"
+# The adaptive batch: K doubles each time the critical batch has stayed above 2 x B for 16 steps.
+"$cli" config configs/tiny.json --set train.global_batch_size=null --set train.micro_batch_size=4 \
+  --set train.gradient_accumulation_steps=4 --set train.batch_policy=adaptive \
+  --set train.batch_adapt_max_accumulation=32 --set train.batch_adapt_dwell_tokens=16384 >"$store/tiny_adaptive.json"
+"$app" "$store/tiny_adaptive.json" --store "$store" --run-steps 300 --screenshot "$out/adaptive.png"
+echo "screenshots: $out/{workbench,configure,batch,queue,compare,adaptive}.png"
