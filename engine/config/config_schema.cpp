@@ -262,6 +262,11 @@ std::vector<ConfigField> buildFields() {
               "during its backward and freed; 3 the weights too (4P/W): each unit's weights (the embedding, each block, "
               "the head) all-gathered before its forward and again before its backward, released after, its "
               "gradients reduce-scattered; the same numbers as 0");
+    r.integer("expert_parallel", &RuntimeConfig::expert_parallel,
+              "Expert parallelism (EP): groups of EP consecutive ranks divide the routed experts of every MoE layer "
+              "(n_routed_experts / EP each) and send each token to its experts' rank and back by all-to-all; expert "
+              "gradients are summed over the world_size / EP ranks that hold the same experts. Divides world_size "
+              "and n_routed_experts; 1: every rank holds every expert");
     r.text("activation_checkpointing", &RuntimeConfig::activation_checkpointing,
            "Recomputation: none keeps every block's activations for the backward; feedforward keeps only the "
            "input of each block's feed-forward part (MoE or dense MLP) and runs it again during the backward "

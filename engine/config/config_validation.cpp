@@ -295,6 +295,25 @@ std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
     // Stage 2 reduces every micro-batch already; stage 1 reduce-scatters once per window, and a
     // sharded state agrees its stops at the window's end, which the sync-each mode's all-reduces
     // in every micro-batch would pair with.
+    const int64_t EP = config.runtime.expert_parallel, W = config.runtime.world_size;
+    if (EP < 1) {
+        checker.fail("runtime.expert_parallel", num(EP), "must be at least 1", "use 1 (every rank holds every expert)");
+    } else if (EP > 1) {
+        const int64_t E = config.model.n_routed_experts;
+        const bool has_moe = E > 0 && config.model.n_dense_layers < config.model.n_layers;
+        if (!has_moe)
+            checker.fail("runtime.expert_parallel", num(EP), "needs MoE layers to divide (the model has none)",
+                         "set it to 1");
+        else if (W % EP != 0 || E % EP != 0)
+            checker.fail("runtime.expert_parallel", num(EP),
+                         "must divide runtime.world_size (" + num(W) + ") and model.n_routed_experts (" + num(E) + ")",
+                         "use a common divisor of both");
+        if (config.runtime.zero_stage != 0)
+            checker.fail("runtime.zero_stage", num(config.runtime.zero_stage),
+                         "with runtime.expert_parallel > 1 is not supported yet (the sharded optimizer steps the "
+                         "replicated weights only)",
+                         "use zero_stage 0 with expert parallelism");
+    }
     if (config.runtime.zero_stage >= 1 && config.train.sync_each_micro_batch)
         checker.fail("train.sync_each_micro_batch", "true",
                      "is a stage 0 debugging mode (an all-reduce per micro-batch); runtime.zero_stage " +

@@ -1,13 +1,18 @@
-// MoE forward: tokens sorted by expert, one batched call per expert, weighted scatter back.
+// MoE forward: tokens sorted by expert, one batched call per expert, weighted scatter back;
+// under expert parallelism the sorted tokens travel to the experts' ranks and back.
 #include "model/moe.h"
+
+#include "model/all_to_all.h"
 
 namespace trainbench {
 
 MoEImpl::MoEImpl(const ModelConfig& c)
     : n_experts_(c.n_routed_experts), topk_(c.n_activated_experts), aux_alpha_(c.seq_aux_loss_alpha) {
     gate = register_module("gate", Gate(c));
-    experts_ = register_module("experts", torch::nn::ModuleList());
-    for (int64_t e = 0; e < n_experts_; ++e) experts_->push_back(MLP(c.dim, c.moe_inter_dim));
+    experts_ = register_module("experts", std::make_shared<torch::nn::Module>());
+    for (int64_t e = 0; e < n_experts_; ++e)
+        expert_.push_back(experts_->register_module(std::to_string(e), MLP(c.dim, c.moe_inter_dim)));
+    ep_.experts_per_rank = n_experts_;
     if (c.n_shared_experts > 0)
         shared_experts = register_module("shared_experts", MLP(c.dim, c.n_shared_experts * c.moe_inter_dim));
 }
@@ -31,14 +36,8 @@ MoEOutput MoEImpl::forward(const torch::Tensor& x) {
     // where each slice's would fill a zero tensor the size of all of them and add it.
     auto host_counts = counts.to(torch::kCPU);
     const int64_t* count = host_counts.data_ptr<int64_t>();
-    auto per_expert = dispatched.split_with_sizes(c10::IntArrayRef(count, n_experts_));
-    std::vector<torch::Tensor> outputs;
-    if (is_training() && count_loads_) idle_experts_.clear();
-    for (int64_t e = 0; e < n_experts_; ++e) {
-        if (count[e] > 0) outputs.push_back(experts_->ptr<MLPImpl>(e)->forward(per_expert[e]));
-        else if (is_training() && count_loads_) idle_experts_.push_back(e);
-    }
-    auto expert_out = torch::cat(outputs, 0);                                // [N*k, d]
+    auto expert_out = ep_.size > 1 ? runExpertsParallel(dispatched, counts, count)
+                                   : runExperts(dispatched, count);         // [N*k, d]
     auto slot_weight = route.weights.reshape({-1}).index_select(0, order).unsqueeze(1).to(x.scalar_type());
     // The routed outputs are added onto the shared experts' output: no zero tensor to fill and
     // no separate sum. Under bf16 autocast the routed outputs come out fp32 (the routing weights
@@ -61,10 +60,84 @@ MoEOutput MoEImpl::forward(const torch::Tensor& x) {
     return out;
 }
 
+torch::Tensor MoEImpl::runExperts(const torch::Tensor& dispatched, const int64_t* count) {
+    auto per_expert = dispatched.split_with_sizes(c10::IntArrayRef(count, n_experts_));
+    std::vector<torch::Tensor> outputs;
+    if (is_training() && count_loads_) idle_experts_.clear();
+    for (int64_t e = 0; e < n_experts_; ++e) {
+        if (count[e] > 0) outputs.push_back(expert_[e]->forward(per_expert[e]));
+        else if (is_training() && count_loads_) idle_experts_.push_back(e);
+    }
+    return torch::cat(outputs, 0);
+}
+
+torch::Tensor MoEImpl::runExpertsParallel(const torch::Tensor& dispatched, const torch::Tensor& counts,
+                                          const int64_t* count) {
+    const int EP = ep_.size;
+    const int64_t L = ep_.experts_per_rank;
+    // First the counts: rank d learns how many rows each rank sends to each of its experts.
+    std::vector<int64_t> per_rank(EP, L), send(EP, 0);
+    for (int d = 0; d < EP; ++d)
+        for (int64_t j = 0; j < L; ++j) send[d] += count[d * L + j];
+    // On the layer's device (NCCL exchanges device memory), then one more small copy to the host.
+    auto counts_in = torch::empty({EP * L, 1}, counts.options());
+    {
+        torch::NoGradGuard no_grad;
+        ep_.group->allToAll(counts.view({n_experts_, 1}).contiguous(), counts_in, per_rank, per_rank);
+    }
+    const auto host_in = counts_in.to(torch::kCPU);
+    const int64_t* in = host_in.data_ptr<int64_t>();  // [s][j]: rows from rank s for local expert j
+    std::vector<int64_t> recv(EP, 0);
+    for (int s = 0; s < EP; ++s)
+        for (int64_t j = 0; j < L; ++j) recv[s] += in[s * L + j];
+    // The rows arrive by source rank, each source's sorted by expert: regroup them by expert.
+    auto received = allToAll(dispatched, send, recv, *ep_.group);
+    std::vector<int64_t> first(EP * L), rows_of(L, 0);
+    int64_t total = 0;
+    for (int s = 0; s < EP; ++s)
+        for (int64_t j = 0; j < L; ++j) {
+            first[s * L + j] = total;
+            total += in[s * L + j];
+        }
+    std::vector<int64_t> by_expert;
+    by_expert.reserve(total);
+    for (int64_t j = 0; j < L; ++j)
+        for (int s = 0; s < EP; ++s) {
+            for (int64_t i = 0; i < in[s * L + j]; ++i) by_expert.push_back(first[s * L + j] + i);
+            rows_of[j] += in[s * L + j];
+        }
+    torch::Tensor outputs_back = received;  // no rows came: still the path the backward's exchange takes
+    if (is_training() && count_loads_) idle_experts_.clear();
+    if (total > 0) {
+        auto order = torch::tensor(by_expert, torch::kInt64).to(dispatched.device());
+        auto grouped = received.index_select(0, order).split_with_sizes(rows_of);
+        std::vector<torch::Tensor> outputs;
+        for (int64_t j = 0; j < L; ++j) {
+            if (rows_of[j] > 0) outputs.push_back(expert_[ep_.firstExpert() + j]->forward(grouped[j]));
+            else if (is_training() && count_loads_) idle_experts_.push_back(ep_.firstExpert() + j);
+        }
+        // Back into the order the rows came in, then home.
+        auto out = torch::cat(outputs, 0);
+        outputs_back = torch::empty_like(out).index_copy(0, order, out);
+    }
+    return allToAll(outputs_back, recv, send, *ep_.group);
+}
+
+void MoEImpl::distribute(const ExpertParallel& ep) {
+    ep_ = ep;
+    for (int64_t e = 0; e < n_experts_; ++e)
+        if (!ep_.holds(e) && expert_[e]) {
+            experts_->unregister_module(std::to_string(e));
+            expert_[e] = MLP(nullptr);
+        }
+}
+
+std::vector<torch::Tensor> MoEImpl::routedExpertParameters() const { return experts_->parameters(); }
+
 std::vector<torch::Tensor> MoEImpl::takeIdleExpertParameters() {
     std::vector<torch::Tensor> params;
     for (int64_t e : idle_experts_)
-        for (const auto& p : experts_->ptr<MLPImpl>(e)->parameters()) params.push_back(p);
+        for (const auto& p : expert_[e]->parameters()) params.push_back(p);
     idle_experts_.clear();
     return params;
 }

@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include "model/expert_parallel.h"
 #include "model/gate.h"
 #include "model/mlp.h"
 #include "trainbench/run_config.h"
@@ -33,12 +34,26 @@ public:
     // take: they get no gradient in the backward, so the gradient buckets need not wait for them.
     std::vector<torch::Tensor> takeIdleExpertParameters();
     int64_t experts() const { return n_experts_; }
+    // Expert parallelism: keeps only this rank's experts (the others are dropped, their names
+    // gone from the parameters) and from then on exchanges the routed tokens with the expert
+    // group in every forward (and, through autograd, every backward).
+    void distribute(const ExpertParallel& ep);
+    // The routed experts' parameters this rank holds.
+    std::vector<torch::Tensor> routedExpertParameters() const;
     Gate gate{nullptr};
 
 private:
+    // The routed experts' outputs for `dispatched` [N*k, d], its rows sorted by expert with
+    // `count` [E] rows each (host), in the same order.
+    torch::Tensor runExperts(const torch::Tensor& dispatched, const int64_t* count);
+    torch::Tensor runExpertsParallel(const torch::Tensor& dispatched, const torch::Tensor& counts, const int64_t* count);
     int64_t n_experts_, topk_;
     double aux_alpha_;
-    torch::nn::ModuleList experts_{nullptr};
+    // The routed experts, registered under their index ("experts.<e>.") as a list would be, so
+    // that expert parallelism can drop the ones held elsewhere; null where dropped.
+    std::shared_ptr<torch::nn::Module> experts_;
+    std::vector<MLP> expert_;
+    ExpertParallel ep_;
     MLP shared_experts{nullptr};
     torch::Tensor load_;  // [E] int64
     bool count_loads_ = true;

@@ -44,6 +44,13 @@ public:
     // Every rank's `input` [n] in rank order into every rank's `output` [W * n]; `input` may be
     // this rank's slice of `output`.
     virtual std::shared_ptr<CollectiveWork> allGatherAsync(torch::Tensor input, torch::Tensor output) = 0;
+    // Expert parallelism's exchange: rank r sends rows [o_d, o_d + input_splits[d]) of `input`
+    // (o_d the sum of the splits before d) to rank d, and receives into `output`, in rank order,
+    // output_splits[s] rows from each rank s. Every rank's input_splits[d] must equal rank d's
+    // output_splits[r]; rows are the first dimension, the rest of the shape alike everywhere.
+    // Synchronous: its result is needed by the next operator.
+    virtual void allToAll(const torch::Tensor& input, torch::Tensor& output, const std::vector<int64_t>& input_splits,
+                          const std::vector<int64_t>& output_splits) = 0;
     // Copies root's tensors into every rank's tensors.
     virtual void broadcast(std::vector<torch::Tensor>& tensors, int root) = 0;
     virtual void barrier() = 0;

@@ -21,6 +21,32 @@ void combine(const std::vector<std::vector<torch::Tensor>*>& deposits, Collectiv
         if (deposits[r]->size() != count)
             throw std::runtime_error("ranks made different collective calls (" + std::to_string(count) +
                                      " tensors against " + std::to_string(deposits[r]->size()) + ")");
+    if (kind == Kind::AllToAll) {
+        if (count != 3) throw std::runtime_error("an all-to-all takes an input, an output and its splits");
+        // Where each rank's rows for each destination begin.
+        std::vector<std::vector<int64_t>> begin(world, std::vector<int64_t>(world + 1, 0));
+        for (int s = 0; s < world; ++s) {
+            const torch::Tensor& splits = (*deposits[s])[2];
+            if (splits.numel() != world) throw std::runtime_error("an all-to-all's splits must name every rank");
+            for (int d = 0; d < world; ++d) begin[s][d + 1] = begin[s][d] + splits.data_ptr<int64_t>()[d];
+            if (begin[s][world] != (*deposits[s])[0].size(0))
+                throw std::runtime_error("an all-to-all's input splits do not add up to its rows");
+        }
+        // Every output is written from the inputs, which no output aliases.
+        for (int d = 0; d < world; ++d) {
+            torch::Tensor& output = (*deposits[d])[1];
+            int64_t row = 0;
+            for (int s = 0; s < world; ++s) {
+                const int64_t rows = begin[s][d + 1] - begin[s][d];
+                if (row + rows > output.size(0))
+                    throw std::runtime_error("an all-to-all's output splits do not match the inputs sent");
+                if (rows > 0) output.narrow(0, row, rows).copy_((*deposits[s])[0].narrow(0, begin[s][d], rows));
+                row += rows;
+            }
+            if (row != output.size(0)) throw std::runtime_error("an all-to-all's output has rows nobody sent");
+        }
+        return;
+    }
     if (kind == Kind::ReduceScatter || kind == Kind::AllGather) {
         if (count != 2) throw std::runtime_error("a reduce-scatter or all-gather takes an input and an output");
         torch::Tensor full;
@@ -109,11 +135,27 @@ void CollectiveHub::exchange(int rank, std::vector<torch::Tensor>& tensors, Kind
 }
 
 void CollectiveHub::abort(const std::string& reason) {
-    std::lock_guard lock(mutex_);
-    if (aborted_) return;
-    aborted_ = true;
-    abort_reason_ = reason;
-    changed_.notify_all();
+    std::vector<std::weak_ptr<CollectiveHub>> linked;
+    {
+        std::lock_guard lock(mutex_);
+        if (aborted_) return;
+        aborted_ = true;
+        abort_reason_ = reason;
+        changed_.notify_all();
+        linked = linked_;
+    }
+    // After this hub's lock is released: a linked hub aborting back finds it aborted already.
+    for (auto& weak : linked)
+        if (auto hub = weak.lock()) hub->abort(reason);
+}
+
+void CollectiveHub::link(const std::shared_ptr<CollectiveHub>& a, const std::shared_ptr<CollectiveHub>& b) {
+    {
+        std::lock_guard lock(a->mutex_);
+        a->linked_.push_back(b);
+    }
+    std::lock_guard lock(b->mutex_);
+    b->linked_.push_back(a);
 }
 
 class InProcessCollectives::Call : public CollectiveWork {
@@ -213,6 +255,23 @@ std::shared_ptr<CollectiveWork> InProcessCollectives::reduceScatterAsync(torch::
 
 std::shared_ptr<CollectiveWork> InProcessCollectives::allGatherAsync(torch::Tensor input, torch::Tensor output) {
     return submit({std::move(input), std::move(output)}, CollectiveHub::Kind::AllGather);
+}
+
+void InProcessCollectives::allToAll(const torch::Tensor& input, torch::Tensor& output,
+                                    const std::vector<int64_t>& input_splits, const std::vector<int64_t>& output_splits) {
+    int64_t expected = 0;
+    for (int64_t rows : output_splits) expected += rows;
+    if (static_cast<int>(input_splits.size()) != world_size_ || static_cast<int>(output_splits.size()) != world_size_ ||
+        expected != output.size(0))
+        throw std::invalid_argument("allToAll: one split per rank, and the output's rows their sum");
+    if (world_size_ == 1) {
+        ++calls_;
+        torch::NoGradGuard no_grad;
+        output.copy_(input);
+        return;
+    }
+    auto splits = torch::tensor(input_splits, torch::kInt64);
+    submit({input, output, splits}, CollectiveHub::Kind::AllToAll)->wait();
 }
 
 void InProcessCollectives::broadcast(std::vector<torch::Tensor>& tensors, int root) {

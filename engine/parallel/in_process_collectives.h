@@ -18,14 +18,18 @@ namespace trainbench {
 // reproducible) and writes the result into every rank's tensors; then all ranks leave.
 class CollectiveHub {
 public:
-    enum class Kind { AllReduce, Broadcast, ReduceScatter, AllGather };
+    enum class Kind { AllReduce, Broadcast, ReduceScatter, AllGather, AllToAll };
     // `paused` (may be null) holds the timeout off: a rank waiting for ranks held at the pause
     // gate is not a hang.
     CollectiveHub(int world_size, std::chrono::milliseconds timeout, std::function<bool()> paused = {});
     // All-reduce and broadcast: `tensors` are the rank's tensors, reduced or overwritten in
-    // place. Reduce-scatter and all-gather: `tensors` is {input, output}.
+    // place. Reduce-scatter and all-gather: `tensors` is {input, output}; all-to-all: {input,
+    // output, input splits (int64 [W] on the CPU)}.
     void exchange(int rank, std::vector<torch::Tensor>& tensors, Kind kind, ReduceOp op = ReduceOp::Sum, int root = 0);
+    // Aborts this hub and every hub linked to it: a rank failing in one group's collective
+    // (expert parallelism has three) releases the ranks waiting in the others.
     void abort(const std::string& reason);
+    static void link(const std::shared_ptr<CollectiveHub>& a, const std::shared_ptr<CollectiveHub>& b);
 
 private:
     const int world_size_;
@@ -38,6 +42,7 @@ private:
     int64_t generation_ = 0;
     bool aborted_ = false;
     std::string abort_reason_;
+    std::vector<std::weak_ptr<CollectiveHub>> linked_;  // guarded by mutex_
 };
 
 // One rank's collectives. Calls run in order on the rank's own communication thread (started
@@ -54,6 +59,8 @@ public:
     std::shared_ptr<CollectiveWork> allReduceAsync(std::vector<torch::Tensor> tensors, ReduceOp op) override;
     std::shared_ptr<CollectiveWork> reduceScatterAsync(torch::Tensor input, torch::Tensor output) override;
     std::shared_ptr<CollectiveWork> allGatherAsync(torch::Tensor input, torch::Tensor output) override;
+    void allToAll(const torch::Tensor& input, torch::Tensor& output, const std::vector<int64_t>& input_splits,
+                  const std::vector<int64_t>& output_splits) override;
     void broadcast(std::vector<torch::Tensor>& tensors, int root) override;
     void barrier() override;
     void abort(const std::string& reason) override { hub_->abort(reason); }

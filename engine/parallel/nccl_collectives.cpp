@@ -91,6 +91,17 @@ public:
         std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->_allgather_base(output, input, c10d::AllgatherOptions())};
         return std::make_shared<NcclWork>(std::move(works), std::vector<torch::Tensor>{input, output}, rank_);
     }
+    // Splits are rows; c10d takes them as sizes along the first dimension.
+    void allToAll(const torch::Tensor& input, torch::Tensor& output, const std::vector<int64_t>& input_splits,
+                  const std::vector<int64_t>& output_splits) override {
+        ++calls_;
+        torch::NoGradGuard no_grad;
+        auto sent = input.contiguous();
+        std::vector<int64_t> out_splits = output_splits, in_splits = input_splits;
+        std::vector<c10::intrusive_ptr<c10d::Work>> works{
+            group_->alltoall_base(output, sent, out_splits, in_splits, c10d::AllToAllOptions())};
+        NcclWork(std::move(works), {sent, output}, rank_).wait();
+    }
     void broadcast(std::vector<torch::Tensor>& tensors, int root) override {
         ++calls_;
         torch::NoGradGuard no_grad;

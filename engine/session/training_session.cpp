@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "data/token_source.h"
 #include "memory/cuda_memory.h"
@@ -132,6 +133,10 @@ struct TrainingSession::Impl {
     std::shared_ptr<CollectiveHub> hub;              // CPU ranks
     c10::intrusive_ptr<c10d::Store> thread_store;    // CUDA rank threads of one process
     std::vector<std::unique_ptr<Collectives>> collectives;  // each made by its rank's thread
+    // runtime.expert_parallel > 1: each rank's expert group (EP ranks) and replica group (the
+    // W / EP ranks holding the same experts); CPU ranks meet in hubs linked to `hub`.
+    std::vector<std::shared_ptr<CollectiveHub>> expert_hubs, replica_hubs;
+    std::vector<std::unique_ptr<Collectives>> expert_collectives, replica_collectives;
     std::mutex collectives_mutex;  // guards the slots of `collectives` (not the objects)
     std::vector<MemoryAccount*> memory;  // CPU ranks only (CUDA has its own statistics)
     int fail_rank = -1;
@@ -180,23 +185,40 @@ struct TrainingSession::Impl {
 
     // The collectives of the rank in `slot`, made on its own thread: joining a process
     // rendezvous blocks until every process has come (or the timeout).
-    std::unique_ptr<Collectives> makeCollectives(size_t slot) {
-        const int W = static_cast<int>(config.runtime.world_size);
-        if (devices[slot] == "cpu") return std::make_unique<InProcessCollectives>(hub, ranks[slot], W);
-        const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.runtime.comm_timeout_s * 1000));
-        auto store = options.launch ? processRendezvous(*options.launch, timeout) : thread_store;
-        return makeNcclCollectives(store, ranks[slot], W, cudaDeviceIndex(devices[slot]), timeout,
-                                   options.launch.has_value());
+    void makeCollectives(size_t slot) {
+        const int W = static_cast<int>(config.runtime.world_size), EP = static_cast<int>(config.runtime.expert_parallel);
+        const int rank = ranks[slot];
+        std::unique_ptr<Collectives> world, experts, replicas;
+        if (devices[slot] == "cpu") {
+            world = std::make_unique<InProcessCollectives>(hub, rank, W);
+            if (EP > 1) {
+                experts = std::make_unique<InProcessCollectives>(expert_hubs[rank / EP], rank % EP, EP);
+                replicas = std::make_unique<InProcessCollectives>(replica_hubs[rank % EP], rank / EP, W / EP);
+            }
+        } else {
+            const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.runtime.comm_timeout_s * 1000));
+            auto store = options.launch ? processRendezvous(*options.launch, timeout) : thread_store;
+            const int device = cudaDeviceIndex(devices[slot]);
+            const bool across = options.launch.has_value();
+            world = makeNcclCollectives(store, rank, W, device, timeout, across);
+            if (EP > 1) {
+                // Each group its own communicator, met through its own corner of the store.
+                auto in = [&](const std::string& prefix) { return c10::make_intrusive<c10d::PrefixStore>(prefix, store); };
+                experts = makeNcclCollectives(in("experts" + std::to_string(rank / EP)), rank % EP, EP, device, timeout, across);
+                replicas = makeNcclCollectives(in("replicas" + std::to_string(rank % EP)), rank / EP, W / EP, device,
+                                               timeout, across);
+            }
+        }
+        std::lock_guard lock(collectives_mutex);
+        collectives[slot] = std::move(world);
+        expert_collectives[slot] = std::move(experts);
+        replica_collectives[slot] = std::move(replicas);
     }
 
     void rankBody(size_t slot) {
         const int rank = ranks[slot];
         try {
-            {
-                auto made = makeCollectives(slot);
-                std::lock_guard lock(collectives_mutex);
-                collectives[slot] = std::move(made);
-            }
+            makeCollectives(slot);
             RankSetup setup;
             setup.config = &config;
             setup.rank = rank;
@@ -204,6 +226,8 @@ struct TrainingSession::Impl {
             setup.device = devices[slot];
             setup.control = &control;
             setup.collectives = collectives[slot].get();
+            setup.expert_collectives = expert_collectives[slot].get();
+            setup.replica_collectives = replica_collectives[slot].get();
             setup.checkpoint_dir = options.checkpoint_dir;
             setup.resume_from = options.resume_from;
             setup.memory = memory[slot];
@@ -227,8 +251,9 @@ struct TrainingSession::Impl {
         if (results[slot].status == RunStatus::Failed || results[slot].status == RunStatus::Stopped) {
             std::lock_guard lock(collectives_mutex);
             for (size_t other = 0; other < collectives.size(); ++other)
-                if (other != slot && collectives[other] && devices[other] != "cpu")
-                    collectives[other]->abort("rank " + std::to_string(rank) + " ended");
+                if (other != slot && devices[other] != "cpu")
+                    for (auto* group : {&collectives, &expert_collectives, &replica_collectives})
+                        if ((*group)[other]) (*group)[other]->abort("rank " + std::to_string(rank) + " ended");
         }
         if (--running_ranks == 0) {
             RunSummary s = summarize();
@@ -349,6 +374,15 @@ void TrainingSession::start() {
     impl_->thread_store = threadRendezvous();
     if (impl_->devices.front() != "cpu") prepareNcclEnvironment();
     impl_->collectives.resize(slots);
+    impl_->expert_collectives.resize(slots);
+    impl_->replica_collectives.resize(slots);
+    if (const int EP = static_cast<int>(runtime.expert_parallel); EP > 1) {
+        auto paused = [this] { return impl_->control.paused(); };
+        for (int g = 0; g < W / EP; ++g) impl_->expert_hubs.push_back(std::make_shared<CollectiveHub>(EP, timeout, paused));
+        for (int g = 0; g < EP; ++g) impl_->replica_hubs.push_back(std::make_shared<CollectiveHub>(W / EP, timeout, paused));
+        for (const auto& groups : {impl_->expert_hubs, impl_->replica_hubs})
+            for (const auto& group : groups) CollectiveHub::link(impl_->hub, group);
+    }
     const int64_t limit = runtime.memory_limit_mb * 1024 * 1024;
     for (size_t slot = 0; slot < slots; ++slot)
         impl_->memory.push_back(impl_->devices[slot] == "cpu" ? newMemoryAccount(limit) : nullptr);

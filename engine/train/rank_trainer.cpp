@@ -92,23 +92,37 @@ void RankTrainer::prepare() {
     std::vector<torch::Tensor> state;
     for (auto& [name, tensor] : stateDict(model_)) state.push_back(tensor);
     s_.collectives->broadcast(state, 0);
-    optimizer_ = makeOptimizer(model_, cfg_.train);
+    std::optional<Checkpoint> checkpoint;
     if (!s_.resume_from.empty()) {
-        // Every rank reads the same files, so replicas stay identical without a broadcast.
-        Checkpoint checkpoint = readCheckpoint(s_.resume_from);
-        loadIntoStateDict(stateDict(model_), checkpoint.model, checkpoint.path + "/model.safetensors");
-        // Saved whole by any stage and world size; a sharded rank takes its slices below.
-        if (cfg_.runtime.zero_stage >= 1) resumed_optimizer_ = checkpoint.optimizer;
-        else restoreOptimizer(model_, *optimizer_, checkpoint.optimizer);
-        start_step_ = checkpoint.state.step;
-        tokens_seen_ = checkpoint.state.tokens;
+        // Every rank reads the same files, so replicas stay identical without a broadcast; the
+        // model is still whole here, so any expert_parallel resumes any other.
+        checkpoint = readCheckpoint(s_.resume_from);
+        loadIntoStateDict(stateDict(model_), checkpoint->model, checkpoint->path + "/model.safetensors");
+    }
+    if (s_.expert_collectives) {
+        // Expert parallelism: from here on this rank holds its own experts only.
+        ExpertParallel ep;
+        ep.group = s_.expert_collectives;
+        ep.size = static_cast<int>(cfg_.runtime.expert_parallel);
+        ep.rank = s_.rank % ep.size;
+        ep.experts_per_rank = cfg_.model.n_routed_experts / ep.size;
+        for (auto& moe : model_->moeLayers()) moe->distribute(ep);
+    }
+    optimizer_ = makeOptimizer(model_, cfg_.train);
+    if (checkpoint) {
+        // Saved whole by any stage and world size; a sharded rank takes its slices below, an
+        // expert-parallel one the moments of its experts.
+        if (cfg_.runtime.zero_stage >= 1) resumed_optimizer_ = checkpoint->optimizer;
+        else restoreOptimizer(model_, *optimizer_, checkpoint->optimizer);
+        start_step_ = checkpoint->state.step;
+        tokens_seen_ = checkpoint->state.tokens;
         tokens_at_start_ = tokens_seen_;
-        last_loss_ = checkpoint.state.last_loss;
+        last_loss_ = checkpoint->state.last_loss;
         last_checkpoint_step_ = start_step_;
-        resumed_noise_ = checkpoint.state.noise_scale;
+        resumed_noise_ = checkpoint->state.noise_scale;
         if (schedule_.adapts()) {
-            schedule_.restore(checkpoint.state.batch_changes);
-            adaptation_->restore(checkpoint.state.batch_dwell_tokens);
+            schedule_.restore(checkpoint->state.batch_changes);
+            adaptation_->restore(checkpoint->state.batch_dwell_tokens);
         }
     }
     params_ = model_->parameters();
@@ -128,6 +142,20 @@ void RankTrainer::prepare() {
                                                      /*transient=*/true);
         sharded_weights_ = std::make_unique<ShardedWeights>(params_, units, reads, *buckets_, *s_.collectives);
         model_->setWeightResidency(sharded_weights_.get());
+    } else if (s_.expert_collectives) {
+        // Expert parallelism (stage 0): the replicated weights' gradients sum over every rank,
+        // the experts' over the ranks that hold the same experts only.
+        std::unordered_set<const void*> routed;
+        for (auto& moe : model_->moeLayers())
+            for (const auto& p : moe->routedExpertParameters()) routed.insert(p.unsafeGetTensorImpl());
+        std::vector<torch::Tensor> dense, experts;
+        is_routed_expert_.assign(params_.size(), 0);
+        for (size_t i = 0; i < params_.size(); ++i) {
+            is_routed_expert_[i] = routed.count(params_[i].unsafeGetTensorImpl()) ? 1 : 0;
+            (is_routed_expert_[i] ? experts : dense).push_back(params_[i]);
+        }
+        buckets_ = std::make_unique<GradientBuckets>(dense, s_.bucket_bytes, s_.first_bucket_bytes);
+        expert_buckets_ = std::make_unique<GradientBuckets>(experts, s_.bucket_bytes, s_.first_bucket_bytes);
     } else {
         buckets_ = std::make_unique<GradientBuckets>(params_, s_.bucket_bytes, s_.first_bucket_bytes,
                                                      sharded ? s_.world_size : 1,
@@ -168,8 +196,9 @@ void RankTrainer::prepare() {
 
 WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     const TrainConfig& t = cfg_.train;
-    const int64_t calls_before = s_.collectives->calls();
+    const int64_t calls_before = callsMade();
     buckets_->zero();
+    if (expert_buckets_) expert_buckets_->zero();
     if (s_.memory) s_.memory->resetPeak();
     resetCudaPeak(cudaDeviceIndex(s_.device));
     auto float_options = torch::TensorOptions(device_).dtype(torch::kFloat64);
@@ -180,7 +209,9 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // The noise scale needs two micro-batches or more a window over the ranks: its hooks come
     // with the first such window (also one a ramp or an out-of-memory back-off brings), on every
     // rank at the same step, so the statistics keep one layout everywhere.
-    if (!fresh_norms_ && cfg_.train.noise_scale && K * s_.world_size >= 2)
+    // (Not yet under expert parallelism: a micro-batch's expert gradients there hold the tokens
+    // of the whole expert group.)
+    if (!fresh_norms_ && cfg_.train.noise_scale && K * s_.world_size >= 2 && !expert_buckets_)
         fresh_norms_ = std::make_unique<FreshGradientNorms>(params_, group_of_param_, device_);
     // Reading runs one micro-batch ahead on its own thread, across window boundaries too, so
     // the rank never waits on I/O (a source's reads are const and thread-safe). The reader
@@ -204,7 +235,8 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     std::future<MicroBatch> next = prefetched_step_ == step && prefetched_.valid() ? std::move(prefetched_) : launch(step, 0);
     prefetched_step_ = -1;
     // Per-micro-batch reductions cannot be abandoned halfway on one rank alone.
-    const bool can_recover = !(t.sync_each_micro_batch && s_.world_size > 1);
+    // Nor can a micro-batch whose experts' tokens other ranks are exchanging with this one.
+    const bool can_recover = !(t.sync_each_micro_batch && s_.world_size > 1) && !expert_buckets_;
     // Stages 2 and 3 reduce-scatter every micro-batch's buckets during its backward.
     const bool per_micro_batch = buckets_->transient();
     // Otherwise buckets reduce while the last backward runs (see GradientBuckets::beginOverlap).
@@ -220,9 +252,11 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     int64_t reduced_micro_batches = 0;  // stages 2-3: the micro-batches whose buckets went out
     for (int64_t k = 0; k < K; ++k) {
         if (!s_.control->passBoundary()) {
-            if (!sharded_) return WindowOutcome::Stopped;
+            if (!sharded_ && !expert_buckets_) return WindowOutcome::Stopped;
             stop_seen = true;
-            break;
+            // Under expert parallelism the other ranks' exchanges need this rank's micro-batches:
+            // the window runs to its end and is dropped there by all.
+            if (!expert_buckets_) break;
         }
         if (step == s_.fail_at_step) throw std::runtime_error("injected failure at step " + std::to_string(step + 1));
         if (step == s_.stall_at_step) s_.control->waitForStop();
@@ -244,7 +278,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             }();
             // Experts no token reached get no gradient: buckets reduced during this backward need
             // not wait for them.
-            if ((per_micro_batch && !sharded_weights_) || (overlap && k + 1 == K)) {
+            if (!expert_buckets_ && ((per_micro_batch && !sharded_weights_) || (overlap && k + 1 == K))) {
                 std::vector<torch::Tensor> idle;
                 for (auto& moe : moe_layers_)
                     for (auto& p : moe->takeIdleExpertParameters()) idle.push_back(std::move(p));
@@ -265,7 +299,10 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             endMicroBatch();
             ++reduced_micro_batches;
         }
-        if (t.sync_each_micro_batch) buckets_->reduceIntoSums(*s_.collectives);
+        if (t.sync_each_micro_batch) {
+            buckets_->reduceIntoSums(*s_.collectives);
+            if (expert_buckets_) expert_buckets_->reduceIntoSums(*s_.replica_collectives);
+        }
     }
     // Stages 2-3: a rank that left the window early (a stop, out of memory) still makes the
     // reduce-scatters of the micro-batches it did not run (of zeros), so that every rank's
@@ -308,13 +345,21 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         if (overlap) buckets_->finishOverlap(/*keep=*/false);
         if (t.sync_each_micro_batch) buckets_->dropSums();
         buckets_->zero();
-        out.collectives = s_.collectives->calls() - calls_before;
+        if (expert_buckets_) {
+            if (t.sync_each_micro_batch) expert_buckets_->dropSums();
+            expert_buckets_->zero();
+        }
+        out.collectives = callsMade() - calls_before;
         return values[3] > 0 ? WindowOutcome::StopAgreed : WindowOutcome::OutOfMemory;
     }
     if (t.sync_each_micro_batch) buckets_->finishSums();
     else if (W == 1 || per_micro_batch) {}  // one rank, or stages 2-3: the sums are in place
     else if (overlap) buckets_->finishOverlap();   // micro-batches 1..K-1 made no collective call
     else buckets_->reduce(*s_.collectives, how);
+    if (expert_buckets_) {
+        if (t.sync_each_micro_batch) expert_buckets_->finishSums();
+        else if (s_.replica_collectives->worldSize() > 1) expert_buckets_->reduce(*s_.replica_collectives);
+    }
 
     out.loss_sum = values[0];
     out.tokens = static_cast<int64_t>(values[1]);
@@ -350,8 +395,15 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         }
         out.noise = noiseScaleParts(total);
     }
-    out.collectives = s_.collectives->calls() - calls_before;
+    out.collectives = callsMade() - calls_before;
     return WindowOutcome::Complete;
+}
+
+int64_t RankTrainer::callsMade() const {
+    int64_t calls = 0;
+    for (const Collectives* group : {s_.collectives, s_.expert_collectives, s_.replica_collectives})
+        if (group) calls += group->calls();
+    return calls;
 }
 
 void RankTrainer::beginMicroBatch() {
@@ -419,7 +471,18 @@ std::vector<double> RankTrainer::groupGradSquares() {
         std::vector<torch::Tensor> grads;
         for (auto& p : params_) grads.push_back(p.grad());
         auto per_param = torch::stack(at::_foreach_norm(grads, 2)).to(torch::kFloat64).square();
-        squares = torch::zeros({groups}, per_param.options()).index_add_(0, group_index_, per_param);
+        if (expert_buckets_) {
+            // Each rank of an expert group holds other experts: theirs summed over the group.
+            auto routed = torch::tensor(std::vector<double>(is_routed_expert_.begin(), is_routed_expert_.end()),
+                                        per_param.options());
+            auto expert_part = torch::zeros({groups}, per_param.options()).index_add_(0, group_index_, per_param * routed);
+            std::vector<torch::Tensor> list{expert_part};
+            s_.expert_collectives->allReduce(list, ReduceOp::Sum);
+            squares = torch::zeros({groups}, per_param.options()).index_add_(0, group_index_, per_param * (1 - routed));
+            squares += expert_part;
+        } else {
+            squares = torch::zeros({groups}, per_param.options()).index_add_(0, group_index_, per_param);
+        }
     }
     auto host = squares.cpu();
     return std::vector<double>(host.data_ptr<double>(), host.data_ptr<double>() + groups);
@@ -541,9 +604,9 @@ RankResult RankTrainer::loop() {
             continue;
         }
         bad_steps = 0;
-        const int64_t calls_before_update = s_.collectives->calls();
+        const int64_t calls_before_update = callsMade();
         const double lr = applyUpdate(step, window);
-        window.collectives += s_.collectives->calls() - calls_before_update;  // stage 1's all-gathers
+        window.collectives += callsMade() - calls_before_update;  // stage 1's all-gathers
         // The run's peak includes the update's temporaries and the AdamW moments of step 1.
         run_peak_bytes_ = std::max(run_peak_bytes_, windowPeakBytes());
         tokens_seen_ += window.tokens;
@@ -563,7 +626,8 @@ RankResult RankTrainer::loop() {
             publishStep(step + 1, window, loads, lr, tokens_per_s, step_time);
         if (s_.rank == 0) adviseAfterStep(step + 1, loads, mean_loss, tokens_per_s);
         // Sharded weights are gathered unit by unit as the evaluation runs: every rank evaluates.
-        if ((s_.rank == 0 || sharded_weights_) && t.eval_every > 0 &&
+        // So are experts divided among ranks: every rank evaluates (the same windows).
+        if ((s_.rank == 0 || sharded_weights_ || expert_buckets_) && t.eval_every > 0 &&
             ((step + 1) % t.eval_every == 0 || last)) {
             EvalResult eval = evaluateModel(model_, *source_, cfg_, device_);
             publishPoints({point(step + 1, "eval/loss", eval.loss)});
@@ -586,7 +650,7 @@ RankResult RankTrainer::run() {
             // window is dropped here too, and the weights are those of the last full step. (A
             // sharded state cannot be gathered over aborted collectives; its stops are agreed
             // instead, so this is another rank's failure seen during a stop.)
-            if (!sharded_) saveCheckpoint(current_step_, last_loss_);
+            if (!sharded_ && !expert_buckets_) saveCheckpoint(current_step_, last_loss_);
             RankResult stopped;
             stopped.status = RunStatus::Stopped;
             stopped.steps = current_step_;
@@ -606,7 +670,8 @@ RankResult RankTrainer::run() {
         error = e.what();
     }
     // Wake the other ranks out of any collective so they end within the timeout.
-    s_.collectives->abort("rank " + std::to_string(s_.rank) + " failed: " + error);
+    for (Collectives* group : {s_.collectives, s_.expert_collectives, s_.replica_collectives})
+        if (group) group->abort("rank " + std::to_string(s_.rank) + " failed: " + error);
     RankResult failed;
     failed.status = RunStatus::Failed;
     failed.error = "rank " + std::to_string(s_.rank) + ": " + error;
@@ -630,11 +695,17 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
         model_state = sharded_weights_->gatherState(parameterNames(model_));
         for (const auto& item : model_->named_buffers()) model_state.emplace_back(item.key(), item.value());
     }
+    // Expert parallelism: rank 0's expert group gathers every expert, weights and moments.
+    const bool experts_divided = expert_buckets_ != nullptr;
+    if (experts_divided && s_.rank < cfg_.runtime.expert_parallel) {
+        model_state = gatherExperts(stateDict(model_));
+        optimizer_state = gatherExperts(adamWState(model_, *optimizer_));
+    }
     // Every rank moves on together, whether or not rank 0's write then succeeds: a second call
     // for this step would gather on some ranks only.
     last_checkpoint_step_ = steps_done;
     if (s_.rank != 0) return;
-    if (!sharded_) optimizer_state = adamWState(model_, *optimizer_);
+    if (!sharded_ && !experts_divided) optimizer_state = adamWState(model_, *optimizer_);
     TrainerState state;
     state.step = steps_done;
     state.tokens = tokens_seen_;
@@ -648,7 +719,7 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
             for (double v : group.state()) state.noise_scale.push_back(v);
     }
     try {
-        const std::string path = sharded_weights_
+        const std::string path = sharded_weights_ || experts_divided
                                      ? writeCheckpoint(s_.checkpoint_dir, model_state, optimizer_state, state)
                                      : writeCheckpoint(s_.checkpoint_dir, model_, optimizer_state, state);
         pruneCheckpoints(s_.checkpoint_dir, cfg_.train.keep_checkpoints);
@@ -657,6 +728,29 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
         // Training goes on; the previous checkpoint stays the newest valid one.
         publishEvent(steps_done, "checkpoint_failed", std::string("checkpoint not written: ") + e.what());
     }
+}
+
+NamedTensors RankTrainer::gatherExperts(const NamedTensors& local) {
+    const int EP = static_cast<int>(cfg_.runtime.expert_parallel);
+    const int64_t per_rank = cfg_.model.n_routed_experts / EP, first = (s_.rank % EP) * per_rank;
+    NamedTensors whole;
+    for (const auto& [name, tensor] : local) {
+        // "...experts.<e>...." names a routed expert; everything else is the same on every rank.
+        const size_t at = name.find(".experts.");
+        if (at == std::string::npos) {
+            whole.emplace_back(name, tensor);
+            continue;
+        }
+        const size_t digits = at + 9, end = name.find('.', digits);
+        const int64_t local_index = std::stoll(name.substr(digits, end - digits)) - first;
+        auto flat = tensor.detach().reshape({-1}).contiguous();
+        auto all = torch::empty({EP * flat.numel()}, flat.options());
+        s_.expert_collectives->allGatherAsync(flat, all)->wait();
+        for (int r = 0; r < EP; ++r)
+            whole.emplace_back(name.substr(0, digits) + std::to_string(r * per_rank + local_index) + name.substr(end),
+                               all.narrow(0, r * flat.numel(), flat.numel()).view(tensor.sizes()));
+    }
+    return whole;
 }
 
 torch::Tensor RankTrainer::hostExpertLoads(const WindowResult& w) const {

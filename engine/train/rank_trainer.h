@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 
 #include <torch/torch.h>
 
@@ -54,6 +55,10 @@ struct RankSetup {
     int world_size = 1;
     std::string device = "cpu";  // resolved: cpu | cuda:i
     Collectives* collectives = nullptr;
+    // runtime.expert_parallel > 1: this rank's expert group (the EP ranks that exchange tokens)
+    // and replica group (the W / EP ranks with the same experts); null otherwise.
+    Collectives* expert_collectives = nullptr;
+    Collectives* replica_collectives = nullptr;
     RunControl* control = nullptr;
     MetricBus* bus = nullptr;  // rank 0 publishes
     std::chrono::steady_clock::time_point started;
@@ -124,6 +129,8 @@ public:
     // every rank must call it (one all-gather per unit).
     std::vector<torch::Tensor> wholeParameters();
     int64_t bucketCount() const { return buckets_ ? buckets_->count() : 0; }
+    // Expert parallelism: the buckets of the routed experts' gradients (0 without).
+    int64_t expertBucketCount() const { return expert_buckets_ ? expert_buckets_->count() : 0; }
     // Buckets the last window started during its backward (overlapped reduction).
     int64_t bucketsOverlapped() const { return buckets_ ? buckets_->launchedDuringBackward() : 0; }
 
@@ -171,6 +178,10 @@ private:
     int64_t prefetched_step_ = -1;
     std::unique_ptr<torch::optim::AdamW> optimizer_;
     std::unique_ptr<GradientBuckets> buckets_;
+    // Expert parallelism: the routed experts' gradients, reduced over the replica group (the
+    // dense ones stay in buckets_); null otherwise.
+    std::unique_ptr<GradientBuckets> expert_buckets_;
+    std::vector<char> is_routed_expert_;  // per parameter, under expert parallelism
     // runtime.zero_stage 3: this rank's slices of the weights, units gathered as the model uses
     // them (the model's residency); null below stage 3.
     std::unique_ptr<ShardedWeights> sharded_weights_;
@@ -192,6 +203,11 @@ private:
     int64_t run_peak_bytes_ = 0;
     // Every rank calls it (a sharded state is gathered first); rank 0 writes.
     void saveCheckpoint(int64_t steps_done, double last_loss);
+    // Calls made so far through this rank's collectives, every group's.
+    int64_t callsMade() const;
+    // Expert parallelism: `local` (weights or moments of this rank) with every routed expert of
+    // the expert group, gathered from its ranks under its own name; collective over the group.
+    NamedTensors gatherExperts(const NamedTensors& local);
     NamedTensors resumed_optimizer_;
     std::vector<double> resumed_noise_;  // the checkpoint's noise-scale state, until prepare() restores it
     // Rank 0 only: the live-advice detectors see every completed step.

@@ -33,8 +33,22 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
     auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
     RunControl control;
     std::atomic<int64_t> completed{0};
-    std::vector<std::unique_ptr<InProcessCollectives>> collectives;
+    std::vector<std::unique_ptr<InProcessCollectives>> collectives, experts, replicas;
     for (int r = 0; r < W; ++r) collectives.push_back(std::make_unique<InProcessCollectives>(hub, r, W));
+    // runtime.expert_parallel: the groups a session makes (expert groups of EP consecutive
+    // ranks, replica groups of the ranks with the same experts), linked to the world's hub.
+    const int EP = static_cast<int>(config.runtime.expert_parallel);
+    if (EP > 1) {
+        std::vector<std::shared_ptr<CollectiveHub>> expert_hubs, replica_hubs;
+        for (int g = 0; g < W / EP; ++g) expert_hubs.push_back(std::make_shared<CollectiveHub>(EP, std::chrono::seconds(60)));
+        for (int g = 0; g < EP; ++g) replica_hubs.push_back(std::make_shared<CollectiveHub>(W / EP, std::chrono::seconds(60)));
+        for (const auto& groups : {expert_hubs, replica_hubs})
+            for (const auto& group : groups) CollectiveHub::link(hub, group);
+        for (int r = 0; r < W; ++r) {
+            experts.push_back(std::make_unique<InProcessCollectives>(expert_hubs[r / EP], r % EP, EP));
+            replicas.push_back(std::make_unique<InProcessCollectives>(replica_hubs[r % EP], r / EP, W / EP));
+        }
+    }
     if (options.accounts)
         while (static_cast<int>(options.accounts->size()) < W) options.accounts->push_back(newMemoryAccount());
     std::vector<std::string> errors(W);
@@ -49,6 +63,10 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
                 setup.rank = r;
                 setup.world_size = W;
                 setup.collectives = collectives[r].get();
+                if (EP > 1) {
+                    setup.expert_collectives = experts[r].get();
+                    setup.replica_collectives = replicas[r].get();
+                }
                 setup.control = &control;
                 setup.completed_steps = &completed;
                 setup.started = std::chrono::steady_clock::now();

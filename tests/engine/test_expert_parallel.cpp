@@ -1,0 +1,286 @@
+// Expert parallelism suite (SHARDING.md section 4): the all-to-all and its backward by hand;
+// runtime.expert_parallel 2 and 4 at W = 4 against plain data parallelism (EP 1), step by step:
+// losses, gradient norms and expert loads in fp32, the weights in fp64, with group-limited
+// routing, an incomplete last window, and ranks whose experts no token reaches; the
+// collectives per step; checkpoints that resume at another EP; refused settings.
+#include <QtTest/QtTest>
+
+#include <QTemporaryDir>
+#include <cmath>
+#include <map>
+#include <thread>
+
+#include "conformance_setup.h"
+#include "model/all_to_all.h"
+#include "rank_threads.h"
+#include "trainbench/checkpoints.h"
+#include "trainbench/config_io.h"
+#include "trainbench/training_session.h"
+
+using namespace trainbench;
+
+namespace {
+
+// Four routed experts (one or two per rank at EP 4 or 2), two of them per token.
+RunConfig moeConfig(int64_t m, int64_t K, int64_t W, int64_t EP) {
+    RunConfig c = withSplit(conformanceConfig(), m, K, W);
+    c.runtime.expert_parallel = EP;
+    c.train.weight_decay = 0.1;
+    c.train.eval_every = 0;
+    return c;
+}
+
+struct Series {
+    std::vector<double> loss, grad_norm, collectives;
+    std::map<std::string, std::vector<double>> loads;  // moe/.../tokens per step
+    RunSummary summary;
+};
+
+Series train(const RunConfig& config, SessionOptions options = {}) {
+    TrainingSession session(config, options);
+    auto inbox = session.bus().subscribe();
+    session.start();
+    if (!session.wait(std::chrono::minutes(5))) qFatal("run did not finish");
+    Series s;
+    s.summary = session.summary();
+    if (s.summary.status != RunStatus::Completed) qFatal("run ended: %s", s.summary.error.c_str());
+    for (const auto& p : inbox->drain().points) {
+        if (p.key == "train/loss") s.loss.push_back(p.value);
+        if (p.key == "train/grad_norm") s.grad_norm.push_back(p.value);
+        if (p.key == "comm/collectives") s.collectives.push_back(p.value);
+        if (p.key.rfind("moe/", 0) == 0 && p.key.find("/tokens") != std::string::npos) s.loads[p.key].push_back(p.value);
+    }
+    return s;
+}
+
+double relative(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
+
+void compareSeries(const Series& s, const Series& reference, double tolerance, const QString& what) {
+    QCOMPARE(s.loss.size(), reference.loss.size());
+    QVERIFY(!reference.loss.empty());
+    for (size_t i = 0; i < reference.loss.size(); ++i) {
+        QVERIFY2(relative(s.loss[i], reference.loss[i]) < tolerance,
+                 qPrintable(QString("%1 step %2 loss %3 vs %4").arg(what).arg(i + 1).arg(s.loss[i], 0, 'g', 12)
+                                .arg(reference.loss[i], 0, 'g', 12)));
+        QVERIFY2(relative(s.grad_norm[i], reference.grad_norm[i]) < tolerance,
+                 qPrintable(QString("%1 step %2 grad norm %3 vs %4").arg(what).arg(i + 1)
+                                .arg(s.grad_norm[i], 0, 'g', 12).arg(reference.grad_norm[i], 0, 'g', 12)));
+    }
+    // The loads are counts of the same routing decisions: equal.
+    QVERIFY(!reference.loads.empty());
+    QCOMPARE(s.loads.size(), reference.loads.size());
+    for (const auto& [key, values] : reference.loads)
+        QVERIFY2(s.loads.at(key) == values, qPrintable(what + " " + QString::fromStdString(key)));
+}
+
+// Every rank's parameters by name after `steps` steps on rank threads, fp64; `prepare` may
+// change each rank's model first (the same way on every rank).
+std::vector<std::map<std::string, torch::Tensor>> weightsAfter(const RunConfig& config, int64_t steps,
+                                                               const std::function<void(Transformer&)>& prepare = {}) {
+    std::vector<std::map<std::string, torch::Tensor>> out(config.runtime.world_size);
+    RankThreadOptions options;
+    options.fp64 = true;
+    onRankTrainers(config, options, [&](int r, RankTrainer& trainer) {
+        if (prepare) prepare(trainer.model());
+        for (int64_t step = 0; step < steps; ++step) {
+            WindowResult window;
+            if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
+            trainer.applyUpdate(step, window);
+        }
+        for (const auto& item : trainer.model()->named_parameters()) out[r][item.key()] = item.value().detach().clone();
+    });
+    return out;
+}
+
+}  // namespace
+
+class TestExpertParallel : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // Three ranks, fp64. Rank r has rows r*10 + i; it sends send[r][d] of them to rank d in
+    // order. The result on rank d is what each rank s sent it, in rank order; its backward takes
+    // each row's gradient back to the rank and row it came from.
+    void theAllToAllMovesRowsAndTheirGradientsBack() {
+        const int W = 3;
+        const std::vector<std::vector<int64_t>> send{{1, 2, 0}, {0, 1, 3}, {2, 0, 1}};
+        auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(30));
+        std::vector<torch::Tensor> outputs(W), grads(W);
+        std::vector<std::string> errors(W);
+        std::vector<std::thread> threads;
+        for (int r = 0; r < W; ++r)
+            threads.emplace_back([&, r] {
+                try {
+                    InProcessCollectives group(hub, r, W);
+                    int64_t rows = 0;
+                    for (int64_t n : send[r]) rows += n;
+                    std::vector<double> values;
+                    for (int64_t i = 0; i < rows; ++i) values.insert(values.end(), {r * 10.0 + i, -(r * 10.0 + i)});
+                    auto x = torch::tensor(values, torch::kFloat64).view({rows, 2}).requires_grad_(true);
+                    std::vector<int64_t> recv(W);
+                    for (int s = 0; s < W; ++s) recv[s] = send[s][r];
+                    auto y = allToAll(x, send[r], recv, group);
+                    outputs[r] = y.detach().clone();
+                    // Row j of y weighs 100 * (r + 1) + j in the loss: its gradient says where it landed.
+                    auto weight = (100.0 * (r + 1) + torch::arange(y.size(0), torch::kFloat64)).unsqueeze(1);
+                    (y * weight).sum().backward();
+                    grads[r] = x.grad().clone();
+                } catch (const std::exception& e) {
+                    errors[r] = e.what();
+                    hub->abort(e.what());
+                }
+            });
+        for (auto& t : threads) t.join();
+        for (const auto& e : errors) QVERIFY2(e.empty(), e.c_str());
+        // By hand: rank 0 gets row 0 of rank 0 and rows 0-1 of rank 2; rank 1 rows 1-2 of rank 0
+        // and row 0 of rank 1; rank 2 rows 1-3 of rank 1 and row 2 of rank 2.
+        const std::vector<std::vector<double>> firsts{{0, 20, 21}, {1, 2, 10}, {11, 12, 13, 22}};
+        for (int d = 0; d < W; ++d) {
+            QCOMPARE(outputs[d].size(0), int64_t(firsts[d].size()));
+            for (size_t j = 0; j < firsts[d].size(); ++j) {
+                QCOMPARE(outputs[d][j][0].item<double>(), firsts[d][j]);
+                QCOMPARE(outputs[d][j][1].item<double>(), -firsts[d][j]);
+            }
+        }
+        // Gradients: row i of rank s landed on rank d at row j: 100 (d + 1) + j, both columns.
+        const std::vector<std::vector<double>> expected{{100, 200, 201}, {202, 300, 301, 302}, {101, 102, 303}};
+        for (int s = 0; s < W; ++s)
+            for (size_t i = 0; i < expected[s].size(); ++i) {
+                QCOMPARE(grads[s][i][0].item<double>(), expected[s][i]);
+                QCOMPARE(grads[s][i][1].item<double>(), expected[s][i]);
+            }
+    }
+
+    // The splits (2,2,4) and (1,4,4) of B = 16 at EP 2 and 4 log EP 1's losses, gradient norms
+    // and expert loads at every step; also with group-limited routing and an incomplete last
+    // window (train.samples: three windows and one micro-batch per rank).
+    void expertParallelGivesDataParallelNumbers_data() {
+        QTest::addColumn<int>("m");
+        QTest::addColumn<int>("K");
+        QTest::addColumn<QString>("variant");
+        QTest::newRow("2 x 2 x 4") << 2 << 2 << "";
+        QTest::newRow("1 x 4 x 4") << 1 << 4 << "";
+        QTest::newRow("2 x 2 x 4, group-limited") << 2 << 2 << "groups";
+        QTest::newRow("1 x 4 x 4, incomplete last window") << 1 << 4 << "incomplete";
+    }
+    void expertParallelGivesDataParallelNumbers() {
+        QFETCH(int, m);
+        QFETCH(int, K);
+        QFETCH(QString, variant);
+        auto config = [&](int64_t EP) {
+            RunConfig c = moeConfig(m, K, 4, EP);
+            if (variant == "groups") c.model.n_expert_groups = 2, c.model.n_limited_groups = 1;
+            if (variant == "incomplete") c.train.samples = 3 * 16 + 4;
+            return c;
+        };
+        const Series reference = train(config(1));
+        for (int64_t EP : {2, 4}) compareSeries(train(config(EP)), reference, 1e-5, QString("EP %1").arg(EP));
+    }
+
+    // fp64 weights after three steps at EP 4 and 2 equal EP 1's on every rank, each rank holding
+    // its own experts only; also when the gate's bias sends every token to experts 0 and 1, so
+    // that at EP 4 ranks 2 and 3 receive no token at all.
+    void theWeightsMatchInFp64_data() {
+        QTest::addColumn<bool>("starve");
+        QTest::newRow("every expert reached") << false;
+        QTest::newRow("experts 2 and 3 never reached") << true;
+    }
+    void theWeightsMatchInFp64() {
+        QFETCH(bool, starve);
+        auto prepare = [&](Transformer& model) {
+            if (!starve) return;
+            torch::NoGradGuard no_grad;
+            for (auto& moe : model->moeLayers()) moe->gate->bias.narrow(0, 2, 2).fill_(-100.0);
+        };
+        const auto reference = weightsAfter(moeConfig(2, 2, 4, 1), 3, prepare);
+        for (int64_t EP : {2, 4}) {
+            const auto weights = weightsAfter(moeConfig(2, 2, 4, EP), 3, prepare);
+            for (int r = 0; r < 4; ++r) {
+                int64_t experts_held = 0;
+                for (const auto& [name, tensor] : weights[r]) {
+                    if (name.find(".experts.") != std::string::npos && name.find(".w1.") != std::string::npos) ++experts_held;
+                    const double scale = reference[r].at(name).abs().max().item<double>() + 1e-30;
+                    const double diff = (tensor - reference[r].at(name)).abs().max().item<double>();
+                    QVERIFY2(diff / scale < 1e-10, qPrintable(QString("EP %1 rank %2 %3: %4").arg(EP).arg(r)
+                                                                  .arg(QString::fromStdString(name)).arg(diff / scale)));
+                }
+                QCOMPARE(experts_held, 4 / EP);  // one MoE layer
+            }
+        }
+    }
+
+    // Per step at EP 2 and W 4: the dense buckets and one statistics all-reduce (world), per
+    // MoE layer and micro-batch three exchanges forward (the counts, the tokens, back) and two
+    // backward, one all-reduce of the experts' squared norms (expert group), and one all-reduce
+    // per expert bucket (replica group).
+    void theCollectivesPerStepAreCounted() {
+        const RunConfig config = moeConfig(2, 2, 4, 2);
+        onRankTrainers(config, RankThreadOptions{}, [&](int, RankTrainer& trainer) {
+            WindowResult window;
+            if (trainer.accumulateWindow(0, window) != WindowOutcome::Complete) throw std::runtime_error("window");
+            const int64_t moe_layers = static_cast<int64_t>(trainer.model()->moeLayers().size());
+            const int64_t expected = trainer.bucketCount() + 1 + 5 * moe_layers * 2 + 1 + trainer.expertBucketCount();
+            if (window.collectives != expected)
+                throw std::runtime_error("collectives " + std::to_string(window.collectives) + ", expected " +
+                                         std::to_string(expected));
+        });
+    }
+
+    // A run stopped after two steps at EP 4 resumes at EP 1 and at EP 2 (W 2) from its
+    // checkpoint, which holds every expert under its own name: the uninterrupted run's losses.
+    void aCheckpointResumesAtAnotherExpertParallelism() {
+        RunConfig config = moeConfig(2, 2, 4, 4);
+        config.train.steps = 4;
+        const Series whole = train(config);
+        QTemporaryDir dir;
+        SessionOptions first;
+        first.checkpoint_dir = dir.path().toStdString();
+        RunConfig two = config;
+        two.train.steps = 2;
+        train(two, first);
+        std::vector<std::string> skipped;
+        const auto checkpoint = checkpointToResume(first.checkpoint_dir, skipped);
+        QVERIFY(checkpoint.has_value());
+        for (const auto& [m, W, EP] : std::vector<std::array<int64_t, 3>>{{2, 4, 1}, {4, 2, 2}}) {
+            RunConfig resumed = moeConfig(m, 2, W, EP);
+            resumed.train.steps = 4;
+            SessionOptions resume;
+            resume.resume_from = checkpoint->path;
+            const Series rest = train(resumed, resume);
+            QCOMPARE(rest.loss.size(), size_t(2));
+            for (size_t i = 0; i < 2; ++i)
+                QVERIFY2(relative(rest.loss[i], whole.loss[i + 2]) < 1e-6,
+                         qPrintable(QString("W %1 EP %2 step %3: %4 vs %5").arg(W).arg(EP).arg(i + 3)
+                                        .arg(rest.loss[i], 0, 'g', 12).arg(whole.loss[i + 2], 0, 'g', 12)));
+        }
+    }
+
+    void badSettingsAreRefusedNamingTheField_data() {
+        QTest::addColumn<int>("W");
+        QTest::addColumn<int>("EP");
+        QTest::addColumn<int>("stage");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("EP 3 of W 4") << 4 << 3 << 0 << "runtime.expert_parallel";
+        QTest::newRow("EP 8 of 4 experts") << 8 << 8 << 0 << "runtime.expert_parallel";
+        QTest::newRow("EP 0") << 4 << 0 << 0 << "runtime.expert_parallel";
+        QTest::newRow("with zero stage 1") << 4 << 2 << 1 << "runtime.zero_stage";
+    }
+    void badSettingsAreRefusedNamingTheField() {
+        QFETCH(int, W);
+        QFETCH(int, EP);
+        QFETCH(int, stage);
+        QFETCH(QString, field);
+        RunConfig c = moeConfig(1, 1, W, EP);
+        c.runtime.zero_stage = stage;
+        bool named = false;
+        for (const auto& issue : validateRunConfig(c)) named = named || QString::fromStdString(issue.path) == field;
+        QVERIFY2(named, qPrintable(field));
+        RunConfig dense = moeConfig(1, 1, 4, 2);
+        dense.model.n_dense_layers = dense.model.n_layers;  // no MoE layer
+        bool refused = false;
+        for (const auto& issue : validateRunConfig(dense)) refused = refused || issue.path == "runtime.expert_parallel";
+        QVERIFY(refused);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestExpertParallel)
+#include "test_expert_parallel.moc"
