@@ -21,7 +21,9 @@ namespace {
 
 std::string describeLayout(const MemoryLayout& layout) {
     return "zero_stage " + std::to_string(layout.zero_stage) + ", activation_checkpointing " +
-           layout.activation_checkpointing + ", micro_batch_size " + std::to_string(layout.micro_batch_size);
+           layout.activation_checkpointing +
+           (layout.expert_parallel > 1 ? ", expert_parallel " + std::to_string(layout.expert_parallel) : std::string()) +
+           ", micro_batch_size " + std::to_string(layout.micro_batch_size);
 }
 
 }  // namespace
@@ -39,12 +41,12 @@ int commandPlan(const RunConfig& config, bool as_json) {
     }
     const int64_t stage = config.runtime.zero_stage;
     std::printf("global batch %lld = micro_batch_size %lld x gradient_accumulation_steps %lld x world_size %lld; "
-                "%lld tokens per step (seq_len %lld)\nlayout: zero_stage %lld, activation_checkpointing %s\n"
-                "memory per rank:\n",
+                "%lld tokens per step (seq_len %lld)\nlayout: zero_stage %lld, activation_checkpointing %s, "
+                "expert_parallel %lld\nmemory per rank:\n",
                 (long long)plan.global_batch_size, (long long)plan.micro_batch_size,
                 (long long)plan.gradient_accumulation_steps, (long long)plan.world_size,
                 (long long)plan.tokens_per_step, (long long)plan.seq_len, (long long)stage,
-                config.runtime.activation_checkpointing.c_str());
+                config.runtime.activation_checkpointing.c_str(), (long long)plan.expert_parallel);
     const std::pair<const char*, int64_t> rows[] = {
         {stage >= 3 ? "weights (fp32, 1/W + one unit)" : "weights (fp32)", plan.weight_bytes},
         {stage >= 2 ? "gradients (fp32, 1/W)" : "gradients (fp32)", plan.gradient_bytes},
@@ -61,6 +63,9 @@ int commandPlan(const RunConfig& config, bool as_json) {
     if (plan.world_size > 1)
         std::printf("collectives per step and rank: %lld calls, %.1f MiB sent\n", (long long)plan.collectives_per_step,
                     mib(plan.bytes_sent_per_step));
+    if (plan.expert_parallel > 1)
+        std::printf("expert parallelism: %.1f MiB of tokens exchanged per micro-batch and rank\n",
+                    mib(plan.all_to_all_bytes_per_micro_batch));
     if (plan.limit_bytes > 0) {
         std::printf("  %-32s %12.1f MiB (%s)\n", "budget", mib(plan.limit_bytes),
                     config.runtime.memory_limit_mb > 0 ? "runtime.memory_limit_mb" : "device memory per rank");
@@ -92,11 +97,11 @@ int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json,
     std::fprintf(table, "global batch %lld = m x K x %lld ranks, seq_len %lld, %lld steps per row\n",
                  (long long)config.globalBatch(), (long long)config.runtime.world_size, (long long)config.train.seq_len,
                  (long long)steps_per_row);
-    std::fprintf(table, "%5s %9s %6s %6s %12s %14s %14s  %s\n", "stage", "recompute", "m", "K", "tokens/s", "peak MiB",
-                 "planned MiB", "fits");
+    std::fprintf(table, "%5s %9s %3s %6s %6s %12s %14s %14s  %s\n", "stage", "recompute", "EP", "m", "K", "tokens/s",
+                 "peak MiB", "planned MiB", "fits");
     options.on_row = [&](const ExploreRow& r) {
-        std::fprintf(table, "%5lld %9s %6lld %6lld %12.0f %14.1f %14.1f  %s\n", (long long)r.zero_stage,
-                     r.activation_checkpointing.c_str(), (long long)r.micro_batch_size,
+        std::fprintf(table, "%5lld %9s %3lld %6lld %6lld %12.0f %14.1f %14.1f  %s\n", (long long)r.zero_stage,
+                     r.activation_checkpointing.c_str(), (long long)r.expert_parallel, (long long)r.micro_batch_size,
                      (long long)r.gradient_accumulation_steps, r.tokens_per_s, mib(r.measured_peak_bytes),
                      mib(r.estimated_peak_bytes), r.fits ? "yes" : ("no: " + r.note).c_str());
         std::fflush(table);
@@ -107,8 +112,9 @@ int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json,
         std::fprintf(table, "recommended: --set train.micro_batch_size=%lld --set train.gradient_accumulation_steps=%lld",
                      (long long)best.micro_batch_size, (long long)best.gradient_accumulation_steps);
         if (over_layouts)
-            std::fprintf(table, " --set runtime.zero_stage=%lld --set runtime.activation_checkpointing=%s",
-                         (long long)best.zero_stage, best.activation_checkpointing.c_str());
+            std::fprintf(table, " --set runtime.zero_stage=%lld --set runtime.activation_checkpointing=%s "
+                                "--set runtime.expert_parallel=%lld",
+                         (long long)best.zero_stage, best.activation_checkpointing.c_str(), (long long)best.expert_parallel);
         std::fprintf(table, "\n");
     } else {
         std::fprintf(table, "no split fits; %s\n", outOfMemoryAdvice(config).c_str());

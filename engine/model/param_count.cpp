@@ -26,6 +26,7 @@ ParamCount countParameters(const ModelConfig& c) {
     count.moe_block = attention + 2 * d + gate + (c.n_routed_experts + shared) * expert;
     count.embedding = c.vocab_size * d;
     count.head = c.vocab_size * d;
+    count.routed_experts = moe_layers * c.n_routed_experts * expert;
     count.state_dict_tensors = 3 + c.n_layers * (2 + attention_tensors) + dense_layers * 3 + moe_layers * moe_tensors;
     return count;
 }

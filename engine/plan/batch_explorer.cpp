@@ -28,6 +28,7 @@ ExploreRow measureSplit(const RunConfig& base, int64_t m, int64_t steps, const s
 
     ExploreRow row;
     row.zero_stage = config.runtime.zero_stage;
+    row.expert_parallel = config.runtime.expert_parallel;
     row.activation_checkpointing = config.runtime.activation_checkpointing;
     row.micro_batch_size = m;
     row.gradient_accumulation_steps = config.train.gradient_accumulation_steps;
@@ -72,7 +73,7 @@ ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, c
     result.limit_bytes = config.runtime.memory_limit_mb > 0 ? config.runtime.memory_limit_mb * 1024 * 1024 : limit_bytes;
     for (const MemoryLayout& layout : explorationRows(config, result.limit_bytes, options.over_layouts)) {
         if (options.cancel && options.cancel->load()) break;
-        ExploreRow row = measureSplit(withLayout(config, {layout.zero_stage, layout.activation_checkpointing, 0}),
+        ExploreRow row = measureSplit(withLayout(config, {layout.zero_stage, layout.activation_checkpointing, 0, layout.expert_parallel}),
                                       layout.micro_batch_size, std::max<int64_t>(1, options.steps_per_row), options.cancel);
         if (options.cancel && options.cancel->load()) break;  // a cancelled row measured nothing
         result.rows.push_back(std::move(row));
@@ -92,10 +93,10 @@ ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, c
 std::vector<MemoryLayout> explorationRows(const RunConfig& config, int64_t limit_bytes, bool over_layouts) {
     const int64_t per_rank = config.globalBatch() / std::max<int64_t>(1, config.runtime.world_size);
     if (config.runtime.memory_limit_mb > 0) limit_bytes = config.runtime.memory_limit_mb * 1024 * 1024;
-    std::vector<MemoryLayout> layouts{{config.runtime.zero_stage, config.runtime.activation_checkpointing, 0}};
+    std::vector<MemoryLayout> layouts{{config.runtime.zero_stage, config.runtime.activation_checkpointing, 0, config.runtime.expert_parallel}};
     if (over_layouts) {
         layouts.clear();
-        for (const MemoryLayout& layout : layoutsByCost())
+        for (const MemoryLayout& layout : layoutsByCost(config))
             if (layout.zero_stage == 0 || config.runtime.world_size > 1) layouts.push_back(layout);
     }
     std::vector<MemoryLayout> rows;
@@ -107,7 +108,7 @@ std::vector<MemoryLayout> explorationRows(const RunConfig& config, int64_t limit
                 at_m.train.micro_batch_size = m;
                 if (double(planMemory(at_m).peak_bytes) > 1.15 * double(limit_bytes)) continue;
             }
-            rows.push_back({layout.zero_stage, layout.activation_checkpointing, m});
+            rows.push_back({layout.zero_stage, layout.activation_checkpointing, m, layout.expert_parallel});
         }
     return rows;
 }
@@ -117,6 +118,7 @@ std::string exploreResultToJson(const ExploreResult& result) {
     for (const auto& r : result.rows) {
         nlohmann::json row = {{"zero_stage", r.zero_stage},
                               {"activation_checkpointing", r.activation_checkpointing},
+                              {"expert_parallel", r.expert_parallel},
                               {"micro_batch_size", r.micro_batch_size},
                               {"gradient_accumulation_steps", r.gradient_accumulation_steps},
                               {"tokens_per_s", r.tokens_per_s},

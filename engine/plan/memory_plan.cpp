@@ -42,10 +42,14 @@ int64_t attentionBytesPerToken(const ModelConfig& c) {
 
 int64_t denseFfnBytesPerToken(const ModelConfig& c) { return (2 * c.dim + 4 * c.inter_dim + c.dim) * kFloat; }
 
-int64_t moeFfnBytesPerToken(const ModelConfig& c) {
+// Expert parallelism adds, per routed slot, the copy received from the exchange and the
+// experts' outputs in that order before they go home (the rows a rank receives average the
+// rows it sends).
+int64_t moeFfnBytesPerToken(const ModelConfig& c, int64_t expert_parallel) {
     const int64_t k = c.n_activated_experts;
     int64_t floats = 2 * c.dim + c.n_routed_experts;  // ffn_norm, gate scores
     floats += k * c.dim;                              // dispatched copies of the input
+    if (expert_parallel > 1) floats += 2 * k * c.dim;
     floats += 4 * k * c.moe_inter_dim;                // routed experts' hidden tensors
     floats += k * c.dim;                              // concatenated expert outputs
     floats += 4 * c.n_shared_experts * c.moe_inter_dim;
@@ -57,30 +61,30 @@ int64_t embeddingOutputBytes(const ModelConfig& c) { return c.dim * kFloat; }
 int64_t headBytesPerToken(const ModelConfig& c) {
     return 2 * c.dim * kFloat + c.vocab_size * kFloat + 2 * kIndex;  // final norm, log-softmax, tokens
 }
-int64_t blockBytesPerToken(const ModelConfig& c, int64_t layer) {
-    return attentionBytesPerToken(c) + (layer < c.n_dense_layers ? denseFfnBytesPerToken(c) : moeFfnBytesPerToken(c));
+int64_t feedForwardBytesPerToken(const ModelConfig& c, int64_t layer, int64_t expert_parallel) {
+    return layer < c.n_dense_layers ? denseFfnBytesPerToken(c) : moeFfnBytesPerToken(c, expert_parallel);
 }
 
-int64_t feedForwardBytesPerToken(const ModelConfig& c, int64_t layer) {
-    return layer < c.n_dense_layers ? denseFfnBytesPerToken(c) : moeFfnBytesPerToken(c);
+int64_t blockBytesPerToken(const ModelConfig& c, int64_t layer, int64_t expert_parallel) {
+    return attentionBytesPerToken(c) + feedForwardBytesPerToken(c, layer, expert_parallel);
 }
 
 // With full recomputation each block keeps only its input; the largest block's activations
 // exist once more, while that block runs again in the backward. With the feed-forward parts
 // recomputed each block keeps its attention's activations and its output; the largest
 // feed-forward part's exist once more.
-int64_t activationBytes(const ModelConfig& c, int64_t tokens, const std::string& recomputation) {
+int64_t activationBytes(const ModelConfig& c, int64_t tokens, const std::string& recomputation, int64_t ep) {
     int64_t per_token = embeddingOutputBytes(c) + headBytesPerToken(c);
     int64_t largest = 0;
     for (int64_t layer = 0; layer < c.n_layers; ++layer) {
         if (recomputation == "full") {
-            largest = std::max(largest, blockBytesPerToken(c, layer));
+            largest = std::max(largest, blockBytesPerToken(c, layer, ep));
             per_token += c.dim * kFloat;
         } else if (recomputation == "feedforward") {
-            largest = std::max(largest, feedForwardBytesPerToken(c, layer));
+            largest = std::max(largest, feedForwardBytesPerToken(c, layer, ep));
             per_token += attentionBytesPerToken(c) + c.dim * kFloat;
         } else {
-            per_token += blockBytesPerToken(c, layer);
+            per_token += blockBytesPerToken(c, layer, ep);
         }
     }
     return (per_token + largest) * tokens;
@@ -102,9 +106,32 @@ int64_t largestUnitElements(const ModelConfig& c, const ParamCount& counts) {
 // reduce-scatters G every micro-batch; stage 3 all-gathers every unit before its forward and
 // again before its backward (but the embedding's) and reduce-scatters it, every micro-batch.
 // Besides: one all-reduce of the window's statistics, and at stages >= 1 one of the norm.
+//
+// Expert parallelism (stage 0) all-reduces the dense gradients over W and each rank's experts'
+// over its W / EP replicas, and per micro-batch and MoE layer makes five exchanges in its expert
+// group (the counts, the tokens there and back; the two backward), plus one all-reduce of the
+// experts' squared norms a step.
 void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& counts) {
-    const int64_t W = p.world_size, K = p.gradient_accumulation_steps;
+    const int64_t W = p.world_size, K = p.gradient_accumulation_steps, EP = p.expert_parallel;
     if (W <= 1) return;
+    if (EP > 1) {
+        const ModelConfig& c = config.model;
+        const int64_t moe_layers = c.n_layers - c.n_dense_layers, R = W / EP;
+        const int64_t dense = (counts.total - counts.routed_experts) * kFloat;
+        const int64_t experts = counts.routed_experts / EP * kFloat;
+        auto buckets = [](int64_t bytes) {
+            const int64_t first = 1 << 20, rest = 25 << 20;
+            return 1 + std::max<int64_t>(0, (bytes - first + rest - 1) / rest);
+        };
+        const int64_t rows = p.micro_batch_size * p.seq_len * c.n_activated_experts;
+        p.all_to_all_bytes_per_micro_batch = static_cast<int64_t>(
+            4.0 * double(moe_layers) * double(rows * c.dim * kFloat) * double(EP - 1) / double(EP));
+        p.collectives_per_step = buckets(dense) + 1 + 5 * moe_layers * K + 1 + (R > 1 ? buckets(experts) : 0);
+        p.bytes_sent_per_step = static_cast<int64_t>(
+            2.0 * double(W - 1) / double(W) * double(dense) + (R > 1 ? 2.0 * double(R - 1) / double(R) * double(experts) : 0.0) +
+            double(K) * double(p.all_to_all_bytes_per_micro_batch));
+        return;
+    }
     const int64_t grads = counts.total * kFloat;
     const double share = double(W - 1) / double(W);
     // Buckets: a first one of 1 MiB, then 25 MiB each (parallel/gradient_buckets.h).
@@ -141,12 +168,14 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     p.world_size = config.runtime.world_size;
     p.zero_stage = config.runtime.zero_stage;
     p.activation_checkpointing = config.runtime.activation_checkpointing;
+    p.expert_parallel = std::max<int64_t>(1, config.runtime.expert_parallel);
     p.gradient_accumulation_steps = config.globalBatch() / std::max<int64_t>(1, micro_batch * p.world_size);
     p.seq_len = config.train.seq_len;
     p.global_batch_size = config.globalBatch();
     p.tokens_per_step = config.tokensPerStep();
     const ParamCount counts = countParameters(config.model);
-    const int64_t params = counts.total;
+    // Under expert parallelism a rank holds the dense weights and its share of the experts.
+    const int64_t params = counts.total - counts.routed_experts + counts.routed_experts / p.expert_parallel;
     const int64_t stage = config.runtime.zero_stage;
     const int64_t slice_elements = (params + p.world_size - 1) / p.world_size;
     // Stage 3 holds its shard of every unit and one unit gathered whole at a time.
@@ -174,7 +203,8 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     // Stages 1 and up keep the moments of this rank's slice of every bucket only.
     const int64_t moment_elements = stage >= 1 ? slice_elements : params;
     p.optimizer_bytes = 2 * moment_elements * kFloat;
-    p.activation_bytes = activationBytes(config.model, tokens, config.runtime.activation_checkpointing);
+    p.activation_bytes =
+        activationBytes(config.model, tokens, config.runtime.activation_checkpointing, p.expert_parallel);
     // The gradients (bucket views) live from the first step to the last: every backward holds
     // them beside the activations and the logits' gradient.
     p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + p.optimizer_bytes + p.activation_bytes +
@@ -198,15 +228,23 @@ MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes) {
     return plan;
 }
 
-std::vector<MemoryLayout> layoutsByCost() {
+std::vector<MemoryLayout> layoutsByCost(const RunConfig& config) {
+    const ModelConfig& c = config.model;
+    const int64_t W = config.runtime.world_size, E = c.n_routed_experts;
+    const bool moe = E > 0 && c.n_dense_layers < c.n_layers;
     std::vector<MemoryLayout> out;
-    for (const char* recompute : {"none", "feedforward", "full"})
-        for (int64_t stage = 0; stage <= 3; ++stage) out.push_back({stage, recompute, 0});
+    for (const char* recompute : {"none", "feedforward", "full"}) {
+        for (int64_t stage = 0; stage <= 2; ++stage) out.push_back({stage, recompute, 0, 1});
+        for (int64_t ep = 2; moe && ep <= std::min(W, E); ++ep)
+            if (W % ep == 0 && E % ep == 0) out.push_back({0, recompute, 0, ep});
+        out.push_back({3, recompute, 0, 1});
+    }
     return out;
 }
 
 RunConfig withLayout(RunConfig config, const MemoryLayout& layout) {
     config.runtime.zero_stage = layout.zero_stage;
+    config.runtime.expert_parallel = std::max<int64_t>(1, layout.expert_parallel);
     config.runtime.activation_checkpointing = layout.activation_checkpointing;
     if (layout.micro_batch_size > 0) {
         const int64_t global = config.globalBatch();
@@ -226,7 +264,7 @@ LayoutAdvice adviseLayout(const RunConfig& config, int64_t limit_bytes) {
     const int64_t usable = static_cast<int64_t>(double(advice.limit_bytes) * (1.0 - kLayoutSafetyMargin));
     RunConfig unlimited = config;  // the usable share is the budget here, not runtime.memory_limit_mb
     unlimited.runtime.memory_limit_mb = 0;
-    for (const MemoryLayout& layout : layoutsByCost()) {
+    for (const MemoryLayout& layout : layoutsByCost(unlimited)) {
         const RunConfig candidate = withLayout(unlimited, layout);
         const MemoryPlan plan = planMemory(candidate, usable);
         if (plan.largest_fitting_micro_batch < 1) continue;
@@ -238,7 +276,7 @@ LayoutAdvice adviseLayout(const RunConfig& config, int64_t limit_bytes) {
     for (int64_t ranks = 1; ranks <= 4096 && advice.fewest_ranks == 0; ranks *= 2) {
         RunConfig spread = unlimited;
         spread.runtime.world_size = ranks;
-        for (MemoryLayout layout : layoutsByCost()) {
+        for (MemoryLayout layout : layoutsByCost(spread)) {
             layout.micro_batch_size = 1;
             const MemoryPlan plan = planFor(withLayout(spread, layout), 1, usable);
             if (!plan.fits) continue;
@@ -255,6 +293,7 @@ std::string layoutAdviceToJson(const LayoutAdvice& a) {
     auto layout = [](const MemoryLayout& l, const MemoryPlan& plan) {
         return nlohmann::json{{"zero_stage", l.zero_stage},
                               {"activation_checkpointing", l.activation_checkpointing},
+                              {"expert_parallel", l.expert_parallel},
                               {"micro_batch_size", l.micro_batch_size},
                               {"peak_bytes", plan.peak_bytes}};
     };
@@ -278,6 +317,7 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"gradient_accumulation_steps", p.gradient_accumulation_steps},
         {"zero_stage", p.zero_stage},
         {"activation_checkpointing", p.activation_checkpointing},
+        {"expert_parallel", p.expert_parallel},
         {"seq_len", p.seq_len},
         {"world_size", p.world_size},
         {"global_batch_size", p.global_batch_size},
@@ -291,6 +331,7 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"peak_bytes", p.peak_bytes},
         {"collectives_per_step", p.collectives_per_step},
         {"bytes_sent_per_step", p.bytes_sent_per_step},
+        {"all_to_all_bytes_per_micro_batch", p.all_to_all_bytes_per_micro_batch},
         {"limit_bytes", p.limit_bytes},
         {"fits", p.fits},
         {"largest_fitting_micro_batch", p.largest_fitting_micro_batch},

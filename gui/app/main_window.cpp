@@ -248,8 +248,9 @@ void MainWindow::buildUi() {
         if (!setBatchSplit(micro_batch, accumulation)) batch_panel_->setRunConfig(config_);
     });
     connect(batch_panel_, &BatchPanel::memoryLayoutRequested, this,
-            [this](int64_t zero_stage, const QString& activation_checkpointing) {
-                if (!setMemoryLayout(zero_stage, activation_checkpointing)) batch_panel_->setRunConfig(config_);
+            [this](int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel) {
+                if (!setMemoryLayout(zero_stage, activation_checkpointing, expert_parallel))
+                    batch_panel_->setRunConfig(config_);
             });
     connect(batch_panel_, &BatchPanel::exploringChanged, this, &MainWindow::updateStartButton);
     connect(batch_panel_, &BatchPanel::planChanged, this, [this] {
@@ -365,13 +366,18 @@ bool MainWindow::setBatchSplit(int64_t micro_batch_size, int64_t gradient_accumu
     return true;
 }
 
-bool MainWindow::setMemoryLayout(int64_t zero_stage, const QString& activation_checkpointing) {
+bool MainWindow::setMemoryLayout(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel) {
     if (bridge_->isLive()) return false;
     config_.runtime.zero_stage = zero_stage;
     config_.runtime.activation_checkpointing = activation_checkpointing.toStdString();
+    config_.runtime.expert_parallel = expert_parallel;
     showConfigNumbers();
     configure_view_->recordWindowEdit(
-        config_, tr("Memory layout: ZeRO stage %1, recomputation %2").arg(zero_stage).arg(activation_checkpointing));
+        config_, expert_parallel > 1 ? tr("Memory layout: ZeRO stage %1, recomputation %2, expert parallelism %3")
+                                           .arg(zero_stage)
+                                           .arg(activation_checkpointing)
+                                           .arg(expert_parallel)
+                                     : tr("Memory layout: ZeRO stage %1, recomputation %2").arg(zero_stage).arg(activation_checkpointing));
     return true;
 }
 

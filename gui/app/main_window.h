@@ -79,7 +79,7 @@ public:
     bool setBatchSplit(int64_t micro_batch_size, int64_t gradient_accumulation_steps);
     // runtime.zero_stage and runtime.activation_checkpointing, as the Batch tab's layout boxes
     // set them (an undoable step on the Configure tab); false while a run is live.
-    bool setMemoryLayout(int64_t zero_stage, const QString& activation_checkpointing);
+    bool setMemoryLayout(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel);
 
     EngineBridge* bridge() const { return bridge_; }
     MetricPlots* plots() const { return plots_; }

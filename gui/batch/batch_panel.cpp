@@ -460,7 +460,9 @@ void BatchPanel::showLayoutChoices() {
 QString BatchPanel::describeLayoutAdvice(const LayoutAdvice& advice, int64_t world_size) {
     if (advice.limit_bytes <= 0) return tr("What fits: no budget to plan against.");
     auto layout = [](const MemoryLayout& l) {
-        return tr("stage %1, recompute %2, m %3").arg(l.zero_stage).arg(QString::fromStdString(l.activation_checkpointing))
+        const QString stage = l.expert_parallel > 1 ? tr("stage %1 with EP %2").arg(l.zero_stage).arg(l.expert_parallel)
+                                                    : tr("stage %1").arg(l.zero_stage);
+        return tr("%1, recompute %2, m %3").arg(stage).arg(QString::fromStdString(l.activation_checkpointing))
             .arg(l.micro_batch_size);
     };
     const QString ranks = world_size == 1 ? tr("1 rank") : tr("%1 ranks").arg(world_size);
@@ -529,7 +531,7 @@ void BatchPanel::onMemoryLayoutEdited() {
     config_.runtime.zero_stage = stage;
     config_.runtime.activation_checkpointing = recompute.toStdString();
     showPlan();
-    Q_EMIT memoryLayoutRequested(stage, recompute);
+    Q_EMIT memoryLayoutRequested(stage, recompute, config_.runtime.expert_parallel);
 }
 
 void BatchPanel::showPlanNumbers() {
@@ -624,6 +626,7 @@ void BatchPanel::updateControls() {
         can_apply = best.micro_batch_size != config_.train.micro_batch_size ||
                     best.gradient_accumulation_steps != config_.train.gradient_accumulation_steps ||
                     best.zero_stage != config_.runtime.zero_stage ||
+                    best.expert_parallel != config_.runtime.expert_parallel ||
                     best.activation_checkpointing != config_.runtime.activation_checkpointing;
         apply_button_->setToolTip(
             tr("Set m %1 × K %2").arg(best.micro_batch_size).arg(best.gradient_accumulation_steps));
@@ -723,6 +726,12 @@ bool BatchPanel::applyRecommendation() {
     const int recommended = model_->recommended();
     if (run_live_ || isExploring() || !have_result_ || recommended < 0 || !resultsMatchConfig()) return false;
     const ExploreRow best = model_->rows()[static_cast<size_t>(recommended)];
+    if (best.expert_parallel != config_.runtime.expert_parallel) {
+        // No combo of its own yet: the window hears of it as a layout, with the stage in force.
+        config_.runtime.expert_parallel = best.expert_parallel;
+        Q_EMIT memoryLayoutRequested(config_.runtime.zero_stage, QString::fromStdString(config_.runtime.activation_checkpointing),
+                                     best.expert_parallel);
+    }
     if (best.zero_stage != config_.runtime.zero_stage ||
         best.activation_checkpointing != config_.runtime.activation_checkpointing) {
         // Through the combos, as a user's choice: the window hears of it and can undo it.

@@ -93,7 +93,7 @@ Q_SIGNALS:
     void criticalBatchMeasured(bool ok);
     void splitRequested(int64_t micro_batch_size, int64_t gradient_accumulation_steps);
     // runtime.zero_stage and runtime.activation_checkpointing chosen here; the owner applies them.
-    void memoryLayoutRequested(int64_t zero_stage, const QString& activation_checkpointing);
+    void memoryLayoutRequested(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel);
     void exploringChanged(bool exploring);
     // An exploration ended, with its rows in explorerModel() (and a recommendation, if any fit).
     void explorationFinished();

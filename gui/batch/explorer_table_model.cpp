@@ -18,9 +18,11 @@ const QColor kDoesNotFitText(176, 0, 32);
 
 QString dash() { return QStringLiteral("—"); }
 
-// "stage 3 · full": the sharding stage and, when on, the recomputation.
+// "stage 3 · full", "stage 0 · EP 4": the sharding stage, the expert parallelism and the
+// recomputation, when on.
 QString layoutText(const ExploreRow& row) {
-    const QString stage = QStringLiteral("stage %1").arg(row.zero_stage);
+    QString stage = QStringLiteral("stage %1").arg(row.zero_stage);
+    if (row.expert_parallel > 1) stage += QStringLiteral(" · EP %1").arg(row.expert_parallel);
     return row.activation_checkpointing == "none"
                ? stage
                : QStringLiteral("%1 · %2").arg(stage, QString::fromStdString(row.activation_checkpointing));
@@ -114,7 +116,7 @@ QVariant ExplorerTableModel::headerData(int section, Qt::Orientation orientation
         }
     } else if (role == Qt::ToolTipRole) {
         switch (static_cast<Column>(section)) {
-        case Layout: return tr("runtime.zero_stage and runtime.activation_checkpointing of the row");
+        case Layout: return tr("runtime.zero_stage, runtime.expert_parallel and runtime.activation_checkpointing of the row");
         case MicroBatch: return tr("micro-batch size: sequences per forward pass");
         case Accumulation: return tr("gradient accumulation steps per optimizer step");
         case TokensPerS: return tr("training throughput, mean over the measured steps after the first");

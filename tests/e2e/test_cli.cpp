@@ -489,8 +489,9 @@ private Q_SLOTS:
     }
 
     // The published 16B config (15.7B parameters: 251 GB of fp32 training state) trains on 8
-    // ranks of 80 GiB at seq_len 4096: not whole on each (stage 0), but with the weights, the
-    // gradients and the moments sharded; the planner names the layout and its micro-batch.
+    // ranks of 80 GiB at seq_len 4096: not whole on each (stage 0), but with its routed experts
+    // divided among the 8 (expert parallelism, before stage 3 in cost) and the feed-forward
+    // parts recomputed; the planner names the layout and its micro-batch.
     void thePlannerSaysWhereThe16BConfigTrains() {
         Result r = runCli({"plan", kConfigs + "/deepseek/config_16B.json", "--json", "--set", "runtime.device=cuda", "--set",
                            "runtime.world_size=8", "--set", "runtime.memory_limit_mb=81920", "--set", "train.seq_len=4096",
@@ -500,13 +501,37 @@ private Q_SLOTS:
         QVERIFY(!p["fits"].toBool());
         QVERIFY(p["peak_bytes"].toDouble() > 3.0 * 81920.0 * 1024 * 1024);  // whole: over 240 GiB
         const QJsonObject cheapest = p["advice"].toObject()["cheapest"].toObject();
-        QCOMPARE(cheapest["zero_stage"].toInt(), 3);
+        QCOMPARE(cheapest["zero_stage"].toInt(), 0);
+        QCOMPARE(cheapest["expert_parallel"].toInt(), 8);
+        QCOMPARE(cheapest["activation_checkpointing"].toString(), QString("feedforward"));
         QVERIFY(cheapest["micro_batch_size"].toInt() >= 1);
         QVERIFY(cheapest["peak_bytes"].toDouble() <= 81920.0 * 1024 * 1024);
         Result text = runCli({"plan", kConfigs + "/deepseek/config_16B.json", "--set", "runtime.device=cuda", "--set",
                               "runtime.world_size=8", "--set", "runtime.memory_limit_mb=81920", "--set", "train.seq_len=4096",
                               "--set", "train.micro_batch_size=1"});
-        QVERIFY2(text.out.contains("on 8 ranks: zero_stage 3"), qPrintable(text.out));
+        QVERIFY2(text.out.contains("on 8 ranks: zero_stage 0, activation_checkpointing feedforward, expert_parallel 8"),
+                 qPrintable(text.out));
+    }
+
+    // At expert_parallel 8 a rank of the 16B config holds the dense weights and an eighth of the
+    // routed experts, by hand: 26 MoE layers x 64 experts x 3 x 2,048 x 1,408 = 14,394,851,328
+    // routed parameters, of which it drops 7/8. A micro-batch of 4,096 tokens sends 6 routed
+    // copies of 2,048 fp32 each, 7/8 of them off the rank, four times per MoE layer (there and
+    // back, forward and backward): 4 x 26 x 4,096 x 6 x 2,048 x 4 x 7 / 8 bytes.
+    void thePlannerCountsExpertParallelism() {
+        Result params = runCli({"params", kConfigs + "/deepseek/config_16B.json", "--json"});
+        QVERIFY2(params.code == 0, qPrintable(params.err));
+        const double total = QJsonDocument::fromJson(params.out.toUtf8()).object()["total_params"].toDouble();
+        const double routed = 26.0 * 64 * 3 * 2048 * 1408;
+        QCOMPARE(routed, 14394851328.0);
+        Result r = runCli({"plan", kConfigs + "/deepseek/config_16B.json", "--json", "--set", "runtime.world_size=8", "--set",
+                           "runtime.expert_parallel=8", "--set", "train.seq_len=4096", "--set", "train.micro_batch_size=1"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject p = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(p["expert_parallel"].toInt(), 8);
+        QCOMPARE(p["weight_bytes"].toDouble(), 4.0 * (total - routed * 7 / 8));
+        QCOMPARE(p["optimizer_bytes"].toDouble(), 8.0 * (total - routed * 7 / 8));
+        QCOMPARE(p["all_to_all_bytes_per_micro_batch"].toDouble(), 4.0 * 26 * 4096 * 6 * 2048 * 4 * 7 / 8);
     }
 
     // `noise-scale` at fixed weights: the parts and the critical batch of fresh weights (a file)

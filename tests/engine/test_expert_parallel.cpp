@@ -15,6 +15,7 @@
 #include "rank_threads.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
+#include "trainbench/memory_plan.h"
 #include "trainbench/training_session.h"
 
 using namespace trainbench;
@@ -219,6 +220,8 @@ private Q_SLOTS:
             if (trainer.accumulateWindow(0, window) != WindowOutcome::Complete) throw std::runtime_error("window");
             const int64_t moe_layers = static_cast<int64_t>(trainer.model()->moeLayers().size());
             const int64_t expected = trainer.bucketCount() + 1 + 5 * moe_layers * 2 + 1 + trainer.expertBucketCount();
+            if (planMemory(config).collectives_per_step != expected)
+                throw std::runtime_error("the planner counts " + std::to_string(planMemory(config).collectives_per_step));
             if (window.collectives != expected)
                 throw std::runtime_error("collectives " + std::to_string(window.collectives) + ", expected " +
                                          std::to_string(expected));

@@ -246,6 +246,28 @@ private Q_SLOTS:
         }
     }
 
+    // The same under expert parallelism (W 4, EP 2 and 4): each rank's experts, the tokens it
+    // receives and the exchanges' buffers.
+    void plannerIsWithinFifteenPercentUnderExpertParallelism() {
+        for (int64_t ep : {2, 4}) {
+            RunConfig c = tinySplit(4, 1, 2);
+            c.runtime.world_size = 4;
+            c.runtime.expert_parallel = ep;
+            ExploreOptions options;
+            options.steps_per_row = 2;
+            const ExploreResult result = exploreBatchSplits(c, 0, options);
+            QCOMPARE(result.rows.size(), size_t(3));
+            for (const auto& row : result.rows) {
+                QVERIFY2(row.fits, row.note.c_str());
+                QCOMPARE(row.expert_parallel, ep);
+                const double ratio = double(row.estimated_peak_bytes) / double(row.measured_peak_bytes);
+                QVERIFY2(std::fabs(ratio - 1.0) < 0.15,
+                         qPrintable(QString("EP %1 m=%2: planned %3, measured %4").arg(ep).arg(row.micro_batch_size)
+                                        .arg(row.estimated_peak_bytes).arg(row.measured_peak_bytes)));
+            }
+        }
+    }
+
     // "What fits": the first layout in cost order (no recomputation before full, stages 0 to
     // 3) whose largest fitting micro-batch is at least 1, and the fewest ranks that fit m = 1.
     void adviceFindsTheCheapestLayoutThatFits() {

@@ -18,6 +18,7 @@ struct ExploreRow {
     // The memory layout measured (the config's own unless the exploration is over layouts).
     int64_t zero_stage = 0;
     std::string activation_checkpointing = "none";
+    int64_t expert_parallel = 1;
     int64_t micro_batch_size = 0;
     int64_t gradient_accumulation_steps = 0;
     double tokens_per_s = 0;           // mean over the measured steps (the first is warm-up)

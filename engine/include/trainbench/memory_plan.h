@@ -23,6 +23,7 @@ struct MemoryPlan {
     int64_t tokens_per_step = 0;    // global batch x seq_len
     int64_t zero_stage = 0;
     std::string activation_checkpointing = "none";
+    int64_t expert_parallel = 1;  // each rank holds the dense weights and 1/EP of the routed experts
     int64_t weight_bytes = 0;     // stage 3: this rank's shard (4P/W) and the one unit gathered at a time
     int64_t gradient_bytes = 0;   // fp32, one per parameter
     int64_t bucket_bytes = 0;     // beyond the gradients (which are views of the buckets): the sync-each mode's
@@ -36,6 +37,10 @@ struct MemoryPlan {
     // 0 on one rank. Stages 0-2 count about one call per 25 MiB gradient bucket.
     int64_t collectives_per_step = 0;
     int64_t bytes_sent_per_step = 0;
+    // Expert parallelism: what one micro-batch's token exchanges send from each rank (every MoE
+    // layer: the routed copies there and back, in the forward and again in the backward), in
+    // bytes_sent_per_step K times.
+    int64_t all_to_all_bytes_per_micro_batch = 0;
     int64_t limit_bytes = 0;      // the budget compared against; 0: none known
     bool fits = true;
     // The largest micro-batch (dividing the global batch per rank) whose peak fits the budget;
@@ -47,18 +52,22 @@ struct MemoryPlan {
 // 0 and no config limit: nothing to fit against).
 MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes = 0);
 
-// A memory layout: the sharding stage, the recomputation mode and the micro-batch size.
+// A memory layout: the sharding stage, the recomputation mode, the micro-batch size and the
+// expert parallelism.
 struct MemoryLayout {
     int64_t zero_stage = 0;
     std::string activation_checkpointing = "none";
     int64_t micro_batch_size = 0;
+    int64_t expert_parallel = 1;
 };
 
 // The layouts in the order of what they cost in time, cheapest first: no recomputation, then
 // the feed-forward parts recomputed (about 12 % slower on the small preset), then whole blocks
-// (about 25 %), and within each the stages 0 to 3 (more collectives, most of them overlapped
-// with compute).
-std::vector<MemoryLayout> layoutsByCost();
+// (about 25 %), and within each the stages 0 to 2, then expert parallelism (stage 0) over every
+// EP dividing both the world size and the routed experts, smallest first (a micro-batch's
+// tokens exchanged twice per MoE layer each way, a tenth of what stage 3 gathers for a
+// DeepSeek config), then stage 3 (every unit's weights gathered twice per micro-batch).
+std::vector<MemoryLayout> layoutsByCost(const RunConfig& config);
 
 // The share of the budget the layout advice keeps free: the planner's error on the layouts it
 // is measured against stays within it (docs/BENCHMARKS.md).

@@ -19,6 +19,8 @@ struct ParamCount {
     int64_t moe_block = 0;
     int64_t embedding = 0;
     int64_t head = 0;
+    // The routed experts of every MoE layer: what expert parallelism divides among ranks.
+    int64_t routed_experts = 0;
 };
 
 ParamCount countParameters(const ModelConfig& model);
