@@ -68,6 +68,32 @@ std::optional<std::string> ExpertImbalanceDetector::observe(int64_t step, int64_
     return text.str();
 }
 
+RankImbalanceAdvisor::RankImbalanceAdvisor(int window, double threshold) : window_(window), threshold_(threshold) {}
+
+std::optional<std::string> RankImbalanceAdvisor::observe(int64_t step, const std::vector<int64_t>& received,
+                                                         int64_t expert_parallel, int64_t experts) {
+    if (received.empty() || expert_parallel < 1) return std::nullopt;
+    if (sums_.size() != received.size()) sums_.assign(received.size(), 0.0), steps_ = 0;
+    for (size_t r = 0; r < received.size(); ++r) sums_[r] += double(received[r]);
+    if (++steps_ < window_) return std::nullopt;
+    const double mean = std::accumulate(sums_.begin(), sums_.end(), 0.0) / double(sums_.size());
+    const auto busiest = std::max_element(sums_.begin(), sums_.end());
+    const double ratio = mean > 0 ? *busiest / mean : 0.0;
+    const int64_t rank = busiest - sums_.begin(), per_rank = experts / expert_parallel;
+    const int steps = steps_;
+    std::fill(sums_.begin(), sums_.end(), 0.0);
+    steps_ = 0;
+    if (ratio <= threshold_) return std::nullopt;
+    const int64_t first = (rank % expert_parallel) * per_rank;
+    std::ostringstream text;
+    text.precision(3);
+    text << "expert-parallel imbalance over steps " << step - steps + 1 << "-" << step << ": rank " << rank
+         << " (experts " << first << "-" << first + per_rank - 1 << " of every MoE layer) received " << ratio
+         << "x the mean routed tokens, and the other ranks wait for it in every exchange; raise "
+         << "model.bias_update_speed (aux-loss-free balancing) or model.seq_aux_loss_alpha";
+    return text.str();
+}
+
 ThroughputWatch::ThroughputWatch(ExploredBest best, int64_t micro_batch_size, int window, double fraction)
     : best_(best), micro_batch_size_(micro_batch_size), window_(window), fraction_(fraction) {}
 

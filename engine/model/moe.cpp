@@ -107,7 +107,10 @@ torch::Tensor MoEImpl::runExpertsParallel(const torch::Tensor& dispatched, const
             rows_of[j] += in[s * L + j];
         }
     torch::Tensor outputs_back = received;  // no rows came: still the path the backward's exchange takes
-    if (is_training() && count_loads_) idle_experts_.clear();
+    if (is_training() && count_loads_) {
+        idle_experts_.clear();
+        received_ += total;
+    }
     if (total > 0) {
         auto order = torch::tensor(by_expert, torch::kInt64).to(dispatched.device());
         auto grouped = received.index_select(0, order).split_with_sizes(rows_of);

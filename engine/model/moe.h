@@ -1,6 +1,8 @@
 // Mixture of experts: routed experts dispatched by expert, fused shared experts, load counts.
 #pragma once
 
+#include <utility>
+
 #include <torch/torch.h>
 
 #include "model/expert_parallel.h"
@@ -40,6 +42,9 @@ public:
     void distribute(const ExpertParallel& ep);
     // The routed experts' parameters this rank holds.
     std::vector<torch::Tensor> routedExpertParameters() const;
+    // Expert parallelism: the routed rows this rank's experts received in the training forwards
+    // since the last take (its share of the exchange: the imbalance that makes ranks wait).
+    int64_t takeReceived() { return std::exchange(received_, 0); }
     Gate gate{nullptr};
 
 private:
@@ -58,6 +63,7 @@ private:
     torch::Tensor load_;  // [E] int64
     bool count_loads_ = true;
     std::vector<int64_t> idle_experts_;  // of the last training forward
+    int64_t received_ = 0;
 };
 TORCH_MODULE(MoE);
 

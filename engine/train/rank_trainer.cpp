@@ -324,10 +324,17 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // comes before the gradient reduction (deferred mode) so that an out-of-memory window
     // skips that; with overlap the buckets are already under way and are waited for, unused.
     const int64_t W = s_.world_size;
-    auto flags = torch::zeros({2 + W}, torch::kFloat64);
+    // Then, under expert parallelism, every rank's routed rows received (each its own slot).
+    const int64_t received_slots = expert_buckets_ ? W : 0;
+    auto flags = torch::zeros({2 + W + received_slots}, torch::kFloat64);
     flags[0] = out_of_memory ? 1.0 : 0.0;
     flags[1] = stop_seen ? 1.0 : 0.0;
     flags[2 + s_.rank] = double(windowPeakBytes());
+    if (received_slots > 0) {
+        int64_t received = 0;
+        for (auto& moe : moe_layers_) received += moe->takeReceived();
+        flags[2 + W + s_.rank] = double(received);
+    }
     std::vector<torch::Tensor> stats_parts{loss_sum.view({1}), count.to(torch::kFloat64).view({1}), flags.to(device_),
                                            aux_sum.view({1})};
     for (auto& moe : moe_layers_) stats_parts.push_back(moe->takeLoad().to(device_, torch::kFloat64));
@@ -363,9 +370,11 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
 
     out.loss_sum = values[0];
     out.tokens = static_cast<int64_t>(values[1]);
-    out.aux_loss_sum = values[4 + W];
+    out.rank_received.assign(received_slots, 0);
+    for (int64_t r = 0; r < received_slots; ++r) out.rank_received[r] = static_cast<int64_t>(values[4 + W + r]);
+    out.aux_loss_sum = values[4 + W + received_slots];
     out.loads.clear();
-    int64_t offset = 5 + W;
+    int64_t offset = 5 + W + received_slots;
     for (auto& moe : moe_layers_) {
         out.loads.push_back(host.narrow(0, offset, moe->experts()).to(torch::kInt64));
         offset += moe->experts();
@@ -624,7 +633,7 @@ RankResult RankTrainer::loop() {
         const bool last = schedule_.finished(step + 1);
         if ((step + 1) % t.log_every == 0 || last)
             publishStep(step + 1, window, loads, lr, tokens_per_s, step_time);
-        if (s_.rank == 0) adviseAfterStep(step + 1, loads, mean_loss, tokens_per_s);
+        if (s_.rank == 0) adviseAfterStep(step + 1, loads, mean_loss, tokens_per_s, window.rank_received);
         // Sharded weights are gathered unit by unit as the evaluation runs: every rank evaluates.
         // So are experts divided among ranks: every rank evaluates (the same windows).
         if ((s_.rank == 0 || sharded_weights_ || expert_buckets_) && t.eval_every > 0 &&
@@ -759,7 +768,8 @@ torch::Tensor RankTrainer::hostExpertLoads(const WindowResult& w) const {
     return torch::stack(w.loads).to(torch::kCPU, torch::kFloat64).contiguous();
 }
 
-void RankTrainer::adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s) {
+void RankTrainer::adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s,
+                                  const std::vector<int64_t>& rank_received) {
     if (auto message = spikes_.observe(step, loss)) publishEvent(step, "advice", *message);
     // An adaptive batch follows the estimate itself: its changes are the batch_change events.
     if (noise_.ready() && !adaptation_) {
@@ -778,6 +788,10 @@ void RankTrainer::adviseAfterStep(int64_t step, const torch::Tensor& loads, doub
             if (auto message = imbalance_.observe(step, moe_indices_[i], values)) publishEvent(step, "advice", *message);
         }
     }
+    if (!rank_received.empty())
+        if (auto message = rank_imbalance_.observe(step, rank_received, cfg_.runtime.expert_parallel,
+                                                   cfg_.model.n_routed_experts))
+            publishEvent(step, "advice", *message);
     if (!throughput_ && s_.explored_best && step > start_step_ + 1)  // the first step is warm-up
         throughput_.emplace(*s_.explored_best, cfg_.train.micro_batch_size);
     if (throughput_)
@@ -823,6 +837,9 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, const torch::
                 points.push_back(point(step, prefix + "critical_batch_tokens", noise_groups_[g].criticalBatchTokens()));
         }
     }
+    // Expert parallelism: the routed rows each rank's experts received this step.
+    for (size_t r = 0; r < w.rank_received.size(); ++r)
+        points.push_back(point(step, "moe/rank" + std::to_string(r) + "/tokens_received", double(w.rank_received[r])));
     // Each rank's most bytes held during the window's forward and backward passes.
     for (size_t r = 0; r < w.rank_peak_bytes.size(); ++r)
         if (w.rank_peak_bytes[r] > 0)

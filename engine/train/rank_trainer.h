@@ -92,6 +92,7 @@ struct WindowResult {
     double grad_norm = 0;              // of the global mean gradient (the sums / N)
     std::vector<torch::Tensor> loads;  // per MoE layer: tokens per expert, int64 [E], global
     std::vector<int64_t> rank_peak_bytes;  // per rank: the most CPU bytes held during the window
+    std::vector<int64_t> rank_received;    // expert parallelism, per rank: routed rows its experts received
     int64_t collectives = 0;           // collective calls this window made
     // The gradient noise scale's parts of this window (train.noise_scale, M >= 2), total and per
     // noiseScaleGroups() entry; empty without.
@@ -211,7 +212,8 @@ private:
     NamedTensors resumed_optimizer_;
     std::vector<double> resumed_noise_;  // the checkpoint's noise-scale state, until prepare() restores it
     // Rank 0 only: the live-advice detectors see every completed step.
-    void adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s);
+    void adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s,
+                         const std::vector<int64_t>& rank_received);
     // The noise scale smoothed over the run, in total and per group: every rank keeps it alike
     // (the same reduced statistics), so an adaptive batch grows at the same step everywhere.
     void observeNoise(const WindowResult& window);
@@ -222,6 +224,7 @@ private:
     std::vector<char> group_present_;  // per noise-scale group: some parameter is in it
     LossSpikeDetector spikes_;
     CriticalBatchAdvisor critical_batch_;
+    RankImbalanceAdvisor rank_imbalance_;
     double tokens_per_sequence_ = 1;  // counted targets per sequence in the last estimated window
     ExpertImbalanceDetector imbalance_;
     std::optional<ThroughputWatch> throughput_;

@@ -67,6 +67,8 @@ ConfigSummary summarizeConfig(const RunConfig& config) {
     out.device = QStringLiteral("%1 · %2").arg(QString::fromStdString(config.runtime.device), dtype);
     if (config.runtime.world_size > 1)
         out.device += QStringLiteral(" · %1 ranks").arg(config.runtime.world_size);
+    if (config.runtime.expert_parallel > 1)
+        out.device += QStringLiteral(" · EP %1").arg(config.runtime.expert_parallel);
     return out;
 }
 

@@ -30,10 +30,13 @@ bool takePrefix(std::string_view& text, std::string_view prefix) {
     return true;
 }
 
-enum class LoadKey { None, ExpertTokens, MaxOverMean };
+enum class LoadKey { None, ExpertTokens, MaxOverMean, RankReceived };
 
-// moe/layer<L>/expert<E>/tokens or moe/layer<L>/load_max_over_mean.
+// moe/layer<L>/expert<E>/tokens, moe/layer<L>/load_max_over_mean or moe/rank<R>/tokens_received
+// (R in `layer`).
 LoadKey parseLoadKey(std::string_view key, int* layer, int* expert) {
+    if (takePrefix(key, "moe/rank"))
+        return takeNumber(key, layer) && key == "/tokens_received" ? LoadKey::RankReceived : LoadKey::None;
     if (!takePrefix(key, "moe/layer") || !takeNumber(key, layer)) return LoadKey::None;
     if (key == "/load_max_over_mean") return LoadKey::MaxOverMean;
     if (takePrefix(key, "/expert") && takeNumber(key, expert) && key == "/tokens") return LoadKey::ExpertTokens;
@@ -125,6 +128,8 @@ void ExpertLoadHeatmap::reset() {
     layers_.clear();
     expert_count_ = 0;
     newest_step_ = 0;
+    received_.clear();
+    received_step_ = -1;
     rebuild();
     scheduleReplot();
 }
@@ -141,6 +146,13 @@ void ExpertLoadHeatmap::addPoints(const QVector<MetricPoint>& points) {
         int expert = 0;
         const LoadKey kind = parseLoadKey(point.key, &layer, &expert);
         if (kind == LoadKey::None) continue;
+        if (kind == LoadKey::RankReceived) {
+            if (point.step < received_step_) continue;
+            if (point.step > received_step_) received_.clear(), received_step_ = point.step;
+            received_[layer] = point.value;
+            changed = true;
+            continue;
+        }
         LayerLoads& loads = layerAt(layer);
         if (point.step < loads.step) continue;  // a late point of an older step
         if (point.step > loads.step) {
@@ -171,6 +183,16 @@ void ExpertLoadHeatmap::setLayerLoads(int layer, int64_t step, const QVector<dou
     expert_count_ = std::max(expert_count_, static_cast<int>(tokens_per_expert.size()));
     newest_step_ = std::max(newest_step_, step);
     scheduleReplot();
+}
+
+void ExpertLoadHeatmap::setExpertParallel(int expert_parallel) {
+    expert_parallel_ = std::max(1, expert_parallel);
+    scheduleReplot();
+}
+
+double ExpertLoadHeatmap::rankReceived(int rank) const {
+    const auto found = received_.find(rank);
+    return found == received_.end() ? qQNaN() : found->second;
 }
 
 QList<int> ExpertLoadHeatmap::layers() const {
@@ -292,8 +314,40 @@ void ExpertLoadHeatmap::rebuild() {
     rect->axis(QCPAxis::atRight)->setRange(-0.5, row_count - 0.5);
     color_scale_->setDataRange(QCPRange(0.0, std::max(most, 1.0)));
     labelCells(rows, columns, most);
-    title_->setText(newest_step_ > 0 ? tr("Expert load: tokens per expert at step %1").arg(newest_step_)
-                                     : tr("Expert load: tokens per expert"));
+    QString title = newest_step_ > 0 ? tr("Expert load: tokens per expert at step %1").arg(newest_step_)
+                                     : tr("Expert load: tokens per expert");
+    // Expert parallelism: a line between ranks' experts, who holds which, what each received.
+    for (QCPItemStraightLine* line : rank_lines_) removeItem(line);
+    rank_lines_.clear();
+    if (expert_parallel_ > 1 && expert_count_ >= expert_parallel_ && expert_count_ % expert_parallel_ == 0) {
+        const int per_rank = expert_count_ / expert_parallel_;
+        for (int r = 1; r < expert_parallel_; ++r) {
+            auto* line = new QCPItemStraightLine(this);
+            line->point1->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+            line->point2->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+            line->point1->setCoords(r * per_rank - 0.5, 0.0);
+            line->point2->setCoords(r * per_rank - 0.5, 1.0);
+            line->setPen(QPen(QColor(255, 255, 255), 2));
+            rank_lines_.push_back(line);
+        }
+        QStringList held;
+        for (int r = 0; r < expert_parallel_; ++r)
+            held << tr("EP rank %1: %2–%3").arg(r).arg(r * per_rank).arg((r + 1) * per_rank - 1);
+        title += tr(" · EP %1 (%2)").arg(expert_parallel_).arg(held.join(QStringLiteral(", ")));
+        if (!received_.empty()) {
+            QStringList received;
+            constexpr int kShown = 8;  // a wide world is read from the advice and the metrics
+            for (const auto& [rank, tokens] : received_) {
+                if (received.size() == kShown) {
+                    received << QStringLiteral("…");
+                    break;
+                }
+                received << tr("rank %1 %2").arg(rank).arg(formatSi(tokens));
+            }
+            title += tr("\nrouted tokens received: %1").arg(received.join(QStringLiteral(" · ")));
+        }
+    }
+    title_->setText(title);
     const bool any_cells = expert_count_ > 0;
     placeholder_->setText(layers_.empty() ? tr("No expert loads yet: MoE runs report them each step.")
                                           : tr("This run reports only max/mean per layer (right), not per-expert loads."));

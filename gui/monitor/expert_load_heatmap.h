@@ -26,7 +26,12 @@ public:
     explicit ExpertLoadHeatmap(QWidget* parent = nullptr);
 
     void reset();
-    // Takes the moe/layer<L>/... keys above; other keys are ignored.
+    // Expert parallelism (runtime.expert_parallel): rank r_ep of each expert group holds the
+    // experts [r_ep E / EP, (r_ep + 1) E / EP); the map draws a line between ranks' experts and
+    // its title names who holds which and the routed tokens each rank received in the newest
+    // step (moe/rank<r>/tokens_received).
+    void setExpertParallel(int expert_parallel);
+    // Takes the moe/layer<L>/... and moe/rank<r>/tokens_received keys; other keys are ignored.
     void addPoints(const QVector<MetricPoint>& points);
     // Replaces layer's loads with those of `step` (older steps are ignored).
     void setLayerLoads(int layer, int64_t step, const QVector<double>& tokens_per_expert);
@@ -47,6 +52,9 @@ public:
     // The right axis label of a layer: "max 412 · mean 256 · 1.61×".
     QString layerSummary(int layer) const;
     QCPColorMap* colorMap() const { return color_map_; }
+    QString titleText() const { return title_->text(); }
+    // Expert parallelism: the routed tokens rank `rank` received in the newest step; NaN unknown.
+    double rankReceived(int rank) const;
 
     static constexpr int kReplotIntervalMs = 33;
 
@@ -74,6 +82,10 @@ private:
     QCPTextElement* title_ = nullptr;
     QCPItemText* placeholder_ = nullptr;
     std::vector<QCPItemText*> cell_labels_;
+    int expert_parallel_ = 1;
+    std::map<int, double> received_;  // by rank, of received_step_
+    int64_t received_step_ = -1;
+    std::vector<QCPItemStraightLine*> rank_lines_;
     QTimer replot_timer_;
 };
 

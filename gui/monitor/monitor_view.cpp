@@ -111,6 +111,7 @@ MonitorView::MonitorView(QWidget* parent) : QWidget(parent) {
 void MonitorView::resetRun(const RunConfig& config) {
     plots_->resetRun(config);
     heatmap_->reset();
+    heatmap_->setExpertParallel(static_cast<int>(config.runtime.expert_parallel));
     critical_batch_->reset();
     // A dense model never reports expert loads, a run of one micro-batch a window no critical
     // batch: the plots get the whole height back.

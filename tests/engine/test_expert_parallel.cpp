@@ -33,7 +33,8 @@ RunConfig moeConfig(int64_t m, int64_t K, int64_t W, int64_t EP) {
 
 struct Series {
     std::vector<double> loss, grad_norm, collectives;
-    std::map<std::string, std::vector<double>> loads;  // moe/.../tokens per step
+    std::map<std::string, std::vector<double>> loads;     // moe/layer.../tokens per step
+    std::map<std::string, std::vector<double>> received;  // moe/rank<r>/tokens_received per step
     RunSummary summary;
 };
 
@@ -49,7 +50,8 @@ Series train(const RunConfig& config, SessionOptions options = {}) {
         if (p.key == "train/loss") s.loss.push_back(p.value);
         if (p.key == "train/grad_norm") s.grad_norm.push_back(p.value);
         if (p.key == "comm/collectives") s.collectives.push_back(p.value);
-        if (p.key.rfind("moe/", 0) == 0 && p.key.find("/tokens") != std::string::npos) s.loads[p.key].push_back(p.value);
+        if (p.key.rfind("moe/layer", 0) == 0 && p.key.find("/tokens") != std::string::npos) s.loads[p.key].push_back(p.value);
+        if (p.key.rfind("moe/rank", 0) == 0) s.received[p.key].push_back(p.value);
     }
     return s;
 }
@@ -174,7 +176,19 @@ private Q_SLOTS:
             return c;
         };
         const Series reference = train(config(1));
-        for (int64_t EP : {2, 4}) compareSeries(train(config(EP)), reference, 1e-5, QString("EP %1").arg(EP));
+        QVERIFY(reference.received.empty());
+        for (int64_t EP : {2, 4}) {
+            const Series s = train(config(EP));
+            compareSeries(s, reference, 1e-5, QString("EP %1").arg(EP));
+            // Every routed slot is received by one rank: the ranks' rows add up to the loads.
+            QCOMPARE(s.received.size(), size_t(4));
+            for (size_t step = 0; step < s.loss.size(); ++step) {
+                double received = 0, routed = 0;
+                for (const auto& [key, values] : s.received) received += values.at(step);
+                for (const auto& [key, values] : s.loads) routed += values.at(step);
+                QCOMPARE(received, routed);
+            }
+        }
     }
 
     // fp64 weights after three steps at EP 4 and 2 equal EP 1's on every rank, each rank holding

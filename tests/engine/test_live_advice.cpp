@@ -59,6 +59,23 @@ private Q_SLOTS:
         QVERIFY(text.contains("model.bias_update_speed"));
     }
 
+    // Expert parallelism, EP 2 of W 4 (experts 0-3 on ranks 0 and 2, 4-7 on 1 and 3): rank 1
+    // receiving 200 rows a step against 100 elsewhere is 200 / 125 = 1.6x the mean over the
+    // window; an even share says nothing.
+    void theBusiestRankOfAnExchangeIsNamedWithItsExperts() {
+        RankImbalanceAdvisor advisor(20, 1.25);
+        for (int s = 1; s <= 20; ++s) QVERIFY(!advisor.observe(s, {100, 110, 95, 105}, 2, 8).has_value());
+        std::optional<std::string> message;
+        for (int s = 21; s <= 40; ++s) {
+            message = advisor.observe(s, {100, 200, 100, 100}, 2, 8);
+            if (s < 40) QVERIFY(!message.has_value());
+        }
+        QVERIFY(message.has_value());
+        const QString text = QString::fromStdString(*message);
+        QVERIFY2(text.contains("steps 21-40") && text.contains("rank 1 (experts 4-7") && text.contains("1.6x"),
+                 message->c_str());
+    }
+
     // The critical batch 3.5x B = 16 (m 2 x W 2 a step, K 4): raise K to 4 x 3 = 12, B 48, once,
     // and only when the estimate is steady; far below B it says tokens are wasted.
     void theCriticalBatchSuggestsAnAccumulationThatFitsIt() {

@@ -45,6 +45,23 @@ private:
     std::vector<Layer> layers_;
 };
 
+// Expert parallelism: the routed rows each rank's experts received, summed over `window` steps;
+// the busiest rank above `threshold` x the mean names itself and its experts (the others wait
+// for it in every exchange).
+class RankImbalanceAdvisor {
+public:
+    explicit RankImbalanceAdvisor(int window = 20, double threshold = 1.25);
+    // `received`: per rank, this step; `expert_parallel` and `experts` name each rank's experts.
+    std::optional<std::string> observe(int64_t step, const std::vector<int64_t>& received, int64_t expert_parallel,
+                                       int64_t experts);
+
+private:
+    int window_;
+    double threshold_;
+    std::vector<double> sums_;
+    int steps_ = 0;
+};
+
 // Throughput against the best split the explorer measured for this config.
 struct ExploredBest {
     int64_t micro_batch_size = 0;

@@ -27,6 +27,7 @@ class TestExpertLoadHeatmap : public QObject {
 
 private Q_SLOTS:
     void cellsEqualFedLoads();
+    void expertParallelismNamesWhoHoldsWhich();
     void newestStepReplacesOlder();
     void ratioOnlyLayers();
     void ignoresOtherKeys();
@@ -49,6 +50,39 @@ void TestExpertLoadHeatmap::aSingleLayerIsDrawnInColour() {
                         rect->axis(QCPAxis::atLeft)->coordToPixel(0.25));
     const QColor colour = image.pixelColor(centre * image.devicePixelRatio());
     QVERIFY2(colour.lightness() < 230, qPrintable(colour.name()));
+}
+
+// EP 2 over 8 experts: a line between experts 3 and 4, the title says which EP rank holds which
+// and what each of the four ranks received in the newest step.
+void TestExpertLoadHeatmap::expertParallelismNamesWhoHoldsWhich() {
+    ExpertLoadHeatmap heatmap;
+    heatmap.setExpertParallel(2);
+    QVector<MetricPoint> points;
+    for (int e = 0; e < 8; ++e) points << load(3, 1, e, 10.0 * (e + 1));
+    for (int r = 0; r < 4; ++r) {
+        MetricPoint p;
+        p.step = 3;
+        p.key = "moe/rank" + std::to_string(r) + "/tokens_received";
+        p.value = 1000.0 + r;
+        points << p;
+    }
+    heatmap.addPoints(points);
+    heatmap.flushReplot();
+    QCOMPARE(heatmap.rankReceived(2), 1002.0);
+    QVERIFY(std::isnan(heatmap.rankReceived(4)));
+    const QString title = heatmap.titleText();
+    QVERIFY2(title.contains(QStringLiteral("EP 2 (EP rank 0: 0–3, EP rank 1: 4–7)")), qPrintable(title));
+    QVERIFY2(title.contains(QStringLiteral("routed tokens received: rank 0 1k · rank 1 1k")), qPrintable(title));
+    auto lines = [&] {
+        int count = 0;
+        for (int i = 0; i < heatmap.itemCount(); ++i) count += qobject_cast<QCPItemStraightLine*>(heatmap.item(i)) ? 1 : 0;
+        return count;
+    };
+    QCOMPARE(lines(), 1);
+    heatmap.setExpertParallel(1);
+    heatmap.flushReplot();
+    QVERIFY(!heatmap.titleText().contains(QStringLiteral("EP")));
+    QCOMPARE(lines(), 0);
 }
 
 void TestExpertLoadHeatmap::cellsEqualFedLoads() {
