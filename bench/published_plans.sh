@@ -32,7 +32,7 @@ m = json.loads(model)["model"]
 W = int(ranks)
 gib = lambda b: round(b / 2**30, 1)
 def layout(l):
-    return None if not l else {k: l[k] for k in ("zero_stage", "activation_checkpointing", "micro_batch_size")} | {"peak_gib": gib(l["peak_bytes"])}
+    return None if not l else {k: l[k] for k in ("zero_stage", "expert_parallel", "activation_checkpointing", "micro_batch_size")} | {"peak_gib": gib(l["peak_bytes"])}
 states = lambda p: p["weight_bytes"] + p["gradient_bytes"] + p["bucket_bytes"] + p["optimizer_bytes"]
 largest_layer = m["vocab_size"] * m["dim"]
 print(json.dumps({

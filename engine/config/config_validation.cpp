@@ -308,11 +308,11 @@ std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
             checker.fail("runtime.expert_parallel", num(EP),
                          "must divide runtime.world_size (" + num(W) + ") and model.n_routed_experts (" + num(E) + ")",
                          "use a common divisor of both");
-        if (config.runtime.zero_stage != 0)
+        if (config.runtime.zero_stage >= 2)
             checker.fail("runtime.zero_stage", num(config.runtime.zero_stage),
-                         "with runtime.expert_parallel > 1 is not supported yet (the sharded optimizer steps the "
-                         "replicated weights only)",
-                         "use zero_stage 0 with expert parallelism");
+                         "with runtime.expert_parallel > 1 is not supported yet (the experts' gradients are not "
+                         "sharded per micro-batch)",
+                         "use zero_stage 1 (the AdamW moments sharded, as DeepSeek-V3 trained) or 0");
     }
     if (config.runtime.zero_stage >= 1 && config.train.sync_each_micro_batch)
         checker.fail("train.sync_each_micro_batch", "true",

@@ -60,9 +60,13 @@ public:
     // Calls made by this rank (all-reduces, reduce-scatters, all-gathers, broadcasts,
     // barriers), for tests and metrics.
     int64_t calls() const { return calls_.load(); }
+    // Seconds this rank spent in allToAll calls, the wait for the slowest rank of the group
+    // included (expert parallelism's cost: perf/all_to_all_s).
+    double allToAllSeconds() const { return double(all_to_all_ns_.load()) * 1e-9; }
 
 protected:
     std::atomic<int64_t> calls_{0};
+    std::atomic<int64_t> all_to_all_ns_{0};
 };
 
 }  // namespace trainbench

@@ -95,12 +95,17 @@ public:
     void allToAll(const torch::Tensor& input, torch::Tensor& output, const std::vector<int64_t>& input_splits,
                   const std::vector<int64_t>& output_splits) override {
         ++calls_;
+        const auto start = std::chrono::steady_clock::now();
         torch::NoGradGuard no_grad;
         auto sent = input.contiguous();
         std::vector<int64_t> out_splits = output_splits, in_splits = input_splits;
         std::vector<c10::intrusive_ptr<c10d::Work>> works{
             group_->alltoall_base(output, sent, out_splits, in_splits, c10d::AllToAllOptions())};
         NcclWork(std::move(works), {sent, output}, rank_).wait();
+        // (The wait is on the host; the exchange itself ran on NCCL's stream, which the next
+        // kernel orders after: the time is the host's view, an upper bound of the transfer.)
+        all_to_all_ns_ +=
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
     }
     void broadcast(std::vector<torch::Tensor>& tensors, int root) override {
         ++calls_;

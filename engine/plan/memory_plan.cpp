@@ -126,7 +126,12 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
         const int64_t rows = p.micro_batch_size * p.seq_len * c.n_activated_experts;
         p.all_to_all_bytes_per_micro_batch = static_cast<int64_t>(
             4.0 * double(moe_layers) * double(rows * c.dim * kFloat) * double(EP - 1) / double(EP));
-        p.collectives_per_step = buckets(dense) + 1 + 5 * moe_layers * K + 1 + (R > 1 ? buckets(experts) : 0);
+        // Stage 1: reduce-scatters and all-gathers instead of all-reduces (the same bytes), and
+        // the slices' squared norms summed over the world, the replicas and the group (the
+        // replica group's calls made even when it is one rank).
+        const bool sharded = config.runtime.zero_stage >= 1;
+        p.collectives_per_step = (sharded ? 2 : 1) * buckets(dense) + 1 + 5 * moe_layers * K +
+                                 (sharded ? 3 + buckets(experts) * (R > 1 ? 2 : 1) : 1 + (R > 1 ? buckets(experts) : 0));
         p.bytes_sent_per_step = static_cast<int64_t>(
             2.0 * double(W - 1) / double(W) * double(dense) + (R > 1 ? 2.0 * double(R - 1) / double(R) * double(experts) : 0.0) +
             double(K) * double(p.all_to_all_bytes_per_micro_batch));
@@ -200,8 +205,14 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
                      : stage >= 2 ? std::min<int64_t>(params * kFloat, 2 * bucket + largest_param)
                      : p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat
                                                                                : 0;
-    // Stages 1 and up keep the moments of this rank's slice of every bucket only.
-    const int64_t moment_elements = stage >= 1 ? slice_elements : params;
+    // Stages 1 and up keep the moments of this rank's slice of every bucket only; under expert
+    // parallelism the dense ones sliced over W, the experts' over the W / EP replicas.
+    int64_t moment_elements = stage >= 1 ? slice_elements : params;
+    if (stage >= 1 && p.expert_parallel > 1) {
+        const int64_t replicas = std::max<int64_t>(1, p.world_size / p.expert_parallel);
+        const int64_t dense = counts.total - counts.routed_experts, experts = counts.routed_experts / p.expert_parallel;
+        moment_elements = (dense + p.world_size - 1) / p.world_size + (experts + replicas - 1) / replicas;
+    }
     p.optimizer_bytes = 2 * moment_elements * kFloat;
     p.activation_bytes =
         activationBytes(config.model, tokens, config.runtime.activation_checkpointing, p.expert_parallel);
@@ -235,8 +246,9 @@ std::vector<MemoryLayout> layoutsByCost(const RunConfig& config) {
     std::vector<MemoryLayout> out;
     for (const char* recompute : {"none", "feedforward", "full"}) {
         for (int64_t stage = 0; stage <= 2; ++stage) out.push_back({stage, recompute, 0, 1});
-        for (int64_t ep = 2; moe && ep <= std::min(W, E); ++ep)
-            if (W % ep == 0 && E % ep == 0) out.push_back({0, recompute, 0, ep});
+        for (int64_t stage = 0; stage <= 1; ++stage)
+            for (int64_t ep = 2; moe && ep <= std::min(W, E); ++ep)
+                if (W % ep == 0 && E % ep == 0) out.push_back({stage, recompute, 0, ep});
         out.push_back({3, recompute, 0, 1});
     }
     return out;

@@ -143,33 +143,58 @@ void RankTrainer::prepare() {
         sharded_weights_ = std::make_unique<ShardedWeights>(params_, units, reads, *buckets_, *s_.collectives);
         model_->setWeightResidency(sharded_weights_.get());
     } else if (s_.expert_collectives) {
-        // Expert parallelism (stage 0): the replicated weights' gradients sum over every rank,
-        // the experts' over the ranks that hold the same experts only.
+        // Expert parallelism: the replicated weights' gradients sum over every rank, the
+        // experts' over the W / EP ranks that hold the same experts only; at stage 1 each set's
+        // moments are sharded over those ranks.
         std::unordered_set<const void*> routed;
         for (auto& moe : model_->moeLayers())
             for (const auto& p : moe->routedExpertParameters()) routed.insert(p.unsafeGetTensorImpl());
-        std::vector<torch::Tensor> dense, experts;
         is_routed_expert_.assign(params_.size(), 0);
         for (size_t i = 0; i < params_.size(); ++i) {
             is_routed_expert_[i] = routed.count(params_[i].unsafeGetTensorImpl()) ? 1 : 0;
-            (is_routed_expert_[i] ? experts : dense).push_back(params_[i]);
+            (is_routed_expert_[i] ? expert_part_ : dense_part_).push_back(i);
         }
-        buckets_ = std::make_unique<GradientBuckets>(dense, s_.bucket_bytes, s_.first_bucket_bytes);
-        expert_buckets_ = std::make_unique<GradientBuckets>(experts, s_.bucket_bytes, s_.first_bucket_bytes);
+        auto pick = [&](const std::vector<size_t>& part) {
+            std::vector<torch::Tensor> out;
+            for (size_t i : part) out.push_back(params_[i]);
+            return out;
+        };
+        buckets_ = std::make_unique<GradientBuckets>(pick(dense_part_), s_.bucket_bytes, s_.first_bucket_bytes,
+                                                     sharded ? s_.world_size : 1);
+        expert_buckets_ = std::make_unique<GradientBuckets>(pick(expert_part_), s_.bucket_bytes, s_.first_bucket_bytes,
+                                                            sharded ? s_.replica_collectives->worldSize() : 1);
     } else {
         buckets_ = std::make_unique<GradientBuckets>(params_, s_.bucket_bytes, s_.first_bucket_bytes,
                                                      sharded ? s_.world_size : 1,
                                                      /*transient=*/cfg_.runtime.zero_stage >= 2);
     }
+    // Without expert parallelism buckets_ holds every parameter (stage 3's too).
+    if (!expert_buckets_)
+        for (size_t i = 0; i < params_.size(); ++i) dense_part_.push_back(i);
     if (sharded) {
         std::vector<bool> decays;
         for (auto& item : model_->named_parameters()) decays.push_back(!isNormOrBias(item.key(), item.value()));
+        const std::vector<std::string> names = parameterNames(model_);
         ShardedAdamW::Options options;
         options.beta1 = cfg_.train.beta1;
         options.beta2 = cfg_.train.beta2;
         options.weight_decay = cfg_.train.weight_decay;
-        sharded_ = std::make_unique<ShardedAdamW>(params_, decays, *buckets_, s_.rank, options, sharded_weights_.get());
-        if (!s_.resume_from.empty()) sharded_->loadState(parameterNames(model_), resumed_optimizer_);
+        auto make = [&](const std::vector<size_t>& part, GradientBuckets& buckets, int rank) {
+            std::vector<torch::Tensor> params;
+            std::vector<bool> part_decays;
+            std::vector<std::string> part_names;
+            for (size_t i : part) {
+                params.push_back(params_[i]);
+                part_decays.push_back(decays[i]);
+                part_names.push_back(names[i]);
+            }
+            auto optimizer = std::make_unique<ShardedAdamW>(params, part_decays, buckets, rank, options,
+                                                            sharded_weights_.get());
+            if (!s_.resume_from.empty()) optimizer->loadState(part_names, resumed_optimizer_);
+            return optimizer;
+        };
+        sharded_ = make(dense_part_, *buckets_, s_.rank);
+        if (expert_buckets_) expert_sharded_ = make(expert_part_, *expert_buckets_, s_.rank / static_cast<int>(cfg_.runtime.expert_parallel));
     }
     resumed_optimizer_.clear();
     group_of_param_ = noiseScaleGroupsOf(model_);
@@ -365,7 +390,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     else buckets_->reduce(*s_.collectives, how);
     if (expert_buckets_) {
         if (t.sync_each_micro_batch) expert_buckets_->finishSums();
-        else if (s_.replica_collectives->worldSize() > 1) expert_buckets_->reduce(*s_.replica_collectives);
+        else if (s_.replica_collectives->worldSize() > 1) expert_buckets_->reduce(*s_.replica_collectives, how);
     }
 
     out.loss_sum = values[0];
@@ -469,10 +494,22 @@ std::vector<double> RankTrainer::groupGradSquares() {
     torch::Tensor squares;
     if (sharded_) {
         // Each rank holds the sums of its slices only: their squares, summed over the ranks.
-        squares = sharded_->sliceSquaredNorms(group_of_param_, groups).to(device_);
+        auto groupsOf = [&](const std::vector<size_t>& part) {
+            std::vector<int> out;
+            for (size_t i : part) out.push_back(group_of_param_[i]);
+            return out;
+        };
+        squares = sharded_->sliceSquaredNorms(groupsOf(dense_part_), groups).to(device_);
         if (s_.world_size > 1) {
             std::vector<torch::Tensor> list{squares};
             s_.collectives->allReduce(list, ReduceOp::Sum);
+        }
+        if (expert_sharded_) {
+            // The experts' slices: over the ranks holding the same experts, then over the group.
+            std::vector<torch::Tensor> list{expert_sharded_->sliceSquaredNorms(groupsOf(expert_part_), groups).to(device_)};
+            s_.replica_collectives->allReduce(list, ReduceOp::Sum);
+            s_.expert_collectives->allReduce(list, ReduceOp::Sum);
+            squares = squares + list[0];
         }
     } else {
         // Each tensor's norm in its own dtype (asking for fp64 would first copy every gradient
@@ -518,8 +555,12 @@ double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
         lr = learningRate(t, step, schedule_.plannedSteps());
     }
     for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    if (sharded_) sharded_->step(lr, grad_divisor, *s_.collectives);
-    else fusedAdamWStep(*optimizer_, grad_divisor);
+    if (sharded_) {
+        sharded_->step(lr, grad_divisor, *s_.collectives);
+        if (expert_sharded_) expert_sharded_->step(lr, grad_divisor, *s_.replica_collectives);
+    } else {
+        fusedAdamWStep(*optimizer_, grad_divisor);
+    }
     for (size_t i = 0; i < moe_layers_.size(); ++i) moe_layers_[i]->updateBias(w.loads[i], cfg_.model.bias_update_speed);
     return lr;
 }
@@ -699,16 +740,32 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     // The same decision on every rank (same steps, same folder), so a gather pairs up.
     if (s_.checkpoint_dir.empty() || steps_done <= last_checkpoint_step_ || steps_done == 0) return;
     NamedTensors optimizer_state, model_state;
-    if (sharded_) optimizer_state = sharded_->gatherState(parameterNames(model_), *s_.collectives);
+    auto namesOf = [&](const std::vector<size_t>& part) {
+        const std::vector<std::string> names = parameterNames(model_);
+        std::vector<std::string> out;
+        for (size_t i : part) out.push_back(names[i]);
+        return out;
+    };
+    if (sharded_) optimizer_state = sharded_->gatherState(namesOf(dense_part_), *s_.collectives);
     if (sharded_weights_) {
         model_state = sharded_weights_->gatherState(parameterNames(model_));
         for (const auto& item : model_->named_buffers()) model_state.emplace_back(item.key(), item.value());
     }
     // Expert parallelism: rank 0's expert group gathers every expert, weights and moments.
     const bool experts_divided = expert_buckets_ != nullptr;
-    if (experts_divided && s_.rank < cfg_.runtime.expert_parallel) {
-        model_state = gatherExperts(stateDict(model_));
-        optimizer_state = gatherExperts(adamWState(model_, *optimizer_));
+    if (experts_divided) {
+        // At stage 1 the ranks holding the same experts first gather their moments (the first
+        // of them, ranks 0 to EP - 1, gets them).
+        NamedTensors expert_moments;
+        if (expert_sharded_) expert_moments = expert_sharded_->gatherState(namesOf(expert_part_), *s_.replica_collectives);
+        if (s_.rank < cfg_.runtime.expert_parallel) {
+            model_state = gatherExperts(stateDict(model_));
+            if (expert_sharded_) {
+                for (auto& item : gatherExperts(expert_moments)) optimizer_state.push_back(std::move(item));
+            } else {
+                optimizer_state = gatherExperts(adamWState(model_, *optimizer_));
+            }
+        }
     }
     // Every rank moves on together, whether or not rank 0's write then succeeds: a second call
     // for this step would gather on some ranks only.
@@ -837,7 +894,12 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, const torch::
                 points.push_back(point(step, prefix + "critical_batch_tokens", noise_groups_[g].criticalBatchTokens()));
         }
     }
-    // Expert parallelism: the routed rows each rank's experts received this step.
+    // Expert parallelism: the time in the exchanges and the routed rows each rank received.
+    if (s_.expert_collectives) {
+        const double seconds = s_.expert_collectives->allToAllSeconds();
+        points.push_back(point(step, "perf/all_to_all_s", seconds - all_to_all_seconds_));
+        all_to_all_seconds_ = seconds;
+    }
     for (size_t r = 0; r < w.rank_received.size(); ++r)
         points.push_back(point(step, "moe/rank" + std::to_string(r) + "/tokens_received", double(w.rank_received[r])));
     // Each rank's most bytes held during the window's forward and backward passes.

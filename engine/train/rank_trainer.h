@@ -132,6 +132,8 @@ public:
     int64_t bucketCount() const { return buckets_ ? buckets_->count() : 0; }
     // Expert parallelism: the buckets of the routed experts' gradients (0 without).
     int64_t expertBucketCount() const { return expert_buckets_ ? expert_buckets_->count() : 0; }
+    // Calls made so far through this rank's collectives, every group's.
+    int64_t callsMade() const;
     // Buckets the last window started during its backward (overlapped reduction).
     int64_t bucketsOverlapped() const { return buckets_ ? buckets_->launchedDuringBackward() : 0; }
 
@@ -183,6 +185,12 @@ private:
     // dense ones stay in buckets_); null otherwise.
     std::unique_ptr<GradientBuckets> expert_buckets_;
     std::vector<char> is_routed_expert_;  // per parameter, under expert parallelism
+    // Indices into params_: what buckets_ holds (everything but the routed experts under expert
+    // parallelism) and what expert_buckets_ holds.
+    std::vector<size_t> dense_part_, expert_part_;
+    // Expert parallelism at stage 1: the experts' moments sharded over their replica group.
+    std::unique_ptr<ShardedAdamW> expert_sharded_;
+    double all_to_all_seconds_ = 0;       // rank 0's exchange time up to the last published step
     // runtime.zero_stage 3: this rank's slices of the weights, units gathered as the model uses
     // them (the model's residency); null below stage 3.
     std::unique_ptr<ShardedWeights> sharded_weights_;
@@ -204,8 +212,6 @@ private:
     int64_t run_peak_bytes_ = 0;
     // Every rank calls it (a sharded state is gathered first); rank 0 writes.
     void saveCheckpoint(int64_t steps_done, double last_loss);
-    // Calls made so far through this rank's collectives, every group's.
-    int64_t callsMade() const;
     // Expert parallelism: `local` (weights or moments of this rank) with every routed expert of
     // the expert group, gathered from its ranks under its own name; collective over the group.
     NamedTensors gatherExperts(const NamedTensors& local);

@@ -1,8 +1,8 @@
 // Expert parallelism suite (SHARDING.md section 4): the all-to-all and its backward by hand;
 // runtime.expert_parallel 2 and 4 at W = 4 against plain data parallelism (EP 1), step by step:
 // losses, gradient norms and expert loads in fp32, the weights in fp64, with group-limited
-// routing, an incomplete last window, and ranks whose experts no token reaches; the
-// collectives per step; checkpoints that resume at another EP; refused settings.
+// routing, an incomplete last window, ZeRO stage 1 and ranks whose experts no token reaches;
+// the collectives per step; checkpoints that resume at another EP and stage; refused settings.
 #include <QtTest/QtTest>
 
 #include <QTemporaryDir>
@@ -164,6 +164,8 @@ private Q_SLOTS:
         QTest::newRow("1 x 4 x 4") << 1 << 4 << "";
         QTest::newRow("2 x 2 x 4, group-limited") << 2 << 2 << "groups";
         QTest::newRow("1 x 4 x 4, incomplete last window") << 1 << 4 << "incomplete";
+        QTest::newRow("2 x 2 x 4, zero stage 1") << 2 << 2 << "stage 1";
+        QTest::newRow("1 x 4 x 4, zero stage 1") << 1 << 4 << "stage 1";
     }
     void expertParallelGivesDataParallelNumbers() {
         QFETCH(int, m);
@@ -173,6 +175,7 @@ private Q_SLOTS:
             RunConfig c = moeConfig(m, K, 4, EP);
             if (variant == "groups") c.model.n_expert_groups = 2, c.model.n_limited_groups = 1;
             if (variant == "incomplete") c.train.samples = 3 * 16 + 4;
+            if (variant == "stage 1" && EP > 1) c.runtime.zero_stage = 1;  // against plain data parallelism
             return c;
         };
         const Series reference = train(config(1));
@@ -196,11 +199,14 @@ private Q_SLOTS:
     // that at EP 4 ranks 2 and 3 receive no token at all.
     void theWeightsMatchInFp64_data() {
         QTest::addColumn<bool>("starve");
-        QTest::newRow("every expert reached") << false;
-        QTest::newRow("experts 2 and 3 never reached") << true;
+        QTest::addColumn<int>("stage");
+        QTest::newRow("every expert reached") << false << 0;
+        QTest::newRow("experts 2 and 3 never reached") << true << 0;
+        QTest::newRow("zero stage 1") << false << 1;
     }
     void theWeightsMatchInFp64() {
         QFETCH(bool, starve);
+        QFETCH(int, stage);
         auto prepare = [&](Transformer& model) {
             if (!starve) return;
             torch::NoGradGuard no_grad;
@@ -208,7 +214,9 @@ private Q_SLOTS:
         };
         const auto reference = weightsAfter(moeConfig(2, 2, 4, 1), 3, prepare);
         for (int64_t EP : {2, 4}) {
-            const auto weights = weightsAfter(moeConfig(2, 2, 4, EP), 3, prepare);
+            RunConfig config = moeConfig(2, 2, 4, EP);
+            config.runtime.zero_stage = stage;
+            const auto weights = weightsAfter(config, 3, prepare);
             for (int r = 0; r < 4; ++r) {
                 int64_t experts_held = 0;
                 for (const auto& [name, tensor] : weights[r]) {
@@ -227,13 +235,27 @@ private Q_SLOTS:
     // MoE layer and micro-batch three exchanges forward (the counts, the tokens, back) and two
     // backward, one all-reduce of the experts' squared norms (expert group), and one all-reduce
     // per expert bucket (replica group).
+    // At stage 1 the buckets are reduce-scattered and all-gathered (each set over its ranks) and
+    // the slices' squared norms summed three times (world, replicas, expert group).
+    void theCollectivesPerStepAreCounted_data() {
+        QTest::addColumn<int>("stage");
+        QTest::newRow("stage 0") << 0;
+        QTest::newRow("stage 1") << 1;
+    }
     void theCollectivesPerStepAreCounted() {
-        const RunConfig config = moeConfig(2, 2, 4, 2);
+        QFETCH(int, stage);
+        RunConfig config = moeConfig(2, 2, 4, 2);
+        config.runtime.zero_stage = stage;
         onRankTrainers(config, RankThreadOptions{}, [&](int, RankTrainer& trainer) {
             WindowResult window;
             if (trainer.accumulateWindow(0, window) != WindowOutcome::Complete) throw std::runtime_error("window");
+            const int64_t calls_before_update = trainer.callsMade();
+            trainer.applyUpdate(0, window);
+            window.collectives += trainer.callsMade() - calls_before_update;
             const int64_t moe_layers = static_cast<int64_t>(trainer.model()->moeLayers().size());
-            const int64_t expected = trainer.bucketCount() + 1 + 5 * moe_layers * 2 + 1 + trainer.expertBucketCount();
+            const int64_t dense = trainer.bucketCount(), experts = trainer.expertBucketCount();
+            const int64_t expected = stage == 0 ? dense + 1 + 5 * moe_layers * 2 + 1 + experts
+                                                : 2 * dense + 1 + 5 * moe_layers * 2 + 3 + 2 * experts;
             if (planMemory(config).collectives_per_step != expected)
                 throw std::runtime_error("the planner counts " + std::to_string(planMemory(config).collectives_per_step));
             if (window.collectives != expected)
@@ -242,10 +264,12 @@ private Q_SLOTS:
         });
     }
 
-    // A run stopped after two steps at EP 4 resumes at EP 1 and at EP 2 (W 2) from its
-    // checkpoint, which holds every expert under its own name: the uninterrupted run's losses.
+    // A run stopped after two steps at EP 4 (stage 1) resumes at EP 1, at EP 2 (W 2) and at EP 2
+    // with stage 1 from its checkpoint, which holds every expert and every moment under its own
+    // name: the uninterrupted run's losses.
     void aCheckpointResumesAtAnotherExpertParallelism() {
         RunConfig config = moeConfig(2, 2, 4, 4);
+        config.runtime.zero_stage = 1;
         config.train.steps = 4;
         const Series whole = train(config);
         QTemporaryDir dir;
@@ -257,8 +281,9 @@ private Q_SLOTS:
         std::vector<std::string> skipped;
         const auto checkpoint = checkpointToResume(first.checkpoint_dir, skipped);
         QVERIFY(checkpoint.has_value());
-        for (const auto& [m, W, EP] : std::vector<std::array<int64_t, 3>>{{2, 4, 1}, {4, 2, 2}}) {
+        for (const auto& [m, W, EP, stage] : std::vector<std::array<int64_t, 4>>{{2, 4, 1, 0}, {4, 2, 2, 0}, {2, 4, 2, 1}}) {
             RunConfig resumed = moeConfig(m, 2, W, EP);
+            resumed.runtime.zero_stage = stage;
             resumed.train.steps = 4;
             SessionOptions resume;
             resume.resume_from = checkpoint->path;
@@ -279,7 +304,7 @@ private Q_SLOTS:
         QTest::newRow("EP 3 of W 4") << 4 << 3 << 0 << "runtime.expert_parallel";
         QTest::newRow("EP 8 of 4 experts") << 8 << 8 << 0 << "runtime.expert_parallel";
         QTest::newRow("EP 0") << 4 << 0 << 0 << "runtime.expert_parallel";
-        QTest::newRow("with zero stage 1") << 4 << 2 << 1 << "runtime.zero_stage";
+        QTest::newRow("with zero stage 2") << 4 << 2 << 2 << "runtime.zero_stage";
     }
     void badSettingsAreRefusedNamingTheField() {
         QFETCH(int, W);

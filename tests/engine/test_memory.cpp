@@ -246,13 +246,14 @@ private Q_SLOTS:
         }
     }
 
-    // The same under expert parallelism (W 4, EP 2 and 4): each rank's experts, the tokens it
-    // receives and the exchanges' buffers.
+    // The same under expert parallelism (W 4, EP 2 and 4, stages 0 and 1): each rank's experts,
+    // the tokens it receives, the exchanges' buffers and the moments of its slices.
     void plannerIsWithinFifteenPercentUnderExpertParallelism() {
-        for (int64_t ep : {2, 4}) {
+        for (const auto& [ep, stage] : std::vector<std::pair<int64_t, int64_t>>{{2, 0}, {4, 0}, {2, 1}, {4, 1}}) {
             RunConfig c = tinySplit(4, 1, 2);
             c.runtime.world_size = 4;
             c.runtime.expert_parallel = ep;
+            c.runtime.zero_stage = stage;
             ExploreOptions options;
             options.steps_per_row = 2;
             const ExploreResult result = exploreBatchSplits(c, 0, options);
@@ -274,9 +275,10 @@ private Q_SLOTS:
         RunConfig c = tinySplit(8, 1, 1);
         c.runtime.world_size = 4;
         c.model.n_layers = 6;
-        auto peakAt = [&](int64_t stage, const char* recompute, int64_t m, int64_t W) {
+        auto peakAt = [&](int64_t stage, const char* recompute, int64_t m, int64_t W, int64_t ep = 1) {
             RunConfig x = c;
             x.runtime.world_size = W;
+            x.runtime.expert_parallel = ep;
             x.runtime.zero_stage = stage;
             x.runtime.activation_checkpointing = recompute;
             x.train.micro_batch_size = m;
@@ -301,22 +303,32 @@ private Q_SLOTS:
         // make the advice take it.
         QVERIFY(peakAt(0, "none", 1, 4) > budget);
         // The fewest ranks at m = 1, for a budget just below the smallest layout on two ranks:
-        // four, with the first layout in the documented order (no recomputation, stages 0 to 3,
-        // then the feed-forward parts recomputed, then whole blocks) that fits there.
+        // four, with the first layout in the documented order (no recomputation, stages 0 to 2,
+        // expert parallelism at stages 0 and 1 over EP 2 and 4, stage 3; then the feed-forward
+        // parts recomputed, then whole blocks) that fits there.
         int64_t smallest_on_two = INT64_MAX;
-        for (int64_t stage = 0; stage <= 3; ++stage)
-            for (const char* recompute : {"none", "feedforward", "full"})
+        for (const char* recompute : {"none", "feedforward", "full"}) {
+            for (int64_t stage = 0; stage <= 3; ++stage)
                 smallest_on_two = std::min(smallest_on_two, std::min(peakAt(stage, recompute, 1, 2), peakAt(stage, recompute, 1, 1)));
+            for (int64_t stage = 0; stage <= 1; ++stage)
+                smallest_on_two = std::min(smallest_on_two, peakAt(stage, recompute, 1, 2, 2));
+        }
         const int64_t tight = smallest_on_two - 1;
-        std::pair<int64_t, std::string> expected{-1, ""};
-        for (const char* recompute : {"none", "feedforward", "full"})
-            for (int64_t stage = 0; stage <= 3 && expected.first < 0; ++stage)
-                if (peakAt(stage, recompute, 1, 4) <= tight) expected = {stage, recompute};
-        QVERIFY(expected.first >= 0);
+        struct Expected {
+            int64_t stage = -1, ep = 1;
+            std::string recompute;
+        } expected;
+        for (const char* recompute : {"none", "feedforward", "full"}) {
+            std::vector<std::pair<int64_t, int64_t>> order{{0, 1}, {1, 1}, {2, 1}, {0, 2}, {0, 4}, {1, 2}, {1, 4}, {3, 1}};
+            for (const auto& [stage, ep] : order)
+                if (expected.stage < 0 && peakAt(stage, recompute, 1, 4, ep) <= tight) expected = {stage, ep, recompute};
+        }
+        QVERIFY(expected.stage >= 0);
         const LayoutAdvice spread = adviseLayout(c, budgetFor(tight));
         QCOMPARE(spread.fewest_ranks, int64_t(4));
-        QCOMPARE(spread.fewest_ranks_layout.zero_stage, expected.first);
-        QCOMPARE(spread.fewest_ranks_layout.activation_checkpointing, expected.second);
+        QCOMPARE(spread.fewest_ranks_layout.zero_stage, expected.stage);
+        QCOMPARE(spread.fewest_ranks_layout.expert_parallel, expected.ep);
+        QCOMPARE(spread.fewest_ranks_layout.activation_checkpointing, expected.recompute);
         QCOMPARE(spread.fewest_ranks_layout.micro_batch_size, int64_t(1));
         // No budget: no advice.
         QCOMPARE(adviseLayout(c, 0).fewest_ranks, int64_t(0));
