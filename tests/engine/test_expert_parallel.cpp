@@ -316,6 +316,13 @@ private Q_SLOTS:
         bool named = false;
         for (const auto& issue : validateRunConfig(c)) named = named || QString::fromStdString(issue.path) == field;
         QVERIFY2(named, qPrintable(field));
+        RunConfig adaptive = moeConfig(1, 2, 4, 2);
+        adaptive.train.batch_policy = "adaptive";
+        adaptive.train.batch_adapt_dwell_tokens = 100;
+        adaptive.train.batch_adapt_max_accumulation = 4;
+        bool named_policy = false;
+        for (const auto& issue : validateRunConfig(adaptive)) named_policy = named_policy || issue.path == "train.batch_policy";
+        QVERIFY(named_policy);
         RunConfig dense = moeConfig(1, 1, 4, 2);
         dense.model.n_dense_layers = dense.model.n_layers;  // no MoE layer
         bool refused = false;
