@@ -240,7 +240,13 @@ void BatchPanel::buildUi() {
     recompute_combo_->setToolTip(tr("runtime.activation_checkpointing: feedforward keeps only the input of each "
                                     "block's MoE or MLP and runs it again in the backward; full does so for the "
                                     "whole block (less memory, more compute)"));
+    expert_parallel_combo_ = new QComboBox(layout_box);
+    expert_parallel_combo_->setObjectName(QStringLiteral("expertParallelCombo"));
+    expert_parallel_combo_->setToolTip(tr("runtime.expert_parallel: groups of EP ranks divide the routed experts of "
+                                          "every MoE layer and exchange each token with its experts' rank (an "
+                                          "all-to-all there and back); with ZeRO stage 0 or 1"));
     layout_form->addRow(tr("ZeRO stage:"), zero_stage_combo_);
+    layout_form->addRow(tr("Experts over:"), expert_parallel_combo_);
     layout_form->addRow(tr("Recompute:"), recompute_combo_);
     collectives_label_ = valueLabel(QStringLiteral("planCollectivesLabel"), layout_box);
     collectives_label_->setToolTip(tr("What each rank sends per optimizer step (ring all-reduce, reduce-scatter, "
@@ -255,6 +261,7 @@ void BatchPanel::buildUi() {
     left->addWidget(layout_box);
     connect(zero_stage_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
     connect(recompute_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
+    connect(expert_parallel_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
 
     connect(micro_batch_spin_, &QSpinBox::valueChanged, this, &BatchPanel::onMicroBatchEdited);
     connect(accumulation_spin_, &QSpinBox::valueChanged, this, &BatchPanel::onAccumulationEdited);
@@ -438,12 +445,32 @@ void BatchPanel::showPlan() {
 void BatchPanel::showLayoutChoices() {
     const QSignalBlocker block_stage(zero_stage_combo_);
     const QSignalBlocker block_recompute(recompute_combo_);
-    auto peakWith = [&](int64_t stage, const std::string& recompute) {
+    const QSignalBlocker block_experts(expert_parallel_combo_);
+    auto peakWith = [&](int64_t stage, const std::string& recompute, int64_t ep = 0) {
         RunConfig variant = config_;
         variant.runtime.zero_stage = stage;
         variant.runtime.activation_checkpointing = recompute;
+        if (ep > 0) variant.runtime.expert_parallel = ep;
         return formatBytes(planMemory(variant, budget_bytes_).peak_bytes);
     };
+    // Every EP that divides both the ranks and the routed experts (a dense model: 1 only).
+    const ModelConfig& model = config_.model;
+    const int64_t W = std::max<int64_t>(config_.runtime.world_size, 1), E = model.n_routed_experts;
+    const bool moe = E > 0 && model.n_dense_layers < model.n_layers;
+    expert_parallel_combo_->clear();
+    for (int64_t ep = 1; ep <= (moe ? std::min(W, E) : 1); ++ep)
+        if (W % ep == 0 && (ep == 1 || E % ep == 0))
+            expert_parallel_combo_->addItem(ep == 1 ? tr("every rank holds every expert · peak %1")
+                                                          .arg(peakWith(config_.runtime.zero_stage, config_.runtime.activation_checkpointing, 1))
+                                                    : tr("EP %1: %2 experts a rank · peak %3")
+                                                          .arg(ep)
+                                                          .arg(E / ep)
+                                                          .arg(peakWith(config_.runtime.zero_stage,
+                                                                        config_.runtime.activation_checkpointing, ep)),
+                                            qint64(ep));
+    expert_parallel_combo_->setCurrentIndex(
+        std::max(0, expert_parallel_combo_->findData(qint64(config_.runtime.expert_parallel))));
+    expert_parallel_combo_->setEnabled(expert_parallel_combo_->count() > 1 && !run_live_);
     const std::string recompute = config_.runtime.activation_checkpointing;
     zero_stage_combo_->setItemText(0, tr("0: nothing · peak %1").arg(peakWith(0, recompute)));
     zero_stage_combo_->setItemText(1, tr("1: AdamW moments · peak %1").arg(peakWith(1, recompute)));
@@ -530,6 +557,8 @@ void BatchPanel::onMemoryLayoutEdited() {
     const QString recompute = recompute_combo_->currentData().toString();
     config_.runtime.zero_stage = stage;
     config_.runtime.activation_checkpointing = recompute.toStdString();
+    if (expert_parallel_combo_->currentIndex() >= 0)
+        config_.runtime.expert_parallel = expert_parallel_combo_->currentData().toLongLong();
     showPlan();
     Q_EMIT memoryLayoutRequested(stage, recompute, config_.runtime.expert_parallel);
 }
@@ -611,6 +640,7 @@ void BatchPanel::updateControls() {
     accumulation_spin_->setEnabled(!run_live_);
     zero_stage_combo_->setEnabled(!run_live_);
     recompute_combo_->setEnabled(!run_live_);
+    expert_parallel_combo_->setEnabled(!run_live_ && expert_parallel_combo_->count() > 1);
     explore_button_->setEnabled(!run_live_ && !exploring);
     explore_button_->setToolTip(run_live_ ? tr("A run is live: explore when it has ended.")
                                           : tr("Train each split of B %1 for %2 steps and measure it.")

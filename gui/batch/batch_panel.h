@@ -148,6 +148,7 @@ private:
     QLabel* split_hint_label_ = nullptr;
     QComboBox* zero_stage_combo_ = nullptr;
     QComboBox* recompute_combo_ = nullptr;
+    QComboBox* expert_parallel_combo_ = nullptr;  // the EP values dividing W and the routed experts
 
     QCheckBox* layouts_check_ = nullptr;
     QLabel* critical_batch_label_ = nullptr;

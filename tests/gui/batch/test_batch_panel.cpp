@@ -67,6 +67,7 @@ private Q_SLOTS:
     void memoryLayoutChoicesShowTheirPeaksAndApply();
     void liveRunLocksTheSplitAndTheExplorer();
     void theCriticalBatchIsShownBesideB();
+    void theExpertsCanBeDividedAmongRanks();
     void aCheckpointsCriticalBatchIsMeasuredOnRequest();
 };
 
@@ -406,6 +407,29 @@ void TestBatchPanel::theCriticalBatchIsShownBesideB() {
              qPrintable(adaptive_label->text()));
 }
 
+
+// The experts' division is a layout choice: every EP dividing both the ranks and the routed
+// experts (tiny, 8 experts on 4 ranks: 1, 2, 4), each with its planned peak, smaller as EP
+// grows; choosing one sets runtime.expert_parallel in the window's config and the plan's.
+void TestBatchPanel::theExpertsCanBeDividedAmongRanks() {
+    RunConfig config = tinyPreset();
+    config.runtime.world_size = 4;
+    config.train.global_batch_size.reset();
+    config.train.micro_batch_size = 2;
+    config.train.gradient_accumulation_steps = 2;
+    MainWindow window(config, QStringLiteral("tiny"));
+    auto* combo = child<QComboBox>(window, "expertParallelCombo");
+    QCOMPARE(combo->count(), 3);
+    QCOMPARE(combo->itemData(2).toLongLong(), qint64(4));
+    QVERIFY2(combo->itemText(2).startsWith(QStringLiteral("EP 4: 2 experts a rank · peak ")), qPrintable(combo->itemText(2)));
+    QVERIFY(combo->isEnabled());
+    combo->setCurrentIndex(2);
+    QCOMPARE(window.runConfig().runtime.expert_parallel, int64_t(4));
+    RunConfig dense = tinyPreset();
+    dense.model.n_dense_layers = dense.model.n_layers;
+    MainWindow dense_window(dense, QStringLiteral("dense"));
+    QVERIFY(!child<QComboBox>(dense_window, "expertParallelCombo")->isEnabled());
+}
 
 // "Measure at checkpoint": off until the run has written a checkpoint, then the critical batch
 // of that checkpoint at fixed weights, computed off the GUI thread, beside B.
