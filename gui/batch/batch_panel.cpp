@@ -246,7 +246,7 @@ void BatchPanel::buildUi() {
                                           "every MoE layer and exchange each token with its experts' rank (an "
                                           "all-to-all there and back); with ZeRO stage 0 or 1"));
     layout_form->addRow(tr("ZeRO stage:"), zero_stage_combo_);
-    layout_form->addRow(tr("Experts over:"), expert_parallel_combo_);
+    layout_form->addRow(tr("Experts:"), expert_parallel_combo_);
     layout_form->addRow(tr("Recompute:"), recompute_combo_);
     collectives_label_ = valueLabel(QStringLiteral("planCollectivesLabel"), layout_box);
     collectives_label_->setToolTip(tr("What each rank sends per optimizer step (ring all-reduce, reduce-scatter, "
@@ -460,9 +460,9 @@ void BatchPanel::showLayoutChoices() {
     expert_parallel_combo_->clear();
     for (int64_t ep = 1; ep <= (moe ? std::min(W, E) : 1); ++ep)
         if (W % ep == 0 && (ep == 1 || E % ep == 0))
-            expert_parallel_combo_->addItem(ep == 1 ? tr("every rank holds every expert · peak %1")
+            expert_parallel_combo_->addItem(ep == 1 ? tr("all on every rank · peak %1")
                                                           .arg(peakWith(config_.runtime.zero_stage, config_.runtime.activation_checkpointing, 1))
-                                                    : tr("EP %1: %2 experts a rank · peak %3")
+                                                    : tr("EP %1 · %2 a rank · peak %3")
                                                           .arg(ep)
                                                           .arg(E / ep)
                                                           .arg(peakWith(config_.runtime.zero_stage,

@@ -421,7 +421,7 @@ void TestBatchPanel::theExpertsCanBeDividedAmongRanks() {
     auto* combo = child<QComboBox>(window, "expertParallelCombo");
     QCOMPARE(combo->count(), 3);
     QCOMPARE(combo->itemData(2).toLongLong(), qint64(4));
-    QVERIFY2(combo->itemText(2).startsWith(QStringLiteral("EP 4: 2 experts a rank · peak ")), qPrintable(combo->itemText(2)));
+    QVERIFY2(combo->itemText(2).startsWith(QStringLiteral("EP 4 · 2 a rank · peak ")), qPrintable(combo->itemText(2)));
     QVERIFY(combo->isEnabled());
     combo->setCurrentIndex(2);
     QCOMPARE(window.runConfig().runtime.expert_parallel, int64_t(4));
