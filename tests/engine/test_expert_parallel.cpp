@@ -32,7 +32,7 @@ RunConfig moeConfig(int64_t m, int64_t K, int64_t W, int64_t EP) {
 }
 
 struct Series {
-    std::vector<double> loss, grad_norm, collectives;
+    std::vector<double> loss, grad_norm, collectives, eval;
     std::map<std::string, std::vector<double>> loads;     // moe/layer.../tokens per step
     std::map<std::string, std::vector<double>> received;  // moe/rank<r>/tokens_received per step
     RunSummary summary;
@@ -50,6 +50,7 @@ Series train(const RunConfig& config, SessionOptions options = {}) {
         if (p.key == "train/loss") s.loss.push_back(p.value);
         if (p.key == "train/grad_norm") s.grad_norm.push_back(p.value);
         if (p.key == "comm/collectives") s.collectives.push_back(p.value);
+        if (p.key == "eval/loss") s.eval.push_back(p.value);
         if (p.key.rfind("moe/layer", 0) == 0 && p.key.find("/tokens") != std::string::npos) s.loads[p.key].push_back(p.value);
         if (p.key.rfind("moe/rank", 0) == 0) s.received[p.key].push_back(p.value);
     }
@@ -69,6 +70,9 @@ void compareSeries(const Series& s, const Series& reference, double tolerance, c
                  qPrintable(QString("%1 step %2 grad norm %3 vs %4").arg(what).arg(i + 1)
                                 .arg(s.grad_norm[i], 0, 'g', 12).arg(reference.grad_norm[i], 0, 'g', 12)));
     }
+    QCOMPARE(s.eval.size(), reference.eval.size());
+    for (size_t i = 0; i < reference.eval.size(); ++i)
+        QVERIFY2(relative(s.eval[i], reference.eval[i]) < tolerance, qPrintable(what + " eval loss"));
     // The loads are counts of the same routing decisions: equal.
     QVERIFY(!reference.loads.empty());
     QCOMPARE(s.loads.size(), reference.loads.size());
@@ -155,7 +159,8 @@ private Q_SLOTS:
 
     // The splits (2,2,4) and (1,4,4) of B = 16 at EP 2 and 4 log EP 1's losses, gradient norms
     // and expert loads at every step; also with group-limited routing and an incomplete last
-    // window (train.samples: three windows and one micro-batch per rank).
+    // window (train.samples: three windows and one micro-batch per rank), under ZeRO stage 1 and
+// with recomputation (the exchanges run again in the backward), and evaluated.
     void expertParallelGivesDataParallelNumbers_data() {
         QTest::addColumn<int>("m");
         QTest::addColumn<int>("K");
@@ -165,6 +170,8 @@ private Q_SLOTS:
         QTest::newRow("2 x 2 x 4, group-limited") << 2 << 2 << "groups";
         QTest::newRow("1 x 4 x 4, incomplete last window") << 1 << 4 << "incomplete";
         QTest::newRow("2 x 2 x 4, zero stage 1") << 2 << 2 << "stage 1";
+        QTest::newRow("2 x 2 x 4, blocks recomputed") << 2 << 2 << "recompute";
+        QTest::newRow("2 x 2 x 4, feed-forward parts recomputed, evaluated") << 2 << 2 << "feedforward";
         QTest::newRow("1 x 4 x 4, zero stage 1") << 1 << 4 << "stage 1";
     }
     void expertParallelGivesDataParallelNumbers() {
@@ -176,6 +183,11 @@ private Q_SLOTS:
             if (variant == "groups") c.model.n_expert_groups = 2, c.model.n_limited_groups = 1;
             if (variant == "incomplete") c.train.samples = 3 * 16 + 4;
             if (variant == "stage 1" && EP > 1) c.runtime.zero_stage = 1;  // against plain data parallelism
+            if (variant == "recompute" && EP > 1) c.runtime.activation_checkpointing = "full";
+            if (variant == "feedforward") {
+                if (EP > 1) c.runtime.activation_checkpointing = "feedforward";
+                c.train.eval_every = 2;  // every rank evaluates under EP: the same validation loss
+            }
             return c;
         };
         const Series reference = train(config(1));
