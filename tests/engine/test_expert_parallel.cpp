@@ -308,6 +308,53 @@ private Q_SLOTS:
         }
     }
 
+    // A stop under expert parallelism is agreed at the window's end (the other ranks of a group
+    // need this rank's micro-batches in their exchanges), and leaves a checkpoint to resume.
+    void aStopIsAgreedAndCheckpointed_data() {
+        QTest::addColumn<int>("stage");
+        QTest::newRow("stage 0") << 0;
+        QTest::newRow("stage 1") << 1;
+    }
+    void aStopIsAgreedAndCheckpointed() {
+        QFETCH(int, stage);
+        RunConfig config = moeConfig(2, 2, 4, 2);
+        config.runtime.zero_stage = stage;
+        config.train.steps = 100000;
+        QTemporaryDir dir;
+        SessionOptions options;
+        options.checkpoint_dir = dir.path().toStdString();
+        TrainingSession session(config, options);
+        session.start();
+        QTRY_VERIFY_WITH_TIMEOUT(session.completedSteps() >= 3, 60000);
+        session.stop();
+        QVERIFY(session.wait(std::chrono::seconds(60)));
+        QCOMPARE(session.summary().status, RunStatus::Stopped);
+        std::vector<std::string> skipped;
+        const auto checkpoint = checkpointToResume(options.checkpoint_dir, skipped);
+        QVERIFY(checkpoint.has_value());
+        QCOMPARE(checkpoint->step, session.summary().steps);
+        SessionOptions resume;
+        resume.resume_from = checkpoint->path;
+        config.train.steps = checkpoint->step + 2;
+        QCOMPARE(train(config, resume).loss.size(), size_t(2));
+    }
+
+    // A rank that fails releases the ranks waiting for it in any group's collective (the hubs
+    // are linked): the run ends at once, well inside runtime.comm_timeout_s, naming the failure.
+    void aFailingRankReleasesItsGroups() {
+        RunConfig config = moeConfig(2, 2, 4, 2);
+        config.train.steps = 20;
+        config.runtime.comm_timeout_s = 600;
+        TrainingSession session(config);
+        session.injectRankFailure(1, 3);
+        session.start();
+        QVERIFY(session.wait(std::chrono::seconds(60)));
+        QCOMPARE(session.status(), RunStatus::Failed);
+        QVERIFY2(session.summary().error.find("injected failure at step 4") != std::string::npos,
+                 session.summary().error.c_str());
+        QCOMPARE(session.liveThreads(), 0);
+    }
+
     void badSettingsAreRefusedNamingTheField_data() {
         QTest::addColumn<int>("W");
         QTest::addColumn<int>("EP");
