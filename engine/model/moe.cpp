@@ -92,19 +92,12 @@ torch::Tensor MoEImpl::runExpertsParallel(const torch::Tensor& dispatched, const
         for (int64_t j = 0; j < L; ++j) recv[s] += in[s * L + j];
     // The rows arrive by source rank, each source's sorted by expert: regroup them by expert.
     auto received = allToAll(dispatched, send, recv, *ep_.group);
-    std::vector<int64_t> first(EP * L), rows_of(L, 0);
+    std::vector<int64_t> rows_of(L, 0);
     int64_t total = 0;
     for (int s = 0; s < EP; ++s)
         for (int64_t j = 0; j < L; ++j) {
-            first[s * L + j] = total;
-            total += in[s * L + j];
-        }
-    std::vector<int64_t> by_expert;
-    by_expert.reserve(total);
-    for (int64_t j = 0; j < L; ++j)
-        for (int s = 0; s < EP; ++s) {
-            for (int64_t i = 0; i < in[s * L + j]; ++i) by_expert.push_back(first[s * L + j] + i);
             rows_of[j] += in[s * L + j];
+            total += in[s * L + j];
         }
     torch::Tensor outputs_back = received;  // no rows came: still the path the backward's exchange takes
     if (is_training() && count_loads_) {
@@ -112,7 +105,9 @@ torch::Tensor MoEImpl::runExpertsParallel(const torch::Tensor& dispatched, const
         received_ += total;
     }
     if (total > 0) {
-        auto order = torch::tensor(by_expert, torch::kInt64).to(dispatched.device());
+        // Each row's local expert, in arrival order, stably sorted: by expert, sources in rank order.
+        auto expert_of_row = torch::arange(L, counts_in.options()).repeat({EP}).repeat_interleave(counts_in.view({-1}));
+        auto order = std::get<1>(expert_of_row.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false));
         auto grouped = received.index_select(0, order).split_with_sizes(rows_of);
         std::vector<torch::Tensor> outputs;
         for (int64_t j = 0; j < L; ++j) {
