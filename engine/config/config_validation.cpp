@@ -313,11 +313,11 @@ std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
                          "follows the gradient noise scale, which expert parallelism does not estimate yet (a "
                          "micro-batch's expert gradients there hold the whole expert group's tokens)",
                          "use batch_policy fixed or ramp with runtime.expert_parallel > 1");
-        if (config.runtime.zero_stage >= 2)
+        if (config.runtime.zero_stage >= 3)
             checker.fail("runtime.zero_stage", num(config.runtime.zero_stage),
-                         "with runtime.expert_parallel > 1 is not supported yet (the experts' gradients are not "
-                         "sharded per micro-batch)",
-                         "use zero_stage 1 (the AdamW moments sharded, as DeepSeek-V3 trained) or 0");
+                         "with runtime.expert_parallel > 1 is not supported yet (the units' gathers do not know "
+                         "the divided experts)",
+                         "use zero_stage 2 (gradients and moments sharded), 1 (as DeepSeek-V3 trained) or 0");
     }
     if (config.runtime.zero_stage >= 1 && config.train.sync_each_micro_batch)
         checker.fail("train.sync_each_micro_batch", "true",

@@ -129,11 +129,20 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
         // Stage 1: reduce-scatters and all-gathers instead of all-reduces (the same bytes), and
         // the slices' squared norms summed over the world, the replicas and the group (the
         // replica group's calls made even when it is one rank).
-        const bool sharded = config.runtime.zero_stage >= 1;
-        p.collectives_per_step = (sharded ? 2 : 1) * buckets(dense) + 1 + 5 * moe_layers * K +
-                                 (sharded ? 3 + buckets(experts) * (R > 1 ? 2 : 1) : 1 + (R > 1 ? buckets(experts) : 0));
+        // Stage 2: every micro-batch's buckets reduce-scattered (each set over its ranks), the
+        // weights all-gathered once.
+        const int64_t stage = config.runtime.zero_stage;
+        const int64_t exchanges = 5 * moe_layers * K;
+        if (stage >= 2)
+            p.collectives_per_step = (K + 1) * (buckets(dense) + buckets(experts)) + 1 + 3 + exchanges;
+        else if (stage == 1)
+            p.collectives_per_step = 2 * buckets(dense) + 1 + exchanges + 3 + buckets(experts) * (R > 1 ? 2 : 1);
+        else
+            p.collectives_per_step = buckets(dense) + 1 + exchanges + 1 + (R > 1 ? buckets(experts) : 0);
+        const double rounds = stage >= 2 ? double(K + 1) : 2.0;  // reduce-scatters and the all-gather
         p.bytes_sent_per_step = static_cast<int64_t>(
-            2.0 * double(W - 1) / double(W) * double(dense) + (R > 1 ? 2.0 * double(R - 1) / double(R) * double(experts) : 0.0) +
+            rounds * double(W - 1) / double(W) * double(dense) +
+            (R > 1 ? rounds * double(R - 1) / double(R) * double(experts) : 0.0) +
             double(K) * double(p.all_to_all_bytes_per_micro_batch));
         return;
     }
@@ -199,6 +208,12 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     const int64_t largest_param = std::max(counts.head, counts.embedding) * kFloat;
     const int64_t bucket = std::max<int64_t>(25 << 20, largest_param);
     p.gradient_bytes = stage >= 2 ? slice_elements * kFloat : params * kFloat;
+    if (stage >= 2 && p.expert_parallel > 1) {
+        // The dense slices over W, the experts' over their W / EP replicas.
+        const int64_t replicas = std::max<int64_t>(1, p.world_size / p.expert_parallel);
+        const int64_t dense = counts.total - counts.routed_experts, experts = counts.routed_experts / p.expert_parallel;
+        p.gradient_bytes = ((dense + p.world_size - 1) / p.world_size + (experts + replicas - 1) / replicas) * kFloat;
+    }
     const int64_t tokens = micro_batch * p.seq_len;
     p.logits_bytes = 2 * tokens * config.model.vocab_size * kFloat;
     p.bucket_bytes = stage >= 3   ? largest_unit + std::max<int64_t>(0, largest_unit - p.logits_bytes)
@@ -246,7 +261,7 @@ std::vector<MemoryLayout> layoutsByCost(const RunConfig& config) {
     std::vector<MemoryLayout> out;
     for (const char* recompute : {"none", "feedforward", "full"}) {
         for (int64_t stage = 0; stage <= 2; ++stage) out.push_back({stage, recompute, 0, 1});
-        for (int64_t stage = 0; stage <= 1; ++stage)
+        for (int64_t stage = 0; stage <= 2; ++stage)
             for (int64_t ep = 2; moe && ep <= std::min(W, E); ++ep)
                 if (W % ep == 0 && E % ep == 0) out.push_back({stage, recompute, 0, ep});
         out.push_back({3, recompute, 0, 1});

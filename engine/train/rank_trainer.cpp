@@ -159,10 +159,12 @@ void RankTrainer::prepare() {
             for (size_t i : part) out.push_back(params_[i]);
             return out;
         };
+        // Stage 2: both sets' buckets reduce-scattered every micro-batch, each over its ranks.
+        const bool transient = cfg_.runtime.zero_stage >= 2;
         buckets_ = std::make_unique<GradientBuckets>(pick(dense_part_), s_.bucket_bytes, s_.first_bucket_bytes,
-                                                     sharded ? s_.world_size : 1);
+                                                     sharded ? s_.world_size : 1, transient);
         expert_buckets_ = std::make_unique<GradientBuckets>(pick(expert_part_), s_.bucket_bytes, s_.first_bucket_bytes,
-                                                            sharded ? s_.replica_collectives->worldSize() : 1);
+                                                            sharded ? s_.replica_collectives->worldSize() : 1, transient);
     } else {
         buckets_ = std::make_unique<GradientBuckets>(params_, s_.bucket_bytes, s_.first_bucket_bytes,
                                                      sharded ? s_.world_size : 1,
@@ -390,6 +392,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     else buckets_->reduce(*s_.collectives, how);
     if (expert_buckets_) {
         if (t.sync_each_micro_batch) expert_buckets_->finishSums();
+        else if (per_micro_batch) {}  // stage 2: the slices' sums are in place
         else if (s_.replica_collectives->worldSize() > 1) expert_buckets_->reduce(*s_.replica_collectives, how);
     }
 
@@ -443,11 +446,13 @@ int64_t RankTrainer::callsMade() const {
 void RankTrainer::beginMicroBatch() {
     if (sharded_weights_) sharded_weights_->beginMicroBatch();
     else buckets_->beginMicroBatch(*s_.collectives);
+    if (expert_buckets_ && expert_buckets_->transient()) expert_buckets_->beginMicroBatch(*s_.replica_collectives);
 }
 
 void RankTrainer::endMicroBatch() {
     if (sharded_weights_) sharded_weights_->endMicroBatch();
     else buckets_->endMicroBatch();
+    if (expert_buckets_ && expert_buckets_->transient()) expert_buckets_->endMicroBatch();
 }
 
 std::vector<torch::Tensor> RankTrainer::wholeParameters() {

@@ -1,7 +1,7 @@
 // Expert parallelism suite (SHARDING.md section 4): the all-to-all and its backward by hand;
 // runtime.expert_parallel 2 and 4 at W = 4 against plain data parallelism (EP 1), step by step:
 // losses, gradient norms and expert loads in fp32, the weights in fp64, with group-limited
-// routing, an incomplete last window, ZeRO stage 1 and ranks whose experts no token reaches;
+// routing, an incomplete last window, ZeRO stages 1 and 2 and ranks whose experts no token reaches;
 // the collectives per step; checkpoints that resume at another EP and stage; refused settings.
 #include <QtTest/QtTest>
 
@@ -173,6 +173,7 @@ private Q_SLOTS:
         QTest::newRow("2 x 2 x 4, blocks recomputed") << 2 << 2 << "recompute";
         QTest::newRow("2 x 2 x 4, feed-forward parts recomputed, evaluated") << 2 << 2 << "feedforward";
         QTest::newRow("1 x 4 x 4, zero stage 1") << 1 << 4 << "stage 1";
+        QTest::newRow("2 x 2 x 4, zero stage 2") << 2 << 2 << "stage 2";
     }
     void expertParallelGivesDataParallelNumbers() {
         QFETCH(int, m);
@@ -183,6 +184,7 @@ private Q_SLOTS:
             if (variant == "groups") c.model.n_expert_groups = 2, c.model.n_limited_groups = 1;
             if (variant == "incomplete") c.train.samples = 3 * 16 + 4;
             if (variant == "stage 1" && EP > 1) c.runtime.zero_stage = 1;  // against plain data parallelism
+            if (variant == "stage 2" && EP > 1) c.runtime.zero_stage = 2;
             if (variant == "recompute" && EP > 1) c.runtime.activation_checkpointing = "full";
             if (variant == "feedforward") {
                 if (EP > 1) c.runtime.activation_checkpointing = "feedforward";
@@ -215,6 +217,7 @@ private Q_SLOTS:
         QTest::newRow("every expert reached") << false << 0;
         QTest::newRow("experts 2 and 3 never reached") << true << 0;
         QTest::newRow("zero stage 1") << false << 1;
+        QTest::newRow("zero stage 2, experts 2 and 3 never reached") << true << 2;
     }
     void theWeightsMatchInFp64() {
         QFETCH(bool, starve);
@@ -248,11 +251,13 @@ private Q_SLOTS:
     // backward, one all-reduce of the experts' squared norms (expert group), and one all-reduce
     // per expert bucket (replica group).
     // At stage 1 the buckets are reduce-scattered and all-gathered (each set over its ranks) and
-    // the slices' squared norms summed three times (world, replicas, expert group).
+    // the slices' squared norms summed three times (world, replicas, expert group); at stage 2
+    // every micro-batch's buckets are reduce-scattered.
     void theCollectivesPerStepAreCounted_data() {
         QTest::addColumn<int>("stage");
         QTest::newRow("stage 0") << 0;
         QTest::newRow("stage 1") << 1;
+        QTest::newRow("stage 2") << 2;
     }
     void theCollectivesPerStepAreCounted() {
         QFETCH(int, stage);
@@ -266,8 +271,10 @@ private Q_SLOTS:
             window.collectives += trainer.callsMade() - calls_before_update;
             const int64_t moe_layers = static_cast<int64_t>(trainer.model()->moeLayers().size());
             const int64_t dense = trainer.bucketCount(), experts = trainer.expertBucketCount();
-            const int64_t expected = stage == 0 ? dense + 1 + 5 * moe_layers * 2 + 1 + experts
-                                                : 2 * dense + 1 + 5 * moe_layers * 2 + 3 + 2 * experts;
+            const int64_t exchanges = 5 * moe_layers * 2;
+            const int64_t expected = stage == 0   ? dense + 1 + exchanges + 1 + experts
+                                     : stage == 1 ? 2 * dense + 1 + exchanges + 3 + 2 * experts
+                                                  : 3 * (dense + experts) + 1 + exchanges + 3;  // K + 1 = 3 rounds
             if (planMemory(config).collectives_per_step != expected)
                 throw std::runtime_error("the planner counts " + std::to_string(planMemory(config).collectives_per_step));
             if (window.collectives != expected)
@@ -363,7 +370,7 @@ private Q_SLOTS:
         QTest::newRow("EP 3 of W 4") << 4 << 3 << 0 << "runtime.expert_parallel";
         QTest::newRow("EP 8 of 4 experts") << 8 << 8 << 0 << "runtime.expert_parallel";
         QTest::newRow("EP 0") << 4 << 0 << 0 << "runtime.expert_parallel";
-        QTest::newRow("with zero stage 2") << 4 << 2 << 2 << "runtime.zero_stage";
+        QTest::newRow("with zero stage 3") << 4 << 2 << 3 << "runtime.zero_stage";
     }
     void badSettingsAreRefusedNamingTheField() {
         QFETCH(int, W);

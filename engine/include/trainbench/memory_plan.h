@@ -63,8 +63,8 @@ struct MemoryLayout {
 
 // The layouts in the order of what they cost in time, cheapest first: no recomputation, then
 // the feed-forward parts recomputed (about 12 % slower on the small preset), then whole blocks
-// (about 25 %), and within each the stages 0 to 2, then expert parallelism at stage 0 and then
-// at stage 1 (DeepSeek-V3's layout) over every EP dividing both the world size and the routed
+// (about 25 %), and within each the stages 0 to 2, then expert parallelism at stages 0, 1
+// (DeepSeek-V3's layout) and 2 over every EP dividing both the world size and the routed
 // experts, smallest first (a micro-batch's tokens exchanged twice per MoE layer each way, a
 // tenth of what stage 3 gathers for a DeepSeek config), then stage 3 (every unit's weights
 // gathered twice per micro-batch).
