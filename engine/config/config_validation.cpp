@@ -308,11 +308,6 @@ std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
             checker.fail("runtime.expert_parallel", num(EP),
                          "must divide runtime.world_size (" + num(W) + ") and model.n_routed_experts (" + num(E) + ")",
                          "use a common divisor of both");
-        if (config.train.batch_policy == "adaptive")
-            checker.fail("train.batch_policy", "adaptive",
-                         "follows the gradient noise scale, which expert parallelism does not estimate yet (a "
-                         "micro-batch's expert gradients there hold the whole expert group's tokens)",
-                         "use batch_policy fixed or ramp with runtime.expert_parallel > 1");
         if (config.runtime.zero_stage >= 3)
             checker.fail("runtime.zero_stage", num(config.runtime.zero_stage),
                          "with runtime.expert_parallel > 1 is not supported yet (the units' gathers do not know "

@@ -132,7 +132,8 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
         // Stage 2: every micro-batch's buckets reduce-scattered (each set over its ranks), the
         // weights all-gathered once.
         const int64_t stage = config.runtime.zero_stage;
-        const int64_t exchanges = 5 * moe_layers * K;
+        // (and the noise scale's one all-reduce of the routed experts' small batches in the group)
+        const int64_t exchanges = 5 * moe_layers * K + (config.train.noise_scale && K * W >= 2 ? 1 : 0);
         if (stage >= 2)
             p.collectives_per_step = (K + 1) * (buckets(dense) + buckets(experts)) + 1 + 3 + exchanges;
         else if (stage == 1)

@@ -25,19 +25,24 @@ std::vector<int> noiseScaleGroupsOf(Transformer& model) {
 }
 
 FreshGradientNorms::FreshGradientNorms(const std::vector<torch::Tensor>& params, const std::vector<int>& group_of_param,
-                                       const torch::Device& device)
+                                       const torch::Device& device, const std::vector<char>& routed)
     : params_(params) {
     const int64_t groups = static_cast<int64_t>(noiseScaleGroups().size());
     auto options = torch::TensorOptions(device).dtype(torch::kFloat64);
     micro_ = torch::zeros({groups}, options);
     window_ = torch::zeros({groups + 1}, options);
+    micro_routed_ = torch::zeros({1}, options);
+    routed_k_ = torch::zeros({0}, options);
+    tokens_k_ = torch::zeros({0}, options);
     for (size_t i = 0; i < params_.size(); ++i) {
         if (!params_[i].requires_grad()) {
             hooks_.push_back(0);
             continue;
         }
         const int64_t group = group_of_param[i];
-        torch::Tensor slot = micro_.narrow(0, group, 1);
+        const bool is_routed = i < routed.size() && routed[i];
+        has_routed_ = has_routed_ || is_routed;
+        torch::Tensor slot = is_routed ? micro_routed_ : micro_.narrow(0, group, 1);
         // Squared in the gradient's own dtype's norm, then in fp64: no fp64 copy of the gradient.
         hooks_.push_back(params_[i].register_hook([slot](const torch::Tensor& grad) {
             torch::NoGradGuard no_grad;
@@ -51,9 +56,19 @@ FreshGradientNorms::~FreshGradientNorms() {
         if (params_[i].requires_grad()) params_[i].remove_hook(hooks_[i]);
 }
 
-void FreshGradientNorms::beginWindow() { window_.zero_(); }
+void FreshGradientNorms::beginWindow(int64_t micro_batches) {
+    window_.zero_();
+    micro_index_ = 0;
+    if (has_routed_) {
+        routed_k_ = torch::zeros({micro_batches}, window_.options());
+        tokens_k_ = torch::zeros({micro_batches}, window_.options());
+    }
+}
 
-void FreshGradientNorms::beginMicroBatch() { micro_.zero_(); }
+void FreshGradientNorms::beginMicroBatch() {
+    micro_.zero_();
+    micro_routed_.zero_();
+}
 
 void FreshGradientNorms::endMicroBatch(const torch::Tensor& token_count) {
     torch::NoGradGuard no_grad;
@@ -61,6 +76,11 @@ void FreshGradientNorms::endMicroBatch(const torch::Tensor& token_count) {
     auto n = token_count.to(torch::kFloat64);
     window_.narrow(0, 0, groups).add_(micro_ / n.clamp_min(1.0));
     window_.narrow(0, groups, 1).add_(n.gt(0).to(torch::kFloat64));
+    if (has_routed_ && micro_index_ < routed_k_.size(0)) {
+        routed_k_.narrow(0, micro_index_, 1).copy_(micro_routed_);
+        tokens_k_.narrow(0, micro_index_, 1).copy_(n.reshape({1}));
+    }
+    ++micro_index_;
 }
 
 }  // namespace trainbench

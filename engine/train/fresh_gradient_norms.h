@@ -24,27 +24,41 @@ std::vector<int> noiseScaleGroupsOf(Transformer& model);
 // device accumulator: no host synchronisation. At the micro-batch's end that is divided by the
 // micro-batch's token count n_k and added to the window's sums, and micro-batches with any
 // counted targets are counted.
+//
+// Under expert parallelism (`routed` marks the routed experts' parameters) a rank's routed
+// gradient of micro-batch k holds the tokens of micro-batch k of every rank of its expert group:
+// those parameters' squared norms are kept per micro-batch instead ([K], with the rank's token
+// counts), for the trainer to combine over the group (routedWindow).
 class FreshGradientNorms {
 public:
     FreshGradientNorms(const std::vector<torch::Tensor>& params, const std::vector<int>& group_of_param,
-                       const torch::Device& device);
+                       const torch::Device& device, const std::vector<char>& routed = {});
     ~FreshGradientNorms();
     FreshGradientNorms(const FreshGradientNorms&) = delete;
     FreshGradientNorms& operator=(const FreshGradientNorms&) = delete;
 
-    void beginWindow();
+    // `micro_batches`: the window's K (the routed parameters' per-micro-batch slots).
+    void beginWindow(int64_t micro_batches = 0);
     void beginMicroBatch();
     // `token_count`: the micro-batch's counted targets (a device scalar).
     void endMicroBatch(const torch::Tensor& token_count);
     // fp64 [groups + 1] on the device: per group sum_k |s_k|^2 / n_k, then the micro-batches with
     // n_k > 0. Summed over ranks, these are NoiseScaleSums' fresh_sq_per_token and micro_batches.
     torch::Tensor windowSums() const { return window_; }
+    // Expert parallelism: fp64 [2K] on the device, the routed parameters' squared norm of each
+    // micro-batch's gradient, then this rank's token count of each micro-batch.
+    torch::Tensor routedWindow() const { return torch::cat({routed_k_, tokens_k_}); }
+    bool hasRouted() const { return has_routed_; }
 
 private:
     std::vector<torch::Tensor> params_;
     std::vector<unsigned> hooks_;
     torch::Tensor micro_;   // [groups], this micro-batch's squared norms
     torch::Tensor window_;  // [groups + 1]
+    bool has_routed_ = false;
+    torch::Tensor micro_routed_;        // [1]: the routed parameters' share of this micro-batch
+    torch::Tensor routed_k_, tokens_k_;  // [K] each
+    int64_t micro_index_ = 0;
 };
 
 }  // namespace trainbench

@@ -236,10 +236,10 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // The noise scale needs two micro-batches or more a window over the ranks: its hooks come
     // with the first such window (also one a ramp or an out-of-memory back-off brings), on every
     // rank at the same step, so the statistics keep one layout everywhere.
-    // (Not yet under expert parallelism: a micro-batch's expert gradients there hold the tokens
-    // of the whole expert group.)
-    if (!fresh_norms_ && cfg_.train.noise_scale && K * s_.world_size >= 2 && !expert_buckets_)
-        fresh_norms_ = std::make_unique<FreshGradientNorms>(params_, group_of_param_, device_);
+    // Under expert parallelism the routed experts' small batches are the expert group's unions.
+    if (!fresh_norms_ && cfg_.train.noise_scale && K * s_.world_size >= 2)
+        fresh_norms_ = std::make_unique<FreshGradientNorms>(params_, group_of_param_, device_,
+                                                            expert_buckets_ ? is_routed_expert_ : std::vector<char>{});
     // Reading runs one micro-batch ahead on its own thread, across window boundaries too, so
     // the rank never waits on I/O (a source's reads are const and thread-safe). The reader
     // charges its buffers to this rank's memory account.
@@ -272,7 +272,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     bool out_of_memory = false;
     const BucketReduction how = sharded_ ? BucketReduction::ReduceScatter : BucketReduction::AllReduce;
     if (overlap) buckets_->beginOverlap(*s_.collectives, how);
-    if (fresh_norms_) fresh_norms_->beginWindow();
+    if (fresh_norms_) fresh_norms_->beginWindow(K);
     // A sharded state cannot be gathered for a checkpoint once a stop has aborted the
     // collectives: there a stop is agreed like an out-of-memory window instead.
     bool stop_seen = false;
@@ -368,6 +368,18 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     int64_t noise_offset = 0;  // of the micro-batches' fresh gradient sums in the statistics
     for (const auto& part : stats_parts) noise_offset += part.numel();
     if (fresh_norms_) stats_parts.push_back(fresh_norms_->windowSums());
+    if (fresh_norms_ && fresh_norms_->hasRouted()) {
+        // The routed experts' small batches: micro-batch k of every rank of the expert group, of
+        // their summed token counts (NOISE_SCALE.md section 2 over those unions). One small
+        // all-reduce in the group; every rank of it then holds the group's sums, so each adds
+        // 1/EP of them to the window's statistics.
+        std::vector<torch::Tensor> list{fresh_norms_->routedWindow()};
+        s_.expert_collectives->allReduce(list, ReduceOp::Sum);
+        auto squared = list[0].narrow(0, 0, K), counts = list[0].narrow(0, K, K);
+        const double share = 1.0 / double(cfg_.runtime.expert_parallel);
+        stats_parts.push_back(torch::stack({(squared / counts.clamp_min(1.0)).sum(), counts.gt(0).sum().to(torch::kFloat64)}) *
+                              share);
+    }
     std::vector<torch::Tensor> stats{torch::cat(stats_parts)};
     s_.collectives->allReduce(stats, ReduceOp::Sum);
     // The step's one host synchronisation.
@@ -423,14 +435,34 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         total.tokens = double(out.tokens);
         total.micro_batches = static_cast<int64_t>(values[noise_offset + groups]);
         total.window_sq = window_sq;
+        // Under expert parallelism the routed experts are an estimator of their own (their own
+        // small batches); |G|^2 and tr(Sigma) add over parameters, so their parts are added to the
+        // experts group's and the total's.
+        const bool routed = fresh_norms_->hasRouted();
+        const int64_t experts_group = 2;
+        total.window_sq = window_sq - routed_window_sq_;
         for (int64_t g = 0; g < groups; ++g) {
             NoiseScaleSums part = total;
             part.fresh_sq_per_token = values[noise_offset + g];
-            part.window_sq = group_squares[g];
+            part.window_sq = group_squares[g] - (routed && g == experts_group ? routed_window_sq_ : 0.0);
             total.fresh_sq_per_token += part.fresh_sq_per_token;
             out.noise_groups.push_back(noiseScaleParts(part));
         }
         out.noise = noiseScaleParts(total);
+        if (routed) {
+            NoiseScaleSums unions;
+            unions.tokens = total.tokens;
+            unions.fresh_sq_per_token = values[noise_offset + groups + 1];
+            unions.micro_batches = std::llround(values[noise_offset + groups + 2]);
+            unions.window_sq = routed_window_sq_;
+            const auto parts = noiseScaleParts(unions);
+            auto add = [&](std::optional<NoiseScaleParts>& into) {
+                if (!into || !parts) into.reset();  // one part without its small batches: no estimate
+                else into = NoiseScaleParts{into->grad_sq + parts->grad_sq, into->trace + parts->trace};
+            };
+            add(out.noise);
+            add(out.noise_groups[experts_group]);
+        }
     }
     out.collectives = callsMade() - calls_before;
     return WindowOutcome::Complete;
@@ -496,7 +528,7 @@ bool RankTrainer::backOffMicroBatch(int64_t step) {
 
 std::vector<double> RankTrainer::groupGradSquares() {
     const int64_t groups = static_cast<int64_t>(noiseScaleGroups().size());
-    torch::Tensor squares;
+    torch::Tensor squares, routed_sq;  // routed_sq: expert parallelism, the routed experts' share
     if (sharded_) {
         // Each rank holds the sums of its slices only: their squares, summed over the ranks.
         auto groupsOf = [&](const std::vector<size_t>& part) {
@@ -515,6 +547,7 @@ std::vector<double> RankTrainer::groupGradSquares() {
             s_.replica_collectives->allReduce(list, ReduceOp::Sum);
             s_.expert_collectives->allReduce(list, ReduceOp::Sum);
             squares = squares + list[0];
+            routed_sq = list[0].sum().view({1});
         }
     } else {
         // Each tensor's norm in its own dtype (asking for fp64 would first copy every gradient
@@ -531,11 +564,14 @@ std::vector<double> RankTrainer::groupGradSquares() {
             s_.expert_collectives->allReduce(list, ReduceOp::Sum);
             squares = torch::zeros({groups}, per_param.options()).index_add_(0, group_index_, per_param * (1 - routed));
             squares += expert_part;
+            routed_sq = expert_part.sum().view({1});
         } else {
             squares = torch::zeros({groups}, per_param.options()).index_add_(0, group_index_, per_param);
         }
     }
-    auto host = squares.cpu();
+    // One copy to the host, the routed share with it.
+    auto host = (routed_sq.defined() ? torch::cat({squares, routed_sq}) : squares).cpu();
+    routed_window_sq_ = routed_sq.defined() ? host.data_ptr<double>()[groups] : 0.0;
     return std::vector<double>(host.data_ptr<double>(), host.data_ptr<double>() + groups);
 }
 

@@ -191,6 +191,7 @@ private:
     // Expert parallelism at stage 1: the experts' moments sharded over their replica group.
     std::unique_ptr<ShardedAdamW> expert_sharded_;
     double all_to_all_seconds_ = 0;       // rank 0's exchange time up to the last published step
+    double routed_window_sq_ = 0;         // expert parallelism: the routed experts' share of |sum_k s_k|^2
     // runtime.zero_stage 3: this rank's slices of the weights, units gathered as the model uses
     // them (the model's residency); null below stage 3.
     std::unique_ptr<ShardedWeights> sharded_weights_;

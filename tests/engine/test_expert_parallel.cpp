@@ -246,6 +246,53 @@ private Q_SLOTS:
         }
     }
 
+    // The gradient noise scale under expert parallelism, fp64, W 2 K 2: the groups without routed
+    // experts (attention, dense MLP, embeddings) have EP 1's small batches and so its parts; the
+    // routed experts' small batches are the unions of both ranks' micro-batch k. With rank 1's
+    // targets all ignored those unions are rank 0's micro-batches, which are then EP 1's small
+    // batches too (rank 1's count for nothing): every group's parts and the total equal EP 1's.
+    void theNoiseScaleUnderExpertParallelism_data() {
+        QTest::addColumn<bool>("rank1_empty");
+        QTest::newRow("every rank counts") << false;
+        QTest::newRow("rank 1 counts nothing") << true;
+    }
+    void theNoiseScaleUnderExpertParallelism() {
+        QFETCH(bool, rank1_empty);
+        auto window = [&](int64_t EP) {
+            std::vector<WindowResult> out(2);
+            RankThreadOptions options;
+            options.fp64 = true;
+            if (rank1_empty)
+                options.edit_micro_batch = [](int rank, int64_t, int64_t, MicroBatch& batch) {
+                    if (rank == 1) batch.targets.fill_(-1);
+                };
+            onRankTrainers(moeConfig(2, 2, 2, EP), options, [&](int r, RankTrainer& trainer) {
+                if (trainer.accumulateWindow(0, out[r]) != WindowOutcome::Complete) throw std::runtime_error("window");
+            });
+            return out[0];
+        };
+        const WindowResult reference = window(1), divided = window(2);
+        QVERIFY(reference.noise && divided.noise);
+        auto close = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(b), 1e-12); };
+        for (size_t g : {size_t(0), size_t(3)}) {  // attention, embeddings
+            QVERIFY(divided.noise_groups[g] && reference.noise_groups[g]);
+            QVERIFY2(close(divided.noise_groups[g]->grad_sq, reference.noise_groups[g]->grad_sq), qPrintable(QString::number(g)));
+            QVERIFY(close(divided.noise_groups[g]->trace, reference.noise_groups[g]->trace));
+        }
+        QVERIFY(divided.noise_groups[2].has_value() && std::isfinite(divided.noise->grad_sq));
+        if (rank1_empty) {
+            QVERIFY2(close(divided.noise_groups[2]->grad_sq, reference.noise_groups[2]->grad_sq),
+                     qPrintable(QString("%1 vs %2").arg(divided.noise_groups[2]->grad_sq, 0, 'g', 15)
+                                    .arg(reference.noise_groups[2]->grad_sq, 0, 'g', 15)));
+            QVERIFY(close(divided.noise_groups[2]->trace, reference.noise_groups[2]->trace));
+            QVERIFY(close(divided.noise->grad_sq, reference.noise->grad_sq));
+            QVERIFY(close(divided.noise->trace, reference.noise->trace));
+        } else {
+            // Other small batches for the experts: another estimate of the same quantities.
+            QVERIFY(!close(divided.noise_groups[2]->trace, reference.noise_groups[2]->trace));
+        }
+    }
+
     // Per step at EP 2 and W 4: the dense buckets and one statistics all-reduce (world), per
     // MoE layer and micro-batch three exchanges forward (the counts, the tokens, back) and two
     // backward, one all-reduce of the experts' squared norms (expert group), and one all-reduce
@@ -271,7 +318,7 @@ private Q_SLOTS:
             window.collectives += trainer.callsMade() - calls_before_update;
             const int64_t moe_layers = static_cast<int64_t>(trainer.model()->moeLayers().size());
             const int64_t dense = trainer.bucketCount(), experts = trainer.expertBucketCount();
-            const int64_t exchanges = 5 * moe_layers * 2;
+            const int64_t exchanges = 5 * moe_layers * 2 + 1;  // + the noise scale's all-reduce in the group
             const int64_t expected = stage == 0   ? dense + 1 + exchanges + 1 + experts
                                      : stage == 1 ? 2 * dense + 1 + exchanges + 3 + 2 * experts
                                                   : 3 * (dense + experts) + 1 + exchanges + 3;  // K + 1 = 3 rounds
@@ -382,13 +429,6 @@ private Q_SLOTS:
         bool named = false;
         for (const auto& issue : validateRunConfig(c)) named = named || QString::fromStdString(issue.path) == field;
         QVERIFY2(named, qPrintable(field));
-        RunConfig adaptive = moeConfig(1, 2, 4, 2);
-        adaptive.train.batch_policy = "adaptive";
-        adaptive.train.batch_adapt_dwell_tokens = 100;
-        adaptive.train.batch_adapt_max_accumulation = 4;
-        bool named_policy = false;
-        for (const auto& issue : validateRunConfig(adaptive)) named_policy = named_policy || issue.path == "train.batch_policy";
-        QVERIFY(named_policy);
         RunConfig dense = moeConfig(1, 1, 4, 2);
         dense.model.n_dense_layers = dense.model.n_layers;  // no MoE layer
         bool refused = false;
