@@ -87,18 +87,16 @@ torch::Tensor MoEImpl::runExpertsParallel(const torch::Tensor& dispatched, const
     }
     const auto host_in = counts_in.to(torch::kCPU);
     const int64_t* in = host_in.data_ptr<int64_t>();  // [s][j]: rows from rank s for local expert j
-    std::vector<int64_t> recv(EP, 0);
-    for (int s = 0; s < EP; ++s)
-        for (int64_t j = 0; j < L; ++j) recv[s] += in[s * L + j];
-    // The rows arrive by source rank, each source's sorted by expert: regroup them by expert.
-    auto received = allToAll(dispatched, send, recv, *ep_.group);
-    std::vector<int64_t> rows_of(L, 0);
+    std::vector<int64_t> recv(EP, 0), rows_of(L, 0);  // per source rank, per local expert
     int64_t total = 0;
     for (int s = 0; s < EP; ++s)
         for (int64_t j = 0; j < L; ++j) {
+            recv[s] += in[s * L + j];
             rows_of[j] += in[s * L + j];
             total += in[s * L + j];
         }
+    // The rows arrive by source rank, each source's sorted by expert: regroup them by expert.
+    auto received = allToAll(dispatched, send, recv, *ep_.group);
     torch::Tensor outputs_back = received;  // no rows came: still the path the backward's exchange takes
     if (is_training() && count_loads_) {
         idle_experts_.clear();

@@ -100,6 +100,13 @@ int64_t largestUnitElements(const ModelConfig& c, const ParamCount& counts) {
     return most;
 }
 
+// The gradient buckets of `bytes` of gradients: a first one of 1 MiB, then 25 MiB each
+// (parallel/gradient_buckets.h).
+int64_t bucketsOf(int64_t bytes) {
+    const int64_t first = 1 << 20, rest = 25 << 20;
+    return 1 + std::max<int64_t>(0, (bytes - first + rest - 1) / rest);
+}
+
 // The collectives of one optimizer step on each rank and the bytes it sends (SHARDING.md
 // section 2), from the gradient bytes G: stage 0 all-reduces G (every micro-batch in the
 // sync-each mode); stage 1 reduce-scatters G and all-gathers the weights; stage 2
@@ -119,10 +126,6 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
         const int64_t moe_layers = c.n_layers - c.n_dense_layers, R = W / EP;
         const int64_t dense = (counts.total - counts.routed_experts) * kFloat;
         const int64_t experts = counts.routed_experts / EP * kFloat;
-        auto buckets = [](int64_t bytes) {
-            const int64_t first = 1 << 20, rest = 25 << 20;
-            return 1 + std::max<int64_t>(0, (bytes - first + rest - 1) / rest);
-        };
         const int64_t rows = p.micro_batch_size * p.seq_len * c.n_activated_experts;
         p.all_to_all_bytes_per_micro_batch = static_cast<int64_t>(
             4.0 * double(moe_layers) * double(rows * c.dim * kFloat) * double(EP - 1) / double(EP));
@@ -135,11 +138,11 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
         // (and the noise scale's one all-reduce of the routed experts' small batches in the group)
         const int64_t exchanges = 5 * moe_layers * K + (config.train.noise_scale && K * W >= 2 ? 1 : 0);
         if (stage >= 2)
-            p.collectives_per_step = (K + 1) * (buckets(dense) + buckets(experts)) + 1 + 3 + exchanges;
+            p.collectives_per_step = (K + 1) * (bucketsOf(dense) + bucketsOf(experts)) + 1 + 3 + exchanges;
         else if (stage == 1)
-            p.collectives_per_step = 2 * buckets(dense) + 1 + exchanges + 3 + buckets(experts) * (R > 1 ? 2 : 1);
+            p.collectives_per_step = 2 * bucketsOf(dense) + 1 + exchanges + 3 + bucketsOf(experts) * (R > 1 ? 2 : 1);
         else
-            p.collectives_per_step = buckets(dense) + 1 + exchanges + 1 + (R > 1 ? buckets(experts) : 0);
+            p.collectives_per_step = bucketsOf(dense) + 1 + exchanges + 1 + (R > 1 ? bucketsOf(experts) : 0);
         const double rounds = stage >= 2 ? double(K + 1) : 2.0;  // reduce-scatters and the all-gather
         p.bytes_sent_per_step = static_cast<int64_t>(
             rounds * double(W - 1) / double(W) * double(dense) +
@@ -149,9 +152,7 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
     }
     const int64_t grads = counts.total * kFloat;
     const double share = double(W - 1) / double(W);
-    // Buckets: a first one of 1 MiB, then 25 MiB each (parallel/gradient_buckets.h).
-    const int64_t first = 1 << 20, rest = 25 << 20;
-    const int64_t buckets = 1 + std::max<int64_t>(0, (grads - first + rest - 1) / rest);
+    const int64_t buckets = bucketsOf(grads);
     const int64_t units = config.model.n_layers + 2;
     double sent = 0;
     switch (config.runtime.zero_stage) {
@@ -208,27 +209,23 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     // counts for what it exceeds that.
     const int64_t largest_param = std::max(counts.head, counts.embedding) * kFloat;
     const int64_t bucket = std::max<int64_t>(25 << 20, largest_param);
-    p.gradient_bytes = stage >= 2 ? slice_elements * kFloat : params * kFloat;
-    if (stage >= 2 && p.expert_parallel > 1) {
-        // The dense slices over W, the experts' over their W / EP replicas.
+    // What a rank's slices hold: of every parameter it holds, 1/W; under expert parallelism the
+    // dense ones over W, the experts' over their W / EP replicas.
+    int64_t held_slice_elements = slice_elements;
+    if (p.expert_parallel > 1) {
         const int64_t replicas = std::max<int64_t>(1, p.world_size / p.expert_parallel);
         const int64_t dense = counts.total - counts.routed_experts, experts = counts.routed_experts / p.expert_parallel;
-        p.gradient_bytes = ((dense + p.world_size - 1) / p.world_size + (experts + replicas - 1) / replicas) * kFloat;
+        held_slice_elements = (dense + p.world_size - 1) / p.world_size + (experts + replicas - 1) / replicas;
     }
+    p.gradient_bytes = stage >= 2 ? held_slice_elements * kFloat : params * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
     p.logits_bytes = 2 * tokens * config.model.vocab_size * kFloat;
     p.bucket_bytes = stage >= 3   ? largest_unit + std::max<int64_t>(0, largest_unit - p.logits_bytes)
                      : stage >= 2 ? std::min<int64_t>(params * kFloat, 2 * bucket + largest_param)
                      : p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat
                                                                                : 0;
-    // Stages 1 and up keep the moments of this rank's slice of every bucket only; under expert
-    // parallelism the dense ones sliced over W, the experts' over the W / EP replicas.
-    int64_t moment_elements = stage >= 1 ? slice_elements : params;
-    if (stage >= 1 && p.expert_parallel > 1) {
-        const int64_t replicas = std::max<int64_t>(1, p.world_size / p.expert_parallel);
-        const int64_t dense = counts.total - counts.routed_experts, experts = counts.routed_experts / p.expert_parallel;
-        moment_elements = (dense + p.world_size - 1) / p.world_size + (experts + replicas - 1) / replicas;
-    }
+    // Stages 1 and up keep the moments of this rank's slices only.
+    const int64_t moment_elements = stage >= 1 ? held_slice_elements : params;
     p.optimizer_bytes = 2 * moment_elements * kFloat;
     p.activation_bytes =
         activationBytes(config.model, tokens, config.runtime.activation_checkpointing, p.expert_parallel);

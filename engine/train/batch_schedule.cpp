@@ -19,6 +19,7 @@ BatchSchedule::BatchSchedule(const RunConfig& c)
       seq_len_(c.train.seq_len),
       world_size_(std::max<int64_t>(1, c.runtime.world_size)),
       steps_(c.train.steps),
+      fixed_steps_(c.optimizerSteps()),
       planned_samples_(c.plannedSamples() > 0 ? c.plannedSamples() : -1),
       drop_incomplete_(c.train.incomplete_window == "drop"),
       rule_(c.train.lr_batch_rule) {
@@ -76,14 +77,19 @@ bool BatchSchedule::finished(int64_t step) const {
 }
 
 int64_t BatchSchedule::plannedSteps() const {
-    if (planned_samples_ < 0) return steps_;
-    if (policy_ == Policy::Fixed) {
-        const int64_t full = planned_samples_ / end_;
-        return full + (!drop_incomplete_ && planned_samples_ % end_ != 0 ? 1 : 0);
+    if (policy_ == Policy::Fixed || planned_samples_ < 0) return fixed_steps_;
+    // finished() only turns true (the samples left shrink, the batch never does): the first step
+    // at which it does, by doubling and then halving, so that the GUI and the learning rate can
+    // ask every step without a pass over the whole run.
+    int64_t high = 1;
+    while (!finished(high)) high *= 2;
+    int64_t low = high / 2;  // not finished (or 0)
+    if (finished(low)) return low;
+    while (high - low > 1) {
+        const int64_t middle = low + (high - low) / 2;
+        (finished(middle) ? high : low) = middle;
     }
-    int64_t step = 0;
-    while (!finished(step)) ++step;
-    return step;
+    return high;
 }
 
 int64_t BatchSchedule::plannedTokens() const {

@@ -60,8 +60,13 @@ void FreshGradientNorms::beginWindow(int64_t micro_batches) {
     window_.zero_();
     micro_index_ = 0;
     if (has_routed_) {
-        routed_k_ = torch::zeros({micro_batches}, window_.options());
-        tokens_k_ = torch::zeros({micro_batches}, window_.options());
+        if (routed_k_.size(0) != micro_batches) {  // K changes only with a ramp or a back-off
+            routed_k_ = torch::zeros({micro_batches}, window_.options());
+            tokens_k_ = torch::zeros({micro_batches}, window_.options());
+        } else {
+            routed_k_.zero_();
+            tokens_k_.zero_();
+        }
     }
 }
 

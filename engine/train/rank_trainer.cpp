@@ -202,6 +202,9 @@ void RankTrainer::prepare() {
     group_of_param_ = noiseScaleGroupsOf(model_);
     group_index_ =
         torch::tensor(std::vector<int64_t>(group_of_param_.begin(), group_of_param_.end()), torch::kInt64).to(device_);
+    if (expert_buckets_)  // once, like the group indices: the step's norms multiply by it
+        routed_mask_ =
+            torch::tensor(std::vector<double>(is_routed_expert_.begin(), is_routed_expert_.end()), torch::kFloat64).to(device_);
     group_present_.assign(noiseScaleGroups().size(), 0);
     for (int g : group_of_param_) group_present_[g] = 1;
     noise_groups_.assign(noiseScaleGroups().size(), NoiseScaleTracker());
@@ -557,8 +560,7 @@ std::vector<double> RankTrainer::groupGradSquares() {
         auto per_param = torch::stack(at::_foreach_norm(grads, 2)).to(torch::kFloat64).square();
         if (expert_buckets_) {
             // Each rank of an expert group holds other experts: theirs summed over the group.
-            auto routed = torch::tensor(std::vector<double>(is_routed_expert_.begin(), is_routed_expert_.end()),
-                                        per_param.options());
+            const torch::Tensor& routed = routed_mask_;
             auto expert_part = torch::zeros({groups}, per_param.options()).index_add_(0, group_index_, per_param * routed);
             std::vector<torch::Tensor> list{expert_part};
             s_.expert_collectives->allReduce(list, ReduceOp::Sum);

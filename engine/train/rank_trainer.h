@@ -185,6 +185,7 @@ private:
     // dense ones stay in buckets_); null otherwise.
     std::unique_ptr<GradientBuckets> expert_buckets_;
     std::vector<char> is_routed_expert_;  // per parameter, under expert parallelism
+    torch::Tensor routed_mask_;           // the same as fp64 1 / 0 on the rank's device
     // Indices into params_: what buckets_ holds (everything but the routed experts under expert
     // parallelism) and what expert_buckets_ holds.
     std::vector<size_t> dense_part_, expert_part_;

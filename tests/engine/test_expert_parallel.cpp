@@ -13,6 +13,7 @@
 #include "conformance_setup.h"
 #include "model/all_to_all.h"
 #include "rank_threads.h"
+#include "stop_and_resume.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
 #include "trainbench/memory_plan.h"
@@ -373,24 +374,8 @@ private Q_SLOTS:
         QFETCH(int, stage);
         RunConfig config = moeConfig(2, 2, 4, 2);
         config.runtime.zero_stage = stage;
-        config.train.steps = 100000;
-        QTemporaryDir dir;
-        SessionOptions options;
-        options.checkpoint_dir = dir.path().toStdString();
-        TrainingSession session(config, options);
-        session.start();
-        QTRY_VERIFY_WITH_TIMEOUT(session.completedSteps() >= 3, 60000);
-        session.stop();
-        QVERIFY(session.wait(std::chrono::seconds(60)));
-        QCOMPARE(session.summary().status, RunStatus::Stopped);
-        std::vector<std::string> skipped;
-        const auto checkpoint = checkpointToResume(options.checkpoint_dir, skipped);
-        QVERIFY(checkpoint.has_value());
-        QCOMPARE(checkpoint->step, session.summary().steps);
-        SessionOptions resume;
-        resume.resume_from = checkpoint->path;
-        config.train.steps = checkpoint->step + 2;
-        QCOMPARE(train(config, resume).loss.size(), size_t(2));
+        const std::string problem = stopAndResume(config);
+        QVERIFY2(problem.empty(), problem.c_str());
     }
 
     // A rank that fails releases the ranks waiting for it in any group's collective (the hubs

@@ -12,6 +12,7 @@
 #include "data/batch_sampler.h"
 #include "data/token_source.h"
 #include "rank_threads.h"
+#include "stop_and_resume.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/training_session.h"
@@ -421,26 +422,8 @@ private Q_SLOTS:
     }
     void aStopIsAgreedAndCheckpointed() {
         QFETCH(int, stage);
-        RunConfig config = withSplit(tinyConfig(), 2, 2, 2, stage);
-        config.train.steps = 100000;
-        QTemporaryDir dir;
-        SessionOptions options;
-        options.checkpoint_dir = dir.path().toStdString();
-        TrainingSession session(config, options);
-        session.start();
-        QTRY_VERIFY_WITH_TIMEOUT(session.completedSteps() >= 3, 60000);
-        session.stop();
-        QVERIFY(session.wait(std::chrono::seconds(60)));
-        QCOMPARE(session.summary().status, RunStatus::Stopped);
-        std::vector<std::string> skipped;
-        const auto checkpoint = checkpointToResume(options.checkpoint_dir, skipped);
-        QVERIFY(checkpoint.has_value());
-        QCOMPARE(checkpoint->step, session.summary().steps);
-        SessionOptions resume;
-        resume.resume_from = checkpoint->path;
-        config.train.steps = checkpoint->step + 2;
-        const Series more = train(config, resume);
-        QCOMPARE(more.loss.size(), size_t(2));
+        const std::string problem = stopAndResume(withSplit(tinyConfig(), 2, 2, 2, stage));
+        QVERIFY2(problem.empty(), problem.c_str());
     }
 };
 

@@ -66,6 +66,7 @@ private:
     int64_t rampBatch(int64_t first) const;
     Policy policy_;
     int64_t unit_, start_, end_, ramp_tokens_, seq_len_, world_size_, steps_;
+    int64_t fixed_steps_;      // RunConfig::optimizerSteps: the plan of a fixed batch, and of any counted in steps
     int64_t planned_samples_;  // -1: the run is counted in steps
     bool drop_incomplete_;
     std::string rule_;
