@@ -308,11 +308,6 @@ std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
             checker.fail("runtime.expert_parallel", num(EP),
                          "must divide runtime.world_size (" + num(W) + ") and model.n_routed_experts (" + num(E) + ")",
                          "use a common divisor of both");
-        if (config.runtime.zero_stage >= 3)
-            checker.fail("runtime.zero_stage", num(config.runtime.zero_stage),
-                         "with runtime.expert_parallel > 1 is not supported yet (the units' gathers do not know "
-                         "the divided experts)",
-                         "use zero_stage 2 (gradients and moments sharded), 1 (as DeepSeek-V3 trained) or 0");
     }
     if (config.runtime.zero_stage >= 1 && config.train.sync_each_micro_batch)
         checker.fail("train.sync_each_micro_batch", "true",

@@ -41,11 +41,19 @@ ShardedWeights::ShardedWeights(const std::vector<torch::Tensor>& params, std::ve
       collectives_(collectives),
       gathered_(units_.size(), 0) {
     torch::NoGradGuard no_grad;
-    if (static_cast<size_t>(buckets_.count()) != units_.size() || reads_.size() != units_.size())
-        throw std::logic_error("ShardedWeights: one bucket and one backward flag per unit");
+    buckets_after_.assign(units_.size(), 0);
+    int64_t with_parameters = 0;
+    for (size_t u = units_.size(); u-- > 0;) {
+        buckets_after_[u] = with_parameters;
+        if (!units_[u].empty()) ++with_parameters;
+    }
+    if (buckets_.count() != with_parameters || reads_.size() != units_.size())
+        throw std::logic_error("ShardedWeights: one bucket per unit with parameters, one backward flag per unit");
     const int rank = collectives_.rank();
-    for (size_t b = 0; b < units_.size(); ++b) {
-        const auto& unit = units_[units_.size() - 1 - b];  // bucket b holds unit U - 1 - b
+    for (int64_t u = unitCount(); u-- > 0;) {
+        if (units_[u].empty()) continue;
+        const auto& unit = units_[u];
+        const size_t b = static_cast<size_t>(bucketOf(u));
         if (buckets_.members(b).size() != unit.size())
             throw std::logic_error("ShardedWeights: the buckets were not built from these units (bucketGroups)");
         const auto& first = params_[buckets_.members(b).front().param];
@@ -76,8 +84,8 @@ std::vector<torch::Tensor> ShardedWeights::wholeParameters() {
 
 void ShardedWeights::gather(int64_t unit) {
     torch::NoGradGuard no_grad;
-    if (gathered_[unit]) return;
-    const size_t b = bucketOf(unit);
+    if (gathered_[unit] || units_[unit].empty()) return;
+    const size_t b = static_cast<size_t>(bucketOf(unit));
     allocateStorage(flats_[b]);
     gathered_[unit] = 1;
     collectives_.allGatherAsync(shards_[b], flats_[b])->wait();
@@ -115,7 +123,8 @@ void ShardedWeights::afterForward(int64_t unit) {
     release(unit);
     // Autocast's bf16 copies of the weights would keep the whole model alive until the forward
     // ends: dropped with the unit (the saved ones live on in the graph).
-    if (at::autocast::is_autocast_enabled(flats_[bucketOf(unit)].device().type())) at::autocast::clear_cache();
+    if (!units_[unit].empty() && at::autocast::is_autocast_enabled(flats_[bucketOf(unit)].device().type()))
+        at::autocast::clear_cache();
 }
 
 void ShardedWeights::beforeBackward(int64_t unit) {
@@ -126,9 +135,11 @@ void ShardedWeights::beforeBackward(int64_t unit) {
     // its gradients get their bucket. Whole at a time: this unit's weights and gradients, and
     // the next unit's gradients in flight.
     releaseAll();
-    if (unit + 1 < unitCount()) buckets_.launchThrough(bucketOf(unit + 1));
-    if (reads_[unit]) gather(unit);
-    buckets_.viewGradientsInto(bucketOf(unit));
+    if (buckets_after_[unit] > 0) buckets_.launchThrough(static_cast<size_t>(buckets_after_[unit] - 1));
+    if (!units_[unit].empty()) {
+        if (reads_[unit]) gather(unit);
+        buckets_.viewGradientsInto(static_cast<size_t>(bucketOf(unit)));
+    }
     backward_next_ = unit - 1;
 }
 
@@ -149,7 +160,7 @@ void ShardedWeights::endMicroBatch() {
 NamedTensors ShardedWeights::gatherState(const std::vector<std::string>& names) const {
     torch::NoGradGuard no_grad;
     NamedTensors state;
-    for (size_t b = 0; b < units_.size(); ++b) {
+    for (size_t b = 0; b < shards_.size(); ++b) {
         torch::Tensor whole = torch::empty({buckets_.paddedNumel(b)}, shards_[b].options());
         collectives_.allGatherAsync(shards_[b], whole)->wait();
         if (collectives_.rank() != 0) continue;

@@ -27,10 +27,14 @@ namespace trainbench {
 // the unit after it in flight.
 // A micro-batch that ends early (out of memory, a stop) makes the calls it has left with what
 // it holds, so that every rank's calls still pair up; the window is then dropped by all.
+// A unit may hold none of these parameters (under expert parallelism the routed experts are
+// sharded by one instance over their replicas and the rest by another over the world, and
+// only MoE blocks have routed experts): it has no bucket and makes no call.
 class ShardedWeights : public WeightResidency {
 public:
-    // `units[u]`: indices into `params` of unit u's parameters (forward order); `reads[u]`: its
-    // backward reads its weights. `buckets` must have been built with bucketGroups(units),
+    // `units[u]`: indices into `params` of unit u's parameters (forward order, possibly none);
+    // `reads[u]`: its backward reads its weights. `buckets` must have been built with
+    // bucketGroups(units),
     // transient, sharded over the collectives' world. Takes this rank's shard of the weights
     // as they are now (every rank's the same) and frees the whole ones.
     ShardedWeights(const std::vector<torch::Tensor>& params, std::vector<std::vector<size_t>> units,
@@ -62,7 +66,9 @@ public:
     int64_t unitCount() const { return static_cast<int64_t>(units_.size()); }
 
 private:
-    size_t bucketOf(int64_t unit) const { return units_.size() - 1 - static_cast<size_t>(unit); }
+    // The buckets hold the units with parameters, the last unit first: unit u's is the count of
+    // such units after it (buckets_after_[u]); -1 for a unit without parameters.
+    int64_t bucketOf(int64_t unit) const { return units_[unit].empty() ? -1 : buckets_after_[unit]; }
     void gather(int64_t unit);
     void release(int64_t unit);
     void releaseAll();
@@ -75,6 +81,7 @@ private:
     std::vector<torch::Tensor> flats_;   // per bucket: [padded]; the parameters view it
     std::vector<torch::Tensor> shards_;  // per bucket: [S], this rank's
     std::vector<char> gathered_;         // per unit
+    std::vector<int64_t> buckets_after_;  // per unit: the buckets of the units after it
     bool in_micro_batch_ = false;
     int64_t forward_next_ = 0;    // the next unit whose forward gathers
     int64_t backward_next_ = -1;  // the next unit whose backward boundary comes

@@ -92,11 +92,16 @@ int64_t activationBytes(const ModelConfig& c, int64_t tokens, const std::string&
 
 // Elements of the largest unit ZeRO stage 3 gathers whole (model/weight_residency.h): the
 // embedding, a block, or the final norm with the head.
-int64_t largestUnitElements(const ModelConfig& c, const ParamCount& counts) {
+// Under expert parallelism an MoE block holds its share of the routed experts only.
+int64_t largestUnitElements(const ModelConfig& c, const ParamCount& counts, int64_t expert_parallel) {
     int64_t most = std::max(counts.embedding, counts.head + c.dim);
     if (c.n_dense_layers > 0) most = std::max(most, counts.dense_block);
-    if (c.n_layers > c.n_dense_layers)  // the gate's bias is a buffer, not a parameter
-        most = std::max(most, counts.moe_block - (c.hasGateBias() ? c.n_routed_experts : 0));
+    if (const int64_t moe_layers = c.n_layers - c.n_dense_layers; moe_layers > 0) {
+        const int64_t routed = counts.routed_experts / moe_layers;
+        // the gate's bias is a buffer, not a parameter
+        most = std::max(most, counts.moe_block - (c.hasGateBias() ? c.n_routed_experts : 0) - routed +
+                                  routed / expert_parallel);
+    }
     return most;
 }
 
@@ -117,7 +122,9 @@ int64_t bucketsOf(int64_t bytes) {
 // Expert parallelism (stage 0) all-reduces the dense gradients over W and each rank's experts'
 // over its W / EP replicas, and per micro-batch and MoE layer makes five exchanges in its expert
 // group (the counts, the tokens there and back; the two backward), plus one all-reduce of the
-// experts' squared norms a step.
+// experts' squared norms a step. At stage 3 every unit's dense part is gathered and
+// reduce-scattered over W as without EP, and every MoE block's experts over the replicas
+// (each gathered twice and reduce-scattered once per micro-batch).
 void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& counts) {
     const int64_t W = p.world_size, K = p.gradient_accumulation_steps, EP = p.expert_parallel;
     if (W <= 1) return;
@@ -137,17 +144,24 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
         const int64_t stage = config.runtime.zero_stage;
         // (and the noise scale's one all-reduce of the routed experts' small batches in the group)
         const int64_t exchanges = 5 * moe_layers * K + (config.train.noise_scale && K * W >= 2 ? 1 : 0);
-        if (stage >= 2)
+        if (stage >= 3)
+            p.collectives_per_step = K * (3 * (c.n_layers + 2) - 1 + 3 * moe_layers) + 1 + 3 + exchanges;
+        else if (stage >= 2)
             p.collectives_per_step = (K + 1) * (bucketsOf(dense) + bucketsOf(experts)) + 1 + 3 + exchanges;
         else if (stage == 1)
             p.collectives_per_step = 2 * bucketsOf(dense) + 1 + exchanges + 3 + bucketsOf(experts) * (R > 1 ? 2 : 1);
         else
             p.collectives_per_step = bucketsOf(dense) + 1 + exchanges + 1 + (R > 1 ? bucketsOf(experts) : 0);
-        const double rounds = stage >= 2 ? double(K + 1) : 2.0;  // reduce-scatters and the all-gather
-        p.bytes_sent_per_step = static_cast<int64_t>(
-            rounds * double(W - 1) / double(W) * double(dense) +
-            (R > 1 ? rounds * double(R - 1) / double(R) * double(experts) : 0.0) +
-            double(K) * double(p.all_to_all_bytes_per_micro_batch));
+        // Stages 0-2: reduce-scatters (or all-reduces) and the all-gather, each set over its
+        // ranks; stage 3: per micro-batch the gathers before forward and backward and the
+        // reduce-scatter (the embedding's backward gathers nothing).
+        const double rounds = stage >= 2 ? double(K + 1) : 2.0;
+        const double dense_sent = stage >= 3 ? double(K) * double(3 * dense - counts.embedding * kFloat)
+                                             : rounds * double(dense);
+        const double expert_sent = stage >= 3 ? double(K) * double(3 * experts) : rounds * double(experts);
+        p.bytes_sent_per_step = static_cast<int64_t>(double(W - 1) / double(W) * dense_sent +
+                                                     (R > 1 ? double(R - 1) / double(R) * expert_sent : 0.0) +
+                                                     double(K) * double(p.all_to_all_bytes_per_micro_batch));
         return;
     }
     const int64_t grads = counts.total * kFloat;
@@ -195,8 +209,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     const int64_t stage = config.runtime.zero_stage;
     const int64_t slice_elements = (params + p.world_size - 1) / p.world_size;
     // Stage 3 holds its shard of every unit and one unit gathered whole at a time.
-    const int64_t largest_unit = largestUnitElements(config.model, counts) * kFloat;
-    p.weight_bytes = stage >= 3 ? slice_elements * kFloat + largest_unit : params * kFloat;
+    const int64_t largest_unit = largestUnitElements(config.model, counts, p.expert_parallel) * kFloat;
     // The gradients are views of the reduction buckets (engine/parallel/gradient_buckets.h), so
     // the buckets cost nothing of their own; only the sync-each mode keeps running sums beside.
     // Stage 2 keeps the sums of this rank's slices (4P/W) and, during a backward, about two
@@ -217,6 +230,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
         const int64_t dense = counts.total - counts.routed_experts, experts = counts.routed_experts / p.expert_parallel;
         held_slice_elements = (dense + p.world_size - 1) / p.world_size + (experts + replicas - 1) / replicas;
     }
+    p.weight_bytes = stage >= 3 ? held_slice_elements * kFloat + largest_unit : params * kFloat;
     p.gradient_bytes = stage >= 2 ? held_slice_elements * kFloat : params * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
     p.logits_bytes = 2 * tokens * config.model.vocab_size * kFloat;
@@ -263,6 +277,8 @@ std::vector<MemoryLayout> layoutsByCost(const RunConfig& config) {
             for (int64_t ep = 2; moe && ep <= std::min(W, E); ++ep)
                 if (W % ep == 0 && E % ep == 0) out.push_back({stage, recompute, 0, ep});
         out.push_back({3, recompute, 0, 1});
+        for (int64_t ep = 2; moe && ep <= std::min(W, E); ++ep)
+            if (W % ep == 0 && E % ep == 0) out.push_back({3, recompute, 0, ep});
     }
     return out;
 }

@@ -127,25 +127,15 @@ void RankTrainer::prepare() {
     }
     params_ = model_->parameters();
     const bool sharded = cfg_.runtime.zero_stage >= 1;
-    if (cfg_.runtime.zero_stage >= 3) {
-        // The buckets are the model's units, so each unit's gradients go out at its boundary.
-        std::unordered_map<const void*, size_t> index_of;
-        for (size_t i = 0; i < params_.size(); ++i) index_of[params_[i].unsafeGetTensorImpl()] = i;
-        std::vector<std::vector<size_t>> units;
-        std::vector<bool> reads;
-        for (const auto& unit : model_->units()) {
-            units.emplace_back();
-            for (const auto& p : unit) units.back().push_back(index_of.at(p.unsafeGetTensorImpl()));
-            reads.push_back(TransformerImpl::unitReadsWeightsInBackward(static_cast<int64_t>(reads.size())));
-        }
-        buckets_ = std::make_unique<GradientBuckets>(params_, ShardedWeights::bucketGroups(units), s_.world_size,
-                                                     /*transient=*/true);
-        sharded_weights_ = std::make_unique<ShardedWeights>(params_, units, reads, *buckets_, *s_.collectives);
-        model_->setWeightResidency(sharded_weights_.get());
-    } else if (s_.expert_collectives) {
+    auto pick = [&](const std::vector<size_t>& part) {
+        std::vector<torch::Tensor> out;
+        for (size_t i : part) out.push_back(params_[i]);
+        return out;
+    };
+    if (s_.expert_collectives) {
         // Expert parallelism: the replicated weights' gradients sum over every rank, the
-        // experts' over the W / EP ranks that hold the same experts only; at stage 1 each set's
-        // moments are sharded over those ranks.
+        // experts' over the W / EP ranks that hold the same experts only; at stages 1-3 each
+        // set's state is sharded over its own ranks.
         std::unordered_set<const void*> routed;
         for (auto& moe : model_->moeLayers())
             for (const auto& p : moe->routedExpertParameters()) routed.insert(p.unsafeGetTensorImpl());
@@ -154,11 +144,44 @@ void RankTrainer::prepare() {
             is_routed_expert_[i] = routed.count(params_[i].unsafeGetTensorImpl()) ? 1 : 0;
             (is_routed_expert_[i] ? expert_part_ : dense_part_).push_back(i);
         }
-        auto pick = [&](const std::vector<size_t>& part) {
-            std::vector<torch::Tensor> out;
-            for (size_t i : part) out.push_back(params_[i]);
-            return out;
-        };
+    } else {
+        for (size_t i = 0; i < params_.size(); ++i) dense_part_.push_back(i);
+    }
+    if (cfg_.runtime.zero_stage >= 3) {
+        // The buckets are the model's units, so each unit's gradients go out at its boundary.
+        // Under expert parallelism each unit has two: its dense part's (over the world) and its
+        // routed experts' (over the replicas), each indexed within its part.
+        std::unordered_map<const void*, size_t> dense_index, expert_index;
+        for (size_t j = 0; j < dense_part_.size(); ++j) dense_index[params_[dense_part_[j]].unsafeGetTensorImpl()] = j;
+        for (size_t j = 0; j < expert_part_.size(); ++j) expert_index[params_[expert_part_[j]].unsafeGetTensorImpl()] = j;
+        std::vector<std::vector<size_t>> dense_units, expert_units;
+        std::vector<bool> reads;
+        for (const auto& unit : model_->units()) {
+            dense_units.emplace_back();
+            expert_units.emplace_back();
+            for (const auto& p : unit) {
+                const void* impl = p.unsafeGetTensorImpl();
+                if (auto it = dense_index.find(impl); it != dense_index.end()) dense_units.back().push_back(it->second);
+                else expert_units.back().push_back(expert_index.at(impl));
+            }
+            reads.push_back(TransformerImpl::unitReadsWeightsInBackward(static_cast<int64_t>(reads.size())));
+        }
+        buckets_ = std::make_unique<GradientBuckets>(pick(dense_part_), ShardedWeights::bucketGroups(dense_units),
+                                                     s_.world_size, /*transient=*/true);
+        sharded_weights_ =
+            std::make_unique<ShardedWeights>(pick(dense_part_), dense_units, reads, *buckets_, *s_.collectives);
+        if (s_.expert_collectives) {
+            expert_buckets_ = std::make_unique<GradientBuckets>(
+                pick(expert_part_), ShardedWeights::bucketGroups(expert_units), s_.replica_collectives->worldSize(),
+                /*transient=*/true);
+            expert_weights_ = std::make_unique<ShardedWeights>(pick(expert_part_), expert_units, reads, *expert_buckets_,
+                                                               *s_.replica_collectives);
+            paired_residency_ = std::make_unique<PairedResidency>(*sharded_weights_, *expert_weights_);
+            model_->setWeightResidency(paired_residency_.get());
+        } else {
+            model_->setWeightResidency(sharded_weights_.get());
+        }
+    } else if (s_.expert_collectives) {
         // Stage 2: both sets' buckets reduce-scattered every micro-batch, each over its ranks.
         const bool transient = cfg_.runtime.zero_stage >= 2;
         buckets_ = std::make_unique<GradientBuckets>(pick(dense_part_), s_.bucket_bytes, s_.first_bucket_bytes,
@@ -170,9 +193,6 @@ void RankTrainer::prepare() {
                                                      sharded ? s_.world_size : 1,
                                                      /*transient=*/cfg_.runtime.zero_stage >= 2);
     }
-    // Without expert parallelism buckets_ holds every parameter (stage 3's too).
-    if (!expert_buckets_)
-        for (size_t i = 0; i < params_.size(); ++i) dense_part_.push_back(i);
     if (sharded) {
         std::vector<bool> decays;
         for (auto& item : model_->named_parameters()) decays.push_back(!isNormOrBias(item.key(), item.value()));
@@ -181,7 +201,7 @@ void RankTrainer::prepare() {
         options.beta1 = cfg_.train.beta1;
         options.beta2 = cfg_.train.beta2;
         options.weight_decay = cfg_.train.weight_decay;
-        auto make = [&](const std::vector<size_t>& part, GradientBuckets& buckets, int rank) {
+        auto make = [&](const std::vector<size_t>& part, GradientBuckets& buckets, int rank, ShardedWeights* weights) {
             std::vector<torch::Tensor> params;
             std::vector<bool> part_decays;
             std::vector<std::string> part_names;
@@ -190,13 +210,13 @@ void RankTrainer::prepare() {
                 part_decays.push_back(decays[i]);
                 part_names.push_back(names[i]);
             }
-            auto optimizer = std::make_unique<ShardedAdamW>(params, part_decays, buckets, rank, options,
-                                                            sharded_weights_.get());
+            auto optimizer = std::make_unique<ShardedAdamW>(params, part_decays, buckets, rank, options, weights);
             if (!s_.resume_from.empty()) optimizer->loadState(part_names, resumed_optimizer_);
             return optimizer;
         };
-        sharded_ = make(dense_part_, *buckets_, s_.rank);
-        if (expert_buckets_) expert_sharded_ = make(expert_part_, *expert_buckets_, s_.rank / static_cast<int>(cfg_.runtime.expert_parallel));
+        sharded_ = make(dense_part_, *buckets_, s_.rank, sharded_weights_.get());
+        if (expert_buckets_)
+            expert_sharded_ = make(expert_part_, *expert_buckets_, s_.replica_collectives->rank(), expert_weights_.get());
     }
     resumed_optimizer_.clear();
     group_of_param_ = noiseScaleGroupsOf(model_);
@@ -481,19 +501,31 @@ int64_t RankTrainer::callsMade() const {
 void RankTrainer::beginMicroBatch() {
     if (sharded_weights_) sharded_weights_->beginMicroBatch();
     else buckets_->beginMicroBatch(*s_.collectives);
-    if (expert_buckets_ && expert_buckets_->transient()) expert_buckets_->beginMicroBatch(*s_.replica_collectives);
+    if (expert_weights_) expert_weights_->beginMicroBatch();
+    else if (expert_buckets_ && expert_buckets_->transient()) expert_buckets_->beginMicroBatch(*s_.replica_collectives);
 }
 
 void RankTrainer::endMicroBatch() {
     if (sharded_weights_) sharded_weights_->endMicroBatch();
     else buckets_->endMicroBatch();
-    if (expert_buckets_ && expert_buckets_->transient()) expert_buckets_->endMicroBatch();
+    if (expert_weights_) expert_weights_->endMicroBatch();
+    else if (expert_buckets_ && expert_buckets_->transient()) expert_buckets_->endMicroBatch();
 }
 
 std::vector<torch::Tensor> RankTrainer::wholeParameters() {
-    if (sharded_weights_) return sharded_weights_->wholeParameters();
-    std::vector<torch::Tensor> out;
-    for (auto& p : params_) out.push_back(p.detach().clone());
+    if (!sharded_weights_) {
+        std::vector<torch::Tensor> out;
+        for (auto& p : params_) out.push_back(p.detach().clone());
+        return out;
+    }
+    // Each part's in its own order, put back in the model's.
+    std::vector<torch::Tensor> out(params_.size());
+    auto dense = sharded_weights_->wholeParameters();
+    for (size_t j = 0; j < dense.size(); ++j) out[dense_part_[j]] = std::move(dense[j]);
+    if (expert_weights_) {
+        auto experts = expert_weights_->wholeParameters();
+        for (size_t j = 0; j < experts.size(); ++j) out[expert_part_[j]] = std::move(experts[j]);
+    }
     return out;
 }
 
@@ -791,7 +823,7 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     };
     if (sharded_) optimizer_state = sharded_->gatherState(namesOf(dense_part_), *s_.collectives);
     if (sharded_weights_) {
-        model_state = sharded_weights_->gatherState(parameterNames(model_));
+        model_state = sharded_weights_->gatherState(namesOf(dense_part_));
         for (const auto& item : model_->named_buffers()) model_state.emplace_back(item.key(), item.value());
     }
     // Expert parallelism: rank 0's expert group gathers every expert, weights and moments.
@@ -799,10 +831,16 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     if (experts_divided) {
         // At stage 1 the ranks holding the same experts first gather their moments (the first
         // of them, ranks 0 to EP - 1, gets them).
-        NamedTensors expert_moments;
+        // At stage 3 their weights too, then the expert group gathers those.
+        NamedTensors expert_moments, expert_weights;
         if (expert_sharded_) expert_moments = expert_sharded_->gatherState(namesOf(expert_part_), *s_.replica_collectives);
+        if (expert_weights_) expert_weights = expert_weights_->gatherState(namesOf(expert_part_));
         if (s_.rank < cfg_.runtime.expert_parallel) {
-            model_state = gatherExperts(stateDict(model_));
+            if (expert_weights_) {
+                for (auto& item : gatherExperts(expert_weights)) model_state.push_back(std::move(item));
+            } else {
+                model_state = gatherExperts(stateDict(model_));
+            }
             if (expert_sharded_) {
                 for (auto& item : gatherExperts(expert_moments)) optimizer_state.push_back(std::move(item));
             } else {

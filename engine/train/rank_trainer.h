@@ -18,6 +18,7 @@
 #include "memory/memory_account.h"
 #include "parallel/collectives.h"
 #include "parallel/gradient_buckets.h"
+#include "parallel/paired_residency.h"
 #include "train/batch_adaptation.h"
 #include "train/fresh_gradient_norms.h"
 #include "train/sharded_adamw.h"
@@ -196,6 +197,10 @@ private:
     // runtime.zero_stage 3: this rank's slices of the weights, units gathered as the model uses
     // them (the model's residency); null below stage 3.
     std::unique_ptr<ShardedWeights> sharded_weights_;
+    // Stage 3 under expert parallelism: sharded_weights_ holds the dense part (over the world),
+    // expert_weights_ the routed experts (over the replica group); the model calls both.
+    std::unique_ptr<ShardedWeights> expert_weights_;
+    std::unique_ptr<PairedResidency> paired_residency_;
     // runtime.zero_stage >= 1: the AdamW state of this rank's slices (optimizer_ then only restores
     // and writes nothing); null at stage 0.
     std::unique_ptr<ShardedAdamW> sharded_;

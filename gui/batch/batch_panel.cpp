@@ -244,7 +244,8 @@ void BatchPanel::buildUi() {
     expert_parallel_combo_->setObjectName(QStringLiteral("expertParallelCombo"));
     expert_parallel_combo_->setToolTip(tr("runtime.expert_parallel: groups of EP ranks divide the routed experts of "
                                           "every MoE layer and exchange each token with its experts' rank (an "
-                                          "all-to-all there and back); with ZeRO stages 0 to 2"));
+                                          "all-to-all there and back); with every ZeRO stage (at stage 3 each unit's experts are "
+                                          "gathered over the ranks holding the same ones)"));
     layout_form->addRow(tr("ZeRO stage:"), zero_stage_combo_);
     layout_form->addRow(tr("Experts:"), expert_parallel_combo_);
     layout_form->addRow(tr("Recompute:"), recompute_combo_);

@@ -9,7 +9,9 @@
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <cmath>
 #include <signal.h>
+#include <tuple>
 
 #include <cmath>
 
@@ -532,6 +534,49 @@ private Q_SLOTS:
         QCOMPARE(p["weight_bytes"].toDouble(), 4.0 * (total - routed * 7 / 8));
         QCOMPARE(p["optimizer_bytes"].toDouble(), 8.0 * (total - routed * 7 / 8));
         QCOMPARE(p["all_to_all_bytes_per_micro_batch"].toDouble(), 4.0 * 26 * 4096 * 6 * 2048 * 4 * 7 / 8);
+    }
+
+    // The 236B and 671B configs need their experts divided and every weight sharded: expert
+    // parallelism at stage 3. On 80 GiB devices at seq_len 4096 the fewest ranks (powers of two)
+    // that train them at m 1 are 128 (stage 3, EP 2) and 256 (stage 3, EP 16), with whole
+    // blocks recomputed. At W 256 and EP 16 a rank of the 671B config holds 1/256 of the dense
+    // parameters and 1/16 of its experts' share (1/256 of the routed ones): 58 MoE layers x 256
+    // experts x 3 x 7,168 x 2,048 routed parameters by hand; the unit it gathers holds 1/16 of a
+    // block's experts, 15/16 of 256 x 3 x 7,168 x 2,048 fewer than at EP 1.
+    void thePlannerSaysWhereTheLargestConfigsTrain() {
+        for (const auto& [name, ranks, ep] : std::vector<std::tuple<QString, int, int>>{{"config_236B", 128, 2},
+                                                                                        {"config_671B", 256, 16}}) {
+            Result r = runCli({"plan", kConfigs + "/deepseek/" + name + ".json", "--json", "--set", "runtime.device=cuda",
+                               "--set", "runtime.world_size=8", "--set", "runtime.memory_limit_mb=81920", "--set",
+                               "train.seq_len=4096", "--set", "train.micro_batch_size=1", "--set",
+                               "train.gradient_accumulation_steps=64", "--set", "train.global_batch_size=null"});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            const QJsonObject fewest = QJsonDocument::fromJson(r.out.toUtf8()).object()["advice"].toObject()["fewest_ranks"].toObject();
+            QCOMPARE(fewest["world_size"].toInt(), ranks);
+            const QJsonObject layout = fewest["layout"].toObject();
+            QCOMPARE(layout["zero_stage"].toInt(), 3);
+            QCOMPARE(layout["expert_parallel"].toInt(), ep);
+            QCOMPARE(layout["activation_checkpointing"].toString(), QString("full"));
+            QVERIFY(layout["peak_bytes"].toDouble() <= 0.9 * 81920.0 * 1024 * 1024);
+        }
+        Result params = runCli({"params", kConfigs + "/deepseek/config_671B.json", "--json"});
+        QVERIFY2(params.code == 0, qPrintable(params.err));
+        const double total = QJsonDocument::fromJson(params.out.toUtf8()).object()["total_params"].toDouble();
+        const double per_layer = 256.0 * 3 * 7168 * 2048, routed = 58 * per_layer;
+        auto plan = [&](int ep) {
+            Result r = runCli({"plan", kConfigs + "/deepseek/config_671B.json", "--json", "--set", "runtime.world_size=256",
+                               "--set", "runtime.zero_stage=3", "--set", QString("runtime.expert_parallel=%1").arg(ep),
+                               "--set", "train.seq_len=4096", "--set", "train.micro_batch_size=1"});
+            if (r.code != 0) qFatal("%s", qPrintable(r.err));
+            return QJsonDocument::fromJson(r.out.toUtf8()).object();
+        };
+        const QJsonObject divided = plan(16), whole = plan(1);
+        const double held = std::ceil((total - routed) / 256) + routed / 16 / 16;
+        QCOMPARE(divided["gradient_bytes"].toDouble(), 4.0 * held);
+        QCOMPARE(divided["optimizer_bytes"].toDouble(), 8.0 * held);
+        const double unit_divided = divided["weight_bytes"].toDouble() - divided["gradient_bytes"].toDouble();
+        const double unit_whole = whole["weight_bytes"].toDouble() - whole["gradient_bytes"].toDouble();
+        QCOMPARE(unit_whole - unit_divided, 4.0 * per_layer * 15 / 16);
     }
 
     // `noise-scale` at fixed weights: the parts and the critical batch of fresh weights (a file)

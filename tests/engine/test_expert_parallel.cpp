@@ -1,7 +1,7 @@
 // Expert parallelism suite (SHARDING.md section 4): the all-to-all and its backward by hand;
 // runtime.expert_parallel 2 and 4 at W = 4 against plain data parallelism (EP 1), step by step:
 // losses, gradient norms and expert loads in fp32, the weights in fp64, with group-limited
-// routing, an incomplete last window, ZeRO stages 1 and 2 and ranks whose experts no token reaches;
+// routing, an incomplete last window, ZeRO stages 1 to 3 and ranks whose experts no token reaches;
 // the collectives per step; checkpoints that resume at another EP and stage; refused settings.
 #include <QtTest/QtTest>
 
@@ -95,7 +95,10 @@ std::vector<std::map<std::string, torch::Tensor>> weightsAfter(const RunConfig& 
             if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
             trainer.applyUpdate(step, window);
         }
-        for (const auto& item : trainer.model()->named_parameters()) out[r][item.key()] = item.value().detach().clone();
+        // Whole, also where stage 3 holds slices (every rank gathers).
+        const auto whole = trainer.wholeParameters();
+        size_t i = 0;
+        for (const auto& item : trainer.model()->named_parameters()) out[r][item.key()] = whole[i++];
     });
     return out;
 }
@@ -175,6 +178,9 @@ private Q_SLOTS:
         QTest::newRow("2 x 2 x 4, feed-forward parts recomputed, evaluated") << 2 << 2 << "feedforward";
         QTest::newRow("1 x 4 x 4, zero stage 1") << 1 << 4 << "stage 1";
         QTest::newRow("2 x 2 x 4, zero stage 2") << 2 << 2 << "stage 2";
+        QTest::newRow("2 x 2 x 4, zero stage 3") << 2 << 2 << "stage 3";
+        QTest::newRow("1 x 4 x 4, zero stage 3, incomplete last window, evaluated") << 1 << 4 << "stage 3 incomplete";
+        QTest::newRow("2 x 2 x 4, zero stage 3, blocks recomputed") << 2 << 2 << "stage 3 recompute";
     }
     void expertParallelGivesDataParallelNumbers() {
         QFETCH(int, m);
@@ -186,6 +192,9 @@ private Q_SLOTS:
             if (variant == "incomplete") c.train.samples = 3 * 16 + 4;
             if (variant == "stage 1" && EP > 1) c.runtime.zero_stage = 1;  // against plain data parallelism
             if (variant == "stage 2" && EP > 1) c.runtime.zero_stage = 2;
+            if (variant.startsWith("stage 3") && EP > 1) c.runtime.zero_stage = 3;
+            if (variant == "stage 3 incomplete") c.train.samples = 3 * 16 + 4, c.train.eval_every = 2;
+            if (variant == "stage 3 recompute" && EP > 1) c.runtime.activation_checkpointing = "full";
             if (variant == "recompute" && EP > 1) c.runtime.activation_checkpointing = "full";
             if (variant == "feedforward") {
                 if (EP > 1) c.runtime.activation_checkpointing = "feedforward";
@@ -219,6 +228,8 @@ private Q_SLOTS:
         QTest::newRow("experts 2 and 3 never reached") << true << 0;
         QTest::newRow("zero stage 1") << false << 1;
         QTest::newRow("zero stage 2, experts 2 and 3 never reached") << true << 2;
+        QTest::newRow("zero stage 3") << false << 3;
+        QTest::newRow("zero stage 3, experts 2 and 3 never reached") << true << 3;
     }
     void theWeightsMatchInFp64() {
         QFETCH(bool, starve);
@@ -306,6 +317,7 @@ private Q_SLOTS:
         QTest::newRow("stage 0") << 0;
         QTest::newRow("stage 1") << 1;
         QTest::newRow("stage 2") << 2;
+        QTest::newRow("stage 3") << 3;
     }
     void theCollectivesPerStepAreCounted() {
         QFETCH(int, stage);
@@ -320,9 +332,14 @@ private Q_SLOTS:
             const int64_t moe_layers = static_cast<int64_t>(trainer.model()->moeLayers().size());
             const int64_t dense = trainer.bucketCount(), experts = trainer.expertBucketCount();
             const int64_t exchanges = 5 * moe_layers * 2 + 1;  // + the noise scale's all-reduce in the group
+            // Stage 3, per micro-batch: every unit (embedding, blocks, head) gathered before its
+            // forward and, but the embedding, before its backward, and reduce-scattered, over the
+            // world; the MoE block's experts the same three times over the replicas.
+            const int64_t units = trainer.model()->units().size();
             const int64_t expected = stage == 0   ? dense + 1 + exchanges + 1 + experts
                                      : stage == 1 ? 2 * dense + 1 + exchanges + 3 + 2 * experts
-                                                  : 3 * (dense + experts) + 1 + exchanges + 3;  // K + 1 = 3 rounds
+                                     : stage == 2 ? 3 * (dense + experts) + 1 + exchanges + 3  // K + 1 = 3 rounds
+                                                  : 2 * (3 * units - 1 + 3 * moe_layers) + 1 + exchanges + 3;
             if (planMemory(config).collectives_per_step != expected)
                 throw std::runtime_error("the planner counts " + std::to_string(planMemory(config).collectives_per_step));
             if (window.collectives != expected)
@@ -331,8 +348,8 @@ private Q_SLOTS:
         });
     }
 
-    // A run stopped after two steps at EP 4 (stage 1) resumes at EP 1, at EP 2 (W 2) and at EP 2
-    // with stage 1 from its checkpoint, which holds every expert and every moment under its own
+    // A run stopped after two steps at EP 4 (stage 1) resumes at EP 1, at EP 2 (W 2), at EP 2
+    // with stage 1 and at EP 2 with stage 3 from its checkpoint, which holds every expert and every moment under its own
     // name: the uninterrupted run's losses.
     void aCheckpointResumesAtAnotherExpertParallelism() {
         RunConfig config = moeConfig(2, 2, 4, 4);
@@ -348,7 +365,8 @@ private Q_SLOTS:
         std::vector<std::string> skipped;
         const auto checkpoint = checkpointToResume(first.checkpoint_dir, skipped);
         QVERIFY(checkpoint.has_value());
-        for (const auto& [m, W, EP, stage] : std::vector<std::array<int64_t, 4>>{{2, 4, 1, 0}, {4, 2, 2, 0}, {2, 4, 2, 1}}) {
+        for (const auto& [m, W, EP, stage] :
+             std::vector<std::array<int64_t, 4>>{{2, 4, 1, 0}, {4, 2, 2, 0}, {2, 4, 2, 1}, {2, 4, 2, 3}}) {
             RunConfig resumed = moeConfig(m, 2, W, EP);
             resumed.runtime.zero_stage = stage;
             resumed.train.steps = 4;
@@ -369,6 +387,7 @@ private Q_SLOTS:
         QTest::addColumn<int>("stage");
         QTest::newRow("stage 0") << 0;
         QTest::newRow("stage 1") << 1;
+        QTest::newRow("stage 3") << 3;
     }
     void aStopIsAgreedAndCheckpointed() {
         QFETCH(int, stage);
@@ -402,7 +421,6 @@ private Q_SLOTS:
         QTest::newRow("EP 3 of W 4") << 4 << 3 << 0 << "runtime.expert_parallel";
         QTest::newRow("EP 8 of 4 experts") << 8 << 8 << 0 << "runtime.expert_parallel";
         QTest::newRow("EP 0") << 4 << 0 << 0 << "runtime.expert_parallel";
-        QTest::newRow("with zero stage 3") << 4 << 2 << 3 << "runtime.zero_stage";
     }
     void badSettingsAreRefusedNamingTheField() {
         QFETCH(int, W);

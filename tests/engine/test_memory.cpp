@@ -246,10 +246,12 @@ private Q_SLOTS:
         }
     }
 
-    // The same under expert parallelism (W 4, EP 2 and 4, stages 0 to 2): each rank's experts,
-    // the tokens it receives, the exchanges' buffers and the moments of its slices.
+    // The same under expert parallelism (W 4, EP 2 and 4, stages 0 to 3): each rank's experts,
+    // the tokens it receives, the exchanges' buffers, the moments of its slices and at stage 3
+    // the unit gathered with its share of the experts.
     void plannerIsWithinFifteenPercentUnderExpertParallelism() {
-        for (const auto& [ep, stage] : std::vector<std::pair<int64_t, int64_t>>{{2, 0}, {4, 0}, {2, 1}, {4, 1}, {2, 2}, {4, 2}}) {
+        for (const auto& [ep, stage] : std::vector<std::pair<int64_t, int64_t>>{
+                 {2, 0}, {4, 0}, {2, 1}, {4, 1}, {2, 2}, {4, 2}, {2, 3}, {4, 3}}) {
             RunConfig c = tinySplit(4, 1, 2);
             c.runtime.world_size = 4;
             c.runtime.expert_parallel = ep;
@@ -304,13 +306,13 @@ private Q_SLOTS:
         QVERIFY(peakAt(0, "none", 1, 4) > budget);
         // The fewest ranks at m = 1, for a budget just below the smallest layout on two ranks:
         // four, with the first layout in the documented order (no recomputation, stages 0 to 2,
-        // expert parallelism at stages 0, 1 and 2 over EP 2 and 4, stage 3; then the feed-forward
-        // parts recomputed, then whole blocks) that fits there.
+        // expert parallelism at stages 0, 1 and 2 over EP 2 and 4, stage 3, stage 3 with EP 2 and 4;
+        // then the feed-forward parts recomputed, then whole blocks) that fits there.
         int64_t smallest_on_two = INT64_MAX;
         for (const char* recompute : {"none", "feedforward", "full"}) {
             for (int64_t stage = 0; stage <= 3; ++stage)
                 smallest_on_two = std::min(smallest_on_two, std::min(peakAt(stage, recompute, 1, 2), peakAt(stage, recompute, 1, 1)));
-            for (int64_t stage = 0; stage <= 2; ++stage)
+            for (int64_t stage = 0; stage <= 3; ++stage)
                 smallest_on_two = std::min(smallest_on_two, peakAt(stage, recompute, 1, 2, 2));
         }
         const int64_t tight = smallest_on_two - 1;
@@ -320,7 +322,7 @@ private Q_SLOTS:
         } expected;
         for (const char* recompute : {"none", "feedforward", "full"}) {
             std::vector<std::pair<int64_t, int64_t>> order{{0, 1}, {1, 1}, {2, 1}, {0, 2}, {0, 4}, {1, 2}, {1, 4},
-                                                           {2, 2}, {2, 4}, {3, 1}};
+                                                           {2, 2}, {2, 4}, {3, 1}, {3, 2}, {3, 4}};
             for (const auto& [stage, ep] : order)
                 if (expected.stage < 0 && peakAt(stage, recompute, 1, 4, ep) <= tight) expected = {stage, ep, recompute};
         }

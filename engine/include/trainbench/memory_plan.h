@@ -67,7 +67,9 @@ struct MemoryLayout {
 // (DeepSeek-V3's layout) and 2 over every EP dividing both the world size and the routed
 // experts, smallest first (a micro-batch's tokens exchanged twice per MoE layer each way, a
 // tenth of what stage 3 gathers for a DeepSeek config), then stage 3 (every unit's weights
-// gathered twice per micro-batch).
+// gathered twice per micro-batch), then stage 3 with expert parallelism (a unit gathers its
+// share of the experts only: what the largest models need, whose one MoE block of experts
+// exceeds a device).
 std::vector<MemoryLayout> layoutsByCost(const RunConfig& config);
 
 // The share of the budget the layout advice keeps free: the planner's error on the layouts it

@@ -192,7 +192,7 @@ void TestBatchExplorer::closingMidExplorationJoinsTheWorker() {
 
 
 // Over the memory layouts: two ranks and one sequence each (a single split, m 1), measured at
-// every ZeRO stage and with the experts divided between the two (EP 2, at stages 0 to 2), with and without
+// every ZeRO stage and with the experts divided between the two (EP 2, at every stage), with and without
 // recomputation; the recommendation's layout and split are
 // applied together, and the rows stay current (their layout is not part of what they are for).
 void TestBatchExplorer::exploresOverMemoryLayoutsAndAppliesOne() {
@@ -210,15 +210,18 @@ void TestBatchExplorer::exploresOverMemoryLayoutsAndAppliesOne() {
     QTest::mouseClick(child<QPushButton>(window, "exploreButton"), Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, kExploreTimeoutMs);
     const std::vector<ExploreRow>& rows = panel->explorerModel()->rows();
-    QCOMPARE(rows.size(), size_t(21));  // (4 stages, EP 2 at stages 0 to 2) x 3 recomputation modes
+    QCOMPARE(rows.size(), size_t(24));  // (4 stages, EP 2 at each) x 3 recomputation modes
     std::set<std::tuple<int64_t, int64_t, std::string>> layouts;
     for (const ExploreRow& row : rows) {
         QVERIFY2(row.fits, row.note.c_str());
         layouts.insert({row.zero_stage, row.expert_parallel, row.activation_checkpointing});
     }
-    QCOMPARE(layouts.size(), size_t(21));
-    const QModelIndex layout_cell = panel->explorerModel()->index(20, ExplorerTableModel::Layout);
+    QCOMPARE(layouts.size(), size_t(24));
+    // In cost order, per recomputation mode: stages 0-2, EP 2 at stages 0-2, stage 3, stage 3 with EP 2.
+    const QModelIndex layout_cell = panel->explorerModel()->index(22, ExplorerTableModel::Layout);
     QCOMPARE(panel->explorerModel()->data(layout_cell).toString(), QStringLiteral("stage 3 · full"));
+    QCOMPARE(panel->explorerModel()->data(panel->explorerModel()->index(23, ExplorerTableModel::Layout)).toString(),
+             QStringLiteral("stage 3 · EP 2 · full"));
     const QModelIndex ep_cell = panel->explorerModel()->index(3, ExplorerTableModel::Layout);
     QCOMPARE(panel->explorerModel()->data(ep_cell).toString(), QStringLiteral("stage 0 · EP 2"));
     QCOMPARE(panel->explorerModel()->data(panel->explorerModel()->index(4, ExplorerTableModel::Layout)).toString(),
