@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <iostream>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -23,6 +25,7 @@
 #include "trainbench/config_grid.h"
 #include "trainbench/config_io.h"
 #include "trainbench/data_summary.h"
+#include "trainbench/hf_interop.h"
 #include "trainbench/param_count.h"
 #include "trainbench/training_session.h"
 #include "trainbench/process_launch.h"
@@ -377,6 +380,78 @@ int commandInit(const std::string& path, const std::vector<std::string>& overrid
     return 0;
 }
 
+// Written beside `path` and renamed over it: a reader never sees half a file.
+void writeTextFileAtomically(const std::string& path, const std::string& text) {
+    const std::string partial = path + ".partial";
+    {
+        std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+        out << text;
+        out.flush();
+        if (!out) {
+            std::remove(partial.c_str());
+            throw ConfigError("--out", path + ": cannot be written; check the folder exists and is writable");
+        }
+    }
+    if (std::rename(partial.c_str(), path.c_str()) != 0) {
+        std::remove(partial.c_str());
+        throw ConfigError("--out", path + ": cannot be written (rename failed)");
+    }
+}
+
+// `init --from-hf DIR`: a run config whose model section is the directory's config.json and
+// which starts from its weights (train.init_from); the other sections from CONFIG when given.
+int commandInitFromHf(const std::string& dir, const std::string& base_path, const std::vector<std::string>& overrides,
+                      const std::string& out) {
+    if (!isHuggingFaceDirectory(dir))
+        throw ConfigError("--from-hf", "--from-hf " + dir + ": not a Hugging Face model directory (no config.json)");
+    RunConfig config = base_path.empty() ? RunConfig{} : loadRunConfigFile(base_path);
+    std::vector<std::string> notes;
+    config.model = readHuggingFaceConfig(dir, &notes);
+    config.train.init_from = std::filesystem::absolute(dir).lexically_normal().string();
+    if (config.train.seq_len > config.model.max_seq_len) config.train.seq_len = config.model.max_seq_len;
+    for (const auto& assignment : overrides) applyConfigOverride(config, assignment);
+    for (const auto& issue : validateRunConfig(config))
+        if (!isDataIssue(issue)) throw ConfigError(issue.path, issue.message);
+    checkInitialWeights(config.model, config.train.init_from);
+    for (const auto& note : notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+    writeTextFileAtomically(out, runConfigToJson(config) + "\n");
+    std::cout << out << "\n";
+    return 0;
+}
+
+// `export-hf`: a run's checkpoint (or a checkpoint directory, or a weights file with its
+// config) as a Hugging Face directory.
+int commandExportHf(const std::vector<std::string>& positionals, const std::string& checkpoint, int64_t step,
+                    const std::string& store_option, const std::vector<std::string>& overrides, HfExportOptions options) {
+    HfExportSource source;
+    if (!checkpoint.empty()) {
+        if (step > 0) throw ConfigError("--step", "--step picks a checkpoint of a run; with --checkpoint name it directly");
+        if (positionals.size() > 1) throw ConfigError("", "with --checkpoint give at most one CONFIG");
+        const bool is_checkpoint_dir = std::filesystem::is_regular_file(checkpoint + "/trainer.json");
+        if (is_checkpoint_dir) source = exportSourceOfCheckpoint(checkpoint);
+        if (!positionals.empty()) source.model = loadWithoutData(positionals[0], overrides).model;
+        else if (!is_checkpoint_dir)
+            throw ConfigError("", checkpoint + " is a weights file: give the CONFIG it was trained with");
+        if (!is_checkpoint_dir) source.weights = checkpoint;
+    } else {
+        if (positionals.size() != 1)
+            throw ConfigError("", "export-hf takes a RUN_ID (see `trainbench-cli runs`), or --checkpoint PATH [CONFIG]");
+        const std::string folder = storeFolder(store_option);
+        RunStore store(folder);
+        if (!store.findRun(positionals[0]))
+            throw ConfigError("", "run '" + positionals[0] + "' is not in the store " + store.path() +
+                                      "; list runs with `trainbench-cli runs`");
+        source = exportSourceOfCheckpoint(checkpointDirectoryOfStep(store.checkpointFolder(positionals[0]), step));
+    }
+    options.tokenizer_path = source.tokenizer;
+    const HfExportSummary summary = exportHuggingFace(source.model, source.weights, options);
+    std::fprintf(stderr, "%s: %lld tensors, %.1f MB in %lld file(s), %s, experts %s\n", summary.architecture.c_str(),
+                 (long long)summary.tensors, summary.bytes / 1e6, (long long)summary.shards, options.dtype.c_str(),
+                 options.expert_layout.c_str());
+    std::cout << summary.dir << "\n";
+    return 0;
+}
+
 int commandEval(const std::string& path, const std::vector<std::string>& overrides, const std::string& weights) {
     RunConfig config = loadWithOverrides(path, overrides);
     EvalResult result = evaluateWeightsFile(config, weights);
@@ -499,11 +574,39 @@ int main(int argc, char** argv) {
 
     std::string weights_path, out_path;
     int64_t seed = 0;
-    auto* init = app.add_subcommand("init", "Write freshly initialised fp32 weights (reference names) to safetensors");
-    init->add_option("config", config_path, "Run config (JSON; a published model config needs a data section that can train it)")->required();
+    std::string from_hf;
+    auto* init = app.add_subcommand("init", "Write freshly initialised fp32 weights (reference names) to safetensors; "
+                                            "with --from-hf, a run config that starts from a Hugging Face directory");
+    init->add_option("config", config_path,
+                     "Run config (JSON; a published model config needs a data section that can train it); with "
+                     "--from-hf the train, data and runtime sections to keep (optional)");
     init->add_option("--set", overrides, "Override a field: section.key=value (repeatable)");
     init->add_option("--seed", seed, "Initialisation seed")->default_val(0);
-    init->add_option("--out", out_path, "Output .safetensors file")->required();
+    init->add_option("--from-hf", from_hf,
+                     "A Hugging Face DeepSeek-V2/V3 directory: its config.json becomes the model section and "
+                     "train.init_from its weights; --out is then the run config (JSON) to write");
+    init->add_option("--out", out_path, "Output .safetensors file (with --from-hf: the run config .json)")->required();
+
+    std::vector<std::string> export_positionals;
+    std::string export_checkpoint, shard_size = "5GB";
+    int64_t export_step = 0;
+    HfExportOptions hf_options;
+    auto* export_hf = app.add_subcommand("export-hf", "Write a run's checkpoint as a Hugging Face directory "
+                                                      "(transformers, vLLM and SGLang load it)");
+    export_hf->add_option("source", export_positionals,
+                          "RUN_ID (its newest valid checkpoint, or --step N); or with --checkpoint, the CONFIG of a "
+                          "weights file");
+    export_hf->add_option("--step", export_step, "The checkpoint of this optimizer step")->check(CLI::PositiveNumber);
+    export_hf->add_option("--checkpoint", export_checkpoint, "A checkpoint directory, or a .safetensors file with CONFIG");
+    export_hf->add_option("--out", hf_options.out_dir, "The directory to write (must not exist)")->required();
+    export_hf->add_option("--dtype", hf_options.dtype, "bf16 or fp32 (the router stays fp32)")
+        ->check(CLI::IsMember({"bf16", "fp32"}));
+    export_hf->add_option("--shard-size", shard_size, "Largest file, e.g. 5GB, 500MB, 2GiB (default 5GB)");
+    export_hf->add_option("--expert-layout", hf_options.expert_layout,
+                          "per-expert (every transformers release, vLLM, SGLang) or fused (transformers 5's own)")
+        ->check(CLI::IsMember({"per-expert", "fused"}));
+    export_hf->add_option("--set", overrides, "Override a field of CONFIG: section.key=value (repeatable)");
+    export_hf->add_option("--store", store_option, "Run store folder");
 
     int64_t noise_micro_batch = 0;
     auto* noise = app.add_subcommand("noise-scale",
@@ -517,7 +620,8 @@ int main(int argc, char** argv) {
     noise->add_flag("--json", as_json, "Print one JSON object");
     auto* eval = app.add_subcommand("eval", "Mean token loss of a weights file on the config's validation data");
     eval->add_option("config", config_path, "Run config (JSON)")->required();
-    eval->add_option("--checkpoint", weights_path, "model.safetensors file")->required();
+    eval->add_option("--checkpoint", weights_path,
+                     "model.safetensors file, a checkpoint directory or a Hugging Face directory")->required();
     eval->add_option("--set", overrides, "Override a field: section.key=value (repeatable)");
 
     auto* plan = app.add_subcommand("plan", "Memory per rank of a config: weights, gradients, optimizer, activations, peak");
@@ -562,7 +666,15 @@ int main(int argc, char** argv) {
         if (resume->parsed()) return commandResume(run_id, overrides, store_option);
         if (exporter->parsed()) return commandExport(store_option, run_id, export_format);
         if (data->parsed()) return commandData(config_path, overrides, as_json);
-        if (init->parsed()) return commandInit(config_path, overrides, seed, out_path);
+        if (init->parsed() && !from_hf.empty()) return commandInitFromHf(from_hf, config_path, overrides, out_path);
+        if (init->parsed()) {
+            if (config_path.empty()) throw ConfigError("", "init needs a CONFIG (or --from-hf DIR)");
+            return commandInit(config_path, overrides, seed, out_path);
+        }
+        if (export_hf->parsed()) {
+            hf_options.shard_bytes = parseByteSize(shard_size, "--shard-size");
+            return commandExportHf(export_positionals, export_checkpoint, export_step, store_option, overrides, hf_options);
+        }
         if (eval->parsed()) return commandEval(config_path, overrides, weights_path);
         if (noise->parsed())
             return commandNoiseScale(config_path, overrides, weights_path, noise_micro_batch, as_json);

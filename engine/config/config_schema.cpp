@@ -194,6 +194,10 @@ std::vector<ConfigField> buildFields() {
     t.real("beta2", &TrainConfig::beta2, "AdamW second-moment decay");
     t.real("grad_clip", &TrainConfig::grad_clip, "Global gradient-norm clip after the whole window; 0 disables");
     t.integer("seed", &TrainConfig::seed, "Seed of initialisation and sampling");
+    t.text("init_from", &TrainConfig::init_from,
+           "Start from these weights instead of initialising (empty): a Hugging Face model directory (config.json and "
+           "safetensors, either expert layout, bf16/fp16/fp32 or fp8 blocks), a checkpoint directory or a .safetensors "
+           "file of reference names; checked against the model section before the run starts");
     t.text("loss_normalization", &TrainConfig::loss_normalization, "Loss weighting: every counted target token weighs the same across the window and ranks", {"tokens"});
     t.text("incomplete_window", &TrainConfig::incomplete_window, "Last window with fewer micro-batches: scale by its own token count, or drop it", {"scale", "drop"});
     t.boolean("sync_each_micro_batch", &TrainConfig::sync_each_micro_batch, "Reduce gradients after every micro-batch (same result, more communication)");

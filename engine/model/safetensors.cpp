@@ -25,7 +25,7 @@ struct DtypeName {
 constexpr DtypeName kDtypes[] = {
     {torch::kFloat32, "F32"}, {torch::kFloat64, "F64"}, {torch::kBFloat16, "BF16"}, {torch::kFloat16, "F16"},
     {torch::kInt64, "I64"},   {torch::kInt32, "I32"},   {torch::kInt16, "I16"},     {torch::kUInt8, "U8"},
-    {torch::kBool, "BOOL"},
+    {torch::kBool, "BOOL"},   {torch::kFloat8_e4m3fn, "F8_E4M3"},
 };
 
 const char* dtypeName(torch::ScalarType type) {
@@ -90,19 +90,36 @@ void writeSafetensors(const std::string& path, const NamedTensors& tensors,
     }
 }
 
-NamedTensors readSafetensors(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
+namespace {
+
+// The checked header of an open file; `in` is left after it.
+std::vector<SafetensorsEntry> readEntries(std::ifstream& in, const std::string& path, uint64_t& header_length) {
     if (!in) throw ConfigError("", path + ": cannot open the weights file; check the path");
     in.seekg(0, std::ios::end);
     const uint64_t size = static_cast<uint64_t>(in.tellg());
     in.seekg(0);
     unsigned char length_bytes[8] = {};
     in.read(reinterpret_cast<char*>(length_bytes), 8);
-    const uint64_t length = safetensorsHeaderLength(length_bytes, size, path);
-    std::string text(length, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(length));
+    header_length = safetensorsHeaderLength(length_bytes, size, path);
+    std::string text(header_length, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(header_length));
+    return parseSafetensorsHeader(text, size - 8 - header_length, path);
+}
+
+}  // namespace
+
+std::vector<SafetensorsEntry> readSafetensorsEntries(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    uint64_t length = 0;
+    return readEntries(in, path, length);
+}
+
+NamedTensors readSafetensors(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    uint64_t length = 0;
+    const std::vector<SafetensorsEntry> entries = readEntries(in, path, length);
     NamedTensors out;
-    for (const SafetensorsEntry& entry : parseSafetensorsHeader(text, size - 8 - length, path)) {
+    for (const SafetensorsEntry& entry : entries) {
         torch::ScalarType type = torch::kFloat32;
         for (const auto& d : kDtypes)
             if (entry.dtype == d.name) type = d.type;

@@ -7,6 +7,8 @@
 
 #include <torch/torch.h>
 
+#include "model/safetensors_header.h"
+
 namespace trainbench {
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
@@ -19,6 +21,8 @@ void writeSafetensors(const std::string& path, const NamedTensors& tensors,
 // Reads every tensor. Throws ConfigError naming the file and what is wrong (truncated,
 // bad header, offsets outside the data, unsupported dtype).
 NamedTensors readSafetensors(const std::string& path);
+// Only the header's entries (names, dtypes, shapes), checked the same way.
+std::vector<SafetensorsEntry> readSafetensorsEntries(const std::string& path);
 
 // Copies `tensors` into `target` (a model's state dict): every name must be present with the
 // same shape, and no extra names. Throws ConfigError naming the first mismatch.

@@ -25,7 +25,7 @@ size_t safetensorsElementSize(const std::string& dtype) {
         size_t bytes;
     };
     static constexpr Size kSizes[] = {{"F32", 4}, {"F64", 8}, {"BF16", 2}, {"F16", 2}, {"I64", 8},
-                                      {"I32", 4}, {"I16", 2}, {"U8", 1},   {"BOOL", 1}};
+                                      {"I32", 4}, {"I16", 2}, {"U8", 1},   {"BOOL", 1}, {"F8_E4M3", 1}};
     for (const auto& s : kSizes)
         if (dtype == s.name) return s.bytes;
     return 0;

@@ -10,7 +10,7 @@ namespace trainbench {
 
 struct SafetensorsEntry {
     std::string name;
-    std::string dtype;  // F32 | F64 | BF16 | F16 | I64 | I32 | I16 | U8 | BOOL
+    std::string dtype;  // F32 | F64 | BF16 | F16 | I64 | I32 | I16 | U8 | BOOL | F8_E4M3
     std::vector<int64_t> shape;
     uint64_t begin = 0, end = 0;  // byte offsets into the data part
 };

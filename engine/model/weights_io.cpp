@@ -3,6 +3,7 @@
 
 #include "data/evaluate.h"
 #include "data/token_source.h"
+#include "interop/hf_weights.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
 #include "train/checkpoint.h"
@@ -22,7 +23,8 @@ void writeInitialWeights(const RunConfig& config, uint64_t seed, const std::stri
 
 EvalResult evaluateWeightsFile(const RunConfig& config, const std::string& weights_path) {
     requireValidRunConfig(config);
-    NamedTensors tensors = readSafetensors(weights_path);
+    // A weights file, a checkpoint directory or a Hugging Face directory.
+    NamedTensors tensors = readInitialWeights(weights_path, config.model);
     Transformer model(config.model);
     loadIntoStateDict(stateDict(model), tensors, weights_path);
     auto source = openTokenSource(config);
@@ -36,12 +38,10 @@ namespace trainbench {
 NoiseScaleMeasurement measureNoiseScaleOfWeights(const RunConfig& config, const std::string& weights_path,
                                                  int64_t micro_batch_size) {
     requireValidRunConfig(config);
-    // A checkpoint directory names its weights file.
-    std::string file = weights_path;
-    if (std::filesystem::is_directory(file)) file = (std::filesystem::path(file) / "model.safetensors").string();
-    NamedTensors tensors = readSafetensors(file);
+    // A weights file, a checkpoint directory (its model.safetensors) or a Hugging Face directory.
+    NamedTensors tensors = readInitialWeights(weights_path, config.model);
     Transformer model(config.model);
-    loadIntoStateDict(stateDict(model), tensors, file);
+    loadIntoStateDict(stateDict(model), tensors, weights_path);
     auto source = openTokenSource(config);
     const int64_t b = micro_batch_size > 0 ? micro_batch_size : config.train.micro_batch_size;
     return measureNoiseScale(model, *source, config, torch::kCPU, b);

@@ -12,6 +12,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "data/token_source.h"
+#include "trainbench/hf_interop.h"
 #include "memory/cuda_memory.h"
 #include "memory/memory_account.h"
 #include "memory/memory_keys.h"
@@ -341,6 +342,8 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
                                   "data.val_path, lower train.seq_len, or set train.eval_every to 0");
     }
     if (impl_->devices.front() != "cpu") requireNcclBuiltIn();
+    // So are starting weights that do not fit the model section (headers only, no data read).
+    if (!config.train.init_from.empty() && options.resume_from.empty()) checkInitialWeights(config.model, config.train.init_from);
     // A checkpoint that cannot continue under this config is bad input, refused before any thread.
     if (!options.resume_from.empty())
         requireResumable(config, readTrainerState(options.resume_from).config_json, options.resume_from);

@@ -17,6 +17,7 @@
 
 #include "train/sha256.h"
 #include "trainbench/checkpoints.h"
+#include "files/remove_tree.h"
 #include "trainbench/config_io.h"
 
 namespace trainbench {
@@ -47,13 +48,6 @@ void syncDirectory(const fs::path& dir) {
         ::fsync(fd);
         ::close(fd);
     }
-}
-
-// Removes a directory tree. Not std::filesystem::remove_all: libtorch.so exports its own copy of
-// that function, which the dynamic linker may pick and which crashes on non-empty directories.
-void removeTree(const fs::path& path) {
-    auto remove_entry = [](const char* entry, const struct stat*, int, struct FTW*) { return std::remove(entry); };
-    ::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 std::string readText(const fs::path& path) {

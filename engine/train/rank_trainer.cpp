@@ -12,6 +12,7 @@
 
 #include "data/batch_sampler.h"
 #include "data/evaluate.h"
+#include "interop/hf_weights.h"
 #include "memory/cuda_memory.h"
 #include "memory/memory_keys.h"
 #include "trainbench/compute_dtype.h"
@@ -85,6 +86,9 @@ void RankTrainer::prepare() {
         limitCudaMemory(cudaDeviceIndex(s_.device), cfg_.runtime.memory_limit_mb * 1024 * 1024);
     source_ = openTokenSource(cfg_);
     initializeWeights(model_, static_cast<uint64_t>(cfg_.train.seed));
+    // train.init_from: rank 0 reads the starting weights, the broadcast below hands them on.
+    if (!cfg_.train.init_from.empty() && s_.resume_from.empty() && s_.rank == 0)
+        loadIntoStateDict(stateDict(model_), readInitialWeights(cfg_.train.init_from, cfg_.model), cfg_.train.init_from);
     if (s_.fp64) model_->to(torch::kFloat64);
     model_->to(device_);
     model_->train();

@@ -76,6 +76,9 @@ struct TrainConfig {
     double beta2 = 0.95;
     double grad_clip = 1.0;  // 0 disables clipping
     int64_t seed = 0;
+    // Start from these weights instead of a fresh initialisation (empty: initialise): a Hugging
+    // Face model directory, a checkpoint directory or a safetensors file of reference names.
+    std::string init_from;
     std::string loss_normalization = "tokens";
     std::string incomplete_window = "scale";  // scale | drop
     bool sync_each_micro_batch = false;

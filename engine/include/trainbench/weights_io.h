@@ -18,7 +18,8 @@ struct EvalResult {
     int64_t windows = 0;
 };
 
-// Loads weights from a safetensors file (every name and shape checked) and evaluates the mean
+// Loads weights from a safetensors file, a checkpoint directory or a Hugging Face directory (every
+// name and shape checked) and evaluates the mean
 // token loss over the data section's validation windows. Throws ConfigError naming the first
 // mismatching tensor or the bad input.
 EvalResult evaluateWeightsFile(const RunConfig& config, const std::string& weights_path);

@@ -1,0 +1,166 @@
+// `export-hf`: a checkpoint's weights as a directory transformers, vLLM and SGLang load.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "files/remove_tree.h"
+#include "interop/hf_config.h"
+#include "interop/hf_names.h"
+#include "model/safetensors.h"
+#include "model/transformer.h"
+#include "trainbench/config_io.h"
+#include "trainbench/hf_interop.h"
+
+namespace trainbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+void writeJson(const fs::path& path, const nlohmann::json& value) {
+    std::ofstream out(path);
+    out << value.dump(2) << "\n";
+    out.flush();
+    if (!out) throw std::runtime_error(path.string() + ": writing failed");
+}
+
+// The router's weight and bias stay fp32 (transformers keeps them so, and the choice of
+// experts is where bf16 rounding would change the model's behaviour).
+bool keptInFp32(const std::string& ours) {
+    return ours.find(".ffn.gate.") != std::string::npos;
+}
+
+}  // namespace
+
+int64_t parseByteSize(const std::string& text, const std::string& option) {
+    size_t end = 0;
+    double value = 0;
+    try {
+        value = std::stod(text, &end);
+    } catch (const std::exception&) {
+        end = 0;
+    }
+    std::string unit = text.substr(end);
+    for (char& ch : unit) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    const std::map<std::string, double> units = {{"", 1},       {"B", 1},         {"KB", 1e3},      {"MB", 1e6},
+                                                 {"GB", 1e9},   {"TB", 1e12},     {"KIB", 1024.0},  {"MIB", 1048576.0},
+                                                 {"GIB", 1073741824.0}, {"TIB", 1099511627776.0}};
+    auto it = units.find(unit);
+    if (end == 0 || it == units.end() || !(value > 0))
+        throw ConfigError(option, option + " '" + text + "' is not a size; write e.g. 5GB, 500MB or 2GiB");
+    return static_cast<int64_t>(value * it->second);
+}
+
+HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& weights_path, const HfExportOptions& o) {
+    if (o.dtype != "bf16" && o.dtype != "fp32")
+        throw ConfigError("--dtype", "--dtype '" + o.dtype + "' is not bf16 or fp32");
+    if (o.expert_layout != "per-expert" && o.expert_layout != "fused")
+        throw ConfigError("--expert-layout", "--expert-layout '" + o.expert_layout + "' is not per-expert or fused");
+    if (o.shard_bytes <= 0) throw ConfigError("--shard-size", "--shard-size must be positive");
+    if (o.out_dir.empty()) throw ConfigError("--out", "--out names the directory to write");
+    const fs::path out = fs::path(o.out_dir);
+    std::error_code error;
+    if (fs::exists(out, error))
+        throw ConfigError("--out", out.string() + " exists; choose a new directory (nothing was written)");
+    if (!o.tokenizer_path.empty() && !fs::is_regular_file(o.tokenizer_path, error))
+        throw ConfigError("data.tokenizer", o.tokenizer_path + " is not a file; the run's tokenizer cannot be copied");
+    HfExportSummary summary;
+    summary.architecture = hfArchitectureFor(model);
+    const bool v3 = summary.architecture == "DeepseekV3ForCausalLM";
+    const std::string file = fs::is_directory(weights_path, error) ? weights_path + "/model.safetensors" : weights_path;
+    NamedTensors weights = readSafetensors(file);
+    // Checked against the config: every name and shape of its state dict, nothing else.
+    NamedTensors expected;
+    {
+        Transformer shape_model(model);
+        expected = stateDict(shape_model);
+        loadIntoStateDict(expected, weights, file);
+    }
+    std::map<std::string, torch::Tensor> by_name(weights.begin(), weights.end());
+    const auto storage = o.dtype == "fp32" ? torch::kFloat32 : torch::kBFloat16;
+
+    // In the state dict's order; a fused layer's two tensors once its last expert is read.
+    NamedTensors hf;
+    std::map<int64_t, std::vector<torch::Tensor>> gate_up, down;  // per layer, per expert
+    std::set<int64_t> fused_written;
+    for (const auto& [name, unused] : expected) {
+        torch::Tensor tensor = by_name.at(name).to(torch::kCPU);
+        tensor = tensor.to(keptInFp32(name) ? torch::kFloat32 : storage).contiguous();
+        if (auto expert = routedExpertTensor(name); expert && o.expert_layout == "fused") {
+            // gate_up_proj [E, 2I, H]: each expert's gate rows then its up rows; down_proj [E, H, I].
+            const std::string prefix = "layers." + std::to_string(expert->layer) + ".ffn.experts." +
+                                       std::to_string(expert->expert) + ".";
+            if (expert->projection == "w2") continue;  // taken with w1 below
+            if (expert->projection == "w3") continue;
+            gate_up[expert->layer].push_back(
+                torch::cat({tensor, by_name.at(prefix + "w3.weight").to(torch::kCPU).to(storage)}, 0));
+            down[expert->layer].push_back(by_name.at(prefix + "w2.weight").to(torch::kCPU).to(storage));
+            if (static_cast<int64_t>(gate_up[expert->layer].size()) == model.n_routed_experts &&
+                fused_written.insert(expert->layer).second) {
+                const std::string layer = "model.layers." + std::to_string(expert->layer) + ".mlp.experts.";
+                hf.emplace_back(layer + "gate_up_proj", torch::stack(gate_up[expert->layer]).contiguous());
+                hf.emplace_back(layer + "down_proj", torch::stack(down[expert->layer]).contiguous());
+                gate_up.erase(expert->layer);
+                down.erase(expert->layer);
+            }
+            continue;
+        }
+        hf.emplace_back(hfTensorName(name), tensor);
+        // DeepseekV3 always has the balancing bias; a router without one is the zero bias.
+        if (v3 && !model.hasGateBias() && name.size() > 17 && name.compare(name.size() - 17, 17, ".ffn.gate.weight") == 0)
+            hf.emplace_back(hfTensorName(name.substr(0, name.size() - 6) + "bias"),
+                            torch::zeros({model.n_routed_experts}, torch::kFloat32));
+    }
+
+    // Shards of at most shard_bytes (a larger tensor alone in its own).
+    std::vector<NamedTensors> shards(1);
+    int64_t in_shard = 0;
+    for (auto& item : hf) {
+        const int64_t bytes = item.second.numel() * item.second.element_size();
+        summary.bytes += bytes;
+        if (in_shard > 0 && in_shard + bytes > o.shard_bytes) {
+            shards.emplace_back();
+            in_shard = 0;
+        }
+        shards.back().push_back(item);
+        in_shard += bytes;
+    }
+    summary.tensors = static_cast<int64_t>(hf.size());
+    summary.shards = static_cast<int64_t>(shards.size());
+
+    const fs::path partial = out.string() + ".partial";
+    removeTree(partial.string());
+    fs::create_directories(partial);
+    try {
+        auto shardName = [&](size_t i) {
+            if (shards.size() == 1) return std::string("model.safetensors");
+            char text[64];
+            std::snprintf(text, sizeof text, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
+            return std::string(text);
+        };
+        nlohmann::json weight_map = nlohmann::json::object();
+        for (size_t i = 0; i < shards.size(); ++i) {
+            writeSafetensors((partial / shardName(i)).string(), shards[i], {{"format", "pt"}});
+            for (const auto& [name, t] : shards[i]) weight_map[name] = shardName(i);
+        }
+        if (shards.size() > 1)
+            writeJson(partial / "model.safetensors.index.json",
+                      {{"metadata", {{"total_size", summary.bytes}}}, {"weight_map", weight_map}});
+        writeJson(partial / "config.json", hfConfigJson(model, o.dtype, -1, -1));
+        writeJson(partial / "generation_config.json", {{"_from_model_config", true}});
+        if (!o.tokenizer_path.empty()) {
+            const std::string name = fs::path(o.tokenizer_path).extension() == ".model" ? "tokenizer.model" : "tokenizer.json";
+            fs::copy_file(o.tokenizer_path, partial / name);
+        }
+        fs::rename(partial, out);
+    } catch (...) {
+        removeTree(partial.string());
+        throw;
+    }
+    summary.dir = out.string();
+    return summary;
+}
+
+}  // namespace trainbench

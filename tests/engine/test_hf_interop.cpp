@@ -1,0 +1,357 @@
+// Hugging Face interop suite: the names by hand; a trained tiny run exported (fp32 and bf16,
+// per-expert and fused experts, one file and shards) and evaluated by transformers itself in a
+// test-only Python environment (tests/tools/setup-transformers-env.sh) against our own eval;
+// the softmax router as DeepseekV2 with YaRN; the directory imported back bitwise, a run
+// started from it; fp8 blocks dequantised against a hand computation; every refusal by name.
+#include <QtTest/QtTest>
+
+#include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "interop/hf_names.h"
+#include "interop/hf_weights.h"
+#include "model/safetensors.h"
+#include "model/transformer.h"
+#include "trainbench/config_io.h"
+#include "trainbench/hf_interop.h"
+#include "trainbench/training_session.h"
+#include "trainbench/weights_io.h"
+
+using namespace trainbench;
+
+namespace {
+
+QString sourcePath(const QString& relative) { return QStringLiteral(TRAINBENCH_SOURCE_DIR) + "/" + relative; }
+
+struct Process {
+    int code = -1;
+    QString out, err;
+};
+
+Process runProcess(const QString& program, const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(program, args);
+    Process r;
+    if (!p.waitForFinished(15 * 60 * 1000)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = "timed out";
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+// Token files of uint16 ids below 64 (the tiny preset's vocabulary), a repeating pattern with
+// noise so training lowers the loss.
+void writeTokens(const QString& path, int count, uint32_t seed) {
+    std::ofstream out(path.toStdString(), std::ios::binary);
+    uint32_t state = seed;
+    for (int i = 0; i < count; ++i) {
+        state = state * 1664525u + 1013904223u;
+        const uint16_t id = static_cast<uint16_t>((state >> 24) % 8 == 0 ? (state >> 16) % 64 : (i * 7) % 64);
+        out.write(reinterpret_cast<const char*>(&id), 2);
+    }
+}
+
+double relative(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
+
+}  // namespace
+
+class TestHfInterop : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    RunConfig config_;
+    std::string checkpoint_;  // a trained tiny run's checkpoint directory
+    QString python_, site_, site_problem_;
+
+    // transformers' validation loss of an exported directory (the helper prints JSON).
+    QJsonObject transformersLoss(const QString& hf_dir) {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("PYTHONPATH", site_);
+        env.insert("HF_HUB_OFFLINE", "1");
+        const Process p = runProcess(python_, {sourcePath("tests/tools/hf_eval.py"), hf_dir, dir_.filePath("val.bin"),
+                                               QString::number(config_.train.seq_len),
+                                               QString::number(config_.train.eval_windows),
+                                               QString::number(config_.train.micro_batch_size)},
+                                     env);
+        if (p.code != 0) qFatal("hf_eval.py failed: %s", qPrintable(p.err.right(3000)));
+        const QStringList lines = p.out.trimmed().split('\n');
+        return QJsonDocument::fromJson(lines.last().toUtf8()).object();
+    }
+    void requireTransformers() {
+        if (!site_problem_.isEmpty()) QSKIP(qPrintable("no transformers to compare with: " + site_problem_));
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        writeTokens(dir_.filePath("train.bin"), 40000, 1);
+        writeTokens(dir_.filePath("val.bin"), 4000, 2);
+        config_ = loadRunConfigFile(sourcePath("configs/tiny.json").toStdString());
+        config_.data.source = "tokens";
+        config_.data.path = dir_.filePath("train.bin").toStdString();
+        config_.data.val_path = dir_.filePath("val.bin").toStdString();
+        config_.train.steps = 20;
+        config_.train.eval_every = 0;
+        SessionOptions options;
+        options.checkpoint_dir = dir_.filePath("checkpoints").toStdString();
+        TrainingSession session(config_, options);
+        session.start();
+        QVERIFY(session.wait(std::chrono::minutes(5)));
+        QCOMPARE(session.status(), RunStatus::Completed);
+        checkpoint_ = dir_.filePath("checkpoints/step-00000020").toStdString();
+        QVERIFY(QFile::exists(QString::fromStdString(checkpoint_ + "/model.safetensors")));
+        // The test-only transformers (never a product dependency); its absence skips the
+        // comparisons with transformers, naming why.
+        python_ = QString::fromLocal8Bit(qgetenv("TRAINBENCH_TORCH_ENV"));
+        if (python_.isEmpty()) python_ = QDir::homePath() + "/.cache/trainbench/torch-2.11.0";
+        python_ += "/bin/python";
+        const Process setup = runProcess("bash", {sourcePath("tests/tools/setup-transformers-env.sh")});
+        if (setup.code != 0 || !QFile::exists(python_))
+            site_problem_ = "tests/tools/setup-transformers-env.sh failed (" + setup.err.trimmed().right(400) + ")";
+        else
+            site_ = setup.out.trimmed().split('\n').last();
+    }
+
+    // A few names by hand (transformers' DeepseekV3 state dict).
+    void namesMapByHand() {
+        QCOMPARE(QString::fromStdString(hfTensorName("embed.weight")), QString("model.embed_tokens.weight"));
+        QCOMPARE(QString::fromStdString(hfTensorName("head.weight")), QString("lm_head.weight"));
+        QCOMPARE(QString::fromStdString(hfTensorName("layers.3.attn.wkv_a.weight")),
+                 QString("model.layers.3.self_attn.kv_a_proj_with_mqa.weight"));
+        QCOMPARE(QString::fromStdString(hfTensorName("layers.0.attn.wq.weight")), QString("model.layers.0.self_attn.q_proj.weight"));
+        QCOMPARE(QString::fromStdString(hfTensorName("layers.1.ffn.gate.bias")),
+                 QString("model.layers.1.mlp.gate.e_score_correction_bias"));
+        QCOMPARE(QString::fromStdString(hfTensorName("layers.1.ffn.experts.7.w2.weight")),
+                 QString("model.layers.1.mlp.experts.7.down_proj.weight"));
+        QCOMPARE(QString::fromStdString(hfTensorName("layers.1.ffn.shared_experts.w3.weight")),
+                 QString("model.layers.1.mlp.shared_experts.up_proj.weight"));
+        QCOMPARE(QString::fromStdString(hfTensorName("layers.0.ffn.w1.weight")), QString("model.layers.0.mlp.gate_proj.weight"));
+        QCOMPARE(QString::fromStdString(hfTensorName("layers.0.ffn_norm.weight")),
+                 QString("model.layers.0.post_attention_layernorm.weight"));
+    }
+
+    // The trained run exported four ways; transformers' loss on the validation windows equals
+    // our eval of the checkpoint (fp32 within 1e-5; bf16 equals our eval of the same bf16
+    // weights read back), and reading the directory back gives the checkpoint's weights bitwise
+    // (fp32).
+    void anExportLoadsInTransformersWithTheSameLoss_data() {
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<QString>("layout");
+        QTest::addColumn<QString>("shard");
+        QTest::newRow("fp32, per-expert, one file") << "fp32" << "per-expert" << "5GB";
+        QTest::newRow("fp32, fused, shards of 100 kB") << "fp32" << "fused" << "100KB";
+        QTest::newRow("bf16, per-expert, shards of 64 KiB") << "bf16" << "per-expert" << "64KiB";
+    }
+    void anExportLoadsInTransformersWithTheSameLoss() {
+        QFETCH(QString, dtype);
+        QFETCH(QString, layout);
+        QFETCH(QString, shard);
+        HfExportOptions options;
+        options.out_dir = dir_.filePath("hf-" + dtype + "-" + layout).toStdString();
+        options.dtype = dtype.toStdString();
+        options.expert_layout = layout.toStdString();
+        options.shard_bytes = parseByteSize(shard.toStdString(), "--shard-size");
+        const HfExportSummary summary = exportHuggingFace(config_.model, checkpoint_, options);
+        QCOMPARE(QString::fromStdString(summary.architecture), QString("DeepseekV3ForCausalLM"));
+        QCOMPARE(QFile::exists(QString::fromStdString(options.out_dir + "/model.safetensors.index.json")), summary.shards > 1);
+        if (shard != "5GB") QVERIFY(summary.shards > 1);
+        QVERIFY(!QFile::exists(QString::fromStdString(options.out_dir + ".partial")));
+        const double ours = evaluateWeightsFile(config_, checkpoint_).loss;
+        const double imported = evaluateWeightsFile(config_, options.out_dir).loss;
+        if (dtype == "fp32") {
+            QCOMPARE(imported, ours);  // the same weights: the same numbers
+            const NamedTensors saved = readSafetensors(checkpoint_ + "/model.safetensors");
+            const NamedTensors back = readHuggingFaceWeights(options.out_dir, config_.model);
+            std::map<std::string, torch::Tensor> by_name(back.begin(), back.end());
+            QCOMPARE(back.size(), saved.size());
+            for (const auto& [name, tensor] : saved)
+                QVERIFY2(torch::equal(by_name.at(name), tensor), name.c_str());
+        } else {
+            QVERIFY(relative(imported, ours) < 1e-2);  // bf16 rounding of the weights, nothing more
+        }
+        requireTransformers();
+        const QJsonObject theirs = transformersLoss(QString::fromStdString(options.out_dir));
+        QCOMPARE(theirs["class"].toString(), QString("DeepseekV3ForCausalLM"));
+        const double reference = dtype == "fp32" ? ours : imported;
+        QVERIFY2(relative(theirs["loss"].toDouble(), reference) < 1e-5,
+                 qPrintable(QString("transformers %1, ours %2").arg(theirs["loss"].toDouble(), 0, 'g', 12).arg(reference, 0, 'g', 12)));
+    }
+
+    // The softmax router exports as DeepseekV2 (greedy within limited groups, no bias), here with
+    // YaRN on and no query compression; the V3 router with YaRN and another mscale.
+    void otherRoutersAndRotaryExport_data() {
+        QTest::addColumn<QString>("variant");
+        QTest::newRow("softmax router, YaRN, q without LoRA") << "v2";
+        QTest::newRow("sigmoid router, YaRN with mscale 0.707") << "yarn";
+    }
+    void otherRoutersAndRotaryExport() {
+        QFETCH(QString, variant);
+        RunConfig config = config_;
+        config.model.original_seq_len = 32;  // YaRN on: max_seq_len 256 > 32
+        if (variant == "v2") {
+            config.model.score_func = "softmax";
+            config.model.gate_bias = false;
+            config.model.q_lora_rank = 0;
+        } else {
+            config.model.rope_factor = 4;
+            config.model.mscale = 0.707;
+        }
+        const std::string weights = dir_.filePath("init-" + variant + ".safetensors").toStdString();
+        writeInitialWeights(config, 5, weights);
+        HfExportOptions options;
+        options.out_dir = dir_.filePath("hf-" + variant).toStdString();
+        options.dtype = "fp32";
+        const HfExportSummary summary = exportHuggingFace(config.model, weights, options);
+        QCOMPARE(QString::fromStdString(summary.architecture),
+                 QString(variant == "v2" ? "DeepseekV2ForCausalLM" : "DeepseekV3ForCausalLM"));
+        // config.json reads back as the same model section.
+        const ModelConfig back = readHuggingFaceConfig(options.out_dir);
+        QCOMPARE(back.score_func, config.model.score_func);
+        QCOMPARE(back.hasGateBias(), config.model.hasGateBias());
+        QCOMPARE(back.original_seq_len, config.model.original_seq_len);
+        QCOMPARE(back.mscale, config.model.mscale);
+        QCOMPARE(back.q_lora_rank, config.model.q_lora_rank);
+        const double ours = evaluateWeightsFile(config, weights).loss;
+        requireTransformers();
+        const QJsonObject theirs = transformersLoss(QString::fromStdString(options.out_dir));
+        QCOMPARE(theirs["class"].toString(), QString::fromStdString(summary.architecture));
+        QVERIFY2(relative(theirs["loss"].toDouble(), ours) < 1e-5,
+                 qPrintable(QString("transformers %1, ours %2").arg(theirs["loss"].toDouble(), 0, 'g', 12).arg(ours, 0, 'g', 12)));
+    }
+
+    // train.init_from an HF directory: the run's first loss is that of those weights on its first
+    // batch, the same as a run started from the checkpoint itself, and not a fresh model's.
+    void aRunStartsFromAnHfDirectory() {
+        HfExportOptions options;
+        options.out_dir = dir_.filePath("hf-start").toStdString();
+        options.dtype = "fp32";
+        exportHuggingFace(config_.model, checkpoint_, options);
+        RunConfig from = config_;
+        from.train.init_from = options.out_dir;
+        from.train.steps = 1;
+        RunConfig plain = from;
+        plain.train.init_from = checkpoint_;
+        auto firstLoss = [](const RunConfig& c) {
+            TrainingSession session(c, SessionOptions{});
+            auto inbox = session.bus().subscribe();
+            session.start();
+            if (!session.wait(std::chrono::minutes(2))) qFatal("run did not finish");
+            for (const auto& p : inbox->drain().points)
+                if (p.key == "train/loss") return p.value;
+            return std::nan("");
+        };
+        const double a = firstLoss(from), b = firstLoss(plain);
+        QVERIFY(std::isfinite(a));
+        QCOMPARE(a, b);
+        RunConfig fresh = from;
+        fresh.train.init_from.clear();
+        QVERIFY(std::fabs(firstLoss(fresh) - a) > 1e-3);  // a fresh start is another model
+    }
+
+    // fp8 blocks (DeepSeek-V3's storage): each weight is q x its block's inverse scale; blocks of
+    // 48 x 24 leave partial blocks at the edges. By hand from the stored values.
+    void fp8BlocksAreDequantised() {
+        HfExportOptions options;
+        options.out_dir = dir_.filePath("hf-fp8").toStdString();
+        options.dtype = "fp32";
+        exportHuggingFace(config_.model, checkpoint_, options);
+        const std::string file = options.out_dir + "/model.safetensors";
+        NamedTensors tensors = readSafetensors(file);
+        const std::string target = "model.layers.1.self_attn.q_b_proj.weight";  // [96, 32]
+        torch::Tensor q, scale;
+        for (auto& [name, tensor] : tensors)
+            if (name == target) {
+                scale = torch::rand({2, 2}, torch::kFloat32) + 0.5;
+                q = (tensor * 100).clamp(-448, 448).to(torch::kFloat8_e4m3fn);
+                tensor = q;
+            }
+        tensors.emplace_back(target + "_scale_inv", scale);
+        writeSafetensors(file, tensors, {{"format", "pt"}});
+        nlohmann::json c = nlohmann::json::parse(std::ifstream(options.out_dir + "/config.json"));
+        c["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {48, 24}}};
+        std::ofstream(options.out_dir + "/config.json") << c.dump();
+        const NamedTensors back = readHuggingFaceWeights(options.out_dir, config_.model);
+        torch::Tensor got;
+        for (const auto& [name, tensor] : back)
+            if (name == "layers.1.attn.wq_b.weight") got = tensor;
+        QVERIFY(got.defined());
+        auto qf = q.to(torch::kFloat32);
+        for (int64_t i = 0; i < 96; ++i)
+            for (int64_t j = 0; j < 32; ++j) {
+                const float expected = qf[i][j].item<float>() * scale[i / 48][j / 24].item<float>();
+                if (got[i][j].item<float>() != expected) QFAIL(qPrintable(QString("element %1, %2").arg(i).arg(j)));
+            }
+    }
+
+    // Every refusal names what is at fault.
+    void badInputIsRefusedNamingIt() {
+        HfExportOptions options;
+        options.out_dir = dir_.filePath("hf-bad").toStdString();
+        options.dtype = "fp32";
+        exportHuggingFace(config_.model, checkpoint_, options);
+        auto refusal = [](const std::function<void()>& f) -> std::string {
+            try {
+                f();
+            } catch (const ConfigError& e) {
+                return e.path() + " | " + e.what();
+            }
+            return "";
+        };
+        // An existing --out, another dtype, a model transformers cannot express.
+        QVERIFY(refusal([&] { exportHuggingFace(config_.model, checkpoint_, options); }).find("exists") != std::string::npos);
+        HfExportOptions other = options;
+        other.out_dir += "-2";
+        other.dtype = "fp16";
+        QVERIFY(refusal([&] { exportHuggingFace(config_.model, checkpoint_, other); }).find("--dtype") != std::string::npos);
+        ModelConfig no_bias = config_.model;
+        no_bias.gate_bias = false;  // sigmoid with two groups and no bias
+        QVERIFY(refusal([&] { hfArchitectureFor(no_bias); }).find("model.gate_bias") != std::string::npos);
+        QVERIFY(refusal([&] { parseByteSize("lots", "--shard-size"); }).find("--shard-size") != std::string::npos);
+        // Weights of another model section.
+        ModelConfig wider = config_.model;
+        wider.dim = 96;
+        QVERIFY(refusal([&] { readHuggingFaceWeights(options.out_dir, wider); }).find("has shape") != std::string::npos);
+        QVERIFY(refusal([&] { checkInitialWeights(wider, options.out_dir); }).find("model.dim") != std::string::npos);
+        QVERIFY(refusal([&] { checkInitialWeights(config_.model, "/no/such/dir"); }).find("train.init_from") != std::string::npos);
+        // config.json keys this engine does not model, each named.
+        const std::string config_path = options.out_dir + "/config.json";
+        const nlohmann::json good = nlohmann::json::parse(std::ifstream(config_path));
+        for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+                 {"tie_word_embeddings", true}, {"hidden_act", "gelu"}, {"rope_interleave", false},
+                 {"attention_bias", true}, {"model_type", "llama"}, {"norm_topk_prob", false},
+                 {"some_new_option", 3}, {"rms_norm_eps", 1e-5}}) {
+            nlohmann::json bad = good;
+            bad[key] = value;
+            std::ofstream(config_path) << bad.dump();
+            const std::string why = refusal([&] { readHuggingFaceConfig(options.out_dir); });
+            QVERIFY2(why.find(key) != std::string::npos, (key + ": " + why).c_str());
+        }
+        std::ofstream(config_path) << good.dump();
+        // A tensor too many, and one missing.
+        NamedTensors tensors = readSafetensors(options.out_dir + "/model.safetensors");
+        tensors.emplace_back("model.layers.1.mlp.experts.99.up_proj.weight", torch::zeros({2}));
+        writeSafetensors(options.out_dir + "/model.safetensors", tensors, {{"format", "pt"}});
+        QVERIFY(refusal([&] { readHuggingFaceWeights(options.out_dir, config_.model); }).find("experts.99") !=
+                std::string::npos);
+        tensors.pop_back();
+        tensors.erase(tensors.begin());
+        writeSafetensors(options.out_dir + "/model.safetensors", tensors, {{"format", "pt"}});
+        QVERIFY(refusal([&] { readHuggingFaceWeights(options.out_dir, config_.model); }).find("is missing") != std::string::npos);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestHfInterop)
+#include "test_hf_interop.moc"
