@@ -26,6 +26,7 @@
 #include "trainbench/config_io.h"
 #include "trainbench/data_summary.h"
 #include "trainbench/hf_interop.h"
+#include "trainbench/tokenize_progress.h"
 #include "trainbench/param_count.h"
 #include "trainbench/training_session.h"
 #include "trainbench/process_launch.h"
@@ -110,6 +111,8 @@ int commandData(const std::string& path, const std::vector<std::string>& overrid
     std::printf("windows per epoch     train %s, validation %s (seq_len %lld + 1 tokens each)\n",
                 count(s.train_windows).c_str(), count(s.val_windows).c_str(), (long long)s.seq_len);
     if (s.entropy_floor_nats) std::printf("entropy floor         %.6f nats/token\n", *s.entropy_floor_nats);
+    if (!s.tokenizer.empty()) std::printf("tokenizer             %s\n", s.tokenizer.c_str());
+    if (s.tokens_per_byte) std::printf("tokens per byte       %.4f\n", *s.tokens_per_byte);
     return 0;
 }
 
@@ -511,7 +514,24 @@ int commandSchema() {
 
 }  // namespace
 
+// A text corpus being tokenised: one line on stderr, redrawn in place on a terminal.
+void showTokenizeProgress(const std::string& what, int64_t done, int64_t total) {
+    static const bool terminal = ::isatty(STDERR_FILENO);
+    static int last_decile = -1;
+    const double fraction = total > 0 ? double(done) / double(total) : 1.0;
+    if (!terminal) {
+        const int decile = static_cast<int>(fraction * 10);
+        if (decile == last_decile) return;
+        last_decile = done >= total ? -1 : decile;
+    }
+    const int width = 30, filled = static_cast<int>(fraction * width);
+    std::fprintf(stderr, "%stokenizing %s [%s%s] %3.0f%% of %.1f MB%s", terminal ? "\r" : "", what.c_str(),
+                 std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), fraction * 100, total / 1e6,
+                 terminal && done < total ? "" : "\n");
+}
+
 int main(int argc, char** argv) {
+    setTokenizeProgress(showTokenizeProgress);
     CLI::App app{"trainbench-cli: train DeepSeek-style models with exact gradient accumulation"};
     app.require_subcommand(1);
 

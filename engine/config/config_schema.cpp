@@ -233,7 +233,7 @@ std::vector<ConfigField> buildFields() {
     t.integer("max_bad_steps", &TrainConfig::max_bad_steps, "Consecutive non-finite steps tolerated before the run fails");
 
     Binder<DataConfig> d{"data", &RunConfig::data, &f};
-    d.text("source", &DataConfig::source, "markov: synthetic language with a known loss floor; text: bytes of files; tokens: .bin token ids", {"markov", "text", "tokens"});
+    d.text("source", &DataConfig::source, "markov: synthetic language with a known loss floor; text: files as bytes or through data.tokenizer; tokens: .bin token ids", {"markov", "text", "tokens"});
     d.text("path", &DataConfig::path, "File or folder for text/tokens sources");
     d.text("val_path", &DataConfig::val_path, "Separate validation file (default: the tail of path)");
     d.real("val_fraction", &DataConfig::val_fraction, "Fraction held out for validation");
@@ -243,6 +243,11 @@ std::vector<ConfigField> buildFields() {
     d.integer("seed", &DataConfig::seed, "Seed of the synthetic language");
     d.text("layout", &DataConfig::layout, "Text documents: packed (concatenated, each ending in byte 0) or padded (one per row, padding not counted)", {"packed", "padded"});
     d.text("doc_separator", &DataConfig::doc_separator, "Splits text files into documents (default a blank line); empty: one document per file");
+    d.text("tokenizer", &DataConfig::tokenizer,
+           "Text source: a Hugging Face tokenizer.json (byte-level BPE, as GPT-2, Llama 3, Qwen and DeepSeek ship) or a "
+           "SentencePiece .model; each document becomes its tokens and the tokenizer's end-of-text token, tokenised once "
+           "on every core into a cache beside the run store (TRAINBENCH_TOKEN_CACHE overrides); model.vocab_size must "
+           "cover it. Empty: the bytes (ids 0-255, byte 0 ending documents)");
     d.text("dtype", &DataConfig::dtype, "Element type of a tokens file", {"uint16", "uint32"});
 
     Binder<RuntimeConfig> r{"runtime", &RunConfig::runtime, &f};

@@ -260,7 +260,10 @@ void checkData(Checker& c, const RunConfig& config) {
         if (d.order > 3) c.fail("data.order", num(d.order), "must be <= 3", "use order 1, 2 or 3");
         c.positive("data.concentration", d.concentration);
     }
-    if (d.source == "text" && config.model.vocab_size < 256)
+    if (!d.tokenizer.empty() && d.source != "text")
+        c.fail("data.tokenizer", "\"" + d.tokenizer + "\"", "is read by data.source \"text\" only",
+               "set data.source to text, or clear data.tokenizer");
+    if (d.source == "text" && d.tokenizer.empty() && config.model.vocab_size < 256)
         c.fail("model.vocab_size", num(config.model.vocab_size), "must be >= 256 for data.source \"text\" (byte ids 0..255)",
                "set model.vocab_size to 256 or more");
     c.oneOf("data.layout", d.layout, {"packed", "padded"});

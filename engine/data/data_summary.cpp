@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/text_source.h"
 #include "data/token_source.h"
 
 namespace trainbench {
@@ -30,6 +31,12 @@ DataSummary describeData(const RunConfig& config) {
     s.train_windows = bounded(source->sampleCount(Split::Train, window));
     s.val_windows = bounded(source->sampleCount(Split::Validation, window));
     if (source->entropyFloor() >= 0) s.entropy_floor_nats = source->entropyFloor();
+    if (const auto* text = dynamic_cast<const TextSource*>(source.get())) {
+        s.tokenizer = config.data.tokenizer.empty() ? "bytes" : text->tokenizerKind() + " (" + config.data.tokenizer + ")";
+        if (text->bytesRead() > 0)
+            s.tokens_per_byte = double(text->tokenCount(Split::Train) + text->tokenCount(Split::Validation)) /
+                                double(text->bytesRead());
+    }
     return s;
 }
 
@@ -42,7 +49,9 @@ std::string dataSummaryToJson(const DataSummary& s) {
                        {"val_tokens", orNull(s.val_tokens)},
                        {"train_windows", orNull(s.train_windows)},
                        {"val_windows", orNull(s.val_windows)},
-                       {"entropy_floor_nats", orNull(s.entropy_floor_nats)}};
+                       {"entropy_floor_nats", orNull(s.entropy_floor_nats)},
+                       {"tokenizer", s.tokenizer.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.tokenizer)},
+                       {"tokens_per_byte", orNull(s.tokens_per_byte)}};
     return out.dump();
 }
 

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "data/holdout.h"
+#include "train/sha256.h"
 #include "trainbench/config_io.h"
 
 namespace trainbench {
@@ -25,6 +26,8 @@ std::optional<std::string> readWholeFile(const fs::path& path) {
     if (in.bad()) return std::nullopt;
     return text;
 }
+
+int64_t documentsIn(const Documents& d) { return static_cast<int64_t>(d.starts.size()) - 1; }
 
 bool isHidden(const fs::path& path) { return path.filename().string().rfind('.', 0) == 0; }
 
@@ -59,6 +62,22 @@ std::vector<fs::path> listFiles(const std::string& path, const std::string& fiel
 }  // namespace
 
 TextSource::TextSource(const DataConfig& data) : padded_(data.layout == "padded") {
+    if (!data.tokenizer.empty()) {
+        try {
+            tokenizer_ = openTokenizer(data.tokenizer);
+        } catch (const TokenizerError& e) {
+            throw ConfigError("data.tokenizer", std::string("data.tokenizer: ") + e.what());
+        }
+        end_token_ = tokenizer_->endOfText();
+        if (end_token_ < 0)
+            throw ConfigError("data.tokenizer", "data.tokenizer (\"" + data.tokenizer +
+                                                    "\"): the tokenizer has no end-of-text token to close documents "
+                                                    "with (none of <|endoftext|>, <|end_of_text|>, </s>, <eos>, "
+                                                    "<｜end▁of▁sentence｜> among its added tokens); add one");
+        vocab_size_ = tokenizer_->vocabSize();
+        tokenizer_hash_ = sha256OfFile(data.tokenizer);
+        paths_.push_back(data.tokenizer);
+    }
     paths_.push_back(data.path);
     if (!data.val_path.empty()) paths_.push_back(data.val_path);
     Part all = readDocuments(data.path, "data.path", data.doc_separator);
@@ -73,18 +92,18 @@ TextSource::TextSource(const DataConfig& data) : padded_(data.layout == "padded"
         val_ = slice(all, docs - held, docs);
     } else {
         // A packed stream is held out by tokens: one long file still gets a validation part.
-        const int64_t n = static_cast<int64_t>(all.bytes.size());
+        const int64_t n = static_cast<int64_t>(all.ids.size());
         const int64_t held = heldOutCount(n, data.val_fraction);
         const int64_t cut = n - held;  // a document across the cut counts in both parts
-        val_.bytes.assign(all.bytes.begin() + cut, all.bytes.end());
+        val_.ids.assign(all.ids.begin() + cut, all.ids.end());
         val_.starts = {0};
         for (int64_t start : all.starts) {
             if (start < cut) train_.starts.push_back(start);
             else if (start > cut) val_.starts.push_back(start - cut);
         }
         train_.starts.push_back(cut);
-        all.bytes.resize(cut);
-        train_.bytes = std::move(all.bytes);
+        all.ids.resize(cut);
+        train_.ids = std::move(all.ids);
     }
 }
 
@@ -104,25 +123,27 @@ TextSource::Part TextSource::readDocuments(const std::string& path, const std::s
             size_t end = separator.empty() ? std::string_view::npos : all.find(separator, begin);
             if (end == std::string_view::npos) end = all.size();
             if (end > begin) {
-                out.bytes.insert(out.bytes.end(), all.begin() + begin, all.begin() + end);
-                out.bytes.push_back(static_cast<uint8_t>(kEndOfDocument));
-                out.starts.push_back(static_cast<int64_t>(out.bytes.size()));
+                for (size_t i = begin; i < end; ++i) out.ids.push_back(static_cast<uint8_t>(all[i]));
+                out.ids.push_back(static_cast<int32_t>(kEndOfDocument));
+                out.starts.push_back(static_cast<int64_t>(out.ids.size()));
             }
             begin = end + std::max<size_t>(separator.size(), 1);
         }
     }
     if (readable == 0)
         throw ConfigError(field, where + ": no file could be read; check the permissions of the files");
-    if (out.bytes.empty())
+    if (out.ids.empty())
         throw ConfigError(field, where + ": no text (the files are empty or hold only separators); point " + field +
                                          " at non-empty text");
+    bytes_read_ += static_cast<int64_t>(out.ids.size()) - documentsIn(out);
+    if (tokenizer_) return tokenizeDocuments(out, *tokenizer_, end_token_, tokenizer_hash_, where);
     return out;
 }
 
 TextSource::Part TextSource::slice(const Part& all, int64_t first_doc, int64_t last_doc) {
     Part out;
     const int64_t offset = all.starts[first_doc];
-    out.bytes.assign(all.bytes.begin() + offset, all.bytes.begin() + all.starts[last_doc]);
+    out.ids.assign(all.ids.begin() + offset, all.ids.begin() + all.starts[last_doc]);
     for (int64_t d = first_doc; d <= last_doc; ++d) out.starts.push_back(all.starts[d] - offset);
     return out;
 }
@@ -142,7 +163,7 @@ void TextSource::readSample(Split split, int64_t index, int64_t length, int64_t*
         first = p.starts[index];
         available = std::min(length, p.starts[index + 1] - first);
     }
-    for (int64_t j = 0; j < available; ++j) out[j] = p.bytes[first + j];
+    for (int64_t j = 0; j < available; ++j) out[j] = p.ids[first + j];
     std::fill(out + available, out + length, int64_t{-1});
 }
 

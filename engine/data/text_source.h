@@ -1,15 +1,19 @@
 // TextSource: the `text` source, the bytes of a file or folder cut into documents, packed or padded.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "data/token_source.h"
+#include "data/tokenized_documents.h"
 
 namespace trainbench {
 
-// Byte 0 (NUL) closes every document. Text has no NUL bytes, so the vocabulary stays the 256
-// byte values and any model with vocab_size >= 256 reads text; a binary file's own zero bytes
-// simply read as document ends.
+// Without a tokenizer the ids are the bytes and byte 0 (NUL) closes every document. Text has no
+// NUL bytes, so the vocabulary stays the 256 byte values and any model with vocab_size >= 256
+// reads text; a binary file's own zero bytes simply read as document ends. With data.tokenizer
+// each document is its tokens followed by the tokenizer's own end-of-text token, and the
+// vocabulary is the tokenizer's (data/tokenized_documents.h: cached, on every core).
 constexpr int64_t kEndOfDocument = 0;
 
 // Documents are the files (every regular, non-hidden file of a folder, recursively, in sorted
@@ -24,9 +28,9 @@ public:
     // Reads every file now; throws ConfigError naming the field, the path and a fix.
     explicit TextSource(const DataConfig& data);
 
-    int64_t vocabSize() const override { return 256; }
+    int64_t vocabSize() const override { return vocab_size_; }
     int64_t sampleCount(Split split, int64_t length) const override;
-    int64_t tokenCount(Split split) const override { return static_cast<int64_t>(part(split).bytes.size()); }
+    int64_t tokenCount(Split split) const override { return static_cast<int64_t>(part(split).ids.size()); }
     void readSample(Split split, int64_t index, int64_t length, int64_t* out) const override;
 
     // The text is read into memory at the start, so only a path that vanished is reported:
@@ -34,18 +38,25 @@ public:
     std::string fileProblem() const override;
 
     int64_t documentCount(Split split) const { return static_cast<int64_t>(part(split).starts.size()) - 1; }
+    // The corpus's bytes read (both parts, before tokenising): tokens per byte is
+    // (tokenCount(Train) + tokenCount(Validation)) / bytesRead().
+    int64_t bytesRead() const { return bytes_read_; }
+    // "byte-level BPE" | "SentencePiece", or "bytes" without data.tokenizer.
+    std::string tokenizerKind() const { return tokenizer_ ? tokenizer_->kind() : "bytes"; }
 
 private:
-    struct Part {
-        std::vector<uint8_t> bytes;   // documents, each ending in kEndOfDocument
-        std::vector<int64_t> starts;  // document i is bytes [starts[i], starts[i+1]); size documents + 1
-    };
-    static Part readDocuments(const std::string& path, const std::string& field, const std::string& separator);
+    using Part = Documents;  // ids: documents, each ending in its end token
+    Part readDocuments(const std::string& path, const std::string& field, const std::string& separator);
     static Part slice(const Part& all, int64_t first_doc, int64_t last_doc);
     const Part& part(Split split) const { return split == Split::Train ? train_ : val_; }
 
     std::vector<std::string> paths_;  // data.path and data.val_path as given
     bool padded_;
+    std::unique_ptr<Tokenizer> tokenizer_;  // data.tokenizer; null: bytes
+    std::string tokenizer_hash_;
+    int32_t end_token_ = static_cast<int32_t>(kEndOfDocument);
+    int64_t vocab_size_ = 256;
+    int64_t bytes_read_ = 0;
     Part train_, val_;
 };
 

@@ -21,11 +21,18 @@ std::unique_ptr<TokenSource> construct(const RunConfig& config) {
         throw ConfigError("data.path", "data.path (\"\"): is required for data.source \"" + d.source +
                                            "\"; set data.path to a " + (d.source == "text" ? "file or folder" : "token file"));
     if (d.source == "text") {
-        if (config.model.vocab_size < 256)
+        if (d.tokenizer.empty() && config.model.vocab_size < 256)
             throw ConfigError("model.vocab_size", "model.vocab_size (" + std::to_string(config.model.vocab_size) +
                                                       "): must be >= 256 to read data.path (\"" + d.path +
                                                       "\") as bytes; set model.vocab_size to 256 or more");
-        return std::make_unique<TextSource>(d);
+        auto text = std::make_unique<TextSource>(d);
+        if (text->vocabSize() > config.model.vocab_size)
+            throw ConfigError("model.vocab_size", "model.vocab_size (" + std::to_string(config.model.vocab_size) +
+                                                      ") is smaller than the vocabulary of data.tokenizer (\"" +
+                                                      d.tokenizer + "\": " + std::to_string(text->vocabSize()) +
+                                                      " ids); set model.vocab_size to " +
+                                                      std::to_string(text->vocabSize()) + " or more");
+        return text;
     }
     if (d.source == "tokens") return std::make_unique<TokenFileSource>(d, config.model.vocab_size);
     throw ConfigError("data.source", "data.source (\"" + d.source + "\"): unknown source; use markov, text or tokens");

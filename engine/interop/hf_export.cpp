@@ -11,6 +11,7 @@
 #include "interop/hf_names.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
+#include "tokenizer/tokenizer.h"
 #include "trainbench/config_io.h"
 #include "trainbench/hf_interop.h"
 
@@ -66,6 +67,19 @@ HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& w
         throw ConfigError("--out", out.string() + " exists; choose a new directory (nothing was written)");
     if (!o.tokenizer_path.empty() && !fs::is_regular_file(o.tokenizer_path, error))
         throw ConfigError("data.tokenizer", o.tokenizer_path + " is not a file; the run's tokenizer cannot be copied");
+    // The run's tokenizer: its end token is the model's eos.
+    std::unique_ptr<Tokenizer> tokenizer;
+    int64_t eos = -1;
+    std::string eos_text;
+    if (!o.tokenizer_path.empty()) {
+        try {
+            tokenizer = openTokenizer(o.tokenizer_path);
+        } catch (const TokenizerError& e) {
+            throw ConfigError("data.tokenizer", std::string("data.tokenizer: ") + e.what());
+        }
+        eos = tokenizer->endOfText();
+        if (eos >= 0) eos_text = tokenizer->decode({static_cast<int32_t>(eos)});
+    }
     HfExportSummary summary;
     summary.architecture = hfArchitectureFor(model);
     const bool v3 = summary.architecture == "DeepseekV3ForCausalLM";
@@ -148,11 +162,23 @@ HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& w
         if (shards.size() > 1)
             writeJson(partial / "model.safetensors.index.json",
                       {{"metadata", {{"total_size", summary.bytes}}}, {"weight_map", weight_map}});
-        writeJson(partial / "config.json", hfConfigJson(model, o.dtype, -1, -1));
-        writeJson(partial / "generation_config.json", {{"_from_model_config", true}});
-        if (!o.tokenizer_path.empty()) {
-            const std::string name = fs::path(o.tokenizer_path).extension() == ".model" ? "tokenizer.model" : "tokenizer.json";
-            fs::copy_file(o.tokenizer_path, partial / name);
+        writeJson(partial / "config.json", hfConfigJson(model, o.dtype, -1, eos));
+        nlohmann::json generation = {{"_from_model_config", true}};
+        if (eos >= 0) generation["eos_token_id"] = eos;
+        writeJson(partial / "generation_config.json", generation);
+        if (tokenizer) {
+            // A tokenizer.json is what transformers' fast tokenizers read as is; a SentencePiece
+            // model goes in as tokenizer.model.
+            const bool sentencepiece = tokenizer->kind() == "SentencePiece";
+            fs::copy_file(o.tokenizer_path, partial / (sentencepiece ? "tokenizer.model" : "tokenizer.json"));
+            nlohmann::json t = {{"model_max_length", model.max_seq_len},
+                                {"clean_up_tokenization_spaces", false},
+                                {"add_bos_token", false},
+                                {"add_eos_token", false},
+                                {"bos_token", nullptr},
+                                {"eos_token", eos >= 0 ? nlohmann::json(eos_text) : nlohmann::json(nullptr)}};
+            t["tokenizer_class"] = sentencepiece ? "LlamaTokenizer" : "PreTrainedTokenizerFast";
+            writeJson(partial / "tokenizer_config.json", t);
         }
         fs::rename(partial, out);
     } catch (...) {

@@ -77,14 +77,16 @@ class TestHfInterop : public QObject {
     QString python_, site_, site_problem_;
 
     // transformers' validation loss of an exported directory (the helper prints JSON).
-    QJsonObject transformersLoss(const QString& hf_dir) {
+    QJsonObject transformersLoss(const QString& hf_dir, const RunConfig* config = nullptr, QString val = {}) {
+        if (!config) config = &config_;
+        if (val.isEmpty()) val = dir_.filePath("val.bin");
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert("PYTHONPATH", site_);
         env.insert("HF_HUB_OFFLINE", "1");
-        const Process p = runProcess(python_, {sourcePath("tests/tools/hf_eval.py"), hf_dir, dir_.filePath("val.bin"),
-                                               QString::number(config_.train.seq_len),
-                                               QString::number(config_.train.eval_windows),
-                                               QString::number(config_.train.micro_batch_size)},
+        const Process p = runProcess(python_, {sourcePath("tests/tools/hf_eval.py"), hf_dir, val,
+                                               QString::number(config->train.seq_len),
+                                               QString::number(config->train.eval_windows),
+                                               QString::number(config->train.micro_batch_size)},
                                      env);
         if (p.code != 0) qFatal("hf_eval.py failed: %s", qPrintable(p.err.right(3000)));
         const QStringList lines = p.out.trimmed().split('\n');
@@ -230,6 +232,73 @@ private Q_SLOTS:
         QCOMPARE(theirs["class"].toString(), QString::fromStdString(summary.architecture));
         QVERIFY2(relative(theirs["loss"].toDouble(), ours) < 1e-5,
                  qPrintable(QString("transformers %1, ours %2").arg(theirs["loss"].toDouble(), 0, 'g', 12).arg(ours, 0, 'g', 12)));
+    }
+
+    // A run on a text folder through a byte-level BPE tokenizer (trained here by the tokenizers
+    // library over multilingual documents) exports with its tokenizer: transformers tokenises the
+    // validation text with AutoTokenizer from the directory and gets our validation loss.
+    void aTextRunWithABpeTokenizerRoundTrips() {
+        requireTransformers();
+        QDir().mkpath(dir_.filePath("text"));
+        const QStringList docs = {"The quick brown fox jumps over the lazy dog. It's 3.14 and 1234567.",
+                                  "Café naïve façade — Ελληνικά, русский, 日本語のテキスト, 中文, 한국어 😀👍🏽.",
+                                  "def f(x):\n    return [x, x * x]  # square\n\tindented",
+                                  "Numbers 1 12 123 1234, whitespace   runs\n\n\nand more text to learn from."};
+        QString corpus;
+        for (int i = 0; i < 60; ++i) corpus += docs[i % docs.size()] + QString(" %1\n\n").arg(i);
+        auto write = [](const QString& file, const QString& text) {
+            QFile f(file);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text.toUtf8());
+        };
+        write(dir_.filePath("text/corpus.txt"), corpus);
+        write(dir_.filePath("text-val.txt"), corpus.left(3000));
+        write(dir_.filePath("train_tokenizer.py"),
+              "import sys\nfrom tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers\n"
+              "t = Tokenizer(models.BPE())\nt.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)\n"
+              "t.decoder = decoders.ByteLevel()\n"
+              "t.train([sys.argv[1]], trainers.BpeTrainer(vocab_size=400, special_tokens=['<|endoftext|>'], "
+              "initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))\nt.save(sys.argv[2])\n");
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("PYTHONPATH", site_);
+        const Process trained = runProcess(python_, {dir_.filePath("train_tokenizer.py"), dir_.filePath("text/corpus.txt"),
+                                                     dir_.filePath("bpe.json")}, env);
+        QVERIFY2(trained.code == 0, qPrintable(trained.err));
+        RunConfig text = config_;
+        text.data = DataConfig{};
+        text.data.source = "text";
+        text.data.path = dir_.filePath("text").toStdString();
+        text.data.val_path = dir_.filePath("text-val.txt").toStdString();
+        text.data.tokenizer = dir_.filePath("bpe.json").toStdString();
+        text.model.vocab_size = 400;
+        text.train.seq_len = 32;
+        text.train.eval_windows = 8;
+        text.train.steps = 10;
+        qputenv("TRAINBENCH_TOKEN_CACHE", dir_.filePath("token-cache").toUtf8());
+        SessionOptions options;
+        options.checkpoint_dir = dir_.filePath("text-checkpoints").toStdString();
+        {
+            TrainingSession session(text, options);
+            session.start();
+            QVERIFY(session.wait(std::chrono::minutes(5)));
+            QCOMPARE(session.status(), RunStatus::Completed);
+        }
+        const std::string checkpoint = checkpointDirectoryOfStep(options.checkpoint_dir, 0);
+        const HfExportSource source = exportSourceOfCheckpoint(checkpoint);
+        QCOMPARE(source.tokenizer, text.data.tokenizer);
+        HfExportOptions out;
+        out.out_dir = dir_.filePath("hf-text").toStdString();
+        out.dtype = "fp32";
+        out.tokenizer_path = source.tokenizer;
+        exportHuggingFace(source.model, source.weights, out);
+        QVERIFY(QFile::exists(QString::fromStdString(out.out_dir + "/tokenizer.json")));
+        const nlohmann::json config = nlohmann::json::parse(std::ifstream(out.out_dir + "/config.json"));
+        QCOMPARE(config["eos_token_id"].get<int64_t>(), int64_t(0));  // the first special token trained
+        const double ours = evaluateWeightsFile(text, checkpoint).loss;
+        const QJsonObject theirs = transformersLoss(QString::fromStdString(out.out_dir), &text, dir_.filePath("text-val.txt"));
+        QVERIFY2(relative(theirs["loss"].toDouble(), ours) < 1e-5,
+                 qPrintable(QString("transformers %1, ours %2").arg(theirs["loss"].toDouble(), 0, 'g', 12).arg(ours, 0, 'g', 12)));
+        QCOMPARE(theirs["tokens"].toInt(), int(8 * 32));
     }
 
     // train.init_from an HF directory: the run's first loss is that of those weights on its first

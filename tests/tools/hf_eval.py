@@ -1,11 +1,14 @@
 """Test helper: the validation loss of a Hugging Face directory under transformers.
 
   hf_eval.py DIR VAL.bin SEQ_LEN WINDOWS MICRO_BATCH   -> {"loss": ..., "tokens": ..., "class": ...}
+  hf_eval.py DIR VAL.txt SEQ_LEN WINDOWS MICRO_BATCH   (text: tokenised by DIR's own tokenizer)
 
 Loads DIR with AutoModelForCausalLM in fp32 (whatever dtype it is stored in), takes the first
-WINDOWS windows of SEQ_LEN + 1 tokens of VAL.bin (little-endian uint16 ids, back to back, as
-the tokens source lays out its validation part) and prints the mean next-token loss. For the
-round-trip tests only (tests/tools/setup-transformers-env.sh); never a product dependency.
+WINDOWS windows of SEQ_LEN + 1 tokens of the validation stream and prints the mean next-token
+loss. VAL.bin holds little-endian uint16 ids back to back (the tokens source's layout); a .txt
+file is cut into documents at blank lines, each tokenised by AutoTokenizer from DIR (no special
+tokens added) and followed by its eos token, as the text source packs them. For the round-trip
+tests only (tests/tools/setup-transformers-env.sh); never a product dependency.
 """
 import json
 import sys
@@ -21,7 +24,17 @@ def main():
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32)
     model.eval()
-    tokens = torch.from_numpy(np.fromfile(val_path, dtype="<u2").astype(np.int64))
+    if val_path.endswith(".txt"):
+        from transformers import AutoTokenizer
+        tokenizer = AutoTokenizer.from_pretrained(directory)
+        with open(val_path, encoding="utf-8", newline="") as f:
+            documents = [d for d in f.read().split("\n\n") if d]
+        ids = []
+        for d in documents:
+            ids += tokenizer(d, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        tokens = torch.tensor(ids, dtype=torch.int64)
+    else:
+        tokens = torch.from_numpy(np.fromfile(val_path, dtype="<u2").astype(np.int64))
     L = seq_len + 1
     count = min(windows, tokens.numel() // L)
     rows = tokens[: count * L].view(count, L)

@@ -18,13 +18,17 @@ struct DataSummary {
     std::optional<int64_t> train_tokens, val_tokens;
     std::optional<int64_t> train_windows, val_windows;  // samples per epoch
     std::optional<double> entropy_floor_nats;           // synthetic sources
+    // The text source: its tokenizer ("bytes", or the kind and file) and the tokens per byte
+    // read (both parts; an end-of-document token counts as a token).
+    std::string tokenizer;
+    std::optional<double> tokens_per_byte;
 };
 
 // Opens the data section of a validated config. Throws ConfigError naming the file or field.
 DataSummary describeData(const RunConfig& config);
 
 // One JSON object: source, layout, vocab_size, seq_len, train_tokens, val_tokens, train_windows,
-// val_windows, entropy_floor_nats (null where unbounded or unknown).
+// val_windows, entropy_floor_nats, tokenizer, tokens_per_byte (null where unbounded or unknown).
 std::string dataSummaryToJson(const DataSummary& summary);
 
 }  // namespace trainbench

@@ -122,6 +122,8 @@ struct DataConfig {
     // text
     std::string layout = "packed";      // packed | padded
     std::string doc_separator = "\n\n";  // splits a file into documents; "": one document per file
+    // A Hugging Face tokenizer.json (byte-level BPE) or a SentencePiece .model; empty: bytes.
+    std::string tokenizer;
     // tokens
     std::string dtype = "uint16";  // uint16 | uint32
 };
