@@ -579,6 +579,70 @@ private Q_SLOTS:
         QCOMPARE(unit_whole - unit_divided, 4.0 * per_layer * 15 / 16);
     }
 
+    // `export-hf RUN_ID` writes a Hugging Face directory of the run's newest checkpoint (or
+    // --step N's); `init --from-hf` makes a run config of it whose run starts from those weights:
+    // its eval equals the checkpoint's. Bad input is exit 2 naming it, with nothing written.
+    void exportHfAndInitFromHfRoundTrip() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath("store");
+        Result r = runCli({"run", kConfigs + "/tiny.json", "--set", "train.steps=4", "--set", "train.checkpoint_every=2",
+                           "--set", "train.eval_every=0", "--store", store});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QString id = lastJsonLine(r.out)["run_id"].toString();
+        const QString out = dir.filePath("hf");
+        Result e = runCli({"export-hf", id, "--store", store, "--out", out, "--dtype", "fp32"});
+        QVERIFY2(e.code == 0, qPrintable(e.err));
+        QCOMPARE(e.out.trimmed(), out);
+        QVERIFY2(e.err.contains("DeepseekV3ForCausalLM"), qPrintable(e.err));
+        for (const char* file : {"config.json", "generation_config.json", "model.safetensors"})
+            QVERIFY2(QFile::exists(out + "/" + file), file);
+        const QString step2 = dir.filePath("hf-step2");
+        QCOMPARE(runCli({"export-hf", id, "--step", "2", "--store", store, "--out", step2, "--shard-size", "100KB"}).code, 0);
+        QVERIFY(QFile::exists(step2 + "/model.safetensors.index.json"));
+        // Refusals: each exit 2, naming what is wrong, nothing written.
+        Result exists = runCli({"export-hf", id, "--store", store, "--out", out});
+        QCOMPARE(exists.code, 2);
+        QVERIFY2(exists.err.contains("exists"), qPrintable(exists.err));
+        Result no_step = runCli({"export-hf", id, "--step", "3", "--store", store, "--out", dir.filePath("x")});
+        QCOMPARE(no_step.code, 2);
+        QVERIFY2(no_step.err.contains("--step") && no_step.err.contains("2, 4"), qPrintable(no_step.err));
+        Result no_run = runCli({"export-hf", "nosuchrun", "--store", store, "--out", dir.filePath("x")});
+        QCOMPARE(no_run.code, 2);
+        QVERIFY2(no_run.err.contains("nosuchrun"), qPrintable(no_run.err));
+        Result size = runCli({"export-hf", id, "--store", store, "--out", dir.filePath("x"), "--shard-size", "big"});
+        QCOMPARE(size.code, 2);
+        QVERIFY2(size.err.contains("--shard-size"), qPrintable(size.err));
+        QVERIFY(!QFile::exists(dir.filePath("x")));
+        QVERIFY(!QFile::exists(dir.filePath("x.partial")));
+
+        const QString config = dir.filePath("from-hf.json");
+        Result init = runCli({"init", "--from-hf", out, kConfigs + "/tiny.json", "--out", config});
+        QVERIFY2(init.code == 0, qPrintable(init.err));
+        const QJsonObject written = QJsonDocument::fromJson([&] {
+            QFile f(config);
+            f.open(QIODevice::ReadOnly);
+            return f.readAll();
+        }()).object();
+        QCOMPARE(written["train"].toObject()["init_from"].toString(), QDir(out).absolutePath());
+        QCOMPARE(written["model"].toObject()["dim"].toInt(), 64);
+        QCOMPARE(written["model"].toObject()["score_func"].toString(), QString("sigmoid"));
+        const QString checkpoint = store + "/checkpoints/" + id + "/step-00000004";
+        Result ours = runCli({"eval", kConfigs + "/tiny.json", "--checkpoint", checkpoint});
+        Result imported = runCli({"eval", config, "--checkpoint", out});
+        QVERIFY2(ours.code == 0 && imported.code == 0, qPrintable(ours.err + imported.err));
+        QCOMPARE(lastJsonLine(imported.out)["loss"].toDouble(), lastJsonLine(ours.out)["loss"].toDouble());
+        Result trained = runCli({"run", config, "--set", "train.steps=2", "--store", store});
+        QVERIFY2(trained.code == 0, qPrintable(trained.err));
+        // A model section the weights do not fit: exit 2 before the run, naming train.init_from.
+        Result wrong = runCli({"run", config, "--set", "model.dim=32", "--store", store});
+        QCOMPARE(wrong.code, 2);
+        QVERIFY2(wrong.err.contains("train.init_from"), qPrintable(wrong.err));
+        Result not_hf = runCli({"init", "--from-hf", dir.path(), "--out", dir.filePath("y.json")});
+        QCOMPARE(not_hf.code, 2);
+        QVERIFY2(not_hf.err.contains("--from-hf"), qPrintable(not_hf.err));
+        QVERIFY(!QFile::exists(dir.filePath("y.json")));
+    }
+
     // `noise-scale` at fixed weights: the parts and the critical batch of fresh weights (a file)
     // over the tiny preset's validation windows; a checkpoint directory works the same; a
     // missing file or a micro-batch too large for two of them is exit 2 naming it.
