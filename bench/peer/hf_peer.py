@@ -1,8 +1,12 @@
 """The peer: the same DeepSeek-V3 model in PyTorch through Hugging Face transformers
 (DeepseekV3ForCausalLM), loaded with Trainbench's weights, trained by a plain PyTorch loop.
 
-  hf_peer.py eval  CONFIG.json WEIGHTS.safetensors VAL.bin          -> {"loss": ..., "tokens": ...}
-  hf_peer.py train CONFIG.json WEIGHTS.safetensors TRAIN.bin --steps N --warmup W
+  hf_peer.py eval  CONFIG.json WEIGHTS VAL.bin          -> {"loss": ..., "tokens": ...}
+  hf_peer.py train CONFIG.json WEIGHTS TRAIN.bin --steps N --warmup W [--compile]
+
+WEIGHTS is a Hugging Face directory (`trainbench-cli export-hf`; every transformers release
+loads it with from_pretrained, whatever its own expert layout) or, for transformers 4 only,
+Trainbench's safetensors (mapped by name here). --compile trains torch.compile(model).
 
 CONFIG.json is the complete config `trainbench-cli config` prints (every default filled in),
 so both sides build the same model. Token files hold little-endian uint16 ids. Train reports
@@ -11,6 +15,7 @@ Bench-only: transformers is never a dependency of the product (bench/peer/setup-
 """
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -75,6 +80,10 @@ def hf_name(name):
 def load_model(config_path, weights_path):
     with open(config_path) as f:
         config = json.load(f)
+    if os.path.isdir(weights_path):
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained(weights_path, dtype=torch.float32, attn_implementation="sdpa")
+        return config, model
     model = DeepseekV3ForCausalLM(hf_config(config["model"]))
     weights = {hf_name(k): v for k, v in load_file(weights_path).items()}
     expected = set(model.state_dict().keys())
@@ -127,13 +136,14 @@ def train(args):
                                   lr=t["lr"], betas=(t["beta1"], t["beta2"]), foreach=True)
     generator = torch.Generator().manual_seed(t["seed"])
     model.train()
+    forward = torch.compile(model) if args.compile else model
     times, losses = [], []
     for step in range(args.steps):
         start = time.perf_counter()
         picks = torch.randint(0, windows.size(0), (K, m), generator=generator)
         step_sum, step_count = 0.0, 0
         for k in range(K):  # raw sums, divided by the step's token count: the exact rule
-            loss, n = token_loss_sum(model, windows[picks[k]])
+            loss, n = token_loss_sum(forward, windows[picks[k]])
             loss.backward()
             step_sum += loss.item()
             step_count += n
@@ -161,6 +171,7 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--compile", action="store_true", help="train torch.compile(model) (inductor, the default mode)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
