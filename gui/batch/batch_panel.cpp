@@ -758,8 +758,14 @@ bool BatchPanel::applyRecommendation() {
     if (run_live_ || isExploring() || !have_result_ || recommended < 0 || !resultsMatchConfig()) return false;
     const ExploreRow best = model_->rows()[static_cast<size_t>(recommended)];
     if (best.expert_parallel != config_.runtime.expert_parallel) {
-        // No combo of its own yet: the window hears of it as a layout, with the stage in force.
+        // The window hears of it as a layout, with the stage in force. The experts' combo shows
+        // it first: a stage change below reads the layout back from the combos.
         config_.runtime.expert_parallel = best.expert_parallel;
+        {
+            const QSignalBlocker block_experts(expert_parallel_combo_);
+            const int index = expert_parallel_combo_->findData(qint64(best.expert_parallel));
+            if (index >= 0) expert_parallel_combo_->setCurrentIndex(index);
+        }
         Q_EMIT memoryLayoutRequested(config_.runtime.zero_stage, QString::fromStdString(config_.runtime.activation_checkpointing),
                                      best.expert_parallel);
     }

@@ -8,6 +8,7 @@
 #include <QDoubleValidator>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
@@ -130,12 +131,11 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(8);
 
-    QMap<QString, QFormLayout*> section_layouts;
     const std::vector<ConfigFieldInfo>& schema = configSchema();
     fields_.reserve(schema.size());
     for (const ConfigFieldInfo& info : schema) {
         const QString section = QString::fromStdString(info.section);
-        QFormLayout* form = section_layouts.value(section);
+        QFormLayout* form = section_forms_.value(section);
         if (!form) {
             auto* box = new QGroupBox(sectionTitle(section), this);
             box->setObjectName(section + QStringLiteral("Section"));
@@ -144,7 +144,7 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
             form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
             form->setRowWrapPolicy(QFormLayout::DontWrapRows);
             form->setVerticalSpacing(4);
-            section_layouts.insert(section, form);
+            section_forms_.insert(section, form);
             sections_ << section;
             layout->addWidget(box);
         }
@@ -162,6 +162,7 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
         field.label = new QLabel(field.key, form->parentWidget());
         field.label->setToolTip(field.help);
         field.label->setBuddy(field.editor);
+        field.form = form;
         field.inference_only = info.inference_only;
         if (field.inference_only && !inference_toggle_) {
             // The reference's inference-only keys close their section, folded away: a published
@@ -205,6 +206,26 @@ bool ConfigForm::inferenceOnlyShown() const {
 void ConfigForm::reveal(const QString& path) {
     for (const Field& field : fields_)
         if (field.path == path && field.inference_only) showInferenceOnly(true);
+}
+
+void ConfigForm::addEditorAccessory(const QString& path, QWidget* accessory) {
+    for (Field& field : fields_) {
+        if (field.path != path) continue;
+        // The editor keeps its row and its label's buddy; a holder widget takes its cell.
+        auto* holder = new QWidget(field.form->parentWidget());
+        auto* row = new QHBoxLayout(holder);
+        row->setContentsMargins(0, 0, 0, 0);
+        row->setSpacing(4);
+        delete field.form->replaceWidget(field.editor, holder);
+        row->addWidget(field.editor, 1);
+        row->addWidget(accessory);
+        accessories_ << accessory;
+        return;
+    }
+}
+
+void ConfigForm::addSectionRow(const QString& section, QWidget* widget) {
+    if (QFormLayout* form = section_forms_.value(section)) form->addRow(widget);
 }
 
 QWidget* ConfigForm::createEditor(Field& field, const ConfigFieldInfo& info) {
@@ -394,6 +415,7 @@ void ConfigForm::setReadOnly(bool read_only) {
         else if (auto* edit = qobject_cast<QLineEdit*>(field.editor)) edit->setReadOnly(read_only);
         else field.editor->setEnabled(!read_only);
     }
+    for (QWidget* accessory : accessories_) accessory->setEnabled(!read_only);
 }
 
 }  // namespace trainbench::gui

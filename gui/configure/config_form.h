@@ -5,6 +5,8 @@
 
 #include <QJsonObject>
 #include <QJsonValue>
+#include <QList>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
@@ -49,6 +51,11 @@ public:
     bool inferenceOnlyShown() const;
     // Unfolds what hides the field at `path`, if anything does.
     void reveal(const QString& path);
+    // Puts `accessory` (a button that fills the field in: a file chooser) at the right of the
+    // editor of `path`, in its row; the form owns it and disables it while read-only.
+    void addEditorAccessory(const QString& path, QWidget* accessory);
+    // Appends `widget` as a row of its own, the group's whole width, at the end of `section`.
+    void addSectionRow(const QString& section, QWidget* widget);
 
     // The dynamic property that marks an editor and its label (styled red by the form).
     static constexpr const char* kIssueProperty = "configIssue";
@@ -67,6 +74,7 @@ private:
         Kind kind = Kind::Text;
         QWidget* editor = nullptr;
         QLabel* label = nullptr;
+        QFormLayout* form = nullptr;  // the layout of its section
         bool marked = false;
         bool inference_only = false;
     };
@@ -77,6 +85,8 @@ private:
 
     std::vector<Field> fields_;
     QStringList sections_;
+    QMap<QString, QFormLayout*> section_forms_;
+    QList<QWidget*> accessories_;
     QToolButton* inference_toggle_ = nullptr;
     QFormLayout* inference_form_ = nullptr;  // the model section's layout
     QList<int> inference_rows_;              // its rows of inference-only fields

@@ -6,12 +6,15 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QListWidget>
+#include <QMenu>
 #include <QPushButton>
 #include <QSaveFile>
 #include <QScrollArea>
@@ -23,6 +26,7 @@
 #include "configure/config_form.h"
 #include "configure/config_json_view.h"
 #include "configure/config_presets.h"
+#include "configure/data_summary_line.h"
 
 namespace trainbench::gui {
 
@@ -38,6 +42,14 @@ bool windowCanShow(const std::vector<ConfigIssue>& issues) {
 }
 
 constexpr int kIssueListLines = 5;
+
+// Where a file dialog for `current` (a field's path, maybe empty or gone) opens.
+QString dialogFolder(const std::string& current) {
+    const QFileInfo info(QString::fromStdString(current));
+    if (!current.empty() && info.isDir()) return info.absoluteFilePath();
+    if (!current.empty() && info.absoluteDir().exists()) return info.absolutePath();
+    return QDir::homePath();
+}
 
 QJsonObject configObject(const RunConfig& config) {
     return QJsonDocument::fromJson(QByteArray::fromStdString(runConfigToJson(config))).object();
@@ -120,6 +132,10 @@ void ConfigureView::buildUi() {
     form_scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     form_scroll_->setFrameShape(QFrame::NoFrame);
     form_scroll_->setWidget(form_);
+    buildDataButtons();
+    data_line_ = new DataSummaryLine(form_);
+    form_->addSectionRow(QStringLiteral("data"), data_line_);
+    connect(data_line_, &DataSummaryLine::issueChanged, this, &ConfigureView::showIssues);
     json_view_ = new ConfigJsonView(splitter_);
     splitter_->addWidget(form_scroll_);
     splitter_->addWidget(json_view_);
@@ -140,6 +156,78 @@ void ConfigureView::buildUi() {
     connect(issues_list_, &QListWidget::itemClicked, this,
             [this](QListWidgetItem* item) { focusField(item->data(Qt::UserRole).toString()); });
     layout->addWidget(issues_list_);
+}
+
+void ConfigureView::buildDataButtons() {
+    // Push buttons with a menu: the style leaves room for the menu's arrow beside the text.
+    auto* path_button = new QPushButton(tr("Browse"), form_);
+    path_button->setObjectName(QStringLiteral("dataPathButton"));
+    path_button->setToolTip(tr("Choose the text (or token) file, or a folder of text files, for data.path"));
+    auto* path_menu = new QMenu(path_button);
+    QAction* folder = path_menu->addAction(tr("Folder…"));
+    folder->setObjectName(QStringLiteral("chooseDataFolderAction"));
+    folder->setToolTip(tr("Every file in the folder and its subfolders, in name order (hidden ones left out)"));
+    QAction* file = path_menu->addAction(tr("File…"));
+    file->setObjectName(QStringLiteral("chooseDataFileAction"));
+    path_menu->setToolTipsVisible(true);
+    path_button->setMenu(path_menu);
+    connect(folder, &QAction::triggered, this, [this] { chooseDataPathWithDialog(/*folder=*/true); });
+    connect(file, &QAction::triggered, this, [this] { chooseDataPathWithDialog(/*folder=*/false); });
+    form_->addEditorAccessory(QStringLiteral("data.path"), path_button);
+
+    auto* tokenizer_button = new QPushButton(tr("Browse"), form_);
+    tokenizer_button->setObjectName(QStringLiteral("tokenizerButton"));
+    tokenizer_button->setToolTip(tr("Choose a tokenizer for the text source, or read it as bytes"));
+    auto* tokenizer_menu = new QMenu(tokenizer_button);
+    QAction* tokenizer = tokenizer_menu->addAction(tr("Tokenizer file…"));
+    tokenizer->setObjectName(QStringLiteral("chooseTokenizerAction"));
+    tokenizer->setToolTip(tr("A Hugging Face tokenizer.json (byte-level BPE) or a SentencePiece .model"));
+    QAction* bytes = tokenizer_menu->addAction(tr("Bytes (no tokenizer)"));
+    bytes->setObjectName(QStringLiteral("bytesTokenizerAction"));
+    bytes->setToolTip(tr("Clear data.tokenizer: every byte is a token (vocab 256)"));
+    tokenizer_menu->setToolTipsVisible(true);
+    tokenizer_button->setMenu(tokenizer_menu);
+    connect(tokenizer, &QAction::triggered, this, &ConfigureView::chooseTokenizerWithDialog);
+    connect(bytes, &QAction::triggered, this, [this] { chooseTokenizer(QString()); });
+    form_->addEditorAccessory(QStringLiteral("data.tokenizer"), tokenizer_button);
+}
+
+void ConfigureView::chooseDataPathWithDialog(bool folder) {
+    const QString start = dialogFolder(state_.config.data.path);
+    const QString path =
+        folder ? QFileDialog::getExistingDirectory(this, tr("Choose a folder of text files for data.path"), start)
+               : QFileDialog::getOpenFileName(this, tr("Choose a file for data.path"), start,
+                                              tr("Text files (*.txt *.md *.json *.jsonl);;Token files (*.bin);;All "
+                                                 "files (*)"));
+    if (!path.isEmpty()) chooseDataPath(path);
+}
+
+void ConfigureView::chooseTokenizerWithDialog() {
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Choose a tokenizer for data.tokenizer"),
+                                     dialogFolder(state_.config.data.tokenizer),
+                                     tr("Tokenizers (tokenizer.json *.json *.model);;All files (*)"));
+    if (!path.isEmpty()) chooseTokenizer(path);
+}
+
+bool ConfigureView::chooseDataPath(const QString& path) {
+    return chooseDataField("path", path);
+}
+
+bool ConfigureView::chooseTokenizer(const QString& path) {
+    return chooseDataField("tokenizer", path);
+}
+
+bool ConfigureView::chooseDataField(const std::string& key, const QString& value) {
+    if (locked_) return false;
+    RunConfig next = state_.config;
+    std::string& field = key == "path" ? next.data.path : next.data.tokenizer;
+    field = value.toStdString();
+    if (!value.isEmpty() && next.data.source == "markov") next.data.source = "text";
+    if (!sameConfig(next, state_.config))
+        pushEdit(tr("Choose data.%1").arg(QString::fromStdString(key)), ConfigState{std::move(next), state_.name},
+                 QString(), EditOrigin::Replacement);
+    return true;
 }
 
 QString ConfigureView::jsonError() const {
@@ -267,6 +355,7 @@ void ConfigureView::applyState(const ConfigState& state, EditOrigin origin) {
     if (origin != EditOrigin::Form) form_->showValues(configObject(state_.config));
     if (origin != EditOrigin::Json) json_view_->showConfig(state_.config);
     issues_ = validateRunConfig(state_.config);
+    data_line_->setConfig(state_.config, issues_.empty());
     showIssues();
     if (origin != EditOrigin::Window && windowCanShow(issues_)) Q_EMIT configEdited(state_.config, state_.name);
 }
@@ -314,14 +403,17 @@ void ConfigureView::onJsonParsed(const RunConfig& config) {
 }
 
 void ConfigureView::showIssues() {
+    // The data line's refusal comes after the config validated, so the two never both hold.
+    std::vector<ConfigIssue> shown = issues_;
+    if (data_line_->issue()) shown.push_back(*data_line_->issue());
     issues_list_->clear();
-    for (const ConfigIssue& issue : issues_) {
+    for (const ConfigIssue& issue : shown) {
         auto* item = new QListWidgetItem(QString::fromStdString(issue.message), issues_list_);
         item->setData(Qt::UserRole, QString::fromStdString(issue.path));
         item->setToolTip(item->text());
     }
-    issues_list_->setVisible(!issues_.empty());
-    form_->markIssues(issues_);
+    issues_list_->setVisible(!shown.empty());
+    form_->markIssues(shown);
 
     QString summary;
     QString color;
@@ -335,6 +427,10 @@ void ConfigureView::showIssues() {
         color = QStringLiteral("#b00020");
     } else if (!jsonError().isEmpty()) {
         summary = tr("The JSON text does not parse: the form shows the last config that did.");
+        color = QStringLiteral("#b00020");
+    } else if (data_line_->issue()) {
+        summary = tr("The data cannot be read as configured: the counts and the memory plan use this config; Start "
+                     "needs the data fixed.");
         color = QStringLiteral("#b00020");
     } else {
         summary = tr("Valid: the workbench uses this config.");

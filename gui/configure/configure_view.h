@@ -24,6 +24,7 @@ namespace trainbench::gui {
 
 class ConfigForm;
 class ConfigJsonView;
+class DataSummaryLine;
 
 // The view edits its own copy of the config. Every change goes through the undo stack as a
 // ConfigEditCommand, then the form, the JSON text and the issue list show the new state and
@@ -32,9 +33,17 @@ class ConfigJsonView;
 // (the window keeps the last valid config meanwhile). A JSON text that does not parse
 // changes nothing but its own error line.
 //
+// The data section closes with a DataSummaryLine: what describeData makes of the config (the
+// tokenizer, the vocabulary, the token counts), computed off the GUI thread. Its refusal
+// (model.vocab_size below the tokenizer's vocabulary, a folder without text) marks the field
+// it names and joins the issue list, but does not make the config invalid: validateRunConfig
+// alone decides that, and Start refuses such a config with the engine's message.
+//
 // Widgets that tests drive carry object names: configureView, configForm (editors named by
 // dotted path, see ConfigForm), configJsonEdit, configJsonStatus, presetCombo,
-// loadPresetButton, configIssuesSummary, configIssuesList, configLockNote, configureSplitter.
+// loadPresetButton, configIssuesSummary, configIssuesList, configLockNote, configureSplitter,
+// dataPathButton (its menu: chooseDataFolderAction, chooseDataFileAction), tokenizerButton
+// (chooseTokenizerAction, bytesTokenizerAction), and the DataSummaryLine's.
 class ConfigureView : public QWidget {
     Q_OBJECT
 
@@ -65,6 +74,11 @@ public:
     bool saveFile(const QString& path, QString* error = nullptr);
     // Parses a JSON edit still waiting for its timer; false when the text does not parse.
     bool commitPendingEdit();
+    // What the file buttons of the data section do once a path is chosen, each one undoable
+    // step: data.path (a file or folder), data.tokenizer (empty: bytes). A synthetic source
+    // becomes "text" on the way, since that is what a chosen file is read as. False while locked.
+    bool chooseDataPath(const QString& path);
+    bool chooseTokenizer(const QString& path);
 
     // While a run is live the config in force cannot change: every editor is read-only.
     void setLocked(bool locked);
@@ -75,6 +89,7 @@ public:
     QAction* redoAction() const { return redo_action_; }
     ConfigForm* form() const { return form_; }
     ConfigJsonView* jsonView() const { return json_view_; }
+    DataSummaryLine* dataSummaryLine() const { return data_line_; }
     QSplitter* splitter() const { return splitter_; }
 
 Q_SIGNALS:
@@ -85,6 +100,11 @@ Q_SIGNALS:
 
 private:
     void buildUi();
+    void buildDataButtons();
+    void chooseDataPathWithDialog(bool folder);
+    void chooseTokenizerWithDialog();
+    // One undoable step setting a data field (`key` of data) to `value`, markov becoming text.
+    bool chooseDataField(const std::string& key, const QString& value);
     void applyState(const ConfigState& state, EditOrigin origin);
     void pushEdit(const QString& description, ConfigState after, const QString& field, EditOrigin origin);
     void onFieldEdited(const QString& path, const QJsonValue& value);
@@ -116,6 +136,7 @@ private:
     QLabel* lock_note_ = nullptr;
     QLabel* issues_summary_ = nullptr;
     QListWidget* issues_list_ = nullptr;
+    DataSummaryLine* data_line_ = nullptr;
 };
 
 }  // namespace trainbench::gui

@@ -42,6 +42,9 @@ public:
     // The row of `run_id`, or -1.
     int rowOf(const QString& run_id) const;
     const QString& storeFolder() const;
+    // The model's store reader: other queries of the same store (a run's checkpoints) are
+    // posted there, in order with the refreshes.
+    StoreReader* reader() const { return reader_; }
     // True once a refresh has delivered the store's runs.
     bool isLoaded() const { return loaded_once_; }
 
