@@ -1,8 +1,9 @@
-// MoE forward: tokens sorted by expert, one batched call per expert, weighted scatter back;
+// MoE forward: tokens sorted by expert, the experts' grouped products, weighted scatter back;
 // under expert parallelism the sorted tokens travel to the experts' ranks and back.
 #include "model/moe.h"
 
 #include "model/all_to_all.h"
+#include "model/grouped_experts.h"
 
 namespace trainbench {
 
@@ -61,14 +62,9 @@ MoEOutput MoEImpl::forward(const torch::Tensor& x) {
 }
 
 torch::Tensor MoEImpl::runExperts(const torch::Tensor& dispatched, const int64_t* count) {
-    auto per_expert = dispatched.split_with_sizes(c10::IntArrayRef(count, n_experts_));
-    std::vector<torch::Tensor> outputs;
+    // Every expert gets a gradient (zeros where no row came): none is idle for the buckets.
     if (is_training() && count_loads_) idle_experts_.clear();
-    for (int64_t e = 0; e < n_experts_; ++e) {
-        if (count[e] > 0) outputs.push_back(expert_[e]->forward(per_expert[e]));
-        else if (is_training() && count_loads_) idle_experts_.push_back(e);
-    }
-    return torch::cat(outputs, 0);
+    return groupedExperts(dispatched, expert_, std::vector<int64_t>(count, count + n_experts_));
 }
 
 torch::Tensor MoEImpl::runExpertsParallel(const torch::Tensor& dispatched, const torch::Tensor& counts,
@@ -106,14 +102,9 @@ torch::Tensor MoEImpl::runExpertsParallel(const torch::Tensor& dispatched, const
         // Each row's local expert, in arrival order, stably sorted: by expert, sources in rank order.
         auto expert_of_row = torch::arange(L, counts_in.options()).repeat({EP}).repeat_interleave(counts_in.view({-1}));
         auto order = std::get<1>(expert_of_row.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false));
-        auto grouped = received.index_select(0, order).split_with_sizes(rows_of);
-        std::vector<torch::Tensor> outputs;
-        for (int64_t j = 0; j < L; ++j) {
-            if (rows_of[j] > 0) outputs.push_back(expert_[ep_.firstExpert() + j]->forward(grouped[j]));
-            else if (is_training() && count_loads_) idle_experts_.push_back(ep_.firstExpert() + j);
-        }
+        const std::vector<MLP> local(expert_.begin() + ep_.firstExpert(), expert_.begin() + ep_.firstExpert() + L);
+        auto out = groupedExperts(received.index_select(0, order), local, rows_of);
         // Back into the order the rows came in, then home.
-        auto out = torch::cat(outputs, 0);
         outputs_back = torch::empty_like(out).index_copy(0, order, out);
     }
     return allToAll(outputs_back, recv, send, *ep_.group);

@@ -1,0 +1,24 @@
+// The routed experts of an MoE layer over their rows at once: grouped products, one autograd node.
+#pragma once
+
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "model/mlp.h"
+
+namespace trainbench {
+
+// rows [R, d], grouped by expert: the first rows_per_expert[0] rows go to experts[0], and so on
+// (a count may be 0). Returns [R, d]: each group through its expert, w2(silu(w1 x) * w3 x).
+// Each projection of every expert is one grouped matrix product (at::_grouped_mm) where the
+// dtype (fp32, bf16) and the widths (rows of 16 bytes) allow it, else a product per expert;
+// the backward is written out (the SwiGLU's derivative, the grouped products of the inputs'
+// and the weights' gradients), and nothing but the inputs and the two first projections is
+// saved: the experts' weights are stacked for a call and dropped, not kept for the backward.
+// Every expert gets a gradient, zero for one no row reached. Under autocast the products run
+// in its dtype, as a linear layer's would.
+torch::Tensor groupedExperts(const torch::Tensor& rows, const std::vector<MLP>& experts,
+                             const std::vector<int64_t>& rows_per_expert);
+
+}  // namespace trainbench
