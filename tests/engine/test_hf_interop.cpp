@@ -363,6 +363,27 @@ private Q_SLOTS:
                 const float expected = qf[i][j].item<float>() * scale[i / 48][j / 24].item<float>();
                 if (got[i][j].item<float>() != expected) QFAIL(qPrintable(QString("element %1, %2").arg(i).arg(j)));
             }
+        // Refused, naming it: a scale that does not tile its weight, fp8 without a scale, and
+        // another quantisation method.
+        auto refusal = [&]() -> std::string {
+            try {
+                readHuggingFaceWeights(options.out_dir, config_.model);
+            } catch (const ConfigError& e) {
+                return e.what();
+            }
+            return "";
+        };
+        tensors.back().second = torch::ones({3, 2});
+        writeSafetensors(file, tensors, {{"format", "pt"}});
+        QVERIFY2(refusal().find("does not tile") != std::string::npos, refusal().c_str());
+        tensors.pop_back();
+        writeSafetensors(file, tensors, {{"format", "pt"}});
+        QVERIFY2(refusal().find("fp8 without a weight_scale_inv") != std::string::npos, refusal().c_str());
+        tensors.emplace_back(target + "_scale_inv", scale);
+        writeSafetensors(file, tensors, {{"format", "pt"}});
+        c["quantization_config"] = {{"quant_method", "gptq"}};
+        std::ofstream(options.out_dir + "/config.json") << c.dump();
+        QVERIFY2(refusal().find("gptq") != std::string::npos, refusal().c_str());
     }
 
     // Every refusal names what is at fault.
