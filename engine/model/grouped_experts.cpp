@@ -9,41 +9,23 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// at::_grouped_mm on the CPU takes fp32 and bf16 with 16-byte aligned rows.
-bool groupable(torch::ScalarType dtype, int64_t dim, int64_t hidden) {
+// at::_grouped_mm on the CPU takes fp32 and bf16 with 16-byte aligned rows. The weights are
+// stacked for each call, a copy of all of them: only where that copy is no larger than the
+// rows themselves (small experts, many tokens), so that a large model's experts (config_16B:
+// 64 x 3 x 2048 x 1408 per layer) are not copied per micro-batch.
+}  // namespace
+
+bool expertsGroupable(torch::ScalarType dtype, int64_t rows, int64_t dim, int64_t hidden, size_t experts) {
     if (dtype != torch::kFloat32 && dtype != torch::kBFloat16) return false;
     const int64_t bytes = c10::elementSize(dtype);
-    return (dim * bytes) % 16 == 0 && (hidden * bytes) % 16 == 0;
-}
-
-// x [R, K] grouped by rows, w [L, K, N]: [R, N], group e times w[e].
-torch::Tensor rowsTimes(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& offsets,
-                        const std::vector<int64_t>& counts, bool grouped) {
-    if (grouped) return at::_grouped_mm(x, w, offsets);
-    std::vector<torch::Tensor> parts;
-    int64_t start = 0;
-    for (size_t e = 0; e < counts.size(); ++e) {
-        parts.push_back(x.narrow(0, start, counts[e]).mm(w[e]));
-        start += counts[e];
-    }
-    return torch::cat(parts, 0);
-}
-
-// a [M, R], b [R, N], both grouped along R: [L, M, N], group e's a_e b_e (zeros for an empty one).
-torch::Tensor groupsOuter(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& offsets,
-                          const std::vector<int64_t>& counts, bool grouped) {
-    if (grouped) return at::_grouped_mm(a, b, offsets);
-    std::vector<torch::Tensor> parts;
-    int64_t start = 0;
-    for (size_t e = 0; e < counts.size(); ++e) {
-        parts.push_back(a.narrow(1, start, counts[e]).mm(b.narrow(0, start, counts[e])));
-        start += counts[e];
-    }
-    return torch::stack(parts, 0);
+    if ((dim * bytes) % 16 != 0 || (hidden * bytes) % 16 != 0) return false;
+    return int64_t(experts) * 3 * dim * hidden <= rows * dim;
 }
 
 // The weights stacked for one call: [L, 2I, d] (each expert's w1 rows, then its w3 rows) and
 // [L, d, I] (w2).
+namespace {
+
 torch::Tensor stackedGateUp(at::TensorList w, size_t L, torch::ScalarType dtype) {
     std::vector<torch::Tensor> parts;
     for (size_t e = 0; e < L; ++e) parts.push_back(torch::cat({w[3 * e], w[3 * e + 2]}, 0));
@@ -63,16 +45,30 @@ public:
         const auto dtype = static_cast<torch::ScalarType>(dtype_code);
         const size_t L = counts.size();
         const int64_t d = rows.size(1), I = weights[0].size(0);
-        const bool grouped = groupable(dtype, d, I);
-        std::vector<int32_t> ends;
-        int64_t end = 0;
-        for (int64_t c : counts) ends.push_back(static_cast<int32_t>(end += c));
-        auto offsets = torch::tensor(ends, torch::kInt32).to(rows.device());
-        auto x = rows.to(dtype).contiguous();                                                // [R, d]
-        auto ab = rowsTimes(x, stackedGateUp(weights, L, dtype).transpose(1, 2), offsets, counts, grouped);  // [R, 2I]
-        auto a = ab.narrow(1, 0, I), b = ab.narrow(1, I, I);
-        auto h = (torch::silu(a) * b).contiguous();                                          // [R, I]
-        auto y = rowsTimes(h, stackedDown(weights, L, dtype).transpose(1, 2), offsets, counts, grouped);  // [R, d]
+        const bool grouped = expertsGroupable(dtype, rows.size(0), d, I, L);
+        auto x = rows.to(dtype).contiguous();  // [R, d]
+        torch::Tensor offsets, ab, y;          // ab [R, 2I]: the two first projections
+        if (grouped) {
+            std::vector<int32_t> ends;
+            int64_t end = 0;
+            for (int64_t c : counts) ends.push_back(static_cast<int32_t>(end += c));
+            offsets = torch::tensor(ends, torch::kInt32).to(rows.device());
+            ab = at::_grouped_mm(x, stackedGateUp(weights, L, dtype).transpose(1, 2), offsets);
+            auto h = (torch::silu(ab.narrow(1, 0, I)) * ab.narrow(1, I, I)).contiguous();  // [R, I]
+            y = at::_grouped_mm(h, stackedDown(weights, L, dtype).transpose(1, 2), offsets);
+        } else {
+            std::vector<torch::Tensor> ab_parts, y_parts;
+            int64_t start = 0;
+            for (size_t e = 0; e < L; ++e) {
+                auto xe = x.narrow(0, start, counts[e]);
+                auto a = xe.mm(weights[3 * e].to(dtype).t()), b = xe.mm(weights[3 * e + 2].to(dtype).t());
+                ab_parts.push_back(torch::cat({a, b}, 1));
+                y_parts.push_back((torch::silu(a) * b).mm(weights[3 * e + 1].to(dtype).t()));
+                start += counts[e];
+            }
+            ab = torch::cat(ab_parts, 0);
+            y = torch::cat(y_parts, 0);
+        }
         variable_list saved{x, ab, offsets};
         for (const auto& w : weights) saved.push_back(w);
         ctx->save_for_backward(saved);
@@ -91,25 +87,48 @@ public:
         const size_t L = counts.size();
         const auto dtype = x.scalar_type();
         const int64_t I = weights[0].size(0);
-        auto gy = grads[0].to(dtype).contiguous();                                   // [R, d]
+        auto gy = grads[0].to(dtype).contiguous();  // [R, d]
         auto a = ab.narrow(1, 0, I), b = ab.narrow(1, I, I);
         auto s = torch::sigmoid(a);
         auto silu = a * s;
-        auto h = (silu * b).contiguous();
-        auto gh = rowsTimes(gy, stackedDown(weights, L, dtype), offsets, counts, grouped);  // [R, I]
-        // d silu(a) / da = s (1 + a (1 - s))
-        auto ga = gh * b * (s * (1 + a * (1 - s)));
-        auto gb = gh * silu;
-        auto gab = torch::cat({ga, gb}, 1);                                          // [R, 2I]
-        auto gx = rowsTimes(gab, stackedGateUp(weights, L, dtype), offsets, counts, grouped);  // [R, d]
-        auto g_gate_up = groupsOuter(gab.t(), x, offsets, counts, grouped);        // [L, 2I, d]
-        auto g_down = groupsOuter(gy.t(), h, offsets, counts, grouped);             // [L, d, I]
+        auto h = (silu * b).contiguous();  // [R, I]
+        // d silu(a) / da = s (1 + a (1 - s)); the chain through h = silu(a) b.
+        auto dsilu = s * (1 + a * (1 - s));
+        std::vector<torch::Tensor> gate, down, up;  // per expert
+        torch::Tensor gx;
+        if (grouped) {
+            auto gh = at::_grouped_mm(gy, stackedDown(weights, L, dtype), offsets);   // [R, I]
+            auto gab = torch::cat({gh * b * dsilu, gh * silu}, 1);                    // [R, 2I]
+            gx = at::_grouped_mm(gab, stackedGateUp(weights, L, dtype), offsets);      // [R, d]
+            auto g_gate_up = at::_grouped_mm(gab.t(), x, offsets);                    // [L, 2I, d]
+            auto g_down = at::_grouped_mm(gy.t(), h, offsets);                        // [L, d, I]
+            for (size_t e = 0; e < L; ++e) {
+                gate.push_back(g_gate_up[e].narrow(0, 0, I));
+                down.push_back(g_down[e]);
+                up.push_back(g_gate_up[e].narrow(0, I, I));
+            }
+        } else {
+            std::vector<torch::Tensor> gx_parts;
+            int64_t start = 0;
+            for (size_t e = 0; e < L; ++e) {
+                const int64_t c = counts[e];
+                auto xe = x.narrow(0, start, c), gye = gy.narrow(0, start, c), he = h.narrow(0, start, c);
+                auto gh = gye.mm(weights[3 * e + 1].to(dtype));
+                auto ga = gh * b.narrow(0, start, c) * dsilu.narrow(0, start, c), gb = gh * silu.narrow(0, start, c);
+                gx_parts.push_back(ga.mm(weights[3 * e].to(dtype)) + gb.mm(weights[3 * e + 2].to(dtype)));
+                gate.push_back(ga.t().mm(xe));
+                down.push_back(gye.t().mm(he));
+                up.push_back(gb.t().mm(xe));
+                start += c;
+            }
+            gx = torch::cat(gx_parts, 0);
+        }
         variable_list out{gx.to(static_cast<torch::ScalarType>(ctx->saved_data["rows_dtype"].toInt()))};
         for (size_t e = 0; e < L; ++e) {
             const auto master = weights[3 * e].scalar_type();
-            out.push_back(g_gate_up[e].narrow(0, 0, I).to(master));
-            out.push_back(g_down[e].to(master));
-            out.push_back(g_gate_up[e].narrow(0, I, I).to(master));
+            out.push_back(gate[e].to(master));
+            out.push_back(down[e].to(master));
+            out.push_back(up[e].to(master));
         }
         out.push_back(torch::Tensor());  // counts
         out.push_back(torch::Tensor());  // dtype

@@ -67,21 +67,30 @@ private Q_SLOTS:
         QTest::addColumn<int>("d");
         QTest::addColumn<int>("hidden");
         QTest::addColumn<double>("tolerance");
-        QTest::newRow("fp64, a product per expert") << int(torch::kFloat64) << 64 << 32 << 1e-12;
-        QTest::newRow("fp32, grouped products") << int(torch::kFloat32) << 64 << 32 << 1e-5;
-        QTest::newRow("fp32, widths the grouped product cannot take") << int(torch::kFloat32) << 6 << 10 << 1e-5;
+        QTest::addColumn<int>("rows_count");
+        QTest::addColumn<bool>("grouped");
+        QTest::newRow("fp64, a product per expert") << int(torch::kFloat64) << 64 << 32 << 1e-12 << 450 << false;
+        QTest::newRow("fp32, grouped products") << int(torch::kFloat32) << 64 << 32 << 1e-5 << 450 << true;
+        QTest::newRow("fp32, few rows: a product per expert") << int(torch::kFloat32) << 64 << 32 << 1e-5 << 17 << false;
+        QTest::newRow("fp32, widths the grouped product cannot take") << int(torch::kFloat32) << 6 << 10 << 1e-5 << 450
+                                                                       << false;
     }
     void equalsTheComposedForm() {
         QFETCH(int, dtype);
         QFETCH(int, d);
         QFETCH(int, hidden);
         QFETCH(double, tolerance);
+        QFETCH(int, rows_count);
+        QFETCH(bool, grouped);
         torch::manual_seed(3);
         const auto type = static_cast<torch::ScalarType>(dtype);
         const auto experts = makeExperts(4, d, hidden, type);
-        const std::vector<int64_t> counts{5, 0, 9, 3};  // expert 1 reached by no row
-        auto rows = torch::randn({17, d}, type);
-        auto upstream = torch::randn({17, d}, type);
+        QCOMPARE(expertsGroupable(type, rows_count, d, hidden, 4), grouped);
+        // Expert 1 reached by no row.
+        const std::vector<int64_t> counts = rows_count == 17 ? std::vector<int64_t>{5, 0, 9, 3}
+                                                             : std::vector<int64_t>{150, 0, 200, 100};
+        auto rows = torch::randn({rows_count, d}, type);
+        auto upstream = torch::randn({rows_count, d}, type);
         const Outcome a = run(experts, rows, counts, upstream, true), b = run(experts, rows, counts, upstream, false);
         QVERIFY2(relativeError(a.y, b.y) < tolerance, qPrintable(QString::number(relativeError(a.y, b.y))));
         QVERIFY2(relativeError(a.grad_rows, b.grad_rows) < tolerance, "rows' gradient");
@@ -101,8 +110,9 @@ private Q_SLOTS:
     void autocastRunsInBf16() {
         torch::manual_seed(4);
         const auto experts = makeExperts(2, 64, 32, torch::kFloat32);
-        const std::vector<int64_t> counts{7, 9};
-        auto rows = torch::randn({16, 64});
+        const std::vector<int64_t> counts{200, 184};  // enough rows for the grouped products
+        QVERIFY(expertsGroupable(torch::kBFloat16, 384, 64, 32, 2));
+        auto rows = torch::randn({384, 64});
         torch::Tensor reference = groupedExperts(rows, experts, counts).detach(), y;
         {
             at::autocast::set_autocast_enabled(at::kCPU, true);
