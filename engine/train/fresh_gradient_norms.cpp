@@ -29,9 +29,10 @@ FreshGradientNorms::FreshGradientNorms(const std::vector<torch::Tensor>& params,
     : params_(params) {
     const int64_t groups = static_cast<int64_t>(noiseScaleGroups().size());
     auto options = torch::TensorOptions(device).dtype(torch::kFloat64);
-    micro_ = torch::zeros({groups}, options);
+    micro_all_ = torch::zeros({groups + 1}, options);
+    micro_ = micro_all_.narrow(0, 0, groups);
     window_ = torch::zeros({groups + 1}, options);
-    micro_routed_ = torch::zeros({1}, options);
+    micro_routed_ = micro_all_.narrow(0, groups, 1);
     routed_k_ = torch::zeros({0}, options);
     tokens_k_ = torch::zeros({0}, options);
     for (size_t i = 0; i < params_.size(); ++i) {
@@ -42,11 +43,17 @@ FreshGradientNorms::FreshGradientNorms(const std::vector<torch::Tensor>& params,
         const int64_t group = group_of_param[i];
         const bool is_routed = i < routed.size() && routed[i];
         has_routed_ = has_routed_ || is_routed;
-        torch::Tensor slot = is_routed ? micro_routed_ : micro_.narrow(0, group, 1);
-        // Squared in the gradient's own dtype's norm, then in fp64: no fp64 copy of the gradient.
-        hooks_.push_back(params_[i].register_hook([slot](const torch::Tensor& grad) {
-            torch::NoGradGuard no_grad;
-            slot.add_(at::linalg_vector_norm(grad).to(torch::kFloat64).square());
+        const int64_t slot = is_routed ? groups : group;
+        hooks_.push_back(params_[i].register_hook([this, slot](const torch::Tensor& grad) {
+            bool full = false;
+            {
+                std::lock_guard<std::mutex> lock(pending_mutex_);
+                pending_.push_back(grad);
+                pending_slot_.push_back(slot);
+                pending_bytes_ += grad.numel() * grad.element_size();
+                full = pending_bytes_ >= kPendingBytes;
+            }
+            if (full) flush();
         }));
     }
 }
@@ -70,12 +77,35 @@ void FreshGradientNorms::beginWindow(int64_t micro_batches) {
     }
 }
 
+void FreshGradientNorms::flush() {
+    std::vector<torch::Tensor> grads;
+    std::vector<int64_t> slots;
+    {
+        std::lock_guard<std::mutex> lock(pending_mutex_);
+        grads.swap(pending_);
+        slots.swap(pending_slot_);
+        pending_bytes_ = 0;
+    }
+    if (grads.empty()) return;
+    torch::NoGradGuard no_grad;
+    // Each norm in the gradient's own dtype, then squared in fp64: no fp64 copy of a gradient.
+    auto squares = torch::stack(at::_foreach_norm(grads, 2)).to(torch::kFloat64).square();
+    auto index = torch::tensor(slots, torch::kInt64).to(micro_all_.device());
+    micro_all_.index_add_(0, index, squares);
+}
+
 void FreshGradientNorms::beginMicroBatch() {
-    micro_.zero_();
-    micro_routed_.zero_();
+    {
+        std::lock_guard<std::mutex> lock(pending_mutex_);
+        pending_.clear();
+        pending_slot_.clear();
+        pending_bytes_ = 0;
+    }
+    micro_all_.zero_();
 }
 
 void FreshGradientNorms::endMicroBatch(const torch::Tensor& token_count) {
+    flush();
     torch::NoGradGuard no_grad;
     const int64_t groups = micro_.size(0);
     auto n = token_count.to(torch::kFloat64);

@@ -2,6 +2,7 @@
 // as autograd makes it (the small-batch half of the noise scale, NOISE_SCALE.md section 2).
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,11 @@ std::vector<int> noiseScaleGroupsOf(Transformer& model);
 
 // A hook on every parameter sees the gradient one micro-batch's backward produced for it,
 // before it is added to what earlier micro-batches left (every use in the graph summed, so the
-// same at every ZeRO stage and with recomputation), and adds its squared norm into the group's
-// device accumulator: no host synchronisation. At the micro-batch's end that is divided by the
+// same at every ZeRO stage and with recomputation). The hooks hold those gradients until about
+// kPendingBytes of them are held or the micro-batch ends, and then their squared norms go into
+// the groups' device accumulators in a few calls (one norm over the list, one index_add): a
+// dozen operators a micro-batch where a norm per parameter made hundreds, and at most
+// kPendingBytes kept beyond autograd's own. No host synchronisation. At the micro-batch's end that is divided by the
 // micro-batch's token count n_k and added to the window's sums, and micro-batches with any
 // counted targets are counted.
 //
@@ -50,15 +54,24 @@ public:
     torch::Tensor routedWindow() const { return torch::cat({routed_k_, tokens_k_}); }
     bool hasRouted() const { return has_routed_; }
 
+    static constexpr int64_t kPendingBytes = 1 << 20;
+
 private:
+    void flush();  // the pending gradients' squared norms into micro_all_
+
     std::vector<torch::Tensor> params_;
     std::vector<unsigned> hooks_;
+    torch::Tensor micro_all_;  // [groups + 1]: micro_, then micro_routed_
     torch::Tensor micro_;   // [groups], this micro-batch's squared norms
     torch::Tensor window_;  // [groups + 1]
     bool has_routed_ = false;
     torch::Tensor micro_routed_;        // [1]: the routed parameters' share of this micro-batch
     torch::Tensor routed_k_, tokens_k_;  // [K] each
     int64_t micro_index_ = 0;
+    std::mutex pending_mutex_;  // autograd may run hooks on its own threads
+    std::vector<torch::Tensor> pending_;
+    std::vector<int64_t> pending_slot_;  // each pending gradient's index into micro_all_
+    int64_t pending_bytes_ = 0;
 };
 
 }  // namespace trainbench
