@@ -11,15 +11,18 @@ using torch::autograd::variable_list;
 
 // at::_grouped_mm on the CPU takes fp32 and bf16 with 16-byte aligned rows. The weights are
 // stacked for each call, a copy of all of them: only where that copy is no larger than the
-// rows themselves (small experts, many tokens), so that a large model's experts (config_16B:
-// 64 x 3 x 2048 x 1408 per layer) are not copied per micro-batch.
+// rows themselves or than kStackedBytes (small experts, or many tokens), so that a large
+// model's experts (config_16B: 64 x 3 x 2048 x 1408 per layer, 2.2 GB) are not copied per
+// micro-batch.
+constexpr int64_t kStackedBytes = 8 << 20;
 }  // namespace
 
 bool expertsGroupable(torch::ScalarType dtype, int64_t rows, int64_t dim, int64_t hidden, size_t experts) {
     if (dtype != torch::kFloat32 && dtype != torch::kBFloat16) return false;
     const int64_t bytes = c10::elementSize(dtype);
     if ((dim * bytes) % 16 != 0 || (hidden * bytes) % 16 != 0) return false;
-    return int64_t(experts) * 3 * dim * hidden <= rows * dim;
+    const int64_t stacked = int64_t(experts) * 3 * dim * hidden;
+    return stacked <= rows * dim || stacked * bytes <= kStackedBytes;
 }
 
 // The weights stacked for one call: [L, 2I, d] (each expert's w1 rows, then its w3 rows) and

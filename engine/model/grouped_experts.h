@@ -20,7 +20,7 @@ namespace trainbench {
 // in its dtype, as a linear layer's would.
 // Whether the products are grouped: fp32 or bf16 with rows of 16 bytes (what at::_grouped_mm
 // takes on the CPU), and the experts' weights, stacked for each call, no more elements than the
-// rows (so that a large model's experts are not copied per micro-batch).
+// rows or at most 8 MiB (so that a large model's experts are not copied per micro-batch).
 bool expertsGroupable(torch::ScalarType dtype, int64_t rows, int64_t dim, int64_t hidden, size_t experts);
 
 torch::Tensor groupedExperts(const torch::Tensor& rows, const std::vector<MLP>& experts,

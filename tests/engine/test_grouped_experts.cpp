@@ -71,7 +71,9 @@ private Q_SLOTS:
         QTest::addColumn<bool>("grouped");
         QTest::newRow("fp64, a product per expert") << int(torch::kFloat64) << 64 << 32 << 1e-12 << 450 << false;
         QTest::newRow("fp32, grouped products") << int(torch::kFloat32) << 64 << 32 << 1e-5 << 450 << true;
-        QTest::newRow("fp32, few rows: a product per expert") << int(torch::kFloat32) << 64 << 32 << 1e-5 << 17 << false;
+        QTest::newRow("fp32, few rows, small experts: grouped") << int(torch::kFloat32) << 64 << 32 << 1e-5 << 17 << true;
+        QTest::newRow("fp32, few rows, large experts: a product per expert")
+            << int(torch::kFloat32) << 512 << 1024 << 1e-5 << 17 << false;
         QTest::newRow("fp32, widths the grouped product cannot take") << int(torch::kFloat32) << 6 << 10 << 1e-5 << 450
                                                                        << false;
     }
