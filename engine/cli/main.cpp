@@ -514,6 +514,8 @@ int commandSchema() {
 
 }  // namespace
 
+namespace {
+
 // A text corpus being tokenised: one line on stderr, redrawn in place on a terminal.
 void showTokenizeProgress(const std::string& what, int64_t done, int64_t total) {
     static const bool terminal = ::isatty(STDERR_FILENO);
@@ -529,6 +531,8 @@ void showTokenizeProgress(const std::string& what, int64_t done, int64_t total) 
                  std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), fraction * 100, total / 1e6,
                  terminal && done < total ? "" : "\n");
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
     setTokenizeProgress(showTokenizeProgress);

@@ -63,11 +63,7 @@ std::vector<fs::path> listFiles(const std::string& path, const std::string& fiel
 
 TextSource::TextSource(const DataConfig& data) : padded_(data.layout == "padded") {
     if (!data.tokenizer.empty()) {
-        try {
-            tokenizer_ = openTokenizer(data.tokenizer);
-        } catch (const TokenizerError& e) {
-            throw ConfigError("data.tokenizer", std::string("data.tokenizer: ") + e.what());
-        }
+        tokenizer_ = openDataTokenizer(data.tokenizer);
         end_token_ = tokenizer_->endOfText();
         if (end_token_ < 0)
             throw ConfigError("data.tokenizer", "data.tokenizer (\"" + data.tokenizer +

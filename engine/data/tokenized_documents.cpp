@@ -77,6 +77,14 @@ void writeCache(const fs::path& path, const Documents& d) {
 
 }  // namespace
 
+std::unique_ptr<Tokenizer> openDataTokenizer(const std::string& path) {
+    try {
+        return openTokenizer(path);
+    } catch (const TokenizerError& e) {
+        throw ConfigError("data.tokenizer", std::string("data.tokenizer: ") + e.what());
+    }
+}
+
 void setTokenizeProgress(TokenizeProgress progress) {
     std::lock_guard<std::mutex> lock(g_progress_mutex);
     g_progress = std::move(progress);

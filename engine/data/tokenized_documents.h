@@ -2,12 +2,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tokenizer/tokenizer.h"
 
 namespace trainbench {
+
+// data.tokenizer opened; a bad file is a ConfigError naming data.tokenizer and what is wrong.
+std::unique_ptr<Tokenizer> openDataTokenizer(const std::string& path);
 
 struct Documents {
     std::vector<int32_t> ids;     // the documents back to back, each ending in its end token

@@ -11,7 +11,7 @@
 #include "interop/hf_names.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
-#include "tokenizer/tokenizer.h"
+#include "data/tokenized_documents.h"
 #include "trainbench/config_io.h"
 #include "trainbench/hf_interop.h"
 
@@ -72,11 +72,7 @@ HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& w
     int64_t eos = -1;
     std::string eos_text;
     if (!o.tokenizer_path.empty()) {
-        try {
-            tokenizer = openTokenizer(o.tokenizer_path);
-        } catch (const TokenizerError& e) {
-            throw ConfigError("data.tokenizer", std::string("data.tokenizer: ") + e.what());
-        }
+        tokenizer = openDataTokenizer(o.tokenizer_path);
         eos = tokenizer->endOfText();
         if (eos >= 0) eos_text = tokenizer->decode({static_cast<int32_t>(eos)});
     }
