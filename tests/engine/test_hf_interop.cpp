@@ -386,6 +386,24 @@ private Q_SLOTS:
         QVERIFY2(refusal().find("gptq") != std::string::npos, refusal().c_str());
     }
 
+    // fp16 storage (some published checkpoints) reads back as the weights rounded to fp16.
+    void fp16WeightsAreRead() {
+        HfExportOptions options;
+        options.out_dir = dir_.filePath("hf-fp16").toStdString();
+        options.dtype = "fp32";
+        exportHuggingFace(config_.model, checkpoint_, options);
+        const std::string file = options.out_dir + "/model.safetensors";
+        NamedTensors tensors = readSafetensors(file);
+        for (auto& [name, tensor] : tensors) tensor = tensor.to(torch::kFloat16);
+        writeSafetensors(file, tensors, {{"format", "pt"}});
+        const NamedTensors back = readHuggingFaceWeights(options.out_dir, config_.model);
+        std::map<std::string, torch::Tensor> by_name(back.begin(), back.end());
+        for (const auto& [name, tensor] : readSafetensors(checkpoint_ + "/model.safetensors")) {
+            QCOMPARE(by_name.at(name).scalar_type(), torch::kFloat32);
+            QVERIFY2(torch::equal(by_name.at(name), tensor.to(torch::kFloat16).to(torch::kFloat32)), name.c_str());
+        }
+    }
+
     // Every refusal names what is at fault.
     void badInputIsRefusedNamingIt() {
         HfExportOptions options;
