@@ -426,16 +426,23 @@ int commandInitFromHf(const std::string& dir, const std::string& base_path, cons
 // config) as a Hugging Face directory.
 int commandExportHf(const std::vector<std::string>& positionals, const std::string& checkpoint, int64_t step,
                     const std::string& store_option, const std::vector<std::string>& overrides, HfExportOptions options) {
-    HfExportSource source;
+    HfExportSummary summary;
     if (!checkpoint.empty()) {
         if (step > 0) throw ConfigError("--step", "--step picks a checkpoint of a run; with --checkpoint name it directly");
         if (positionals.size() > 1) throw ConfigError("", "with --checkpoint give at most one CONFIG");
         const bool is_checkpoint_dir = std::filesystem::is_regular_file(checkpoint + "/trainer.json");
-        if (is_checkpoint_dir) source = exportSourceOfCheckpoint(checkpoint);
-        if (!positionals.empty()) source.model = loadWithoutData(positionals[0], overrides).model;
-        else if (!is_checkpoint_dir)
-            throw ConfigError("", checkpoint + " is a weights file: give the CONFIG it was trained with");
-        if (!is_checkpoint_dir) source.weights = checkpoint;
+        if (is_checkpoint_dir && positionals.empty()) {
+            summary = exportCheckpointToHuggingFace(checkpoint, options);
+        } else {
+            if (positionals.empty())
+                throw ConfigError("", checkpoint + " is a weights file: give the CONFIG it was trained with");
+            // A CONFIG given names the model section; a checkpoint directory keeps its tokenizer.
+            HfExportSource source;
+            if (is_checkpoint_dir) source = exportSourceOfCheckpoint(checkpoint);
+            else source.weights = checkpoint;
+            options.tokenizer_path = source.tokenizer;
+            summary = exportHuggingFace(loadWithoutData(positionals[0], overrides).model, source.weights, options);
+        }
     } else {
         if (positionals.size() != 1)
             throw ConfigError("", "export-hf takes a RUN_ID (see `trainbench-cli runs`), or --checkpoint PATH [CONFIG]");
@@ -444,10 +451,8 @@ int commandExportHf(const std::vector<std::string>& positionals, const std::stri
         if (!store.findRun(positionals[0]))
             throw ConfigError("", "run '" + positionals[0] + "' is not in the store " + store.path() +
                                       "; list runs with `trainbench-cli runs`");
-        source = exportSourceOfCheckpoint(checkpointDirectoryOfStep(store.checkpointFolder(positionals[0]), step));
+        summary = exportCheckpointToHuggingFace(checkpointOfStep(store.checkpointFolder(positionals[0]), step).path, options);
     }
-    options.tokenizer_path = source.tokenizer;
-    const HfExportSummary summary = exportHuggingFace(source.model, source.weights, options);
     std::fprintf(stderr, "%s: %lld tensors, %.1f MB in %lld file(s), %s, experts %s\n", summary.architecture.c_str(),
                  (long long)summary.tensors, summary.bytes / 1e6, (long long)summary.shards, options.dtype.c_str(),
                  options.expert_layout.c_str());

@@ -1,6 +1,4 @@
-// Which weights `export-hf` writes: a run's checkpoint of a given step, verified first.
-#include <algorithm>
-#include <cstdlib>
+// Which weights `export-hf` writes: a checkpoint directory, verified, with its own config.
 #include <filesystem>
 
 #include "train/checkpoint.h"
@@ -21,33 +19,13 @@ HfExportSource exportSourceOfCheckpoint(const std::string& checkpoint_dir) {
     return source;
 }
 
-std::string checkpointDirectoryOfStep(const std::string& folder, int64_t step) {
-    std::vector<std::string> skipped;
-    if (step <= 0) {
-        auto newest = newestValidCheckpoint(folder, skipped);
-        if (!newest) throw ConfigError("", folder + ": the run has no valid checkpoint to export");
-        return newest->path;
-    }
-    char name[32];
-    std::snprintf(name, sizeof name, "step-%08lld", static_cast<long long>(step));
-    const fs::path dir = fs::path(folder) / name;
-    std::error_code error;
-    if (!fs::is_directory(dir, error)) {
-        std::vector<long long> present;
-        if (fs::is_directory(folder, error))
-            for (const auto& entry : fs::directory_iterator(folder, error)) {
-                const std::string n = entry.path().filename().string();
-                if (n.rfind("step-", 0) == 0 && n.size() == 13 && n.find('.') == std::string::npos)
-                    present.push_back(std::atoll(n.c_str() + 5));
-            }
-        std::sort(present.begin(), present.end());
-        std::string steps;
-        for (long long s : present) steps += (steps.empty() ? "" : ", ") + std::to_string(s);
-        throw ConfigError("--step", "--step " + std::to_string(step) + ": the run has no checkpoint of that step (" +
-                                        (steps.empty() ? std::string("it has none") : "it has steps " + steps) + ")");
-    }
-    readCheckpoint(dir.string());  // verified whole: a corrupt one is refused naming its file
-    return dir.string();
+HfExportSummary exportCheckpointToHuggingFace(const std::string& checkpoint_dir, HfExportOptions options) {
+    const HfExportSource source = exportSourceOfCheckpoint(checkpoint_dir);
+    options.tokenizer_path = source.tokenizer;
+    HfExportSummary summary = exportHuggingFace(source.model, source.weights, options);
+    summary.checkpoint = checkpoint_dir;
+    summary.step = readTrainerState(checkpoint_dir).step;
+    return summary;
 }
 
 }  // namespace trainbench

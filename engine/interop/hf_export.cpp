@@ -81,32 +81,29 @@ HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& w
     const bool v3 = summary.architecture == "DeepseekV3ForCausalLM";
     const std::string file = fs::is_directory(weights_path, error) ? weights_path + "/model.safetensors" : weights_path;
     NamedTensors weights = readSafetensors(file);
-    // Checked against the config: every name and shape of its state dict, nothing else.
-    NamedTensors expected;
-    {
-        Transformer shape_model(model);
-        expected = stateDict(shape_model);
-        loadIntoStateDict(expected, weights, file);
-    }
     std::map<std::string, torch::Tensor> by_name(weights.begin(), weights.end());
+    // Checked against the config: every name and shape of its state dict, nothing else.
+    std::map<std::string, std::vector<int64_t>> shapes;
+    for (const auto& [name, tensor] : weights) shapes[name] = tensor.sizes().vec();
+    const NamedTensors expected = stateDict(Transformer(model));
+    requireSameTensors(expected, shapes, file);
     const auto storage = o.dtype == "fp32" ? torch::kFloat32 : torch::kBFloat16;
 
     // In the state dict's order; a fused layer's two tensors once its last expert is read.
     NamedTensors hf;
     std::map<int64_t, std::vector<torch::Tensor>> gate_up, down;  // per layer, per expert
     std::set<int64_t> fused_written;
+    auto stored = [&](const std::string& name) {
+        return by_name.at(name).to(torch::kCPU).to(keptInFp32(name) ? torch::kFloat32 : storage).contiguous();
+    };
     for (const auto& [name, unused] : expected) {
-        torch::Tensor tensor = by_name.at(name).to(torch::kCPU);
-        tensor = tensor.to(keptInFp32(name) ? torch::kFloat32 : storage).contiguous();
         if (auto expert = routedExpertTensor(name); expert && o.expert_layout == "fused") {
             // gate_up_proj [E, 2I, H]: each expert's gate rows then its up rows; down_proj [E, H, I].
+            if (expert->projection != "w1") continue;  // w2 and w3 are taken with w1
             const std::string prefix = "layers." + std::to_string(expert->layer) + ".ffn.experts." +
                                        std::to_string(expert->expert) + ".";
-            if (expert->projection == "w2") continue;  // taken with w1 below
-            if (expert->projection == "w3") continue;
-            gate_up[expert->layer].push_back(
-                torch::cat({tensor, by_name.at(prefix + "w3.weight").to(torch::kCPU).to(storage)}, 0));
-            down[expert->layer].push_back(by_name.at(prefix + "w2.weight").to(torch::kCPU).to(storage));
+            gate_up[expert->layer].push_back(torch::cat({stored(name), stored(prefix + "w3.weight")}, 0));
+            down[expert->layer].push_back(stored(prefix + "w2.weight"));
             if (static_cast<int64_t>(gate_up[expert->layer].size()) == model.n_routed_experts &&
                 fused_written.insert(expert->layer).second) {
                 const std::string layer = "model.layers." + std::to_string(expert->layer) + ".mlp.experts.";
@@ -117,7 +114,7 @@ HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& w
             }
             continue;
         }
-        hf.emplace_back(hfTensorName(name), tensor);
+        hf.emplace_back(hfTensorName(name), stored(name));
         // DeepseekV3 always has the balancing bias; a router without one is the zero bias.
         if (v3 && !model.hasGateBias() && name.size() > 17 && name.compare(name.size() - 17, 17, ".ffn.gate.weight") == 0)
             hf.emplace_back(hfTensorName(name.substr(0, name.size() - 6) + "bias"),

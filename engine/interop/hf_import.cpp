@@ -18,12 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string shapeText(c10::IntArrayRef shape) {
-    std::string text = "[";
-    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + "]";
-}
-
 // The weight files of a directory: the index's, or the one model.safetensors.
 std::vector<std::string> weightFiles(const std::string& dir) {
     const fs::path index = fs::path(dir) / "model.safetensors.index.json";
@@ -126,7 +120,6 @@ NamedTensors readHuggingFaceWeights(const std::string& dir, const ModelConfig& m
         if (tensor.scalar_type() == torch::kFloat8_e4m3fn)
             throw ConfigError("", file_of[name] + ": '" + name + "' is fp8 without a weight_scale_inv beside it");
     // Multi-token-prediction layers (past num_hidden_layers) are not part of the trained model.
-    int64_t dropped_layers = 0;
     std::set<int64_t> dropped;
     for (auto it = found.begin(); it != found.end();) {
         const int64_t layer = layerOf(it->first);
@@ -137,9 +130,8 @@ NamedTensors readHuggingFaceWeights(const std::string& dir, const ModelConfig& m
             ++it;
         }
     }
-    dropped_layers = static_cast<int64_t>(dropped.size());
-    if (dropped_layers > 0 && notes)
-        notes->push_back(std::to_string(dropped_layers) + " layer(s) past num_hidden_layers (multi-token prediction) not "
+    if (!dropped.empty() && notes)
+        notes->push_back(std::to_string(dropped.size()) + " layer(s) past num_hidden_layers (multi-token prediction) not "
                                                           "loaded");
 
     Transformer shapes(model);

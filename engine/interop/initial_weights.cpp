@@ -64,20 +64,11 @@ void checkInitialWeights(const ModelConfig& model, const std::string& path) {
     const std::string file = weightsFileOf(path);
     std::map<std::string, std::vector<int64_t>> shapes;
     for (const SafetensorsEntry& e : readSafetensorsEntries(file)) shapes[e.name] = e.shape;
-    Transformer expected(model);
-    for (const auto& [name, tensor] : stateDict(expected)) {
-        auto it = shapes.find(name);
-        if (it == shapes.end())
-            throw ConfigError("train.init_from", "train.init_from: " + file + " has no tensor '" + name +
-                                                     "'; it was written for another model section");
-        if (c10::IntArrayRef(it->second) != tensor.sizes())
-            throw ConfigError("train.init_from", "train.init_from: " + file + ": tensor '" + name +
-                                                     "' has another shape than the model section needs");
-        shapes.erase(it);
+    try {
+        requireSameTensors(stateDict(Transformer(model)), shapes, file);
+    } catch (const ConfigError& e) {
+        throw ConfigError("train.init_from", std::string("train.init_from: ") + e.what());
     }
-    if (!shapes.empty())
-        throw ConfigError("train.init_from", "train.init_from: " + file + ": tensor '" + shapes.begin()->first +
-                                                 "' is not part of the model section");
 }
 
 }  // namespace trainbench

@@ -40,11 +40,6 @@ const char* dtypeName(torch::ScalarType type) {
                               "`trainbench-cli init`)");
 }
 
-std::string shapeText(torch::IntArrayRef shape) {
-    std::string s = "[";
-    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + "]";
-}
 
 }  // namespace
 
@@ -108,6 +103,12 @@ std::vector<SafetensorsEntry> readEntries(std::ifstream& in, const std::string& 
 
 }  // namespace
 
+std::string shapeText(torch::IntArrayRef shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
 std::vector<SafetensorsEntry> readSafetensorsEntries(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     uint64_t length = 0;
@@ -132,26 +133,35 @@ NamedTensors readSafetensors(const std::string& path) {
     return out;
 }
 
-void loadIntoStateDict(const NamedTensors& target, const NamedTensors& tensors, const std::string& origin) {
-    std::map<std::string, const torch::Tensor*> given;
-    for (const auto& [name, tensor] : tensors) given[name] = &tensor;
+void requireSameTensors(const NamedTensors& target, const std::map<std::string, std::vector<int64_t>>& shapes,
+                        const std::string& origin) {
     for (const auto& [name, destination] : target) {
-        auto it = given.find(name);
-        if (it == given.end())
+        auto it = shapes.find(name);
+        if (it == shapes.end())
             throw ConfigError("", origin + ": tensor '" + name + "' is missing; the file was written for a different "
                                            "model config");
-        if (it->second->sizes() != destination.sizes())
-            throw ConfigError("", origin + ": tensor '" + name + "' has shape " + shapeText(it->second->sizes()) +
+        if (c10::IntArrayRef(it->second) != destination.sizes())
+            throw ConfigError("", origin + ": tensor '" + name + "' has shape " + shapeText(it->second) +
                                       " but the model config needs " + shapeText(destination.sizes()) +
                                       "; use the config the file was written with");
     }
-    if (given.size() != target.size()) {
+    if (shapes.size() != target.size()) {
         std::map<std::string, bool> known;
         for (const auto& [name, t] : target) known[name] = true;
-        for (const auto& [name, t] : tensors)
+        for (const auto& [name, shape] : shapes)
             if (!known.count(name))
                 throw ConfigError("", origin + ": unexpected tensor '" + name + "' that the model config does not have");
     }
+}
+
+void loadIntoStateDict(const NamedTensors& target, const NamedTensors& tensors, const std::string& origin) {
+    std::map<std::string, const torch::Tensor*> given;
+    std::map<std::string, std::vector<int64_t>> shapes;
+    for (const auto& [name, tensor] : tensors) {
+        given[name] = &tensor;
+        shapes[name] = tensor.sizes().vec();
+    }
+    requireSameTensors(target, shapes, origin);
     torch::NoGradGuard no_grad;
     for (const auto& [name, destination] : target) {
         auto& source = *given[name];

@@ -1,6 +1,7 @@
 // safetensors files: an 8-byte little-endian header length, a JSON header, raw little-endian data.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,5 +28,11 @@ std::vector<SafetensorsEntry> readSafetensorsEntries(const std::string& path);
 // Copies `tensors` into `target` (a model's state dict): every name must be present with the
 // same shape, and no extra names. Throws ConfigError naming the first mismatch.
 void loadIntoStateDict(const NamedTensors& target, const NamedTensors& tensors, const std::string& origin);
+// "[2, 3]".
+std::string shapeText(torch::IntArrayRef shape);
+// Only the check: `shapes` (name -> shape, e.g. a file's header) has every name of `target` with
+// its shape and no other. Throws ConfigError naming `origin` and the first mismatch.
+void requireSameTensors(const NamedTensors& target, const std::map<std::string, std::vector<int64_t>>& shapes,
+                        const std::string& origin);
 
 }  // namespace trainbench

@@ -161,16 +161,26 @@ TrainerState readVerifiedTrainerJson(const fs::path& dir, std::map<std::string, 
 
 TrainerState readTrainerState(const std::string& path) { return readVerifiedTrainerJson(fs::path(path), nullptr); }
 
+namespace {
+
+// trainer.json and every file it records, against their checksums (no tensor read).
+TrainerState verifyCheckpoint(const fs::path& dir) {
+    std::map<std::string, std::string> file_hashes;
+    TrainerState state = readVerifiedTrainerJson(dir, &file_hashes);
+    for (const auto& [file, expected] : file_hashes)
+        if (sha256OfFile((dir / file).string()) != expected)
+            throw ConfigError("", (dir / file).string() + ": checksum mismatch; the checkpoint is corrupt");
+    return state;
+}
+
+}  // namespace
+
 Checkpoint readCheckpoint(const std::string& path) {
     const fs::path dir(path);
-    std::map<std::string, std::string> file_hashes;
     Checkpoint c;
     c.path = path;
-    c.state = readVerifiedTrainerJson(dir, &file_hashes);
     try {
-        for (const auto& [file, expected] : file_hashes)
-            if (sha256OfFile((dir / file).string()) != expected)
-                throw ConfigError("", (dir / file).string() + ": checksum mismatch; the checkpoint is corrupt");
+        c.state = verifyCheckpoint(dir);
         c.model = readSafetensors((dir / "model.safetensors").string());
         c.optimizer = readSafetensors((dir / "optimizer.safetensors").string());
         return c;
@@ -237,9 +247,31 @@ void restoreOptimizer(Transformer& model, torch::optim::AdamW& optimizer, const 
 namespace trainbench {
 
 std::optional<CheckpointInfo> checkpointToResume(const std::string& folder, std::vector<std::string>& skipped) {
-    auto found = newestValidCheckpoint(folder, skipped);
-    if (!found) return std::nullopt;
-    return CheckpointInfo{found->path, found->state.step};
+    // Verified by their checksums only: the run reads the tensors when it resumes.
+    for (const auto& [step, path] : listCheckpoints(folder)) {
+        try {
+            return CheckpointInfo{path.string(), verifyCheckpoint(path).step};
+        } catch (const std::exception& e) {
+            skipped.push_back(e.what());
+        }
+    }
+    return std::nullopt;
+}
+
+CheckpointInfo checkpointOfStep(const std::string& folder, int64_t step) {
+    if (step <= 0) {
+        std::vector<std::string> skipped;
+        if (auto newest = checkpointToResume(folder, skipped)) return *newest;
+        throw ConfigError("", folder + ": the run has no valid checkpoint" +
+                                  (skipped.empty() ? std::string() : " (" + skipped.front() + ")"));
+    }
+    const auto all = listCheckpoints(folder);
+    for (const auto& [found, path] : all)
+        if (found == step) return CheckpointInfo{path.string(), verifyCheckpoint(path).step};
+    std::string steps;
+    for (auto it = all.rbegin(); it != all.rend(); ++it) steps += (steps.empty() ? "" : ", ") + std::to_string(it->first);
+    throw ConfigError("--step", "--step " + std::to_string(step) + ": the run has no checkpoint of that step (" +
+                                    (steps.empty() ? std::string("it has none") : "it has steps " + steps) + ")");
 }
 
 }  // namespace trainbench

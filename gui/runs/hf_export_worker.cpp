@@ -30,16 +30,14 @@ bool HfExportWorker::start(HfExportParams params) {
             options.dtype = params.dtype.toStdString();
             options.expert_layout = params.expert_layout.toStdString();
             options.shard_bytes = parseByteSize(params.shard_size.toStdString(), "shard size");
-            const std::string checkpoint = checkpointDirectoryOfStep(params.checkpoint_folder.toStdString(), 0);
-            const HfExportSource source = exportSourceOfCheckpoint(checkpoint);
-            options.tokenizer_path = source.tokenizer;
-            const HfExportSummary summary = exportHuggingFace(source.model, source.weights, options);
+            const HfExportSummary summary = exportCheckpointToHuggingFace(
+                checkpointOfStep(params.checkpoint_folder.toStdString(), 0).path, options);
             QMetaObject::invokeMethod(
                 this,
-                [this, run_id, summary, checkpoint = QString::fromStdString(checkpoint)] {
+                [this, run_id, summary] {
                     running_ = false;
                     joinThread();
-                    Q_EMIT exported(run_id, summary, checkpoint);
+                    Q_EMIT exported(run_id, summary);
                 },
                 Qt::QueuedConnection);
         } catch (const std::exception& error) {

@@ -6,6 +6,7 @@
 #include <QObject>
 #include <QString>
 
+#include "trainbench/checkpoints.h"
 #include "trainbench/hf_interop.h"
 
 Q_DECLARE_METATYPE(trainbench::HfExportSummary)
@@ -38,8 +39,8 @@ public:
     bool isRunning() const { return running_; }
 
 Q_SIGNALS:
-    // `checkpoint`: the checkpoint directory that was exported.
-    void exported(const QString& run_id, const trainbench::HfExportSummary& summary, const QString& checkpoint);
+    // summary.checkpoint and summary.step: the checkpoint that was exported.
+    void exported(const QString& run_id, const trainbench::HfExportSummary& summary);
     // The engine's refusal (a ConfigError's message: the option, field or file at fault).
     void failed(const QString& run_id, const QString& message);
 

@@ -33,12 +33,6 @@ const char* const kErrorColor = "#b00020";
 const char* const kDoneColor = "#2e7d32";
 const char* const kQuietColor = "#666666";
 
-// "step-00000035" (a checkpoint directory's name) -> 35; 0 when it is not one.
-qint64 stepOfCheckpoint(const QString& checkpoint) {
-    const QString name = QFileInfo(checkpoint).fileName();
-    return name.startsWith(QLatin1String("step-")) ? name.mid(5).toLongLong() : 0;
-}
-
 }  // namespace
 
 RunsPanel::RunsPanel(const QString& store_folder, QWidget* parent) : QWidget(parent) {
@@ -122,11 +116,11 @@ RunsPanel::RunsPanel(const QString& store_folder, QWidget* parent) : QWidget(par
 
     export_worker_ = new HfExportWorker(this);
     connect(export_worker_, &HfExportWorker::exported, this,
-            [this](const QString& run_id, const HfExportSummary& summary, const QString& checkpoint) {
+            [this](const QString& run_id, const HfExportSummary& summary) {
                 export_dir_.clear();
                 const QString files = summary.shards > 1 ? tr("%1 shards").arg(summary.shards) : tr("1 file");
                 const QString message = tr("Exported step %1 of %2 to %3: %4 · %5 tensors · %6 in %7")
-                                            .arg(stepOfCheckpoint(checkpoint))
+                                            .arg(summary.step)
                                             .arg(runLabel(run_id))
                                             .arg(QString::fromStdString(summary.dir),
                                                  QString::fromStdString(summary.architecture))

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,7 @@
 #include "interop/hf_weights.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
+#include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
 #include "trainbench/hf_interop.h"
 #include "trainbench/training_session.h"
@@ -63,6 +65,16 @@ void writeTokens(const QString& path, int count, uint32_t seed) {
         const uint16_t id = static_cast<uint16_t>((state >> 24) % 8 == 0 ? (state >> 16) % 64 : (i * 7) % 64);
         out.write(reinterpret_cast<const char*>(&id), 2);
     }
+}
+
+// "field | message" of the ConfigError `f` throws; empty when it throws none.
+std::string refusalOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const ConfigError& e) {
+        return e.path() + " | " + e.what();
+    }
+    return "";
 }
 
 double relative(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
@@ -283,7 +295,7 @@ private Q_SLOTS:
             QVERIFY(session.wait(std::chrono::minutes(5)));
             QCOMPARE(session.status(), RunStatus::Completed);
         }
-        const std::string checkpoint = checkpointDirectoryOfStep(options.checkpoint_dir, 0);
+        const std::string checkpoint = checkpointOfStep(options.checkpoint_dir, 0).path;
         const HfExportSource source = exportSourceOfCheckpoint(checkpoint);
         QCOMPARE(source.tokenizer, text.data.tokenizer);
         HfExportOptions out;
@@ -365,14 +377,7 @@ private Q_SLOTS:
             }
         // Refused, naming it: a scale that does not tile its weight, fp8 without a scale, and
         // another quantisation method.
-        auto refusal = [&]() -> std::string {
-            try {
-                readHuggingFaceWeights(options.out_dir, config_.model);
-            } catch (const ConfigError& e) {
-                return e.what();
-            }
-            return "";
-        };
+        auto refusal = [&] { return refusalOf([&] { readHuggingFaceWeights(options.out_dir, config_.model); }); };
         tensors.back().second = torch::ones({3, 2});
         writeSafetensors(file, tensors, {{"format", "pt"}});
         QVERIFY2(refusal().find("does not tile") != std::string::npos, refusal().c_str());
@@ -410,14 +415,7 @@ private Q_SLOTS:
         options.out_dir = dir_.filePath("hf-bad").toStdString();
         options.dtype = "fp32";
         exportHuggingFace(config_.model, checkpoint_, options);
-        auto refusal = [](const std::function<void()>& f) -> std::string {
-            try {
-                f();
-            } catch (const ConfigError& e) {
-                return e.path() + " | " + e.what();
-            }
-            return "";
-        };
+        const auto refusal = refusalOf;
         // An existing --out, another dtype, a model transformers cannot express.
         QVERIFY(refusal([&] { exportHuggingFace(config_.model, checkpoint_, options); }).find("exists") != std::string::npos);
         HfExportOptions other = options;

@@ -17,4 +17,8 @@ struct CheckpointInfo {
 // met on the way are described in `skipped`.
 std::optional<CheckpointInfo> checkpointToResume(const std::string& folder, std::vector<std::string>& skipped);
 
+// The checkpoint of optimizer step `step` in `folder` (0: the newest that verifies), its
+// checksums verified. Throws ConfigError naming --step and listing the steps there.
+CheckpointInfo checkpointOfStep(const std::string& folder, int64_t step);
+
 }  // namespace trainbench

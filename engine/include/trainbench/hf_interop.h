@@ -25,6 +25,8 @@ struct HfExportOptions {
 
 struct HfExportSummary {
     std::string dir;
+    std::string checkpoint;  // exportCheckpointToHuggingFace: the checkpoint directory written
+    int64_t step = 0;        // and its optimizer step
     std::string architecture;  // DeepseekV3ForCausalLM | DeepseekV2ForCausalLM
     int64_t tensors = 0;
     int64_t bytes = 0;  // of tensor data
@@ -50,9 +52,9 @@ struct HfExportSource {
     std::string tokenizer;  // the run's tokenizer file, empty when it read bytes
 };
 HfExportSource exportSourceOfCheckpoint(const std::string& checkpoint_dir);
-// The verified checkpoint directory of optimizer step `step` in a run's checkpoint folder (0:
-// the newest that verifies). Throws ConfigError listing the steps there.
-std::string checkpointDirectoryOfStep(const std::string& folder, int64_t step);
+// A checkpoint directory as a Hugging Face directory: its weights, the model section and the
+// tokenizer of its trainer.json (options.tokenizer_path is set from it).
+HfExportSummary exportCheckpointToHuggingFace(const std::string& checkpoint_dir, HfExportOptions options);
 
 // "5GB" (10^9), "500MB", "2GiB" (2^30), "1048576": bytes. Throws ConfigError naming `option`.
 int64_t parseByteSize(const std::string& text, const std::string& option);
