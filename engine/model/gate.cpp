@@ -3,6 +3,8 @@
 
 #include <limits>
 
+#include "kernels/linear.h"
+
 namespace trainbench {
 
 GateImpl::GateImpl(const ModelConfig& c)
@@ -15,7 +17,7 @@ GateImpl::GateImpl(const ModelConfig& c)
 Routing GateImpl::forward(const torch::Tensor& x) {
     const int64_t N = x.size(0);
     auto compute = x.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
-    auto logits = torch::nn::functional::linear(x.to(compute), weight.to(compute));  // [N, E]
+    auto logits = kernels::linear(x.to(compute), weight.to(compute));  // [N, E]
     auto scores = sigmoid_ ? logits.sigmoid() : logits.softmax(-1);
     auto selection = bias.defined() ? scores + bias.to(compute) : scores;
     if (groups_ > 1) {

@@ -1,6 +1,8 @@
 // MLA attention, full-sequence causal (training form: no KV cache, no weight absorption).
 #include "model/mla_attention.h"
 
+#include "kernels/causal_attention.h"
+
 namespace trainbench {
 
 MLAAttentionImpl::MLAAttentionImpl(const ModelConfig& c)
@@ -23,28 +25,34 @@ MLAAttentionImpl::MLAAttentionImpl(const ModelConfig& c)
 
 torch::Tensor MLAAttentionImpl::forward(const torch::Tensor& x, RotaryTable& rotary) {
     const int64_t B = x.size(0), T = x.size(1);
-    auto q = wq ? wq(x) : wq_b(q_norm(wq_a(x)));              // [B, T, h*(n+r)]
+    auto q = wq ? project(wq, x) : project(wq_b, q_norm(project(wq_a, x)));              // [B, T, h*(n+r)]
     q = q.view({B, T, heads_, nope_ + rope_});
-    torch::Tensor query;  // [B, h, T, n+r]
+    torch::Tensor query;  // [B, T, h, n+r]
     if (nope_ % 2 == 0) {
         // The whole head goes through the rotation, its first n channels unchanged: no split of
         // the query into parts and no join afterwards.
-        query = rotary.apply(q, /*skip=*/nope_).transpose(1, 2);
+        query = rotary.apply(q, /*skip=*/nope_);
     } else {  // an odd n would pair channels across the boundary
         auto parts = q.split_with_sizes({nope_, rope_}, -1);
-        query = torch::cat({parts[0], rotary.apply(parts[1])}, -1).transpose(1, 2);
+        query = torch::cat({parts[0], rotary.apply(parts[1])}, -1);
     }
 
     // split_with_sizes, not two slices: its backward joins the parts' gradients in one copy,
     // where each slice's backward fills a full-size zero tensor and the two are then added.
-    auto kv_a = wkv_a(x).split_with_sizes({kv_rank_, rope_}, -1);                 // [B, T, c], [B, T, r]
-    auto k_pe = rotary.apply(kv_a[1].unsqueeze(2));                               // [B, T, 1, r], shared by heads
-    auto kv = wkv_b(kv_norm(kv_a[0])).view({B, T, heads_, nope_ + v_}).split_with_sizes({nope_, v_}, -1);
-    auto key = torch::cat({kv[0], k_pe.expand({B, T, heads_, rope_})}, -1).transpose(1, 2);  // [B, h, T, n+r]
-    auto out = at::scaled_dot_product_attention(query, key, kv[1].transpose(1, 2), /*attn_mask=*/{},
-                                                /*dropout_p=*/0.0, /*is_causal=*/true,
-                                                /*scale=*/softmax_scale_);  // [B, h, T, v]
-    return wo(out.transpose(1, 2).reshape({B, T, heads_ * v_}));
+    auto kv_a = project(wkv_a, x).split_with_sizes({kv_rank_, rope_}, -1);  // [B, T, c], [B, T, r]
+    auto k_pe = rotary.apply(kv_a[1].unsqueeze(2));                         // [B, T, 1, r], shared by heads
+    auto kv = project(wkv_b, kv_norm(kv_a[0])).view({B, T, heads_, nope_ + v_}).split_with_sizes({nope_, v_}, -1);
+    auto key = torch::cat({kv[0], k_pe.expand({B, T, heads_, rope_})}, -1);  // [B, T, h, n+r]
+    torch::Tensor out;                                                       // [B, T, h, v]
+    if (kernels::causalAttentionTakes(query, key, kv[1])) {
+        out = kernels::causalAttention(query, key, kv[1], softmax_scale_);
+    } else {
+        out = at::scaled_dot_product_attention(query.transpose(1, 2), key.transpose(1, 2), kv[1].transpose(1, 2),
+                                               /*attn_mask=*/{}, /*dropout_p=*/0.0, /*is_causal=*/true,
+                                               /*scale=*/softmax_scale_)
+                  .transpose(1, 2);
+    }
+    return project(wo, out.reshape({B, T, heads_ * v_}));
 }
 
 }  // namespace trainbench

@@ -1,6 +1,8 @@
 // Rotary embedding: YaRN frequencies from the reference formulas, rotation of adjacent pairs.
 #include "model/rotary.h"
 
+#include "kernels/rotary.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -67,7 +69,25 @@ const torch::Tensor& RotaryTable::table(int64_t T, int64_t skip, const torch::De
     return slot->table;
 }
 
+const RotaryTable::Turns& RotaryTable::turns(int64_t T, const torch::Device& device, torch::ScalarType real) {
+    if (turns_.cos.defined() && turns_.cos.size(0) >= T && turns_.cos.device() == device &&
+        turns_.cos.scalar_type() == real)
+        return turns_;
+    // Angles in double, rounded once to the compute precision (as the complex table's are).
+    const int64_t rotated = static_cast<int64_t>(freqs_.size());
+    auto angles = torch::zeros({T, rotated}, torch::kFloat64);
+    auto a = angles.accessor<double, 2>();
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t j = 0; j < rotated; ++j) a[t][j] = double(t) * freqs_[j];
+    turns_ = {angles.cos().to(device, real), angles.sin().to(device, real)};
+    return turns_;
+}
+
 torch::Tensor RotaryTable::apply(const torch::Tensor& x, int64_t skip) {
+    if (x.dim() == 4 && (x.scalar_type() == torch::kFloat32 || x.scalar_type() == torch::kFloat64)) {
+        const Turns& t = turns(x.size(1), x.device(), x.scalar_type());
+        if (kernels::rotaryTakes(x, t.cos, t.sin, skip)) return kernels::rotate(x, t.cos, t.sin, skip);
+    }
     const int64_t T = x.size(1), pairs = x.size(-1) / 2;
     const auto real = x.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
     auto rotation = table(T, skip, x.device(), real).slice(0, 0, T).view({1, T, 1, pairs});

@@ -27,9 +27,16 @@ public:
     // x: [B, T, H, skip + R] with R = qk_rope_head_dim; the first `skip` channels pass through
     // unchanged (the table holds 1 there) and the last R are rotated. Rotating a whole MLA head
     // this way spares splitting it and joining it back, two copies each way in the backward.
+    // On the CPU in fp32 or fp64 one node of a loop (kernels/rotary.h) on cosines and sines.
     torch::Tensor apply(const torch::Tensor& x, int64_t skip = 0);
 
 private:
+    // [T', R/2] cosines and sines of the rotated pairs' angles, T' >= T, on x's device and dtype.
+    struct Turns {
+        torch::Tensor cos, sin;
+    };
+    const Turns& turns(int64_t T, const torch::Device& device, torch::ScalarType real);
+    Turns turns_;
     // [T', (skip + R)/2] complex table with T' >= T, on x's device, complex of x's real dtype.
     const torch::Tensor& table(int64_t T, int64_t skip, const torch::Device& device, torch::ScalarType real);
     std::vector<double> freqs_;

@@ -79,7 +79,7 @@ torch::Tensor TransformerImpl::logits(const torch::Tensor& tokens, torch::Tensor
     }
     const int64_t head_unit = static_cast<int64_t>(layers->size()) + 1;
     enter(head_unit);
-    return leave(head_unit, {head(norm(h))})[0];
+    return leave(head_unit, {project(head, norm(h))})[0];
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {

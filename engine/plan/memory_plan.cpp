@@ -2,14 +2,18 @@
 // forward pass (engine/model), tensor by tensor, per token:
 //   RMSNorm            its input and output (one node, see model/rms_norm.cpp) 2 x width
 //   MLA                q (or its LoRA input, norm and output), kv_a, the latent norm's two
-//                      outputs, kv, SDPA's query and key, its output, the heads' reshape copy
-//   dense MLP          w1 and w3 outputs, the SiLU output and the product 4 x inter_dim
+//                      outputs, kv, the attention's query and key, its output and log-sum-exp,
+//                      and (composed form) the heads' reshape copy
+//   dense MLP          the w1 and w3 outputs, and (composed form) the SiLU output and the
+//                      product: 2 or 4 x inter_dim
 //   MoE                gate scores, routed copies of the input, per routed slot the expert's
-//                      four hidden tensors, the concatenated expert outputs, the shared
-//                      experts' hidden tensors, and three int64 index vectors
+//                      hidden tensors (2 or 4), the concatenated expert outputs, the shared
+//                      experts' hidden tensors (2 or 4), and three int64 index vectors
 //   residual streams   one per block output, plus the embedding output
 //   head               log-softmax output over the vocabulary
 // plus, at the start of backward, the gradient of the log-softmax and of the logits.
+// The fused form is the CPU kernels' (engine/kernels: fp32 on the CPU): the gated MLP's node
+// keeps its two first projections only, the attention's output is already in the heads' order.
 #include "trainbench/memory_plan.h"
 
 #include <unistd.h>
@@ -19,6 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/cpu_kernels.h"
+#include "trainbench/compute_dtype.h"
 #include "trainbench/config_io.h"
 #include "trainbench/param_count.h"
 
@@ -29,30 +35,46 @@ constexpr int64_t kFloat = 4;
 constexpr int64_t kIndex = 8;
 
 // Bytes saved for backward per token by one attention sub-block (its input norm included).
-int64_t attentionBytesPerToken(const ModelConfig& c) {
+// `layout` says which form runs: the CPU kernels' (fused) or the composed one, and on a CPU the
+// composed attention is ATen's math form, which keeps the softmax probabilities (h x T per token).
+struct Layout {
+    bool fused = false;
+    bool composed_on_cpu = false;
+    int64_t seq_len = 0;
+};
+
+int64_t attentionBytesPerToken(const ModelConfig& c, const Layout& layout) {
     const int64_t h = c.n_heads, qk = c.qkHeadDim(), v = c.v_head_dim, kv = c.kv_lora_rank, r = c.qk_rope_head_dim;
     int64_t floats = 2 * c.dim;                                  // attn_norm
     floats += c.q_lora_rank > 0 ? 3 * c.q_lora_rank + h * qk : h * qk;  // q path
-    floats += (kv + r) + 2 * kv + h * (c.qk_nope_head_dim + v);  // kv_a, kv_norm, kv
-    floats += 2 * h * qk;                                        // SDPA query and key
-    floats += 2 * h * v + h;                                     // SDPA output, logsumexp, reshape
-    floats += c.dim;                                             // the residual after attention
-    return floats * kFloat;
+    // kv_a (the latent norm reads its slice in place), the latent norm's output, kv.
+    floats += (kv + r) + kv + h * (c.qk_nope_head_dim + v);
+    floats += 2 * h * qk;                                        // the attention's query and key
+    floats += (layout.fused ? 1 : 2) * h * v + h;                // output, log-sum-exp, reshape
+    if (layout.composed_on_cpu) floats += h * layout.seq_len;    // probabilities
+    return floats * kFloat;                                      // (its output: the MLP's norm's input)
 }
 
-int64_t denseFfnBytesPerToken(const ModelConfig& c) { return (2 * c.dim + 4 * c.inter_dim + c.dim) * kFloat; }
+// The gated MLP's hidden tensors per row: its node's two first projections, or the composed
+// form's four.
+int64_t hiddenTensors(bool fused) { return fused ? 2 : 4; }
+
+// The feed-forward norm's input is the residual after attention, its output the MLP's input.
+int64_t denseFfnBytesPerToken(const ModelConfig& c, bool fused) {
+    return (2 * c.dim + hiddenTensors(fused) * c.inter_dim + c.dim) * kFloat;
+}
 
 // Expert parallelism adds, per routed slot, the copy received from the exchange and the
 // experts' outputs in that order before they go home (the rows a rank receives average the
 // rows it sends).
-int64_t moeFfnBytesPerToken(const ModelConfig& c, int64_t expert_parallel) {
+int64_t moeFfnBytesPerToken(const ModelConfig& c, int64_t expert_parallel, bool fused) {
     const int64_t k = c.n_activated_experts;
     int64_t floats = 2 * c.dim + c.n_routed_experts;  // ffn_norm, gate scores
     floats += k * c.dim;                              // dispatched copies of the input
     if (expert_parallel > 1) floats += 2 * k * c.dim;
-    floats += 4 * k * c.moe_inter_dim;                // routed experts' hidden tensors
+    floats += hiddenTensors(fused) * k * c.moe_inter_dim;  // routed experts' hidden tensors
     floats += k * c.dim;                              // concatenated expert outputs
-    floats += 4 * c.n_shared_experts * c.moe_inter_dim;
+    floats += hiddenTensors(fused) * c.n_shared_experts * c.moe_inter_dim;
     floats += c.dim;                                  // the block output
     return floats * kFloat + 3 * k * kIndex;
 }
@@ -61,30 +83,32 @@ int64_t embeddingOutputBytes(const ModelConfig& c) { return c.dim * kFloat; }
 int64_t headBytesPerToken(const ModelConfig& c) {
     return 2 * c.dim * kFloat + c.vocab_size * kFloat + 2 * kIndex;  // final norm, log-softmax, tokens
 }
-int64_t feedForwardBytesPerToken(const ModelConfig& c, int64_t layer, int64_t expert_parallel) {
-    return layer < c.n_dense_layers ? denseFfnBytesPerToken(c) : moeFfnBytesPerToken(c, expert_parallel);
+int64_t feedForwardBytesPerToken(const ModelConfig& c, int64_t layer, int64_t expert_parallel, const Layout& layout) {
+    return layer < c.n_dense_layers ? denseFfnBytesPerToken(c, layout.fused)
+                                    : moeFfnBytesPerToken(c, expert_parallel, layout.fused);
 }
 
-int64_t blockBytesPerToken(const ModelConfig& c, int64_t layer, int64_t expert_parallel) {
-    return attentionBytesPerToken(c) + feedForwardBytesPerToken(c, layer, expert_parallel);
+int64_t blockBytesPerToken(const ModelConfig& c, int64_t layer, int64_t expert_parallel, const Layout& layout) {
+    return attentionBytesPerToken(c, layout) + feedForwardBytesPerToken(c, layer, expert_parallel, layout);
 }
 
 // With full recomputation each block keeps only its input; the largest block's activations
 // exist once more, while that block runs again in the backward. With the feed-forward parts
 // recomputed each block keeps its attention's activations and its output; the largest
 // feed-forward part's exist once more.
-int64_t activationBytes(const ModelConfig& c, int64_t tokens, const std::string& recomputation, int64_t ep) {
+int64_t activationBytes(const ModelConfig& c, int64_t tokens, const std::string& recomputation, int64_t ep,
+                        const Layout& layout) {
     int64_t per_token = embeddingOutputBytes(c) + headBytesPerToken(c);
     int64_t largest = 0;
     for (int64_t layer = 0; layer < c.n_layers; ++layer) {
         if (recomputation == "full") {
-            largest = std::max(largest, blockBytesPerToken(c, layer, ep));
+            largest = std::max(largest, blockBytesPerToken(c, layer, ep, layout));
             per_token += c.dim * kFloat;
         } else if (recomputation == "feedforward") {
-            largest = std::max(largest, feedForwardBytesPerToken(c, layer, ep));
-            per_token += attentionBytesPerToken(c) + c.dim * kFloat;
+            largest = std::max(largest, feedForwardBytesPerToken(c, layer, ep, layout));
+            per_token += attentionBytesPerToken(c, layout) + c.dim * kFloat;
         } else {
-            per_token += blockBytesPerToken(c, layer, ep);
+            per_token += blockBytesPerToken(c, layer, ep, layout);
         }
     }
     return (per_token + largest) * tokens;
@@ -241,8 +265,14 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     // Stages 1 and up keep the moments of this rank's slices only.
     const int64_t moment_elements = stage >= 1 ? held_slice_elements : params;
     p.optimizer_bytes = 2 * moment_elements * kFloat;
+    // The CPU kernels run fp32 on the CPU (bf16 runs under autocast, in the composed form).
+    Layout layout;
+    const bool on_cpu = config.runtime.device == "cpu";
+    layout.fused = on_cpu && kernels::cpuKernelsEnabled() && resolveComputeDtype(config, false, cpuMatrixFeatures()) == "fp32";
+    layout.composed_on_cpu = on_cpu && !layout.fused;
+    layout.seq_len = config.train.seq_len;
     p.activation_bytes =
-        activationBytes(config.model, tokens, config.runtime.activation_checkpointing, p.expert_parallel);
+        activationBytes(config.model, tokens, config.runtime.activation_checkpointing, p.expert_parallel, layout);
     // The gradients (bucket views) live from the first step to the last: every backward holds
     // them beside the activations and the logits' gradient.
     p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + p.optimizer_bytes + p.activation_bytes +

@@ -1,6 +1,8 @@
 // Fresh gradient norms: tensor hooks on the parameters, accumulating on the device.
 #include "train/fresh_gradient_norms.h"
 
+#include "kernels/sum_of_squares.h"
+
 namespace trainbench {
 
 const std::vector<std::string>& noiseScaleGroups() {
@@ -88,6 +90,24 @@ void FreshGradientNorms::flush() {
     }
     if (grads.empty()) return;
     torch::NoGradGuard no_grad;
+    if (micro_all_.device().is_cpu()) {
+        // On the CPU each gradient's squares are summed in place in fp64, straight into the
+        // slots: no operator per gradient (a stack of norms costs ~100 dispatches per flush).
+        double* sums = micro_all_.data_ptr<double>();
+        std::vector<torch::Tensor> rest;
+        std::vector<int64_t> rest_slots;
+        for (size_t i = 0; i < grads.size(); ++i) {
+            if (kernels::sumOfSquaresTakes(grads[i])) {
+                sums[slots[i]] += kernels::sumOfSquares(grads[i]);
+            } else {
+                rest.push_back(grads[i]);
+                rest_slots.push_back(slots[i]);
+            }
+        }
+        grads.swap(rest);
+        slots.swap(rest_slots);
+        if (grads.empty()) return;
+    }
     // Each norm in the gradient's own dtype, then squared in fp64: no fp64 copy of a gradient.
     auto squares = torch::stack(at::_foreach_norm(grads, 2)).to(torch::kFloat64).square();
     auto index = torch::tensor(slots, torch::kInt64).to(micro_all_.device());

@@ -1,10 +1,12 @@
 // The grouped experts against the composed form (each expert's MLP on its rows, autograd's
-// own backward): fp64 to 1e-12 (a product per expert), fp32 through at::_grouped_mm, widths it
-// cannot take, an expert no row reaches (zero gradient), and bf16 under autocast.
+// own backward, the CPU kernels off): fp64 to 1e-12 (a product per expert), fp32 through
+// at::_grouped_mm, widths it cannot take, the CPU kernel's node (kernels/gated_mlp.h), an expert
+// no row reaches (zero gradient), and bf16 under autocast.
 #include <QtTest/QtTest>
 
 #include <ATen/autocast_mode.h>
 
+#include "kernels/cpu_kernels.h"
 #include "model/grouped_experts.h"
 #include "model/mlp.h"
 
@@ -18,7 +20,8 @@ struct Outcome {
 };
 
 Outcome run(std::vector<MLP> experts, const torch::Tensor& rows0, const std::vector<int64_t>& counts,
-            const torch::Tensor& upstream, bool grouped) {
+            const torch::Tensor& upstream, bool grouped, bool kernels = false) {
+    kernels::setCpuKernelsEnabled(grouped && kernels);
     for (const auto& e : experts)
         for (auto& p : e->parameters()) p.mutable_grad() = torch::Tensor();
     auto rows = rows0.detach().clone().requires_grad_(true);
@@ -35,6 +38,7 @@ Outcome run(std::vector<MLP> experts, const torch::Tensor& rows0, const std::vec
         y = torch::cat(parts, 0);
     }
     (y * upstream).sum().backward();
+    kernels::setCpuKernelsEnabled(true);
     Outcome out{y.detach(), rows.grad(), {}};
     for (const auto& e : experts)
         for (auto& p : e->parameters())
@@ -69,13 +73,19 @@ private Q_SLOTS:
         QTest::addColumn<double>("tolerance");
         QTest::addColumn<int>("rows_count");
         QTest::addColumn<bool>("grouped");
-        QTest::newRow("fp64, a product per expert") << int(torch::kFloat64) << 64 << 32 << 1e-12 << 450 << false;
-        QTest::newRow("fp32, grouped products") << int(torch::kFloat32) << 64 << 32 << 1e-5 << 450 << true;
-        QTest::newRow("fp32, few rows, small experts: grouped") << int(torch::kFloat32) << 64 << 32 << 1e-5 << 17 << true;
+        QTest::addColumn<bool>("kernel");
+        QTest::newRow("fp64, a product per expert") << int(torch::kFloat64) << 64 << 32 << 1e-12 << 450 << false
+                                                    << false;
+        QTest::newRow("fp32, grouped products") << int(torch::kFloat32) << 64 << 32 << 1e-5 << 450 << true << false;
+        QTest::newRow("fp32, few rows, small experts: grouped") << int(torch::kFloat32) << 64 << 32 << 1e-5 << 17 << true
+                                                                << false;
         QTest::newRow("fp32, few rows, large experts: a product per expert")
-            << int(torch::kFloat32) << 512 << 1024 << 1e-5 << 17 << false;
+            << int(torch::kFloat32) << 512 << 1024 << 1e-5 << 17 << false << false;
         QTest::newRow("fp32, widths the grouped product cannot take") << int(torch::kFloat32) << 6 << 10 << 1e-5 << 450
-                                                                       << false;
+                                                                       << false << false;
+        QTest::newRow("fp64, the CPU kernel") << int(torch::kFloat64) << 64 << 32 << 1e-12 << 450 << false << true;
+        QTest::newRow("fp32, the CPU kernel, odd widths") << int(torch::kFloat32) << 6 << 10 << 1e-5 << 17 << false
+                                                          << true;
     }
     void equalsTheComposedForm() {
         QFETCH(int, dtype);
@@ -84,6 +94,7 @@ private Q_SLOTS:
         QFETCH(double, tolerance);
         QFETCH(int, rows_count);
         QFETCH(bool, grouped);
+        QFETCH(bool, kernel);
         torch::manual_seed(3);
         const auto type = static_cast<torch::ScalarType>(dtype);
         const auto experts = makeExperts(4, d, hidden, type);
@@ -93,7 +104,7 @@ private Q_SLOTS:
                                                              : std::vector<int64_t>{150, 0, 200, 100};
         auto rows = torch::randn({rows_count, d}, type);
         auto upstream = torch::randn({rows_count, d}, type);
-        const Outcome a = run(experts, rows, counts, upstream, true), b = run(experts, rows, counts, upstream, false);
+        const Outcome a = run(experts, rows, counts, upstream, true, kernel), b = run(experts, rows, counts, upstream, false);
         QVERIFY2(relativeError(a.y, b.y) < tolerance, qPrintable(QString::number(relativeError(a.y, b.y))));
         QVERIFY2(relativeError(a.grad_rows, b.grad_rows) < tolerance, "rows' gradient");
         QCOMPARE(a.grad_weights.size(), size_t(12));

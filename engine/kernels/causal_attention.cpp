@@ -1,0 +1,205 @@
+// Causal attention node. Per head, with P = softmax(scale Q K^T) under the causal mask:
+//   O = P V;  dV = P^T dO;  dP = dO V^T;  dS = P (dP - rowsum(dO O));  dQ = scale dS K;
+//   dK = scale dS^T Q.
+// Queries go in blocks of kQueryBlock rows, each against the keys up to its last row, so the
+// scores need a block's rows only and skip most of the masked half. Heads (b, h) are the
+// parallel tasks; each writes its own rows of dQ, dK and dV.
+#include "kernels/causal_attention.h"
+
+#include <ATen/Parallel.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/blas.h"
+#include "kernels/cpu_kernels.h"
+#include "kernels/vector_math.h"
+
+namespace trainbench::kernels {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+constexpr int64_t kQueryBlock = 64;
+constexpr int64_t kLanes = 16;
+
+// One score row in place: its first `valid` entries become their softmax, the rest 0; returns
+// the log-sum-exp. Maxima and sums in kLanes running lanes, added in a fixed order.
+template <typename T>
+inline T softmaxRowImpl(T* row, int64_t valid, int64_t total) {
+    T lanes[kLanes];
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = -std::numeric_limits<T>::infinity();
+    int64_t j = 0;
+    for (; j + kLanes <= valid; j += kLanes)
+        for (int64_t l = 0; l < kLanes; ++l) lanes[l] = row[j + l] > lanes[l] ? row[j + l] : lanes[l];
+    T top = -std::numeric_limits<T>::infinity();
+    for (int64_t l = 0; l < kLanes; ++l) top = lanes[l] > top ? lanes[l] : top;
+    for (; j < valid; ++j) top = row[j] > top ? row[j] : top;
+#pragma GCC ivdep
+    for (j = 0; j < valid; ++j) row[j] = expApprox(row[j] - top);
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = 0;
+    for (j = 0; j + kLanes <= valid; j += kLanes)
+        for (int64_t l = 0; l < kLanes; ++l) lanes[l] += row[j + l];
+    T sum = 0;
+    for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
+    for (; j < valid; ++j) sum += row[j];
+    const T inverse = T(1) / sum;
+#pragma GCC ivdep
+    for (j = 0; j < valid; ++j) row[j] *= inverse;
+    for (j = valid; j < total; ++j) row[j] = 0;
+    return top + std::log(sum);
+}
+
+// The backward's row: p = exp(s - lse) into the score row, dS = p (dP - delta) into dP's.
+template <typename T>
+inline void softmaxBackwardRowImpl(T* score, T* dp, int64_t valid, int64_t total, T lse, T delta) {
+#pragma GCC ivdep
+    for (int64_t j = 0; j < valid; ++j) {
+        const T p = expApprox(score[j] - lse);
+        score[j] = p;
+        dp[j] = p * (dp[j] - delta);
+    }
+    for (int64_t j = valid; j < total; ++j) score[j] = dp[j] = 0;
+}
+
+// A block of score rows [rows, keys] for queries first_query.. : softmax, log-sum-exp out.
+template <typename T>
+inline void softmaxBlockImpl(T* scores, int64_t rows, int64_t first_query, int64_t keys, T* lse) {
+    for (int64_t i = 0; i < rows; ++i) lse[i] = softmaxRowImpl(scores + i * keys, first_query + i + 1, keys);
+}
+template <typename T>
+inline void softmaxBackwardBlockImpl(T* scores, T* dp, int64_t rows, int64_t first_query, int64_t keys, const T* lse,
+                                     const T* delta) {
+    for (int64_t i = 0; i < rows; ++i)
+        softmaxBackwardRowImpl(scores + i * keys, dp + i * keys, first_query + i + 1, keys, lse[i], delta[i]);
+}
+
+TRAINBENCH_VECTOR_VARIANTS(softmaxBlock, softmaxBlockImpl,
+                           (float* scores, int64_t rows, int64_t first_query, int64_t keys, float* lse),
+                           (scores, rows, first_query, keys, lse))
+void softmaxBlock(double* scores, int64_t rows, int64_t first_query, int64_t keys, double* lse) {
+    softmaxBlockImpl(scores, rows, first_query, keys, lse);
+}
+TRAINBENCH_VECTOR_VARIANTS(softmaxBackwardBlock, softmaxBackwardBlockImpl,
+                           (float* scores, float* dp, int64_t rows, int64_t first_query, int64_t keys,
+                            const float* lse, const float* delta),
+                           (scores, dp, rows, first_query, keys, lse, delta))
+void softmaxBackwardBlock(double* scores, double* dp, int64_t rows, int64_t first_query, int64_t keys,
+                          const double* lse, const double* delta) {
+    softmaxBackwardBlockImpl(scores, dp, rows, first_query, keys, lse, delta);
+}
+
+// A [B, T, h, D] tensor's element (b, t, h, 0) is at data + b sb + t st + h sh.
+struct Heads {
+    int64_t sb, st, sh;
+    template <typename T>
+    T* at(const torch::Tensor& x, int64_t b, int64_t h) const {
+        return x.data_ptr<T>() + b * sb + h * sh;
+    }
+};
+Heads headsOf(const torch::Tensor& x) { return {x.stride(0), x.stride(1), x.stride(2)}; }
+
+// Heads per parallel task: about 64k multiply-adds of scores each, at least one head.
+int64_t headGrain(int64_t T, int64_t D) { return std::max<int64_t>(1, 65536 / std::max<int64_t>(T * T * D / 2, 1)); }
+
+class CpuCausalAttention : public torch::autograd::Function<CpuCausalAttention> {
+public:
+    static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,
+                                 const torch::Tensor& v, double scale) {
+        const int64_t B = q.size(0), T = q.size(1), H = q.size(2), Dk = q.size(3), Dv = v.size(3);
+        auto out = at::empty({B, T, H, Dv}, q.options());
+        auto lse = at::empty({B, H, T}, q.options());
+        const Heads hq = headsOf(q), hk = headsOf(k), hv = headsOf(v), ho = headsOf(out);
+        AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "trainbench_causal_attention", [&] {
+            at::parallel_for(0, B * H, headGrain(T, Dk), [&](int64_t first, int64_t last) {
+                std::vector<scalar_t> scores(std::min(kQueryBlock, T) * T);
+                for (int64_t task = first; task < last; ++task) {
+                    const int64_t b = task / H, h = task % H;
+                    const scalar_t *Q = hq.at<scalar_t>(q, b, h), *K = hk.at<scalar_t>(k, b, h),
+                                   *V = hv.at<scalar_t>(v, b, h);
+                    scalar_t* O = ho.at<scalar_t>(out, b, h);
+                    scalar_t* L = lse.data_ptr<scalar_t>() + (b * H + h) * T;
+                    for (int64_t q0 = 0; q0 < T; q0 += kQueryBlock) {
+                        const int64_t rows = std::min(kQueryBlock, T - q0), keys = q0 + rows;
+                        gemm(false, true, rows, keys, Dk, scalar_t(scale), Q + q0 * hq.st, hq.st, K, hk.st,
+                             scalar_t(0), scores.data(), keys);
+                        softmaxBlock(scores.data(), rows, q0, keys, L + q0);
+                        gemm(false, false, rows, Dv, keys, scalar_t(1), scores.data(), keys, V, hv.st, scalar_t(0),
+                             O + q0 * ho.st, ho.st);
+                    }
+                }
+            });
+        });
+        ctx->save_for_backward({q, k, v, out, lse});
+        ctx->saved_data["scale"] = scale;
+        return out;
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const auto saved = ctx->get_saved_variables();
+        const auto &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4];
+        const double scale = ctx->saved_data["scale"].toDouble();
+        const int64_t B = q.size(0), T = q.size(1), H = q.size(2), Dk = q.size(3), Dv = v.size(3);
+        const auto g = grads[0].contiguous();
+        auto gq = at::empty({B, T, H, Dk}, q.options());
+        auto gk = at::zeros({B, T, H, Dk}, q.options());
+        auto gv = at::zeros({B, T, H, Dv}, q.options());
+        const Heads hq = headsOf(q), hk = headsOf(k), hv = headsOf(v), ho = headsOf(out), hg = headsOf(g),
+                    hgq = headsOf(gq), hgk = headsOf(gk), hgv = headsOf(gv);
+        AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "trainbench_causal_attention_backward", [&] {
+            at::parallel_for(0, B * H, headGrain(T, Dk), [&](int64_t first, int64_t last) {
+                const int64_t block = std::min(kQueryBlock, T);
+                std::vector<scalar_t> scores(block * T), dp(block * T), delta(T);
+                for (int64_t task = first; task < last; ++task) {
+                    const int64_t b = task / H, h = task % H;
+                    const scalar_t *Q = hq.at<scalar_t>(q, b, h), *K = hk.at<scalar_t>(k, b, h),
+                                   *V = hv.at<scalar_t>(v, b, h), *O = ho.at<scalar_t>(out, b, h),
+                                   *G = hg.at<scalar_t>(g, b, h);
+                    const scalar_t* L = lse.data_ptr<scalar_t>() + (b * H + h) * T;
+                    scalar_t *GQ = hgq.at<scalar_t>(gq, b, h), *GK = hgk.at<scalar_t>(gk, b, h),
+                             *GV = hgv.at<scalar_t>(gv, b, h);
+                    for (int64_t t = 0; t < T; ++t) {
+                        scalar_t sum = 0;
+                        for (int64_t j = 0; j < Dv; ++j) sum += G[t * hg.st + j] * O[t * ho.st + j];
+                        delta[t] = sum;
+                    }
+                    for (int64_t q0 = 0; q0 < T; q0 += kQueryBlock) {
+                        const int64_t rows = std::min(kQueryBlock, T - q0), keys = q0 + rows;
+                        gemm(false, true, rows, keys, Dk, scalar_t(scale), Q + q0 * hq.st, hq.st, K, hk.st,
+                             scalar_t(0), scores.data(), keys);
+                        gemm(false, true, rows, keys, Dv, scalar_t(1), G + q0 * hg.st, hg.st, V, hv.st, scalar_t(0),
+                             dp.data(), keys);
+                        softmaxBackwardBlock(scores.data(), dp.data(), rows, q0, keys, L + q0, delta.data() + q0);
+                        // dV += P^T dO, dQ = scale dS K, dK += scale dS^T Q.
+                        gemm(true, false, keys, Dv, rows, scalar_t(1), scores.data(), keys, G + q0 * hg.st, hg.st,
+                             scalar_t(1), GV, hgv.st);
+                        gemm(false, false, rows, Dk, keys, scalar_t(scale), dp.data(), keys, K, hk.st, scalar_t(0),
+                             GQ + q0 * hgq.st, hgq.st);
+                        gemm(true, false, keys, Dk, rows, scalar_t(scale), dp.data(), keys, Q + q0 * hq.st, hq.st,
+                             scalar_t(1), GK, hgk.st);
+                    }
+                }
+            });
+        });
+        return {gq, gk, gv, torch::Tensor()};
+    }
+};
+
+}  // namespace
+
+bool causalAttentionTakes(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+    if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
+    if (k.sizes() != q.sizes() || v.size(0) != q.size(0) || v.size(1) != q.size(1) || v.size(2) != q.size(2))
+        return false;
+    for (const auto* t : {&q, &k, &v})
+        if (t->stride(3) != 1 && t->size(3) > 1) return false;
+    return cpuKernelsTake({&q, &k, &v});
+}
+
+torch::Tensor causalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale) {
+    return CpuCausalAttention::apply(q, k, v, scale);
+}
+
+}  // namespace trainbench::kernels

@@ -1,0 +1,77 @@
+#include "kernels/cpu_kernels.h"
+
+#include "kernels/vector_math.h"
+
+#include <ATen/autocast_mode.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+namespace trainbench::kernels {
+namespace {
+
+std::atomic<bool>& enabledFlag() {
+    static std::atomic<bool> flag{[] {
+        const char* value = std::getenv("TRAINBENCH_CPU_KERNELS");
+        return !(value && std::strcmp(value, "0") == 0);
+    }()};
+    return flag;
+}
+
+}  // namespace
+
+bool cpuKernelsEnabled() { return enabledFlag().load(std::memory_order_relaxed); }
+void setCpuKernelsEnabled(bool enabled) { enabledFlag().store(enabled); }
+
+bool cpuKernelsTake(std::initializer_list<const torch::Tensor*> tensors) {
+    if (!cpuKernelsEnabled() || at::autocast::is_autocast_enabled(at::kCPU)) return false;
+    std::optional<torch::ScalarType> dtype;
+    for (const torch::Tensor* t : tensors) {
+        if (!t->defined()) continue;
+        if (!t->device().is_cpu() || t->layout() != torch::kStrided) return false;
+        const auto type = t->scalar_type();
+        if (type != torch::kFloat32 && type != torch::kFloat64) return false;
+        if (dtype && *dtype != type) return false;
+        dtype = type;
+    }
+    return dtype.has_value();
+}
+
+bool cpuSupports(VectorIsa isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    switch (isa) {
+        case VectorIsa::Avx512: return __builtin_cpu_supports("avx512f");
+        case VectorIsa::Avx2: return __builtin_cpu_supports("avx2");
+        default: return true;
+    }
+#else
+    return isa == VectorIsa::Baseline;
+#endif
+}
+
+namespace {
+std::atomic<int>& chosenIsa() {
+    static std::atomic<int> isa{-1};
+    return isa;
+}
+VectorIsa widestIsa() {
+    static const VectorIsa widest = cpuSupports(VectorIsa::Avx512) ? VectorIsa::Avx512
+                                    : cpuSupports(VectorIsa::Avx2) ? VectorIsa::Avx2
+                                                                   : VectorIsa::Baseline;
+    return widest;
+}
+}  // namespace
+
+VectorIsa vectorIsa() {
+    const int chosen = chosenIsa().load(std::memory_order_relaxed);
+    return chosen < 0 ? widestIsa() : static_cast<VectorIsa>(chosen);
+}
+
+void setVectorIsa(std::optional<VectorIsa> isa) {
+    if (isa && !cpuSupports(*isa)) throw std::invalid_argument("this CPU lacks the instruction set asked for");
+    chosenIsa().store(isa ? static_cast<int>(*isa) : -1);
+}
+
+}  // namespace trainbench::kernels

@@ -1,0 +1,24 @@
+// Which tensors the written-out CPU kernels take, and the switch that turns them off.
+//
+// The kernels (linear, gated MLP, RMSNorm) replace chains of ATen operators by one autograd
+// node each whose forward and backward run BLAS and plain loops on the tensors' memory: on a
+// CPU a small model's step costs its operator dispatches more than its arithmetic. They take
+// fp32 and fp64 on the CPU outside autocast; everything else (CUDA, bf16) keeps the composed
+// ATen form, which computes the same function.
+#pragma once
+
+#include <initializer_list>
+
+#include <torch/torch.h>
+
+namespace trainbench::kernels {
+
+// On by default; TRAINBENCH_CPU_KERNELS=0 in the environment turns them off for the process
+// (an A/B of the same binary), setCpuKernelsEnabled for a test comparing both forms.
+bool cpuKernelsEnabled();
+void setCpuKernelsEnabled(bool enabled);
+
+// All defined tensors on the CPU, strided, of one dtype, fp32 or fp64, and no CPU autocast.
+bool cpuKernelsTake(std::initializer_list<const torch::Tensor*> tensors);
+
+}  // namespace trainbench::kernels

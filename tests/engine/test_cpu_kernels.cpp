@@ -1,0 +1,343 @@
+// The written-out CPU kernels against the composed ATen form they replace (autograd's own
+// backward of plain tensor operations): fp64 to 1e-12, fp32 against fp64, every vector
+// instruction set this CPU has giving the same bits, the layouts read in place (channel
+// slices), empty groups, and the cases the kernels leave to ATen (bf16, autocast, switched off).
+#include <QtTest/QtTest>
+
+#include <ATen/autocast_mode.h>
+
+#include <cmath>
+
+#include "kernels/blas.h"
+#include "kernels/causal_attention.h"
+#include "kernels/cpu_kernels.h"
+#include "kernels/gated_mlp.h"
+#include "kernels/linear.h"
+#include "kernels/rms_norm.h"
+#include "kernels/rotary.h"
+#include "kernels/sum_of_squares.h"
+#include "kernels/vector_math.h"
+#include "model/rotary.h"
+#include "trainbench/presets.h"
+
+using namespace trainbench;
+using namespace trainbench::kernels;
+
+namespace {
+
+double relativeError(const torch::Tensor& a, const torch::Tensor& b) {
+    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>() /
+           std::max(b.to(torch::kFloat64).abs().max().item<double>(), 1e-30);
+}
+
+// The function's value and the gradients of sum(value * upstream) with respect to inputs.
+struct Result {
+    torch::Tensor value;
+    std::vector<torch::Tensor> grads;
+};
+
+template <typename F>
+Result evaluate(F f, std::vector<torch::Tensor> inputs, uint64_t seed = 5) {
+    for (auto& x : inputs) x = x.detach().clone().requires_grad_(true);
+    auto value = f(inputs);
+    torch::manual_seed(seed);
+    auto upstream = torch::randn(value.sizes(), torch::kFloat64).to(value.scalar_type());
+    (value * upstream).sum().backward();
+    Result r{value.detach(), {}};
+    for (auto& x : inputs) r.grads.push_back(x.grad().defined() ? x.grad() : torch::zeros_like(x));
+    return r;
+}
+
+void compare(const Result& got, const Result& want, double tolerance) {
+    QVERIFY(got.value.sizes() == want.value.sizes());
+    QVERIFY2(relativeError(got.value, want.value) < tolerance, qPrintable(QString::number(relativeError(got.value, want.value))));
+    QCOMPARE(got.grads.size(), want.grads.size());
+    for (size_t i = 0; i < got.grads.size(); ++i) {
+        const double e = relativeError(got.grads[i], want.grads[i]);
+        QVERIFY2(e < tolerance, qPrintable(QString("gradient %1: %2").arg(i).arg(e)));
+    }
+}
+
+void compareBits(const Result& a, const Result& b) {
+    QVERIFY(torch::equal(a.value, b.value));
+    for (size_t i = 0; i < a.grads.size(); ++i) QVERIFY(torch::equal(a.grads[i], b.grads[i]));
+}
+
+// Evaluated with the kernels switched off: the composed form.
+template <typename F>
+Result composed(F f, std::vector<torch::Tensor> inputs) {
+    setCpuKernelsEnabled(false);
+    auto r = evaluate(f, std::move(inputs));
+    setCpuKernelsEnabled(true);
+    return r;
+}
+
+std::vector<torch::Tensor> toType(std::vector<torch::Tensor> xs, torch::ScalarType t) {
+    for (auto& x : xs) x = x.to(t);
+    return xs;
+}
+
+std::vector<VectorIsa> supportedIsas() {
+    std::vector<VectorIsa> out;
+    for (auto isa : {VectorIsa::Baseline, VectorIsa::Avx2, VectorIsa::Avx512})
+        if (cpuSupports(isa)) out.push_back(isa);
+    return out;
+}
+
+// The gated MLP written out with tensor operations, group by group.
+torch::Tensor composedGatedMlp(const torch::Tensor& rows, const std::vector<torch::Tensor>& w,
+                               const std::vector<int64_t>& counts) {
+    std::vector<torch::Tensor> parts;
+    int64_t start = 0;
+    for (size_t e = 0; e < counts.size(); ++e) {
+        auto x = rows.narrow(0, start, counts[e]);
+        parts.push_back(torch::matmul(torch::silu(torch::matmul(x, w[3 * e].t())) * torch::matmul(x, w[3 * e + 2].t()),
+                                      w[3 * e + 1].t()));
+        start += counts[e];
+    }
+    return torch::cat(parts, 0);
+}
+
+torch::Tensor composedRmsNorm(const torch::Tensor& x, const torch::Tensor& w, double eps) {
+    return x * torch::rsqrt(x.square().mean(-1, true) + eps) * w;
+}
+
+// q, k [B, T, h, D], v [B, T, h, Dv]: softmax(scale q k^T + causal mask) v, as [B, T, h, Dv].
+torch::Tensor composedAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale) {
+    const int64_t T = q.size(1);
+    auto scores = torch::matmul(q.transpose(1, 2), k.transpose(1, 2).transpose(-1, -2)) * scale;  // [B, h, T, T]
+    auto masked = torch::ones({T, T}, torch::kBool).triu(1);
+    auto p = scores.masked_fill(masked, -std::numeric_limits<double>::infinity()).softmax(-1);
+    return torch::matmul(p, v.transpose(1, 2)).transpose(1, 2);
+}
+
+}  // namespace
+
+class TestCpuKernels : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init() {
+        setCpuKernelsEnabled(true);
+        setVectorIsa(std::nullopt);
+    }
+
+    void gemmTakesEveryTransposeAgainstMatmul() {
+        torch::manual_seed(1);
+        for (bool ta : {false, true})
+            for (bool tb : {false, true}) {
+                const int64_t m = 5, n = 7, k = 3;
+                auto a = ta ? torch::randn({k, m}, torch::kFloat64) : torch::randn({m, k}, torch::kFloat64);
+                auto b = tb ? torch::randn({n, k}, torch::kFloat64) : torch::randn({k, n}, torch::kFloat64);
+                auto c = torch::randn({m, n}, torch::kFloat64);
+                auto want = 0.5 * torch::matmul(ta ? a.t() : a, tb ? b.t() : b) + 2.0 * c;
+                gemm(ta, tb, m, n, k, 0.5, a.data_ptr<double>(), a.size(1), b.data_ptr<double>(), b.size(1), 2.0,
+                     c.data_ptr<double>(), n);
+                QVERIFY(relativeError(c, want) < 1e-15);
+            }
+        // No inner dimension: C = beta C, and beta 0 clears NaN.
+        auto c = torch::full({2, 3}, std::nan(""), torch::kFloat32);
+        gemm(false, false, 2, 3, 0, 1.0f, nullptr, 0, nullptr, 3, 0.0f, c.data_ptr<float>(), 3);
+        QVERIFY(torch::equal(c, torch::zeros({2, 3})));
+    }
+
+    void expApproxIsWithinTwoUlpOfExp() {
+        double worst = 0;
+        for (int i = 0; i <= 200000; ++i) {
+            const float x = -87.0f + 175.0f * float(i) / 200000.0f;
+            const double want = std::exp(double(x));
+            worst = std::max(worst, std::abs(double(expApprox(x)) - want) / want);
+        }
+        QVERIFY2(worst < 2.5e-7, qPrintable(QString::number(worst)));
+        QVERIFY(std::isfinite(expApprox(1000.0f)) && expApprox(1000.0f) > 1e38f);
+        QVERIFY(expApprox(-1000.0f) >= 0.0f && expApprox(-1000.0f) < 1.3e-38f);
+        QVERIFY(sigmoid(-200.0f) >= 0.0f && sigmoid(-200.0f) < 1e-37f);
+        QCOMPARE(sigmoid(200.0f), 1.0f);
+        QVERIFY(std::isnan(expApprox(std::nanf(""))));
+    }
+
+    void linearMatchesComposedInFp64AndFp32() {
+        torch::manual_seed(2);
+        auto x = torch::randn({3, 5, 7}, torch::kFloat64), w = torch::randn({4, 7}, torch::kFloat64);
+        auto f = [](std::vector<torch::Tensor>& in) { return kernels::linear(in[0], in[1]); };
+        const auto want = composed(f, {x, w});
+        compare(evaluate(f, {x, w}), want, 1e-12);
+        compare(evaluate(f, toType({x, w}, torch::kFloat32)), want, 1e-5);
+        // A transposed input is read through a copy, the weight as it is.
+        auto xt = torch::randn({7, 6}, torch::kFloat64);
+        auto g = [](std::vector<torch::Tensor>& in) { return kernels::linear(in[0].t(), in[1]); };
+        compare(evaluate(g, {xt, w}), composed(g, {xt, w}), 1e-12);
+    }
+
+    void gatedMlpMatchesComposedWithAnEmptyGroup() {
+        torch::manual_seed(3);
+        const int64_t d = 6, I = 5;
+        const std::vector<int64_t> counts{3, 0, 5, 1};
+        std::vector<torch::Tensor> inputs{torch::randn({9, d}, torch::kFloat64)};
+        for (size_t e = 0; e < counts.size(); ++e) {
+            inputs.push_back(torch::randn({I, d}, torch::kFloat64) * 0.7);
+            inputs.push_back(torch::randn({d, I}, torch::kFloat64) * 0.7);
+            inputs.push_back(torch::randn({I, d}, torch::kFloat64) * 0.7);
+        }
+        auto kernel = [&](std::vector<torch::Tensor>& in) {
+            const std::vector<torch::Tensor> w(in.begin() + 1, in.end());
+            return gatedMlp(in[0], w, counts);
+        };
+        auto reference = [&](std::vector<torch::Tensor>& in) {
+            return composedGatedMlp(in[0], std::vector<torch::Tensor>(in.begin() + 1, in.end()), counts);
+        };
+        QVERIFY(gatedMlpTakes(inputs[0], std::vector<torch::Tensor>(inputs.begin() + 1, inputs.end())));
+        const auto want = evaluate(reference, inputs);
+        const auto got = evaluate(kernel, inputs);
+        compare(got, want, 1e-12);
+        for (int i = 0; i < 3; ++i) QVERIFY(torch::equal(got.grads[4 + i], torch::zeros_like(inputs[4 + i])));
+        // fp32: the vectorised sigmoid, in every instruction set this CPU has, bit for bit alike.
+        std::optional<Result> first;
+        for (auto isa : supportedIsas()) {
+            setVectorIsa(isa);
+            auto r = evaluate(kernel, toType(inputs, torch::kFloat32));
+            compare(r, want, 2e-6);
+            if (first) compareBits(r, *first);
+            else first = r;
+        }
+        // Large activations saturate the sigmoid without overflow.
+        auto big = inputs;
+        big[0] = big[0] * 200.0;
+        compare(evaluate(kernel, toType(big, torch::kFloat32)), evaluate(reference, big), 1e-5);
+    }
+
+    void gatedMlpRefusesCountsThatDoNotAddUp() {
+        auto x = torch::randn({4, 2});
+        std::vector<torch::Tensor> w{torch::randn({3, 2}), torch::randn({2, 3}), torch::randn({3, 2})};
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, gatedMlp(x, w, {3}));
+    }
+
+    void rmsNormMatchesComposedAndReadsAChannelSlice() {
+        torch::manual_seed(4);
+        const double eps = 1e-6;
+        // 150 rows: three blocks of the weight gradient's partial sums, the last one short.
+        auto x = torch::randn({3, 50, 20}, torch::kFloat64), w = torch::rand({20}, torch::kFloat64) + 0.5;
+        auto kernel = [&](std::vector<torch::Tensor>& in) { return rmsNorm(in[0], in[1], eps); };
+        auto reference = [&](std::vector<torch::Tensor>& in) { return composedRmsNorm(in[0], in[1], eps); };
+        const auto want = evaluate(reference, {x, w});
+        compare(evaluate(kernel, {x, w}), want, 1e-12);
+        std::optional<Result> first;
+        for (auto isa : supportedIsas()) {
+            setVectorIsa(isa);
+            auto r = evaluate(kernel, toType({x, w}, torch::kFloat32));
+            compare(r, want, 2e-6);
+            if (first) compareBits(r, *first);
+            else first = r;
+        }
+        // The first 20 of 27 channels, as the latent norm reads wkv_a's output.
+        auto wide = torch::randn({3, 50, 27}, torch::kFloat64);
+        auto sliced = [&](std::vector<torch::Tensor>& in) { return rmsNorm(in[0].narrow(-1, 0, 20), in[1], eps); };
+        auto sliced_reference = [&](std::vector<torch::Tensor>& in) {
+            return composedRmsNorm(in[0].narrow(-1, 0, 20), in[1], eps);
+        };
+        compare(evaluate(sliced, {wide, w}), evaluate(sliced_reference, {wide, w}), 1e-12);
+        QVERIFY(rmsNormTakes(wide.narrow(-1, 0, 20), w));
+    }
+
+    void causalAttentionMatchesComposedAcrossQueryBlocks() {
+        torch::manual_seed(6);
+        // T 130: three query blocks, the last of two rows; v a channel slice of a wider tensor.
+        const int64_t B = 2, T = 130, H = 3, D = 5, Dv = 4;
+        const double scale = 0.37;
+        auto q = torch::randn({B, T, H, D}, torch::kFloat64), k = torch::randn({B, T, H, D}, torch::kFloat64);
+        auto kv = torch::randn({B, T, H, Dv + 3}, torch::kFloat64);
+        auto kernel = [&](std::vector<torch::Tensor>& in) {
+            return causalAttention(in[0], in[1], in[2].narrow(-1, 3, Dv), scale);
+        };
+        auto reference = [&](std::vector<torch::Tensor>& in) {
+            return composedAttention(in[0], in[1], in[2].narrow(-1, 3, Dv), scale);
+        };
+        QVERIFY(causalAttentionTakes(q, k, kv.narrow(-1, 3, Dv)));
+        const auto want = evaluate(reference, {q, k, kv});
+        compare(evaluate(kernel, {q, k, kv}), want, 1e-12);
+        std::optional<Result> first;
+        for (auto isa : supportedIsas()) {
+            setVectorIsa(isa);
+            auto r = evaluate(kernel, toType({q, k, kv}, torch::kFloat32));
+            compare(r, want, 5e-6);
+            if (first) compareBits(r, *first);
+            else first = r;
+        }
+        // The first token attends to itself alone: its output is its own value.
+        auto out = causalAttention(q, k, kv.narrow(-1, 3, Dv), scale);
+        QVERIFY(torch::allclose(out.select(1, 0), kv.narrow(-1, 3, Dv).select(1, 0), 0, 1e-14));
+    }
+
+    void rotaryTurnsPairsAndTheModelsTableAgrees() {
+        torch::manual_seed(8);
+        const int64_t B = 2, T = 7, H = 3, skip = 4, P = 3;
+        // A channel slice of a wider tensor, as the key's rotary part is of wkv_a's output.
+        auto wide = torch::randn({B, T, H, skip + 2 * P + 5}, torch::kFloat64);
+        auto angles = torch::arange(T, torch::kFloat64).unsqueeze(1) * torch::tensor({1.0, 0.3, 0.01}, torch::kFloat64);
+        auto cos = angles.cos(), sin = angles.sin();
+        auto kernel = [&](std::vector<torch::Tensor>& in) { return rotate(in[0].narrow(-1, 2, skip + 2 * P), cos, sin, skip); };
+        auto reference = [&](std::vector<torch::Tensor>& in) {
+            auto x = in[0].narrow(-1, 2, skip + 2 * P);
+            auto pairs = x.narrow(-1, skip, 2 * P).unflatten(-1, {P, 2});
+            auto a = pairs.select(-1, 0), b = pairs.select(-1, 1);
+            auto c = cos.view({1, T, 1, P}), s = sin.view({1, T, 1, P});
+            auto turned = torch::stack({a * c - b * s, a * s + b * c}, -1).flatten(-2);
+            return torch::cat({x.narrow(-1, 0, skip), turned}, -1);
+        };
+        QVERIFY(rotaryTakes(wide.narrow(-1, 2, skip + 2 * P), cos, sin, skip));
+        compare(evaluate(kernel, {wide}), evaluate(reference, {wide}), 1e-14);
+        // The model's table, through the kernel and through its complex multiply, in fp32.
+        ModelConfig model = builtinTinyConfig().model;
+        RotaryTable table(model);
+        const int64_t rope = model.qk_rope_head_dim, nope = model.qk_nope_head_dim;
+        auto q = torch::randn({B, T, H, nope + rope});
+        auto through = [&](std::vector<torch::Tensor>& in) { return table.apply(in[0], nope); };
+        compare(evaluate(through, {q}), composed(through, {q}), 1e-6);
+    }
+
+    void sumOfSquaresInFp64OverBlocks() {
+        torch::manual_seed(7);
+        // 200,003 elements: four blocks of partial sums, the last one short, and a tail of lanes.
+        auto x = torch::randn({200003}, torch::kFloat64);
+        const double want = (x * x).sum().item<double>();
+        QVERIFY(std::abs(sumOfSquares(x) - want) / want < 1e-13);
+        auto xf = x.to(torch::kFloat32);
+        const double want_f = (xf.to(torch::kFloat64) * xf.to(torch::kFloat64)).sum().item<double>();
+        std::optional<double> first;
+        for (auto isa : supportedIsas()) {
+            setVectorIsa(isa);
+            const double got = sumOfSquares(xf);
+            QVERIFY(std::abs(got - want_f) / want_f < 1e-13);
+            if (first) QCOMPARE(got, *first);
+            else first = got;
+        }
+        QCOMPARE(sumOfSquares(torch::zeros({0})), 0.0);
+        QVERIFY(!sumOfSquaresTakes(x.narrow(0, 0, 200001).view({-1, 3}).t()));
+        QVERIFY(!sumOfSquaresTakes(x.to(torch::kBFloat16)));
+    }
+
+    void leavesBf16AutocastAndTheSwitchToAten() {
+        auto x = torch::randn({4, 3}), w = torch::randn({2, 3});
+        QVERIFY(cpuKernelsTake({&x, &w}));
+        auto xb = x.to(torch::kBFloat16), wb = w.to(torch::kBFloat16);
+        QVERIFY(!cpuKernelsTake({&xb, &wb}));
+        auto xd = x.to(torch::kFloat64);
+        QVERIFY(!cpuKernelsTake({&xd, &w}));  // mixed dtypes
+        {
+            at::autocast::set_autocast_enabled(at::kCPU, true);
+            at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+            const bool taken = cpuKernelsTake({&x, &w});
+            auto y = kernels::linear(x, w);  // at::linear under autocast: bf16
+            at::autocast::set_autocast_enabled(at::kCPU, false);
+            at::autocast::clear_cache();
+            QVERIFY(!taken);
+            QCOMPARE(y.scalar_type(), torch::kBFloat16);
+        }
+        setCpuKernelsEnabled(false);
+        QVERIFY(!cpuKernelsTake({&x, &w}));
+        setCpuKernelsEnabled(true);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCpuKernels)
+#include "test_cpu_kernels.moc"
