@@ -267,8 +267,8 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     p.optimizer_bytes = 2 * moment_elements * kFloat;
     // The CPU kernels run fp32 on the CPU (bf16 runs under autocast, in the composed form).
     Layout layout;
-    const bool on_cpu = config.runtime.device == "cpu";
-    layout.fused = on_cpu && kernels::cpuKernelsEnabled() && resolveComputeDtype(config, false, cpuMatrixFeatures()) == "fp32";
+    const bool on_cpu = config.runtime.device == "cpu" || (config.runtime.device == "auto" && !torch::cuda::is_available());
+    layout.fused = on_cpu && kernels::cpuKernelsEnabled() && resolveComputeDtype(config, !on_cpu, cpuMatrixFeatures()) == "fp32";
     layout.composed_on_cpu = on_cpu && !layout.fused;
     layout.seq_len = config.train.seq_len;
     p.activation_bytes =
