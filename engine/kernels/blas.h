@@ -10,7 +10,8 @@ namespace trainbench::kernels {
 // Row-major C [m, n] = alpha op(A) op(B) + beta C, op(A) [m, k] and op(B) [k, n]. A is stored
 // [m, k] (or [k, m] when trans_a), B [k, n] (or [n, k] when trans_b); lda, ldb and ldc are the
 // stored matrices' row strides. The BLAS torch itself calls (MKL in the x86 wheels, threaded
-// by at::set_num_threads); beta 0 ignores what C held, NaN included.
+// by at::set_num_threads, a small product on the calling thread alone); beta 0 ignores what C
+// held, NaN included.
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
