@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "kernels/cpu_kernels.h"
 #include "kernels/vector_math.h"
 
 namespace trainbench::kernels {
@@ -49,7 +50,7 @@ double sumOf(const T* x, int64_t n) {
 }  // namespace
 
 bool sumOfSquaresTakes(const torch::Tensor& x) {
-    return x.defined() && x.device().is_cpu() && x.layout() == torch::kStrided && x.is_contiguous() &&
+    return cpuKernelsEnabled() && x.defined() && x.device().is_cpu() && x.layout() == torch::kStrided && x.is_contiguous() &&
            (x.scalar_type() == torch::kFloat32 || x.scalar_type() == torch::kFloat64);
 }
 

@@ -5,7 +5,8 @@
 
 namespace trainbench::kernels {
 
-// Whether sumOfSquares reads x: on the CPU, dense, fp32 or fp64.
+// Whether sumOfSquares reads x: the CPU kernels on (cpu_kernels.h), x on the CPU, dense, fp32
+// or fp64.
 bool sumOfSquaresTakes(const torch::Tensor& x);
 
 // Each element widened to fp64 and squared, summed in fixed blocks (the same bits whatever the
