@@ -18,6 +18,7 @@
 #include "kernels/sum_of_squares.h"
 #include "kernels/vector_math.h"
 #include "model/rotary.h"
+#include "model/transformer.h"
 #include "trainbench/presets.h"
 
 using namespace trainbench;
@@ -314,6 +315,58 @@ private Q_SLOTS:
         QCOMPARE(sumOfSquares(torch::zeros({0})), 0.0);
         QVERIFY(!sumOfSquaresTakes(x.narrow(0, 0, 200001).view({-1, 3}).t()));
         QVERIFY(!sumOfSquaresTakes(x.to(torch::kBFloat16)));
+    }
+
+    // The whole model through the kernels against the composed form: the loss and every
+    // parameter's gradient, in fp64 (to 1e-10) and fp32, with the query LoRA, an odd no-rope
+    // head width (the split path of the query), and the softmax router without groups.
+    void theModelsLossAndGradientsAreTheComposedForms_data() {
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<bool>("variant");
+        QTest::newRow("fp64, the tiny preset") << int(torch::kFloat64) << false;
+        QTest::newRow("fp32, the tiny preset") << int(torch::kFloat32) << false;
+        QTest::newRow("fp64, odd nope width, softmax router, no query LoRA") << int(torch::kFloat64) << true;
+    }
+    void theModelsLossAndGradientsAreTheComposedForms() {
+        QFETCH(int, dtype);
+        QFETCH(bool, variant);
+        const auto type = static_cast<torch::ScalarType>(dtype);
+        ModelConfig c = builtinTinyConfig().model;
+        if (variant) {
+            c.qk_nope_head_dim = 15;
+            c.q_lora_rank = 0;
+            c.score_func = "softmax";
+            c.gate_bias = false;
+            c.n_expert_groups = 1;
+            c.n_limited_groups = 1;
+        }
+        torch::manual_seed(9);
+        Transformer model(c);
+        initializeWeights(model, 11);
+        model->to(type);
+        auto tokens = torch::randint(0, c.vocab_size, {3, 70}, torch::kInt64);
+        auto targets = torch::randint(0, c.vocab_size, {3, 70}, torch::kInt64);
+        auto run = [&](bool kernels) {
+            setCpuKernelsEnabled(kernels);
+            model->zero_grad();
+            LossParts parts = model->loss(tokens, targets);
+            (parts.token_loss_sum + parts.aux_loss_sum).backward();
+            setCpuKernelsEnabled(true);
+            std::vector<torch::Tensor> grads;
+            for (const auto& p : model->parameters()) grads.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
+            return std::pair{parts.token_loss_sum.item<double>(), grads};
+        };
+        const auto [loss_kernels, grads_kernels] = run(true);
+        const auto [loss_composed, grads_composed] = run(false);
+        const double tolerance = type == torch::kFloat64 ? 1e-10 : 2e-5;
+        QVERIFY2(std::abs(loss_kernels - loss_composed) <= tolerance * std::abs(loss_composed),
+                 qPrintable(QString("%1 vs %2").arg(loss_kernels, 0, 'g', 17).arg(loss_composed, 0, 'g', 17)));
+        const auto names = model->named_parameters().keys();
+        for (size_t i = 0; i < grads_kernels.size(); ++i) {
+            const double e = relativeError(grads_kernels[i], grads_composed[i]);
+            // fp32 gradients of a few thousand summed terms: relative to each tensor's largest.
+            QVERIFY2(e < (type == torch::kFloat64 ? 1e-9 : 5e-5), qPrintable(QString("%1: %2").arg(names[i].c_str()).arg(e)));
+        }
     }
 
     void leavesBf16AutocastAndTheSwitchToAten() {
