@@ -15,9 +15,11 @@ void sgemm_(const char* transa, const char* transb, const int* m, const int* n, 
 void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
             const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c,
             const int* ldc);
+#if defined(__x86_64__)
 // MKL's per-thread thread count for its next calls (0: back to the global one); returns the
-// previous setting.
+// previous setting. (The x86 wheels link MKL; elsewhere the rule below is left out.)
 int mkl_set_num_threads_local_(const int* threads);
+#endif
 }
 
 namespace trainbench::kernels {
@@ -45,20 +47,24 @@ template <typename T, typename Blas>
 void rowMajor(Blas blas, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
               int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
     if (trivial(m, n, k, beta, c, ldc)) return;
-    // A product of fewer than kAloneBelow multiply-adds runs on the calling thread: waking the
-    // other threads (often asleep between a small model's many short calls) costs more than
-    // they save. Measured on tiny (docs/BENCHMARKS.md): 2^20 is 5-12 % faster a step than MKL's
-    // own choice at every split, 2^22 already slower.
-    const bool alone = double(m) * double(n) * double(k) < kAloneBelow;
-    const int one = 1;
-    int previous = alone ? mkl_set_num_threads_local_(&one) : 0;
     const char ta = trans_a ? 'T' : 'N', tb = trans_b ? 'T' : 'N';
     const int M = narrow(n), N = narrow(m), K = narrow(k);
     // A leading dimension is at least the stored rows' length and at least 1.
     const int LDB = narrow(std::max<int64_t>(ldb, 1)), LDA = narrow(std::max<int64_t>(lda, 1)),
               LDC = narrow(std::max<int64_t>(ldc, 1));
+    // A product of fewer than kAloneBelow multiply-adds runs on the calling thread: waking the
+    // other threads (often asleep between a small model's many short calls) costs more than
+    // they save. Measured on tiny (docs/BENCHMARKS.md): 2^20 is 5-12 % faster a step than MKL's
+    // own choice at every split, 2^22 already slower.
+#if defined(__x86_64__)
+    const bool alone = double(m) * double(n) * double(k) < kAloneBelow;
+    const int one = 1;
+    int previous = alone ? mkl_set_num_threads_local_(&one) : 0;
+#endif
     blas(&tb, &ta, &M, &N, &K, &alpha, b, &LDB, a, &LDA, &beta, c, &LDC);
+#if defined(__x86_64__)
     if (alone) mkl_set_num_threads_local_(&previous);
+#endif
 }
 
 }  // namespace
