@@ -561,6 +561,8 @@ void BatchPanel::onMemoryLayoutEdited() {
     if (expert_parallel_combo_->currentIndex() >= 0)
         config_.runtime.expert_parallel = expert_parallel_combo_->currentData().toLongLong();
     showPlan();
+    // Apply follows: moving off the recommended layout makes it worth a click again.
+    updateControls();
     Q_EMIT memoryLayoutRequested(stage, recompute, config_.runtime.expert_parallel);
 }
 

@@ -229,7 +229,8 @@ void TestBatchExplorer::exploresOverMemoryLayoutsAndAppliesOne() {
     const int recommended = panel->explorerModel()->recommended();
     QVERIFY(recommended >= 0);
     const ExploreRow best = rows[static_cast<size_t>(recommended)];
-    // Move away from the recommended layout, then apply it back.
+    // Move away from the recommended layout (Apply turns on, even where the recommendation
+    // was the layout explored from and so was off), then apply it back.
     auto* stage = child<QComboBox>(window, "zeroStageCombo");
     stage->setCurrentIndex(best.zero_stage == 3 ? 2 : 3);
     auto* apply = child<QPushButton>(window, "applyRecommendationButton");
