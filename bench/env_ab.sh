@@ -13,19 +13,7 @@ cli="$root/build/bin/trainbench-cli"
 python="${TRAINBENCH_TORCH_ENV:-$HOME/.cache/trainbench/torch-2.11.0}/bin/python"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 vocab="$("$cli" config "$root/configs/$preset.json" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["model"]["vocab_size"])')"
-"$python" - "$work" "$vocab" <<'PY'
-import sys, numpy as np
-work, vocab = sys.argv[1], int(sys.argv[2])
-rng = np.random.default_rng(0)
-n = 2_000_000
-noise = rng.integers(0, 4, n)
-x = np.zeros(n, dtype=np.int64)
-for i in range(1, n):
-    x[i] = (x[i - 1] * 7 + noise[i]) % vocab
-x = x.astype("<u2")
-x[: n * 9 // 10].tofile(f"{work}/train.bin")
-x[n * 9 // 10:].tofile(f"{work}/val.bin")
-PY
+"$python" "$root/bench/make_token_data.py" "$work" "$vocab"
 step_ms() {  # ENV m k -> median step time in ms of one run
   local out id
   out="$(env $1 "$cli" run "$root/configs/$preset.json" --set data.source=tokens --set "data.path=$work/train.bin" \

@@ -26,19 +26,7 @@ work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 
 # Token data both sides read: a noisy arithmetic sequence over the model's vocabulary.
 vocab="$("$cli" config "$root/configs/$preset.json" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["model"]["vocab_size"])')"
-"$python" - "$work" "$vocab" <<'PY'
-import sys, numpy as np
-work, vocab = sys.argv[1], int(sys.argv[2])
-rng = np.random.default_rng(0)
-n = 2_000_000
-noise = rng.integers(0, 4, n)
-x = np.zeros(n, dtype=np.int64)
-for i in range(1, n):
-    x[i] = (x[i - 1] * 7 + noise[i]) % vocab
-x = x.astype("<u2")
-x[: n * 9 // 10].tofile(f"{work}/train.bin")
-x[n * 9 // 10:].tofile(f"{work}/val.bin")
-PY
+"$python" "$root/bench/make_token_data.py" "$work" "$vocab"
 
 for split in "$@"; do
   read -r m k <<<"$split"
