@@ -102,7 +102,7 @@ struct Heads {
 Heads headsOf(const torch::Tensor& x) { return {x.stride(0), x.stride(1), x.stride(2)}; }
 
 // Heads per parallel task: about 64k multiply-adds of scores each, at least one head.
-int64_t headGrain(int64_t T, int64_t D) { return std::max<int64_t>(1, 65536 / std::max<int64_t>(T * T * D / 2, 1)); }
+int64_t headGrain(int64_t T, int64_t D) { return itemsPerTask(T * T * D / 2, 65536); }
 
 class CpuCausalAttention : public torch::autograd::Function<CpuCausalAttention> {
 public:

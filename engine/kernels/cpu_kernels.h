@@ -7,6 +7,7 @@
 // ATen form, which computes the same function.
 #pragma once
 
+#include <algorithm>
 #include <initializer_list>
 
 #include <torch/torch.h>
@@ -20,5 +21,12 @@ void setCpuKernelsEnabled(bool enabled);
 
 // All defined tensors on the CPU, strided, of one dtype, fp32 or fp64, and no CPU autocast.
 bool cpuKernelsTake(std::initializer_list<const torch::Tensor*> tensors);
+
+// The grain of an at::parallel_for over items of `work_per_item` elements (or multiply-adds):
+// tasks of about `work_per_task`, at least one item, so that small loops stay on the calling
+// thread rather than waking the others.
+inline int64_t itemsPerTask(int64_t work_per_item, int64_t work_per_task = 32768) {
+    return std::max<int64_t>(1, work_per_task / std::max<int64_t>(work_per_item, 1));
+}
 
 }  // namespace trainbench::kernels

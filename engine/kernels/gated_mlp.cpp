@@ -65,9 +65,6 @@ void activationBackward(const double* ab, const double* gh, double* h, double* g
     activationBackwardRows(ab, gh, h, gab, begin, end, I);
 }
 
-// Rows per task: element loops of fewer than about 32k elements stay on the calling thread.
-int64_t rowGrain(int64_t I) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(I, 1)); }
-
 class CpuGatedMlp : public torch::autograd::Function<CpuGatedMlp> {
 public:
     static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& input, at::TensorList weights,
@@ -89,7 +86,7 @@ public:
                      scalar_t(0), AB + start * 2 * I + I, 2 * I);
                 start += c;
             }
-            at::parallel_for(0, R, rowGrain(I), [&](int64_t begin, int64_t end) { activation(AB, H, begin, end, I); });
+            at::parallel_for(0, R, itemsPerTask(I), [&](int64_t begin, int64_t end) { activation(AB, H, begin, end, I); });
             start = 0;
             for (size_t e = 0; e < counts.size(); ++e) {
                 const int64_t c = counts[e];
@@ -129,7 +126,7 @@ public:
                      GH + start * I, I);
                 start += counts[e];
             }
-            at::parallel_for(0, R, rowGrain(I),
+            at::parallel_for(0, R, itemsPerTask(I),
                              [&](int64_t begin, int64_t end) { activationBackward(AB, GH, H, GAB, begin, end, I); });
             start = 0;
             for (size_t e = 0; e < L; ++e) {

@@ -106,7 +106,7 @@ public:
         AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "trainbench_rms_norm", [&] {
             const scalar_t *X = x.data_ptr<scalar_t>(), *W = w.data_ptr<scalar_t>();
             scalar_t *Y = y.data_ptr<scalar_t>(), *INV = inv.data_ptr<scalar_t>();
-            at::parallel_for(0, R, std::max<int64_t>(1, 32768 / std::max<int64_t>(d, 1)),
+            at::parallel_for(0, R, itemsPerTask(d),
                              [&](int64_t begin, int64_t end) { normForward(X, stride, W, Y, INV, begin, end, d, eps); });
         });
         ctx->save_for_backward({x, w, inv});
@@ -126,7 +126,7 @@ public:
             const scalar_t *X = x.data_ptr<scalar_t>(), *W = w.data_ptr<scalar_t>(), *G = g.data_ptr<scalar_t>(),
                            *INV = inv.data_ptr<scalar_t>();
             scalar_t *GX = gx.data_ptr<scalar_t>(), *P = partial.data_ptr<scalar_t>(), *GW = gw.data_ptr<scalar_t>();
-            const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(kBlockRows * d, 1));
+            const int64_t grain = itemsPerTask(kBlockRows * d);
             at::parallel_for(0, blocks, grain, [&](int64_t first, int64_t last) {
                 for (int64_t b = first; b < last; ++b)
                     normBackward(X, stride, W, G, INV, GX, P + b * d, b * kBlockRows,

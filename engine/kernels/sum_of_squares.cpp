@@ -50,8 +50,7 @@ double sumOf(const T* x, int64_t n) {
 }  // namespace
 
 bool sumOfSquaresTakes(const torch::Tensor& x) {
-    return cpuKernelsEnabled() && x.defined() && x.device().is_cpu() && x.layout() == torch::kStrided && x.is_contiguous() &&
-           (x.scalar_type() == torch::kFloat32 || x.scalar_type() == torch::kFloat64);
+    return x.defined() && x.is_contiguous() && cpuKernelsTake({&x});
 }
 
 double sumOfSquares(const torch::Tensor& x) {

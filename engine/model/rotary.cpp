@@ -50,6 +50,15 @@ double attentionSoftmaxScale(const ModelConfig& m) {
 
 RotaryTable::RotaryTable(const ModelConfig& model) : freqs_(rotaryFrequencies(model)) {}
 
+torch::Tensor RotaryTable::rotatedAngles(int64_t T) const {
+    const int64_t rotated = static_cast<int64_t>(freqs_.size());
+    auto angles = torch::empty({T, rotated}, torch::kFloat64);
+    auto a = angles.accessor<double, 2>();
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t j = 0; j < rotated; ++j) a[t][j] = double(t) * freqs_[j];
+    return angles;
+}
+
 const torch::Tensor& RotaryTable::table(int64_t T, int64_t skip, const torch::Device& device, torch::ScalarType real) {
     const auto complex = real == torch::kFloat64 ? torch::kComplexDouble : torch::kComplexFloat;
     Cached* slot = nullptr;
@@ -58,13 +67,9 @@ const torch::Tensor& RotaryTable::table(int64_t T, int64_t skip, const torch::De
     if (slot && slot->table.size(0) >= T && slot->table.device() == device && slot->table.scalar_type() == complex)
         return slot->table;
     if (!slot) slot = &tables_.emplace_back(Cached{skip, {}});
-    // Angles in double, then the table in the compute precision (at least fp32, as the
+    // The passed pairs turn by 0; the table in the compute precision (at least fp32, as the
     // reference's complex64 table).
-    const int64_t passed = skip / 2, rotated = static_cast<int64_t>(freqs_.size());
-    auto angles = torch::zeros({T, passed + rotated}, torch::kFloat64);
-    auto a = angles.accessor<double, 2>();
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t j = 0; j < rotated; ++j) a[t][passed + j] = double(t) * freqs_[j];
+    auto angles = torch::cat({torch::zeros({T, skip / 2}, torch::kFloat64), rotatedAngles(T)}, 1);
     slot->table = torch::polar(torch::ones_like(angles), angles).to(device, complex);
     return slot->table;
 }
@@ -73,12 +78,8 @@ const RotaryTable::Turns& RotaryTable::turns(int64_t T, const torch::Device& dev
     if (turns_.cos.defined() && turns_.cos.size(0) >= T && turns_.cos.device() == device &&
         turns_.cos.scalar_type() == real)
         return turns_;
-    // Angles in double, rounded once to the compute precision (as the complex table's are).
-    const int64_t rotated = static_cast<int64_t>(freqs_.size());
-    auto angles = torch::zeros({T, rotated}, torch::kFloat64);
-    auto a = angles.accessor<double, 2>();
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t j = 0; j < rotated; ++j) a[t][j] = double(t) * freqs_[j];
+    // Rounded once to the compute precision, as the complex table's are.
+    const auto angles = rotatedAngles(T);
     turns_ = {angles.cos().to(device, real), angles.sin().to(device, real)};
     return turns_;
 }

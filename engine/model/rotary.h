@@ -36,6 +36,8 @@ private:
         torch::Tensor cos, sin;
     };
     const Turns& turns(int64_t T, const torch::Device& device, torch::ScalarType real);
+    // [T, R/2] fp64: position t times each rotated pair's frequency.
+    torch::Tensor rotatedAngles(int64_t T) const;
     Turns turns_;
     // [T', (skip + R)/2] complex table with T' >= T, on x's device, complex of x's real dtype.
     const torch::Tensor& table(int64_t T, int64_t skip, const torch::Device& device, torch::ScalarType real);

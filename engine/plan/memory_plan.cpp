@@ -38,8 +38,8 @@ constexpr int64_t kIndex = 8;
 // `layout` says which form runs: the CPU kernels' (fused) or the composed one, and on a CPU the
 // composed attention is ATen's math form, which keeps the softmax probabilities (h x T per token).
 struct Layout {
-    bool fused = false;
-    bool composed_on_cpu = false;
+    bool on_cpu = false;
+    bool fused = false;  // the CPU kernels run (on a CPU, fp32)
     int64_t seq_len = 0;
 };
 
@@ -51,7 +51,7 @@ int64_t attentionBytesPerToken(const ModelConfig& c, const Layout& layout) {
     floats += (kv + r) + kv + h * (c.qk_nope_head_dim + v);
     floats += 2 * h * qk;                                        // the attention's query and key
     floats += (layout.fused ? 1 : 2) * h * v + h;                // output, log-sum-exp, reshape
-    if (layout.composed_on_cpu) floats += h * layout.seq_len;    // probabilities
+    if (layout.on_cpu && !layout.fused) floats += h * layout.seq_len;  // probabilities
     return floats * kFloat;                                      // (its output: the MLP's norm's input)
 }
 
@@ -267,9 +267,9 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     p.optimizer_bytes = 2 * moment_elements * kFloat;
     // The CPU kernels run fp32 on the CPU (bf16 runs under autocast, in the composed form).
     Layout layout;
-    const bool on_cpu = config.runtime.device == "cpu" || (config.runtime.device == "auto" && !torch::cuda::is_available());
-    layout.fused = on_cpu && kernels::cpuKernelsEnabled() && resolveComputeDtype(config, !on_cpu, cpuMatrixFeatures()) == "fp32";
-    layout.composed_on_cpu = on_cpu && !layout.fused;
+    layout.on_cpu = config.runtime.device == "cpu" || (config.runtime.device == "auto" && !torch::cuda::is_available());
+    layout.fused = layout.on_cpu && kernels::cpuKernelsEnabled() &&
+                   resolveComputeDtype(config, !layout.on_cpu, cpuMatrixFeatures()) == "fp32";
     layout.seq_len = config.train.seq_len;
     p.activation_bytes =
         activationBytes(config.model, tokens, config.runtime.activation_checkpointing, p.expert_parallel, layout);

@@ -107,6 +107,14 @@ class TestHfInterop : public QObject {
     void requireTransformers() {
         if (!site_problem_.isEmpty()) QSKIP(qPrintable("no transformers to compare with: " + site_problem_));
     }
+    // The trained checkpoint exported in fp32 to dir_/name; the options it was written with.
+    HfExportOptions exportedFp32(const QString& name) {
+        HfExportOptions options;
+        options.out_dir = dir_.filePath(name).toStdString();
+        options.dtype = "fp32";
+        exportHuggingFace(config_.model, checkpoint_, options);
+        return options;
+    }
 
 private Q_SLOTS:
     void initTestCase() {
@@ -316,10 +324,7 @@ private Q_SLOTS:
     // train.init_from an HF directory: the run's first loss is that of those weights on its first
     // batch, the same as a run started from the checkpoint itself, and not a fresh model's.
     void aRunStartsFromAnHfDirectory() {
-        HfExportOptions options;
-        options.out_dir = dir_.filePath("hf-start").toStdString();
-        options.dtype = "fp32";
-        exportHuggingFace(config_.model, checkpoint_, options);
+        const HfExportOptions options = exportedFp32("hf-start");
         RunConfig from = config_;
         from.train.init_from = options.out_dir;
         from.train.steps = 1;
@@ -345,10 +350,7 @@ private Q_SLOTS:
     // fp8 blocks (DeepSeek-V3's storage): each weight is q x its block's inverse scale; blocks of
     // 48 x 24 leave partial blocks at the edges. By hand from the stored values.
     void fp8BlocksAreDequantised() {
-        HfExportOptions options;
-        options.out_dir = dir_.filePath("hf-fp8").toStdString();
-        options.dtype = "fp32";
-        exportHuggingFace(config_.model, checkpoint_, options);
+        const HfExportOptions options = exportedFp32("hf-fp8");
         const std::string file = options.out_dir + "/model.safetensors";
         NamedTensors tensors = readSafetensors(file);
         const std::string target = "model.layers.1.self_attn.q_b_proj.weight";  // [96, 32]
@@ -393,10 +395,7 @@ private Q_SLOTS:
 
     // fp16 storage (some published checkpoints) reads back as the weights rounded to fp16.
     void fp16WeightsAreRead() {
-        HfExportOptions options;
-        options.out_dir = dir_.filePath("hf-fp16").toStdString();
-        options.dtype = "fp32";
-        exportHuggingFace(config_.model, checkpoint_, options);
+        const HfExportOptions options = exportedFp32("hf-fp16");
         const std::string file = options.out_dir + "/model.safetensors";
         NamedTensors tensors = readSafetensors(file);
         for (auto& [name, tensor] : tensors) tensor = tensor.to(torch::kFloat16);
@@ -411,10 +410,7 @@ private Q_SLOTS:
 
     // Every refusal names what is at fault.
     void badInputIsRefusedNamingIt() {
-        HfExportOptions options;
-        options.out_dir = dir_.filePath("hf-bad").toStdString();
-        options.dtype = "fp32";
-        exportHuggingFace(config_.model, checkpoint_, options);
+        const HfExportOptions options = exportedFp32("hf-bad");
         const auto refusal = refusalOf;
         // An existing --out, another dtype, a model transformers cannot express.
         QVERIFY(refusal([&] { exportHuggingFace(config_.model, checkpoint_, options); }).find("exists") != std::string::npos);
