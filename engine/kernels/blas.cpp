@@ -2,10 +2,15 @@
 // so the operands swap places and keep their flags.
 #include "kernels/blas.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
+
+#include "kernels/parallel.h"
 
 extern "C" {
 // Exported by libtorch_cpu (its statically linked MKL), 32-bit integers (LP64).
@@ -43,9 +48,12 @@ bool trivial(int64_t m, int64_t n, int64_t k, T beta, T* c, int64_t ldc) {
     return true;
 }
 
+enum class Threads { kBlasChooses, kCallerAlone };
+
 template <typename T, typename Blas>
 void rowMajor(Blas blas, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
-              int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+              int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
+              Threads threads = Threads::kBlasChooses) {
     if (trivial(m, n, k, beta, c, ldc)) return;
     const char ta = trans_a ? 'T' : 'N', tb = trans_b ? 'T' : 'N';
     const int M = narrow(n), N = narrow(m), K = narrow(k);
@@ -57,7 +65,7 @@ void rowMajor(Blas blas, bool trans_a, bool trans_b, int64_t m, int64_t n, int64
     // they save. Measured on tiny (docs/BENCHMARKS.md): 2^20 is 5-12 % faster a step than MKL's
     // own choice at every split, 2^22 already slower.
 #if defined(__x86_64__)
-    const bool alone = double(m) * double(n) * double(k) < kAloneBelow;
+    const bool alone = threads == Threads::kCallerAlone || double(m) * double(n) * double(k) < kAloneBelow;
     const int one = 1;
     int previous = alone ? mkl_set_num_threads_local_(&one) : 0;
 #endif
@@ -67,7 +75,63 @@ void rowMajor(Blas blas, bool trans_a, bool trans_b, int64_t m, int64_t n, int64
 #endif
 }
 
+void blasCall(const Product<float>& p, Threads threads) {
+    rowMajor(sgemm_, p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc, threads);
+}
+void blasCall(const Product<double>& p, Threads threads) {
+    rowMajor(dgemm_, p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc, threads);
+}
+
+template <typename T>
+double work(const std::vector<Product<T>>& chain) {
+    double total = 0;
+    for (const auto& p : chain) total += double(p.m) * double(p.n) * double(p.k);
+    return total;
+}
+
+// Chains below this many multiply-adds in all stay on the calling thread, each product as gemm
+// runs it: a parallel region costs more than it saves (the same scale as kAloneBelow).
+constexpr double kChainsSplitFrom = double(1 << 19);
+// How far above an even share (the work over the threads) the busiest thread may be: beyond,
+// one chain dominates or the chains are too few for the threads, and each product is left to
+// BLAS, which splits inside it.
+constexpr double kBalanceSlack = 1.5;
+
+template <typename T>
+void runChains(const std::vector<std::vector<Product<T>>>& chains) {
+    const int pool = at::in_parallel_region() ? 1 : at::get_num_threads();
+    const int threads = std::min<int>(pool, int(chains.size()));
+    double total = 0;
+    for (const auto& chain : chains) total += work(chain);
+    // Longest chain first to the least loaded thread: a fixed assignment, so the same shapes
+    // always split the same way.
+    std::vector<size_t> order(chains.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return work(chains[x]) > work(chains[y]); });
+    std::vector<std::vector<size_t>> assigned(std::max(threads, 1));
+    std::vector<double> load(assigned.size(), 0.0);
+    for (size_t i : order) {
+        const size_t t = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+        assigned[t].push_back(i);
+        load[t] += work(chains[i]);
+    }
+    const double busiest = *std::max_element(load.begin(), load.end());
+    if (threads < 2 || total < kChainsSplitFrom || busiest > kBalanceSlack * total / pool) {
+        for (const auto& chain : chains)
+            for (const auto& p : chain) blasCall(p, Threads::kBlasChooses);
+        return;
+    }
+    parallelFor(0, int64_t(assigned.size()), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t)
+            for (size_t i : assigned[size_t(t)])
+                for (const auto& p : chains[i]) blasCall(p, Threads::kCallerAlone);
+    });
+}
+
 }  // namespace
+
+void gemmChains(const std::vector<std::vector<Product<float>>>& chains) { runChains(chains); }
+void gemmChains(const std::vector<std::vector<Product<double>>>& chains) { runChains(chains); }
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {

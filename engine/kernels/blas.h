@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace trainbench::kernels {
 
@@ -16,5 +17,30 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+// One product's operands, as gemm takes them.
+template <typename T>
+struct Product {
+    bool trans_a, trans_b;
+    int64_t m, n, k;
+    T alpha;
+    const T* a;
+    int64_t lda;
+    const T* b;
+    int64_t ldb;
+    T beta;
+    T* c;
+    int64_t ldc;
+};
+
+// Independent chains of products: the products of one chain run in order (a later one may add
+// into an earlier one's output), chains in any order. Where there is work enough and the
+// chains balance, each intra-op thread runs whole chains, every product on that thread alone;
+// otherwise the products run one after another as gemm runs them. Why: a backward's two
+// products of equal size (the input's and the weight's gradients) split as two whole products
+// cost one product's time; split inside BLAS, each pays its own partition and wake-up, which on
+// a small model's products came to no gain from the second thread at all.
+void gemmChains(const std::vector<std::vector<Product<float>>>& chains);
+void gemmChains(const std::vector<std::vector<Product<double>>>& chains);
 
 }  // namespace trainbench::kernels

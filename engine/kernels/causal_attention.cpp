@@ -6,14 +6,13 @@
 // parallel tasks; each writes its own rows of dQ, dK and dV.
 #include "kernels/causal_attention.h"
 
-#include <ATen/Parallel.h>
-
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "kernels/blas.h"
 #include "kernels/cpu_kernels.h"
+#include "kernels/parallel.h"
 #include "kernels/vector_math.h"
 
 namespace trainbench::kernels {
@@ -113,7 +112,7 @@ public:
         auto lse = at::empty({B, H, T}, q.options());
         const Heads hq = headsOf(q), hk = headsOf(k), hv = headsOf(v), ho = headsOf(out);
         AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "trainbench_causal_attention", [&] {
-            at::parallel_for(0, B * H, headGrain(T, Dk), [&](int64_t first, int64_t last) {
+            parallelFor(0, B * H, headGrain(T, Dk), [&](int64_t first, int64_t last) {
                 std::vector<scalar_t> scores(std::min(kQueryBlock, T) * T);
                 for (int64_t task = first; task < last; ++task) {
                     const int64_t b = task / H, h = task % H;
@@ -149,7 +148,7 @@ public:
         const Heads hq = headsOf(q), hk = headsOf(k), hv = headsOf(v), ho = headsOf(out), hg = headsOf(g),
                     hgq = headsOf(gq), hgk = headsOf(gk), hgv = headsOf(gv);
         AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "trainbench_causal_attention_backward", [&] {
-            at::parallel_for(0, B * H, headGrain(T, Dk), [&](int64_t first, int64_t last) {
+            parallelFor(0, B * H, headGrain(T, Dk), [&](int64_t first, int64_t last) {
                 const int64_t block = std::min(kQueryBlock, T);
                 std::vector<scalar_t> scores(block * T), dp(block * T), delta(T);
                 for (int64_t task = first; task < last; ++task) {

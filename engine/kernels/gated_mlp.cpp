@@ -3,13 +3,12 @@
 //   dL/dW2 = g^T h,  dL/dW1 = (dL/da)^T x,  dL/dW3 = (dL/db)^T x,  dL/dx = dL/da W1 + dL/db W3.
 #include "kernels/gated_mlp.h"
 
-#include <ATen/Parallel.h>
-
 #include <numeric>
 #include <stdexcept>
 
 #include "kernels/blas.h"
 #include "kernels/cpu_kernels.h"
+#include "kernels/parallel.h"
 #include "kernels/vector_math.h"
 
 namespace trainbench::kernels {
@@ -77,23 +76,24 @@ public:
         AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "trainbench_gated_mlp", [&] {
             const scalar_t* X = x.data_ptr<scalar_t>();
             scalar_t *AB = ab.data_ptr<scalar_t>(), *H = h.data_ptr<scalar_t>(), *Y = y.data_ptr<scalar_t>();
+            // Each group's two first projections, then each group's last: chains of one product,
+            // spread over the threads (gemmChains).
+            std::vector<std::vector<Product<scalar_t>>> first, last;
             int64_t start = 0;
             for (size_t e = 0; e < counts.size(); ++e) {
                 const int64_t c = counts[e];
-                gemm(false, true, c, I, d, scalar_t(1), X + start * d, d, weights[3 * e].data_ptr<scalar_t>(), d,
-                     scalar_t(0), AB + start * 2 * I, 2 * I);
-                gemm(false, true, c, I, d, scalar_t(1), X + start * d, d, weights[3 * e + 2].data_ptr<scalar_t>(), d,
-                     scalar_t(0), AB + start * 2 * I + I, 2 * I);
+                first.push_back({{false, true, c, I, d, scalar_t(1), X + start * d, d,
+                                  weights[3 * e].data_ptr<scalar_t>(), d, scalar_t(0), AB + start * 2 * I, 2 * I}});
+                first.push_back({{false, true, c, I, d, scalar_t(1), X + start * d, d,
+                                  weights[3 * e + 2].data_ptr<scalar_t>(), d, scalar_t(0), AB + start * 2 * I + I,
+                                  2 * I}});
+                last.push_back({{false, true, c, d, I, scalar_t(1), H + start * I, I,
+                                 weights[3 * e + 1].data_ptr<scalar_t>(), I, scalar_t(0), Y + start * d, d}});
                 start += c;
             }
-            at::parallel_for(0, R, itemsPerTask(I), [&](int64_t begin, int64_t end) { activation(AB, H, begin, end, I); });
-            start = 0;
-            for (size_t e = 0; e < counts.size(); ++e) {
-                const int64_t c = counts[e];
-                gemm(false, true, c, d, I, scalar_t(1), H + start * I, I, weights[3 * e + 1].data_ptr<scalar_t>(), I,
-                     scalar_t(0), Y + start * d, d);
-                start += c;
-            }
+            gemmChains(first);
+            parallelFor(0, R, itemsPerTask(I), [&](int64_t begin, int64_t end) { activation(AB, H, begin, end, I); });
+            gemmChains(last);
         });
         variable_list saved{x, ab};
         for (const auto& w : weights) saved.push_back(w);
@@ -120,27 +120,31 @@ public:
             scalar_t *GH = gh.data_ptr<scalar_t>(), *H = h.data_ptr<scalar_t>(), *GAB = gab.data_ptr<scalar_t>(),
                      *GX = gx.data_ptr<scalar_t>();
             auto weight = [&](size_t e, int which) { return saved[2 + 3 * e + which].data_ptr<scalar_t>(); };
+            std::vector<std::vector<Product<scalar_t>>> into_hidden, weights_and_input;
             int64_t start = 0;
             for (size_t e = 0; e < L; ++e) {
-                gemm(false, false, counts[e], I, d, scalar_t(1), G + start * d, d, weight(e, 1), I, scalar_t(0),
-                     GH + start * I, I);
-                start += counts[e];
-            }
-            at::parallel_for(0, R, itemsPerTask(I),
-                             [&](int64_t begin, int64_t end) { activationBackward(AB, GH, H, GAB, begin, end, I); });
-            start = 0;
-            for (size_t e = 0; e < L; ++e) {
                 const int64_t c = counts[e];
+                into_hidden.push_back({{false, false, c, I, d, scalar_t(1), G + start * d, d, weight(e, 1), I,
+                                        scalar_t(0), GH + start * I, I}});
                 scalar_t *g_w1 = out[1 + 3 * e].data_ptr<scalar_t>(), *g_w2 = out[2 + 3 * e].data_ptr<scalar_t>(),
                          *g_w3 = out[3 + 3 * e].data_ptr<scalar_t>();
                 const scalar_t *ga = GAB + start * 2 * I, *gb = ga + I;
-                gemm(true, false, d, I, c, scalar_t(1), G + start * d, d, H + start * I, I, scalar_t(0), g_w2, I);
-                gemm(true, false, I, d, c, scalar_t(1), ga, 2 * I, X + start * d, d, scalar_t(0), g_w1, d);
-                gemm(true, false, I, d, c, scalar_t(1), gb, 2 * I, X + start * d, d, scalar_t(0), g_w3, d);
-                gemm(false, false, c, d, I, scalar_t(1), ga, 2 * I, weight(e, 0), d, scalar_t(0), GX + start * d, d);
-                gemm(false, false, c, d, I, scalar_t(1), gb, 2 * I, weight(e, 2), d, scalar_t(1), GX + start * d, d);
+                weights_and_input.push_back(
+                    {{true, false, d, I, c, scalar_t(1), G + start * d, d, H + start * I, I, scalar_t(0), g_w2, I}});
+                weights_and_input.push_back(
+                    {{true, false, I, d, c, scalar_t(1), ga, 2 * I, X + start * d, d, scalar_t(0), g_w1, d}});
+                weights_and_input.push_back(
+                    {{true, false, I, d, c, scalar_t(1), gb, 2 * I, X + start * d, d, scalar_t(0), g_w3, d}});
+                // The input's gradient adds the two paths: one chain, in this order.
+                weights_and_input.push_back(
+                    {{false, false, c, d, I, scalar_t(1), ga, 2 * I, weight(e, 0), d, scalar_t(0), GX + start * d, d},
+                     {false, false, c, d, I, scalar_t(1), gb, 2 * I, weight(e, 2), d, scalar_t(1), GX + start * d, d}});
                 start += c;
             }
+            gemmChains(into_hidden);
+            parallelFor(0, R, itemsPerTask(I),
+                             [&](int64_t begin, int64_t end) { activationBackward(AB, GH, H, GAB, begin, end, I); });
+            gemmChains(weights_and_input);
         });
         out.push_back(torch::Tensor());  // counts
         return out;

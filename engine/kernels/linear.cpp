@@ -35,16 +35,19 @@ public:
         const int64_t out = w.size(0), in = w.size(1), n = in > 0 ? rows.numel() / in : 0;
         torch::Tensor grad_x, grad_w;
         AT_DISPATCH_FLOATING_TYPES(rows.scalar_type(), "trainbench_linear_backward", [&] {
+            // The two gradients are products of the same size: one per thread (gemmChains).
+            std::vector<std::vector<Product<scalar_t>>> chains;
             if (ctx->needs_input_grad(0)) {
                 grad_x = at::empty(rows.sizes(), rows.options());
-                gemm(false, false, n, in, out, scalar_t(1), g.data_ptr<scalar_t>(), out, w.data_ptr<scalar_t>(), in,
-                     scalar_t(0), grad_x.data_ptr<scalar_t>(), in);
+                chains.push_back({{false, false, n, in, out, scalar_t(1), g.data_ptr<scalar_t>(), out,
+                                   w.data_ptr<scalar_t>(), in, scalar_t(0), grad_x.data_ptr<scalar_t>(), in}});
             }
             if (ctx->needs_input_grad(1)) {
                 grad_w = at::empty(w.sizes(), w.options());
-                gemm(true, false, out, in, n, scalar_t(1), g.data_ptr<scalar_t>(), out, rows.data_ptr<scalar_t>(), in,
-                     scalar_t(0), grad_w.data_ptr<scalar_t>(), in);
+                chains.push_back({{true, false, out, in, n, scalar_t(1), g.data_ptr<scalar_t>(), out,
+                                   rows.data_ptr<scalar_t>(), in, scalar_t(0), grad_w.data_ptr<scalar_t>(), in}});
             }
+            gemmChains(chains);
         });
         return {grad_x, grad_w};
     }

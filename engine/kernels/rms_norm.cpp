@@ -2,11 +2,10 @@
 // (lanes of a vector, whatever its width), then the row scaled; the backward one pass per row.
 #include "kernels/rms_norm.h"
 
-#include <ATen/Parallel.h>
-
 #include <cmath>
 
 #include "kernels/cpu_kernels.h"
+#include "kernels/parallel.h"
 #include "kernels/vector_math.h"
 
 namespace trainbench::kernels {
@@ -106,7 +105,7 @@ public:
         AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "trainbench_rms_norm", [&] {
             const scalar_t *X = x.data_ptr<scalar_t>(), *W = w.data_ptr<scalar_t>();
             scalar_t *Y = y.data_ptr<scalar_t>(), *INV = inv.data_ptr<scalar_t>();
-            at::parallel_for(0, R, itemsPerTask(d),
+            parallelFor(0, R, itemsPerTask(d),
                              [&](int64_t begin, int64_t end) { normForward(X, stride, W, Y, INV, begin, end, d, eps); });
         });
         ctx->save_for_backward({x, w, inv});
@@ -127,7 +126,7 @@ public:
                            *INV = inv.data_ptr<scalar_t>();
             scalar_t *GX = gx.data_ptr<scalar_t>(), *P = partial.data_ptr<scalar_t>(), *GW = gw.data_ptr<scalar_t>();
             const int64_t grain = itemsPerTask(kBlockRows * d);
-            at::parallel_for(0, blocks, grain, [&](int64_t first, int64_t last) {
+            parallelFor(0, blocks, grain, [&](int64_t first, int64_t last) {
                 for (int64_t b = first; b < last; ++b)
                     normBackward(X, stride, W, G, INV, GX, P + b * d, b * kBlockRows,
                                  std::min(R, (b + 1) * kBlockRows), d);

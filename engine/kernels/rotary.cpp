@@ -1,8 +1,7 @@
 #include "kernels/rotary.h"
 
-#include <ATen/Parallel.h>
-
 #include "kernels/cpu_kernels.h"
+#include "kernels/parallel.h"
 
 namespace trainbench::kernels {
 namespace {
@@ -16,7 +15,7 @@ template <typename T>
 void turnRows(const T* x, int64_t sb, int64_t st, int64_t sh, int64_t B, int64_t Tn, int64_t H, int64_t D,
               int64_t skip, const T* cos, const T* sin, int64_t pairs, bool inverse, T* y) {
     const int64_t rows = B * Tn * H;
-    at::parallel_for(0, rows, itemsPerTask(D), [&](int64_t first, int64_t last) {
+    parallelFor(0, rows, itemsPerTask(D), [&](int64_t first, int64_t last) {
         for (int64_t row = first; row < last; ++row) {
             const int64_t h = row % H, t = (row / H) % Tn, b = row / (H * Tn);
             const T* in = x + b * sb + t * st + h * sh;

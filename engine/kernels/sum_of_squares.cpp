@@ -1,10 +1,9 @@
 #include "kernels/sum_of_squares.h"
 
-#include <ATen/Parallel.h>
-
 #include <vector>
 
 #include "kernels/cpu_kernels.h"
+#include "kernels/parallel.h"
 #include "kernels/vector_math.h"
 
 namespace trainbench::kernels {
@@ -38,7 +37,7 @@ double sumOf(const T* x, int64_t n) {
         return out;
     }
     std::vector<double> partial(blocks, 0.0);
-    at::parallel_for(0, blocks, 1, [&](int64_t first, int64_t last) {
+    parallelFor(0, blocks, 1, [&](int64_t first, int64_t last) {
         for (int64_t b = first; b < last; ++b)
             blockSum(x + b * kBlock, std::min(kBlock, n - b * kBlock), &partial[b]);
     });

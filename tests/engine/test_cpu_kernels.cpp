@@ -7,12 +7,16 @@
 #include <ATen/autocast_mode.h>
 
 #include <cmath>
+#include <mutex>
+#include <set>
+#include <stdexcept>
 
 #include "kernels/blas.h"
 #include "kernels/causal_attention.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/gated_mlp.h"
 #include "kernels/linear.h"
+#include "kernels/parallel.h"
 #include "kernels/rms_norm.h"
 #include "kernels/rotary.h"
 #include "kernels/sum_of_squares.h"
@@ -140,6 +144,72 @@ private Q_SLOTS:
         auto c = torch::full({2, 3}, std::nan(""), torch::kFloat32);
         gemm(false, false, 2, 3, 0, 1.0f, nullptr, 0, nullptr, 3, 0.0f, c.data_ptr<float>(), 3);
         QVERIFY(torch::equal(c, torch::zeros({2, 3})));
+    }
+
+    // Two intra-op threads whatever the machine's cores: OpenMP makes them on one core too.
+    void parallelForSplitsAcrossTheIntraOpThreads() {
+        QVERIFY(parallelForSplits());
+        const int before = at::get_num_threads();
+        at::set_num_threads(2);
+        std::mutex mutex;
+        std::set<int> threads;
+        std::vector<int> seen(10, 0);
+        parallelFor(0, 10, 1, [&](int64_t first, int64_t last) {
+            std::lock_guard lock(mutex);
+            threads.insert(at::get_thread_num());
+            for (int64_t i = first; i < last; ++i) ++seen[size_t(i)];
+        });
+        QCOMPARE(threads.size(), size_t(2));
+        QCOMPARE(seen, std::vector<int>(10, 1));
+        // At most the grain: one chunk on the calling thread.
+        threads.clear();
+        parallelFor(0, 4, 4, [&](int64_t first, int64_t last) {
+            QCOMPARE(first, int64_t(0));
+            QCOMPARE(last, int64_t(4));
+            threads.insert(at::get_thread_num());
+        });
+        QCOMPARE(threads, std::set<int>{0});
+        bool raised = false;
+        try {
+            parallelFor(0, 8, 1, [&](int64_t first, int64_t) {
+                if (first > 0) throw std::runtime_error("chunk");
+            });
+        } catch (const std::runtime_error&) {
+            raised = true;
+        }
+        QVERIFY(raised);
+        at::set_num_threads(before);
+    }
+
+    // Chains large enough to go one per thread (two equal ones, a two-product chain adding into
+    // its first product's output), and a set that one chain dominates (left to BLAS): every
+    // output the products of fp64 matmul.
+    void gemmChainsMatchMatmulSplitOrNot() {
+        const int before = at::get_num_threads();
+        at::set_num_threads(2);
+        torch::manual_seed(11);
+        auto opts = torch::TensorOptions().dtype(torch::kFloat64);
+        const int64_t n = 512, in = 64, out = 48;
+        auto g = torch::randn({n, out}, opts), w = torch::randn({out, in}, opts), x = torch::randn({n, in}, opts);
+        auto w2 = torch::randn({out, in}, opts), g2 = torch::randn({n, out}, opts);
+        for (int64_t rows : {n, int64_t(8)}) {
+            auto gx = torch::full({rows, in}, std::nan(""), opts), gw = torch::full({out, in}, std::nan(""), opts);
+            std::vector<std::vector<Product<double>>> chains{
+                // gx = g w + g2 w2 over the first `rows` rows
+                {{false, false, rows, in, out, 1.0, g.data_ptr<double>(), out, w.data_ptr<double>(), in, 0.0,
+                  gx.data_ptr<double>(), in},
+                 {false, false, rows, in, out, 1.0, g2.data_ptr<double>(), out, w2.data_ptr<double>(), in, 1.0,
+                  gx.data_ptr<double>(), in}},
+                // gw = g^T x over all rows
+                {{true, false, out, in, n, 1.0, g.data_ptr<double>(), out, x.data_ptr<double>(), in, 0.0,
+                  gw.data_ptr<double>(), in}}};
+            gemmChains(chains);
+            auto want_x = torch::matmul(g.narrow(0, 0, rows), w) + torch::matmul(g2.narrow(0, 0, rows), w2);
+            QVERIFY2(relativeError(gx, want_x) < 1e-13, qPrintable(QString::number(relativeError(gx, want_x))));
+            QVERIFY(relativeError(gw, torch::matmul(g.t(), x)) < 1e-13);
+        }
+        gemmChains(std::vector<std::vector<Product<double>>>{});  // nothing to do
+        at::set_num_threads(before);
     }
 
     void expApproxIsWithinTwoUlpOfExp() {
