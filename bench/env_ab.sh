@@ -5,10 +5,12 @@
 # Runs `trainbench-cli run` ROUNDS times (default 4) under each environment in turn, STEPS
 # steps each (default 30), 2 threads, fp32, the token data compare.sh makes, and prints per
 # (m, K) the medians over rounds of each run's median step time after step 5, and B / A.
+# STAT=p10 takes each run's tenth percentile instead: the steps this VM did not slow, which
+# separates changes of a few per cent that its drift hides in the medians.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 preset="$1"; env_a="$2"; env_b="$3"; shift 3
-steps="${STEPS:-30}"; rounds="${ROUNDS:-4}"
+steps="${STEPS:-30}"; rounds="${ROUNDS:-4}"; stat="${STAT:-median}"
 cli="$root/build/bin/trainbench-cli"
 python="${TRAINBENCH_TORCH_ENV:-$HOME/.cache/trainbench/torch-2.11.0}/bin/python"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
@@ -23,8 +25,8 @@ step_ms() {  # ENV m k -> median step time in ms of one run
   id="$(echo "$out" | "$python" -c 'import json,sys; print(json.loads(sys.stdin.read())["run_id"])')"
   "$cli" export "$id" --store "$work/store" --format jsonl | "$python" -c '
 import json, statistics, sys
-t = [p["value"] for p in map(json.loads, sys.stdin) if p["key"] == "perf/step_time_s" and p["step"] > 5]
-print(1e3 * statistics.median(t))'
+t = sorted(p["value"] for p in map(json.loads, sys.stdin) if p["key"] == "perf/step_time_s" and p["step"] > 5)
+print(1e3 * (t[len(t) // 10] if sys.argv[1] == "p10" else statistics.median(t)))' "$stat"
 }
 for split in "$@"; do
   read -r m k <<<"$split"
