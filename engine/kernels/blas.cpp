@@ -89,6 +89,12 @@ double work(const std::vector<Product<T>>& chain) {
     return total;
 }
 
+template <typename T>
+void oneAfterAnother(const std::vector<std::vector<Product<T>>>& chains) {
+    for (const auto& chain : chains)
+        for (const auto& p : chain) blasCall(p, Threads::kBlasChooses);
+}
+
 // Chains below this many multiply-adds in all stay on the calling thread, each product as gemm
 // runs it: a parallel region costs more than it saves (the same scale as kAloneBelow).
 constexpr double kChainsSplitFrom = double(1 << 19);
@@ -101,26 +107,24 @@ template <typename T>
 void runChains(const std::vector<std::vector<Product<T>>>& chains) {
     const int pool = at::in_parallel_region() ? 1 : at::get_num_threads();
     const int threads = std::min<int>(pool, int(chains.size()));
-    double total = 0;
-    for (const auto& chain : chains) total += work(chain);
+    if (threads < 2) return oneAfterAnother(chains);
+    std::vector<double> works(chains.size());
+    for (size_t i = 0; i < chains.size(); ++i) works[i] = work(chains[i]);
+    const double total = std::accumulate(works.begin(), works.end(), 0.0);
+    if (total < kChainsSplitFrom) return oneAfterAnother(chains);
     // Longest chain first to the least loaded thread: a fixed assignment, so the same shapes
     // always split the same way.
     std::vector<size_t> order(chains.size());
     std::iota(order.begin(), order.end(), size_t(0));
-    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return work(chains[x]) > work(chains[y]); });
-    std::vector<std::vector<size_t>> assigned(std::max(threads, 1));
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return works[x] > works[y]; });
+    std::vector<std::vector<size_t>> assigned(static_cast<size_t>(threads));
     std::vector<double> load(assigned.size(), 0.0);
     for (size_t i : order) {
         const size_t t = size_t(std::min_element(load.begin(), load.end()) - load.begin());
         assigned[t].push_back(i);
-        load[t] += work(chains[i]);
+        load[t] += works[i];
     }
-    const double busiest = *std::max_element(load.begin(), load.end());
-    if (threads < 2 || total < kChainsSplitFrom || busiest > kBalanceSlack * total / pool) {
-        for (const auto& chain : chains)
-            for (const auto& p : chain) blasCall(p, Threads::kBlasChooses);
-        return;
-    }
+    if (*std::max_element(load.begin(), load.end()) > kBalanceSlack * total / pool) return oneAfterAnother(chains);
     parallelFor(0, int64_t(assigned.size()), 1, [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t)
             for (size_t i : assigned[size_t(t)])

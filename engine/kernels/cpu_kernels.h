@@ -22,7 +22,7 @@ void setCpuKernelsEnabled(bool enabled);
 // All defined tensors on the CPU, strided, of one dtype, fp32 or fp64, and no CPU autocast.
 bool cpuKernelsTake(std::initializer_list<const torch::Tensor*> tensors);
 
-// The grain of an at::parallel_for over items of `work_per_item` elements (or multiply-adds):
+// The grain of a parallelFor (parallel.h) over items of `work_per_item` elements (or multiply-adds):
 // tasks of about `work_per_task`, at least one item, so that small loops stay on the calling
 // thread rather than waking the others.
 inline int64_t itemsPerTask(int64_t work_per_item, int64_t work_per_task = 32768) {

@@ -143,7 +143,7 @@ public:
             }
             gemmChains(into_hidden);
             parallelFor(0, R, itemsPerTask(I),
-                             [&](int64_t begin, int64_t end) { activationBackward(AB, GH, H, GAB, begin, end, I); });
+                        [&](int64_t begin, int64_t end) { activationBackward(AB, GH, H, GAB, begin, end, I); });
             gemmChains(weights_and_input);
         });
         out.push_back(torch::Tensor());  // counts

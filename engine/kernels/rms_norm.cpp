@@ -106,7 +106,7 @@ public:
             const scalar_t *X = x.data_ptr<scalar_t>(), *W = w.data_ptr<scalar_t>();
             scalar_t *Y = y.data_ptr<scalar_t>(), *INV = inv.data_ptr<scalar_t>();
             parallelFor(0, R, itemsPerTask(d),
-                             [&](int64_t begin, int64_t end) { normForward(X, stride, W, Y, INV, begin, end, d, eps); });
+                        [&](int64_t begin, int64_t end) { normForward(X, stride, W, Y, INV, begin, end, d, eps); });
         });
         ctx->save_for_backward({x, w, inv});
         return y;
