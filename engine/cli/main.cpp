@@ -299,11 +299,16 @@ int commandResume(const std::string& run_id, const std::vector<std::string>& ove
     SessionOptions options;
     options.run_id = run_id;
     options.checkpoint_dir = store.checkpointFolder(run_id);
-    auto checkpoint = checkpointToResume(options.checkpoint_dir, skipped);
+    // run->steps is the last step whose points the store holds: a checkpoint written after it
+    // (the process killed before its next commit) would leave those steps without points.
+    auto checkpoint = checkpointToResume(options.checkpoint_dir, skipped, run->steps);
     for (const auto& why : skipped) std::fprintf(stderr, "skipping a checkpoint: %s\n", why.c_str());
     if (!checkpoint)
         throw ConfigError("", "run '" + run_id + "' has no valid checkpoint in " + options.checkpoint_dir +
                                   "; it cannot be resumed (start it again with `trainbench-cli run`)");
+    if (checkpoint->step > run->steps)
+        std::fprintf(stderr, "the store holds points up to step %lld only: steps %lld to %lld will have none\n",
+                     (long long)run->steps, (long long)run->steps + 1, (long long)checkpoint->step);
     options.resume_from = checkpoint->path;
     options.launch = launchedRank(config);
     TrainingSession session(config, options);

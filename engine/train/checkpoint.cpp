@@ -246,16 +246,20 @@ void restoreOptimizer(Transformer& model, torch::optim::AdamW& optimizer, const 
 
 namespace trainbench {
 
-std::optional<CheckpointInfo> checkpointToResume(const std::string& folder, std::vector<std::string>& skipped) {
+std::optional<CheckpointInfo> checkpointToResume(const std::string& folder, std::vector<std::string>& skipped,
+                                                 int64_t recorded_through) {
     // Verified by their checksums only: the run reads the tensors when it resumes.
+    std::optional<CheckpointInfo> ahead;  // the earliest valid one past recorded_through so far
     for (const auto& [step, path] : listCheckpoints(folder)) {
         try {
-            return CheckpointInfo{path.string(), verifyCheckpoint(path).step};
+            CheckpointInfo found{path.string(), verifyCheckpoint(path).step};
+            if (found.step <= recorded_through) return found;
+            ahead = found;
         } catch (const std::exception& e) {
             skipped.push_back(e.what());
         }
     }
-    return std::nullopt;
+    return ahead;
 }
 
 CheckpointInfo checkpointOfStep(const std::string& folder, int64_t step) {

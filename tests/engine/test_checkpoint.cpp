@@ -3,13 +3,19 @@
 
 #include <QTemporaryDir>
 
+#include <filesystem>
+#include <fstream>
+
 #include "model/transformer.h"
 #include "train/checkpoint.h"
+#include "files/remove_tree.h"
 #include "train/sha256.h"
+#include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
 #include "trainbench/presets.h"
 
 using namespace trainbench;
+namespace fs = std::filesystem;
 
 class TestCheckpoint : public QObject {
     Q_OBJECT
@@ -78,6 +84,44 @@ private Q_SLOTS:
         pruneCheckpoints(dir.path().toStdString(), 2);
         QCOMPARE(QDir(dir.path()).entryList(QDir::Dirs | QDir::NoDotAndDotDot),
                  (QStringList{"step-00000003", "step-00000004"}));
+    }
+
+    // A resume takes the newest valid checkpoint the store has recorded through; when every
+    // valid one is past it, the earliest of those.
+    void theCheckpointToResumeIsOneTheStoreHasRecordedThrough() {
+        QTemporaryDir dir;
+        const std::string folder = dir.path().toStdString();
+        RunConfig config = builtinTinyConfig();
+        Transformer model(config.model);
+        torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-3));
+        TrainerState state;
+        state.config_json = runConfigToJson(config);
+        for (int64_t step : {3, 6, 9}) {
+            state.step = step;
+            writeCheckpoint(folder, model, adamWState(model, optimizer), state);
+        }
+        auto stepOf = [&](int64_t recorded_through) {
+            std::vector<std::string> skipped;
+            auto found = checkpointToResume(folder, skipped, recorded_through);
+            return found ? found->step : int64_t(-1);
+        };
+        QCOMPARE(stepOf(INT64_MAX), int64_t(9));
+        QCOMPARE(stepOf(9), int64_t(9));
+        QCOMPARE(stepOf(8), int64_t(6));  // killed after writing step 9, before committing it
+        QCOMPARE(stepOf(3), int64_t(3));
+        QCOMPARE(stepOf(1), int64_t(3));  // all ahead: the earliest loses the fewest points
+        // A corrupt one is skipped, and named, on the way to an older one.
+        {
+            std::ofstream(dir.filePath("step-00000006/trainer.json").toStdString(), std::ios::app) << " ";
+        }
+        std::vector<std::string> skipped;
+        auto found = checkpointToResume(folder, skipped, 7);
+        QVERIFY(found);
+        QCOMPARE(found->step, int64_t(3));
+        QCOMPARE(skipped.size(), size_t(1));
+        QVERIFY2(skipped[0].find("step-00000006") != std::string::npos, skipped[0].c_str());
+        removeTree(dir.filePath("step-00000003").toStdString());  // not fs::remove_all: see files/remove_tree.h
+        QCOMPARE(stepOf(7), int64_t(9));  // nothing at or before 7 left valid
     }
 };
 
