@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kernels/linear.h"
+#include "kernels/router.h"
 
 namespace trainbench {
 
@@ -14,10 +15,22 @@ GateImpl::GateImpl(const ModelConfig& c)
     if (c.hasGateBias()) bias = register_buffer("bias", torch::zeros({c.n_routed_experts}, torch::kFloat32));
 }
 
-Routing GateImpl::forward(const torch::Tensor& x) {
+Routing GateImpl::forward(const torch::Tensor& x, int64_t sequences, double aux_alpha) {
     const int64_t N = x.size(0);
     auto compute = x.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
     auto logits = kernels::linear(x.to(compute), weight.to(compute));  // [N, E]
+    kernels::RouterOptions options;
+    options.topk = topk_;
+    options.groups = groups_;
+    options.limited_groups = limited_groups_;
+    options.sigmoid = sigmoid_;
+    options.route_scale = route_scale_;
+    options.sequences = sequences;
+    options.aux_alpha = aux_alpha;
+    if (kernels::routerTakes(logits, bias, options)) {
+        auto routed = kernels::route(logits, bias, options);
+        return {routed.weights, routed.indices, routed.scores, routed.seq_aux};
+    }
     auto scores = sigmoid_ ? logits.sigmoid() : logits.softmax(-1);
     auto selection = bias.defined() ? scores + bias.to(compute) : scores;
     if (groups_ > 1) {
@@ -34,7 +47,18 @@ Routing GateImpl::forward(const torch::Tensor& x) {
     auto weights = scores.gather(1, indices);
     if (sigmoid_) weights = weights / weights.sum(-1, /*keepdim=*/true);
     weights = weights * route_scale_;
-    return {weights, indices, scores};
+    Routing out{weights, indices, scores, {}};
+    if (sequences > 0) {
+        const int64_t E = scores.size(1), T = N / sequences;
+        auto per_seq = torch::zeros({sequences, E}, scores.options())
+                           .scatter_add(1, indices.view({sequences, T * topk_}),
+                                        torch::ones({sequences, T * topk_}, scores.options()));
+        auto f = per_seq * (double(E) / double(topk_ * T));
+        auto normalised = scores / scores.sum(-1, /*keepdim=*/true);
+        auto P = normalised.view({sequences, T, E}).mean(1);  // [B, E]
+        out.seq_aux = aux_alpha * (f * P).sum(-1);             // [B]
+    }
+    return out;
 }
 
 }  // namespace trainbench

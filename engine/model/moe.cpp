@@ -21,7 +21,9 @@ MoEImpl::MoEImpl(const ModelConfig& c)
 MoEOutput MoEImpl::forward(const torch::Tensor& x) {
     const int64_t B = x.size(0), T = x.size(1), d = x.size(2), N = B * T;
     auto flat_x = x.reshape({N, d});
-    Routing route = gate(flat_x);
+    // The balance loss needs the sequences: the router computes it, with the choice, in one pass.
+    const bool with_aux = aux_alpha_ > 0 && is_training();
+    Routing route = gate(flat_x, with_aux ? B : 0, aux_alpha_);
 
     auto flat_experts = route.indices.reshape({-1});                        // [N*k]
     auto counts = torch::bincount(flat_experts, /*weights=*/{}, n_experts_);  // [E]
@@ -48,16 +50,7 @@ MoEOutput MoEImpl::forward(const torch::Tensor& x) {
     auto y = base.index_add(0, token_of, routed);
 
     MoEOutput out{y.view({B, T, d}), {}};
-    if (aux_alpha_ > 0 && is_training()) {
-        // Per sequence: f_i = E/(k*T) * tokens routed to i, P_i = mean_t of normalised scores.
-        auto per_seq = torch::zeros({B, n_experts_}, route.scores.options())
-                           .scatter_add(1, route.indices.view({B, T * topk_}),
-                                        torch::ones({B, T * topk_}, route.scores.options()));
-        auto f = per_seq * (double(n_experts_) / double(topk_ * T));
-        auto normalised = route.scores / route.scores.sum(-1, /*keepdim=*/true);
-        auto P = normalised.view({B, T, n_experts_}).mean(1);                 // [B, E]
-        out.seq_aux = aux_alpha_ * (f * P).sum(-1);                           // [B]
-    }
+    if (with_aux) out.seq_aux = route.seq_aux;
     return out;
 }
 

@@ -19,8 +19,10 @@
 #include "kernels/parallel.h"
 #include "kernels/rms_norm.h"
 #include "kernels/rotary.h"
+#include "kernels/router.h"
 #include "kernels/sum_of_squares.h"
 #include "kernels/vector_math.h"
+#include "model/gate.h"
 #include "model/rotary.h"
 #include "model/transformer.h"
 #include "trainbench/presets.h"
@@ -364,6 +366,77 @@ private Q_SLOTS:
         auto q = torch::randn({B, T, H, nope + rope});
         auto through = [&](std::vector<torch::Tensor>& in) { return table.apply(in[0], nope); };
         compare(evaluate(through, {q}), composed(through, {q}), 1e-6);
+    }
+
+    // The router against the gate's composed form (kernels off), through the gate itself: the
+    // weights, the scores and the balance loss and their gradients with respect to the tokens
+    // and the gate's weight, the same experts chosen; with a bias and the top-two group rule,
+    // the max rule without, softmax without groups.
+    void routerMatchesTheComposedGate_data() {
+        QTest::addColumn<QString>("score");
+        QTest::addColumn<bool>("with_bias");
+        QTest::addColumn<int>("groups");
+        QTest::addColumn<int>("limited");
+        QTest::addColumn<int>("topk");
+        QTest::addColumn<int>("sequences");
+        QTest::newRow("sigmoid, bias, 4 groups, 2 kept, aux") << "sigmoid" << true << 4 << 2 << 3 << 3;
+        QTest::newRow("sigmoid, max rule, aux") << "sigmoid" << false << 2 << 1 << 2 << 2;
+        QTest::newRow("softmax, one group, no aux") << "softmax" << false << 1 << 1 << 2 << 0;
+        QTest::newRow("softmax, bias, groups, aux") << "softmax" << true << 4 << 3 << 4 << 5;
+    }
+    void routerMatchesTheComposedGate() {
+        QFETCH(QString, score);
+        QFETCH(bool, with_bias);
+        QFETCH(int, groups);
+        QFETCH(int, limited);
+        QFETCH(int, topk);
+        QFETCH(int, sequences);
+        ModelConfig c;
+        c.dim = 6;
+        c.n_routed_experts = 16;
+        c.n_expert_groups = groups;
+        c.n_limited_groups = limited;
+        c.n_activated_experts = topk;
+        c.score_func = score.toStdString();
+        c.gate_bias = with_bias;
+        c.route_scale = 1.7;
+        torch::manual_seed(11);
+        Gate gate(c);
+        if (with_bias) {
+            torch::NoGradGuard no_grad;
+            gate->bias.copy_(torch::randn({16}) * 0.3);  // enough to change some choices
+        }
+        const int64_t N = 30;
+        const double alpha = 0.01;
+        auto x = torch::randn({N, 6}, torch::kFloat64), w = torch::randn({16, 6}, torch::kFloat64);
+        torch::Tensor chosen;
+        auto routed = [&](std::vector<torch::Tensor>& in) {
+            gate->weight = in[1];
+            Routing r = gate(in[0], sequences, alpha);
+            chosen = r.indices;
+            std::vector<torch::Tensor> parts{r.weights.flatten(), r.scores.flatten()};
+            if (sequences > 0) parts.push_back(r.seq_aux);
+            return torch::cat(parts);
+        };
+        QVERIFY(kernels::routerTakes(torch::zeros({N, 16}, torch::kFloat64), gate->bias,
+                                     {topk, groups, limited, score == "sigmoid", 1.7, sequences, alpha}));
+        const auto want = composed(routed, {x, w});
+        const auto want_chosen = chosen.clone();
+        compare(evaluate(routed, {x, w}), want, 1e-12);
+        QVERIFY(torch::equal(chosen, want_chosen));
+        // fp32: against the fp64 composed values, the same experts.
+        gate->to(torch::kFloat32);
+        compare(evaluate(routed, toType({x, w}, torch::kFloat32)), want, 2e-6);
+        QVERIFY(torch::equal(chosen, want_chosen));
+        // The choice is made on score plus bias: with a bias some token's experts are not its
+        // top scores (else the bias would be untested).
+        if (with_bias) {
+            gate->to(torch::kFloat64);
+            gate->weight = w;
+            Routing r = gate(x);
+            auto by_score = std::get<1>(r.scores.topk(topk, -1));
+            QVERIFY(!torch::equal(std::get<0>(r.indices.sort(-1)), std::get<0>(by_score.sort(-1))));
+        }
     }
 
     void sumOfSquaresInFp64OverBlocks() {
