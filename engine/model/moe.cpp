@@ -2,6 +2,7 @@
 // under expert parallelism the sorted tokens travel to the experts' ranks and back.
 #include "model/moe.h"
 
+#include "kernels/expert_dispatch.h"
 #include "model/all_to_all.h"
 #include "model/grouped_experts.h"
 
@@ -25,6 +26,20 @@ MoEOutput MoEImpl::forward(const torch::Tensor& x) {
     const bool with_aux = aux_alpha_ > 0 && is_training();
     Routing route = gate(flat_x, with_aux ? B : 0, aux_alpha_);
 
+    if (kernels::expertDispatchTakes(flat_x, route.weights, route.indices)) {
+        // One counting sort, one gather and one weighted add, each its own backward, where the
+        // form below records a dozen operators and their nodes.
+        const auto order = kernels::sortByExpert(route.indices, n_experts_);
+        if (is_training() && count_loads_) load_ = load_.defined() ? load_ + order.counts : order.counts;
+        const int64_t* count = order.counts.data_ptr<int64_t>();
+        auto dispatched = kernels::dispatchRows(flat_x, order);
+        auto expert_out = ep_.size > 1 ? runExpertsParallel(dispatched, order.counts, count)
+                                       : runExperts(dispatched, count);
+        auto base = shared_experts ? shared_experts(flat_x) : torch::zeros_like(flat_x);
+        MoEOutput out{kernels::combineRows(base, expert_out, route.weights, order).view({B, T, d}), {}};
+        if (with_aux) out.seq_aux = route.seq_aux;
+        return out;
+    }
     auto flat_experts = route.indices.reshape({-1});                        // [N*k]
     auto counts = torch::bincount(flat_experts, /*weights=*/{}, n_experts_);  // [E]
     // Only training traffic counts toward balancing; evaluation must not move the biases.

@@ -13,6 +13,7 @@
 
 #include "kernels/blas.h"
 #include "kernels/causal_attention.h"
+#include "kernels/expert_dispatch.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/gated_mlp.h"
 #include "kernels/linear.h"
@@ -437,6 +438,44 @@ private Q_SLOTS:
             auto by_score = std::get<1>(r.scores.topk(topk, -1));
             QVERIFY(!torch::equal(std::get<0>(r.indices.sort(-1)), std::get<0>(by_score.sort(-1))));
         }
+    }
+
+    // The counting sort against a stable sort, with an expert that gets no row; dispatch and
+    // combine against index_select and index_add, values and gradients, fp64 and fp32.
+    void expertDispatchMatchesIndexSelectAndIndexAdd() {
+        torch::manual_seed(12);
+        const int64_t N = 37, k = 3, E = 7, d = 10;
+        std::vector<torch::Tensor> choices;  // k distinct of experts 0..5 per token: 6 gets none
+        for (int64_t t = 0; t < N; ++t) choices.push_back(torch::randperm(6).narrow(0, 0, k));
+        const auto indices = torch::stack(choices);
+        const auto order = sortByExpert(indices, E);
+        const auto flat = indices.reshape({-1});
+        const auto sorted = std::get<1>(flat.sort(/*stable=*/true, 0, false));
+        QVERIFY(torch::equal(order.slot_of, sorted));
+        QVERIFY(torch::equal(order.token_of, sorted.div(k, "floor")));
+        QVERIFY(torch::equal(order.counts, torch::bincount(flat, {}, E)));
+        QCOMPARE(order.counts[6].item<int64_t>(), int64_t(0));
+        QVERIFY(torch::equal(order.slot_of.index_select(0, order.row_of), torch::arange(N * k)));
+
+        // The experts' stand-in: each row scaled by its own factors, so every row's gradient differs.
+        auto kernel = [&](std::vector<torch::Tensor>& in) {
+            auto rows = dispatchRows(in[0], order) * in[1];
+            return combineRows(in[0] * 0.5, rows, in[2], order);
+        };
+        auto reference = [&](std::vector<torch::Tensor>& in) {
+            auto rows = in[0].index_select(0, order.token_of) * in[1];
+            auto weights = in[2].reshape({-1}).index_select(0, order.slot_of).unsqueeze(1);
+            return (in[0] * 0.5).index_add(0, order.token_of, rows * weights);
+        };
+        auto x = torch::randn({N, d}, torch::kFloat64), factors = torch::randn({N * k, d}, torch::kFloat64);
+        auto w = torch::rand({N, k}, torch::kFloat64);
+        QVERIFY(expertDispatchTakes(x, w, indices));
+        const auto want = evaluate(reference, {x, factors, w});
+        compare(evaluate(kernel, {x, factors, w}), want, 1e-13);
+        compare(evaluate(kernel, toType({x, factors, w}, torch::kFloat32)), want, 2e-6);
+        // Not taken: mixed dtypes (bf16 autocast's case) or indices of another type.
+        QVERIFY(!expertDispatchTakes(x, w.to(torch::kFloat32), indices));
+        QVERIFY(!expertDispatchTakes(x, w, indices.to(torch::kInt32)));
     }
 
     void sumOfSquaresInFp64OverBlocks() {
