@@ -1,4 +1,5 @@
-// Causal attention node. Per head, with P = softmax(scale Q K^T) under the causal mask:
+// Causal attention node. Per head, with K = [Kn | Kr] (Kn from kv, Kr the shared k_pe) and
+// P = softmax(scale Q K^T) under the causal mask:
 //   O = P V;  dV = P^T dO;  dP = dO V^T;  dS = P (dP - rowsum(dO O));  dQ = scale dS K;
 //   dK = scale dS^T Q.
 // Queries go in blocks of kQueryBlock rows, each against the keys up to its last row, so the
@@ -98,67 +99,94 @@ struct Heads {
         return x.data_ptr<T>() + b * sb + h * sh;
     }
 };
-Heads headsOf(const torch::Tensor& x) { return {x.stride(0), x.stride(1), x.stride(2)}; }
+Heads headsOf(const torch::Tensor& x) { return {x.stride(0), x.stride(1), x.size(2) > 1 ? x.stride(2) : 0}; }
 
 // Heads per parallel task: about 64k multiply-adds of scores each, at least one head.
 int64_t headGrain(int64_t T, int64_t D) { return itemsPerTask(T * T * D / 2, 65536); }
 
+// The shapes of one call: the key's n channels from kv (the values follow them there), its
+// r channels from the shared k_pe.
+struct Dims {
+    int64_t B, T, H, n, r, Dv;
+};
+Dims dimsOf(const torch::Tensor& q, const torch::Tensor& kv, int64_t nope) {
+    return {q.size(0), q.size(1), q.size(2), nope, q.size(3) - nope, kv.size(3) - nope};
+}
+
+// A block of scores: scale (Qn Kn^T + Qr Kr^T) for `rows` queries from q0 against `keys` keys.
+template <typename T>
+inline void blockScores(const Dims& d, T scale, const T* Q, int64_t sq, const T* KV, int64_t skv, const T* KP,
+                        int64_t skp, int64_t q0, int64_t rows, int64_t keys, T* scores) {
+    if (d.n > 0) gemm(false, true, rows, keys, d.n, scale, Q + q0 * sq, sq, KV, skv, T(0), scores, keys);
+    if (d.r > 0)
+        gemm(false, true, rows, keys, d.r, scale, Q + q0 * sq + d.n, sq, KP, skp, T(d.n > 0 ? 1 : 0), scores, keys);
+    if (d.n == 0 && d.r == 0)
+        for (int64_t i = 0; i < rows * keys; ++i) scores[i] = 0;
+}
+
 class CpuCausalAttention : public torch::autograd::Function<CpuCausalAttention> {
 public:
-    static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,
-                                 const torch::Tensor& v, double scale) {
-        const int64_t B = q.size(0), T = q.size(1), H = q.size(2), Dk = q.size(3), Dv = v.size(3);
+    static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& kv,
+                                 const torch::Tensor& k_pe, int64_t nope, double scale) {
+        const Dims d = dimsOf(q, kv, nope);
+        const int64_t B = d.B, T = d.T, H = d.H, Dv = d.Dv;
         auto out = at::empty({B, T, H, Dv}, q.options());
         auto lse = at::empty({B, H, T}, q.options());
-        const Heads hq = headsOf(q), hk = headsOf(k), hv = headsOf(v), ho = headsOf(out);
+        const Heads hq = headsOf(q), hkv = headsOf(kv), hkp = headsOf(k_pe), ho = headsOf(out);
         AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "trainbench_causal_attention", [&] {
-            parallelFor(0, B * H, headGrain(T, Dk), [&](int64_t first, int64_t last) {
+            parallelFor(0, B * H, headGrain(T, d.n + d.r), [&](int64_t first, int64_t last) {
                 std::vector<scalar_t> scores(std::min(kQueryBlock, T) * T);
                 for (int64_t task = first; task < last; ++task) {
                     const int64_t b = task / H, h = task % H;
-                    const scalar_t *Q = hq.at<scalar_t>(q, b, h), *K = hk.at<scalar_t>(k, b, h),
-                                   *V = hv.at<scalar_t>(v, b, h);
+                    const scalar_t *Q = hq.at<scalar_t>(q, b, h), *KV = hkv.at<scalar_t>(kv, b, h),
+                                   *KP = hkp.at<scalar_t>(k_pe, b, 0), *V = KV + nope;
                     scalar_t* O = ho.at<scalar_t>(out, b, h);
                     scalar_t* L = lse.data_ptr<scalar_t>() + (b * H + h) * T;
                     for (int64_t q0 = 0; q0 < T; q0 += kQueryBlock) {
                         const int64_t rows = std::min(kQueryBlock, T - q0), keys = q0 + rows;
-                        gemm(false, true, rows, keys, Dk, scalar_t(scale), Q + q0 * hq.st, hq.st, K, hk.st,
-                             scalar_t(0), scores.data(), keys);
+                        blockScores(d, scalar_t(scale), Q, hq.st, KV, hkv.st, KP, hkp.st, q0, rows, keys,
+                                    scores.data());
                         softmaxBlock(scores.data(), rows, q0, keys, L + q0);
-                        gemm(false, false, rows, Dv, keys, scalar_t(1), scores.data(), keys, V, hv.st, scalar_t(0),
+                        gemm(false, false, rows, Dv, keys, scalar_t(1), scores.data(), keys, V, hkv.st, scalar_t(0),
                              O + q0 * ho.st, ho.st);
                     }
                 }
             });
         });
-        ctx->save_for_backward({q, k, v, out, lse});
+        ctx->save_for_backward({q, kv, k_pe, out, lse});
+        ctx->saved_data["nope"] = nope;
         ctx->saved_data["scale"] = scale;
         return out;
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         const auto saved = ctx->get_saved_variables();
-        const auto &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4];
+        const auto &q = saved[0], &kv = saved[1], &k_pe = saved[2], &out = saved[3], &lse = saved[4];
+        const int64_t nope = ctx->saved_data["nope"].toInt();
         const double scale = ctx->saved_data["scale"].toDouble();
-        const int64_t B = q.size(0), T = q.size(1), H = q.size(2), Dk = q.size(3), Dv = v.size(3);
+        const Dims d = dimsOf(q, kv, nope);
+        const int64_t B = d.B, T = d.T, H = d.H, Dv = d.Dv, n = d.n, r = d.r;
         const auto g = grads[0].contiguous();
-        auto gq = at::empty({B, T, H, Dk}, q.options());
-        auto gk = at::zeros({B, T, H, Dk}, q.options());
-        auto gv = at::zeros({B, T, H, Dv}, q.options());
-        const Heads hq = headsOf(q), hk = headsOf(k), hv = headsOf(v), ho = headsOf(out), hg = headsOf(g),
-                    hgq = headsOf(gq), hgk = headsOf(gk), hgv = headsOf(gv);
+        auto gq = at::empty({B, T, H, n + r}, q.options());
+        // The key's and the value's gradients in kv's own layout: one tensor, no join.
+        auto gkv = at::zeros({B, T, H, n + Dv}, q.options());
+        // The shared k_pe's, per head first (heads run in parallel), then summed in head order.
+        auto gkp_heads = at::zeros({B, T, H, r}, q.options());
+        const Heads hq = headsOf(q), hkv = headsOf(kv), hkp = headsOf(k_pe), ho = headsOf(out), hg = headsOf(g),
+                    hgq = headsOf(gq), hgkv = headsOf(gkv), hgkp = headsOf(gkp_heads);
         AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "trainbench_causal_attention_backward", [&] {
-            parallelFor(0, B * H, headGrain(T, Dk), [&](int64_t first, int64_t last) {
+            parallelFor(0, B * H, headGrain(T, n + r), [&](int64_t first, int64_t last) {
                 const int64_t block = std::min(kQueryBlock, T);
                 std::vector<scalar_t> scores(block * T), dp(block * T), delta(T);
+                const scalar_t s = scalar_t(scale);
                 for (int64_t task = first; task < last; ++task) {
                     const int64_t b = task / H, h = task % H;
-                    const scalar_t *Q = hq.at<scalar_t>(q, b, h), *K = hk.at<scalar_t>(k, b, h),
-                                   *V = hv.at<scalar_t>(v, b, h), *O = ho.at<scalar_t>(out, b, h),
+                    const scalar_t *Q = hq.at<scalar_t>(q, b, h), *KV = hkv.at<scalar_t>(kv, b, h),
+                                   *KP = hkp.at<scalar_t>(k_pe, b, 0), *V = KV + n, *O = ho.at<scalar_t>(out, b, h),
                                    *G = hg.at<scalar_t>(g, b, h);
                     const scalar_t* L = lse.data_ptr<scalar_t>() + (b * H + h) * T;
-                    scalar_t *GQ = hgq.at<scalar_t>(gq, b, h), *GK = hgk.at<scalar_t>(gk, b, h),
-                             *GV = hgv.at<scalar_t>(gv, b, h);
+                    scalar_t *GQ = hgq.at<scalar_t>(gq, b, h), *GK = hgkv.at<scalar_t>(gkv, b, h), *GV = GK + n,
+                             *GKP = hgkp.at<scalar_t>(gkp_heads, b, h);
                     for (int64_t t = 0; t < T; ++t) {
                         scalar_t sum = 0;
                         for (int64_t j = 0; j < Dv; ++j) sum += G[t * hg.st + j] * O[t * ho.st + j];
@@ -166,39 +194,62 @@ public:
                     }
                     for (int64_t q0 = 0; q0 < T; q0 += kQueryBlock) {
                         const int64_t rows = std::min(kQueryBlock, T - q0), keys = q0 + rows;
-                        gemm(false, true, rows, keys, Dk, scalar_t(scale), Q + q0 * hq.st, hq.st, K, hk.st,
-                             scalar_t(0), scores.data(), keys);
-                        gemm(false, true, rows, keys, Dv, scalar_t(1), G + q0 * hg.st, hg.st, V, hv.st, scalar_t(0),
+                        blockScores(d, s, Q, hq.st, KV, hkv.st, KP, hkp.st, q0, rows, keys, scores.data());
+                        gemm(false, true, rows, keys, Dv, scalar_t(1), G + q0 * hg.st, hg.st, V, hkv.st, scalar_t(0),
                              dp.data(), keys);
                         softmaxBackwardBlock(scores.data(), dp.data(), rows, q0, keys, L + q0, delta.data() + q0);
-                        // dV += P^T dO, dQ = scale dS K, dK += scale dS^T Q.
+                        // dV += P^T dO; dQ = scale dS [Kn | Kr]; [dKn | dKr] += scale dS^T [Qn | Qr].
                         gemm(true, false, keys, Dv, rows, scalar_t(1), scores.data(), keys, G + q0 * hg.st, hg.st,
-                             scalar_t(1), GV, hgv.st);
-                        gemm(false, false, rows, Dk, keys, scalar_t(scale), dp.data(), keys, K, hk.st, scalar_t(0),
-                             GQ + q0 * hgq.st, hgq.st);
-                        gemm(true, false, keys, Dk, rows, scalar_t(scale), dp.data(), keys, Q + q0 * hq.st, hq.st,
-                             scalar_t(1), GK, hgk.st);
+                             scalar_t(1), GV, hgkv.st);
+                        if (n > 0) {
+                            gemm(false, false, rows, n, keys, s, dp.data(), keys, KV, hkv.st, scalar_t(0),
+                                 GQ + q0 * hgq.st, hgq.st);
+                            gemm(true, false, keys, n, rows, s, dp.data(), keys, Q + q0 * hq.st, hq.st, scalar_t(1),
+                                 GK, hgkv.st);
+                        }
+                        if (r > 0) {
+                            gemm(false, false, rows, r, keys, s, dp.data(), keys, KP, hkp.st, scalar_t(0),
+                                 GQ + q0 * hgq.st + n, hgq.st);
+                            gemm(true, false, keys, r, rows, s, dp.data(), keys, Q + q0 * hq.st + n, hq.st,
+                                 scalar_t(1), GKP, hgkp.st);
+                        }
                     }
                 }
             });
         });
-        return {gq, gk, gv, torch::Tensor()};
+        // Summed over heads in head order: [B, T, 1, r] as k_pe came.
+        auto gkp = at::empty({B, T, 1, r}, q.options());
+        AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "trainbench_causal_attention_rope_key", [&] {
+            const scalar_t* P = gkp_heads.data_ptr<scalar_t>();
+            scalar_t* OUT = gkp.data_ptr<scalar_t>();
+            for (int64_t bt = 0; bt < B * T; ++bt)
+                for (int64_t c = 0; c < r; ++c) {
+                    scalar_t sum = 0;
+                    for (int64_t h = 0; h < H; ++h) sum += P[(bt * H + h) * r + c];
+                    OUT[bt * r + c] = sum;
+                }
+        });
+        return {gq, gkv, gkp.view(k_pe.sizes()), torch::Tensor(), torch::Tensor()};
     }
 };
 
 }  // namespace
 
-bool causalAttentionTakes(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
-    if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
-    if (k.sizes() != q.sizes() || v.size(0) != q.size(0) || v.size(1) != q.size(1) || v.size(2) != q.size(2))
+bool causalAttentionTakes(const torch::Tensor& q, const torch::Tensor& kv, const torch::Tensor& k_pe, int64_t nope) {
+    if (q.dim() != 4 || kv.dim() != 4 || k_pe.dim() != 4) return false;
+    if (nope < 0 || nope > q.size(3) || nope > kv.size(3)) return false;
+    for (int i = 0; i < 3; ++i)
+        if (kv.size(i) != q.size(i)) return false;
+    if (k_pe.size(0) != q.size(0) || k_pe.size(1) != q.size(1) || k_pe.size(2) != 1 || k_pe.size(3) != q.size(3) - nope)
         return false;
-    for (const auto* t : {&q, &k, &v})
+    for (const auto* t : {&q, &kv, &k_pe})
         if (t->stride(3) != 1 && t->size(3) > 1) return false;
-    return cpuKernelsTake({&q, &k, &v});
+    return cpuKernelsTake({&q, &kv, &k_pe});
 }
 
-torch::Tensor causalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale) {
-    return CpuCausalAttention::apply(q, k, v, scale);
+torch::Tensor causalAttention(const torch::Tensor& q, const torch::Tensor& kv, const torch::Tensor& k_pe, int64_t nope,
+                              double scale) {
+    return CpuCausalAttention::apply(q, kv, k_pe, nope, scale);
 }
 
 }  // namespace trainbench::kernels

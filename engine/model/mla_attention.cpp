@@ -41,13 +41,14 @@ torch::Tensor MLAAttentionImpl::forward(const torch::Tensor& x, RotaryTable& rot
     // where each slice's backward fills a full-size zero tensor and the two are then added.
     auto kv_a = project(wkv_a, x).split_with_sizes({kv_rank_, rope_}, -1);  // [B, T, c], [B, T, r]
     auto k_pe = rotary.apply(kv_a[1].unsqueeze(2));                         // [B, T, 1, r], shared by heads
-    auto kv = project(wkv_b, kv_norm(kv_a[0])).view({B, T, heads_, nope_ + v_}).split_with_sizes({nope_, v_}, -1);
-    auto key = torch::cat({kv[0], k_pe.expand({B, T, heads_, rope_})}, -1);  // [B, T, h, n+r]
-    torch::Tensor out;                                                       // [B, T, h, v]
-    if (kernels::causalAttentionTakes(query, key, kv[1])) {
-        out = kernels::causalAttention(query, key, kv[1], softmax_scale_);
+    auto kv = project(wkv_b, kv_norm(kv_a[0])).view({B, T, heads_, nope_ + v_});  // [B, T, h, n+v]
+    torch::Tensor out;                                                            // [B, T, h, v]
+    if (kernels::causalAttentionTakes(query, kv, k_pe, nope_)) {
+        out = kernels::causalAttention(query, kv, k_pe, nope_, softmax_scale_);
     } else {
-        out = at::scaled_dot_product_attention(query.transpose(1, 2), key.transpose(1, 2), kv[1].transpose(1, 2),
+        auto parts = kv.split_with_sizes({nope_, v_}, -1);
+        auto key = torch::cat({parts[0], k_pe.expand({B, T, heads_, rope_})}, -1);  // [B, T, h, n+r]
+        out = at::scaled_dot_product_attention(query.transpose(1, 2), key.transpose(1, 2), parts[1].transpose(1, 2),
                                                /*attn_mask=*/{}, /*dropout_p=*/0.0, /*is_causal=*/true,
                                                /*scale=*/softmax_scale_)
                   .transpose(1, 2);

@@ -34,6 +34,7 @@ using namespace trainbench::kernels;
 namespace {
 
 double relativeError(const torch::Tensor& a, const torch::Tensor& b) {
+    if (b.numel() == 0) return a.numel() == 0 ? 0.0 : 1.0;
     return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>() /
            std::max(b.to(torch::kFloat64).abs().max().item<double>(), 1e-30);
 }
@@ -313,33 +314,46 @@ private Q_SLOTS:
         QVERIFY(rmsNormTakes(wide.narrow(-1, 0, 20), w));
     }
 
+    // MLA's form: the key's n channels from kv (its values after them), its r channels the
+    // shared k_pe; against the key assembled with cat and expand and attention by matmul.
+    void causalAttentionMatchesComposedAcrossQueryBlocks_data() {
+        QTest::addColumn<int>("nope");
+        QTest::addColumn<int>("rope");
+        QTest::newRow("n 5, r 3") << 5 << 3;
+        QTest::newRow("no shared part") << 4 << 0;
+        QTest::newRow("shared part only") << 0 << 6;
+    }
     void causalAttentionMatchesComposedAcrossQueryBlocks() {
+        QFETCH(int, nope);
+        QFETCH(int, rope);
         torch::manual_seed(6);
-        // T 130: three query blocks, the last of two rows; v a channel slice of a wider tensor.
-        const int64_t B = 2, T = 130, H = 3, D = 5, Dv = 4;
+        // T 130: three query blocks, the last of two rows.
+        const int64_t B = 2, T = 130, H = 3, n = nope, r = rope, Dv = 4;
         const double scale = 0.37;
-        auto q = torch::randn({B, T, H, D}, torch::kFloat64), k = torch::randn({B, T, H, D}, torch::kFloat64);
-        auto kv = torch::randn({B, T, H, Dv + 3}, torch::kFloat64);
-        auto kernel = [&](std::vector<torch::Tensor>& in) {
-            return causalAttention(in[0], in[1], in[2].narrow(-1, 3, Dv), scale);
-        };
+        auto q = torch::randn({B, T, H, n + r}, torch::kFloat64), kv = torch::randn({B, T, H, n + Dv}, torch::kFloat64);
+        auto k_pe = torch::randn({B, T, 1, r}, torch::kFloat64);
+        auto kernel = [&](std::vector<torch::Tensor>& in) { return causalAttention(in[0], in[1], in[2], n, scale); };
         auto reference = [&](std::vector<torch::Tensor>& in) {
-            return composedAttention(in[0], in[1], in[2].narrow(-1, 3, Dv), scale);
+            auto key = torch::cat({in[1].narrow(-1, 0, n), in[2].expand({B, T, H, r})}, -1);
+            return composedAttention(in[0], key, in[1].narrow(-1, n, Dv), scale);
         };
-        QVERIFY(causalAttentionTakes(q, k, kv.narrow(-1, 3, Dv)));
-        const auto want = evaluate(reference, {q, k, kv});
-        compare(evaluate(kernel, {q, k, kv}), want, 1e-12);
+        QVERIFY(causalAttentionTakes(q, kv, k_pe, n));
+        const auto want = evaluate(reference, {q, kv, k_pe});
+        compare(evaluate(kernel, {q, kv, k_pe}), want, 1e-12);
         std::optional<Result> first;
         for (auto isa : supportedIsas()) {
             setVectorIsa(isa);
-            auto r = evaluate(kernel, toType({q, k, kv}, torch::kFloat32));
-            compare(r, want, 5e-6);
-            if (first) compareBits(r, *first);
-            else first = r;
+            auto r32 = evaluate(kernel, toType({q, kv, k_pe}, torch::kFloat32));
+            compare(r32, want, 5e-6);
+            if (first) compareBits(r32, *first);
+            else first = r32;
         }
         // The first token attends to itself alone: its output is its own value.
-        auto out = causalAttention(q, k, kv.narrow(-1, 3, Dv), scale);
-        QVERIFY(torch::allclose(out.select(1, 0), kv.narrow(-1, 3, Dv).select(1, 0), 0, 1e-14));
+        auto out = causalAttention(q, kv, k_pe, n, scale);
+        QVERIFY(torch::allclose(out.select(1, 0), kv.narrow(-1, n, Dv).select(1, 0), 0, 1e-14));
+        // A k_pe per head, or one whose width is not q's remainder, is not this form.
+        QVERIFY(!causalAttentionTakes(q, kv, k_pe.expand({B, T, H, r}), n));
+        QVERIFY(!causalAttentionTakes(q, kv, torch::randn({B, T, 1, r + 1}, torch::kFloat64), n));
     }
 
     void rotaryTurnsPairsAndTheModelsTableAgrees() {
