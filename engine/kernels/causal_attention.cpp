@@ -7,6 +7,7 @@
 // parallel tasks; each writes its own rows of dQ, dK and dV.
 #include "kernels/causal_attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -113,15 +114,15 @@ Dims dimsOf(const torch::Tensor& q, const torch::Tensor& kv, int64_t nope) {
     return {q.size(0), q.size(1), q.size(2), nope, q.size(3) - nope, kv.size(3) - nope};
 }
 
-// A block of scores: scale (Qn Kn^T + Qr Kr^T) for `rows` queries from q0 against `keys` keys.
+// Head (b, h)'s key as T dense rows of n + r: its n channels from kv, the shared r from k_pe.
+// One copy of T (n + r) values, so that each product below is one call over the whole key.
 template <typename T>
-inline void blockScores(const Dims& d, T scale, const T* Q, int64_t sq, const T* KV, int64_t skv, const T* KP,
-                        int64_t skp, int64_t q0, int64_t rows, int64_t keys, T* scores) {
-    if (d.n > 0) gemm(false, true, rows, keys, d.n, scale, Q + q0 * sq, sq, KV, skv, T(0), scores, keys);
-    if (d.r > 0)
-        gemm(false, true, rows, keys, d.r, scale, Q + q0 * sq + d.n, sq, KP, skp, T(d.n > 0 ? 1 : 0), scores, keys);
-    if (d.n == 0 && d.r == 0)
-        for (int64_t i = 0; i < rows * keys; ++i) scores[i] = 0;
+inline void assembleKey(const Dims& d, const T* KV, int64_t skv, const T* KP, int64_t skp, T* key) {
+    const int64_t Dk = d.n + d.r;
+    for (int64_t t = 0; t < d.T; ++t) {
+        for (int64_t c = 0; c < d.n; ++c) key[t * Dk + c] = KV[t * skv + c];
+        for (int64_t c = 0; c < d.r; ++c) key[t * Dk + d.n + c] = KP[t * skp + c];
+    }
 }
 
 class CpuCausalAttention : public torch::autograd::Function<CpuCausalAttention> {
@@ -134,18 +135,20 @@ public:
         auto lse = at::empty({B, H, T}, q.options());
         const Heads hq = headsOf(q), hkv = headsOf(kv), hkp = headsOf(k_pe), ho = headsOf(out);
         AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "trainbench_causal_attention", [&] {
-            parallelFor(0, B * H, headGrain(T, d.n + d.r), [&](int64_t first, int64_t last) {
-                std::vector<scalar_t> scores(std::min(kQueryBlock, T) * T);
+            const int64_t Dk = d.n + d.r;
+            parallelFor(0, B * H, headGrain(T, Dk), [&](int64_t first, int64_t last) {
+                std::vector<scalar_t> scores(std::min(kQueryBlock, T) * T), key(T * Dk);
                 for (int64_t task = first; task < last; ++task) {
                     const int64_t b = task / H, h = task % H;
                     const scalar_t *Q = hq.at<scalar_t>(q, b, h), *KV = hkv.at<scalar_t>(kv, b, h),
                                    *KP = hkp.at<scalar_t>(k_pe, b, 0), *V = KV + nope;
                     scalar_t* O = ho.at<scalar_t>(out, b, h);
                     scalar_t* L = lse.data_ptr<scalar_t>() + (b * H + h) * T;
+                    assembleKey(d, KV, hkv.st, KP, hkp.st, key.data());
                     for (int64_t q0 = 0; q0 < T; q0 += kQueryBlock) {
                         const int64_t rows = std::min(kQueryBlock, T - q0), keys = q0 + rows;
-                        blockScores(d, scalar_t(scale), Q, hq.st, KV, hkv.st, KP, hkp.st, q0, rows, keys,
-                                    scores.data());
+                        gemm(false, true, rows, keys, Dk, scalar_t(scale), Q + q0 * hq.st, hq.st, key.data(), Dk,
+                             scalar_t(0), scores.data(), keys);
                         softmaxBlock(scores.data(), rows, q0, keys, L + q0);
                         gemm(false, false, rows, Dv, keys, scalar_t(1), scores.data(), keys, V, hkv.st, scalar_t(0),
                              O + q0 * ho.st, ho.st);
@@ -168,16 +171,18 @@ public:
         const int64_t B = d.B, T = d.T, H = d.H, Dv = d.Dv, n = d.n, r = d.r;
         const auto g = grads[0].contiguous();
         auto gq = at::empty({B, T, H, n + r}, q.options());
-        // The key's and the value's gradients in kv's own layout: one tensor, no join.
-        auto gkv = at::zeros({B, T, H, n + Dv}, q.options());
+        // The value's gradient in kv's own layout, beside the key's: one tensor, no join.
+        auto gkv = at::empty({B, T, H, n + Dv}, q.options());
         // The shared k_pe's, per head first (heads run in parallel), then summed in head order.
-        auto gkp_heads = at::zeros({B, T, H, r}, q.options());
+        auto gkp_heads = at::empty({B, T, H, r}, q.options());
         const Heads hq = headsOf(q), hkv = headsOf(kv), hkp = headsOf(k_pe), ho = headsOf(out), hg = headsOf(g),
                     hgq = headsOf(gq), hgkv = headsOf(gkv), hgkp = headsOf(gkp_heads);
         AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "trainbench_causal_attention_backward", [&] {
-            parallelFor(0, B * H, headGrain(T, n + r), [&](int64_t first, int64_t last) {
+            const int64_t Dk = n + r;
+            parallelFor(0, B * H, headGrain(T, Dk), [&](int64_t first, int64_t last) {
                 const int64_t block = std::min(kQueryBlock, T);
-                std::vector<scalar_t> scores(block * T), dp(block * T), delta(T);
+                std::vector<scalar_t> scores(block * T), dp(block * T), delta(T), key(T * Dk), gkey(T * Dk),
+                    gvalue(T * Dv);
                 const scalar_t s = scalar_t(scale);
                 for (int64_t task = first; task < last; ++task) {
                     const int64_t b = task / H, h = task % H;
@@ -185,34 +190,36 @@ public:
                                    *KP = hkp.at<scalar_t>(k_pe, b, 0), *V = KV + n, *O = ho.at<scalar_t>(out, b, h),
                                    *G = hg.at<scalar_t>(g, b, h);
                     const scalar_t* L = lse.data_ptr<scalar_t>() + (b * H + h) * T;
-                    scalar_t *GQ = hgq.at<scalar_t>(gq, b, h), *GK = hgkv.at<scalar_t>(gkv, b, h), *GV = GK + n,
+                    scalar_t *GQ = hgq.at<scalar_t>(gq, b, h), *GK = hgkv.at<scalar_t>(gkv, b, h),
                              *GKP = hgkp.at<scalar_t>(gkp_heads, b, h);
                     for (int64_t t = 0; t < T; ++t) {
                         scalar_t sum = 0;
                         for (int64_t j = 0; j < Dv; ++j) sum += G[t * hg.st + j] * O[t * ho.st + j];
                         delta[t] = sum;
                     }
+                    assembleKey(d, KV, hkv.st, KP, hkp.st, key.data());
+                    std::fill(gkey.begin(), gkey.end(), scalar_t(0));
+                    std::fill(gvalue.begin(), gvalue.end(), scalar_t(0));
                     for (int64_t q0 = 0; q0 < T; q0 += kQueryBlock) {
                         const int64_t rows = std::min(kQueryBlock, T - q0), keys = q0 + rows;
-                        blockScores(d, s, Q, hq.st, KV, hkv.st, KP, hkp.st, q0, rows, keys, scores.data());
+                        gemm(false, true, rows, keys, Dk, s, Q + q0 * hq.st, hq.st, key.data(), Dk, scalar_t(0),
+                             scores.data(), keys);
                         gemm(false, true, rows, keys, Dv, scalar_t(1), G + q0 * hg.st, hg.st, V, hkv.st, scalar_t(0),
                              dp.data(), keys);
                         softmaxBackwardBlock(scores.data(), dp.data(), rows, q0, keys, L + q0, delta.data() + q0);
-                        // dV += P^T dO; dQ = scale dS [Kn | Kr]; [dKn | dKr] += scale dS^T [Qn | Qr].
+                        // dV += P^T dO, dQ = scale dS K, dK += scale dS^T Q.
                         gemm(true, false, keys, Dv, rows, scalar_t(1), scores.data(), keys, G + q0 * hg.st, hg.st,
-                             scalar_t(1), GV, hgkv.st);
-                        if (n > 0) {
-                            gemm(false, false, rows, n, keys, s, dp.data(), keys, KV, hkv.st, scalar_t(0),
-                                 GQ + q0 * hgq.st, hgq.st);
-                            gemm(true, false, keys, n, rows, s, dp.data(), keys, Q + q0 * hq.st, hq.st, scalar_t(1),
-                                 GK, hgkv.st);
-                        }
-                        if (r > 0) {
-                            gemm(false, false, rows, r, keys, s, dp.data(), keys, KP, hkp.st, scalar_t(0),
-                                 GQ + q0 * hgq.st + n, hgq.st);
-                            gemm(true, false, keys, r, rows, s, dp.data(), keys, Q + q0 * hq.st + n, hq.st,
-                                 scalar_t(1), GKP, hgkp.st);
-                        }
+                             scalar_t(1), gvalue.data(), Dv);
+                        gemm(false, false, rows, Dk, keys, s, dp.data(), keys, key.data(), Dk, scalar_t(0),
+                             GQ + q0 * hgq.st, hgq.st);
+                        gemm(true, false, keys, Dk, rows, s, dp.data(), keys, Q + q0 * hq.st, hq.st, scalar_t(1),
+                             gkey.data(), Dk);
+                    }
+                    // The key's gradient back where its parts came from; the value's beside it.
+                    for (int64_t t = 0; t < T; ++t) {
+                        for (int64_t c = 0; c < n; ++c) GK[t * hgkv.st + c] = gkey[t * Dk + c];
+                        for (int64_t c = 0; c < Dv; ++c) GK[t * hgkv.st + n + c] = gvalue[t * Dv + c];
+                        for (int64_t c = 0; c < r; ++c) GKP[t * hgkp.st + c] = gkey[t * Dk + n + c];
                     }
                 }
             });
