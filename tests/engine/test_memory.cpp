@@ -88,6 +88,33 @@ private Q_SLOTS:
         QCOMPARE(account->allocations.load(), int64_t(3));
     }
 
+    // A freed block is kept for the next allocation of its 64-byte size class: the same memory
+    // comes back, charged again as new; kept blocks charge nobody.
+    void aFreedBlockIsReusedForItsSizeClassAndChargedAgain() {
+        MemoryAccount* account = newMemoryAccount();
+        ScopedMemoryAccount scope(account);
+        auto a = torch::empty({5000}, torch::kFloat32);  // 20,000 bytes
+        void* first = a.data_ptr();
+        a = torch::Tensor();
+        QCOMPARE(account->current.load(), int64_t(0));
+        // Another class in between: malloc would carve it out of the freed block; the cache
+        // keeps that block for its own class.
+        auto other = torch::empty({2500}, torch::kFloat32);
+        QVERIFY(other.data_ptr() != first);
+        auto b = torch::ones({5000}, torch::kFloat32);
+        QCOMPARE(b.data_ptr(), first);
+        QCOMPARE(account->current.load(), int64_t(30000));
+        QCOMPARE(b.sum().item<double>(), 5000.0);  // a reused block is the tensor's own
+        b = torch::Tensor();
+        auto c = torch::empty({19990}, torch::kUInt8);  // 19,990 bytes: the same class (20,032)
+        QCOMPARE(c.data_ptr(), first);
+        QCOMPARE(account->current.load(), int64_t(29990));
+        auto d = torch::empty({5000}, torch::kFloat32);  // the class's block is taken: another
+        QVERIFY(d.data_ptr() != first);
+        QCOMPARE(account->current.load(), int64_t(49990));
+        QCOMPARE(account->allocations.load(), int64_t(6));  // a, other, b, the sum's scalar, c, d
+    }
+
     void aTensorFreedOnAnotherThreadCreditsItsAccount() {
         MemoryAccount* account = newMemoryAccount();
         torch::Tensor t;
