@@ -9,6 +9,7 @@
 
 #include "kernels/cpu_kernels.h"
 #include "kernels/parallel.h"
+#include "kernels/vector_math.h"
 
 namespace trainbench::kernels {
 namespace {
@@ -24,19 +25,6 @@ inline void rowsOfToken(const int64_t* row_of, int64_t t, int64_t k, int64_t* ro
         for (; i > 0 && rows[i - 1] > r; --i) rows[i] = rows[i - 1];
         rows[i] = r;
     }
-}
-
-template <typename T>
-inline T dot(const T* a, const T* b, int64_t n) {
-    constexpr int64_t kLanes = 8;
-    T lanes[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l) lanes[l] += a[i + l] * b[i + l];
-    T sum = 0;
-    for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
-    for (; i < n; ++i) sum += a[i] * b[i];
-    return sum;
 }
 
 constexpr int64_t kMaxTopK = 64;  // a token's rows live on the stack
@@ -136,7 +124,7 @@ public:
                     const scalar_t w = W[SLOT[r]];
                     scalar_t* out = GE + r * d;
                     for (int64_t c = 0; c < d; ++c) out[c] = gt[c] * w;
-                    GW[SLOT[r]] = dot(gt, EO + r * d, d);  // each slot has one row: no two write one place
+                    GW[SLOT[r]] = sumOfProducts(gt, EO + r * d, d);  // each slot has one row: no two write one place
                 }
             });
         });

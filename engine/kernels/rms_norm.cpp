@@ -14,20 +14,7 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-constexpr int64_t kLanes = 16;
 constexpr int64_t kBlockRows = 64;  // rows per partial sum of the weight's gradient
-
-template <typename T>
-inline T sumOfProducts(const T* a, const T* b, int64_t n) {
-    T lanes[kLanes] = {};
-    int64_t j = 0;
-    for (; j + kLanes <= n; j += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l) lanes[l] += a[j + l] * b[j + l];
-    T sum = 0;
-    for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
-    for (; j < n; ++j) sum += a[j] * b[j];
-    return sum;
-}
 
 // rows [begin, end) of x (row stride `stride`) into y (dense), their r into inv.
 template <typename T>

@@ -58,6 +58,21 @@ inline float expApprox(float x) {
 }
 inline double expApprox(double x) { return std::exp(x); }  // fp64 is the tests' reference: exact
 
+// sum_i a_i b_i in sixteen running partial sums added in a fixed order (lanes of a vector,
+// whatever its width), then the tail: the same bits from every variant.
+template <typename T>
+inline T sumOfProducts(const T* a, const T* b, int64_t n) {
+    constexpr int64_t kLanes = 16;
+    T lanes[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= n; j += kLanes)
+        for (int64_t l = 0; l < kLanes; ++l) lanes[l] += a[j + l] * b[j + l];
+    T sum = 0;
+    for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
+    for (; j < n; ++j) sum += a[j] * b[j];
+    return sum;
+}
+
 template <typename T>
 inline T sigmoid(T x) {
     return T(1) / (T(1) + expApprox(-x));
