@@ -5,10 +5,11 @@
 # continuity), on the newest release (NEWEST, default 5.24.0) eager, and on it with
 # torch.compile(model). All get the same model and weights (the peers load the directory
 # `export-hf` writes; checked: equal validation loss first), the same token data, m, K, AdamW
-# and clipping, 2 threads, fp32. Runs alternate A B C D (ROUNDS times, default 3); the medians
-# of per-step time after WARMUP steps (the compiled peer compiles in its first steps) are
-# reported with our ratio to each, and each process's peak resident memory. SIDES limits the
-# peers ("4.57 5 5c" by default). Prints one JSON line per (m, K).
+# and clipping, 2 threads, fp32 (DTYPE=bf16: bf16 autocast on both sides). Runs alternate
+# A B C D (ROUNDS times, default 3); the medians of per-step time after WARMUP steps (the
+# compiled peer compiles in its first steps) are reported with our ratio to each, and each
+# process's peak resident memory. SIDES limits the peers ("4.57 5 5c" by default). Prints one
+# JSON line per (m, K).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 preset="$1"; shift
@@ -18,6 +19,8 @@ python="${TRAINBENCH_TORCH_ENV:-$HOME/.cache/trainbench/torch-2.11.0}/bin/python
 bash "$root/scripts/setup-system.sh" time >&2  # /usr/bin/time measures each side's peak RSS
 newest="${NEWEST:-5.24.0}"
 sides="${SIDES:-4.57 5 5c}"
+# DTYPE=bf16: ours with runtime.dtype bf16, the peers' forward under CPU bf16 autocast (fp32 by default).
+dtype="${DTYPE:-fp32}"
 declare -A site
 site[4.57]="$(TRANSFORMERS_VERSION=4.57.1 bash "$root/bench/peer/setup-peer.sh")"
 site[5]="$(TRANSFORMERS_VERSION="$newest" bash "$root/bench/peer/setup-peer.sh")"
@@ -32,7 +35,8 @@ for split in "$@"; do
   read -r m k <<<"$split"
   sets=(--set data.source=tokens --set "data.path=$work/train.bin" --set "data.val_path=$work/val.bin"
         --set "train.micro_batch_size=$m" --set "train.gradient_accumulation_steps=$k" --set train.global_batch_size=null
-        --set "train.steps=$steps" --set train.eval_every=0 --set train.checkpoint_every=0 --set runtime.threads=2)
+        --set "train.steps=$steps" --set train.eval_every=0 --set train.checkpoint_every=0 --set runtime.threads=2
+        --set "runtime.dtype=$dtype")
   "$cli" config "$root/configs/$preset.json" "${sets[@]}" >"$work/config.json"
   "$cli" init "$root/configs/$preset.json" "${sets[@]}" --seed 7 --out "$work/init.safetensors" >/dev/null
   rm -rf "$work/init-hf"
@@ -56,6 +60,7 @@ print(statistics.median(t))' "$warmup")")
     ours_rss+=("$(cat "$work/rss")")
     for side in $sides; do
       flags=(); [ "$side" = 5c ] && flags=(--compile)
+      [ "$dtype" = bf16 ] && flags+=(--bf16)
       /usr/bin/time -f "%M" -o "$work/rss" env PYTHONPATH="${site[$side]}" "$python" "$root/bench/peer/hf_peer.py" train \
         "$work/config.json" "$work/init-hf" "$work/train.bin" --steps "$steps" --warmup "$warmup" --threads 2 "${flags[@]}" \
         >"$work/peer.json" 2>/dev/null

@@ -2,7 +2,7 @@
 (DeepseekV3ForCausalLM), loaded with Trainbench's weights, trained by a plain PyTorch loop.
 
   hf_peer.py eval  CONFIG.json WEIGHTS VAL.bin          -> {"loss": ..., "tokens": ...}
-  hf_peer.py train CONFIG.json WEIGHTS TRAIN.bin --steps N --warmup W [--compile]
+  hf_peer.py train CONFIG.json WEIGHTS TRAIN.bin --steps N --warmup W [--compile] [--bf16]
 
 WEIGHTS is a Hugging Face directory (`trainbench-cli export-hf`; every transformers release
 loads it with from_pretrained, whatever its own expert layout) or, for transformers 4 only,
@@ -143,7 +143,9 @@ def train(args):
         picks = torch.randint(0, windows.size(0), (K, m), generator=generator)
         step_sum, step_count = 0.0, 0
         for k in range(K):  # raw sums, divided by the step's token count: the exact rule
-            loss, n = token_loss_sum(forward, windows[picks[k]])
+            # --bf16: products in bf16 under CPU autocast, weights and AdamW in fp32 (ours: runtime.dtype bf16)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+                loss, n = token_loss_sum(forward, windows[picks[k]])
             loss.backward()
             step_sum += loss.item()
             step_count += n
@@ -172,6 +174,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--compile", action="store_true", help="train torch.compile(model) (inductor, the default mode)")
+    parser.add_argument("--bf16", action="store_true", help="forward under torch.autocast('cpu', torch.bfloat16)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
