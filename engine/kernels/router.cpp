@@ -26,16 +26,11 @@ inline int64_t largestOpen(const T* values, int64_t n, Open open) {
     return best;
 }
 
-template <typename T>
-struct Shapes {
-    int64_t N, E, k, G, per_group, limited;
-};
-
 // Tokens [begin, end): scores s (no bias) into S, the k chosen into I (best first), weights into W.
 template <typename T>
-void chooseTokens(const T* logits, const T* bias, const Shapes<T>& sh, const RouterOptions& o, T* S, int64_t* I, T* W,
+void chooseTokens(const T* logits, const T* bias, int64_t E, const RouterOptions& o, T* S, int64_t* I, T* W,
                   int64_t begin, int64_t end) {
-    const int64_t E = sh.E, k = sh.k, G = sh.G, per = sh.per_group;
+    const int64_t k = o.topk, G = o.groups, per = E / G;
     std::vector<T> selection(E), group_score(G);
     std::vector<char> open(E), group_open(G), taken(E);
     for (int64_t t = begin; t < end; ++t) {
@@ -68,7 +63,7 @@ void chooseTokens(const T* logits, const T* bias, const Shapes<T>& sh, const Rou
                 group_score[g] = bias && per > 1 ? first + second : first;
             }
             std::fill(group_open.begin(), group_open.end(), 0);
-            for (int64_t j = 0; j < sh.limited; ++j) {
+            for (int64_t j = 0; j < o.limited_groups; ++j) {
                 const int64_t g = largestOpen(group_score.data(), G, [&](int64_t i) { return !group_open[i]; });
                 group_open[g] = 1;
             }
@@ -92,9 +87,9 @@ void chooseTokens(const T* logits, const T* bias, const Shapes<T>& sh, const Rou
 // Sequences [begin, end) of T tokens: f (E / (k T) times the tokens routed to each expert) into
 // F, aux_alpha sum_e f_e mean_t s_te / Z_t into A.
 template <typename T>
-void balanceSequences(const T* S, const int64_t* I, const Shapes<T>& sh, int64_t T_len, double alpha, T* F, T* A,
+void balanceSequences(const T* S, const int64_t* I, int64_t E, int64_t T_len, const RouterOptions& o, T* F, T* A,
                       int64_t begin, int64_t end) {
-    const int64_t E = sh.E, k = sh.k;
+    const int64_t k = o.topk;
     std::vector<T> mean(E);
     for (int64_t b = begin; b < end; ++b) {
         T* f = F + b * E;
@@ -112,15 +107,15 @@ void balanceSequences(const T* S, const int64_t* I, const Shapes<T>& sh, int64_t
             f[e] *= T(E) / T(k * T_len);
             aux += f[e] * (mean[e] / T(T_len));
         }
-        A[b] = T(alpha) * aux;
+        A[b] = T(o.aux_alpha) * aux;
     }
 }
 
 // dL/dlogits for tokens [begin, end) into GL; GW, GS, GA may be null (no gradient came).
 template <typename T>
-void backTokens(const T* S, const int64_t* I, const T* F, const T* GW, const T* GS, const T* GA, const Shapes<T>& sh,
+void backTokens(const T* S, const int64_t* I, const T* F, const T* GW, const T* GS, const T* GA, int64_t E,
                 int64_t T_len, const RouterOptions& o, T* GL, int64_t begin, int64_t end) {
-    const int64_t E = sh.E, k = sh.k;
+    const int64_t k = o.topk;
     const T c = T(o.route_scale);
     for (int64_t t = begin; t < end; ++t) {
         const T* s = S + t * E;
@@ -159,12 +154,6 @@ void backTokens(const T* S, const int64_t* I, const T* F, const T* GW, const T* 
     }
 }
 
-template <typename T>
-Shapes<T> shapesOf(const torch::Tensor& logits, const RouterOptions& o) {
-    const int64_t E = logits.size(1);
-    return {logits.size(0), E, o.topk, o.groups, E / o.groups, o.limited_groups};
-}
-
 class CpuRouter : public torch::autograd::Function<CpuRouter> {
 public:
     static variable_list forward(AutogradContext* ctx, const torch::Tensor& input, const torch::Tensor& bias_in,
@@ -182,28 +171,25 @@ public:
             aux = at::empty({B}, logits.options());
         }
         AT_DISPATCH_FLOATING_TYPES(logits.scalar_type(), "trainbench_router", [&] {
-            const auto sh = shapesOf<scalar_t>(logits, o);
             const scalar_t* L = logits.data_ptr<scalar_t>();
             const scalar_t* BIAS = bias.defined() ? bias.data_ptr<scalar_t>() : nullptr;
             scalar_t *S = scores.data_ptr<scalar_t>(), *W = weights.data_ptr<scalar_t>();
             int64_t* I = indices.data_ptr<int64_t>();
             parallelFor(0, N, itemsPerTask(8 * E), [&](int64_t begin, int64_t end) {
-                chooseTokens(L, BIAS, sh, o, S, I, W, begin, end);
+                chooseTokens(L, BIAS, E, o, S, I, W, begin, end);
             });
             if (B > 0) {
                 scalar_t *F = f.data_ptr<scalar_t>(), *A = aux.data_ptr<scalar_t>();
                 parallelFor(0, B, itemsPerTask(4 * E * T_len), [&](int64_t begin, int64_t end) {
-                    balanceSequences(S, I, sh, T_len, o.aux_alpha, F, A, begin, end);
+                    balanceSequences(S, I, E, T_len, o, F, A, begin, end);
                 });
             }
         });
         ctx->set_materialize_grads(false);  // an unused output's gradient stays undefined, not zeros
         ctx->mark_non_differentiable({indices});
-        ctx->save_for_backward({scores, indices, f});
-        ctx->saved_data["topk"] = o.topk;
+        ctx->save_for_backward({scores, indices, f});  // k is indices' width, the sequences f's rows
         ctx->saved_data["sigmoid"] = o.sigmoid;
         ctx->saved_data["route_scale"] = o.route_scale;
-        ctx->saved_data["sequences"] = o.sequences;
         ctx->saved_data["aux_alpha"] = o.aux_alpha;
         if (B > 0) return {weights, indices, scores, aux};
         return {weights, indices, scores};
@@ -213,24 +199,23 @@ public:
         const auto saved = ctx->get_saved_variables();
         const auto &scores = saved[0], &indices = saved[1], &f = saved[2];
         RouterOptions o;
-        o.topk = ctx->saved_data["topk"].toInt();
+        o.topk = indices.size(1);
         o.sigmoid = ctx->saved_data["sigmoid"].toBool();
         o.route_scale = ctx->saved_data["route_scale"].toDouble();
-        o.sequences = ctx->saved_data["sequences"].toInt();
+        o.sequences = f.defined() ? f.size(0) : 0;
         o.aux_alpha = ctx->saved_data["aux_alpha"].toDouble();
-        const int64_t N = scores.size(0), T_len = o.sequences > 0 ? N / o.sequences : 0;
+        const int64_t N = scores.size(0), E = scores.size(1), T_len = o.sequences > 0 ? N / o.sequences : 0;
         auto dense = [](const torch::Tensor& g) { return g.defined() ? g.contiguous() : g; };
         const auto gw = dense(grads[0]), gs = dense(grads[2]);
         const auto ga = grads.size() > 3 ? dense(grads[3]) : torch::Tensor();
         auto grad_logits = at::empty_like(scores);
         AT_DISPATCH_FLOATING_TYPES(scores.scalar_type(), "trainbench_router_backward", [&] {
-            const auto sh = shapesOf<scalar_t>(scores, o);
             auto ptr = [](const torch::Tensor& x) { return x.defined() ? x.data_ptr<scalar_t>() : nullptr; };
             const scalar_t *S = ptr(scores), *F = ptr(f), *GW = ptr(gw), *GS = ptr(gs), *GA = ptr(ga);
             const int64_t* I = indices.data_ptr<int64_t>();
             scalar_t* GL = grad_logits.data_ptr<scalar_t>();
-            parallelFor(0, N, itemsPerTask(8 * sh.E), [&](int64_t begin, int64_t end) {
-                backTokens(S, I, F, GW, GS, GA, sh, T_len, o, GL, begin, end);
+            parallelFor(0, N, itemsPerTask(8 * E), [&](int64_t begin, int64_t end) {
+                backTokens(S, I, F, GW, GS, GA, E, T_len, o, GL, begin, end);
             });
         });
         return {grad_logits, torch::Tensor(), torch::Tensor()};

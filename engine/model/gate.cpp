@@ -19,14 +19,9 @@ Routing GateImpl::forward(const torch::Tensor& x, int64_t sequences, double aux_
     const int64_t N = x.size(0);
     auto compute = x.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
     auto logits = kernels::linear(x.to(compute), weight.to(compute));  // [N, E]
-    kernels::RouterOptions options;
-    options.topk = topk_;
-    options.groups = groups_;
-    options.limited_groups = limited_groups_;
-    options.sigmoid = sigmoid_;
-    options.route_scale = route_scale_;
-    options.sequences = sequences;
-    options.aux_alpha = aux_alpha;
+    const kernels::RouterOptions options{.topk = topk_, .groups = groups_, .limited_groups = limited_groups_,
+                                         .sigmoid = sigmoid_, .route_scale = route_scale_, .sequences = sequences,
+                                         .aux_alpha = aux_alpha};
     if (kernels::routerTakes(logits, bias, options)) {
         auto routed = kernels::route(logits, bias, options);
         return {routed.weights, routed.indices, routed.scores, routed.seq_aux};
