@@ -3,7 +3,7 @@
 #   bench/env_ab.sh PRESET "ENV_A" "ENV_B" "m K" ["m K" ...]
 #   e.g. bench/env_ab.sh tiny "TRAINBENCH_CPU_KERNELS=0" "TRAINBENCH_CPU_KERNELS=1" "16 1" "2 8"
 # Runs `trainbench-cli run` ROUNDS times (default 4) under each environment in turn, STEPS
-# steps each (default 30), 2 threads, fp32, the token data compare.sh makes, and prints per
+# steps each (default 30), 2 threads, fp32 (DTYPE=bf16: bf16), the token data compare.sh makes, and prints per
 # (m, K) the medians over rounds of each run's median step time after step 5, and B / A.
 # STAT=p10 takes each run's tenth percentile instead: the steps this VM did not slow, which
 # separates changes of a few per cent that its drift hides in the medians.
@@ -20,7 +20,7 @@ step_ms() {  # ENV m k -> median step time in ms of one run
   local out id
   out="$(env $1 "$cli" run "$root/configs/$preset.json" --set data.source=tokens --set "data.path=$work/train.bin" \
     --set "data.val_path=$work/val.bin" --set "train.micro_batch_size=$2" --set "train.gradient_accumulation_steps=$3" \
-    --set train.global_batch_size=null --set "train.steps=$steps" --set runtime.threads=2 --set runtime.dtype=fp32 \
+    --set train.global_batch_size=null --set "train.steps=$steps" --set runtime.threads=2 --set "runtime.dtype=${DTYPE:-fp32}" \
     --set train.eval_every=0 --set train.checkpoint_every=0 --store "$work/store" 2>/dev/null | tail -1)"
   id="$(echo "$out" | "$python" -c 'import json,sys; print(json.loads(sys.stdin.read())["run_id"])')"
   "$cli" export "$id" --store "$work/store" --format jsonl | "$python" -c '

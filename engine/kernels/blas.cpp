@@ -9,8 +9,12 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "kernels/bf16_rounding.h"
+#include "kernels/onednn_product.h"
 #include "kernels/parallel.h"
+#include "kernels/product_precision.h"
 
 extern "C" {
 // Exported by libtorch_cpu (its statically linked MKL), 32-bit integers (LP64).
@@ -75,7 +79,64 @@ void rowMajor(Blas blas, bool trans_a, bool trans_b, int64_t m, int64_t n, int64
 #endif
 }
 
+// The operands of one bf16 product, packed (row stride = the stored rows' length), and oneDNN's
+// bf16 result. Per thread: gemmChains runs products on several at once.
+struct Bf16Scratch {
+    std::vector<float> a, b;            // rounded values, for the fp32 GEMM
+    std::vector<uint16_t> a16, b16, c;  // bit patterns, for oneDNN
+};
+
+Bf16Scratch& bf16Scratch() {
+    thread_local Bf16Scratch scratch;
+    return scratch;
+}
+
+// A stored [rows, cols] (rows = m, or k when transposed) as rounded fp32 values, row stride cols.
+const float* packRounded(const float* x, int64_t rows, int64_t cols, int64_t ld, std::vector<float>& packed) {
+    packed.resize(size_t(rows * cols));
+    roundToBf16Values(x, rows, cols, ld, packed.data());
+    return packed.data();
+}
+
+// oneDNN prepares a primitive per shape it has not seen (about a millisecond: more than the
+// product), and the experts' row counts change with every micro-batch: it gets every dimension
+// padded with zeros to a multiple of this, so that a run meets a few shapes only.
+constexpr int64_t kOneDnnShapeStep = 64;
+int64_t padded(int64_t v) { return (v + kOneDnnShapeStep - 1) / kOneDnnShapeStep * kOneDnnShapeStep; }
+
+// A stored [rows, cols] as bf16 bit patterns in a zero-padded [padded_rows, padded_cols].
+const uint16_t* packPadded(const float* x, int64_t rows, int64_t cols, int64_t ld, int64_t padded_rows,
+                           int64_t padded_cols, std::vector<uint16_t>& packed) {
+    packed.resize(size_t(padded_rows * padded_cols));
+    roundToBf16(x, rows, cols, ld, packed.data(), padded_cols);
+    if (padded_cols > cols)
+        for (int64_t r = 0; r < rows; ++r)
+            std::fill(packed.begin() + r * padded_cols + cols, packed.begin() + (r + 1) * padded_cols, uint16_t(0));
+    std::fill(packed.begin() + rows * padded_cols, packed.end(), uint16_t(0));
+    return packed.data();
+}
+
+void bf16Call(const Product<float>& p, Threads threads) {
+    if (trivial(p.m, p.n, p.k, p.beta, p.c, p.ldc)) return;
+    Bf16Scratch& scratch = bf16Scratch();
+    const int64_t a_rows = p.trans_a ? p.k : p.m, a_cols = p.trans_a ? p.m : p.k;
+    const int64_t b_rows = p.trans_b ? p.n : p.k, b_cols = p.trans_b ? p.k : p.n;
+    if (bf16Route(double(p.m) * double(p.n) * double(p.k)) == Bf16Route::kOneDnn) {
+        const int64_t m = padded(p.m), n = padded(p.n), k = padded(p.k);
+        const uint16_t* a = packPadded(p.a, a_rows, a_cols, p.lda, p.trans_a ? k : m, p.trans_a ? m : k, scratch.a16);
+        const uint16_t* b = packPadded(p.b, b_rows, b_cols, p.ldb, p.trans_b ? n : k, p.trans_b ? k : n, scratch.b16);
+        scratch.c.resize(size_t(m * n));
+        oneDnnBf16Product(p.trans_a, p.trans_b, m, n, k, p.alpha, a, b, scratch.c.data());
+        widenBf16(scratch.c.data(), p.m, p.n, n, p.beta, p.c, p.ldc);
+        return;
+    }
+    const float* a = packRounded(p.a, a_rows, a_cols, p.lda, scratch.a);
+    const float* b = packRounded(p.b, b_rows, b_cols, p.ldb, scratch.b);
+    rowMajor(sgemm_, p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, a, a_cols, b, b_cols, p.beta, p.c, p.ldc, threads);
+}
+
 void blasCall(const Product<float>& p, Threads threads) {
+    if (productPrecision() == ProductPrecision::kBf16) return bf16Call(p, threads);
     rowMajor(sgemm_, p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc, threads);
 }
 void blasCall(const Product<double>& p, Threads threads) {
@@ -139,7 +200,7 @@ void gemmChains(const std::vector<std::vector<Product<double>>>& chains) { runCh
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-    rowMajor(sgemm_, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    blasCall({trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}, Threads::kBlasChooses);
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,

@@ -159,10 +159,12 @@ public:
         ctx->save_for_backward({q, kv, k_pe, out, lse});
         ctx->saved_data["nope"] = nope;
         ctx->saved_data["scale"] = scale;
+        saveProductPrecision(ctx);
         return out;
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const ProductPrecisionScope precision(savedProductPrecision(ctx));
         const auto saved = ctx->get_saved_variables();
         const auto &q = saved[0], &kv = saved[1], &k_pe = saved[2], &out = saved[3], &lse = saved[4];
         const int64_t nope = ctx->saved_data["nope"].toInt();

@@ -39,6 +39,14 @@ bool cpuKernelsTake(std::initializer_list<const torch::Tensor*> tensors) {
     return dtype.has_value();
 }
 
+void saveProductPrecision(torch::autograd::AutogradContext* ctx) {
+    ctx->saved_data["bf16_products"] = productPrecision() == ProductPrecision::kBf16;
+}
+
+ProductPrecision savedProductPrecision(torch::autograd::AutogradContext* ctx) {
+    return ctx->saved_data["bf16_products"].toBool() ? ProductPrecision::kBf16 : ProductPrecision::kOperands;
+}
+
 bool cpuSupports(VectorIsa isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
     switch (isa) {

@@ -12,6 +12,8 @@
 
 #include <torch/torch.h>
 
+#include "kernels/product_precision.h"
+
 namespace trainbench::kernels {
 
 // On by default; TRAINBENCH_CPU_KERNELS=0 in the environment turns them off for the process
@@ -21,6 +23,11 @@ void setCpuKernelsEnabled(bool enabled);
 
 // All defined tensors on the CPU, strided, of one dtype, fp32 or fp64, and no CPU autocast.
 bool cpuKernelsTake(std::initializer_list<const torch::Tensor*> tensors);
+
+// A node whose forward runs products keeps the precision it ran under (product_precision.h) for
+// its backward, which runs on whatever thread autograd picks, as autocast's graph would.
+void saveProductPrecision(torch::autograd::AutogradContext* ctx);
+ProductPrecision savedProductPrecision(torch::autograd::AutogradContext* ctx);
 
 // The grain of a parallelFor (parallel.h) over items of `work_per_item` elements (or multiply-adds):
 // tasks of about `work_per_task`, at least one item, so that small loops stay on the calling

@@ -99,10 +99,12 @@ public:
         for (const auto& w : weights) saved.push_back(w);
         ctx->save_for_backward(saved);
         ctx->saved_data["counts"] = counts;
+        saveProductPrecision(ctx);
         return y;
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const ProductPrecisionScope precision(savedProductPrecision(ctx));
         const variable_list saved = ctx->get_saved_variables();
         const torch::Tensor &x = saved[0], &ab = saved[1];
         const auto counts = ctx->saved_data["counts"].toIntVector();

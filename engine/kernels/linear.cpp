@@ -25,10 +25,12 @@ public:
                  scalar_t(0), y.data_ptr<scalar_t>(), out);
         });
         ctx->save_for_backward({rows, w});
+        saveProductPrecision(ctx);
         return y;
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const ProductPrecisionScope precision(savedProductPrecision(ctx));
         const auto saved = ctx->get_saved_variables();
         const auto &rows = saved[0], &w = saved[1];
         const auto g = grads[0].contiguous();

@@ -16,7 +16,8 @@ namespace trainbench::kernels {
 // Splits [begin, end) into at most one chunk per intra-op thread, chunks of at least `grain`
 // items (a range of `grain` items or fewer runs on the calling thread), and calls `body` on
 // each chunk; inside a parallel region it runs the whole range inline. An exception from
-// any chunk reaches the caller.
+// any chunk reaches the caller. Each chunk runs under the caller's product precision
+// (product_precision.h).
 void parallelFor(int64_t begin, int64_t end, int64_t grain, c10::function_ref<void(int64_t, int64_t)> body);
 
 // Whether parallelFor really splits (the engine was built with OpenMP): for the tests.

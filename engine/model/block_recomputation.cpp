@@ -2,7 +2,7 @@
 // the input; the backward runs the forward again with gradients on and back-propagates through it.
 #include "model/transformer.h"
 
-#include "train/autocast_scope.h"
+#include "train/bf16_compute_scope.h"
 
 namespace trainbench {
 namespace {
@@ -19,7 +19,7 @@ public:
     static variable_list forward(AutogradContext* ctx, torch::Tensor x, BlockImpl* block, RotaryTable* rotary,
                                  int64_t part) {
         const c10::DeviceType device = x.device().type();
-        const bool bf16 = at::autocast::is_autocast_enabled(device);
+        const bool bf16 = Bf16ComputeScope::active(device);
         ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
         ctx->saved_data["rotary"] = reinterpret_cast<int64_t>(rotary);
         ctx->saved_data["bf16"] = bf16;
@@ -46,7 +46,7 @@ public:
         {
             torch::AutoGradMode with_gradients(true);
             // The same precision as the first forward, and its tokens not counted twice.
-            AutocastScope autocast(x.device().type(), ctx->saved_data["bf16"].toBool());
+            Bf16ComputeScope bf16(x.device().type(), ctx->saved_data["bf16"].toBool());
             MoE moe = block->moe();
             if (moe) moe->countLoads(false);
             try {

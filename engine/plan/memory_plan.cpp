@@ -12,7 +12,7 @@
 //   residual streams   one per block output, plus the embedding output
 //   head               log-softmax output over the vocabulary
 // plus, at the start of backward, the gradient of the log-softmax and of the logits.
-// The fused form is the CPU kernels' (engine/kernels: fp32 on the CPU): the gated MLP's node
+// The fused form is the CPU kernels' (engine/kernels, fp32 or bf16 on the CPU): the gated MLP's node
 // keeps its two first projections only, the attention's output is already in the heads' order.
 #include "trainbench/memory_plan.h"
 
@@ -24,7 +24,6 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/cpu_kernels.h"
-#include "trainbench/compute_dtype.h"
 #include "trainbench/config_io.h"
 #include "trainbench/param_count.h"
 
@@ -39,7 +38,7 @@ constexpr int64_t kIndex = 8;
 // composed attention is ATen's math form, which keeps the softmax probabilities (h x T per token).
 struct Layout {
     bool on_cpu = false;
-    bool fused = false;  // the CPU kernels run (on a CPU, fp32)
+    bool fused = false;  // the CPU kernels run (on a CPU, either precision)
     int64_t seq_len = 0;
 };
 
@@ -265,11 +264,11 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     // Stages 1 and up keep the moments of this rank's slices only.
     const int64_t moment_elements = stage >= 1 ? held_slice_elements : params;
     p.optimizer_bytes = 2 * moment_elements * kFloat;
-    // The CPU kernels run fp32 on the CPU (bf16 runs under autocast, in the composed form).
+    // The CPU kernels run on the CPU in either precision: bf16 there rounds only their products'
+    // operands, the tensors they keep stay fp32 (kernels/product_precision.h).
     Layout layout;
     layout.on_cpu = config.runtime.device == "cpu" || (config.runtime.device == "auto" && !torch::cuda::is_available());
-    layout.fused = layout.on_cpu && kernels::cpuKernelsEnabled() &&
-                   resolveComputeDtype(config, !layout.on_cpu, cpuMatrixFeatures()) == "fp32";
+    layout.fused = layout.on_cpu && kernels::cpuKernelsEnabled();
     layout.seq_len = config.train.seq_len;
     p.activation_bytes =
         activationBytes(config.model, tokens, config.runtime.activation_checkpointing, p.expert_parallel, layout);

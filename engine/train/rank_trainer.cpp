@@ -17,7 +17,7 @@
 #include "memory/memory_keys.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/memory_plan.h"
-#include "train/autocast_scope.h"
+#include "train/bf16_compute_scope.h"
 #include "train/checkpoint.h"
 #include "train/fresh_gradient_norms.h"
 #include "train/fused_adamw.h"
@@ -327,7 +327,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         if (fresh_norms_) fresh_norms_->beginMicroBatch();
         try {
             LossParts parts = [&] {
-                AutocastScope autocast(device_.type(), bf16_);  // the forward only; backward follows its graph
+                Bf16ComputeScope bf16(device_.type(), bf16_);  // the forward only; backward follows its graph
                 return model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
             }();
             // Experts no token reached get no gradient: buckets reduced during this backward need

@@ -2,6 +2,7 @@
 // one reduction per window, schedule and clipping on optimizer steps, reproducibility, failures.
 #include <QtTest/QtTest>
 
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <cmath>
 #include <fstream>
@@ -14,7 +15,7 @@
 #include "rank_threads.h"
 #include "parallel/gradient_buckets.h"
 #include "parallel/in_process_collectives.h"
-#include "train/autocast_scope.h"
+#include "train/bf16_compute_scope.h"
 #include "train/rank_trainer.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/config_io.h"
@@ -244,11 +245,15 @@ private Q_SLOTS:
     // 64 backward passes each adding 2^-10 to a gradient of 1.0 give 1.0625, where a bf16
     // accumulator (8-bit mantissa) would round every addition away and stay at 1.0.
     void gradientsAccumulateInFp32UnderBf16() {
+        // ATen's autocast form (the kernels off: what CUDA runs); the kernels' bf16 products
+        // keep fp32 tensors throughout (test_cpu_kernels).
+        kernels::setCpuKernelsEnabled(false);
+        const auto restore = qScopeGuard([] { kernels::setCpuKernelsEnabled(true); });
         auto w = torch::zeros({1, 1}, torch::requires_grad());
         w.mutable_grad() = torch::ones({1, 1});
         const auto x = torch::full({1, 1}, std::ldexp(1.0, -10));
         for (int k = 0; k < 64; ++k) {
-            AutocastScope autocast(c10::DeviceType::CPU, true);
+            Bf16ComputeScope bf16(c10::DeviceType::CPU, true);
             auto y = torch::nn::functional::linear(x, w);  // d y / d w = x
             QCOMPARE(y.scalar_type(), torch::kBFloat16);   // the product really ran in bf16
             y.sum().backward();

@@ -6,18 +6,22 @@
 
 #include <ATen/autocast_mode.h>
 
+#include <bit>
 #include <cmath>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 
+#include "kernels/bf16_rounding.h"
 #include "kernels/blas.h"
 #include "kernels/causal_attention.h"
 #include "kernels/expert_dispatch.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/gated_mlp.h"
+#include "kernels/onednn_product.h"
 #include "kernels/linear.h"
 #include "kernels/parallel.h"
+#include "kernels/product_precision.h"
 #include "kernels/rms_norm.h"
 #include "kernels/rotary.h"
 #include "kernels/router.h"
@@ -26,6 +30,7 @@
 #include "model/gate.h"
 #include "model/rotary.h"
 #include "model/transformer.h"
+#include "train/bf16_compute_scope.h"
 #include "trainbench/presets.h"
 
 using namespace trainbench;
@@ -129,6 +134,142 @@ private Q_SLOTS:
     void init() {
         setCpuKernelsEnabled(true);
         setVectorIsa(std::nullopt);
+        setBf16Route(std::nullopt);
+    }
+    void cleanup() { setBf16Route(std::nullopt); }
+
+    // Round to nearest, ties to even, NaN kept a NaN: bit for bit what c10::BFloat16 makes, in
+    // every vector variant this CPU has, read through a row stride.
+    void bf16RoundingIsTorchsConversion() {
+        torch::manual_seed(21);
+        const float specials[] = {1.0f + 0x1p-8f,  1.0f + 0x3p-8f, -(1.0f + 0x1p-8f), 1.0f + 0x1p-8f + 0x1p-20f,
+                                  0x1.fffffep127f, 1e-40f,         -0.0f,             INFINITY,
+                                  -INFINITY,       NAN,            0x1p-126f,         3.0f};
+        auto x = torch::randn({7, 40});
+        auto flat = x.view(-1);
+        for (size_t i = 0; i < std::size(specials); ++i) flat[int64_t(i)] = specials[i];
+        const int64_t rows = 7, cols = 33, ld = 40;  // 33 of each row's 40: a vector's tail too
+        auto want = x.narrow(1, 0, cols).to(torch::kBFloat16).contiguous();
+        for (VectorIsa isa : {VectorIsa::Baseline, VectorIsa::Avx2, VectorIsa::Avx512}) {
+            if (!cpuSupports(isa)) continue;
+            setVectorIsa(isa);
+            std::vector<uint16_t> bits(size_t(rows * cols));
+            std::vector<float> values(size_t(rows * cols));
+            roundToBf16(x.data_ptr<float>(), rows, cols, ld, bits.data());
+            roundToBf16Values(x.data_ptr<float>(), rows, cols, ld, values.data());
+            const auto* expected = reinterpret_cast<const uint16_t*>(want.data_ptr());
+            for (int64_t i = 0; i < rows * cols; ++i) {
+                const bool nan = std::isnan(want.view(-1)[i].item<float>());
+                QVERIFY2(nan ? std::isnan(values[size_t(i)]) && (bits[size_t(i)] & 0x7fff) > 0x7f80
+                             : bits[size_t(i)] == expected[i],
+                         qPrintable(QString("element %1: %2 against %3").arg(i).arg(bits[size_t(i)]).arg(expected[i])));
+                QCOMPARE(std::bit_cast<uint32_t>(values[size_t(i)]), uint32_t(bits[size_t(i)]) << 16);
+            }
+            // Back to fp32 into a strided output: beta 0 writes over NaN, beta 2 adds.
+            const int64_t ldc = cols + 2;
+            auto c = torch::full({rows, ldc}, std::nan(""));
+            widenBf16(bits.data(), rows, cols, cols, 0.0f, c.data_ptr<float>(), ldc);
+            auto widened = torch::from_blob(values.data(), {rows, cols}).clone();
+            QVERIFY(torch::equal(c.narrow(1, 0, cols).nan_to_num(0, 0, 0), widened.nan_to_num(0, 0, 0)));
+            auto c0 = torch::randn({rows, ldc});
+            c = c0.clone();
+            widenBf16(bits.data(), rows, cols, cols, 2.0f, c.data_ptr<float>(), ldc);
+            QVERIFY(torch::equal(c.narrow(1, 0, cols).nan_to_num(0, 0, 0),
+                                 (widened + 2.0f * c0.narrow(1, 0, cols)).nan_to_num(0, 0, 0)));
+            QVERIFY(torch::equal(c.narrow(1, cols, 2), c0.narrow(1, cols, 2)));  // the stride's gap untouched
+        }
+        setVectorIsa(std::nullopt);
+    }
+
+    // Under bf16 products gemm rounds its operands to bf16 and accumulates in fp32, by either
+    // route (every transpose, strided operands, alpha and beta; the fp64 product of the rounded
+    // operands is the reference): the fp32 GEMM's result to fp32's precision, oneDNN's to
+    // bf16's (it rounds its result too). Outside the scope, the plain fp32 product.
+    void bf16ProductsRoundTheOperandsAndAccumulateInFp32() {
+        torch::manual_seed(3);
+        const int64_t m = 37, n = 29, k = 70, pad = 3;
+        QVERIFY(bf16Route(1.0) == Bf16Route::kRoundedFp32);  // small products: the fp32 GEMM
+        QCOMPARE(bf16Route(kOneDnnFrom), oneDnnBf16Fast() ? Bf16Route::kOneDnn : Bf16Route::kRoundedFp32);
+        for (Bf16Route route : {Bf16Route::kOneDnn, Bf16Route::kRoundedFp32}) {
+            if (route == Bf16Route::kOneDnn && !oneDnnBf16Runs()) continue;  // ATen refuses this CPU
+            setBf16Route(route);
+            QVERIFY(bf16Route(1.0) == route);
+            const bool onednn = route == Bf16Route::kOneDnn;
+            for (bool ta : {false, true})
+                for (bool tb : {false, true}) {
+                    auto a = torch::randn({ta ? k : m, (ta ? m : k) + pad});
+                    auto b = torch::randn({tb ? n : k, (tb ? k : n) + pad});
+                    auto c0 = torch::randn({m, n});
+                    auto op = [&](const torch::Tensor& t, bool trans, int64_t cols) {
+                        auto stored = t.narrow(1, 0, cols);
+                        return trans ? stored.t() : stored;
+                    };
+                    auto A = op(a, ta, ta ? m : k), B = op(b, tb, tb ? k : n);
+                    auto rounded = [](const torch::Tensor& t) { return t.to(torch::kBFloat16).to(torch::kFloat64); };
+                    auto product = 0.5 * torch::matmul(rounded(A), rounded(B));
+                    auto want = (onednn ? rounded(product) : product) + 2.0 * c0.to(torch::kFloat64);
+                    auto exact = 0.5 * torch::matmul(A.to(torch::kFloat64), B.to(torch::kFloat64)) +
+                                 2.0 * c0.to(torch::kFloat64);
+                    auto c = c0.clone();
+                    {
+                        ProductPrecisionScope bf16(ProductPrecision::kBf16);
+                        gemm(ta, tb, m, n, k, 0.5f, a.data_ptr<float>(), a.size(1), b.data_ptr<float>(), b.size(1),
+                             2.0f, c.data_ptr<float>(), n);
+                    }
+                    // oneDNN's own order of summation may round a result the other way: one
+                    // bf16 place at most.
+                    const double tolerance = onednn ? 1.0 / 128 : 1e-6;
+                    QVERIFY2(relativeError(c, want) < tolerance, qPrintable(QString::number(relativeError(c, want))));
+                    QVERIFY(relativeError(c, exact) > 1e-4);  // the operands really were rounded
+                    c = c0.clone();
+                    gemm(ta, tb, m, n, k, 0.5f, a.data_ptr<float>(), a.size(1), b.data_ptr<float>(), b.size(1), 2.0f,
+                         c.data_ptr<float>(), n);
+                    QVERIFY(relativeError(c, exact) < 1e-6);  // the scope has ended
+                }
+        }
+    }
+
+    // The precision reaches gemmChains' threads and parallelFor's workers, and a node's backward
+    // run outside the scope (as autograd runs it) still rounds: the linear node's gradients are
+    // round(g) round(w) and round(g)^T round(x).
+    void bf16ProductsReachTheThreadsAndTheBackward() {
+        const int before = at::get_num_threads();
+        at::set_num_threads(2);
+        torch::manual_seed(4);
+        auto rounded = [](const torch::Tensor& t) { return t.to(torch::kBFloat16).to(torch::kFloat64); };
+        const int64_t n = 512, in = 96, out = 80;
+        auto x = torch::randn({n, in}), w = torch::randn({out, in}), g = torch::randn({n, out});
+        auto gx = torch::empty({n, in}), gw = torch::empty({out, in});
+        {
+            ProductPrecisionScope bf16(ProductPrecision::kBf16);
+            gemmChains({{{false, false, n, in, out, 1.0f, g.data_ptr<float>(), out, w.data_ptr<float>(), in, 0.0f,
+                          gx.data_ptr<float>(), in}},
+                        {{true, false, out, in, n, 1.0f, g.data_ptr<float>(), out, x.data_ptr<float>(), in, 0.0f,
+                          gw.data_ptr<float>(), in}}});
+            std::mutex mutex;
+            std::set<ProductPrecision> seen;
+            parallelFor(0, 2, 1, [&](int64_t, int64_t) {
+                std::lock_guard lock(mutex);
+                seen.insert(productPrecision());
+            });
+            QCOMPARE(seen, std::set<ProductPrecision>{ProductPrecision::kBf16});
+        }
+        QVERIFY(relativeError(gx, torch::matmul(rounded(g), rounded(w))) < 1e-6);
+        QVERIFY(relativeError(gw, torch::matmul(rounded(g).t(), rounded(x))) < 1e-6);
+
+        auto xv = x.clone().requires_grad_(true), wv = w.clone().requires_grad_(true);
+        torch::Tensor y;
+        {
+            ProductPrecisionScope bf16(ProductPrecision::kBf16);
+            y = kernels::linear(xv, wv);
+        }
+        QCOMPARE(y.scalar_type(), torch::kFloat32);  // fp32 out, unlike autocast's bf16
+        QVERIFY(relativeError(y, torch::matmul(rounded(x), rounded(w).t())) < 1e-6);
+        (y * g).sum().backward();
+        QVERIFY(relativeError(xv.grad(), torch::matmul(rounded(g), rounded(w))) < 1e-6);
+        QVERIFY(relativeError(wv.grad(), torch::matmul(rounded(g).t(), rounded(x))) < 1e-6);
+        QVERIFY(relativeError(xv.grad(), torch::matmul(g, w)) > 1e-4);
+        at::set_num_threads(before);
     }
 
     void gemmTakesEveryTransposeAgainstMatmul() {
@@ -562,6 +703,53 @@ private Q_SLOTS:
             const double e = relativeError(grads_kernels[i], grads_composed[i]);
             // fp32 gradients of a few thousand summed terms: relative to each tensor's largest.
             QVERIFY2(e < (type == torch::kFloat64 ? 1e-9 : 5e-5), qPrintable(QString("%1: %2").arg(names[i].c_str()).arg(e)));
+        }
+    }
+
+    // The whole model in bf16 on the CPU: the kernels' bf16 products against ATen's autocast
+    // form (the kernels off): the loss within bf16's rounding, away from fp32's, every gradient
+    // fp32. The two round different things (autocast also rounds every product's output to
+    // bf16), so they agree to bf16's precision, not more.
+    void theModelsBf16ProductsTrackTheAutocastForm() {
+        ModelConfig c = builtinTinyConfig().model;
+        torch::manual_seed(9);
+        Transformer model(c);
+        initializeWeights(model, 11);
+        auto tokens = torch::randint(0, c.vocab_size, {3, 40}, torch::kInt64);
+        auto targets = torch::randint(0, c.vocab_size, {3, 40}, torch::kInt64);
+        bool all_fp32 = true;
+        auto run = [&](bool kernels, bool bf16) {
+            setCpuKernelsEnabled(kernels);
+            model->zero_grad();
+            LossParts parts = [&] {
+                Bf16ComputeScope scope(c10::kCPU, bf16);
+                return model->loss(tokens, targets);
+            }();
+            (parts.token_loss_sum + parts.aux_loss_sum).backward();
+            setCpuKernelsEnabled(true);
+            std::vector<torch::Tensor> grads;
+            for (const auto& p : model->parameters()) {
+                all_fp32 = all_fp32 && (!p.grad().defined() || p.grad().scalar_type() == torch::kFloat32);
+                grads.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
+            }
+            return std::pair{parts.token_loss_sum.item<double>() / double(tokens.numel()), grads};
+        };
+        const auto [loss_fp32, grads_fp32] = run(true, false);
+        const auto [loss_kernels, grads_kernels] = run(true, true);
+        const auto [loss_autocast, grads_autocast] = run(false, true);
+        QVERIFY(all_fp32);
+        QVERIFY(!Bf16ComputeScope::active(c10::kCPU));
+        QVERIFY2(std::abs(loss_kernels - loss_autocast) < 1e-2 * loss_autocast,
+                 qPrintable(QString("%1 vs %2").arg(loss_kernels, 0, 'g', 10).arg(loss_autocast, 0, 'g', 10)));
+        QVERIFY(std::abs(loss_kernels - loss_fp32) > 1e-7 * loss_fp32);  // the products were rounded
+        // Each gradient no further from fp32's than autocast's is (the router's, a difference of
+        // nearly equal scores, is 20-30 % off in both).
+        const auto names = model->named_parameters().keys();
+        for (size_t i = 0; i < grads_kernels.size(); ++i) {
+            const double ours = relativeError(grads_kernels[i], grads_fp32[i]);
+            const double autocast = relativeError(grads_autocast[i], grads_fp32[i]);
+            QVERIFY2(ours <= 1.25 * autocast + 1e-3,
+                     qPrintable(QString("%1: %2 from fp32, autocast %3").arg(names[i].c_str()).arg(ours).arg(autocast)));
         }
     }
 
