@@ -3,7 +3,8 @@
 // The kernels (linear, gated MLP, RMSNorm) replace chains of ATen operators by one autograd
 // node each whose forward and backward run BLAS and plain loops on the tensors' memory: on a
 // CPU a small model's step costs its operator dispatches more than its arithmetic. They take
-// fp32 and fp64 on the CPU outside autocast; everything else (CUDA, bf16) keeps the composed
+// fp32 and fp64 on the CPU outside autocast (bf16 on the CPU is theirs too: fp32 tensors with
+// bf16 products, product_precision.h); everything else (CUDA, autocast) keeps the composed
 // ATen form, which computes the same function.
 #pragma once
 

@@ -8,7 +8,7 @@
 
 namespace trainbench {
 
-// The CPU instructions that make bf16 matrix products fast (oneDNN takes bf16 products on them).
+// The CPU instructions that make bf16 matrix products fast (oneDNN runs bf16 products on them).
 struct CpuMatrixFeatures {
     bool avx512_bf16 = false;  // AVX-512 BF16: bf16 dot products in vector registers
     bool amx_bf16 = false;     // AMX: bf16 tile multiplies
@@ -19,9 +19,9 @@ struct CpuMatrixFeatures {
 CpuMatrixFeatures cpuMatrixFeatures();
 
 // The narrowest model width at which "auto" trains in bf16 on a CPU with fastBf16(): below it
-// the per-call conversions cost more than the faster products save (docs/BENCHMARKS.md,
-// "bf16 on the CPU": tiny at dim 64 runs 2.4x slower in bf16, dim 256 1.1x and small at dim
-// 512 1.2x faster).
+// rounding the products' operands costs more than the faster products save (docs/BENCHMARKS.md,
+// "bf16 on the CPU through the kernels": tiny at dim 64 runs at 0.89-0.94x in bf16, dim 256 at
+// 1.12x and small at dim 512 at 1.39x).
 constexpr int64_t kAutoBf16MinDimOnCpu = 256;
 
 // "fp32" or "bf16": the precision a rank computes in. Explicit values stand; "auto" is bf16 on a
