@@ -17,20 +17,17 @@ inline uint32_t roundedBits(float x) {
     return nan ? ((bits | 0x00400000u) & 0xffff0000u) : rounded;
 }
 
-inline void roundRows(const float* source, int64_t rows, int64_t cols, int64_t ld, uint16_t* packed,
-                      int64_t packed_ld) {
-    for (int64_t r = 0; r < rows; ++r) {
-        const float* in = source + r * ld;
-        uint16_t* out = packed + r * packed_ld;
-        for (int64_t c = 0; c < cols; ++c) out[c] = uint16_t(roundedBits(in[c]) >> 16);
-    }
-}
+// A rounded value as the packed element: its bf16 bit pattern, or the fp32 value it stands for.
+inline uint16_t element(uint32_t rounded, uint16_t*) { return uint16_t(rounded >> 16); }
+inline float element(uint32_t rounded, float*) { return std::bit_cast<float>(rounded); }
 
-inline void roundRowValues(const float* source, int64_t rows, int64_t cols, int64_t ld, float* packed) {
+// Rows of `source` into `packed` (row stride packed_ld).
+template <typename Out>
+inline void roundRows(const float* source, int64_t rows, int64_t cols, int64_t ld, Out* packed, int64_t packed_ld) {
     for (int64_t r = 0; r < rows; ++r) {
         const float* in = source + r * ld;
-        float* out = packed + r * cols;
-        for (int64_t c = 0; c < cols; ++c) out[c] = std::bit_cast<float>(roundedBits(in[c]));
+        Out* out = packed + r * packed_ld;
+        for (int64_t c = 0; c < cols; ++c) out[c] = element(roundedBits(in[c]), out);
     }
 }
 
@@ -54,9 +51,10 @@ TRAINBENCH_VECTOR_VARIANTS(roundBits, roundRows,
                            (const float* source, int64_t rows, int64_t cols, int64_t ld, uint16_t* packed,
                             int64_t packed_ld),
                            (source, rows, cols, ld, packed, packed_ld))
-TRAINBENCH_VECTOR_VARIANTS(roundValues, roundRowValues,
-                           (const float* source, int64_t rows, int64_t cols, int64_t ld, float* packed),
-                           (source, rows, cols, ld, packed))
+TRAINBENCH_VECTOR_VARIANTS(roundValues, roundRows,
+                           (const float* source, int64_t rows, int64_t cols, int64_t ld, float* packed,
+                            int64_t packed_ld),
+                           (source, rows, cols, ld, packed, packed_ld))
 
 }  // namespace
 
@@ -65,7 +63,7 @@ void roundToBf16(const float* source, int64_t rows, int64_t cols, int64_t ld, ui
 }
 
 void roundToBf16Values(const float* source, int64_t rows, int64_t cols, int64_t ld, float* packed) {
-    roundValues(source, rows, cols, ld, packed);
+    roundValues(source, rows, cols, ld, packed, cols);
 }
 
 void widenBf16(const uint16_t* bf16, int64_t rows, int64_t cols, int64_t ld, float beta, float* c, int64_t ldc) {

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include "trainbench/compute_dtype.h"
+
 namespace at::native {
 // ATen's entry into oneDNN's matmul (aten/src/ATen/native/mkldnn/Matmul.cpp), exported by
 // libtorch_cpu; its header is not installed. result = beta result + alpha mat1 mat2, all three
@@ -23,15 +25,6 @@ bool cpuTakesBf16Products() {
 #endif
 }
 
-bool cpuMultipliesBf16() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
-#else
-    return false;
-#endif
-}
-
 // A stored packed [rows, cols] matrix as the [rows, cols] operand, or as its transpose.
 at::Tensor operand(const uint16_t* data, int64_t rows, int64_t cols, bool transposed) {
     auto options = at::TensorOptions().dtype(at::kBFloat16);
@@ -47,7 +40,7 @@ bool oneDnnBf16Runs() {
 }
 
 bool oneDnnBf16Fast() {
-    static const bool fast = oneDnnBf16Runs() && cpuMultipliesBf16();
+    static const bool fast = oneDnnBf16Runs() && cpuMatrixFeatures().fastBf16();
     return fast;
 }
 

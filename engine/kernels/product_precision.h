@@ -1,11 +1,11 @@
 // The precision the kernels' matrix products run in: their operands' own, or bf16 operands with
-// fp32 accumulation and fp32 results (runtime.dtype bf16 on the CPU).
+// fp32 accumulation (runtime.dtype bf16 on the CPU).
 //
 // Under bf16 the kernels keep their fp32 tensors and element-wise loops; only the products round
-// their operands to bf16, as autocast's products would, and accumulate and return fp32, which
-// autocast rounds to bf16 once more. The setting is per thread: a rank thread's forward sets
-// it, each node saves it for its backward (which may run on another thread), and parallelFor
-// carries it into its workers.
+// their operands to bf16, as autocast's products would, and accumulate in fp32 (Bf16Route
+// below says where the result is rounded too). The setting is per thread: a rank thread's
+// forward sets it, each node saves it for its backward (which may run on another thread), and
+// parallelFor carries it into its workers.
 #pragma once
 
 #include <optional>

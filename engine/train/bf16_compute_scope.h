@@ -19,8 +19,8 @@ namespace trainbench {
 // Both settings are per thread, so each rank thread holds its own scope.
 class Bf16ComputeScope {
 public:
-    Bf16ComputeScope(c10::DeviceType device, bool enabled) : device_(device), enabled_(enabled) {
-        if (!enabled_) return;
+    Bf16ComputeScope(c10::DeviceType device, bool enabled) : device_(device) {
+        if (!enabled) return;
         if (device_ == c10::kCPU && kernels::cpuKernelsEnabled()) {
             products_.emplace(kernels::ProductPrecision::kBf16);
             return;
@@ -50,7 +50,6 @@ public:
 
 private:
     c10::DeviceType device_;
-    bool enabled_;
     bool autocast_ = false;
     std::optional<kernels::ProductPrecisionScope> products_;
     bool previous_enabled_ = false;
