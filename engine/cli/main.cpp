@@ -279,6 +279,18 @@ int commandRun(const std::string& path, const std::vector<std::string>& override
     return worst;
 }
 
+// `run --check-rendezvous`: the launch's rendezvous and nothing else (runtime.comm_timeout_s
+// bounds the wait).
+int commandCheckRendezvous(const std::string& path, const std::vector<std::string>& overrides) {
+    RunConfig config = loadWithOverrides(path, overrides);
+    const std::optional<ProcessLaunch> launch = launchedRank(config);
+    if (!launch)
+        throw ConfigError("--check-rendezvous", "--check-rendezvous checks a launch: start this command through torchrun "
+                                                "(--nproc-per-node N ... --no-python) or srun, one process per rank");
+    std::printf("%s\n", checkRendezvous(*launch, config.runtime.comm_timeout_s).c_str());
+    return 0;
+}
+
 int commandResume(const std::string& run_id, const std::vector<std::string>& overrides, const std::string& store_option) {
     const std::string folder = storeFolder(store_option);
     RunStore store(folder);
@@ -576,6 +588,10 @@ int main(int argc, char** argv) {
     run->add_option("--grid", grid,
                     "Train every combination of one or two fields' values, one run after another: "
                     "section.key=v1,v2,... (repeat once for a second field)");
+    bool check_rendezvous = false;
+    run->add_flag("--check-rendezvous", check_rendezvous,
+                  "Under a launcher (torchrun, Slurm): meet the other ranks through the rendezvous store, print one "
+                  "JSON line and exit 0, without a device or training (proves a launch's set-up in seconds)");
     run->add_flag("--free-global-batch", free_global_batch,
                   "With --grid: let m x K x W change with the grid (by default the accumulation steps follow a "
                   "grid over the micro-batch size, and the other way round, keeping the global batch)");
@@ -693,6 +709,7 @@ int main(int argc, char** argv) {
 
     try {
         if (params->parsed()) return commandParams(config_path, as_json);
+        if (run->parsed() && check_rendezvous) return commandCheckRendezvous(config_path, overrides);
         if (run->parsed())
             return commandRun(config_path, overrides, store_option, run_name, explored_path, grid, free_global_batch);
         if (tag->parsed() || note->parsed()) return commandAnnotate(store_option, run_id, annotation, tag->parsed());

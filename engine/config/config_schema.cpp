@@ -227,8 +227,11 @@ std::vector<ConfigField> buildFields() {
               "micro-batch's own gradient (one squared norm per parameter per micro-batch; noise/* metrics)");
     t.integer("eval_every", &TrainConfig::eval_every, "Evaluate every N optimizer steps (0: never)");
     t.integer("eval_windows", &TrainConfig::eval_windows, "Validation windows per evaluation (0: all)");
-    t.integer("checkpoint_every", &TrainConfig::checkpoint_every, "Write a checkpoint every N optimizer steps (0: only at stop)");
+    t.integer("checkpoint_every", &TrainConfig::checkpoint_every, "Write a checkpoint every N optimizer steps (0: only at the end, see final_checkpoint)");
     t.integer("keep_checkpoints", &TrainConfig::keep_checkpoints, "Newest checkpoints kept; older ones are removed once a newer one is complete");
+    t.boolean("final_checkpoint", &TrainConfig::final_checkpoint,
+              "Write a checkpoint when the run ends, completed or stopped (false: only the checkpoint_every ones; a "
+              "benchmark's or a throwaway run's large final write skipped)");
     t.integer("log_every", &TrainConfig::log_every, "Publish metrics every N optimizer steps");
     t.integer("max_bad_steps", &TrainConfig::max_bad_steps, "Consecutive non-finite steps tolerated before the run fails");
 

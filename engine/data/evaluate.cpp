@@ -7,6 +7,7 @@
 
 #include "data/batch_sampler.h"
 #include "trainbench/config_io.h"
+#include "memory/host_to_device.h"
 
 namespace trainbench {
 
@@ -33,7 +34,7 @@ EvalResult evaluateModel(Transformer& model, const TokenSource& source, const Ru
         std::vector<int64_t> indices(std::min(rows, windows - first));
         std::iota(indices.begin(), indices.end(), first);
         MicroBatch batch = readMicroBatch(source, Split::Validation, indices, t.seq_len);
-        LossParts parts = model->loss(batch.tokens.to(device), batch.targets.to(device));
+        LossParts parts = model->loss(copyToDevice(batch.tokens, device), copyToDevice(batch.targets, device));
         loss_sum += parts.token_loss_sum.to(torch::kFloat64);
         count += parts.token_count;
     }

@@ -2,6 +2,7 @@
 // with dlopen at first use, so machines without the driver library (or without a GPU) run on.
 #include "memory/cuda_memory.h"
 
+#include <ATen/Context.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -20,6 +21,14 @@ bool deviceExists(int device) {
     } catch (...) {
         return false;
     }
+}
+
+// The caching allocator sizes its per-device tables when CUDA is first initialised (the first
+// CUDA tensor); until then its statistics and limits throw ("did you call init?"). A sampler
+// that asks first reports nothing rather than initialising CUDA from its own thread.
+bool allocatorReady() {
+    auto* allocator = c10::cuda::CUDACachingAllocator::get();
+    return allocator != nullptr && allocator->initialized();
 }
 
 // The few NVML entry points used, declared here so no NVML header is needed to build.
@@ -59,7 +68,7 @@ Nvml& nvml() {
 }  // namespace
 
 std::optional<CudaMemorySample> sampleCudaMemory(int device) {
-    if (!deviceExists(device)) return std::nullopt;
+    if (!deviceExists(device) || !allocatorReady()) return std::nullopt;
     CudaMemorySample sample;
     using c10::CachingAllocator::StatType;
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device);
@@ -87,13 +96,13 @@ std::optional<CudaMemorySample> sampleCudaMemory(int device) {
 }
 
 int64_t cudaPeakAllocatedBytes(int device) {
-    if (!deviceExists(device)) return 0;
+    if (!deviceExists(device) || !allocatorReady()) return 0;
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device);
     return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
 }
 
 void resetCudaPeak(int device) {
-    if (deviceExists(device)) c10::cuda::CUDACachingAllocator::resetPeakStats(device);
+    if (deviceExists(device) && allocatorReady()) c10::cuda::CUDACachingAllocator::resetPeakStats(device);
 }
 
 int64_t cudaTotalBytes(int device) {
@@ -106,6 +115,10 @@ int64_t cudaTotalBytes(int device) {
 void limitCudaMemory(int device, int64_t limit_bytes) {
     const int64_t total = cudaTotalBytes(device);
     if (total <= 0 || limit_bytes <= 0) return;
+    // The fraction is kept in the allocator's table of `device`, which exists once CUDA is
+    // initialised; before the model's first tensor it does not yet.
+    at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));  // the call selects `device` itself
     const double fraction = std::min(1.0, double(limit_bytes) / double(total));
     c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, static_cast<c10::DeviceIndex>(device));
 }

@@ -2,6 +2,7 @@
 #include <torch/cuda.h>
 
 #include "memory/cuda_memory.h"
+#include "memory/memory_keys.h"
 #include "trainbench/memory_plan.h"
 
 namespace trainbench {
@@ -17,6 +18,13 @@ int64_t deviceMemoryBytesPerRank(const RunConfig& config) {
         return cudaTotalBytes(index);
     }
     return hostMemoryBytesPerRank(config);
+}
+
+int64_t deviceMemoryBytesPerRank(const RunConfig& config, const std::string& rank_device) {
+    if (config.runtime.memory_limit_mb > 0) return config.runtime.memory_limit_mb * 1024 * 1024;
+    // The rank's own GPU: asking another (a launched process's cuda:0) opens a context there.
+    const int index = cudaDeviceIndex(rank_device);
+    return index >= 0 ? cudaTotalBytes(index) : hostMemoryBytesPerRank(config);
 }
 
 }  // namespace trainbench

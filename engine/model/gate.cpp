@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kernels/linear.h"
+#include "kernels/product_precision.h"
 #include "kernels/router.h"
 
 namespace trainbench {
@@ -18,7 +19,15 @@ GateImpl::GateImpl(const ModelConfig& c)
 Routing GateImpl::forward(const torch::Tensor& x, int64_t sequences, double aux_alpha) {
     const int64_t N = x.size(0);
     auto compute = x.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
-    auto logits = kernels::linear(x.to(compute), weight.to(compute));  // [N, E]
+    torch::Tensor logits;  // [N, E]
+    {
+        // The router stays fp32 under bf16 compute (autocast's on CUDA, the kernels' bf16 products
+        // on the CPU): which experts a token reaches must not turn on bf16's rounding of close
+        // scores. (The node saves the precision, so its backward is fp32 too.)
+        c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+        kernels::ProductPrecisionScope operands_precision(kernels::ProductPrecision::kOperands);
+        logits = kernels::linear(x.to(compute), weight.to(compute));
+    }
     const kernels::RouterOptions options{.topk = topk_, .groups = groups_, .limited_groups = limited_groups_,
                                          .sigmoid = sigmoid_, .route_scale = route_scale_, .sequences = sequences,
                                          .aux_alpha = aux_alpha};

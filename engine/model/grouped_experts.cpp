@@ -2,8 +2,13 @@
 #include "model/grouped_experts.h"
 
 #include <ATen/autocast_mode.h>
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <mutex>
 
 #include "kernels/gated_mlp.h"
+#include "memory/host_to_device.h"
 
 namespace trainbench {
 namespace {
@@ -19,12 +24,31 @@ using torch::autograd::variable_list;
 constexpr int64_t kStackedBytes = 8 << 20;
 }  // namespace
 
-bool expertsGroupable(torch::ScalarType dtype, int64_t rows, int64_t dim, int64_t hidden, size_t experts) {
+bool expertsGroupable(torch::ScalarType dtype, int64_t rows, int64_t dim, int64_t hidden, size_t experts,
+                      bool one_grouped_kernel) {
     if (dtype != torch::kFloat32 && dtype != torch::kBFloat16) return false;
     const int64_t bytes = c10::elementSize(dtype);
     if ((dim * bytes) % 16 != 0 || (hidden * bytes) % 16 != 0) return false;
+    // On a GPU the alternative is three launches per expert and a gradient's worth more in the
+    // backward (medium's 32 experts: thousands of small kernels per micro-batch); stacking the
+    // weights is one device copy at the GPU's bandwidth.
+    if (one_grouped_kernel && dtype == torch::kBFloat16) return true;
     const int64_t stacked = int64_t(experts) * 3 * dim * hidden;
     return stacked <= rows * dim || stacked * bytes <= kStackedBytes;
+}
+
+bool groupedKernelOn(const torch::Device& device) {
+    if (!device.is_cuda()) return false;
+    // at::_grouped_mm's CUTLASS kernel serves compute capability 9.x and 10.x; elsewhere it
+    // loops over the groups after copying the offsets to the host.
+    static std::mutex mutex;
+    static std::map<int, bool> known;
+    std::lock_guard lock(mutex);
+    const int index = device.has_index() ? device.index() : 0;
+    if (auto found = known.find(index); found != known.end()) return found->second;
+    int major = 0;
+    const bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index) == cudaSuccess;
+    return known[index] = ok && (major == 9 || major == 10);
 }
 
 // The weights stacked for one call: [L, 2I, d] (each expert's w1 rows, then its w3 rows) and
@@ -50,14 +74,14 @@ public:
         const auto dtype = static_cast<torch::ScalarType>(dtype_code);
         const size_t L = counts.size();
         const int64_t d = rows.size(1), I = weights[0].size(0);
-        const bool grouped = expertsGroupable(dtype, rows.size(0), d, I, L);
+        const bool grouped = expertsGroupable(dtype, rows.size(0), d, I, L, groupedKernelOn(rows.device()));
         auto x = rows.to(dtype).contiguous();  // [R, d]
         torch::Tensor offsets, ab, y;          // ab [R, 2I]: the two first projections
         if (grouped) {
             std::vector<int32_t> ends;
             int64_t end = 0;
             for (int64_t c : counts) ends.push_back(static_cast<int32_t>(end += c));
-            offsets = torch::tensor(ends, torch::kInt32).to(rows.device());
+            offsets = copyToDevice(torch::tensor(ends, torch::kInt32), rows.device());
             ab = at::_grouped_mm(x, stackedGateUp(weights, L, dtype).transpose(1, 2), offsets);
             auto h = (torch::silu(ab.narrow(1, 0, I)) * ab.narrow(1, I, I)).contiguous();  // [R, I]
             y = at::_grouped_mm(h, stackedDown(weights, L, dtype).transpose(1, 2), offsets);

@@ -19,9 +19,14 @@ namespace trainbench {
 // Every expert gets a gradient, zero for one no row reached. Under autocast the products run
 // in its dtype, as a linear layer's would.
 // Whether the products are grouped: fp32 or bf16 with rows of 16 bytes (what at::_grouped_mm
-// takes on the CPU), and the experts' weights, stacked for each call, no more elements than the
-// rows or at most 8 MiB (so that a large model's experts are not copied per micro-batch).
-bool expertsGroupable(torch::ScalarType dtype, int64_t rows, int64_t dim, int64_t hidden, size_t experts);
+// takes), and the experts' weights, stacked for each call, no more elements than the rows or at
+// most 8 MiB (so that a large model's experts are not copied per micro-batch on the CPU).
+// `one_grouped_kernel` (groupedKernelOn): the rows are on a GPU where the grouped product is one
+// kernel (for bf16); there bf16 is always grouped, whatever the stacking costs.
+bool expertsGroupable(torch::ScalarType dtype, int64_t rows, int64_t dim, int64_t hidden, size_t experts,
+                      bool one_grouped_kernel = false);
+// A CUDA device with at::_grouped_mm's single-kernel path (compute capability 9.x or 10.x).
+bool groupedKernelOn(const torch::Device& device);
 
 torch::Tensor groupedExperts(const torch::Tensor& rows, const std::vector<MLP>& experts,
                              const std::vector<int64_t>& rows_per_expert);

@@ -5,6 +5,7 @@
 #include "kernels/expert_dispatch.h"
 #include "model/all_to_all.h"
 #include "model/grouped_experts.h"
+#include "memory/host_to_device.h"
 
 namespace trainbench {
 
@@ -146,7 +147,7 @@ torch::Tensor MoEImpl::takeLoad() {
 void MoEImpl::updateBias(const torch::Tensor& global_load, double gamma) {
     if (!gate->bias.defined() || gamma == 0) return;
     torch::NoGradGuard no_grad;
-    auto load = global_load.to(gate->bias.device(), torch::kFloat32);
+    auto load = copyToDevice(global_load, gate->bias.device(), torch::kFloat32);
     gate->bias.add_(torch::sign(load.mean() - load) * gamma);
 }
 

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
@@ -14,14 +16,17 @@ namespace trainbench {
 // when CMake found the torch wheel's nccl.h.
 void requireNcclBuiltIn();
 
-// Sets what ProcessGroupNCCL reads from the environment (blocking wait, so a failed or timed-out
-// collective throws in the waiting rank instead of NCCL's watchdog ending the process; a user's
-// own setting is kept). Call before any rank thread starts: setenv races with getenv.
+// What ProcessGroupNCCL is told through the environment, by name and value: stream-ordered waits,
+// and a watchdog that aborts a failed or timed-out collective's communicators without ending
+// the process (the rank's next wait then throws CollectiveAborted).
+std::vector<std::pair<const char*, const char*>> ncclEnvironment();
+// Sets ncclEnvironment() where the user has not set the variable (theirs is kept). Call before
+// any rank thread starts: setenv races with getenv.
 void prepareNcclEnvironment();
 
 // Rank `rank` of `world_size` on cuda:`device_index`, meeting the others through `store`.
-// A collective that does not complete within `timeout` throws CollectiveAborted on the ranks
-// waiting for it (see prepareNcclEnvironment). abort() ends this rank's communicator; the
+// A collective that does not complete within `timeout` is aborted by NCCL's watchdog; the ranks'
+// next wait throws CollectiveAborted (see prepareNcclEnvironment). abort() ends this rank's communicator; the
 // session aborts every rank thread's, and the store signal reaches other processes.
 // `across_processes`: the ranks are separate processes; an abort is then also raised in the
 // store (StoreAbortSignal), so the other processes' ranks are released at once.

@@ -53,6 +53,12 @@ std::optional<ProcessLaunch> processLaunchFromEnvironment(const std::function<co
         throw ConfigError("MASTER_PORT", "MASTER_PORT is not set: export a free TCP port (e.g. 29500), the same on "
                                          "every rank, for rank 0's rendezvous store");
     launch.master_port = integerVariable("MASTER_PORT", lookup("MASTER_PORT"), 1);
+    if (torchrun) {
+        const char* agent = lookup("TORCHELASTIC_USE_AGENT_STORE");
+        launch.agent_store = agent && std::string(agent) == "True";  // Python's str(True), as torch compares
+        if (const char* restarts = lookup("TORCHELASTIC_RESTART_COUNT"))
+            launch.restart_count = integerVariable("TORCHELASTIC_RESTART_COUNT", restarts, 0);
+    }
     if (launch.master_port > 65535)
         throw ConfigError("MASTER_PORT", "MASTER_PORT=" + std::to_string(launch.master_port) + " is not a TCP port (1-65535)");
     return launch;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
@@ -11,9 +12,13 @@ namespace trainbench {
 
 // For rank threads of one process: c10d's in-memory HashStore, shared by all of them.
 c10::intrusive_ptr<c10d::Store> threadRendezvous();
-// For ranks in separate processes: c10d's TCPStore, served by rank 0 at MASTER_ADDR:MASTER_PORT,
-// the others connecting to it. Blocks until all `launch.world_size` ranks have joined or
-// `timeout` passes (then throws CollectiveAborted naming the address).
+// For ranks in separate processes: c10d's TCPStore at MASTER_ADDR:MASTER_PORT, served by
+// torchrun's agent when it says so (every rank a client), else by rank 0 (which must then
+// outlive the others' use of it). The keys live under rendezvousPrefix(launch). Blocks until all
+// `launch.world_size` ranks have joined or `timeout` passes (then throws CollectiveAborted
+// naming the address and who serves it).
 c10::intrusive_ptr<c10d::Store> processRendezvous(const ProcessLaunch& launch, std::chrono::milliseconds timeout);
+// "trainbench/attempt_<TORCHELASTIC_RESTART_COUNT>".
+std::string rendezvousPrefix(const ProcessLaunch& launch);
 
 }  // namespace trainbench

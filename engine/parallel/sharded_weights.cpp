@@ -5,6 +5,8 @@
 
 #include <ATen/autocast_mode.h>
 
+#include "memory/device_selection.h"
+
 namespace trainbench {
 namespace {
 
@@ -18,6 +20,8 @@ void freeStorage(const torch::Tensor& flat) {
 }
 
 void allocateStorage(const torch::Tensor& flat) {
+    // The caching allocator allocates on the current device, which must be the buffer's.
+    DeviceScope on(flat.device());
     c10::StorageImpl* storage = flat.storage().unsafeGetStorageImpl();
     const size_t bytes = static_cast<size_t>(flat.numel()) * flat.element_size();
     storage->set_data_ptr_noswap(storage->allocator()->allocate(bytes));

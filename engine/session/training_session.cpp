@@ -14,12 +14,14 @@
 #include "data/token_source.h"
 #include "trainbench/hf_interop.h"
 #include "memory/cuda_memory.h"
+#include "memory/device_selection.h"
 #include "memory/memory_account.h"
 #include "memory/memory_keys.h"
 #include "trainbench/memory_plan.h"
 #include "parallel/in_process_collectives.h"
 #include "parallel/nccl_collectives.h"
 #include "parallel/rendezvous.h"
+#include "session/memory_sampler.h"
 #include "session/run_control.h"
 #include "train/checkpoint.h"
 #include "train/rank_trainer.h"
@@ -158,29 +160,24 @@ struct TrainingSession::Impl {
     mutable std::mutex abort_mutex;
     std::string abort_reason;  // set by abortRun: the run ends failed with it
 
-    // Every rank's CPU bytes in use, twice a second, between the per-step peaks: the GUI's
-    // memory curve moves while a long step runs. Ends when the last rank does.
+    // Every rank's memory, twice a second, between the per-step peaks: the GUI's memory curve
+    // moves while a long step runs. Ends when the last rank does. A failing CUDA probe loses its
+    // sample, said once as a warning; the thread carries on.
     void sampleMemory() {
+        std::vector<SampledRank> sampled;
+        for (size_t slot = 0; slot < ranks.size(); ++slot) sampled.push_back({devices[slot], ranks[slot], memory[slot]});
+        bool warned = false;
         std::unique_lock lock(finish_mutex);
         while (!finish_cv.wait_for(lock, std::chrono::milliseconds(500), [this] { return finished.load(); })) {
             const int64_t step = completed_steps.load();
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            std::vector<MetricPoint> points;
-            auto add = [&](size_t slot, const char* what, double value) {
-                points.push_back(MetricPoint{step, completed_tokens.load(), wall,
-                                             memoryKeyPrefix(devices[slot], ranks[slot]) + what, value});
-            };
-            for (size_t slot = 0; slot < memory.size(); ++slot) {
-                if (memory[slot]) add(slot, "allocated_bytes", double(memory[slot]->current.load()));
-                if (auto cuda = sampleCudaMemory(cudaDeviceIndex(devices[slot]))) {
-                    add(slot, "allocated_bytes", double(cuda->allocated_bytes));
-                    add(slot, "reserved_bytes", double(cuda->reserved_bytes));
-                    add(slot, "free_bytes", double(cuda->free_bytes));
-                    if (cuda->device_used_bytes >= 0) add(slot, "device_used_bytes", double(cuda->device_used_bytes));
-                    if (cuda->utilization_percent >= 0) add(slot, "utilization_percent", cuda->utilization_percent);
-                }
+            MemorySample sample = sampleRanksMemory(sampled, step, completed_tokens.load(), wall, sampleCudaMemory);
+            if (!sample.points.empty()) bus.publish(std::move(sample.points));
+            if (!sample.error.empty() && !warned) {
+                warned = true;
+                bus.publish(RunEvent{step, wall, "warning", "memory sampling failed (" + sample.error +
+                                                                 "); the memory curve has gaps where it does"});
             }
-            if (!points.empty()) bus.publish(std::move(points));
         }
     }
 
@@ -219,6 +216,9 @@ struct TrainingSession::Impl {
     void rankBody(size_t slot) {
         const int rank = ranks[slot];
         try {
+            // Before anything touches CUDA on this thread: its streams, its communicator and every
+            // allocation that reads the current device belong on the rank's GPU.
+            selectThreadDevice(c10::Device(devices[slot]));
             makeCollectives(slot);
             RankSetup setup;
             setup.config = &config;
@@ -328,7 +328,7 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
         for (int r = 0; r < config.runtime.world_size; ++r) impl_->ranks.push_back(r);
     }
     // A config that cannot fit is refused in a moment, before a byte of it is allocated.
-    requirePlanFits(config, deviceMemoryBytesPerRank(config));
+    requirePlanFits(config, deviceMemoryBytesPerRank(config, impl_->devices.front()));
     // Bad data is bad input: refuse it here (ConfigError naming the file), not in a rank thread.
     {
         auto source = openTokenSource(config);

@@ -2,6 +2,7 @@
 #include "train/fresh_gradient_norms.h"
 
 #include "kernels/sum_of_squares.h"
+#include "memory/host_to_device.h"
 
 namespace trainbench {
 
@@ -110,7 +111,7 @@ void FreshGradientNorms::flush() {
     }
     // Each norm in the gradient's own dtype, then squared in fp64: no fp64 copy of a gradient.
     auto squares = torch::stack(at::_foreach_norm(grads, 2)).to(torch::kFloat64).square();
-    auto index = torch::tensor(slots, torch::kInt64).to(micro_all_.device());
+    auto index = copyToDevice(torch::tensor(slots, torch::kInt64), micro_all_.device());
     micro_all_.index_add_(0, index, squares);
 }
 

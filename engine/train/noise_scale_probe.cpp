@@ -8,6 +8,7 @@
 #include "data/evaluate.h"
 #include "train/fresh_gradient_norms.h"
 #include "trainbench/config_io.h"
+#include "memory/host_to_device.h"
 
 namespace trainbench {
 
@@ -39,7 +40,7 @@ NoiseScaleMeasurement measureNoiseScale(Transformer& model, const TokenSource& s
             std::iota(indices.begin(), indices.end(), k * b);
             MicroBatch batch = readMicroBatch(source, Split::Validation, indices, t.seq_len);
             norms.beginMicroBatch();
-            LossParts parts = model->loss(batch.tokens.to(device), batch.targets.to(device));
+            LossParts parts = model->loss(copyToDevice(batch.tokens, device), copyToDevice(batch.targets, device));
             (parts.token_loss_sum + parts.aux_loss_sum).backward();
             norms.endMicroBatch(parts.token_count);
             tokens += parts.token_count;

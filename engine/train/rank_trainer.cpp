@@ -19,6 +19,7 @@
 #include "trainbench/memory_plan.h"
 #include "train/bf16_compute_scope.h"
 #include "train/checkpoint.h"
+#include "memory/host_to_device.h"
 #include "train/fresh_gradient_norms.h"
 #include "train/fused_adamw.h"
 #include "trainbench/config_io.h"
@@ -328,7 +329,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         try {
             LossParts parts = [&] {
                 Bf16ComputeScope bf16(device_.type(), bf16_);  // the forward only; backward follows its graph
-                return model_->loss(batch.tokens.to(device_), batch.targets.to(device_));
+                return model_->loss(copyToDevice(batch.tokens, device_), copyToDevice(batch.targets, device_));
             }();
             // Experts no token reached get no gradient: buckets reduced during this backward need
             // not wait for them.
@@ -690,11 +691,11 @@ RankResult RankTrainer::loop() {
         if (outcome == WindowOutcome::Stopped) {
             // Ranks that already passed this boundary wait in a collective: release them.
             s_.collectives->abort("stop requested");
-            saveCheckpoint(step, last_loss_);  // a stop keeps what was trained
+            saveFinalCheckpoint(step);  // a stop keeps what was trained
             return finish(RunStatus::Stopped, step);
         }
         if (outcome == WindowOutcome::StopAgreed) {
-            saveCheckpoint(step, last_loss_);  // every rank is here: the sharded state can be gathered
+            saveFinalCheckpoint(step);  // every rank is here: the sharded state can be gathered
             return finish(RunStatus::Stopped, step);
         }
         if (outcome == WindowOutcome::OutOfMemory) {
@@ -763,7 +764,7 @@ RankResult RankTrainer::loop() {
         }
         if (t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0) saveCheckpoint(step + 1, last_loss_);
     }
-    saveCheckpoint(step, last_loss_);
+    saveFinalCheckpoint(step);
     return finish(RunStatus::Completed, step);
 }
 
@@ -779,7 +780,7 @@ RankResult RankTrainer::run() {
             // window is dropped here too, and the weights are those of the last full step. (A
             // sharded state cannot be gathered over aborted collectives; its stops are agreed
             // instead, so this is another rank's failure seen during a stop.)
-            if (!sharded_ && !expert_buckets_) saveCheckpoint(current_step_, last_loss_);
+            if (!sharded_ && !expert_buckets_) saveFinalCheckpoint(current_step_);
             RankResult stopped;
             stopped.status = RunStatus::Stopped;
             stopped.steps = current_step_;
@@ -813,6 +814,10 @@ RankResult RankTrainer::run() {
     failed.out_of_memory = out_of_memory;
     failed.peak_memory_bytes = run_peak_bytes_;
     return failed;
+}
+
+void RankTrainer::saveFinalCheckpoint(int64_t steps_done) {
+    if (cfg_.train.final_checkpoint) saveCheckpoint(steps_done, last_loss_);
 }
 
 void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {

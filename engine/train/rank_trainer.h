@@ -219,6 +219,8 @@ private:
     int64_t run_peak_bytes_ = 0;
     // Every rank calls it (a sharded state is gathered first); rank 0 writes.
     void saveCheckpoint(int64_t steps_done, double last_loss);
+    // The checkpoint at the run's end (completed or stopped), unless train.final_checkpoint is off.
+    void saveFinalCheckpoint(int64_t steps_done);
     // Expert parallelism: `local` (weights or moments of this rank) with every routed expert of
     // the expert group, gathered from its ranks under its own name; collective over the group.
     NamedTensors gatherExperts(const NamedTensors& local);

@@ -13,6 +13,7 @@
 #include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
 #include "trainbench/presets.h"
+#include "trainbench/training_session.h"
 
 using namespace trainbench;
 namespace fs = std::filesystem;
@@ -68,6 +69,38 @@ private Q_SLOTS:
         }
         auto a = stateDict(model), b = stateDict(copy);
         for (size_t i = 0; i < a.size(); ++i) QVERIFY2(torch::equal(a[i].second, b[i].second), a[i].first.c_str());
+    }
+
+    // train.final_checkpoint false ends a run with no checkpoint (completed or stopped); the
+    // checkpoint_every ones are still written. By default the end writes one.
+    void aRunCanEndWithoutItsFinalCheckpoint() {
+        auto checkpointsAfter = [](bool final_checkpoint, int64_t every) {
+            QTemporaryDir dir;
+            RunConfig config = builtinTinyConfig();
+            config.train.steps = 3;
+            config.train.micro_batch_size = 2;
+            config.train.gradient_accumulation_steps = 1;
+            config.train.seq_len = 16;
+            config.train.eval_every = 0;
+            config.train.checkpoint_every = every;
+            config.train.final_checkpoint = final_checkpoint;
+            config.runtime.threads = 1;
+            SessionOptions options;
+            options.checkpoint_dir = dir.path().toStdString() + "/checkpoints";
+            TrainingSession session(config, options);
+            session.start();
+            session.wait();
+            if (session.summary().status != RunStatus::Completed) return std::vector<std::string>{"failed"};
+            std::vector<std::string> names;
+            if (fs::exists(options.checkpoint_dir))
+                for (const auto& entry : fs::directory_iterator(options.checkpoint_dir))
+                    names.push_back(entry.path().filename().string());
+            std::sort(names.begin(), names.end());
+            return names;
+        };
+        QCOMPARE(checkpointsAfter(true, 0), std::vector<std::string>{"step-00000003"});
+        QCOMPARE(checkpointsAfter(false, 0), std::vector<std::string>{});
+        QCOMPARE(checkpointsAfter(false, 2), std::vector<std::string>{"step-00000002"});
     }
 
     void pruningKeepsTheNewest() {

@@ -118,6 +118,18 @@ private Q_SLOTS:
         }
     }
 
+    // On a GPU with the grouped product as one kernel, bf16 experts are grouped whatever the
+    // stacking costs (medium's 32 experts at a few rows: the CPU's rule says no, which on a GPU
+    // meant thousands of launches per micro-batch); fp32 there keeps the CPU's rule. No GPU here
+    // has the kernel.
+    void aGpuWithTheGroupedKernelGroupsBf16Experts() {
+        QVERIFY(!expertsGroupable(torch::kBFloat16, 8 * 6, 1536, 512, 32));
+        QVERIFY(expertsGroupable(torch::kBFloat16, 8 * 6, 1536, 512, 32, /*one_grouped_kernel=*/true));
+        QVERIFY(!expertsGroupable(torch::kFloat32, 8 * 6, 1536, 512, 32, /*one_grouped_kernel=*/true));
+        QVERIFY(!expertsGroupable(torch::kBFloat16, 8 * 6, 1536, 500, 32, /*one_grouped_kernel=*/true));  // 1000 B rows
+        QVERIFY(!groupedKernelOn(torch::Device("cpu")));
+    }
+
     // Under bf16 autocast the products run in bf16, as the experts' linear layers' would: the
     // output is bf16 and within bf16's rounding of the fp32 result.
     void autocastRunsInBf16() {

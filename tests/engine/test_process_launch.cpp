@@ -2,12 +2,17 @@
 // TCPStore rendezvous through which GPU process ranks meet (real c10d, on the loopback).
 #include <QtTest/QtTest>
 
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <map>
+#include <set>
 #include <thread>
 
 #include "parallel/rendezvous.h"
@@ -223,6 +228,86 @@ private Q_SLOTS:
         std::this_thread::sleep_for(std::chrono::milliseconds(300));  // several of rank 1's polls
         lock.lock();
         QVERIFY(reasons[1].empty());
+    }
+
+    // torchrun's variables for its agent's store and restarts.
+    void torchrunsAgentStoreAndAttemptAreRead() {
+        Environment env{{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}};
+        auto plain = launchFrom(env);
+        QVERIFY(plain && !plain->agent_store);
+        QCOMPARE(plain->restart_count, 0);
+        env["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+        env["TORCHELASTIC_RESTART_COUNT"] = "3";
+        auto agent = launchFrom(env);
+        QVERIFY(agent && agent->agent_store);
+        QCOMPARE(agent->restart_count, 3);
+        QCOMPARE(rendezvousPrefix(*agent), std::string("trainbench/attempt_3"));
+        env["TORCHELASTIC_USE_AGENT_STORE"] = "False";
+        QVERIFY(!launchFrom(env)->agent_store);
+        env["TORCHELASTIC_RESTART_COUNT"] = "x";
+        QCOMPARE(refusal(env).first, std::string("TORCHELASTIC_RESTART_COUNT"));
+    }
+
+    // The real torchrun of the torch environment starts two CPU processes of the CLI, which meet
+    // through the store (the agent's by default; rank 0's when the agent keeps its own) and exit 0
+    // before any device or training.
+    void theCliMeetsItsPeersUnderTorchrun_data() {
+        QTest::addColumn<bool>("agent_serves");
+        QTest::newRow("the agent's store") << true;
+        QTest::newRow("rank 0's store") << false;
+    }
+    void theCliMeetsItsPeersUnderTorchrun() {
+        QFETCH(bool, agent_serves);
+        if (!QFileInfo::exists(TRAINBENCH_TORCHRUN)) QSKIP("no torchrun next to this build's torch");
+        QProcess torchrun;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const char* name : {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_NTASKS"})
+            env.remove(name);
+        QStringList args{"--nproc-per-node=2", "--no-python"};
+        if (agent_serves) {
+            args << QString("--master-port=%1").arg(freeTcpPort());
+        } else {
+            // The c10d rendezvous told not to share its store: MASTER_PORT is then rank 0's to serve.
+            env.insert("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1");
+            args << "--rdzv-backend=c10d" << QString("--rdzv-endpoint=127.0.0.1:%1").arg(freeTcpPort());
+        }
+        args << TRAINBENCH_CLI << "run" << TRAINBENCH_SOURCE_DIR "/configs/tiny.json" << "--check-rendezvous"
+             << "--set" << "runtime.comm_timeout_s=60";
+        torchrun.setProcessEnvironment(env);
+        torchrun.start(TRAINBENCH_TORCHRUN, args);
+        QVERIFY(torchrun.waitForFinished(120000));
+        const QString out = QString::fromUtf8(torchrun.readAllStandardOutput());
+        const QString err = QString::fromUtf8(torchrun.readAllStandardError());
+        QVERIFY2(torchrun.exitCode() == 0, qPrintable(out + err));
+        int met = 0;
+        std::set<int> ranks;
+        for (const QString& line : out.split('\n')) {
+            const int brace = line.indexOf('{');
+            if (brace < 0) continue;
+            const QJsonObject report = QJsonDocument::fromJson(line.mid(brace).toUtf8()).object();
+            if (report["rendezvous"].toString() != "ok") continue;
+            ++met;
+            ranks.insert(report["rank"].toInt());
+            QCOMPARE(report["world_size"].toInt(), 2);
+            QCOMPARE(report["launcher"].toString(), QString("torchrun"));
+            QCOMPARE(report["store"].toString(), agent_serves ? QString("agent") : QString("rank 0"));
+        }
+        QVERIFY2(met == 2, qPrintable(out + err));
+        QCOMPARE(ranks, (std::set<int>{0, 1}));
+        // No rank bound MASTER_PORT beside the agent (torch logs the failed bind it forgives).
+        QVERIFY2(!err.contains("failed to bind"), qPrintable(err));
+    }
+
+    // Without a launcher the check is refused as bad input (exit 2), naming the flag.
+    void aRendezvousCheckWithoutALauncherIsRefused() {
+        QProcess cli;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const char* name : {"WORLD_SIZE", "RANK", "SLURM_NTASKS"}) env.remove(name);
+        cli.setProcessEnvironment(env);
+        cli.start(TRAINBENCH_CLI, {"run", TRAINBENCH_SOURCE_DIR "/configs/tiny.json", "--check-rendezvous"});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(cli.readAllStandardError()).contains("--check-rendezvous"));
     }
 };
 

@@ -103,6 +103,8 @@ int64_t hostMemoryBytesPerRank(const RunConfig& config);
 // What a rank of this config may use: runtime.memory_limit_mb when set, else the first GPU's
 // total bytes for a CUDA device (or "auto" with one visible), else the host's share. 0: unknown.
 int64_t deviceMemoryBytesPerRank(const RunConfig& config);
+// The same for a rank whose device is resolved ("cpu" or "cuda:i"): that GPU's total bytes.
+int64_t deviceMemoryBytesPerRank(const RunConfig& config, const std::string& rank_device);
 
 // One JSON object, every field above (the `plan` command's output).
 std::string memoryPlanToJson(const MemoryPlan& plan);

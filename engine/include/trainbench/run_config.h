@@ -104,6 +104,7 @@ struct TrainConfig {
     int64_t eval_windows = 16;
     int64_t checkpoint_every = 0;
     int64_t keep_checkpoints = 3;
+    bool final_checkpoint = true;  // false: no checkpoint when the run ends (completed or stopped)
     int64_t log_every = 1;
     int64_t max_bad_steps = 5;
 };

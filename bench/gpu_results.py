@@ -1,0 +1,125 @@
+"""gpu.sh's results: the gates and the numbers of the runs so far, as one JSON file.
+
+Usage: gpu_results.py RUNS_DIR OUT_JSON ELAPSED_S
+
+RUNS_DIR holds NAME.json (the CLI's summary line last), NAME.err and NAME.points.jsonl (the
+run's exported points) for each run gpu.sh has made. A gate whose runs are missing or failed
+does not pass; the file is complete after any run, so a window cut short still says what held.
+"""
+import json
+import os
+import statistics
+import sys
+
+H200_DENSE_BF16_FLOPS = 989e12
+
+
+def summary(runs, name):
+    try:
+        with open(os.path.join(runs, name + ".json")) as f:
+            return json.loads(f.read().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def last_error_line(runs, name):
+    try:
+        with open(os.path.join(runs, name + ".err")) as f:
+            lines = [line for line in f.read().splitlines() if line.strip()]
+        return lines[-1] if lines else None
+    except OSError:
+        return None
+
+
+def series(runs, name, key):
+    """{step: value} of one metric."""
+    path = os.path.join(runs, name + ".points.jsonl")
+    if not os.path.exists(path):
+        return {}
+    out = {}
+    with open(path) as f:
+        for line in f:
+            point = json.loads(line)
+            if point.get("key") == key:
+                out[point["step"]] = point["value"]
+    return out
+
+
+def relative_differences(a, b):
+    """|a - b| / |b| per step, over the steps both have; None unless they have the same steps."""
+    if not a or sorted(a) != sorted(b):
+        return None
+    return [abs(a[s] - b[s]) / max(abs(b[s]), 1e-30) for s in sorted(b)]
+
+
+def gate(passed, value, limit, note):
+    return {"pass": bool(passed), "value": value, "limit": limit, "what": note}
+
+
+def main():
+    runs, out_path, elapsed = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    loss = {name: series(runs, name, "train/loss") for name in
+            ["tiny-cpu", "tiny-cuda", "tiny-cuda-stage1", "tiny-cuda-stage3", "tiny-cuda-recompute", "tiny-bf16"]}
+    gates = {}
+
+    diffs = relative_differences(loss["tiny-cuda"], loss["tiny-cpu"])
+    gates["tiny_fp32_cuda_equals_cpu_at_step_1"] = gate(
+        diffs is not None and len(diffs) == 20 and diffs[0] <= 1e-5, diffs[0] if diffs else None, 1e-5,
+        "relative loss difference at step 1, CUDA fp32 against the CPU's composed path")
+    gates["tiny_fp32_cuda_equals_cpu_over_20_steps"] = gate(
+        diffs is not None and len(diffs) == 20 and max(diffs) <= 1e-4, max(diffs) if diffs else None, 1e-4,
+        "largest relative loss difference over 20 steps")
+    for layout in ["stage1", "stage3", "recompute"]:
+        d = relative_differences(loss["tiny-cuda-" + layout], loss["tiny-cuda"])
+        gates["tiny_cuda_" + layout + "_equals_stage0"] = gate(
+            d is not None and len(d) == 20 and max(d) <= 1e-6, max(d) if d else None, 1e-6,
+            "largest relative loss difference against stage 0 on CUDA, every step")
+    bf16 = [loss["tiny-bf16"][s] for s in sorted(loss["tiny-bf16"])]
+    finite = bool(bf16) and all(v == v and abs(v) != float("inf") for v in bf16)
+    gates["tiny_bf16_learns"] = gate(
+        len(bf16) == 20 and finite and bf16[-1] < bf16[0], [bf16[0], bf16[-1]] if bf16 else None, "last < first",
+        "first and last loss of tiny bf16 on CUDA")
+
+    activated = None
+    try:
+        with open(os.path.join(runs, "medium-params.json")) as f:
+            activated = json.load(f)["activated_params"]
+    except (OSError, ValueError, KeyError):
+        pass
+    medium = {}
+    for name in ["medium-8-1", "medium-2-4", "medium-stage3", "medium-recompute"]:
+        s = summary(runs, name)
+        row = {"status": s.get("status") if s else None,
+               "peak_memory_bytes": s.get("peak_memory_bytes") if s else None,
+               "error": (s or {}).get("error") or (None if s else last_error_line(runs, name))}
+        steps = series(runs, name, "perf/step_time_s")
+        rates = series(runs, name, "perf/tokens_per_s")
+        settled = [rates[k] for k in sorted(rates) if k > 5]
+        if settled:
+            row["tokens_per_s"] = statistics.median(settled)
+            if activated:
+                row["mfu"] = 6 * activated * row["tokens_per_s"] / H200_DENSE_BF16_FLOPS
+        settled_steps = [steps[k] for k in sorted(steps) if k > 5]
+        if settled_steps:
+            row["step_time_s"] = statistics.median(settled_steps)
+        medium[name] = row
+        gates[name.replace("-", "_") + "_completes"] = gate(
+            row["status"] == "completed", row["status"], "completed", "the run ends completed")
+
+    result = {
+        "all_gates_pass": all(g["pass"] for g in gates.values()),
+        "gates": gates,
+        "medium": medium,
+        "medium_activated_parameters": activated,
+        "tiny_losses": {name: [v for _, v in sorted(s.items())] for name, s in loss.items()},
+        "elapsed_s": elapsed,
+    }
+    tmp = out_path + ".partial"
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=1)
+    os.replace(tmp, out_path)
+    print(json.dumps(gates, indent=1))
+
+
+if __name__ == "__main__":
+    main()
