@@ -13,7 +13,8 @@ out="$root/build-gpu-cli"
 rm -rf "$out" && mkdir -p "$out"
 cp "$build/bin/trainbench-cli" "$out/"
 strip "$out/trainbench-cli"
-# Anything it needs beyond torch, the CUDA wheels and the C runtime must be among the carried packages.
-ldd "$out/trainbench-cli" | awk '/=>/ {print $1}' | grep -v -E '^(libtorch|libc10|libcuda|libcudart|libnvrtc|libnvToolsExt|libgomp|libc\.|libm\.|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux|linux-vdso)' \
+# Anything it needs beyond torch, the CUDA wheels (libcu*, libnv*, libnccl) and the C runtime must be
+# among the carried packages (build-gpu-deps/).
+ldd "$out/trainbench-cli" | awk '/=>/ {print $1}' | grep -v -E '^(libtorch|libc10|libcu|libnccl|libnv|libgomp|libutil|libc\.|libm\.|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux|linux-vdso)' \
   | sort > "$out/needs.txt" || true
 echo "staged $out/trainbench-cli ($(du -h "$out/trainbench-cli" | cut -f1)); beyond torch it needs: $(tr '\n' ' ' < "$out/needs.txt")"

@@ -5,7 +5,7 @@
 #   gpu.log           this script's console
 #   gpu-runs.tar.gz   everything else (each run's summary, stderr and points; cmake and build logs),
 #                     rewritten after every run
-# The runs (no evaluation, no checkpoints; a time limit each):
+# The runs (no evaluation, no checkpoints; a time limit each, none started after GPU_SH_BUDGET s):
 #   1. tiny fp32, 20 steps: the CPU's composed path (TRAINBENCH_CPU_KERNELS=0) and CUDA, which must
 #      agree within 1e-5 (relative) at step 1 and 1e-4 over the 20 steps;
 #   2. tiny fp32 on CUDA at ZeRO stage 1 and 3 and with full recomputation: each equal to stage 0
@@ -25,6 +25,7 @@ log="$out/gpu.log"; exec > >(tee -a "$log") 2>&1
 work="$(mktemp -d)"; mkdir -p "$work/runs"
 deps="$root/build-gpu-deps"
 tiny_limit="${TINY_LIMIT:-60}"; medium_limit="${MEDIUM_LIMIT:-120}"
+budget="${GPU_SH_BUDGET:-480}"  # seconds for the whole script: a run never starts past it
 began=$(date +%s)
 torch_lib="$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))' 2>/dev/null)"
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${torch_lib:+:$torch_lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -65,6 +66,11 @@ store="$work/store"
 run() {
   local name="$1" config="$2" limit="$3"; shift 3
   local start; start=$(date +%s)
+  local left=$(( began + budget - start ))
+  if [ "$left" -lt 20 ]; then
+    echo "$name: skipped, the window's $budget s are spent" | tee "$work/runs/$name.err"; results; return
+  fi
+  [ "$left" -lt "$limit" ] && limit="$left"
   timeout "$limit" "$cli" run "$root/configs/$config.json" --store "$store" --name "$name" \
     --set train.eval_every=0 --set train.checkpoint_every=0 --set train.final_checkpoint=false "$@" \
     >"$work/runs/$name.json" 2>"$work/runs/$name.err"

@@ -517,7 +517,13 @@ int commandSchema() {
                  "with the sections below; every key is optional and takes the default shown (for the model "
                  "section, the reference DeepSeek `ModelArgs` defaults). A published DeepSeek config file, flat "
                  "ModelArgs keys, loads unchanged as the model section. `--set section.key=value` overrides any "
-                 "key from the command line.\n";
+                 "key from the command line.\n\nEvery count has a range, checked before anything is computed "
+                 "with it: ranks (`world_size`, `expert_parallel`) up to 2^20, ten times the largest clusters "
+                 "trained on; `micro_batch_size` and `gradient_accumulation_steps` up to 2^20; `seq_len` and the "
+                 "model's lengths up to 2^24 positions; widths up to 2^20 (hidden sizes 2^22), layers and heads "
+                 "2^14, experts 2^16, vocabularies 2^31 - 1; steps 2^40; token counts 2^53. The products are "
+                 "bounded too: at most 2^40 tokens per optimizer step and 2^53 in a run, 2^48 parameters, and "
+                 "2^56 bytes of activations in one micro-batch. An error names the field, the range and a fix.\n";
     for (const auto& field : configSchema()) {
         if (field.section != section) {
             section = field.section;

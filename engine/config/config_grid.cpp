@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "trainbench/config_io.h"
+#include "trainbench/divisors.h"
 
 namespace trainbench {
 
@@ -26,14 +27,9 @@ std::string shortName(const std::string& field) {
     return dot == std::string::npos ? field : field.substr(dot + 1);
 }
 
-std::string divisorsOf(int64_t n) {
+std::string divisorList(int64_t n) {
     std::ostringstream out;
-    bool first = true;
-    for (int64_t d = 1; d <= n; ++d) {
-        if (n % d != 0) continue;
-        out << (first ? "" : ", ") << d;
-        first = false;
-    }
+    for (int64_t d : divisorsOf(n)) out << (d == 1 ? "" : ", ") << d;
     return out.str();
 }
 
@@ -94,7 +90,7 @@ void keepGlobalBatch(RunConfig& config, GridPoint& point, const std::vector<Grid
         if (given <= 0 || per_rank % given != 0)
             throw ConfigError(path, where + "the global batch " + std::to_string(target) + " (kept fixed) is not a " +
                                         "multiple of " + what + " x W; " + what + " values that divide it at W " +
-                                        std::to_string(world) + ": " + divisorsOf(per_rank));
+                                        std::to_string(world) + ": " + divisorList(per_rank));
         return per_rank / given;
     };
     if (sets_k) {

@@ -1,8 +1,10 @@
 // Cross-field validation of a run config: every rule, with the field, the value and a fix.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "trainbench/config_io.h"
+#include "trainbench/divisors.h"
 
 namespace trainbench {
 namespace {
@@ -24,6 +26,11 @@ public:
     void atLeast(const std::string& path, int64_t value, int64_t minimum) {
         if (value < minimum) fail(path, num(value), "must be >= " + num(minimum), "set it to " + num(minimum) + " or more");
     }
+    void within(const std::string& path, int64_t value, int64_t lo, int64_t hi, const std::string& why) {
+        if (value >= lo && value <= hi) return;
+        fail(path, num(value), "must be between " + num(lo) + " and " + num(hi) + " (" + why + ")",
+             value < lo ? "set it to " + num(lo) + " or more" : "set it to at most " + num(hi));
+    }
     void positive(const std::string& path, double value) {
         if (!(value > 0) || !std::isfinite(value)) fail(path, num(value), "must be a finite number > 0", "use a positive value");
     }
@@ -40,44 +47,150 @@ public:
     }
 };
 
-// Divisors of n, for the batch-identity messages.
-std::vector<int64_t> divisors(int64_t n) {
-    std::vector<int64_t> out;
-    for (int64_t d = 1; d <= n; ++d)
-        if (n % d == 0) out.push_back(d);
-    return out;
-}
-
 std::string joinInts(const std::vector<int64_t>& values) {
     std::string s;
     for (auto v : values) s += (s.empty() ? "" : ", ") + std::to_string(v);
     return s;
 }
 
+
+// The range of every count of the config (the data section's, with the data rules), checked
+// before any arithmetic with it: each maximum
+// is far beyond what any published model or run uses, and low enough that the products the
+// engine forms (m x K x W, tokens per step, parameters and bytes) stay exact in 64 bits.
+constexpr int64_t kMaxRanks = int64_t(1) << 20;        // the largest clusters: ~100,000 GPUs
+constexpr int64_t kMaxBatchCount = int64_t(1) << 20;   // m, K: DeepSeek-V3's batch is 15,360 sequences
+constexpr int64_t kMaxSeqLen = int64_t(1) << 24;       // 16M positions: longest contexts are ~10M
+constexpr int64_t kMaxWidth = int64_t(1) << 20;        // dim, ranks, hidden: the widest models ~25,000
+constexpr int64_t kMaxHidden = int64_t(1) << 22;       // MLP hidden sizes
+constexpr int64_t kMaxLayers = int64_t(1) << 14;       // deepest published ~130
+constexpr int64_t kMaxExperts = int64_t(1) << 16;      // most experts per layer published ~400
+constexpr int64_t kMaxVocab = (int64_t(1) << 31) - 1;  // token ids fit int32 (uint32 files): largest ~260k
+constexpr int64_t kMaxSteps = int64_t(1) << 40;
+constexpr int64_t kMaxTokens = int64_t(1) << 53;       // 9e15: 250x the largest runs (~3.6e13 tokens)
+
+void checkRanges(Checker& c, const RunConfig& config) {
+    const ModelConfig& m = config.model;
+    c.within("model.vocab_size", m.vocab_size, 2, kMaxVocab, "token ids of 32-bit files");
+    c.within("model.dim", m.dim, 1, kMaxWidth, "2^20");
+    c.within("model.inter_dim", m.inter_dim, 1, kMaxHidden, "2^22");
+    c.within("model.moe_inter_dim", m.moe_inter_dim, 1, kMaxHidden, "2^22");
+    c.within("model.n_layers", m.n_layers, 1, kMaxLayers, "2^14");
+    c.within("model.n_dense_layers", m.n_dense_layers, 0, kMaxLayers, "2^14");
+    c.within("model.n_heads", m.n_heads, 1, kMaxLayers, "2^14");
+    c.within("model.n_routed_experts", m.n_routed_experts, 1, kMaxExperts, "2^16");
+    c.within("model.n_shared_experts", m.n_shared_experts, 0, kMaxExperts, "2^16");
+    c.within("model.n_activated_experts", m.n_activated_experts, 1, kMaxExperts, "2^16");
+    c.within("model.n_expert_groups", m.n_expert_groups, 1, kMaxExperts, "2^16");
+    c.within("model.n_limited_groups", m.n_limited_groups, 1, kMaxExperts, "2^16");
+    c.within("model.q_lora_rank", m.q_lora_rank, 0, kMaxWidth, "2^20");
+    c.within("model.kv_lora_rank", m.kv_lora_rank, 1, kMaxWidth, "2^20");
+    c.within("model.qk_nope_head_dim", m.qk_nope_head_dim, 0, kMaxWidth, "2^20");
+    c.within("model.qk_rope_head_dim", m.qk_rope_head_dim, 2, kMaxWidth, "2^20");
+    c.within("model.v_head_dim", m.v_head_dim, 1, kMaxWidth, "2^20");
+    c.within("model.max_seq_len", m.max_seq_len, 1, kMaxSeqLen, "2^24 positions");
+    c.within("model.original_seq_len", m.original_seq_len, 1, kMaxSeqLen, "2^24 positions");
+    c.within("model.max_batch_size", m.max_batch_size, 1, kMaxBatchCount, "2^20");
+    const TrainConfig& t = config.train;
+    c.within("train.micro_batch_size", t.micro_batch_size, 1, kMaxBatchCount, "2^20 sequences");
+    c.within("train.gradient_accumulation_steps", t.gradient_accumulation_steps, 1, kMaxBatchCount, "2^20");
+    if (t.global_batch_size)
+        c.within("train.global_batch_size", *t.global_batch_size, 1, kMaxBatchCount * kMaxBatchCount * kMaxRanks,
+                 "2^60 sequences");
+    c.within("train.seq_len", t.seq_len, 1, kMaxSeqLen, "2^24 positions");
+    c.within("train.steps", t.steps, 1, kMaxSteps, "2^40");
+    c.within("train.samples", t.samples, 0, kMaxTokens, "2^53");
+    c.within("train.tokens", t.tokens, 0, kMaxTokens, "2^53, 250 times the largest runs");
+    c.within("train.warmup_steps", t.warmup_steps, 0, kMaxSteps, "2^40");
+    c.within("train.warmup_tokens", t.warmup_tokens, 0, kMaxTokens, "2^53");
+    c.within("train.batch_ramp_start", t.batch_ramp_start, 0, kMaxBatchCount * kMaxBatchCount * kMaxRanks,
+             "2^60 sequences");
+    c.within("train.batch_ramp_tokens", t.batch_ramp_tokens, 0, kMaxTokens, "2^53");
+    c.within("train.batch_adapt_dwell_tokens", t.batch_adapt_dwell_tokens, 0, kMaxTokens, "2^53");
+    c.within("train.batch_adapt_factor", t.batch_adapt_factor, 0, 1024, "2^10");
+    c.within("train.batch_adapt_max_accumulation", t.batch_adapt_max_accumulation, 0, kMaxBatchCount, "2^20");
+    c.within("train.eval_every", t.eval_every, 0, kMaxSteps, "2^40");
+    c.within("train.eval_windows", t.eval_windows, 0, int64_t(1) << 31, "2^31");
+    c.within("train.checkpoint_every", t.checkpoint_every, 0, kMaxSteps, "2^40");
+    c.within("train.keep_checkpoints", t.keep_checkpoints, 1, int64_t(1) << 20, "2^20");
+    c.within("train.log_every", t.log_every, 1, kMaxSteps, "2^40");
+    c.within("train.max_bad_steps", t.max_bad_steps, 1, kMaxSteps, "2^40");
+    const RuntimeConfig& r = config.runtime;
+    c.within("runtime.world_size", r.world_size, 1, kMaxRanks, "2^20 ranks, ten times the largest clusters");
+    c.within("runtime.expert_parallel", r.expert_parallel, 1, kMaxRanks, "2^20 ranks");
+    c.within("runtime.threads", r.threads, 0, int64_t(1) << 16, "2^16");
+    c.within("runtime.memory_limit_mb", r.memory_limit_mb, 0, int64_t(1) << 40, "2^40 MiB");
+}
+
+// The sizes the engine derives, once every count is in range: computed in 128 bits, each
+// bounded where 64-bit arithmetic downstream (the planner, the schedules, token counters) stays
+// exact with room to spare. An excess names the fields of the product.
+void checkScale(Checker& c, const RunConfig& config) {
+    using Wide = __int128;
+    const ModelConfig& m = config.model;
+    const TrainConfig& t = config.train;
+    const Wide W = config.runtime.world_size, T = t.seq_len;
+    const Wide global = Wide(t.micro_batch_size) * t.gradient_accumulation_steps * W;
+    const Wide per_step = global * T;
+    auto show = [](Wide v) {  // exact, in decimal digits
+        std::string digits;
+        do {
+            digits.insert(digits.begin(), char('0' + int(v % 10)));
+            v /= 10;
+        } while (v > 0);
+        return digits;
+    };
+    if (per_step > (Wide(1) << 40))
+        c.issues.push_back({"train.micro_batch_size",
+                            "train.micro_batch_size x gradient_accumulation_steps x runtime.world_size x "
+                            "train.seq_len = " + show(per_step) + " tokens per optimizer step, more than 2^40 "
+                            "(DeepSeek-V3 trained on 63 million); lower one of them"});
+    else if (Wide(t.steps) * per_step > (Wide(1) << 53))
+        c.issues.push_back({"train.steps", "train.steps (" + num(t.steps) + ") x " + show(per_step) +
+                                               " tokens per step = " + show(Wide(t.steps) * per_step) +
+                                               " tokens, more than 2^53 (250 times the largest runs); lower train.steps"});
+    if (Wide(t.samples) * T > (Wide(1) << 53))
+        c.issues.push_back({"train.samples", "train.samples (" + num(t.samples) + ") x train.seq_len (" + num(t.seq_len) +
+                                                 ") is more than 2^53 tokens; lower train.samples"});
+    // The parameters, from the shapes (an upper bound of model/param_count's exact count).
+    const Wide d = m.dim, h = m.n_heads, qk = Wide(m.qk_nope_head_dim) + m.qk_rope_head_dim;
+    const Wide attention = d * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) +
+                           (m.q_lora_rank + 1 + d) * h * qk + Wide(m.kv_lora_rank) * h * (m.qk_nope_head_dim + m.v_head_dim) +
+                           h * m.v_head_dim * d + 4 * d + m.q_lora_rank + m.kv_lora_rank;
+    const Wide experts = Wide(m.n_routed_experts + m.n_shared_experts) * 3 * d * m.moe_inter_dim + Wide(m.n_routed_experts) * (d + 1);
+    const Wide block = attention + std::max(experts, 3 * d * m.inter_dim);
+    const Wide parameters = 2 * Wide(m.vocab_size) * d + d + Wide(m.n_layers) * block;
+    if (parameters > (Wide(1) << 48))
+        c.issues.push_back({"model.dim", "the model has about " + show(parameters) +
+                                             " parameters (model.vocab_size, dim, n_layers, n_routed_experts, "
+                                             "moe_inter_dim, ...), more than 2^48 (a hundred times the largest "
+                                             "published); make it smaller"});
+    // One micro-batch's activations on a rank: a generous bound of the planner's count per token
+    // (every tensor a block saves, attention's probabilities included, in 4-byte floats).
+    const Wide k = m.n_activated_experts, hidden = std::max<Wide>(m.inter_dim, (k + m.n_shared_experts) * m.moe_inter_dim);
+    const Wide per_token = 4 * (Wide(m.n_layers) * (16 * d + 8 * h * (qk + m.v_head_dim + T) + 4 * (m.q_lora_rank + m.kv_lora_rank) +
+                                                    8 * k * d + 4 * hidden + m.n_routed_experts + 64 * k) +
+                                m.vocab_size + 8 * d + 16);
+    const Wide activations = per_token * t.micro_batch_size * T;
+    if (activations > (Wide(1) << 56))
+        c.issues.push_back({"train.micro_batch_size",
+                            "one micro-batch (train.micro_batch_size " + num(t.micro_batch_size) + " x train.seq_len " +
+                                num(t.seq_len) + ") of this model would hold about " + show(activations) +
+                                " bytes of activations, more than 2^56 (64 PiB); lower micro_batch_size or seq_len"});
+}
+
 void checkModel(Checker& c, const ModelConfig& m) {
-    c.atLeast("model.vocab_size", m.vocab_size, 2);
-    c.atLeast("model.dim", m.dim, 1);
-    c.atLeast("model.inter_dim", m.inter_dim, 1);
-    c.atLeast("model.moe_inter_dim", m.moe_inter_dim, 1);
-    c.atLeast("model.n_layers", m.n_layers, 1);
-    c.atLeast("model.n_dense_layers", m.n_dense_layers, 0);
     if (m.n_dense_layers > m.n_layers)
         c.fail("model.n_dense_layers", num(m.n_dense_layers), "must be <= model.n_layers (" + num(m.n_layers) + ")",
                "lower n_dense_layers or raise n_layers");
-    c.atLeast("model.n_heads", m.n_heads, 1);
-    c.atLeast("model.n_routed_experts", m.n_routed_experts, 1);
-    c.atLeast("model.n_shared_experts", m.n_shared_experts, 0);
-    c.atLeast("model.n_activated_experts", m.n_activated_experts, 1);
     if (m.n_activated_experts > m.n_routed_experts)
         c.fail("model.n_activated_experts", num(m.n_activated_experts),
                "must be <= model.n_routed_experts (" + num(m.n_routed_experts) + ")",
                "choose at most " + num(m.n_routed_experts) + " experts per token");
-    c.atLeast("model.n_expert_groups", m.n_expert_groups, 1);
-    c.atLeast("model.n_limited_groups", m.n_limited_groups, 1);
     if (m.n_expert_groups >= 1 && m.n_routed_experts >= 1 && m.n_routed_experts % m.n_expert_groups != 0)
         c.fail("model.n_expert_groups", num(m.n_expert_groups),
                "must divide model.n_routed_experts (" + num(m.n_routed_experts) + ")",
-               "use a divisor of " + num(m.n_routed_experts) + ": " + joinInts(divisors(m.n_routed_experts)));
+               "use a divisor of " + num(m.n_routed_experts) + ": " + joinInts(divisorsOf(m.n_routed_experts)));
     if (m.n_limited_groups > m.n_expert_groups)
         c.fail("model.n_limited_groups", num(m.n_limited_groups),
                "must be <= model.n_expert_groups (" + num(m.n_expert_groups) + ")",
@@ -92,17 +205,9 @@ void checkModel(Checker& c, const ModelConfig& m) {
     }
     c.oneOf("model.score_func", m.score_func, {"softmax", "sigmoid"});
     c.positive("model.route_scale", m.route_scale);
-    c.atLeast("model.q_lora_rank", m.q_lora_rank, 0);
-    c.atLeast("model.kv_lora_rank", m.kv_lora_rank, 1);
-    c.atLeast("model.qk_nope_head_dim", m.qk_nope_head_dim, 0);
-    c.atLeast("model.qk_rope_head_dim", m.qk_rope_head_dim, 2);
     if (m.qk_rope_head_dim % 2 != 0)
         c.fail("model.qk_rope_head_dim", num(m.qk_rope_head_dim), "must be even (rotary pairs)",
                "use " + num(m.qk_rope_head_dim + 1));
-    c.atLeast("model.v_head_dim", m.v_head_dim, 1);
-    c.atLeast("model.max_seq_len", m.max_seq_len, 1);
-    c.atLeast("model.original_seq_len", m.original_seq_len, 1);
-    c.atLeast("model.max_batch_size", m.max_batch_size, 1);
     c.positive("model.rope_theta", m.rope_theta);
     c.positive("model.rope_factor", m.rope_factor);
     c.positive("model.beta_fast", m.beta_fast);
@@ -116,18 +221,13 @@ void checkModel(Checker& c, const ModelConfig& m) {
 
 void checkTrain(Checker& c, const RunConfig& config) {
     const TrainConfig& t = config.train;
-    c.atLeast("train.micro_batch_size", t.micro_batch_size, 1);
-    c.atLeast("train.gradient_accumulation_steps", t.gradient_accumulation_steps, 1);
-    c.atLeast("train.seq_len", t.seq_len, 1);
     if (t.seq_len > config.model.max_seq_len)
         c.fail("train.seq_len", num(t.seq_len), "must be <= model.max_seq_len (" + num(config.model.max_seq_len) + ")",
                "shorten seq_len or raise model.max_seq_len");
-    c.atLeast("train.steps", t.steps, 1);
     c.nonNegative("train.lr", t.lr);
     c.nonNegative("train.min_lr", t.min_lr);
     if (t.min_lr > t.lr)
         c.fail("train.min_lr", num(t.min_lr), "must be <= train.lr (" + num(t.lr) + ")", "lower min_lr");
-    c.atLeast("train.warmup_steps", t.warmup_steps, 0);
     c.oneOf("train.schedule", t.schedule, {"constant", "cosine", "linear"});
     c.nonNegative("train.weight_decay", t.weight_decay);
     if (!(t.beta1 >= 0 && t.beta1 < 1)) c.fail("train.beta1", num(t.beta1), "must be in [0, 1)", "use e.g. 0.9");
@@ -186,8 +286,6 @@ void checkTrain(Checker& c, const RunConfig& config) {
                                                   "set but train.batch_policy is \"" + t.batch_policy +
                                                   "\": set it to \"adaptive\" or clear them"});
     }
-    c.atLeast("train.tokens", t.tokens, 0);
-    c.atLeast("train.warmup_tokens", t.warmup_tokens, 0);
     if (t.tokens > 0 && t.samples > 0)
         c.issues.push_back({"train.tokens", "train.tokens and train.samples both give the run's length: set one of "
                                             "them to 0"});
@@ -198,13 +296,6 @@ void checkTrain(Checker& c, const RunConfig& config) {
                                             "seq_len = " + num(each) + "; use " + num(std::max(each, t.tokens / each * each)) +
                                             " or " + num((t.tokens / each + 1) * each)});
     }
-    c.atLeast("train.eval_every", t.eval_every, 0);
-    c.atLeast("train.eval_windows", t.eval_windows, 0);
-    c.atLeast("train.checkpoint_every", t.checkpoint_every, 0);
-    c.atLeast("train.log_every", t.log_every, 1);
-    c.atLeast("train.keep_checkpoints", t.keep_checkpoints, 1);
-    c.atLeast("train.max_bad_steps", t.max_bad_steps, 1);
-    c.atLeast("train.samples", t.samples, 0);
     const int64_t W = config.runtime.world_size;
     if (t.samples > 0 && t.micro_batch_size >= 1 && W >= 1) {
         if (t.samples % unit != 0)
@@ -224,13 +315,15 @@ void checkTrain(Checker& c, const RunConfig& config) {
         const int64_t product = t.micro_batch_size * t.gradient_accumulation_steps * W;
         if (B != product) {
             std::string fix;
-            if (B >= 1 && B % W == 0) {
-                std::vector<int64_t> ms = divisors(B / W), ks;
+            if (B >= 1 && B % W == 0 && B / W <= (int64_t(1) << 40)) {
+                std::vector<int64_t> ms = divisorsOf(B / W), ks;
                 for (auto mm : ms) ks.push_back(B / W / mm);
                 fix = "global_batch_size " + num(B) + " with world_size " + num(W) + " allows micro_batch_size in {" +
                       joinInts(ms) + "} with gradient_accumulation_steps " + joinInts(ks) + " respectively";
-            } else {
+            } else if (B < 1 || B % W != 0) {
                 fix = "global_batch_size must be a multiple of runtime.world_size (" + num(W) + ")";
+            } else {
+                fix = "set global_batch_size to " + num(product) + ", or clear it";
             }
             c.issues.push_back({"train.global_batch_size",
                                 "train.micro_batch_size (" + num(t.micro_batch_size) + ") * train.gradient_accumulation_steps (" +
@@ -245,9 +338,9 @@ void checkData(Checker& c, const RunConfig& config) {
     c.oneOf("data.source", d.source, {"markov", "text", "tokens"});
     if ((d.source == "text" || d.source == "tokens") && d.path.empty())
         c.fail("data.path", "\"\"", "is required for source \"" + d.source + "\"", "set data.path to a file or folder");
+    c.within("data.vocab_size", d.vocab_size, 0, kMaxVocab, "token ids of 32-bit files");
     if (!(d.val_fraction >= 0 && d.val_fraction < 1))
         c.fail("data.val_fraction", num(d.val_fraction), "must be in [0, 1)", "use e.g. 0.05");
-    c.atLeast("data.vocab_size", d.vocab_size, 0);
     if (d.source == "markov") {
         int64_t vocab = d.vocab_size > 0 ? d.vocab_size : config.model.vocab_size;
         if (vocab > config.model.vocab_size)
@@ -274,11 +367,8 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     const std::string& dev = r.device;
     bool known = dev == "auto" || dev == "cpu" || dev == "cuda" || dev.rfind("cuda:", 0) == 0;
     if (!known) c.fail("runtime.device", "\"" + dev + "\"", "must be auto, cpu, cuda or cuda:i,j,...", "e.g. cpu or cuda:0");
-    c.atLeast("runtime.world_size", r.world_size, 1);
     c.oneOf("runtime.dtype", r.dtype, {"fp32", "bf16", "auto"});
     c.positive("runtime.comm_timeout_s", r.comm_timeout_s);
-    c.atLeast("runtime.threads", r.threads, 0);
-    c.atLeast("runtime.memory_limit_mb", r.memory_limit_mb, 0);
     c.positive("runtime.store_wait_s", r.store_wait_s);
     c.oneOf("runtime.activation_checkpointing", r.activation_checkpointing, {"none", "feedforward", "full"});
     if (r.zero_stage < 0 || r.zero_stage > 3)
@@ -291,6 +381,12 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
 
 std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
     Checker checker;
+    // No rule below multiplies a count that is out of its range.
+    checkRanges(checker, config);
+    if (!checker.issues.empty()) return checker.issues;
+    // Nor one whose products are too large for 64 bits.
+    checkScale(checker, config);
+    if (!checker.issues.empty()) return checker.issues;
     checkModel(checker, config.model);
     checkTrain(checker, config);
     checkData(checker, config);
@@ -299,9 +395,7 @@ std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
     // sharded state agrees its stops at the window's end, which the sync-each mode's all-reduces
     // in every micro-batch would pair with.
     const int64_t EP = config.runtime.expert_parallel, W = config.runtime.world_size;
-    if (EP < 1) {
-        checker.fail("runtime.expert_parallel", num(EP), "must be at least 1", "use 1 (every rank holds every expert)");
-    } else if (EP > 1) {
+    if (EP > 1) {
         const int64_t E = config.model.n_routed_experts;
         const bool has_moe = E > 0 && config.model.n_dense_layers < config.model.n_layers;
         if (!has_moe)

@@ -62,12 +62,15 @@ std::string checkRendezvous(const ProcessLaunch& launch, double timeout_s) {
         if (std::string(bytes.begin(), bytes.end()) != std::to_string(r))
             throw CollectiveAborted("rendezvous check: rank " + std::to_string(r) + "'s key holds another value");
     }
-    // A rank that serves the store stays until every other rank is done with it.
-    store->add("check/done", 1);
-    while (store->add("check/done", 0) < launch.world_size) {
+    // The rank that serves the store stays until every other rank has made its last call on it;
+    // the others leave at once (a call after the server has gone would fail).
+    int64_t done = store->add("check/done", 1);
+    const bool serves = launch.rank == 0 && !launch.agent_store;
+    while (serves && done < launch.world_size) {
         if (std::chrono::steady_clock::now() - start > timeout)
             throw CollectiveAborted("rendezvous check: not every rank finished within " + std::to_string(timeout_s) + " s");
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        done = store->add("check/done", 0);
     }
     char line[512];
     std::snprintf(line, sizeof line,

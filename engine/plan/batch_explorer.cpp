@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainbench/config_io.h"
+#include "trainbench/divisors.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/training_session.h"
 
@@ -101,8 +102,7 @@ std::vector<MemoryLayout> explorationRows(const RunConfig& config, int64_t limit
     }
     std::vector<MemoryLayout> rows;
     for (const MemoryLayout& layout : layouts)
-        for (int64_t m = 1; m <= per_rank; ++m) {
-            if (per_rank % m != 0) continue;
+        for (int64_t m : divisorsOf(per_rank)) {
             if (over_layouts && limit_bytes > 0) {
                 RunConfig at_m = withLayout(config, layout);
                 at_m.train.micro_batch_size = m;

@@ -25,6 +25,7 @@
 
 #include "kernels/cpu_kernels.h"
 #include "trainbench/config_io.h"
+#include "trainbench/divisors.h"
 #include "trainbench/param_count.h"
 
 namespace trainbench {
@@ -289,9 +290,11 @@ MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes) {
     MemoryPlan plan = planFor(config, config.train.micro_batch_size, limit_bytes);
     const int64_t per_rank = config.globalBatch() / std::max<int64_t>(1, config.runtime.world_size);
     plan.largest_fitting_micro_batch = limit_bytes > 0 ? 0 : config.train.micro_batch_size;
-    if (limit_bytes > 0)
-        for (int64_t m = 1; m <= per_rank; ++m)
-            if (per_rank % m == 0 && planFor(config, m, limit_bytes).fits) plan.largest_fitting_micro_batch = m;
+    if (limit_bytes > 0) {
+        for (int64_t m : divisorsOf(per_rank))
+            if (m > plan.largest_fitting_micro_batch && planFor(config, m, limit_bytes).fits)
+                plan.largest_fitting_micro_batch = m;
+    }
     return plan;
 }
 

@@ -26,6 +26,7 @@
 #include "batch/noise_scale_worker.h"
 #include "trainbench/live_advice.h"
 #include "trainbench/config_io.h"
+#include "trainbench/divisors.h"
 
 namespace trainbench::gui {
 
@@ -40,18 +41,6 @@ const QColor kNoteColor(150, 95, 0);
 constexpr int kLargestMicroBatch = 4096;
 constexpr int kLargestAccumulation = 16384;
 constexpr int64_t kBytesPerMiB = 1024 * 1024;
-
-// Ascending.
-std::vector<int64_t> divisorsOf(int64_t n) {
-    std::vector<int64_t> divisors;
-    for (int64_t d = 1; d * d <= n; ++d) {
-        if (n % d != 0) continue;
-        divisors.push_back(d);
-        if (d != n / d) divisors.push_back(n / d);
-    }
-    std::sort(divisors.begin(), divisors.end());
-    return divisors;
-}
 
 // Arrows step m through the divisors of the per-rank batch, so each step is a re-split of the
 // same global batch; typed values are taken as they are.

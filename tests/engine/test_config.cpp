@@ -4,9 +4,21 @@
 #include <fstream>
 
 #include "trainbench/config_io.h"
+#include "trainbench/memory_plan.h"
 #include "trainbench/param_count.h"
+#include "trainbench/presets.h"
 
 using namespace trainbench;
+
+namespace {
+
+// The first validation message, or "" (for QVERIFY2, which builds its message either way).
+std::string firstIssue(const RunConfig& config) {
+    const auto issues = validateRunConfig(config);
+    return issues.empty() ? std::string() : issues.front().message;
+}
+
+}  // namespace
 
 class TestConfig : public QObject {
     Q_OBJECT
@@ -157,6 +169,110 @@ private Q_SLOTS:
         for (const auto& issue : issues)
             named = named || (issue.path == path.toStdString() && issue.message.find(path.toStdString()) == 0);
         QVERIFY2(named, issues.front().message.c_str());
+    }
+
+    // Every count has a range, checked before any arithmetic with it: the fuzzer's first input
+    // (4 x 2^63 - 1 in m x W) and its neighbours are refused naming the field and the range.
+    void everyCountHasARange_data() {
+        QTest::addColumn<QString>("assignment");
+        QTest::addColumn<QString>("path");
+        const QString top = "9223372036854775807";
+        QTest::newRow("ranks 2^63 - 1") << "runtime.world_size=" + top << "runtime.world_size";
+        QTest::newRow("ranks 2^62") << "runtime.world_size=4611686018427387904" << "runtime.world_size";
+        QTest::newRow("ranks 2^20 + 1") << "runtime.world_size=1048577" << "runtime.world_size";
+        QTest::newRow("expert ranks") << "runtime.expert_parallel=" + top << "runtime.expert_parallel";
+        QTest::newRow("micro-batch 2^31") << "train.micro_batch_size=2147483648" << "train.micro_batch_size";
+        QTest::newRow("accumulation 2^53") << "train.gradient_accumulation_steps=9007199254740992"
+                                           << "train.gradient_accumulation_steps";
+        QTest::newRow("global batch -1") << "train.global_batch_size=-1" << "train.global_batch_size";
+        QTest::newRow("steps 2^63 - 1") << "train.steps=" + top << "train.steps";
+        QTest::newRow("tokens 2^63 - 1") << "train.tokens=" + top << "train.tokens";
+        QTest::newRow("samples -1") << "train.samples=-1" << "train.samples";
+        QTest::newRow("ramp tokens 2^63 - 1") << "train.batch_ramp_tokens=" + top << "train.batch_ramp_tokens";
+        QTest::newRow("dwell tokens 2^63 - 1") << "train.batch_adapt_dwell_tokens=" + top << "train.batch_adapt_dwell_tokens";
+        QTest::newRow("adapt factor 2^31") << "train.batch_adapt_factor=2147483648" << "train.batch_adapt_factor";
+        QTest::newRow("max accumulation -1") << "train.batch_adapt_max_accumulation=-1" << "train.batch_adapt_max_accumulation";
+        QTest::newRow("vocab 2^31") << "model.vocab_size=2147483648" << "model.vocab_size";
+        QTest::newRow("dim 2^63 - 1") << "model.dim=" + top << "model.dim";
+        QTest::newRow("experts 2^31") << "model.n_routed_experts=2147483648" << "model.n_routed_experts";
+        QTest::newRow("layers -1") << "model.n_layers=-1" << "model.n_layers";
+        QTest::newRow("memory limit 2^63 - 1") << "runtime.memory_limit_mb=" + top << "runtime.memory_limit_mb";
+        QTest::newRow("data vocab 2^53") << "data.vocab_size=9007199254740992" << "data.vocab_size";
+    }
+    void everyCountHasARange() {
+        QFETCH(QString, assignment);
+        QFETCH(QString, path);
+        RunConfig config;
+        config.data.vocab_size = 256;
+        applyConfigOverride(config, assignment.toStdString());
+        const auto issues = validateRunConfig(config);
+        QVERIFY2(!issues.empty(), qPrintable(assignment));
+        QCOMPARE(issues.front().path, path.toStdString());
+        QVERIFY2(issues.front().message.find("must be between") != std::string::npos, issues.front().message.c_str());
+    }
+
+    // At the top of each range the config is still valid (a cluster of 2^20 ranks); a float
+    // where a count belongs is refused by the parser, naming the field.
+    void theRangesEndsAreAccepted() {
+        RunConfig config;
+        config.data.vocab_size = 256;
+        config.runtime.world_size = int64_t(1) << 20;
+        QVERIFY2(validateRunConfig(config).empty(), firstIssue(config).c_str());
+        try {
+            applyConfigOverride(config, "train.steps=1e30");
+            QFAIL("1e30 was taken as a step count");
+        } catch (const ConfigError& e) {
+            QCOMPARE(e.path(), std::string("train.steps"));
+        }
+    }
+
+    // Products of counts each in range are computed wide and bounded: the error names the
+    // fields of the product, never a wrapped number.
+    void productsThatWouldWrapAreRefused_data() {
+        QTest::addColumn<QStringList>("assignments");
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("says");
+        QTest::newRow("m x K x W x seq_len") << QStringList{"train.micro_batch_size=1048576",
+                                                            "train.gradient_accumulation_steps=1048576",
+                                                            "runtime.world_size=1048576"}
+                                             << "train.micro_batch_size" << "tokens per optimizer step";
+        QTest::newRow("steps x tokens per step") << QStringList{"train.micro_batch_size=1048576", "train.steps=1099511627776"}
+                                                 << "train.steps" << "2^53";
+        QTest::newRow("samples x seq_len") << QStringList{"train.samples=9007199254740992"} << "train.samples" << "2^53";
+        QTest::newRow("parameters") << QStringList{"model.dim=1048576", "model.n_layers=16384"} << "model.dim"
+                                    << "parameters";
+        QTest::newRow("activations") << QStringList{"model.max_seq_len=16777216", "train.seq_len=16777216",
+                                                    "train.micro_batch_size=65536"}
+                                     << "train.micro_batch_size" << "activations";
+    }
+    void productsThatWouldWrapAreRefused() {
+        QFETCH(QStringList, assignments);
+        QFETCH(QString, path);
+        QFETCH(QString, says);
+        RunConfig config;
+        config.data.vocab_size = 256;
+        for (const QString& a : assignments) applyConfigOverride(config, a.toStdString());
+        const auto issues = validateRunConfig(config);
+        QVERIFY(!issues.empty());
+        QCOMPARE(issues.front().path, path.toStdString());
+        QVERIFY2(issues.front().message.find(says.toStdString()) != std::string::npos, issues.front().message.c_str());
+    }
+
+    // The largest fitting micro-batch is found among the divisors of m x K (2^40 here), not by
+    // counting up to it.
+    void theFittingMicroBatchIsSearchedAmongDivisors() {
+        RunConfig config = builtinTinyConfig();
+        config.train.global_batch_size.reset();
+        config.train.micro_batch_size = int64_t(1) << 20;
+        config.train.gradient_accumulation_steps = int64_t(1) << 20;
+        config.train.seq_len = 1;
+        QVERIFY2(validateRunConfig(config).empty(), firstIssue(config).c_str());
+        const MemoryPlan plan = planMemory(config, int64_t(80) << 30);
+        const int64_t m = plan.largest_fitting_micro_batch;
+        QVERIFY(m >= 1);
+        QCOMPARE(m & (m - 1), int64_t(0));  // a divisor of 2^40
+        QVERIFY(planMemory(withLayout(config, {0, "none", m, 1}), int64_t(80) << 30).fits);
+        QVERIFY(!planMemory(withLayout(config, {0, "none", 2 * m, 1}), int64_t(80) << 30).fits);
     }
 
     void parameterCountOfPublishedV2Lite() {
