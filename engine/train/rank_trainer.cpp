@@ -24,6 +24,7 @@
 #include "train/fused_adamw.h"
 #include "trainbench/config_io.h"
 #include "train/lr_schedule.h"
+#include "train/window_statistics.h"
 
 namespace trainbench {
 namespace {
@@ -379,23 +380,25 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // comes before the gradient reduction (deferred mode) so that an out-of-memory window
     // skips that; with overlap the buckets are already under way and are waited for, unused.
     const int64_t W = s_.world_size;
-    // Then, under expert parallelism, every rank's routed rows received (each its own slot).
-    const int64_t received_slots = expert_buckets_ ? W : 0;
-    auto flags = torch::zeros({2 + W + received_slots}, torch::kFloat64);
-    flags[0] = out_of_memory ? 1.0 : 0.0;
-    flags[1] = stop_seen ? 1.0 : 0.0;
-    flags[2 + s_.rank] = double(windowPeakBytes());
-    if (received_slots > 0) {
+    WindowStatistics stats(device_);
+    const auto loss_slot = stats.add(loss_sum);
+    const auto tokens_slot = stats.add(count);
+    const auto out_of_memory_slot = stats.add(out_of_memory ? 1.0 : 0.0);
+    const auto stop_slot = stats.add(stop_seen ? 1.0 : 0.0);
+    const auto peaks_slot = stats.perRank(W, s_.rank, double(windowPeakBytes()));
+    // Under expert parallelism, every rank's routed rows received.
+    WindowStatistics::Slot received_slot;
+    if (expert_buckets_) {
         int64_t received = 0;
         for (auto& moe : moe_layers_) received += moe->takeReceived();
-        flags[2 + W + s_.rank] = double(received);
+        received_slot = stats.perRank(W, s_.rank, double(received));
     }
-    std::vector<torch::Tensor> stats_parts{loss_sum.view({1}), count.to(torch::kFloat64).view({1}), flags.to(device_),
-                                           aux_sum.view({1})};
-    for (auto& moe : moe_layers_) stats_parts.push_back(moe->takeLoad().to(device_, torch::kFloat64));
-    int64_t noise_offset = 0;  // of the micro-batches' fresh gradient sums in the statistics
-    for (const auto& part : stats_parts) noise_offset += part.numel();
-    if (fresh_norms_) stats_parts.push_back(fresh_norms_->windowSums());
+    const auto aux_slot = stats.add(aux_sum);
+    std::vector<WindowStatistics::Slot> load_slots;
+    for (auto& moe : moe_layers_) load_slots.push_back(stats.add(moe->takeLoad()));
+    // The micro-batches' fresh gradient sums: per noise group, then the micro-batches counted.
+    WindowStatistics::Slot fresh_slot, routed_slot;
+    if (fresh_norms_) fresh_slot = stats.add(fresh_norms_->windowSums());
     if (fresh_norms_ && fresh_norms_->hasRouted()) {
         // The routed experts' small batches: micro-batch k of every rank of the expert group, of
         // their summed token counts (NOISE_SCALE.md section 2 over those unions). One small
@@ -405,17 +408,14 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         s_.expert_collectives->allReduce(list, ReduceOp::Sum);
         auto squared = list[0].narrow(0, 0, K), counts = list[0].narrow(0, K, K);
         const double share = 1.0 / double(cfg_.runtime.expert_parallel);
-        stats_parts.push_back(torch::stack({(squared / counts.clamp_min(1.0)).sum(), counts.gt(0).sum().to(torch::kFloat64)}) *
-                              share);
+        routed_slot = stats.add(torch::stack({(squared / counts.clamp_min(1.0)).sum(), counts.gt(0).sum().to(torch::kFloat64)}) *
+                                share);
     }
-    std::vector<torch::Tensor> stats{torch::cat(stats_parts)};
-    s_.collectives->allReduce(stats, ReduceOp::Sum);
     // The step's one host synchronisation.
-    auto host = stats[0].cpu();
-    const double* values = host.data_ptr<double>();
+    stats.reduce(*s_.collectives);
     out.rank_peak_bytes.assign(W, 0);
-    for (int64_t r = 0; r < W; ++r) out.rank_peak_bytes[r] = static_cast<int64_t>(values[4 + r]);
-    if (values[2] > 0 || values[3] > 0) {
+    for (int64_t r = 0; r < W; ++r) out.rank_peak_bytes[r] = static_cast<int64_t>(stats.value(peaks_slot, r));
+    if (stats.value(out_of_memory_slot) > 0 || stats.value(stop_slot) > 0) {
         if (overlap) buckets_->finishOverlap(/*keep=*/false);
         if (t.sync_each_micro_batch) buckets_->dropSums();
         buckets_->zero();
@@ -424,7 +424,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
             expert_buckets_->zero();
         }
         out.collectives = callsMade() - calls_before;
-        return values[3] > 0 ? WindowOutcome::StopAgreed : WindowOutcome::OutOfMemory;
+        return stats.value(stop_slot) > 0 ? WindowOutcome::StopAgreed : WindowOutcome::OutOfMemory;
     }
     if (t.sync_each_micro_batch) buckets_->finishSums();
     else if (W == 1 || per_micro_batch) {}  // one rank, or stages 2-3: the sums are in place
@@ -436,17 +436,14 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         else if (s_.replica_collectives->worldSize() > 1) expert_buckets_->reduce(*s_.replica_collectives, how);
     }
 
-    out.loss_sum = values[0];
-    out.tokens = static_cast<int64_t>(values[1]);
-    out.rank_received.assign(received_slots, 0);
-    for (int64_t r = 0; r < received_slots; ++r) out.rank_received[r] = static_cast<int64_t>(values[4 + W + r]);
-    out.aux_loss_sum = values[4 + W + received_slots];
+    out.loss_sum = stats.value(loss_slot);
+    out.tokens = static_cast<int64_t>(stats.value(tokens_slot));
+    out.rank_received.assign(received_slot.valid() ? W : 0, 0);
+    for (int64_t r = 0; r < static_cast<int64_t>(out.rank_received.size()); ++r)
+        out.rank_received[r] = static_cast<int64_t>(stats.value(received_slot, r));
+    out.aux_loss_sum = stats.value(aux_slot);
     out.loads.clear();
-    int64_t offset = 5 + W + received_slots;
-    for (auto& moe : moe_layers_) {
-        out.loads.push_back(host.narrow(0, offset, moe->experts()).to(torch::kInt64));
-        offset += moe->experts();
-    }
+    for (const auto& slot : load_slots) out.loads.push_back(stats.tensor(slot).to(torch::kInt64));
     // .grad holds the window's raw sums; the division by N happens as the fused AdamW step reads
     // them (applyUpdate), not in a pass of its own. The norm of the mean gradient is theirs / N.
     const std::vector<double> group_squares = groupGradSquares();
@@ -461,7 +458,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         const int64_t groups = static_cast<int64_t>(group_squares.size());
         NoiseScaleSums total;
         total.tokens = double(out.tokens);
-        total.micro_batches = static_cast<int64_t>(values[noise_offset + groups]);
+        total.micro_batches = static_cast<int64_t>(stats.value(fresh_slot, groups));
         total.window_sq = window_sq;
         // Under expert parallelism the routed experts are an estimator of their own (their own
         // small batches); |G|^2 and tr(Sigma) add over parameters, so their parts are added to the
@@ -471,7 +468,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         total.window_sq = window_sq - routed_window_sq_;
         for (int64_t g = 0; g < groups; ++g) {
             NoiseScaleSums part = total;
-            part.fresh_sq_per_token = values[noise_offset + g];
+            part.fresh_sq_per_token = stats.value(fresh_slot, g);
             part.window_sq = group_squares[g] - (routed && g == experts_group ? routed_window_sq_ : 0.0);
             total.fresh_sq_per_token += part.fresh_sq_per_token;
             out.noise_groups.push_back(noiseScaleParts(part));
@@ -480,8 +477,8 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         if (routed) {
             NoiseScaleSums unions;
             unions.tokens = total.tokens;
-            unions.fresh_sq_per_token = values[noise_offset + groups + 1];
-            unions.micro_batches = std::llround(values[noise_offset + groups + 2]);
+            unions.fresh_sq_per_token = stats.value(routed_slot, 0);
+            unions.micro_batches = std::llround(stats.value(routed_slot, 1));
             unions.window_sq = routed_window_sq_;
             const auto parts = noiseScaleParts(unions);
             auto add = [&](std::optional<NoiseScaleParts>& into) {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "parallel/in_process_collectives.h"
+#include "train/window_statistics.h"
 
 using namespace trainbench;
 
@@ -31,6 +32,44 @@ torch::Tensor inputOf(int rank, int64_t numel, torch::ScalarType dtype) {
 class TestCollectives : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // The window's statistics by slot, summed over 3 ranks in one call: tensors of any dtype and
+    // shape, host numbers, and per-rank slots each rank fills alone; each slot reads its own
+    // sums back, in whichever order the slots were added.
+    void windowStatisticsRoundTripByName() {
+        const int W = 3;
+        std::vector<std::vector<double>> read(W);
+        std::vector<int64_t> calls(W);
+        onRanks(W, [&](int r, Collectives& c) {
+            WindowStatistics stats(torch::Device("cpu"));
+            const auto flag = stats.add(r == 1 ? 1.0 : 0.0);
+            const auto loads = stats.add(torch::tensor({int64_t(r), int64_t(10), int64_t(100 * r)}));
+            const auto peaks = stats.perRank(W, r, 1000.0 + r);
+            const auto loss = stats.add(torch::full({2, 2}, 0.25 * (r + 1), torch::kFloat32));
+            const auto count = stats.add(double(7 * r));
+            const int64_t before = c.calls();
+            stats.reduce(c);
+            calls[r] = c.calls() - before;
+            QCOMPARE(stats.size(loads), int64_t(3));
+            QCOMPARE(stats.size(peaks), int64_t(W));
+            auto& out = read[r];
+            out.push_back(stats.value(flag));
+            for (int64_t i = 0; i < 3; ++i) out.push_back(stats.value(loads, i));
+            for (int64_t i = 0; i < W; ++i) out.push_back(stats.value(peaks, i));
+            out.push_back(stats.tensor(loss).sum().item<double>());
+            out.push_back(stats.value(count));
+        });
+        // Hand sums: flag 1; loads (0+1+2, 30, 300); peaks 1000, 1001, 1002; the loss tensor's
+        // four elements of (1 + 2 + 3) / 4 each; counts 0 + 7 + 14.
+        const std::vector<double> expected{1, 3, 30, 300, 1000, 1001, 1002, 6, 21};
+        for (int r = 0; r < W; ++r) {
+            QCOMPARE(read[r], expected);
+            QCOMPARE(calls[r], int64_t(1));
+        }
+        WindowStatistics early(torch::Device("cpu"));
+        const auto slot = early.add(1.0);
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, early.value(slot));
+    }
+
     // Slice r of the sum over 3 ranks of (100 q + i): 3 i + 300, element by element.
     void reduceScatterLeavesEachRankItsSliceOfTheSum() {
         const int W = 3;

@@ -1,0 +1,60 @@
+// The window's one reduction, by name: every statistic the ranks sum at a window's end (the loss
+// and target sums, the agreed flags, each rank's own slots, the expert loads, the noise scale's
+// sums) gets a slot of its own when it is added; reduce() packs them into one fp64 tensor, sums
+// it over the ranks in one all-reduce and copies it to the host once; each slot reads back its
+// own values. A new statistic is one more add(), nothing renumbered.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "parallel/collectives.h"
+
+namespace trainbench {
+
+class WindowStatistics {
+public:
+    // A slot's handle: valid for the object that made it.
+    struct Slot {
+        int64_t index = -1;
+        bool valid() const { return index >= 0; }
+    };
+
+    explicit WindowStatistics(torch::Device device);
+
+    // Values this rank holds on its device (any shape and dtype; summed as fp64).
+    Slot add(const torch::Tensor& values);
+    // A number known on the host (all of them travel to the device in one copy).
+    Slot add(double value);
+    // One value per rank of `ranks`, this rank's own set and the others 0: after the sum, every
+    // rank's value.
+    Slot perRank(int64_t ranks, int64_t rank, double value);
+
+    // The sum over the ranks of `collectives` (one all-reduce and one copy to the host: the
+    // window's host synchronisation). Slots are read after it.
+    void reduce(Collectives& collectives);
+
+    int64_t size(Slot slot) const;
+    double value(Slot slot, int64_t i = 0) const;
+    // The slot's values on the host, fp64 [size].
+    torch::Tensor tensor(Slot slot) const;
+
+private:
+    struct Entry {
+        int64_t size = 0;
+        int64_t part = -1;        // index into device_parts_, or -1: host values from host_begin
+        int64_t host_begin = 0;
+        int64_t offset = 0;       // in the packed tensor, known after reduce()
+    };
+    const Entry& reduced(Slot slot) const;
+
+    torch::Device device_;
+    std::vector<Entry> entries_;
+    std::vector<torch::Tensor> device_parts_;
+    std::vector<double> host_values_;
+    torch::Tensor sums_;  // on the host, after reduce()
+};
+
+}  // namespace trainbench
