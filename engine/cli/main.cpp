@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/plan_commands.h"
+#include "trainbench/metric_keys.h"
 #include "trainbench/batch_schedule.h"
 #include "trainbench/batch_explorer.h"
 #include "trainbench/checkpoints.h"
@@ -92,8 +93,8 @@ double valueOf(const std::map<std::string, double>& values, const char* key) {
 void printStepLine(const std::map<std::string, double>& values, int64_t step, int64_t total_steps) {
     auto get = [&](const char* key) { return valueOf(values, key); };
     std::fprintf(stderr, "step %5lld/%lld  loss %.4f  lr %.3e  grad_norm %.3f  tokens/s %.0f\n", (long long)step,
-                 (long long)total_steps, get("train/loss"), get("train/lr"), get("train/grad_norm"),
-                 get("perf/tokens_per_s"));
+                 (long long)total_steps, get(metric::kLoss), get(metric::kLearningRate), get(metric::kGradNorm),
+                 get(metric::kTokensPerSecond));
 }
 
 int commandData(const std::string& path, const std::vector<std::string>& overrides, bool as_json) {
@@ -141,7 +142,7 @@ public:
         std::string bar(filled, '#');
         bar.append(width - filled, '.');
         std::fprintf(stderr, "\r[%s] %lld/%lld  loss %.4f  %.0f tok/s  ETA %.0fs   ", bar.c_str(), (long long)step,
-                     (long long)total_, get("train/loss"), get("perf/tokens_per_s"), eta);
+                     (long long)total_, get(metric::kLoss), get(metric::kTokensPerSecond), eta);
         std::fflush(stderr);
         dirty_ = true;
     }
@@ -184,7 +185,7 @@ int trainToEnd(TrainingSession& session, RunRecorder* recorder, const RunConfig&
                 times[p.step] = p.wall_time;
             }
         for (const auto& [step, values] : steps)
-            if (values.count("train/loss")) progress.step(step, values, times[step]);
+            if (values.count(metric::kLoss)) progress.step(step, values, times[step]);
         for (const auto& e : batch.events)
             if (e.kind != "status") progress.message("[" + e.kind + "] " + e.message);
     };

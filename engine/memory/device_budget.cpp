@@ -2,7 +2,7 @@
 #include <torch/cuda.h>
 
 #include "memory/cuda_memory.h"
-#include "memory/memory_keys.h"
+#include "memory/device_selection.h"
 #include "trainbench/memory_plan.h"
 
 namespace trainbench {

@@ -5,11 +5,17 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include <c10/core/Device.h>
 #include <c10/core/DeviceGuard.h>
 
 namespace trainbench {
+
+// The CUDA device index of a resolved rank device ("cuda:i"), or -1 for "cpu".
+inline int cudaDeviceIndex(const std::string& device) {
+    return device.rfind("cuda:", 0) == 0 ? std::stoi(device.substr(5)) : -1;
+}
 
 // Makes `device` this thread's current device for the rest of its life (a rank thread, first
 // thing). A CPU device changes nothing.

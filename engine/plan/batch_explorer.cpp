@@ -1,4 +1,5 @@
 // The batch explorer: one short training session per split of the global batch.
+#include "trainbench/metric_keys.h"
 #include "trainbench/batch_explorer.h"
 
 #include <chrono>
@@ -56,7 +57,7 @@ ExploreRow measureSplit(const RunConfig& base, int64_t m, int64_t steps, const s
     int count = 0;
     double first = 0;
     for (const auto& p : inbox->drain().points) {
-        if (p.key != "perf/tokens_per_s") continue;
+        if (p.key != metric::kTokensPerSecond) continue;
         if (p.step == 1) first = p.value;
         else sum += p.value, ++count;
     }

@@ -3,7 +3,8 @@
 
 #include <exception>
 
-#include "memory/memory_keys.h"
+#include "memory/device_selection.h"
+#include "trainbench/metric_keys.h"
 
 namespace trainbench {
 
@@ -12,9 +13,9 @@ MemorySample sampleRanksMemory(const std::vector<SampledRank>& ranks, int64_t st
     MemorySample sample;
     for (const SampledRank& r : ranks) {
         auto add = [&](const char* what, double value) {
-            sample.points.push_back(MetricPoint{step, tokens, wall, memoryKeyPrefix(r.device, r.rank) + what, value});
+            sample.points.push_back(MetricPoint{step, tokens, wall, metric::memoryKey(r.device, r.rank, what), value});
         };
-        if (r.account) add("allocated_bytes", double(r.account->current.load()));
+        if (r.account) add(metric::kAllocatedBytes, double(r.account->current.load()));
         const int device = cudaDeviceIndex(r.device);
         if (device < 0 || !probe) continue;
         std::optional<CudaMemorySample> cuda;
@@ -28,11 +29,11 @@ MemorySample sampleRanksMemory(const std::vector<SampledRank>& ranks, int64_t st
             continue;
         }
         if (!cuda) continue;
-        add("allocated_bytes", double(cuda->allocated_bytes));
-        add("reserved_bytes", double(cuda->reserved_bytes));
-        add("free_bytes", double(cuda->free_bytes));
-        if (cuda->device_used_bytes >= 0) add("device_used_bytes", double(cuda->device_used_bytes));
-        if (cuda->utilization_percent >= 0) add("utilization_percent", cuda->utilization_percent);
+        add(metric::kAllocatedBytes, double(cuda->allocated_bytes));
+        add(metric::kReservedBytes, double(cuda->reserved_bytes));
+        add(metric::kFreeBytes, double(cuda->free_bytes));
+        if (cuda->device_used_bytes >= 0) add(metric::kDeviceUsedBytes, double(cuda->device_used_bytes));
+        if (cuda->utilization_percent >= 0) add(metric::kUtilizationPercent, cuda->utilization_percent);
     }
     return sample;
 }

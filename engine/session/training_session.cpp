@@ -16,7 +16,6 @@
 #include "memory/cuda_memory.h"
 #include "memory/device_selection.h"
 #include "memory/memory_account.h"
-#include "memory/memory_keys.h"
 #include "trainbench/memory_plan.h"
 #include "parallel/in_process_collectives.h"
 #include "parallel/nccl_collectives.h"
@@ -27,6 +26,7 @@
 #include "train/rank_trainer.h"
 #include "train/resume_compatibility.h"
 #include "trainbench/config_io.h"
+#include "trainbench/event_kind.h"
 
 namespace trainbench {
 namespace {
@@ -175,7 +175,7 @@ struct TrainingSession::Impl {
             if (!sample.points.empty()) bus.publish(std::move(sample.points));
             if (!sample.error.empty() && !warned) {
                 warned = true;
-                bus.publish(RunEvent{step, wall, "warning", "memory sampling failed (" + sample.error +
+                bus.publish(RunEvent{step, wall, eventKindName(EventKind::Warning), "memory sampling failed (" + sample.error +
                                                                  "); the memory curve has gaps where it does"});
             }
         }
@@ -260,7 +260,7 @@ struct TrainingSession::Impl {
             RunSummary s = summarize();
             std::string message = runStatusName(s.status);
             if (!s.error.empty()) message += ": " + s.error;
-            bus.publish(RunEvent{s.steps, s.wall_time_s, "status", message});
+            bus.publish(RunEvent{s.steps, s.wall_time_s, eventKindName(EventKind::Status), message});
             {
                 std::lock_guard lock(finish_mutex);
                 finished = true;
@@ -389,33 +389,33 @@ void TrainingSession::start() {
     const int64_t limit = runtime.memory_limit_mb * 1024 * 1024;
     for (size_t slot = 0; slot < slots; ++slot)
         impl_->memory.push_back(impl_->devices[slot] == "cpu" ? newMemoryAccount(limit) : nullptr);
-    impl_->bus.publish(RunEvent{0, 0.0, "status", "running"});
+    impl_->bus.publish(RunEvent{0, 0.0, eventKindName(EventKind::Status), "running"});
     for (size_t slot = 0; slot < slots; ++slot) impl_->threads.emplace_back([this, slot] { impl_->rankBody(slot); });
     impl_->threads.emplace_back([this] { impl_->sampleMemory(); });
 }
 
 void TrainingSession::pause() {
     impl_->control.setPaused(true);
-    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, "status", "paused"});
+    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, eventKindName(EventKind::Status), "paused"});
 }
 
 void TrainingSession::resume() {
     impl_->control.setPaused(false);
-    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, "status", "running"});
+    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, eventKindName(EventKind::Status), "running"});
 }
 
 void TrainingSession::stop() { impl_->control.requestStop(); }
 
 void TrainingSession::holdForStore(const std::string& reason) {
     if (!impl_->control.setHeld(true)) return;
-    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, "store_unwritable",
+    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, eventKindName(EventKind::StoreUnwritable),
                                 "the run store cannot be written (" + reason +
                                     "); training is held until it can, no point is lost meanwhile"});
 }
 
 void TrainingSession::releaseStoreHold() {
     if (!impl_->control.setHeld(false)) return;
-    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, "store_writable",
+    impl_->bus.publish(RunEvent{impl_->completed_steps, 0.0, eventKindName(EventKind::StoreWritable),
                                 "the run store accepts writes again; training goes on"});
 }
 

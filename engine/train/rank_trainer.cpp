@@ -14,7 +14,7 @@
 #include "data/evaluate.h"
 #include "interop/hf_weights.h"
 #include "memory/cuda_memory.h"
-#include "memory/memory_keys.h"
+#include "memory/device_selection.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/memory_plan.h"
 #include "train/bf16_compute_scope.h"
@@ -25,6 +25,8 @@
 #include "trainbench/config_io.h"
 #include "train/lr_schedule.h"
 #include "train/window_statistics.h"
+#include "trainbench/event_kind.h"
+#include "trainbench/metric_keys.h"
 
 namespace trainbench {
 namespace {
@@ -247,7 +249,7 @@ void RankTrainer::prepare() {
     moe_layers_ = model_->moeLayers();
     moe_indices_ = model_->moeLayerIndices();
     if (cfg_.runtime.dtype == "auto" && !s_.fp64)
-        publishEvent(start_step_, "precision", explainComputeDtype(cfg_, cudaDeviceIndex(s_.device) >= 0));
+        publishEvent(start_step_, EventKind::Precision, explainComputeDtype(cfg_, cudaDeviceIndex(s_.device) >= 0));
 }
 
 WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
@@ -559,7 +561,7 @@ bool RankTrainer::backOffMicroBatch(int64_t step) {
     why << "out of memory at step " << step + 1 << ": micro_batch_size " << old_m << " -> " << m
         << ", gradient_accumulation_steps " << old_k << " -> " << t.gradient_accumulation_steps
         << " (global batch " << cfg_.globalBatch() << " kept); the step is redone";
-    publishEvent(step, "oom_backoff", why.str());
+    publishEvent(step, EventKind::OutOfMemoryBackoff, why.str());
     return true;
 }
 
@@ -646,7 +648,7 @@ RankResult RankTrainer::loop() {
     RankResult result;
     prepare();
     result.tokens_at_start = tokens_at_start_;
-    if (source_->entropyFloor() >= 0 && start_step_ == 0) publishPoints({point(0, "data/entropy_floor", source_->entropyFloor())});
+    if (source_->entropyFloor() >= 0 && start_step_ == 0) publishPoints({point(0, metric::kEntropyFloor, source_->entropyFloor())});
     const TrainConfig& t = cfg_.train;
     int64_t bad_steps = 0;
     double tokens_per_s = 0;
@@ -682,7 +684,7 @@ RankResult RankTrainer::loop() {
                    << schedule_.accumulation(step, m) << ", "
                    << (schedule_.adapts() ? "adaptive: " + growth_reason_ : std::string("ramp"))
                    << "), learning rate x" << schedule_.lrFactor(step) << " of the configured";
-            publishEvent(step + 1, "batch_change", change.str());
+            publishEvent(step + 1, EventKind::BatchChange, change.str());
         }
         const WindowOutcome outcome = accumulateWindow(step, window);
         if (outcome == WindowOutcome::Stopped) {
@@ -713,7 +715,7 @@ RankResult RankTrainer::loop() {
             continue;
         }
         if (window.tokens == 0) {
-            publishEvent(step + 1, "warning",
+            publishEvent(step + 1, EventKind::Warning,
                          "step " + std::to_string(step + 1) + " has no counted target tokens; update skipped");
             continue;
         }
@@ -723,7 +725,7 @@ RankResult RankTrainer::loop() {
             ++bad_steps;
             std::ostringstream why;
             why << "step " << step + 1 << " skipped: loss " << mean_loss << ", grad norm " << window.grad_norm;
-            publishEvent(step + 1, "skipped_step", why.str());
+            publishEvent(step + 1, EventKind::SkippedStep, why.str());
             if (bad_steps >= t.max_bad_steps) {
                 result.error = std::to_string(bad_steps) + " consecutive non-finite steps (train.max_bad_steps)";
                 return finish(RunStatus::Failed, step);
@@ -757,7 +759,7 @@ RankResult RankTrainer::loop() {
         if ((s_.rank == 0 || sharded_weights_ || expert_buckets_) && t.eval_every > 0 &&
             ((step + 1) % t.eval_every == 0 || last)) {
             EvalResult eval = evaluateModel(model_, *source_, cfg_, device_);
-            publishPoints({point(step + 1, "eval/loss", eval.loss)});
+            publishPoints({point(step + 1, metric::kEvalLoss, eval.loss)});
         }
         if (t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0) saveCheckpoint(step + 1, last_loss_);
     }
@@ -876,10 +878,10 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
                                      ? writeCheckpoint(s_.checkpoint_dir, model_state, optimizer_state, state)
                                      : writeCheckpoint(s_.checkpoint_dir, model_, optimizer_state, state);
         pruneCheckpoints(s_.checkpoint_dir, cfg_.train.keep_checkpoints);
-        publishEvent(steps_done, "checkpoint", path);
+        publishEvent(steps_done, EventKind::Checkpoint, path);
     } catch (const std::exception& e) {
         // Training goes on; the previous checkpoint stays the newest valid one.
-        publishEvent(steps_done, "checkpoint_failed", std::string("checkpoint not written: ") + e.what());
+        publishEvent(steps_done, EventKind::CheckpointFailed, std::string("checkpoint not written: ") + e.what());
     }
 }
 
@@ -914,7 +916,7 @@ torch::Tensor RankTrainer::hostExpertLoads(const WindowResult& w) const {
 
 void RankTrainer::adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s,
                                   const std::vector<int64_t>& rank_received) {
-    if (auto message = spikes_.observe(step, loss)) publishEvent(step, "advice", *message);
+    if (auto message = spikes_.observe(step, loss)) publishEvent(step, EventKind::Advice, *message);
     // An adaptive batch follows the estimate itself: its changes are the batch_change events.
     if (noise_.ready() && !adaptation_) {
         const int64_t per_step = cfg_.train.micro_batch_size * s_.world_size;
@@ -922,24 +924,24 @@ void RankTrainer::adviseAfterStep(int64_t step, const torch::Tensor& loads, doub
         const int64_t k = windowMicroBatches(step - 1);
         if (auto message = critical_batch_.observe(step, noise_.criticalBatchTokens() / tokens_per_sequence_,
                                                    noise_.relativeError(), k * per_step, k, per_step))
-            publishEvent(step, "advice", *message);
+            publishEvent(step, EventKind::Advice, *message);
     }
     if (loads.defined()) {
         const int64_t experts = loads.size(1);
         for (int64_t i = 0; i < loads.size(0); ++i) {
             const double* row = loads.data_ptr<double>() + i * experts;
             std::vector<double> values(row, row + experts);
-            if (auto message = imbalance_.observe(step, moe_indices_[i], values)) publishEvent(step, "advice", *message);
+            if (auto message = imbalance_.observe(step, moe_indices_[i], values)) publishEvent(step, EventKind::Advice, *message);
         }
     }
     if (!rank_received.empty())
         if (auto message = rank_imbalance_.observe(step, rank_received, cfg_.runtime.expert_parallel,
                                                    cfg_.model.n_routed_experts))
-            publishEvent(step, "advice", *message);
+            publishEvent(step, EventKind::Advice, *message);
     if (!throughput_ && s_.explored_best && step > start_step_ + 1)  // the first step is warm-up
         throughput_.emplace(*s_.explored_best, cfg_.train.micro_batch_size);
     if (throughput_)
-        if (auto message = throughput_->observe(step, tokens_per_s)) publishEvent(step, "advice", *message);
+        if (auto message = throughput_->observe(step, tokens_per_s)) publishEvent(step, EventKind::Advice, *message);
 }
 
 MetricPoint RankTrainer::point(int64_t step, const std::string& key, double value) const {
@@ -950,49 +952,50 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, const torch::
                               double tokens_per_s, double step_time) {
     if (s_.rank != 0) return;
     std::vector<MetricPoint> points = {
-        point(step, "train/loss", w.loss_sum / double(w.tokens)),
-        point(step, "train/grad_norm", w.grad_norm),
-        point(step, "train/lr", lr),
-        point(step, "train/tokens", double(tokens_seen_)),
-        point(step, "perf/tokens_per_s", tokens_per_s),
-        point(step, "perf/step_time_s", step_time),
-        point(step, "comm/collectives", double(w.collectives)),
-        point(step, "train/global_batch", double(cfg_.train.micro_batch_size * windowMicroBatches(step - 1) * s_.world_size)),
+        point(step, metric::kLoss, w.loss_sum / double(w.tokens)),
+        point(step, metric::kGradNorm, w.grad_norm),
+        point(step, metric::kLearningRate, lr),
+        point(step, metric::kTokens, double(tokens_seen_)),
+        point(step, metric::kTokensPerSecond, tokens_per_s),
+        point(step, metric::kStepTime, step_time),
+        point(step, metric::kCollectives, double(w.collectives)),
+        point(step, metric::kGlobalBatch, double(cfg_.train.micro_batch_size * windowMicroBatches(step - 1) * s_.world_size)),
     };
-    if (!w.loads.empty()) points.push_back(point(step, "moe/aux_loss", w.aux_loss_sum / double(w.tokens)));
+    if (!w.loads.empty()) points.push_back(point(step, metric::kAuxLoss, w.aux_loss_sum / double(w.tokens)));
     if (w.noise && noise_.ready()) {
         // Raw parts (a user may smooth them differently), their averages, and the critical batch
         // from the ratio of the averages, in tokens and in sequences of this window.
         const double critical = noise_.criticalBatchTokens();
-        points.push_back(point(step, "noise/grad_sq", w.noise->grad_sq));
-        points.push_back(point(step, "noise/trace", w.noise->trace));
-        points.push_back(point(step, "noise/grad_sq_ema", noise_.gradSq()));
-        points.push_back(point(step, "noise/trace_ema", noise_.trace()));
-        points.push_back(point(step, "noise/critical_batch_tokens", critical));
-        points.push_back(point(step, "noise/critical_batch_sequences", critical / tokens_per_sequence_));
+        points.push_back(point(step, metric::kNoiseGradSq, w.noise->grad_sq));
+        points.push_back(point(step, metric::kNoiseTrace, w.noise->trace));
+        points.push_back(point(step, metric::kNoiseGradSqAverage, noise_.gradSq()));
+        points.push_back(point(step, metric::kNoiseTraceAverage, noise_.trace()));
+        points.push_back(point(step, metric::kCriticalBatchTokens, critical));
+        points.push_back(point(step, metric::kCriticalBatchSequences, critical / tokens_per_sequence_));
         const double error = noise_.relativeError();
-        if (std::isfinite(error)) points.push_back(point(step, "noise/critical_batch_rel_error", error));
+        if (std::isfinite(error)) points.push_back(point(step, metric::kCriticalBatchRelativeError, error));
         for (size_t g = 0; g < w.noise_groups.size(); ++g) {
             if (!group_present_[g] || !w.noise_groups[g]) continue;
-            const std::string prefix = "noise/" + noiseScaleGroups()[g] + "/";
-            points.push_back(point(step, prefix + "grad_sq", w.noise_groups[g]->grad_sq));
-            points.push_back(point(step, prefix + "trace", w.noise_groups[g]->trace));
+            const std::string& group = noiseScaleGroups()[g];
+            points.push_back(point(step, metric::noiseGroupKey(group, "grad_sq"), w.noise_groups[g]->grad_sq));
+            points.push_back(point(step, metric::noiseGroupKey(group, "trace"), w.noise_groups[g]->trace));
             if (noise_groups_[g].ready())
-                points.push_back(point(step, prefix + "critical_batch_tokens", noise_groups_[g].criticalBatchTokens()));
+                points.push_back(point(step, metric::noiseGroupKey(group, "critical_batch_tokens"),
+                                       noise_groups_[g].criticalBatchTokens()));
         }
     }
     // Expert parallelism: the time in the exchanges and the routed rows each rank received.
     if (s_.expert_collectives) {
         const double seconds = s_.expert_collectives->allToAllSeconds();
-        points.push_back(point(step, "perf/all_to_all_s", seconds - all_to_all_seconds_));
+        points.push_back(point(step, metric::kAllToAllTime, seconds - all_to_all_seconds_));
         all_to_all_seconds_ = seconds;
     }
     for (size_t r = 0; r < w.rank_received.size(); ++r)
-        points.push_back(point(step, "moe/rank" + std::to_string(r) + "/tokens_received", double(w.rank_received[r])));
+        points.push_back(point(step, metric::rankReceivedKey(int(r)), double(w.rank_received[r])));
     // Each rank's most bytes held during the window's forward and backward passes.
     for (size_t r = 0; r < w.rank_peak_bytes.size(); ++r)
         if (w.rank_peak_bytes[r] > 0)
-            points.push_back(point(step, memoryKeyPrefix(s_.device, int(r)) + "peak_bytes", double(w.rank_peak_bytes[r])));
+            points.push_back(point(step, metric::memoryKey(s_.device, int(r), metric::kPeakBytes), double(w.rank_peak_bytes[r])));
     if (loads.defined()) {
         // The tokens of each expert feed the GUI's heatmap: every step while that is at most
         // kExpertPointsPerStep points, else every few steps, so a 58 x 256 model does not write
@@ -1003,15 +1006,15 @@ void RankTrainer::publishStep(int64_t step, const WindowResult& w, const torch::
         const bool per_expert = step % every == 0;
         const double* values = loads.data_ptr<double>();
         for (int64_t i = 0; i < layers; ++i) {
-            const std::string layer = "moe/layer" + std::to_string(moe_indices_[i]);
+            const int layer = static_cast<int>(moe_indices_[i]);
             const double* row = values + i * experts;
             double sum = 0, max = 0;
             for (int64_t e = 0; e < experts; ++e) sum += row[e], max = std::max(max, row[e]);
             const double mean = sum / double(experts);
-            points.push_back(point(step, layer + "/load_max_over_mean", mean > 0 ? max / mean : 0.0));
+            points.push_back(point(step, metric::loadMaxOverMeanKey(layer), mean > 0 ? max / mean : 0.0));
             if (per_expert)
                 for (int64_t e = 0; e < experts; ++e)
-                    points.push_back(point(step, layer + "/expert" + std::to_string(e) + "/tokens", row[e]));
+                    points.push_back(point(step, metric::expertTokensKey(layer, int(e)), row[e]));
         }
     }
     publishPoints(std::move(points));
@@ -1044,8 +1047,8 @@ void RankTrainer::publishPoints(std::vector<MetricPoint> points) {
     if (s_.bus && s_.rank == 0) s_.bus->publish(std::move(points));
 }
 
-void RankTrainer::publishEvent(int64_t step, const std::string& kind, const std::string& message) {
-    if (s_.bus && s_.rank == 0) s_.bus->publish(RunEvent{step, secondsSince(s_.started), kind, message});
+void RankTrainer::publishEvent(int64_t step, EventKind kind, const std::string& message) {
+    if (s_.bus && s_.rank == 0) s_.bus->publish(RunEvent{step, secondsSince(s_.started), eventKindName(kind), message});
 }
 
 RankResult runRank(const RankSetup& setup) {

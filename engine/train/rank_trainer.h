@@ -22,6 +22,7 @@
 #include "train/batch_adaptation.h"
 #include "train/fresh_gradient_norms.h"
 #include "train/sharded_adamw.h"
+#include "trainbench/event_kind.h"
 #include "trainbench/noise_scale.h"
 #include "session/run_control.h"
 #include "trainbench/batch_schedule.h"
@@ -162,7 +163,7 @@ private:
     // without MoE layers.
     torch::Tensor hostExpertLoads(const WindowResult& w) const;
     void publishPoints(std::vector<MetricPoint> points);
-    void publishEvent(int64_t step, const std::string& kind, const std::string& message);
+    void publishEvent(int64_t step, EventKind kind, const std::string& message);
     MetricPoint point(int64_t step, const std::string& key, double value) const;
 
     RankSetup s_;

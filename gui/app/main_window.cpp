@@ -30,6 +30,8 @@
 #include "compare/compare_view.h"
 #include "app/config_summary.h"
 #include "common/display_format.h"
+#include "trainbench/event_kind.h"
+#include "trainbench/metric_keys.h"
 #include "trainbench/batch_schedule.h"
 #include "configure/configure_view.h"
 #include "runs/engine_bridge.h"
@@ -660,9 +662,8 @@ void MainWindow::appendLog(const QString& line) {
 }
 
 bool MainWindow::isRankPeakKey(const std::string& key) {
-    static const std::string prefix = "mem/", suffix = "/peak_bytes";
-    return key.size() > prefix.size() + suffix.size() && key.compare(0, prefix.size(), prefix) == 0 &&
-           key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+    const auto parsed = metric::parseMemoryKey(key);
+    return parsed && parsed->what == metric::kPeakBytes;
 }
 
 std::vector<std::pair<QString, int64_t>> MainWindow::rankPeaks() const {
@@ -691,13 +692,13 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
     const MetricPoint* critical_error = nullptr;
     double wall_time = -1.0;
     for (const MetricPoint& point : points) {
-        if (point.key == "train/loss") loss = &point;
-        else if (point.key == "train/lr") lr = &point;
-        else if (point.key == "perf/tokens_per_s") throughput = &point;
-        else if (point.key == "comm/collectives") collectives = &point;
+        if (point.key == metric::kLoss) loss = &point;
+        else if (point.key == metric::kLearningRate) lr = &point;
+        else if (point.key == metric::kTokensPerSecond) throughput = &point;
+        else if (point.key == metric::kCollectives) collectives = &point;
         else if (isRankPeakKey(point.key)) rank_peaks_[QString::fromStdString(point.key)] = point.value;
-        else if (point.key == "noise/critical_batch_sequences") critical = &point;
-        else if (point.key == "noise/critical_batch_rel_error") critical_error = &point;
+        else if (point.key == metric::kCriticalBatchSequences) critical = &point;
+        else if (point.key == metric::kCriticalBatchRelativeError) critical_error = &point;
         wall_time = std::max(wall_time, point.wall_time);
         latest_step_ = std::max(latest_step_, point.step);
     }
@@ -733,13 +734,13 @@ void MainWindow::onPoints(const QVector<MetricPoint>& points) {
 void MainWindow::onEvent(const RunEvent& event) {
     monitor_->addEvent(event);
     // A held run says so where the user looks first; the log keeps the details.
-    if (event.kind == "store_unwritable")
+    if (event.kind == eventKindName(EventKind::StoreUnwritable))
         setStatusText(tr("Held at step %1: the run store cannot be written (disk full or read-only); no point is lost.")
                           .arg(event.step),
                       true);
-    else if (event.kind == "store_writable")
+    else if (event.kind == eventKindName(EventKind::StoreWritable))
         setStatusText(tr("Running: the run store accepts writes again."));
-    else if (event.kind == "checkpoint")
+    else if (event.kind == eventKindName(EventKind::Checkpoint))
         batch_panel_->setLatestCheckpoint(QString::fromStdString(event.message), event.step);
     appendLog(QStringLiteral("[step %1] %2: %3")
                   .arg(event.step)

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "compare/config_diff.h"
+#include "trainbench/metric_keys.h"
 
 namespace trainbench::gui {
 
@@ -22,10 +23,8 @@ int64_t configInteger(const std::map<QString, QString>& config, const char* key)
 }  // namespace
 
 bool isPeakMemoryKey(const std::string& key) {
-    static const std::string prefix = "mem/";
-    static const std::string suffix = "/peak_bytes";
-    return key.size() > prefix.size() + suffix.size() && key.compare(0, prefix.size(), prefix) == 0 &&
-           key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+    const auto parsed = metric::parseMemoryKey(key);
+    return parsed && parsed->what == metric::kPeakBytes;
 }
 
 CompareSummary summarizeForComparison(const RunRecord& run, const std::vector<MetricPoint>& loss,

@@ -28,6 +28,7 @@
 #include "plotting/ema_smoother.h"
 #include "compare/seed_groups.h"
 #include "runs/store_reader.h"
+#include "trainbench/metric_keys.h"
 
 namespace trainbench::gui {
 
@@ -278,8 +279,8 @@ void CompareView::setRuns(const QStringList& run_ids) {
                     std::vector<MetricPoint> points = store.metrics(id, key);
                     peaks.insert(peaks.end(), points.begin(), points.end());
                 }
-                info.summary = summarizeForComparison(*record, store.metrics(id, "train/loss"),
-                                                      store.metrics(id, "perf/tokens_per_s"), peaks);
+                info.summary = summarizeForComparison(*record, store.metrics(id, metric::kLoss),
+                                                      store.metrics(id, metric::kTokensPerSecond), peaks);
                 info.record = std::move(*record);
                 result.runs.push_back(std::move(info));
             }
@@ -431,8 +432,8 @@ void CompareView::pollRunning() {
                         std::vector<MetricPoint> points = store.metrics(run.run_id, k);
                         peaks.insert(peaks.end(), points.begin(), points.end());
                     }
-                    update.summary = summarizeForComparison(*update.record, store.metrics(run.run_id, "train/loss"),
-                                                            store.metrics(run.run_id, "perf/tokens_per_s"), peaks);
+                    update.summary = summarizeForComparison(*update.record, store.metrics(run.run_id, metric::kLoss),
+                                                            store.metrics(run.run_id, metric::kTokensPerSecond), peaks);
                 }
                 updates.push_back(std::move(update));
             }

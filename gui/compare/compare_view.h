@@ -14,6 +14,7 @@
 #include "compare/compare_summary.h"
 #include "compare/curves_csv.h"
 #include "plotting/decimated_graph.h"
+#include "trainbench/metric_keys.h"
 #include "trainbench/run_store.h"
 
 class QCheckBox;
@@ -94,7 +95,7 @@ public:
     bool isPolling() const;
     static constexpr int kPollIntervalMs = 1000;
 
-    static constexpr const char* kDefaultKey = "train/loss";
+    static constexpr const char* kDefaultKey = metric::kLoss;
 
 Q_SIGNALS:
     void loaded();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include "trainbench/metric_keys.h"
 
 namespace trainbench::gui {
 
@@ -96,7 +97,7 @@ void CriticalBatchPlot::addPoints(const QVector<MetricPoint>& points) {
     const bool had_data = hasData();
     for (const MetricPoint& p : points) {
         const double step = static_cast<double>(p.step);
-        if (p.key == "noise/critical_batch_sequences") {
+        if (p.key == metric::kCriticalBatchSequences) {
             if (!(p.value > 0) || !std::isfinite(p.value)) continue;  // no estimate yet: nothing on a log axis
             critical_->addData(step, p.value);
             const double error = errors_.value(p.step, std::nan(""));
@@ -106,9 +107,9 @@ void CriticalBatchPlot::addPoints(const QVector<MetricPoint>& points) {
                 band_high_->addData(step, p.value * (1.0 + error));
             }
             changed = true;
-        } else if (p.key == "noise/critical_batch_rel_error") {
+        } else if (p.key == metric::kCriticalBatchRelativeError) {
             errors_[p.step] = p.value;  // its estimate may have come first: the loop below pairs them
-        } else if (p.key == "train/global_batch") {
+        } else if (p.key == metric::kGlobalBatch) {
             global_batch_->addData(step, p.value);
             changed = true;
         }

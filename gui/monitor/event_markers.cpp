@@ -3,35 +3,50 @@
 
 #include <QPolygonF>
 
+#include <optional>
+
+#include "trainbench/event_kind.h"
+
 namespace trainbench::gui {
 
-bool isMarkerKind(const QString& kind) {
-    return kind == QLatin1String("checkpoint") || kind == QLatin1String("oom_backoff") ||
-           kind == QLatin1String("skipped_step") || kind == QLatin1String("advice") ||
-           kind == QLatin1String("checkpoint_failed") || kind == QLatin1String("store_unwritable") ||
-           kind == QLatin1String("batch_change");
+namespace {
+
+// How an event kind shows as a marker; nothing for the kinds that draw none (status, warning, ...).
+struct MarkerStyle {
+    QColor color;
+    const char* title;
+};
+std::optional<MarkerStyle> markerStyle(const QString& kind) {
+    const auto known = eventKindNamed(kind.toStdString());
+    if (!known) return std::nullopt;
+    switch (*known) {
+        case EventKind::Checkpoint: return MarkerStyle{QColor(46, 139, 87), "checkpoint"};
+        case EventKind::OutOfMemoryBackoff: return MarkerStyle{QColor(200, 30, 30), "OOM back-off"};
+        case EventKind::SkippedStep: return MarkerStyle{QColor(148, 103, 189), "skipped step"};
+        case EventKind::Advice: return MarkerStyle{QColor(190, 140, 0), "advice"};
+        case EventKind::CheckpointFailed: return MarkerStyle{QColor(230, 120, 20), "checkpoint failed"};
+        case EventKind::StoreUnwritable: return MarkerStyle{QColor(90, 90, 90), "store held"};
+        case EventKind::BatchChange: return MarkerStyle{QColor(31, 119, 180), "batch change"};
+        case EventKind::Status:
+        case EventKind::Warning:
+        case EventKind::Precision:
+        case EventKind::StoreWritable: return std::nullopt;
+    }
+    return std::nullopt;
 }
 
+}  // namespace
+
+bool isMarkerKind(const QString& kind) { return markerStyle(kind).has_value(); }
+
 QColor markerColor(const QString& kind) {
-    if (kind == QLatin1String("checkpoint")) return QColor(46, 139, 87);
-    if (kind == QLatin1String("oom_backoff")) return QColor(200, 30, 30);
-    if (kind == QLatin1String("skipped_step")) return QColor(148, 103, 189);
-    if (kind == QLatin1String("advice")) return QColor(190, 140, 0);
-    if (kind == QLatin1String("checkpoint_failed")) return QColor(230, 120, 20);
-    if (kind == QLatin1String("store_unwritable")) return QColor(90, 90, 90);
-    if (kind == QLatin1String("batch_change")) return QColor(31, 119, 180);
-    return QColor(120, 120, 120);
+    const auto style = markerStyle(kind);
+    return style ? style->color : QColor(120, 120, 120);
 }
 
 QString markerTitle(const QString& kind) {
-    if (kind == QLatin1String("checkpoint")) return QStringLiteral("checkpoint");
-    if (kind == QLatin1String("oom_backoff")) return QStringLiteral("OOM back-off");
-    if (kind == QLatin1String("skipped_step")) return QStringLiteral("skipped step");
-    if (kind == QLatin1String("advice")) return QStringLiteral("advice");
-    if (kind == QLatin1String("checkpoint_failed")) return QStringLiteral("checkpoint failed");
-    if (kind == QLatin1String("store_unwritable")) return QStringLiteral("store held");
-    if (kind == QLatin1String("batch_change")) return QStringLiteral("batch change");
-    return kind;
+    const auto style = markerStyle(kind);
+    return style ? QString::fromLatin1(style->title) : kind;
 }
 
 EventMarkerLayer::EventMarkerLayer(QCPAxisRect* rect, const QVector<EventMarker>* markers, bool with_flags)

@@ -7,41 +7,11 @@
 #include <string_view>
 
 #include "plotting/plot_tickers.h"
+#include "trainbench/metric_keys.h"
 
 namespace trainbench::gui {
 
 namespace {
-
-// Reads the decimal number at the front of `text` and drops it; false when there is none.
-bool takeNumber(std::string_view& text, int* out) {
-    size_t digits = 0;
-    long value = 0;
-    while (digits < text.size() && digits < 9 && text[digits] >= '0' && text[digits] <= '9')
-        value = value * 10 + (text[digits++] - '0');
-    if (digits == 0) return false;
-    text.remove_prefix(digits);
-    *out = static_cast<int>(value);
-    return true;
-}
-
-bool takePrefix(std::string_view& text, std::string_view prefix) {
-    if (text.substr(0, prefix.size()) != prefix) return false;
-    text.remove_prefix(prefix.size());
-    return true;
-}
-
-enum class LoadKey { None, ExpertTokens, MaxOverMean, RankReceived };
-
-// moe/layer<L>/expert<E>/tokens, moe/layer<L>/load_max_over_mean or moe/rank<R>/tokens_received
-// (R in `layer`).
-LoadKey parseLoadKey(std::string_view key, int* layer, int* expert) {
-    if (takePrefix(key, "moe/rank"))
-        return takeNumber(key, layer) && key == "/tokens_received" ? LoadKey::RankReceived : LoadKey::None;
-    if (!takePrefix(key, "moe/layer") || !takeNumber(key, layer)) return LoadKey::None;
-    if (key == "/load_max_over_mean") return LoadKey::MaxOverMean;
-    if (takePrefix(key, "/expert") && takeNumber(key, expert) && key == "/tokens") return LoadKey::ExpertTokens;
-    return LoadKey::None;
-}
 
 // Viridis: perceptually even and readable in grey, so equal load steps look equally far apart.
 QCPColorGradient loadGradient() {
@@ -142,11 +112,10 @@ ExpertLoadHeatmap::LayerLoads& ExpertLoadHeatmap::layerAt(int layer) {
 void ExpertLoadHeatmap::addPoints(const QVector<MetricPoint>& points) {
     bool changed = false;
     for (const MetricPoint& point : points) {
-        int layer = 0;
-        int expert = 0;
-        const LoadKey kind = parseLoadKey(point.key, &layer, &expert);
-        if (kind == LoadKey::None) continue;
-        if (kind == LoadKey::RankReceived) {
+        const auto key = metric::parseLoadKey(point.key);
+        if (!key) continue;
+        const int layer = key->layer, expert = key->expert;
+        if (key->kind == metric::LoadKey::Kind::RankReceived) {
             if (point.step < received_step_) continue;
             if (point.step > received_step_) received_.clear(), received_step_ = point.step;
             received_[layer] = point.value;
@@ -161,7 +130,7 @@ void ExpertLoadHeatmap::addPoints(const QVector<MetricPoint>& points) {
             loads.tokens.clear();
             loads.max_over_mean = -1.0;
         }
-        if (kind == LoadKey::ExpertTokens) {
+        if (key->kind == metric::LoadKey::Kind::ExpertTokens) {
             loads.tokens[expert] = point.value;
             expert_count_ = std::max(expert_count_, expert + 1);
         } else {

@@ -11,6 +11,7 @@
 #include <QFontMetrics>
 #include <QToolTip>
 
+#include "trainbench/metric_keys.h"
 #include "trainbench/batch_schedule.h"
 #include "plotting/plot_tickers.h"
 #include "plotting/robust_range.h"
@@ -58,21 +59,18 @@ struct MemoryKind {
     double width;
 };
 const MemoryKind kMemoryKinds[] = {
-    {"allocated_bytes", "allocated", Qt::SolidLine, 1.6},
-    {"peak_bytes", "peak", Qt::DashLine, 1.6},
-    {"reserved_bytes", "reserved", Qt::DotLine, 1.6},
-    {"device_used_bytes", "device used", Qt::DashDotLine, 1.4},
+    {metric::kAllocatedBytes, "allocated", Qt::SolidLine, 1.6},
+    {metric::kPeakBytes, "peak", Qt::DashLine, 1.6},
+    {metric::kReservedBytes, "reserved", Qt::DotLine, 1.6},
+    {metric::kDeviceUsedBytes, "device used", Qt::DashDotLine, 1.4},
 };
 
 const MemoryKind* memoryKindOf(const std::string& key, std::string* device) {
-    static const std::string prefix = "mem/";
-    if (key.rfind(prefix, 0) != 0) return nullptr;
-    const size_t slash = key.find('/', prefix.size());
-    if (slash == std::string::npos) return nullptr;
-    const std::string what = key.substr(slash + 1);
+    const auto parsed = metric::parseMemoryKey(key);
+    if (!parsed) return nullptr;
     for (const MemoryKind& kind : kMemoryKinds) {
-        if (what == kind.suffix) {
-            *device = key.substr(prefix.size(), slash - prefix.size());
+        if (parsed->what == kind.suffix) {
+            *device = parsed->device;
             return &kind;
         }
     }
@@ -469,7 +467,7 @@ void MetricPlots::rebuildMemoryLegend() {
 QString MetricPlots::memoryLineAt(const std::string& device, double x) const {
     QStringList parts;
     for (const MemoryKind& kind : kMemoryKinds) {
-        const auto found = memory_.find("mem/" + device + "/" + kind.suffix);
+        const auto found = memory_.find(metric::memoryKeyOf(device, kind.suffix));
         QCPGraphData nearest;
         if (found != memory_.end() && nearestPoint(found->second.raw, x, &nearest))
             parts << QStringLiteral("%1 %2").arg(QLatin1String(kind.title), formatBytes(nearest.value));
@@ -482,30 +480,30 @@ void MetricPlots::addPoints(const QVector<MetricPoint>& points) {
     // Tokens first: the points of a step carry the step, and train/tokens says how many
     // tokens that step ends at, whichever order the batch lists them in.
     for (const MetricPoint& point : points) {
-        if (point.key != "train/tokens" || point.step < 0 || point.step >= kMaxStepTable) continue;
+        if (point.key != metric::kTokens || point.step < 0 || point.step >= kMaxStepTable) continue;
         if (tokens_at_step_.size() <= point.step) tokens_at_step_.resize(point.step + 1, qQNaN());
         tokens_at_step_[point.step] = point.value;
     }
     bool changed = false;
     for (const MetricPoint& point : points) {
         std::string device;
-        if (point.key == "train/loss") {
+        if (point.key == metric::kLoss) {
             append(loss_, point);
             if (point.step >= 0 && point.step < kMaxStepTable) {
                 if (wall_at_step_.size() <= point.step) wall_at_step_.resize(point.step + 1, qQNaN());
                 wall_at_step_[point.step] = point.wall_time;
             }
-        } else if (point.key == "eval/loss") {
+        } else if (point.key == metric::kEvalLoss) {
             append(eval_loss_, point);
-        } else if (point.key == "train/grad_norm") {
+        } else if (point.key == metric::kGradNorm) {
             append(grad_norm_, point);
-        } else if (point.key == "train/lr") {
+        } else if (point.key == metric::kLearningRate) {
             append(learning_rate_, point);
-        } else if (point.key == "perf/tokens_per_s") {
+        } else if (point.key == metric::kTokensPerSecond) {
             append(throughput_, point);
         } else if (memoryKindOf(point.key, &device)) {
             append(memorySeries(point.key), point);
-        } else if (point.key == "data/entropy_floor") {
+        } else if (point.key == metric::kEntropyFloor) {
             entropy_floor_ = point.value;
             floor_line_->point1->setCoords(0.0, point.value);
             floor_line_->point2->setCoords(1.0, point.value);
@@ -513,10 +511,10 @@ void MetricPlots::addPoints(const QVector<MetricPoint>& points) {
             floor_label_->setText(tr("entropy floor %1").arg(point.value, 0, 'f', 3));
             floor_label_->setVisible(true);
             continue;  // a property of the data, not a step of the run
-        } else if (point.key == "train/global_batch") {
+        } else if (point.key == metric::kGlobalBatch) {
             step_tokens_ = point.value * seq_len_;  // an adaptive run's steps so far say how long it is
             continue;
-        } else if (point.key != "train/tokens") {
+        } else if (point.key != metric::kTokens) {
             continue;
         }
         last_step_ = std::max(last_step_, point.step);

@@ -6,6 +6,8 @@
 #include <iterator>
 #include <utility>
 
+#include "trainbench/event_kind.h"
+
 namespace trainbench::gui {
 
 EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
@@ -58,7 +60,7 @@ bool EngineBridge::start(const RunConfig& config, const QString& name) {
         try {
             recorder_ = std::make_unique<RunRecorder>(RunStore::defaultFolder(), *session_, name.toStdString());
         } catch (const StoreError& error) {
-            Q_EMIT eventArrived(RunEvent{0, 0.0, "warning", std::string("this run is not recorded: ") + error.what()});
+            Q_EMIT eventArrived(RunEvent{0, 0.0, eventKindName(EventKind::Warning), std::string("this run is not recorded: ") + error.what()});
         }
         session_->start();
     } catch (const std::exception& error) {

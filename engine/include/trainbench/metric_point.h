@@ -19,7 +19,7 @@ struct MetricPoint {
 struct RunEvent {
     int64_t step = 0;
     double wall_time = 0;
-    std::string kind;     // status | warning | skipped_step | checkpoint | error | info | oom_backoff | advice
+    std::string kind;     // the name of an EventKind (trainbench/event_kind.h)
     std::string message;
 };
 

@@ -140,13 +140,15 @@ struct RuntimeConfig {
     bool overlap_reduction = true;  // reduce gradient buckets during the last backward
     // ZeRO: 0 every rank holds all training state; 1 the AdamW moments are sharded over the
     // ranks (reduce-scatter of the gradients, each rank steps its slice, all-gather of weights);
-    // 2 the gradients too (each micro-batch's buckets reduce-scattered and freed).
+    // 2 the gradients too (each micro-batch's buckets reduce-scattered and freed); 3 the weights
+    // too (each unit gathered for its forward and its backward, released after).
     int64_t zero_stage = 0;
     // Expert parallelism: the routed experts divided among groups of this many ranks (each rank
     // holds n_routed_experts / expert_parallel of every MoE layer; tokens travel to their experts
     // by all-to-all). 1: every rank holds every expert.
     int64_t expert_parallel = 1;
-    // "none" | "full": each block keeps only its input and runs its forward again in the backward.
+    // "none" | "feedforward" (each block's feed-forward part runs again in the backward) | "full"
+    // (each block keeps only its input and runs its whole forward again in the backward).
     std::string activation_checkpointing = "none";
 };
 
