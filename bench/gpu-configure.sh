@@ -7,7 +7,8 @@
 # Usage: bench/gpu-configure.sh DEPS BUILD_DIR LOG
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-deps="$(cd "$1" && pwd)"; build="$2"; log="$3"
+deps="$(cd "$1" 2>/dev/null && pwd)" || { echo "gpu-configure: $1 is missing (bench/gpu-deps.sh makes it; carry it)"; exit 1; }
+build="$2"; log="$3"
 python="${PYTHON:-python3}"
 torch_dir="$("$python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')/Torch" || {
   echo "gpu-configure: $python has no torch"; exit 1; }

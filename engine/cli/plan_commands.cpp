@@ -1,23 +1,22 @@
 // `plan`: the planner's bytes per rank. `explore`: every micro-batch split of the global batch,
 // measured, with a recommendation.
-#include "cli/plan_commands.h"
-
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/command_table.h"
+#include "cli/config_loading.h"
 #include "trainbench/batch_explorer.h"
+#include "trainbench/config_io.h"
 #include "trainbench/memory_plan.h"
+#include "trainbench/process_launch.h"
 
-namespace trainbench {
+namespace trainbench::cli {
 namespace {
 
 double mib(int64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
-
-}  // namespace
-
-namespace {
 
 std::string describeLayout(const MemoryLayout& layout) {
     return "zero_stage " + std::to_string(layout.zero_stage) + ", activation_checkpointing " +
@@ -25,8 +24,6 @@ std::string describeLayout(const MemoryLayout& layout) {
            (layout.expert_parallel > 1 ? ", expert_parallel " + std::to_string(layout.expert_parallel) : std::string()) +
            ", micro_batch_size " + std::to_string(layout.micro_batch_size);
 }
-
-}  // namespace
 
 int commandPlan(const RunConfig& config, bool as_json) {
     const int64_t budget = deviceMemoryBytesPerRank(config);
@@ -123,4 +120,44 @@ int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json,
     return 0;
 }
 
-}  // namespace trainbench
+struct PlanOptions {
+    std::string config_path;
+    std::vector<std::string> overrides;
+    bool as_json = false;
+    int64_t steps = 3;
+    bool layouts = false;
+};
+
+}  // namespace
+
+void addPlanCommands(CLI::App& app, CommandTable& table) {
+    auto plan_options = std::make_shared<PlanOptions>();
+    auto* plan = app.add_subcommand("plan", "Memory per rank of a config: weights, gradients, optimizer, activations, peak");
+    addConfigArgument(plan, plan_options->config_path);
+    addOverridesOption(plan, plan_options->overrides);
+    addJsonFlag(plan, plan_options->as_json);
+    table.add(plan, [plan_options] {
+        return commandPlan(loadWithoutData(plan_options->config_path, plan_options->overrides), plan_options->as_json);
+    });
+
+    auto explore_options = std::make_shared<PlanOptions>();
+    auto* explore = app.add_subcommand("explore", "Measure every micro-batch split of the global batch; recommend one");
+    addConfigArgument(explore, explore_options->config_path);
+    addOverridesOption(explore, explore_options->overrides);
+    explore->add_option("--steps", explore_options->steps, "Optimizer steps per split (the first is warm-up)")
+        ->default_val(3)
+        ->check(CLI::Range(1, 1000));
+    addJsonFlag(explore, explore_options->as_json, "Print one JSON object (rows and recommended) on stdout");
+    explore->add_flag("--layouts", explore_options->layouts,
+                      "Also over the memory layouts: runtime.zero_stage 0-3 and activation_checkpointing "
+                      "none|feedforward|full (only the rows the planner puts within the budget)");
+    table.add(explore, [explore_options] {
+        if (auto launch = processLaunchFromEnvironment())
+            throw ConfigError(launch->launcher == "torchrun" ? "WORLD_SIZE" : "SLURM_NTASKS",
+                              "explore measures every split in one process; run it without " + launch->launcher);
+        const PlanOptions& o = *explore_options;
+        return commandExplore(loadWithOverrides(o.config_path, o.overrides), o.steps, o.as_json, o.layouts);
+    });
+}
+
+}  // namespace trainbench::cli

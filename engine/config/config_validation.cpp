@@ -351,6 +351,18 @@ void checkData(Checker& c, const RunConfig& config) {
                    "set data.vocab_size (e.g. 256) for the synthetic source");
         c.atLeast("data.order", d.order, 1);
         if (d.order > 3) c.fail("data.order", num(d.order), "must be <= 3", "use order 1, 2 or 3");
+        // The source tabulates vocab^(order + 1) probabilities: counted in 128 bits, bounded at
+        // 2^27 (a GiB of doubles).
+        if (d.order >= 1 && d.order <= 3) {
+            __int128 entries = 1;
+            for (int64_t i = 0; i <= d.order; ++i) entries *= vocab;
+            if (entries > (__int128(1) << 27))
+                c.fail(d.vocab_size > 0 ? "data.vocab_size" : "data.order", num(d.vocab_size > 0 ? vocab : d.order),
+                       "a Markov language of order " + num(d.order) + " over " + num(vocab) +
+                           " tokens has vocab^(order + 1) = " + num(double(entries)) +
+                           " probabilities to tabulate, more than 2^27",
+                       "lower data.vocab_size or data.order");
+        }
         c.positive("data.concentration", d.concentration);
     }
     if (!d.tokenizer.empty() && d.source != "text")

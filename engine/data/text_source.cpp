@@ -11,7 +11,7 @@
 #include <system_error>
 
 #include "data/holdout.h"
-#include "train/sha256.h"
+#include "files/sha256.h"
 #include "trainbench/config_io.h"
 
 namespace trainbench {

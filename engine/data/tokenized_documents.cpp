@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "trainbench/run_store.h"
-#include "train/sha256.h"
+#include "files/sha256.h"
 #include "trainbench/config_io.h"
 #include "trainbench/tokenize_progress.h"
 

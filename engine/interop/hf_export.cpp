@@ -8,7 +8,7 @@
 
 #include "files/remove_tree.h"
 #include "interop/hf_config.h"
-#include "interop/hf_names.h"
+#include "weights/hf_names.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
 #include "data/tokenized_documents.h"

@@ -112,12 +112,14 @@ int64_t cudaTotalBytes(int device) {
     return cudaMemGetInfo(&free, &total) == cudaSuccess ? static_cast<int64_t>(total) : 0;
 }
 
+void initializeCuda() { at::globalContext().lazyInitDevice(c10::DeviceType::CUDA); }
+
 void limitCudaMemory(int device, int64_t limit_bytes) {
     const int64_t total = cudaTotalBytes(device);
     if (total <= 0 || limit_bytes <= 0) return;
     // The fraction is kept in the allocator's table of `device`, which exists once CUDA is
     // initialised; before the model's first tensor it does not yet.
-    at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+    initializeCuda();
     c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));  // the call selects `device` itself
     const double fraction = std::min(1.0, double(limit_bytes) / double(total));
     c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, static_cast<c10::DeviceIndex>(device));

@@ -27,6 +27,10 @@ int64_t cudaPeakAllocatedBytes(int device);
 // Caps this process's caching allocator on `device` at `limit_bytes` (a fraction of the total),
 // so exceeding it raises c10's OutOfMemoryError as a real exhaustion would.
 void limitCudaMemory(int device, int64_t limit_bytes);
+// Initialises CUDA in this process (the caching allocator's per-device tables among it) without
+// allocating: call it on one thread before others read the allocator (the memory sampler),
+// whose tables are filled without a lock on first use.
+void initializeCuda();
 // Total bytes of `device`, 0 when unknown.
 int64_t cudaTotalBytes(int device);
 

@@ -5,7 +5,7 @@
 
 #include <torch/torch.h>
 
-#include "parallel/collectives.h"
+#include "comm/collectives.h"
 
 namespace trainbench {
 

@@ -2,7 +2,7 @@
 // the input; the backward runs the forward again with gradients on and back-propagates through it.
 #include "model/transformer.h"
 
-#include "train/bf16_compute_scope.h"
+#include "kernels/bf16_compute_scope.h"
 
 namespace trainbench {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "parallel/collectives.h"
+#include "comm/collectives.h"
 
 namespace trainbench {
 

@@ -1,4 +1,4 @@
-// Parameter counts from the config alone (ARCHITECTURE.md section 3), with exact integers.
+// Parameter counts from the config alone (docs/design/model.md section 3), with exact integers.
 #include "trainbench/param_count.h"
 
 namespace trainbench {

@@ -19,7 +19,7 @@ namespace trainbench {
 // Target id that does not count (padding, cross-document positions).
 constexpr int64_t kIgnoreIndex = -1;
 
-// One micro-batch's loss in the form the trainer normalises (ACCUMULATION.md):
+// One micro-batch's loss in the form the trainer normalises (docs/design/accumulation.md):
 // the raw sum over counted targets and their count, never a mean.
 struct LossParts {
     torch::Tensor token_loss_sum;  // scalar: summed cross-entropy over counted targets

@@ -9,7 +9,7 @@
 
 #include <torch/torch.h>
 
-#include "parallel/collectives.h"
+#include "comm/collectives.h"
 
 namespace trainbench {
 
@@ -23,7 +23,7 @@ enum class BucketReduction { AllReduce, ReduceScatter };
 // .grad is a view into it, so autograd accumulates straight into the buffer that is reduced
 // (no second copy of the gradients, and no copies in or out). Gradients are kept in fp32
 // whatever the compute dtype (fp64 for an fp64 model), so accumulation is exact to fp32
-// (ACCUMULATION.md 10). Nothing may replace a parameter's .grad: zero() clears them.
+// (docs/design/accumulation.md section 10). Nothing may replace a parameter's .grad: zero() clears them.
 //
 // Transient buckets (ZeRO stage 2): no gradient is kept whole across micro-batches. Each
 // micro-batch's gradients land in .grad as autograd makes them; a hook moves each into its

@@ -8,7 +8,7 @@
 
 #include "model/safetensors.h"
 #include "model/weight_residency.h"
-#include "parallel/collectives.h"
+#include "comm/collectives.h"
 #include "parallel/gradient_buckets.h"
 
 namespace trainbench {

@@ -33,6 +33,14 @@ namespace {
 
 constexpr int64_t kFloat = 4;
 constexpr int64_t kIndex = 8;
+// More bytes than any device holds (512 PiB): what a product of sizes is clamped to, so that
+// a micro-batch far too large for any machine (the planner tries every divisor of m x K, up
+// to 2^40 tokens) says "does not fit" instead of wrapping around 64 bits.
+constexpr int64_t kMoreThanAnyDevice = int64_t(1) << 59;
+int64_t clampedProduct(__int128 a, __int128 b) {
+    const __int128 product = a * b;
+    return product > kMoreThanAnyDevice ? kMoreThanAnyDevice : static_cast<int64_t>(product);
+}
 
 // Bytes saved for backward per token by one attention sub-block (its input norm included).
 // `layout` says which form runs: the CPU kernels' (fused) or the composed one, and on a CPU the
@@ -111,7 +119,7 @@ int64_t activationBytes(const ModelConfig& c, int64_t tokens, const std::string&
             per_token += blockBytesPerToken(c, layer, ep, layout);
         }
     }
-    return (per_token + largest) * tokens;
+    return clampedProduct(per_token + largest, tokens);
 }
 
 // Elements of the largest unit ZeRO stage 3 gathers whole (model/weight_residency.h): the
@@ -136,8 +144,8 @@ int64_t bucketsOf(int64_t bytes) {
     return 1 + std::max<int64_t>(0, (bytes - first + rest - 1) / rest);
 }
 
-// The collectives of one optimizer step on each rank and the bytes it sends (SHARDING.md
-// section 2), from the gradient bytes G: stage 0 all-reduces G (every micro-batch in the
+// The collectives of one optimizer step on each rank and the bytes it sends (docs/design/
+// layouts.md section 7), from the gradient bytes G: stage 0 all-reduces G (every micro-batch in the
 // sync-each mode); stage 1 reduce-scatters G and all-gathers the weights; stage 2
 // reduce-scatters G every micro-batch; stage 3 all-gathers every unit before its forward and
 // again before its backward (but the embedding's) and reduce-scatters it, every micro-batch.
@@ -158,8 +166,9 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
         const int64_t dense = (counts.total - counts.routed_experts) * kFloat;
         const int64_t experts = counts.routed_experts / EP * kFloat;
         const int64_t rows = p.micro_batch_size * p.seq_len * c.n_activated_experts;
-        p.all_to_all_bytes_per_micro_batch = static_cast<int64_t>(
-            4.0 * double(moe_layers) * double(rows * c.dim * kFloat) * double(EP - 1) / double(EP));
+        p.all_to_all_bytes_per_micro_batch = static_cast<int64_t>(std::min(
+            4.0 * double(moe_layers) * double(rows) * double(c.dim * kFloat) * double(EP - 1) / double(EP),
+            double(kMoreThanAnyDevice)));
         // Stage 1: reduce-scatters and all-gathers instead of all-reduces (the same bytes), and
         // the slices' squared norms summed over the world, the replicas and the group (the
         // replica group's calls made even when it is one rank).
@@ -183,9 +192,10 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
         const double dense_sent = stage >= 3 ? double(K) * double(3 * dense - counts.embedding * kFloat)
                                              : rounds * double(dense);
         const double expert_sent = stage >= 3 ? double(K) * double(3 * experts) : rounds * double(experts);
-        p.bytes_sent_per_step = static_cast<int64_t>(double(W - 1) / double(W) * dense_sent +
-                                                     (R > 1 ? double(R - 1) / double(R) * expert_sent : 0.0) +
-                                                     double(K) * double(p.all_to_all_bytes_per_micro_batch));
+        p.bytes_sent_per_step = static_cast<int64_t>(std::min(double(W - 1) / double(W) * dense_sent +
+                                                                  (R > 1 ? double(R - 1) / double(R) * expert_sent : 0.0) +
+                                                                  double(K) * double(p.all_to_all_bytes_per_micro_batch),
+                                                              double(kMoreThanAnyDevice)));
         return;
     }
     const int64_t grads = counts.total * kFloat;
@@ -213,7 +223,7 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
             sent = double(K) * share * double(3 * grads - counts.embedding * kFloat);
             break;
     }
-    p.bytes_sent_per_step = static_cast<int64_t>(sent);
+    p.bytes_sent_per_step = static_cast<int64_t>(std::min(sent, double(kMoreThanAnyDevice)));
 }
 
 MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_bytes) {
@@ -257,7 +267,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     p.weight_bytes = stage >= 3 ? held_slice_elements * kFloat + largest_unit : params * kFloat;
     p.gradient_bytes = stage >= 2 ? held_slice_elements * kFloat : params * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
-    p.logits_bytes = 2 * tokens * config.model.vocab_size * kFloat;
+    p.logits_bytes = clampedProduct(2 * kFloat * tokens, config.model.vocab_size);
     p.bucket_bytes = stage >= 3   ? largest_unit + std::max<int64_t>(0, largest_unit - p.logits_bytes)
                      : stage >= 2 ? std::min<int64_t>(params * kFloat, 2 * bucket + largest_param)
                      : p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat

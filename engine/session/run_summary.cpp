@@ -1,4 +1,4 @@
-// The summary JSON line of `run` and `resume` (DESIGN.md section 5).
+// The summary JSON line of `run` and `resume` (docs/design/run_contract.md section 5).
 #include <cmath>
 
 #include <nlohmann/json.hpp>

@@ -17,11 +17,11 @@
 #include "memory/device_selection.h"
 #include "memory/memory_account.h"
 #include "trainbench/memory_plan.h"
-#include "parallel/in_process_collectives.h"
-#include "parallel/nccl_collectives.h"
-#include "parallel/rendezvous.h"
+#include "comm/in_process_collectives.h"
+#include "comm/nccl_collectives.h"
+#include "comm/rendezvous.h"
 #include "session/memory_sampler.h"
-#include "session/run_control.h"
+#include "train/run_control.h"
 #include "train/checkpoint.h"
 #include "train/rank_trainer.h"
 #include "train/resume_compatibility.h"
@@ -375,7 +375,12 @@ void TrainingSession::start() {
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(runtime.comm_timeout_s * 1000));
     impl_->hub = std::make_shared<CollectiveHub>(W, timeout, [this] { return impl_->control.paused(); });
     impl_->thread_store = threadRendezvous();
-    if (impl_->devices.front() != "cpu") prepareNcclEnvironment();
+    if (impl_->devices.front() != "cpu") {
+        prepareNcclEnvironment();
+        // Here, before the sampler and the rank threads: CUDA's first use fills the allocator's
+        // tables unlocked, and the sampler reads them.
+        initializeCuda();
+    }
     impl_->collectives.resize(slots);
     impl_->expert_collectives.resize(slots);
     impl_->replica_collectives.resize(slots);

@@ -56,7 +56,7 @@ void inTransaction(sqlite3* db, Body&& body) {
     }
 }
 
-// Schema version 1: the tables of DESIGN.md section 6, with the index that makes loading one
+// Schema version 1: the tables of docs/design/run_contract.md section 6, with the index that makes loading one
 // key of one run a range scan.
 const char* const kSchemaV1 = R"sql(
 CREATE TABLE runs(

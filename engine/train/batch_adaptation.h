@@ -10,7 +10,7 @@
 namespace trainbench {
 
 // Grows the global batch B by an integer factor once the critical batch estimate has stayed
-// above threshold x B for a dwell of token positions (NOISE_SCALE.md section 4: Merrill et al.
+// above threshold x B for a dwell of token positions (docs/design/noise_scale.md section 4: Merrill et al.
 // double B once the measured critical batch exceeds twice it). The estimate is a trend and a
 // trigger, not a measurement of the best batch (the same paper found it far below the critical
 // batch they measured for Adam), hence the dwell, and growth only. Every rank observes the same

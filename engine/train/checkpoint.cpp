@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/sha256.h"
+#include "files/sha256.h"
 #include "trainbench/checkpoints.h"
 #include "files/remove_tree.h"
 #include "trainbench/config_io.h"

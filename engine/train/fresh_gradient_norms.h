@@ -1,5 +1,5 @@
 // FreshGradientNorms: each micro-batch's own gradient, squared and summed per parameter group,
-// as autograd makes it (the small-batch half of the noise scale, NOISE_SCALE.md section 2).
+// as autograd makes it (the small-batch half of the noise scale, docs/design/noise_scale.md section 2).
 #pragma once
 
 #include <mutex>

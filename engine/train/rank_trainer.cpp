@@ -1,4 +1,4 @@
-// The rank loop. Loss maths (ACCUMULATION.md): back-propagate raw token-loss sums S[r,k], count the
+// The rank loop. Loss maths (docs/design/accumulation.md): back-propagate raw token-loss sums S[r,k], count the
 // targets N[r,k], reduce both across ranks once per window, and scale the summed gradient by 1/N
 // with N = sum_{r,k} N[r,k] (inside the fused AdamW step, with the clipping); then move the MoE
 // biases.
@@ -12,12 +12,12 @@
 
 #include "data/batch_sampler.h"
 #include "data/evaluate.h"
-#include "interop/hf_weights.h"
+#include "weights/hf_weights.h"
 #include "memory/cuda_memory.h"
 #include "memory/device_selection.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/memory_plan.h"
-#include "train/bf16_compute_scope.h"
+#include "kernels/bf16_compute_scope.h"
 #include "train/checkpoint.h"
 #include "memory/host_to_device.h"
 #include "train/fresh_gradient_norms.h"
@@ -403,7 +403,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     if (fresh_norms_) fresh_slot = stats.add(fresh_norms_->windowSums());
     if (fresh_norms_ && fresh_norms_->hasRouted()) {
         // The routed experts' small batches: micro-batch k of every rank of the expert group, of
-        // their summed token counts (NOISE_SCALE.md section 2 over those unions). One small
+        // their summed token counts (docs/design/noise_scale.md section 2 over those unions). One small
         // all-reduce in the group; every rank of it then holds the group's sums, so each adds
         // 1/EP of them to the window's statistics.
         std::vector<torch::Tensor> list{fresh_norms_->routedWindow()};
@@ -453,7 +453,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     for (double v : group_squares) window_sq += v;
     out.grad_norm = out.tokens > 0 ? std::sqrt(window_sq) / double(out.tokens) : 0.0;
     // The noise scale's parts from the micro-batches' own gradients and the window's, total and
-    // per group (NOISE_SCALE.md section 2), before clipping.
+    // per group (docs/design/noise_scale.md section 2), before clipping.
     out.noise.reset();
     out.noise_groups.clear();
     if (fresh_norms_) {

@@ -7,7 +7,7 @@
 #include <torch/torch.h>
 
 #include "model/safetensors.h"
-#include "parallel/collectives.h"
+#include "comm/collectives.h"
 #include "parallel/gradient_buckets.h"
 #include "parallel/sharded_weights.h"
 

@@ -1,6 +1,6 @@
 // What the conformance suites (accumulation, sharding) train: the tiny test model on a short
 // schedule that clips, its batch splits, and a ragged text corpus whose rows count different
-// numbers of targets (ACCUMULATION.md).
+// numbers of targets (docs/design/accumulation.md).
 #pragma once
 
 #include <QTemporaryDir>

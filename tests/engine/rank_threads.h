@@ -11,7 +11,7 @@
 #include <QtGlobal>
 
 #include "memory/memory_account.h"
-#include "parallel/in_process_collectives.h"
+#include "comm/in_process_collectives.h"
 #include "train/rank_trainer.h"
 
 namespace trainbench {

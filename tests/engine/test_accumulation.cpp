@@ -1,4 +1,4 @@
-// Accumulation conformance suite (ACCUMULATION.md): token-weighted windows across rank threads,
+// Accumulation conformance suite (docs/design/accumulation.md): token-weighted windows across rank threads,
 // one reduction per window, schedule and clipping on optimizer steps, reproducibility, failures.
 #include <QtTest/QtTest>
 
@@ -14,8 +14,8 @@
 #include "conformance_setup.h"
 #include "rank_threads.h"
 #include "parallel/gradient_buckets.h"
-#include "parallel/in_process_collectives.h"
-#include "train/bf16_compute_scope.h"
+#include "comm/in_process_collectives.h"
+#include "kernels/bf16_compute_scope.h"
 #include "train/rank_trainer.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/config_io.h"

@@ -1,4 +1,4 @@
-// Batch schedules (NOISE_SCALE.md section 4): the ramp's global batch per step by hand, in
+// Batch schedules (docs/design/noise_scale.md section 4): the ramp's global batch per step by hand, in
 // multiples of m x W, its data cursor and learning-rate factor; the run's end in tokens and the
 // learning rate counted in tokens; the adaptive policy's trigger and schedule by hand; runs that
 // ramp or adapt log each step's batch and each change, and resume on the same schedule bit for

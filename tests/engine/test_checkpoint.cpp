@@ -9,7 +9,7 @@
 #include "model/transformer.h"
 #include "train/checkpoint.h"
 #include "files/remove_tree.h"
-#include "train/sha256.h"
+#include "files/sha256.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
 #include "trainbench/presets.h"

@@ -5,7 +5,7 @@
 #include <functional>
 #include <thread>
 
-#include "parallel/in_process_collectives.h"
+#include "comm/in_process_collectives.h"
 #include "train/window_statistics.h"
 
 using namespace trainbench;

@@ -244,6 +244,8 @@ private Q_SLOTS:
         QTest::newRow("activations") << QStringList{"model.max_seq_len=16777216", "train.seq_len=16777216",
                                                     "train.micro_batch_size=65536"}
                                      << "train.micro_batch_size" << "activations";
+        QTest::newRow("markov table") << QStringList{"data.vocab_size=65536", "data.order=3"} << "data.vocab_size"
+                                      << "probabilities";
     }
     void productsThatWouldWrapAreRefused() {
         QFETCH(QStringList, assignments);
@@ -256,6 +258,27 @@ private Q_SLOTS:
         QVERIFY(!issues.empty());
         QCOMPARE(issues.front().path, path.toStdString());
         QVERIFY2(issues.front().message.find(says.toStdString()) != std::string::npos, issues.front().message.c_str());
+    }
+
+    // The planner tries every divisor of m x K: a micro-batch of 2^40 tokens over a 2^31 - 1
+    // vocabulary (valid as configured at m = 1) has logits and activations beyond 64 bits, which
+    // read as more than any device holds, never as a wrapped number.
+    void aPlanBeyondAnyDeviceSaysSoWithoutWrapping() {
+        RunConfig config;
+        config.data.vocab_size = 256;
+        config.model.vocab_size = (int64_t(1) << 31) - 1;
+        config.model.max_seq_len = int64_t(1) << 20;
+        config.train.seq_len = int64_t(1) << 20;
+        config.train.micro_batch_size = 1;
+        config.train.gradient_accumulation_steps = int64_t(1) << 20;
+        config.train.steps = 1;
+        QVERIFY2(validateRunConfig(config).empty(), firstIssue(config).c_str());
+        const MemoryPlan whole = planMemory(withLayout(config, {0, "none", int64_t(1) << 20, 1}), int64_t(80) << 30);
+        QVERIFY(whole.logits_bytes >= int64_t(1) << 59);
+        QVERIFY(whole.activation_bytes >= int64_t(1) << 59);
+        QVERIFY(whole.peak_bytes > whole.logits_bytes);
+        QVERIFY(!whole.fits);
+        QCOMPARE(planMemory(config, int64_t(80) << 30).largest_fitting_micro_batch, int64_t(0));
     }
 
     // The largest fitting micro-batch is found among the divisors of m x K (2^40 here), not by
@@ -276,7 +299,7 @@ private Q_SLOTS:
     }
 
     void parameterCountOfPublishedV2Lite() {
-        // Hand count from ARCHITECTURE.md: 5,291 state-dict tensors; total within 0.2% of 15.7B.
+        // Hand count from docs/design/model.md: 5,291 state-dict tensors; total within 0.2% of 15.7B.
         RunConfig config = parseRunConfig(R"({"vocab_size": 102400, "dim": 2048, "inter_dim": 10944,
             "moe_inter_dim": 1408, "n_layers": 27, "n_dense_layers": 1, "n_heads": 16, "n_routed_experts": 64,
             "n_shared_experts": 2, "n_activated_experts": 6, "route_scale": 1.0, "q_lora_rank": 0,

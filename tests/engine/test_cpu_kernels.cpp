@@ -30,7 +30,7 @@
 #include "model/gate.h"
 #include "model/rotary.h"
 #include "model/transformer.h"
-#include "train/bf16_compute_scope.h"
+#include "kernels/bf16_compute_scope.h"
 #include "trainbench/presets.h"
 
 using namespace trainbench;

@@ -1,4 +1,4 @@
-// Expert parallelism suite (SHARDING.md section 4): the all-to-all and its backward by hand;
+// Expert parallelism suite (docs/design/layouts.md section 4): the all-to-all and its backward by hand;
 // runtime.expert_parallel 2 and 4 at W = 4 against plain data parallelism (EP 1), step by step:
 // losses, gradient norms and expert loads in fp32, the weights in fp64, with group-limited
 // routing, an incomplete last window, ZeRO stages 1 to 3 and ranks whose experts no token reaches;

@@ -20,7 +20,7 @@
 #include "memory/device_selection.h"
 #include "memory/host_to_device.h"
 #include "model/gate.h"
-#include "parallel/nccl_collectives.h"
+#include "comm/nccl_collectives.h"
 #include "session/memory_sampler.h"
 #include "tiny_model.h"
 #include "trainbench/memory_plan.h"

@@ -17,8 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "interop/hf_names.h"
-#include "interop/hf_weights.h"
+#include "weights/hf_names.h"
+#include "weights/hf_weights.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
 #include "trainbench/checkpoints.h"

@@ -1,4 +1,4 @@
-// The gradient noise scale (NOISE_SCALE.md): the token-weighted estimators on a problem whose
+// The gradient noise scale (docs/design/noise_scale.md): the token-weighted estimators on a problem whose
 // answer is known in closed form, the fresh gradient norms on a model whose gradients are known
 // by hand, and the estimate in training: independent of how a window is split over ranks and
 // micro-batches, absent with one micro-batch, kept across a resume.
@@ -194,7 +194,7 @@ private Q_SLOTS:
 
     // In training: the parts do not depend on how the window's micro-batches of b sequences are
     // spread over ranks (K 2 x W 1 against K 1 x W 2, fp64), every group's parts sum to the
-    // total's (the per-group rule of NOISE_SCALE.md), and M = 1 gives none.
+    // total's (the per-group rule of docs/design/noise_scale.md), and M = 1 gives none.
     void theEstimateDoesNotDependOnTheSplit() {
         const auto single = windowsOf(noiseConfig(2, 2, 1), 3, true);
         const auto spread = windowsOf(noiseConfig(2, 1, 2), 3, true);
@@ -215,7 +215,7 @@ private Q_SLOTS:
 
     // At fixed weights over the validation windows (the `noise-scale` command): against a brute
     // force written here, every micro-batch's gradient computed on its own as one flat fp64
-    // vector, the formulas of NOISE_SCALE.md applied by hand.
+    // vector, the formulas of docs/design/noise_scale.md applied by hand.
     void theProbeAgreesWithABruteForceReference() {
         RunConfig config = noiseConfig(2, 1, 1);
         config.data.source = "markov";

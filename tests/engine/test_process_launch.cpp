@@ -15,8 +15,8 @@
 #include <set>
 #include <thread>
 
-#include "parallel/rendezvous.h"
-#include "parallel/store_abort_signal.h"
+#include "comm/rendezvous.h"
+#include "comm/rendezvous_abort_signal.h"
 #include "trainbench/config_io.h"
 #include "trainbench/presets.h"
 #include "trainbench/process_launch.h"
@@ -218,8 +218,8 @@ private Q_SLOTS:
                 heard.notify_all();
             };
         };
-        StoreAbortSignal rank0(stores[0], listener(0), std::chrono::milliseconds(50));
-        StoreAbortSignal rank1(stores[1], listener(1), std::chrono::milliseconds(50));
+        RendezvousAbortSignal rank0(stores[0], listener(0), std::chrono::milliseconds(50));
+        RendezvousAbortSignal rank1(stores[1], listener(1), std::chrono::milliseconds(50));
         rank1.raise("rank 1: stop requested");
         std::unique_lock lock(mutex);
         QVERIFY(heard.wait_for(lock, std::chrono::seconds(10), [&] { return !reasons[0].empty(); }));

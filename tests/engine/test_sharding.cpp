@@ -1,7 +1,7 @@
 // Memory layouts suite: runtime.zero_stage 1 and 2 and runtime.activation_checkpointing "full" against
 // plain data parallelism without recomputation, step by step: the conformance splits, fp64
 // weights, collective counts, expert loads, memory against the planner, checkpoints across
-// stages and world sizes, and an agreed stop (SHARDING.md sections 2, 3 and 6).
+// stages and world sizes, and an agreed stop (docs/design/layouts.md sections 2, 3 and 6).
 #include <QtTest/QtTest>
 
 #include <QTemporaryDir>

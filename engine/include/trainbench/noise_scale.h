@@ -1,4 +1,4 @@
-// The gradient noise scale from accumulation (NOISE_SCALE.md): the token-weighted estimates of
+// The gradient noise scale from accumulation (docs/design/noise_scale.md): the token-weighted estimates of
 // |G|^2 and tr(Sigma) from one window's micro-batch gradients, and their smoothing into a
 // critical batch. Torch-free: the trainer reduces the sums, this does the arithmetic.
 #pragma once
@@ -19,7 +19,7 @@ struct NoiseScaleSums {
     int64_t micro_batches = 0;      // M
 };
 
-// The unbiased per-step estimates (NOISE_SCALE.md section 2, token weighting): with
+// The unbiased per-step estimates (docs/design/noise_scale.md section 2, token weighting): with
 // A = sum_k |s_k|^2 / (N n_k) and T = |sum_k s_k|^2 / N^2,
 //   |G|^2 = (M T - A) / (M - 1),   tr(Sigma_token) = N (A - T) / (M - 1).
 // One step's |G|^2 can be negative. None for M < 2: one micro-batch has no small batch.

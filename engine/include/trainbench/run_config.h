@@ -83,7 +83,7 @@ struct TrainConfig {
     std::string incomplete_window = "scale";  // scale | drop
     bool sync_each_micro_batch = false;
     // The gradient noise scale and the critical batch, every step with two micro-batches or
-    // more a window over the ranks (NOISE_SCALE.md): a squared norm per parameter per micro-batch.
+    // more a window over the ranks (docs/design/noise_scale.md): a squared norm per parameter per micro-batch.
     bool noise_scale = true;
     // The global batch over the run (m fixed, K changing: memory does not change): "fixed", or
     // "ramp" from batch_ramp_start sequences to m x K x W over the first batch_ramp_tokens

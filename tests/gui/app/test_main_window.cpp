@@ -338,7 +338,7 @@ void TestMainWindow::layoutIsRememberedAcrossSessions() {
 
 
 // Two rank threads at ZeRO stage 3: the side panel lists each rank's peak (not rank 0's alone)
-// and the step's collectives, K x (3 x units - 1) + 2 of them (SHARDING.md's table: an
+// and the step's collectives, K x (3 x units - 1) + 2 of them (the table of docs/design/layouts.md section 7: an
 // all-gather per unit before its forward, one more before its backward but the embedding's, a
 // reduce-scatter per unit; the statistics and the norm).
 void TestMainWindow::aShardedRunShowsEachRanksPeakAndItsCollectives() {

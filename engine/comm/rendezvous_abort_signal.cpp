@@ -1,5 +1,5 @@
 // The abort key: set once by whoever ends first, polled by every process's watcher.
-#include "parallel/store_abort_signal.h"
+#include "comm/rendezvous_abort_signal.h"
 
 namespace trainbench {
 namespace {
@@ -8,7 +8,7 @@ const std::string kAbortKey = "trainbench/abort";
 
 }  // namespace
 
-StoreAbortSignal::StoreAbortSignal(c10::intrusive_ptr<c10d::Store> store,
+RendezvousAbortSignal::RendezvousAbortSignal(c10::intrusive_ptr<c10d::Store> store,
                                    std::function<void(const std::string&)> on_abort, std::chrono::milliseconds poll)
     : store_(store->clone()), on_abort_(std::move(on_abort)), poll_(poll) {
     // A store that stops answering (rank 0 gone) must not hold the watcher for long.
@@ -16,7 +16,7 @@ StoreAbortSignal::StoreAbortSignal(c10::intrusive_ptr<c10d::Store> store,
     watcher_ = std::thread([this] { watch(); });
 }
 
-StoreAbortSignal::~StoreAbortSignal() {
+RendezvousAbortSignal::~RendezvousAbortSignal() {
     {
         std::lock_guard lock(mutex_);
         closing_ = true;
@@ -25,7 +25,7 @@ StoreAbortSignal::~StoreAbortSignal() {
     watcher_.join();
 }
 
-void StoreAbortSignal::raise(const std::string& reason) {
+void RendezvousAbortSignal::raise(const std::string& reason) {
     raised_here_ = true;
     try {
         if (!store_->check({kAbortKey})) store_->set(kAbortKey, std::vector<uint8_t>(reason.begin(), reason.end()));
@@ -33,7 +33,7 @@ void StoreAbortSignal::raise(const std::string& reason) {
     }
 }
 
-void StoreAbortSignal::watch() {
+void RendezvousAbortSignal::watch() {
     while (true) {
         {
             std::unique_lock lock(mutex_);

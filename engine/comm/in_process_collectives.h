@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "parallel/collectives.h"
+#include "comm/collectives.h"
 
 namespace trainbench {
 

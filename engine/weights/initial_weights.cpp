@@ -1,7 +1,7 @@
 // train.init_from: the weights a run starts from instead of a fresh initialisation.
 #include <filesystem>
 
-#include "interop/hf_weights.h"
+#include "weights/hf_weights.h"
 #include "model/transformer.h"
 #include "trainbench/config_io.h"
 #include "trainbench/hf_interop.h"

@@ -1,5 +1,5 @@
 // In-process collectives: a generation-counted rendezvous; the last rank to arrive does the work.
-#include "parallel/in_process_collectives.h"
+#include "comm/in_process_collectives.h"
 
 #include <cstdio>
 

@@ -1,6 +1,6 @@
 // Rendezvous stores: HashStore for threads, TCPStore for processes (served by torchrun's agent,
 // or by rank 0), each attempt of a launch under its own prefix.
-#include "parallel/rendezvous.h"
+#include "comm/rendezvous.h"
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "parallel/collectives.h"
+#include "comm/collectives.h"
 
 namespace trainbench {
 namespace {

@@ -1,5 +1,5 @@
 // Reference names to transformers names: a table of the parts below `layers.L.`.
-#include "interop/hf_names.h"
+#include "weights/hf_names.h"
 
 #include <stdexcept>
 #include <utility>

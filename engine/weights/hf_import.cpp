@@ -1,5 +1,5 @@
 // Reading a Hugging Face directory: its shards, either expert layout, fp8 blocks, into the state dict.
-#include "interop/hf_weights.h"
+#include "weights/hf_weights.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "interop/hf_names.h"
+#include "weights/hf_names.h"
 #include "model/transformer.h"
 #include "trainbench/config_io.h"
 #include "trainbench/hf_interop.h"

@@ -1,4 +1,4 @@
-// StoreAbortSignal: one rank's abort, seen by the ranks of other processes within a moment.
+// RendezvousAbortSignal: one rank's abort, seen by the ranks of other processes within a moment.
 #pragma once
 
 #include <atomic>
@@ -16,13 +16,13 @@ namespace trainbench {
 // fails early raise()s a key there; every rank's watcher thread looks for it a few times a
 // second and calls `on_abort(reason)` once, so a rank waiting in a collective is released at
 // once instead of at runtime.comm_timeout_s.
-class StoreAbortSignal {
+class RendezvousAbortSignal {
 public:
-    StoreAbortSignal(c10::intrusive_ptr<c10d::Store> store, std::function<void(const std::string&)> on_abort,
+    RendezvousAbortSignal(c10::intrusive_ptr<c10d::Store> store, std::function<void(const std::string&)> on_abort,
                      std::chrono::milliseconds poll = std::chrono::milliseconds(200));
-    ~StoreAbortSignal();
-    StoreAbortSignal(const StoreAbortSignal&) = delete;
-    StoreAbortSignal& operator=(const StoreAbortSignal&) = delete;
+    ~RendezvousAbortSignal();
+    RendezvousAbortSignal(const RendezvousAbortSignal&) = delete;
+    RendezvousAbortSignal& operator=(const RendezvousAbortSignal&) = delete;
 
     // Tells every rank (this one's watcher too, which then stays quiet). Never throws: a store
     // that cannot be reached leaves the others to their timeout.

@@ -1,9 +1,11 @@
 // NCCL collectives: every call maps to one ProcessGroupNCCL operation on the rank's GPU.
-#include "parallel/nccl_collectives.h"
+#include "comm/nccl_collectives.h"
 
+#include <atomic>
 #include <cstdlib>
+#include <memory>
 
-#include "parallel/store_abort_signal.h"
+#include "comm/rendezvous_abort_signal.h"
 #include "trainbench/config_io.h"
 
 #ifdef TRAINBENCH_HAVE_NCCL
@@ -57,14 +59,17 @@ void waitOrAbort(c10d::ProcessGroupNCCL& group, const c10::intrusive_ptr<c10d::W
     }
 }
 
-// Issues one operation; a group that was aborted (by this session, another process's signal or
-// the watchdog) refuses it with c10d's error, which the trainer knows as CollectiveAborted.
+// Issues one operation. A group that was aborted (by this session, another process's signal or
+// the watchdog) refuses it with c10d's error, which the trainer knows as CollectiveAborted; any
+// other error (an argument, a local out-of-memory) is this rank's own and keeps its type.
 template <typename Issue>
-c10::intrusive_ptr<c10d::Work> issueOrAbort(c10d::ProcessGroupNCCL& group, int rank, Issue&& issue) {
+c10::intrusive_ptr<c10d::Work> issueOrAbort(c10d::ProcessGroupNCCL& group, const std::atomic<bool>& aborted, int rank,
+                                            Issue&& issue) {
     throwOnGroupError(group, rank);
     try {
         return issue();
     } catch (const std::exception& e) {
+        if (!aborted.load() && group.getError() == c10d::ErrorType::SUCCESS) throw;
         throw CollectiveAborted("rank " + std::to_string(rank) + ": NCCL collective refused: " + e.what());
     }
 }
@@ -94,7 +99,11 @@ public:
     // Ranks in other processes: aborts travel through the rendezvous store as well.
     void signalAbortsThrough(c10::intrusive_ptr<c10d::Store> store) {
         auto group = group_;
-        signal_ = std::make_unique<StoreAbortSignal>(std::move(store), [group](const std::string&) { group->abort(); });
+        auto aborted = aborted_;
+        signal_ = std::make_unique<RendezvousAbortSignal>(std::move(store), [group, aborted](const std::string&) {
+            aborted->store(true);
+            group->abort();
+        });
     }
     ~NcclCollectives() override {
         signal_.reset();
@@ -116,7 +125,7 @@ public:
         std::vector<c10::intrusive_ptr<c10d::Work>> works;
         for (auto& tensor : tensors) {
             std::vector<torch::Tensor> one{tensor};
-            works.push_back(issueOrAbort(*group_, rank_, [&] { return group_->allreduce(one, options); }));
+            works.push_back(issueOrAbort(*group_, *aborted_, rank_, [&] { return group_->allreduce(one, options); }));
         }
         return std::make_shared<NcclWork>(group_, std::move(works), std::move(tensors), rank_);
     }
@@ -128,14 +137,14 @@ public:
         c10d::ReduceScatterOptions options;
         options.reduceOp = c10d::ReduceOp::SUM;
         std::vector<c10::intrusive_ptr<c10d::Work>> works{
-            issueOrAbort(*group_, rank_, [&] { return group_->_reduce_scatter_base(output, input, options); })};
+            issueOrAbort(*group_, *aborted_, rank_, [&] { return group_->_reduce_scatter_base(output, input, options); })};
         return std::make_shared<NcclWork>(group_, std::move(works), std::vector<torch::Tensor>{input, output}, rank_);
     }
     std::shared_ptr<CollectiveWork> allGatherAsync(torch::Tensor input, torch::Tensor output) override {
         ++calls_;
         torch::NoGradGuard no_grad;
         std::vector<c10::intrusive_ptr<c10d::Work>> works{issueOrAbort(
-            *group_, rank_, [&] { return group_->_allgather_base(output, input, c10d::AllgatherOptions()); })};
+            *group_, *aborted_, rank_, [&] { return group_->_allgather_base(output, input, c10d::AllgatherOptions()); })};
         return std::make_shared<NcclWork>(group_, std::move(works), std::vector<torch::Tensor>{input, output}, rank_);
     }
     // Splits are rows; c10d takes them as sizes along the first dimension.
@@ -146,7 +155,7 @@ public:
         torch::NoGradGuard no_grad;
         auto sent = input.contiguous();
         std::vector<int64_t> out_splits = output_splits, in_splits = input_splits;
-        std::vector<c10::intrusive_ptr<c10d::Work>> works{issueOrAbort(*group_, rank_, [&] {
+        std::vector<c10::intrusive_ptr<c10d::Work>> works{issueOrAbort(*group_, *aborted_, rank_, [&] {
             return group_->alltoall_base(output, sent, out_splits, in_splits, c10d::AllToAllOptions());
         })};
         NcclWork(group_, std::move(works), {sent, output}, rank_).wait();
@@ -163,7 +172,7 @@ public:
         std::vector<c10::intrusive_ptr<c10d::Work>> works;
         for (auto& tensor : tensors) {
             std::vector<torch::Tensor> one{tensor};
-            works.push_back(issueOrAbort(*group_, rank_, [&] { return group_->broadcast(one, options); }));
+            works.push_back(issueOrAbort(*group_, *aborted_, rank_, [&] { return group_->broadcast(one, options); }));
         }
         NcclWork(group_, std::move(works), tensors, rank_).wait();
     }
@@ -172,9 +181,10 @@ public:
         c10d::BarrierOptions options;
         options.device_ids = {device_index_};
         // A barrier's wait blocks the host until the GPU is there: what a barrier is for.
-        waitOrAbort(*group_, issueOrAbort(*group_, rank_, [&] { return group_->barrier(options); }), rank_);
+        waitOrAbort(*group_, issueOrAbort(*group_, *aborted_, rank_, [&] { return group_->barrier(options); }), rank_);
     }
     void abort(const std::string& reason) override {
+        aborted_->store(true);
         if (signal_) signal_->raise("rank " + std::to_string(rank_) + ": " + reason);
         group_->abort();
     }
@@ -183,7 +193,10 @@ private:
     c10::intrusive_ptr<c10d::ProcessGroupNCCL> group_;
     int rank_, world_size_;
     int64_t device_index_;
-    std::unique_ptr<StoreAbortSignal> signal_;
+    // Set once this group is aborted (here or by another process's signal): calls it then refuses
+    // are CollectiveAborted.
+    std::shared_ptr<std::atomic<bool>> aborted_ = std::make_shared<std::atomic<bool>>(false);
+    std::unique_ptr<RendezvousAbortSignal> signal_;
 };
 
 }  // namespace

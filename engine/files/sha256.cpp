@@ -1,5 +1,5 @@
 // SHA-256: the compression function over 64-byte blocks, with the standard padding.
-#include "train/sha256.h"
+#include "files/sha256.h"
 
 #include <cstdio>
 #include <cstring>

@@ -3,7 +3,7 @@
 
 #include "data/evaluate.h"
 #include "data/token_source.h"
-#include "interop/hf_weights.h"
+#include "weights/hf_weights.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
 #include "train/checkpoint.h"

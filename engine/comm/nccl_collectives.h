@@ -8,7 +8,7 @@
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
-#include "parallel/collectives.h"
+#include "comm/collectives.h"
 
 namespace trainbench {
 
@@ -29,7 +29,7 @@ void prepareNcclEnvironment();
 // next wait throws CollectiveAborted (see prepareNcclEnvironment). abort() ends this rank's communicator; the
 // session aborts every rank thread's, and the store signal reaches other processes.
 // `across_processes`: the ranks are separate processes; an abort is then also raised in the
-// store (StoreAbortSignal), so the other processes' ranks are released at once.
+// store (RendezvousAbortSignal), so the other processes' ranks are released at once.
 std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
                                                  int device_index, std::chrono::milliseconds timeout,
                                                  bool across_processes);

@@ -1,0 +1,116 @@
+// The run store's commands: `runs` (with `runs tag` and `runs note`) and `export`.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command_table.h"
+#include "cli/config_loading.h"
+#include "trainbench/config_io.h"
+#include "trainbench/run_store.h"
+
+namespace trainbench::cli {
+namespace {
+
+struct StoreOptions {
+    std::string store, run_id, annotation, format = "jsonl";
+    bool as_json = false;
+};
+
+void requireRun(RunStore& store, const std::string& run_id) {
+    if (!store.findRun(run_id))
+        throw ConfigError("", "run '" + run_id + "' is not in the store " + store.path() + "; list runs with `trainbench-cli runs`");
+}
+
+int commandRuns(const StoreOptions& o) {
+    RunStore store(storeFolder(o.store));
+    auto runs = store.listRuns();
+    if (o.as_json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& r : runs) {
+            nlohmann::json row = {{"run_id", r.run_id},
+                                  {"name", r.name},
+                                  {"status", r.status},
+                                  {"steps", r.steps},
+                                  {"final_loss", r.final_loss ? nlohmann::json(*r.final_loss) : nlohmann::json(nullptr)},
+                                  {"created", r.created},
+                                  {"tags", r.tags}};
+            // The last session's summary line, as `run` printed it (null while running).
+            row["summary"] = r.summary_json.empty() ? nlohmann::json(nullptr)
+                                                    : nlohmann::json::parse(r.summary_json, nullptr, false);
+            list.push_back(std::move(row));
+        }
+        // Names and tags are the user's bytes: text that is not UTF-8 prints as U+FFFD.
+        std::cout << list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        return 0;
+    }
+    std::printf("%-14s %-20s %-12s %8s %12s  %s\n", "RUN", "NAME", "STATUS", "STEPS", "FINAL LOSS", "CREATED");
+    for (const auto& r : runs)
+        std::printf("%-14s %-20s %-12s %8lld %12s  %s\n", r.run_id.c_str(), r.name.substr(0, 20).c_str(), r.status.c_str(),
+                    (long long)r.steps, r.final_loss ? std::to_string(*r.final_loss).c_str() : "-", r.created.c_str());
+    return 0;
+}
+
+int commandAnnotate(const StoreOptions& o, bool is_tags) {
+    RunStore store(storeFolder(o.store));
+    requireRun(store, o.run_id);
+    if (is_tags) store.setTags(o.run_id, o.annotation);
+    else store.setNotes(o.run_id, o.annotation);
+    return 0;
+}
+
+int commandExport(const StoreOptions& o) {
+    RunStore store(storeFolder(o.store));
+    requireRun(store, o.run_id);
+    auto points = store.metrics(o.run_id);
+    const bool csv = o.format == "csv";
+    if (csv) std::cout << "step,tokens,wall_time,key,value\n";
+    for (const auto& p : points) {
+        if (csv) {
+            std::cout << p.step << "," << p.tokens << "," << nlohmann::json(p.wall_time).dump() << "," << p.key << ","
+                      << (std::isfinite(p.value) ? nlohmann::json(p.value).dump() : "") << "\n";
+        } else {
+            std::cout << nlohmann::json{{"step", p.step},
+                                        {"tokens", p.tokens},
+                                        {"wall_time", p.wall_time},
+                                        {"key", p.key},
+                                        {"value", std::isfinite(p.value) ? nlohmann::json(p.value) : nlohmann::json(nullptr)}}
+                             .dump()
+                      << "\n";
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+void addStoreCommands(CLI::App& app, CommandTable& table) {
+    // `runs`, `runs tag` and `runs note` share their options: --store belongs to `runs` and may
+    // follow the tag's arguments.
+    auto runs_options = std::make_shared<StoreOptions>();
+    auto* runs = app.add_subcommand("runs", "List the runs of the store, newest first");
+    addStoreOption(runs, runs_options->store);
+    addJsonFlag(runs, runs_options->as_json, "One line: a JSON array of runs");
+    table.add(runs, [runs_options] { return commandRuns(*runs_options); });
+    auto* tag = runs->add_subcommand("tag", "Set the tags of a run (comma-separated)");
+    tag->fallthrough();
+    tag->add_option("run_id", runs_options->run_id, "Run id")->required();
+    tag->add_option("tags", runs_options->annotation, "Tags, e.g. baseline,lr-sweep")->required();
+    table.add(tag, [runs_options] { return commandAnnotate(*runs_options, /*is_tags=*/true); });
+    auto* note = runs->add_subcommand("note", "Set the notes of a run");
+    note->fallthrough();
+    note->add_option("run_id", runs_options->run_id, "Run id")->required();
+    note->add_option("text", runs_options->annotation, "The note")->required();
+    table.add(note, [runs_options] { return commandAnnotate(*runs_options, /*is_tags=*/false); });
+
+    auto export_options = std::make_shared<StoreOptions>();
+    auto* exporter = app.add_subcommand("export", "Print every metric point of a run, one per line");
+    exporter->add_option("run_id", export_options->run_id, "Run id (see `runs`)")->required();
+    exporter->add_option("--format", export_options->format, "csv or jsonl")->check(CLI::IsMember({"csv", "jsonl"}));
+    addStoreOption(exporter, export_options->store);
+    table.add(exporter, [export_options] { return commandExport(*export_options); });
+}
+
+}  // namespace trainbench::cli
