@@ -353,7 +353,7 @@ void checkData(Checker& c, const RunConfig& config) {
         if (d.order > 3) c.fail("data.order", num(d.order), "must be <= 3", "use order 1, 2 or 3");
         // The source tabulates vocab^(order + 1) probabilities: counted in 128 bits, bounded at
         // 2^27 (a GiB of doubles).
-        if (d.order >= 1 && d.order <= 3) {
+        if (d.order >= 1 && d.order <= 3 && (d.vocab_size > 0 || vocab <= 4096)) {  // else said above
             __int128 entries = 1;
             for (int64_t i = 0; i <= d.order; ++i) entries *= vocab;
             if (entries > (__int128(1) << 27))

@@ -29,15 +29,9 @@ namespace fs = std::filesystem;
 namespace {
 
 RunConfig tinyConfig(int64_t steps) {
-    RunConfig c;
-    c.model = tinyTestModel(32, 32);
-    c.train.micro_batch_size = 2;
-    c.train.gradient_accumulation_steps = 2;
-    c.train.seq_len = 16;
-    c.train.steps = steps;
+    RunConfig c = tinyRun(steps);
     c.train.lr = 3e-3;
     c.train.eval_every = 0;
-    c.runtime.threads = 1;
     return c;
 }
 

@@ -31,14 +31,8 @@ using namespace trainbench;
 namespace {
 
 RunConfig tinyConfig(int64_t steps) {
-    RunConfig c;
-    c.model = tinyTestModel(32, 32);
-    c.train.micro_batch_size = 2;
-    c.train.gradient_accumulation_steps = 2;
-    c.train.seq_len = 16;
-    c.train.steps = steps;
+    RunConfig c = tinyRun(steps);
     c.train.warmup_steps = 1;
-    c.runtime.threads = 1;
     return c;
 }
 

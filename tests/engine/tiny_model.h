@@ -30,4 +30,16 @@ inline ModelConfig tinyTestModel(int64_t vocab_size, int64_t dim) {
     return c;
 }
 
+// A short run of that model: m 2 x K 2 sequences of 16 tokens, one intra-op thread per rank.
+inline RunConfig tinyRun(int64_t steps) {
+    RunConfig c;
+    c.model = tinyTestModel(32, 32);
+    c.train.micro_batch_size = 2;
+    c.train.gradient_accumulation_steps = 2;
+    c.train.seq_len = 16;
+    c.train.steps = steps;
+    c.runtime.threads = 1;
+    return c;
+}
+
 }  // namespace trainbench
