@@ -9,6 +9,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build-fuzz"
 status=0
 for binary in "$build"/fuzz_*; do
+  # The targets only: a second run finds the first one's fuzz_<target>.log files beside them.
+  case "$binary" in *.log) continue ;; esac
+  [ -f "$binary" ] && [ -x "$binary" ] || continue
   target="$(basename "$binary")"; target="${target#fuzz_}"
   corpus="$build/corpus/$target"; crashes="$build/crashes/$target"
   mkdir -p "$corpus" "$crashes"
