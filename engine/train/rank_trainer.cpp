@@ -645,22 +645,19 @@ double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
 }
 
 RankResult RankTrainer::loop() {
-    RankResult result;
     prepare();
-    result.tokens_at_start = tokens_at_start_;
+    // Why the loop ended, where a failure says so; the rest comes from resultAt.
+    bool out_of_memory = false;
+    std::string error;
     if (source_->entropyFloor() >= 0 && start_step_ == 0) publishPoints({point(0, metric::kEntropyFloor, source_->entropyFloor())});
     const TrainConfig& t = cfg_.train;
     int64_t bad_steps = 0;
     double tokens_per_s = 0;
     auto finish = [&](RunStatus status, int64_t steps) {
-        result.micro_batch_size = cfg_.train.micro_batch_size;
-        result.gradient_accumulation_steps = cfg_.train.gradient_accumulation_steps;
-        result.status = status;
-        result.steps = steps;
-        result.tokens = tokens_seen_;
-        result.final_loss = last_loss_;
+        RankResult result = resultAt(status, steps);
         result.tokens_per_s = tokens_per_s;
-        result.peak_memory_bytes = run_peak_bytes_ > 0 ? run_peak_bytes_ : hostPeakBytes();
+        result.out_of_memory = out_of_memory;
+        result.error = error;
         return result;
     };
     if (s_.rank == 0) {
@@ -700,14 +697,14 @@ RankResult RankTrainer::loop() {
         if (outcome == WindowOutcome::OutOfMemory) {
             run_peak_bytes_ = std::max(run_peak_bytes_, windowPeakBytes());
             if (!s_.recover_out_of_memory) {
-                result.out_of_memory = true;
-                result.error = "out of memory at step " + std::to_string(step + 1) + " with micro_batch_size " +
+                out_of_memory = true;
+                error = "out of memory at step " + std::to_string(step + 1) + " with micro_batch_size " +
                                std::to_string(cfg_.train.micro_batch_size);
                 return finish(RunStatus::Failed, step);
             }
             if (!backOffMicroBatch(step)) {
-                result.out_of_memory = true;
-                result.error = "out of memory at step " + std::to_string(step + 1) +
+                out_of_memory = true;
+                error = "out of memory at step " + std::to_string(step + 1) +
                                " even with micro_batch_size 1; " + outOfMemoryAdvice(cfg_);
                 return finish(RunStatus::Failed, step);
             }
@@ -727,7 +724,7 @@ RankResult RankTrainer::loop() {
             why << "step " << step + 1 << " skipped: loss " << mean_loss << ", grad norm " << window.grad_norm;
             publishEvent(step + 1, EventKind::SkippedStep, why.str());
             if (bad_steps >= t.max_bad_steps) {
-                result.error = std::to_string(bad_steps) + " consecutive non-finite steps (train.max_bad_steps)";
+                error = std::to_string(bad_steps) + " consecutive non-finite steps (train.max_bad_steps)";
                 return finish(RunStatus::Failed, step);
             }
             continue;
@@ -780,13 +777,7 @@ RankResult RankTrainer::run() {
             // sharded state cannot be gathered over aborted collectives; its stops are agreed
             // instead, so this is another rank's failure seen during a stop.)
             if (!sharded_ && !expert_buckets_) saveFinalCheckpoint(current_step_);
-            RankResult stopped;
-            stopped.status = RunStatus::Stopped;
-            stopped.steps = current_step_;
-            stopped.tokens = tokens_seen_;
-            stopped.tokens_at_start = tokens_at_start_;
-            stopped.final_loss = last_loss_;
-            return stopped;
+            return resultAt(RunStatus::Stopped, current_step_);
         }
         error = std::string("stopped because another rank failed: ") + e.what();
         failed_by_another_rank = true;
@@ -801,18 +792,25 @@ RankResult RankTrainer::run() {
     // Wake the other ranks out of any collective so they end within the timeout.
     for (Collectives* group : {s_.collectives, s_.expert_collectives, s_.replica_collectives})
         if (group) group->abort("rank " + std::to_string(s_.rank) + " failed: " + error);
-    RankResult failed;
-    failed.status = RunStatus::Failed;
+    RankResult failed = resultAt(RunStatus::Failed, current_step_);  // the steps completed before the failure
     failed.error = "rank " + std::to_string(s_.rank) + ": " + error;
     failed.failed_by_another_rank = failed_by_another_rank;
-    failed.steps = current_step_;  // the steps that completed before the failure
-    failed.tokens = tokens_seen_;
-    failed.final_loss = last_loss_;
-    failed.tokens = tokens_seen_;
-    failed.tokens_at_start = tokens_at_start_;
     failed.out_of_memory = out_of_memory;
-    failed.peak_memory_bytes = run_peak_bytes_;
     return failed;
+}
+
+RankResult RankTrainer::resultAt(RunStatus status, int64_t steps) const {
+    RankResult r;
+    r.status = status;
+    r.steps = steps;
+    r.tokens = tokens_seen_;
+    r.tokens_at_start = tokens_at_start_;
+    r.final_loss = last_loss_;
+    // The split in force at the end: an out-of-memory back-off may have changed it.
+    r.micro_batch_size = cfg_.train.micro_batch_size;
+    r.gradient_accumulation_steps = cfg_.train.gradient_accumulation_steps;
+    r.peak_memory_bytes = run_peak_bytes_ > 0 ? run_peak_bytes_ : hostPeakBytes();
+    return r;
 }
 
 void RankTrainer::saveFinalCheckpoint(int64_t steps_done) {

@@ -141,6 +141,9 @@ public:
 
 private:
     RankResult loop();
+    // What this rank reports when it ends, however it ends (completed, stopped, failed): the
+    // steps done, the tokens, the last loss, the split in force and the most memory held.
+    RankResult resultAt(RunStatus status, int64_t steps) const;
     // After an agreed out-of-memory window: the largest smaller micro-batch that divides the
     // current one, with K scaled so m x K x W stays. Returns false when m is already 1.
     bool backOffMicroBatch(int64_t step);
