@@ -55,13 +55,13 @@ std::string joinInts(const std::vector<int64_t>& values) {
 
 
 // The range of every count of the config (the data section's, with the data rules), checked
-// before any arithmetic with it: each maximum
-// is far beyond what any published model or run uses, and low enough that the products the
-// engine forms (m x K x W, tokens per step, parameters and bytes) stay exact in 64 bits.
+// before any arithmetic with it: each maximum is far beyond what any published model or run
+// uses, and low enough that the products the engine forms (m x K x W, tokens per step,
+// parameters and bytes) stay exact in 64 bits.
 constexpr int64_t kMaxRanks = int64_t(1) << 20;        // the largest clusters: ~100,000 GPUs
 constexpr int64_t kMaxBatchCount = int64_t(1) << 20;   // m, K: DeepSeek-V3's batch is 15,360 sequences
 constexpr int64_t kMaxSeqLen = int64_t(1) << 24;       // 16M positions: longest contexts are ~10M
-constexpr int64_t kMaxWidth = int64_t(1) << 20;        // dim, ranks, hidden: the widest models ~25,000
+constexpr int64_t kMaxWidth = int64_t(1) << 20;        // dim, low ranks, head dims: the widest models ~25,000
 constexpr int64_t kMaxHidden = int64_t(1) << 22;       // MLP hidden sizes
 constexpr int64_t kMaxLayers = int64_t(1) << 14;       // deepest published ~130
 constexpr int64_t kMaxExperts = int64_t(1) << 16;      // most experts per layer published ~400

@@ -8,16 +8,13 @@
 namespace trainbench {
 
 int64_t deviceMemoryBytesPerRank(const RunConfig& config) {
-    if (config.runtime.memory_limit_mb > 0) return config.runtime.memory_limit_mb * 1024 * 1024;
+    // The config's own device, unresolved: "cuda:2,3" plans against its first GPU (ranks on one
+    // machine have equal GPUs), "cuda" and "auto" with a GPU against cuda:0.
     const std::string& device = config.runtime.device;
-    const bool wants_gpu = device.rfind("cuda", 0) == 0 || (device == "auto" && torch::cuda::is_available());
-    if (wants_gpu) {
-        // "cuda:2,3" plans against its first device; ranks on one machine have equal GPUs.
-        int index = 0;
-        if (auto colon = device.find(':'); colon != std::string::npos) index = std::stoi(device.substr(colon + 1));
-        return cudaTotalBytes(index);
-    }
-    return hostMemoryBytesPerRank(config);
+    if (device.rfind("cuda", 0) != 0 && !(device == "auto" && torch::cuda::is_available()))
+        return deviceMemoryBytesPerRank(config, "cpu");
+    const auto colon = device.find(':');
+    return deviceMemoryBytesPerRank(config, "cuda:" + (colon == std::string::npos ? "0" : device.substr(colon + 1)));
 }
 
 int64_t deviceMemoryBytesPerRank(const RunConfig& config, const std::string& rank_device) {

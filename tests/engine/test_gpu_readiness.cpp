@@ -4,11 +4,7 @@
 // environment, per-step copies, the router's fp32 product under bf16 compute).
 #include <QtTest/QtTest>
 
-#include <QTemporaryDir>
-
-#include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <mutex>
 #include <stdexcept>
 
