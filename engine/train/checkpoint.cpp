@@ -64,27 +64,6 @@ void writeCheckpointFiles(const fs::path& partial, const NamedTensors& model_sta
 
 }  // namespace
 
-std::vector<std::string> parameterNames(Transformer& model) {
-    std::vector<std::string> names;
-    for (const auto& item : model->named_parameters()) names.push_back(item.key());
-    return names;
-}
-
-NamedTensors adamWState(Transformer& model, torch::optim::AdamW& optimizer) {
-    NamedTensors moments;
-    auto names = parameterNames(model);
-    auto params = model->parameters();
-    for (size_t i = 0; i < params.size(); ++i) {
-        auto found = optimizer.state().find(params[i].unsafeGetTensorImpl());
-        if (found == optimizer.state().end()) continue;  // never stepped
-        auto& adam = static_cast<torch::optim::AdamWParamState&>(*found->second);
-        moments.emplace_back(names[i] + ".exp_avg", adam.exp_avg());
-        moments.emplace_back(names[i] + ".exp_avg_sq", adam.exp_avg_sq());
-        moments.emplace_back(names[i] + ".step", torch::tensor(adam.step(), torch::kInt64));
-    }
-    return moments;
-}
-
 std::string writeCheckpoint(const std::string& folder, Transformer& model, const NamedTensors& optimizer_state,
                             const TrainerState& state) {
     return writeCheckpoint(folder, stateDict(model), optimizer_state, state);
@@ -225,21 +204,6 @@ std::optional<Checkpoint> newestValidCheckpoint(const std::string& folder, std::
 void pruneCheckpoints(const std::string& folder, int64_t keep) {
     auto all = listCheckpoints(folder);
     for (size_t i = static_cast<size_t>(std::max<int64_t>(keep, 1)); i < all.size(); ++i) removeTree(all[i].second);
-}
-
-void restoreOptimizer(Transformer& model, torch::optim::AdamW& optimizer, const NamedTensors& saved) {
-    std::map<std::string, torch::Tensor> by_name(saved.begin(), saved.end());
-    auto names = parameterNames(model);
-    auto params = model->parameters();
-    for (size_t i = 0; i < params.size(); ++i) {
-        auto avg = by_name.find(names[i] + ".exp_avg");
-        if (avg == by_name.end()) continue;
-        auto state = std::make_unique<torch::optim::AdamWParamState>();
-        state->step(by_name.at(names[i] + ".step").item<int64_t>());
-        state->exp_avg(avg->second.to(params[i].device(), params[i].scalar_type()));
-        state->exp_avg_sq(by_name.at(names[i] + ".exp_avg_sq").to(params[i].device(), params[i].scalar_type()));
-        optimizer.state()[params[i].unsafeGetTensorImpl()] = std::move(state);
-    }
 }
 
 }  // namespace trainbench

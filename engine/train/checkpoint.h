@@ -9,6 +9,7 @@
 
 #include "model/safetensors.h"
 #include "model/transformer.h"
+#include "parallel/adamw_state.h"
 #include "train/trainer_state.h"
 
 namespace trainbench {
@@ -31,14 +32,6 @@ std::string writeCheckpoint(const std::string& folder, Transformer& model, const
 std::string writeCheckpoint(const std::string& folder, const NamedTensors& model_state, const NamedTensors& optimizer_state,
                             const TrainerState& state);
 
-// The parameters' reference names, in registration order (model->parameters()'s order).
-std::vector<std::string> parameterNames(Transformer& model);
-
-// An AdamW's state under the parameter names: `<name>.exp_avg`, `<name>.exp_avg_sq` (the
-// parameter's shape) and `<name>.step` (an int64 scalar), for the parameters it has stepped.
-// Sharded stages gather the same names (ShardedAdamW::gatherState).
-NamedTensors adamWState(Transformer& model, torch::optim::AdamW& optimizer);
-
 // Reads and verifies one checkpoint directory; throws ConfigError naming the corrupt file.
 Checkpoint readCheckpoint(const std::string& path);
 // Only the verified trainer.json of a checkpoint (no tensors): cheap enough for a config check.
@@ -50,8 +43,5 @@ std::optional<Checkpoint> newestValidCheckpoint(const std::string& folder, std::
 
 // Removes all but the newest `keep` complete checkpoints; call after a newer one is complete.
 void pruneCheckpoints(const std::string& folder, int64_t keep);
-
-// Restores the AdamW state saved by writeCheckpoint into `optimizer` (same model config).
-void restoreOptimizer(Transformer& model, torch::optim::AdamW& optimizer, const NamedTensors& saved);
 
 }  // namespace trainbench

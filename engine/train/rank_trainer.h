@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_set>
 
 #include <torch/torch.h>
 
@@ -17,15 +16,14 @@
 #include "model/transformer.h"
 #include "memory/memory_account.h"
 #include "comm/collectives.h"
-#include "parallel/gradient_buckets.h"
-#include "parallel/paired_residency.h"
+#include "parallel/gradient_layout.h"
 #include "train/batch_adaptation.h"
 #include "train/fresh_gradient_norms.h"
-#include "train/sharded_adamw.h"
-#include "trainbench/event_kind.h"
-#include "trainbench/noise_scale.h"
 #include "train/run_control.h"
+#include "train/step_reporter.h"
+#include "train/window_statistics.h"
 #include "trainbench/batch_schedule.h"
+#include "trainbench/event_kind.h"
 #include "trainbench/live_advice.h"
 #include "trainbench/metric_bus.h"
 #include "trainbench/run_config.h"
@@ -86,22 +84,6 @@ struct RankSetup {
     std::function<void(int64_t step, int64_t micro, MicroBatch& batch)> edit_micro_batch;
 };
 
-// The outcome of one accumulation window, identical on every rank (globally reduced).
-struct WindowResult {
-    double loss_sum = 0;               // summed token loss over the window and all ranks
-    int64_t tokens = 0;                // N: counted targets over the window and all ranks
-    double aux_loss_sum = 0;           // the sequence-wise balance loss, token-weighted, summed
-    double grad_norm = 0;              // of the global mean gradient (the sums / N)
-    std::vector<torch::Tensor> loads;  // per MoE layer: tokens per expert, int64 [E], global
-    std::vector<int64_t> rank_peak_bytes;  // per rank: the most CPU bytes held during the window
-    std::vector<int64_t> rank_received;    // expert parallelism, per rank: routed rows its experts received
-    int64_t collectives = 0;           // collective calls this window made
-    // The gradient noise scale's parts of this window (train.noise_scale, M >= 2), total and per
-    // noiseScaleGroups() entry; empty without.
-    std::optional<NoiseScaleParts> noise;
-    std::vector<std::optional<NoiseScaleParts>> noise_groups;
-};
-
 // How an accumulation window ended.
 enum class WindowOutcome {
     Complete,     // gradients reduced (global sums, divided by N in the update)
@@ -113,14 +95,15 @@ enum class WindowOutcome {
 class RankTrainer {
 public:
     explicit RankTrainer(const RankSetup& setup);
-    // Builds the model (rank 0's initial weights broadcast to all), optimizer and buckets.
+    // Builds the model (rank 0's initial weights broadcast to all) and its layout (optimizer,
+    // buckets, shards).
     void prepare();
     // Runs the K micro-batches of optimizer step `step` (0-based): backward of raw loss sums
-    // with no reduction until the last micro-batch, then one all-reduce per gradient bucket
-    // plus one for [loss sum, N, expert loads]; .grad is left holding the global sums, which
-    // the update divides by N. Returns Stopped when a stop was requested at a micro-batch
-    // boundary (the partial window is dropped). An out-of-memory error on any rank is agreed by
-    // all in the same reduction, and every rank drops the window.
+    // with no reduction until the last micro-batch, then the layout's gradient reduction plus
+    // one for the window's statistics; .grad is left holding the global sums (or this rank's
+    // slices of them), which the update divides by N. Returns Stopped when a stop was requested
+    // at a micro-batch boundary (the partial window is dropped). An out-of-memory error on any
+    // rank is agreed by all in the same reduction, and every rank drops the window.
     WindowOutcome accumulateWindow(int64_t step, WindowResult& out);
     // Clipping, learning rate, AdamW step and the MoE bias update for a window.
     double applyUpdate(int64_t step, const WindowResult& window);
@@ -130,14 +113,14 @@ public:
     Transformer& model() { return model_; }
     // Copies of the whole parameters (model()->parameters()'s order) on every rank; at stage 3
     // every rank must call it (one all-gather per unit).
-    std::vector<torch::Tensor> wholeParameters();
-    int64_t bucketCount() const { return buckets_ ? buckets_->count() : 0; }
+    std::vector<torch::Tensor> wholeParameters() { return layout_->wholeParameters(); }
+    int64_t bucketCount() const { return layout_ ? layout_->bucketCount() : 0; }
     // Expert parallelism: the buckets of the routed experts' gradients (0 without).
-    int64_t expertBucketCount() const { return expert_buckets_ ? expert_buckets_->count() : 0; }
+    int64_t expertBucketCount() const { return layout_ ? layout_->expertBucketCount() : 0; }
     // Calls made so far through this rank's collectives, every group's.
     int64_t callsMade() const;
     // Buckets the last window started during its backward (overlapped reduction).
-    int64_t bucketsOverlapped() const { return buckets_ ? buckets_->launchedDuringBackward() : 0; }
+    int64_t bucketsOverlapped() const { return layout_ ? layout_->bucketsOverlapped() : 0; }
 
 private:
     RankResult loop();
@@ -148,9 +131,6 @@ private:
     // current one, with K scaled so m x K x W stays. Returns false when m is already 1.
     bool backOffMicroBatch(int64_t step);
     void dropPrefetch();
-    // Stages 2 and 3 around each micro-batch (also one a rank skips, so its calls pair up).
-    void beginMicroBatch();
-    void endMicroBatch();
     // Micro-batches per rank in window `step`: K, or fewer in the incomplete last window that
     // train.samples leaves (scaled by its own token count like any other window).
     int64_t windowMicroBatches(int64_t step) const;
@@ -159,15 +139,21 @@ private:
     int64_t windowPeakBytes() const;
     // The squared norm of the window's gradient sums per noise-scale group, over every rank.
     std::vector<double> groupGradSquares();
-    // `loads`: hostExpertLoads of the window (rank 0; undefined elsewhere or without MoE).
-    void publishStep(int64_t step, const WindowResult& w, const torch::Tensor& loads, double lr, double tokens_per_s,
-                     double step_time);
-    // The window's tokens per expert as one fp64 CPU tensor [MoE layers, experts]; undefined
-    // without MoE layers.
-    torch::Tensor hostExpertLoads(const WindowResult& w) const;
-    void publishPoints(std::vector<MetricPoint> points);
-    void publishEvent(int64_t step, EventKind kind, const std::string& message);
-    MetricPoint point(int64_t step, const std::string& key, double value) const;
+    // The window's noise-scale parts (docs/design/noise_scale.md section 2) from the reduced
+    // statistics: `fresh` the micro-batches' sums per group and their count, `routed` the
+    // expert groups' unions (invalid without expert parallelism).
+    void noiseScaleOfWindow(const WindowStatistics& stats, WindowStatistics::Slot fresh, WindowStatistics::Slot routed,
+                            const std::vector<double>& group_squares, double window_sq, WindowResult& out) const;
+    // Rank 0 announces a change of the global batch once, when its first step begins.
+    void announceBatchChange(int64_t step);
+    // The reporter's events (none before prepare() made it).
+    void event(int64_t step, EventKind kind, const std::string& message);
+    // Every rank calls it (a sharded state is gathered first); rank 0 writes.
+    void saveCheckpoint(int64_t steps_done, double last_loss);
+    // The checkpoint at the run's end (completed or stopped), unless train.final_checkpoint is off.
+    void saveFinalCheckpoint(int64_t steps_done);
+    // train.batch_policy adaptive, after step `step`: grows the next step's batch when due.
+    void adaptBatch(int64_t step);
 
     RankSetup s_;
     RunConfig cfg_;  // this rank's copy: an out-of-memory back-off changes the batch split
@@ -184,36 +170,14 @@ private:
     // source_ so it is destroyed (and its read joined) first.
     std::future<MicroBatch> prefetched_;
     int64_t prefetched_step_ = -1;
-    std::unique_ptr<torch::optim::AdamW> optimizer_;
-    std::unique_ptr<GradientBuckets> buckets_;
-    // Expert parallelism: the routed experts' gradients, reduced over the replica group (the
-    // dense ones stay in buckets_); null otherwise.
-    std::unique_ptr<GradientBuckets> expert_buckets_;
-    std::vector<char> is_routed_expert_;  // per parameter, under expert parallelism
-    torch::Tensor routed_mask_;           // the same as fp64 1 / 0 on the rank's device
-    // Indices into params_: what buckets_ holds (everything but the routed experts under expert
-    // parallelism) and what expert_buckets_ holds.
-    std::vector<size_t> dense_part_, expert_part_;
-    // Expert parallelism at stage 1: the experts' moments sharded over their replica group.
-    std::unique_ptr<ShardedAdamW> expert_sharded_;
-    double all_to_all_seconds_ = 0;       // rank 0's exchange time up to the last published step
-    double routed_window_sq_ = 0;         // expert parallelism: the routed experts' share of |sum_k s_k|^2
-    // runtime.zero_stage 3: this rank's slices of the weights, units gathered as the model uses
-    // them (the model's residency); null below stage 3.
-    std::unique_ptr<ShardedWeights> sharded_weights_;
-    // Stage 3 under expert parallelism: sharded_weights_ holds the dense part (over the world),
-    // expert_weights_ the routed experts (over the replica group); the model calls both.
-    std::unique_ptr<ShardedWeights> expert_weights_;
-    std::unique_ptr<PairedResidency> paired_residency_;
-    // runtime.zero_stage >= 1: the AdamW state of this rank's slices (optimizer_ then only restores
-    // and writes nothing); null at stage 0.
-    std::unique_ptr<ShardedAdamW> sharded_;
+    // Where gradients, moments and weights live (runtime.zero_stage, runtime.expert_parallel).
+    std::unique_ptr<GradientLayout> layout_;
+    std::unique_ptr<StepReporter> report_;
     std::vector<torch::Tensor> params_;
     std::vector<int> group_of_param_;  // noiseScaleGroupsOf, per parameter
-    torch::Tensor group_index_;        // the same as an int64 tensor on the rank's device
     std::unique_ptr<FreshGradientNorms> fresh_norms_;  // null: no noise scale
     std::vector<MoE> moe_layers_;
-    std::vector<int64_t> moe_indices_;
+    double routed_window_sq_ = 0;  // expert parallelism: the routed experts' share of |sum_k s_k|^2
     int64_t tokens_seen_ = 0;
     int64_t tokens_at_start_ = 0;  // from the resumed checkpoint; 0 for a new run
     int64_t start_step_ = 0;
@@ -221,32 +185,6 @@ private:
     double last_loss_ = std::numeric_limits<double>::quiet_NaN();
     int64_t last_checkpoint_step_ = -1;
     int64_t run_peak_bytes_ = 0;
-    // Every rank calls it (a sharded state is gathered first); rank 0 writes.
-    void saveCheckpoint(int64_t steps_done, double last_loss);
-    // The checkpoint at the run's end (completed or stopped), unless train.final_checkpoint is off.
-    void saveFinalCheckpoint(int64_t steps_done);
-    // Expert parallelism: `local` (weights or moments of this rank) with every routed expert of
-    // the expert group, gathered from its ranks under its own name; collective over the group.
-    NamedTensors gatherExperts(const NamedTensors& local);
-    NamedTensors resumed_optimizer_;
-    std::vector<double> resumed_noise_;  // the checkpoint's noise-scale state, until prepare() restores it
-    // Rank 0 only: the live-advice detectors see every completed step.
-    void adviseAfterStep(int64_t step, const torch::Tensor& loads, double loss, double tokens_per_s,
-                         const std::vector<int64_t>& rank_received);
-    // The noise scale smoothed over the run, in total and per group: every rank keeps it alike
-    // (the same reduced statistics), so an adaptive batch grows at the same step everywhere.
-    void observeNoise(const WindowResult& window);
-    // train.batch_policy adaptive, after step `step`: grows the next step's batch when due.
-    void adaptBatch(int64_t step);
-    NoiseScaleTracker noise_;
-    std::vector<NoiseScaleTracker> noise_groups_;
-    std::vector<char> group_present_;  // per noise-scale group: some parameter is in it
-    LossSpikeDetector spikes_;
-    CriticalBatchAdvisor critical_batch_;
-    RankImbalanceAdvisor rank_imbalance_;
-    double tokens_per_sequence_ = 1;  // counted targets per sequence in the last estimated window
-    ExpertImbalanceDetector imbalance_;
-    std::optional<ThroughputWatch> throughput_;
 };
 
 // Runs one rank to the end; never throws.

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <torch/torch.h>
 
 #include "comm/collectives.h"
+#include "trainbench/noise_scale.h"
 
 namespace trainbench {
 
@@ -55,6 +57,22 @@ private:
     std::vector<torch::Tensor> device_parts_;
     std::vector<double> host_values_;
     torch::Tensor sums_;  // on the host, after reduce()
+};
+
+// The outcome of one accumulation window, identical on every rank (globally reduced).
+struct WindowResult {
+    double loss_sum = 0;               // summed token loss over the window and all ranks
+    int64_t tokens = 0;                // N: counted targets over the window and all ranks
+    double aux_loss_sum = 0;           // the sequence-wise balance loss, token-weighted, summed
+    double grad_norm = 0;              // of the global mean gradient (the sums / N)
+    std::vector<torch::Tensor> loads;  // per MoE layer: tokens per expert, int64 [E], global
+    std::vector<int64_t> rank_peak_bytes;  // per rank: the most CPU bytes held during the window
+    std::vector<int64_t> rank_received;    // expert parallelism, per rank: routed rows its experts received
+    int64_t collectives = 0;           // collective calls this window made
+    // The gradient noise scale's parts of this window (train.noise_scale, M >= 2), total and per
+    // noiseScaleGroups() entry; empty without.
+    std::optional<NoiseScaleParts> noise;
+    std::vector<std::optional<NoiseScaleParts>> noise_groups;
 };
 
 }  // namespace trainbench

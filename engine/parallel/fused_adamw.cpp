@@ -1,6 +1,6 @@
 // The fused kernel reads each parameter's step from a tensor that the caller has already
 // advanced; the optimizer's state keeps it as an integer, which stays the record.
-#include "train/fused_adamw.h"
+#include "parallel/fused_adamw.h"
 
 #include <stdexcept>
 

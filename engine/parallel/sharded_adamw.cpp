@@ -1,7 +1,7 @@
 // ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stages 1 to 3).
-#include "train/sharded_adamw.h"
+#include "parallel/sharded_adamw.h"
 
-#include "train/fused_adamw.h"
+#include "parallel/fused_adamw.h"
 
 #include <map>
 #include <stdexcept>

@@ -1,0 +1,118 @@
+#include "parallel/parameter_part.h"
+
+#include <unordered_map>
+
+#include "parallel/adamw_state.h"
+
+namespace trainbench {
+
+ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const TrainConfig& train,
+                             const NamedTensors* resumed_optimizer)
+    : spec_(spec) {
+    const std::vector<torch::Tensor> all = model->parameters();
+    std::vector<torch::Tensor> params;
+    for (size_t i : spec_.indices) params.push_back(all[i]);
+    const bool sharded = spec_.stage >= 1;
+    const int64_t shards = sharded ? spec_.group->worldSize() : 1;
+    if (spec_.stage >= 3) {
+        // The buckets are the model's units (this part's members of each), so each unit's
+        // gradients go out at its backward boundary.
+        std::unordered_map<const void*, size_t> index;
+        for (size_t j = 0; j < params.size(); ++j) index[params[j].unsafeGetTensorImpl()] = j;
+        std::vector<std::vector<size_t>> units;
+        std::vector<bool> reads;
+        for (const auto& unit : model->units()) {
+            units.emplace_back();
+            for (const auto& p : unit)
+                if (auto it = index.find(p.unsafeGetTensorImpl()); it != index.end()) units.back().push_back(it->second);
+            reads.push_back(TransformerImpl::unitReadsWeightsInBackward(static_cast<int64_t>(reads.size())));
+        }
+        buckets_ = std::make_unique<GradientBuckets>(params, ShardedWeights::bucketGroups(units), shards, /*transient=*/true);
+        weights_ = std::make_unique<ShardedWeights>(params, units, reads, *buckets_, *spec_.group);
+    } else {
+        buckets_ = std::make_unique<GradientBuckets>(params, spec_.bucket_bytes, spec_.first_bucket_bytes, shards,
+                                                     /*transient=*/spec_.stage >= 2);
+    }
+    if (sharded) {
+        const std::vector<bool> all_decays = parameterDecays(model);
+        std::vector<bool> decays;
+        for (size_t i : spec_.indices) decays.push_back(all_decays[i]);
+        ShardedAdamW::Options options;
+        options.beta1 = train.beta1;
+        options.beta2 = train.beta2;
+        options.weight_decay = train.weight_decay;
+        optimizer_ = std::make_unique<ShardedAdamW>(params, decays, *buckets_, spec_.rank_in_group, options, weights_.get());
+        if (resumed_optimizer) optimizer_->loadState(namesOf(parameterNames(model)), *resumed_optimizer);
+    }
+}
+
+std::vector<std::string> ParameterPart::namesOf(const std::vector<std::string>& names) const {
+    std::vector<std::string> out;
+    for (size_t i : spec_.indices) out.push_back(names[i]);
+    return out;
+}
+
+void ParameterPart::beginWindow() {
+    buckets_->zero();
+    if (spec_.overlap) buckets_->beginOverlap(*spec_.group, sharded() ? BucketReduction::ReduceScatter : BucketReduction::AllReduce);
+}
+
+void ParameterPart::beginMicroBatch(bool last) {
+    if (spec_.overlap && last) buckets_->armHooks();
+    if (weights_) weights_->beginMicroBatch();
+    else if (buckets_->transient()) buckets_->beginMicroBatch(*spec_.group);
+}
+
+void ParameterPart::endMicroBatch() {
+    if (weights_) weights_->endMicroBatch();
+    else if (buckets_->transient()) buckets_->endMicroBatch();
+}
+
+void ParameterPart::syncMicroBatch() {
+    if (spec_.sync_each_micro_batch) buckets_->reduceIntoSums(*spec_.group);
+}
+
+void ParameterPart::launchRemaining() {
+    if (spec_.overlap) buckets_->launchRemaining();
+}
+
+void ParameterPart::drop() {
+    if (spec_.overlap) buckets_->finishOverlap(/*keep=*/false);
+    if (spec_.sync_each_micro_batch) buckets_->dropSums();
+    buckets_->zero();
+}
+
+void ParameterPart::reduce() {
+    if (spec_.sync_each_micro_batch) buckets_->finishSums();
+    else if (spec_.group->worldSize() == 1 || buckets_->transient()) {}  // the sums are in place
+    else if (spec_.overlap) buckets_->finishOverlap();  // micro-batches 1..K-1 made no collective call
+    else buckets_->reduce(*spec_.group, sharded() ? BucketReduction::ReduceScatter : BucketReduction::AllReduce);
+}
+
+bool ParameterPart::skipsIdleExperts(bool last) const {
+    return (buckets_->transient() && !weights_) || (spec_.overlap && last);
+}
+
+torch::Tensor ParameterPart::sliceSquares(const std::vector<int>& group_of_param, int64_t groups,
+                                          const torch::Device& device) const {
+    std::vector<int> part_groups;
+    for (size_t i : spec_.indices) part_groups.push_back(group_of_param[i]);
+    return optimizer_->sliceSquaredNorms(part_groups, groups).to(device);
+}
+
+void ParameterPart::stepSlices(double lr, double grad_divisor) { optimizer_->step(lr, grad_divisor, *spec_.group); }
+
+NamedTensors ParameterPart::gatherMoments(const std::vector<std::string>& names) const {
+    return optimizer_->gatherState(namesOf(names), *spec_.group);
+}
+
+NamedTensors ParameterPart::gatherWeights(const std::vector<std::string>& names) const {
+    return weights_->gatherState(namesOf(names));
+}
+
+void ParameterPart::wholeParametersInto(std::vector<torch::Tensor>& out) {
+    auto whole = weights_->wholeParameters();
+    for (size_t j = 0; j < whole.size(); ++j) out[spec_.indices[j]] = std::move(whole[j]);
+}
+
+}  // namespace trainbench

@@ -1,0 +1,85 @@
+// ParameterPart: a set of the model's parameters whose gradients sum over one group of ranks,
+// with the machinery of its stage: gradient buckets, at stages 1-3 the AdamW moments of this
+// rank's slices, at stage 3 the weights' shards. Replicated and sharded layouts have one part
+// (every parameter, over the world); expert parallelism two (the dense parameters over the
+// world, the routed experts over their replicas).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "comm/collectives.h"
+#include "model/safetensors.h"
+#include "model/transformer.h"
+#include "parallel/gradient_buckets.h"
+#include "parallel/sharded_adamw.h"
+#include "parallel/sharded_weights.h"
+#include "trainbench/run_config.h"
+
+namespace trainbench {
+
+struct PartSpec {
+    std::vector<size_t> indices;  // into the model's parameters (model order)
+    Collectives* group = nullptr;
+    int rank_in_group = 0;
+    int64_t stage = 0;  // runtime.zero_stage
+    // Buckets reduce while the window's last backward runs (GradientBuckets::beginOverlap).
+    bool overlap = false;
+    // train.sync_each_micro_batch: every micro-batch's gradients reduced into running sums.
+    bool sync_each_micro_batch = false;
+    int64_t bucket_bytes = 25 << 20;
+    int64_t first_bucket_bytes = 1 << 20;
+};
+
+class ParameterPart {
+public:
+    // `resumed_optimizer`: the whole saved AdamW state; a sharded part takes its slices of it.
+    ParameterPart(const PartSpec& spec, Transformer& model, const TrainConfig& train,
+                  const NamedTensors* resumed_optimizer);
+    ParameterPart(const ParameterPart&) = delete;
+    ParameterPart& operator=(const ParameterPart&) = delete;
+
+    const std::vector<size_t>& indices() const { return spec_.indices; }
+    Collectives& group() const { return *spec_.group; }
+    const GradientBuckets& buckets() const { return *buckets_; }
+    GradientBuckets& buckets() { return *buckets_; }
+    ShardedWeights* weights() const { return weights_.get(); }
+    bool sharded() const { return optimizer_ != nullptr; }
+
+    // The window's hooks (see GradientLayout), for this part.
+    void beginWindow();
+    void beginMicroBatch(bool last);
+    void endMicroBatch();
+    void syncMicroBatch();
+    void launchRemaining();
+    void drop();
+    void reduce();
+    // Whether the coming backward may skip the experts no token reached: where its buckets
+    // are reduced during it (stage 2 per micro-batch, or the overlapped last one).
+    bool skipsIdleExperts(bool last) const;
+
+    // Sharded: the squares of this rank's slices per group (fp64 [groups] on `device`), not
+    // yet summed over the group. `group_of_param` is in model order.
+    torch::Tensor sliceSquares(const std::vector<int>& group_of_param, int64_t groups, const torch::Device& device) const;
+    // Sharded: the AdamW step of this rank's slices, then the weights gathered (stages 1-2).
+    void stepSlices(double lr, double grad_divisor);
+    // Collective over the group: the whole moments (sharded) or weights (stage 3) under the
+    // parameter names (`names` in model order); the group's first rank gets them.
+    NamedTensors gatherMoments(const std::vector<std::string>& names) const;
+    NamedTensors gatherWeights(const std::vector<std::string>& names) const;
+    // Stage 3, collective: whole copies of this part's parameters put at their model positions.
+    void wholeParametersInto(std::vector<torch::Tensor>& out);
+
+private:
+    std::vector<std::string> namesOf(const std::vector<std::string>& names) const;
+
+    PartSpec spec_;
+    std::unique_ptr<GradientBuckets> buckets_;
+    std::unique_ptr<ShardedWeights> weights_;  // stage 3
+    std::unique_ptr<ShardedAdamW> optimizer_;  // stages 1-3
+};
+
+}  // namespace trainbench

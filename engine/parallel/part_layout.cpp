@@ -1,0 +1,83 @@
+#include "parallel/part_layout.h"
+
+namespace trainbench {
+
+PartLayout::PartLayout(const LayoutSetup& setup, Transformer model) : setup_(setup), model_(std::move(model)) {}
+
+PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, int rank_in_group, bool may_overlap) const {
+    const RunConfig& cfg = *setup_.config;
+    PartSpec spec;
+    spec.indices = std::move(indices);
+    spec.group = &group;
+    spec.rank_in_group = rank_in_group;
+    spec.stage = cfg.runtime.zero_stage;
+    spec.sync_each_micro_batch = cfg.train.sync_each_micro_batch;
+    // Stages 2 and 3 reduce-scatter every micro-batch during its backward: nothing to overlap.
+    spec.overlap = may_overlap && spec.stage < 2 && setup_.world_size > 1 && !cfg.train.sync_each_micro_batch &&
+                   cfg.runtime.overlap_reduction;
+    spec.bucket_bytes = setup_.bucket_bytes;
+    spec.first_bucket_bytes = setup_.first_bucket_bytes;
+    return spec;
+}
+
+std::vector<size_t> PartLayout::allParameters() const {
+    std::vector<size_t> out(model_->parameters().size());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = i;
+    return out;
+}
+
+std::vector<torch::Tensor> PartLayout::clonedParameters() const {
+    std::vector<torch::Tensor> out;
+    for (auto& p : model_->parameters()) out.push_back(p.detach().clone());
+    return out;
+}
+
+void PartLayout::beginWindow() {
+    for (auto& part : parts_) part->beginWindow();
+    open_ = false;
+    ended_ = 0;
+}
+
+void PartLayout::beginMicroBatch(bool last) {
+    for (auto& part : parts_) part->beginMicroBatch(last);
+    open_ = true;
+}
+
+void PartLayout::endMicroBatch() {
+    for (auto& part : parts_) part->endMicroBatch();
+    for (auto& part : parts_) part->syncMicroBatch();
+    open_ = false;
+    ++ended_;
+}
+
+void PartLayout::closeMicroBatches(int64_t micro_batches) {
+    // Only the transient buckets and the weights' shards make calls here; the rest are no-ops.
+    if (open_) {
+        for (auto& part : parts_) part->endMicroBatch();
+        open_ = false;
+        ++ended_;
+    }
+    for (; ended_ < micro_batches; ++ended_) {
+        for (auto& part : parts_) part->beginMicroBatch(/*last=*/false);
+        for (auto& part : parts_) part->endMicroBatch();
+    }
+    for (auto& part : parts_) part->launchRemaining();
+}
+
+void PartLayout::dropWindow() {
+    for (auto& part : parts_) part->drop();
+}
+
+void PartLayout::reduceWindow() {
+    for (auto& part : parts_) part->reduce();
+}
+
+void PartLayout::skipIdleExperts(bool last) {
+    if (!parts_.front()->skipsIdleExperts(last)) return;
+    std::vector<torch::Tensor> idle;
+    for (auto& moe : model_->moeLayers())
+        for (auto& p : moe->takeIdleExpertParameters()) idle.push_back(std::move(p));
+    if (!idle.empty()) parts_.front()->buckets().noGradientComing(idle);
+}
+
+}  // namespace trainbench

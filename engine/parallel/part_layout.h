@@ -1,0 +1,45 @@
+// PartLayout: a GradientLayout made of parameter parts, whose window hooks each part runs in
+// turn (see ParameterPart). The layouts differ in their parts, their optimizer, their
+// checkpoint and their rules; the window's calls are these.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "parallel/gradient_layout.h"
+#include "parallel/parameter_part.h"
+
+namespace trainbench {
+
+class PartLayout : public GradientLayout {
+public:
+    void beginWindow() override;
+    void beginMicroBatch(bool last) override;
+    void endMicroBatch() override;
+    void closeMicroBatches(int64_t micro_batches) override;
+    void dropWindow() override;
+    void reduceWindow() override;
+    int64_t bucketCount() const override { return parts_.front()->buckets().count(); }
+    int64_t bucketsOverlapped() const override { return parts_.front()->buckets().launchedDuringBackward(); }
+
+protected:
+    PartLayout(const LayoutSetup& setup, Transformer model);
+    // The spec of a part over `group` at the config's stage and reduction settings.
+    PartSpec specFor(std::vector<size_t> indices, Collectives& group, int rank_in_group, bool may_overlap) const;
+    // The single-part layouts' beforeBackward: the idle experts told to the buckets when the
+    // part reduces during this backward.
+    void skipIdleExperts(bool last);
+    // Every parameter of the model, in order: the single part of the replicated and sharded layouts.
+    std::vector<size_t> allParameters() const;
+    std::vector<torch::Tensor> clonedParameters() const;
+
+    LayoutSetup setup_;
+    Transformer model_;
+    std::vector<std::unique_ptr<ParameterPart>> parts_;  // the first one holds the dense parameters
+
+private:
+    bool open_ = false;   // a micro-batch begun and not ended (its forward or backward failed)
+    int64_t ended_ = 0;   // micro-batches ended this window
+};
+
+}  // namespace trainbench
