@@ -7,20 +7,14 @@
 #include <QStringList>
 #include <QVector>
 
-#include "trainbench/metric_point.h"
+#include "queue/run_queue.h"
 #include "trainbench/run_config.h"
-#include "trainbench/run_store.h"
-#include "trainbench/training_session.h"
 
 class QAction;
-class QLabel;
-class QPlainTextEdit;
-class QProgressBar;
 class QPushButton;
 class QCloseEvent;
 class QShowEvent;
 class QDockWidget;
-class QGroupBox;
 class QSplitter;
 class QTabWidget;
 
@@ -28,15 +22,21 @@ namespace trainbench::gui {
 
 class BatchPanel;
 class CompareView;
+class ConfigBox;
 class ConfigureView;
 class EngineBridge;
 class MetricPlots;
 class MonitorView;
+class QueueRunner;
 class QueueView;
+class RunDashboard;
 class RunsPanel;
 class StoreTail;
 
-// Runs one config at a time through an EngineBridge. Widgets that tests drive carry object
+// The shell: menus, tabs, the runs dock, the side panel and the wiring between them. It runs
+// one config at a time through an EngineBridge and keeps the run's phase (what Start, Pause
+// and Stop allow); the RunDashboard (monitor/) shows the run, own or watched, and the
+// QueueRunner (queue/) trains the queue's jobs. Widgets that tests drive carry object
 // names: startButton, pauseButton, stopButton, statusLabel, progressBar, mainTabs,
 // configureView (the Configure tab, see ConfigureView), metricPlots (the Training tab),
 // batchPanel (the Batch & memory tab, see BatchPanel for its own), queueView (the Queue tab,
@@ -82,6 +82,8 @@ public:
     bool setMemoryLayout(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel);
 
     EngineBridge* bridge() const { return bridge_; }
+    RunDashboard* dashboard() const { return dashboard_; }
+    QueueRunner* queueRunner() const { return queue_runner_; }
     MetricPlots* plots() const { return plots_; }
     MonitorView* monitorView() const { return monitor_; }
     BatchPanel* batchPanel() const { return batch_panel_; }
@@ -103,7 +105,7 @@ public:
     // The run shown on the Training tab in place of an own run, or empty.
     QString watchedRunId() const;
     // The tail of the watched run, or null when none is watched.
-    StoreTail* storeTail() const { return watch_tail_; }
+    StoreTail* storeTail() const;
 
     // Redraws pending plot data at once, e.g. before grabbing the window.
     void flushView();
@@ -136,6 +138,7 @@ private:
     enum class Phase { Idle, Running, Pausing, Paused, Stopping, Finished };
 
     void buildUi();
+    QWidget* buildRunBox(QWidget* parent);
     void buildMenus();
     // Shows the runs list or the config and run controls at the left, as the tab needs.
     void updateSidePanels();
@@ -147,42 +150,25 @@ private:
     void fitRunsDock();
     void showConfig();
     void showConfigNumbers();
+    void logStart();
     static bool isLivePhase(Phase phase);
     void setPhase(Phase phase);
     void updateStartButton();
     // "Ready" with the steps to train, or why Start is off.
     void showReadyStatus();
-    void setStatusText(const QString& text, bool error = false);
-    void appendLog(const QString& line);
-
-    void onPoints(const QVector<trainbench::MetricPoint>& points);
-    void onEvent(const trainbench::RunEvent& event);
+    // The run-phase transitions the bridge reports (the dashboard shows the run itself).
     void onStatus(const QString& status);
-    void onFinished(const trainbench::RunSummary& summary);
     void onStartFailed(const QString& message);
-    void onWatchedRunFound(const trainbench::RunRecord& record);
-    void onWatchedRunFinished(const trainbench::RunRecord& record);
-    QString watchingStatusText() const;
-    // Starts the queue's next waiting job (showing its config), or ends the queue.
-    void runNextQueued();
-    void setQueueRunning(bool running);
-    // The steps of the run on the Training tab: the watched one's, else the config's.
-    int64_t shownRunSteps() const;
+    // The queue's way of starting a job: its config becomes the window's, the tab stays.
+    bool startQueuedJob(const RunQueue::Job& job, QString* refusal);
 
     RunConfig config_;
     QString config_name_;
     Phase phase_ = Phase::Idle;
-    int64_t latest_step_ = 0;
-    double latest_loss_ = 0;
-    bool have_loss_ = false;
-    StoreTail* watch_tail_ = nullptr;
-    int64_t watched_steps_ = 0;
-    RunConfig watched_config_;
-    bool watched_config_known_ = false;
-    bool queue_running_ = false;
-    int queue_row_ = -1;  // the queue's job that is this window's live run, or -1
 
     EngineBridge* bridge_ = nullptr;
+    RunDashboard* dashboard_ = nullptr;
+    QueueRunner* queue_runner_ = nullptr;
     MetricPlots* plots_ = nullptr;  // owned by monitor_
     MonitorView* monitor_ = nullptr;
     BatchPanel* batch_panel_ = nullptr;
@@ -194,6 +180,7 @@ private:
     QWidget* side_panel_ = nullptr;
     QSplitter* main_splitter_ = nullptr;
     QTabWidget* tabs_ = nullptr;
+    ConfigBox* config_box_ = nullptr;
     bool remembers_layout_ = false;
 
     QAction* open_config_action_ = nullptr;
@@ -201,36 +188,9 @@ private:
     QAction* start_action_ = nullptr;
     QAction* pause_action_ = nullptr;
     QAction* stop_action_ = nullptr;
-
-    QGroupBox* config_box_ = nullptr;
-    QLabel* config_name_label_ = nullptr;
-    QLabel* total_params_label_ = nullptr;
-    QLabel* activated_params_label_ = nullptr;
-    QLabel* model_shape_label_ = nullptr;
-    QLabel* batch_label_ = nullptr;
-    QLabel* tokens_per_step_label_ = nullptr;
-    QLabel* seq_len_label_ = nullptr;
-    QLabel* steps_label_ = nullptr;
-    QLabel* lr_label_ = nullptr;
-    QLabel* schedule_label_ = nullptr;
-    QLabel* device_label_ = nullptr;
-
     QPushButton* start_button_ = nullptr;
     QPushButton* pause_button_ = nullptr;
     QPushButton* stop_button_ = nullptr;
-    QLabel* status_label_ = nullptr;
-    QProgressBar* progress_bar_ = nullptr;
-
-    QLabel* loss_value_label_ = nullptr;
-    QLabel* lr_value_label_ = nullptr;
-    QLabel* throughput_value_label_ = nullptr;
-    QLabel* collectives_value_label_ = nullptr;
-    QLabel* rank_peaks_value_label_ = nullptr;
-    QMap<QString, double> rank_peaks_;  // mem/<device>/peak_bytes -> the latest value
-    static bool isRankPeakKey(const std::string& key);
-    std::vector<std::pair<QString, int64_t>> rankPeaks() const;
-    QLabel* elapsed_value_label_ = nullptr;
-    QPlainTextEdit* event_log_ = nullptr;
 };
 
 }  // namespace trainbench::gui

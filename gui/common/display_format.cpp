@@ -1,4 +1,4 @@
-// The workbench's way of writing counts, bytes, ranks' peaks and the batch identity.
+// The workbench's way of writing counts, bytes, durations, ranks' peaks and the batch identity.
 #include "common/display_format.h"
 
 #include <array>
@@ -72,6 +72,16 @@ QString formatBatchEquation(int64_t micro_batch, int64_t accumulation, int64_t w
         .arg(world_size)
         .arg(global)
         .arg(global == 1 ? QStringLiteral("sequence") : QStringLiteral("sequences"));
+}
+
+QString formatDuration(double seconds) {
+    if (!std::isfinite(seconds)) return QStringLiteral("—");
+    const auto whole = static_cast<long long>(std::floor(seconds));
+    if (whole < 60) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
+    return QStringLiteral("%1:%2:%3")
+        .arg(whole / 3600)
+        .arg((whole / 60) % 60, 2, 10, QLatin1Char('0'))
+        .arg(whole % 60, 2, 10, QLatin1Char('0'));
 }
 
 }  // namespace trainbench::gui

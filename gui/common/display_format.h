@@ -1,4 +1,4 @@
-// The workbench's way of writing counts, bytes and the batch identity, shared by every view.
+// The workbench's way of writing counts, bytes, durations and the batch identity, shared by every view.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,10 @@ QString formatBytes(int64_t bytes);
 // ("cpu0 5.00 MiB · cpu1 1.50 MiB"), beyond that the range and the rank holding most,
 // "10.0 GiB – 15.0 GiB (cuda3 most)", or "4.22 MiB on each of 4" when they print alike.
 QString formatRankPeaks(const std::vector<std::pair<QString, int64_t>>& peaks);
+// A duration, the same wherever the workbench shows one (elapsed time, a run's length, the wall
+// time axis and crosshair): under a minute to a tenth of a second, "42.0 s"; beyond, a clock
+// of whole seconds, "1:01:05" (h:mm:ss); "—" when not finite.
+QString formatDuration(double seconds);
 // The batch identity m × K × W = B, in sequences.
 QString formatBatchEquation(int64_t micro_batch, int64_t accumulation, int64_t world_size);
 

@@ -13,6 +13,7 @@
 
 #include "trainbench/metric_keys.h"
 #include "trainbench/batch_schedule.h"
+#include "common/display_format.h"
 #include "plotting/plot_tickers.h"
 #include "plotting/robust_range.h"
 
@@ -89,16 +90,6 @@ QVector<double> visibleValues(const QCPGraph* graph, const QCPRange& keys) {
     values.reserve(count / stride + 1);
     for (auto it = begin; it < end; it += stride) values.push_back(it->value);
     return values;
-}
-
-QString formatWall(double seconds) {
-    if (!std::isfinite(seconds)) return QStringLiteral("—");
-    const auto whole = static_cast<long long>(std::floor(seconds));
-    if (whole < 60) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
-    return QStringLiteral("%1:%2:%3")
-        .arg(whole / 3600)
-        .arg((whole / 60) % 60, 2, 10, QLatin1Char('0'))
-        .arg(whole % 60, 2, 10, QLatin1Char('0'));
 }
 
 // The point of `graph` whose key is nearest to x; false when it has none.
@@ -861,10 +852,10 @@ QString MetricPlots::positionLineAt(double x) const {
         switch (x_axis_) {
         case XAxis::Step: return tr("step %1").arg(std::llround(x));
         case XAxis::Tokens: return tr("%1 tokens").arg(formatSi(x));
-        case XAxis::WallTime: return formatWall(x);
+        case XAxis::WallTime: return formatDuration(x);
         }
     }
-    return tr("step %1 · %2 tokens · %3").arg(best->step).arg(formatSi(best->tokens), formatWall(best->wall));
+    return tr("step %1 · %2 tokens · %3").arg(best->step).arg(formatSi(best->tokens), formatDuration(best->wall));
 }
 
 void MetricPlots::showCrosshairAt(double x) {

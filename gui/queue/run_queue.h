@@ -14,7 +14,7 @@
 namespace trainbench::gui {
 
 // Jobs keep their order; the queue runs the first waiting one. The model only records: the
-// window starts the runs (MainWindow) and reports back with markStarted and markFinished.
+// window starts the runs (through QueueRunner) and reports back with markStarted and markFinished.
 class RunQueue : public QAbstractTableModel {
     Q_OBJECT
 

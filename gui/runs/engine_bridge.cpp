@@ -10,7 +10,7 @@
 
 namespace trainbench::gui {
 
-EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
+EngineBridge::EngineBridge(QObject* parent) : RunFeed(parent) {
     // Queued connections (a consumer on another thread) look the types up by name.
     qRegisterMetaType<trainbench::MetricPoint>("trainbench::MetricPoint");
     qRegisterMetaType<trainbench::RunEvent>("trainbench::RunEvent");
@@ -113,7 +113,7 @@ void EngineBridge::drainOnce() {
     live_ = false;
     const RunSummary summary = session_->summary();
     if (recorder_) recorder_->finish(summary);
-    Q_EMIT runFinished(summary);
+    Q_EMIT runFinished(summary, QString::fromLatin1(runStatusName(summary.status)));
 }
 
 void EngineBridge::emitBatch(BusBatch batch) {

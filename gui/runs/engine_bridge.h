@@ -4,20 +4,14 @@
 #include <chrono>
 #include <memory>
 
-#include <QObject>
 #include <QString>
 #include <QTimer>
-#include <QVector>
 
+#include "runs/run_feed.h"
 #include "trainbench/metric_bus.h"
-#include "trainbench/metric_point.h"
 #include "trainbench/run_config.h"
 #include "trainbench/run_recorder.h"
 #include "trainbench/training_session.h"
-
-Q_DECLARE_METATYPE(trainbench::MetricPoint)
-Q_DECLARE_METATYPE(trainbench::RunEvent)
-Q_DECLARE_METATYPE(trainbench::RunSummary)
 
 namespace trainbench::gui {
 
@@ -32,7 +26,7 @@ namespace trainbench::gui {
 //   readable) until the next start() or the bridge's destruction; the session's destructor
 //   stops and joins its threads, so destroying the bridge mid-run blocks only until the
 //   ranks reach their next micro-batch boundary.
-class EngineBridge : public QObject {
+class EngineBridge : public RunFeed {
     Q_OBJECT
 
 public:
@@ -50,16 +44,16 @@ public:
     void stop();
 
     // True from a successful start() until runFinished has been emitted.
-    bool isLive() const { return live_; }
+    bool isLive() const override { return live_; }
     // Created when no session exists yet.
     RunStatus status() const;
-    int64_t completedSteps() const;
+    int64_t completedSteps() const override;
     // The origin of the live run's points' wall_time (TrainingSession::startedAt).
     std::chrono::steady_clock::time_point runStartedAt() const {
         return session_ ? session_->startedAt() : std::chrono::steady_clock::time_point{};
     }
     // The store's id of the run started last (empty before the first start).
-    const QString& runId() const { return run_id_; }
+    const QString& runId() const override { return run_id_; }
 
     // How often the live run is drained: kDrainIntervalMs, or kCpuRunDrainIntervalMs for a
     // run on the CPU.
@@ -76,14 +70,10 @@ public:
     // its own and keeps the 33 ms.
     static constexpr int kCpuRunDrainIntervalMs = 250;
 
+    // The feed's signals: pointsArrived with every point the bus delivered since the last
+    // drain; statusChanged with "failed: reason" for a failure; runFinished with the
+    // session's summary.
 Q_SIGNALS:
-    // Every point the bus delivered since the last drain, in publication order.
-    void pointsArrived(const QVector<trainbench::MetricPoint>& points);
-    void eventArrived(const trainbench::RunEvent& event);
-    // The session's status by name (runStatusName); for a failure, "failed: reason".
-    void statusChanged(const QString& status);
-    // Emitted once per run, after the last points and events of the run.
-    void runFinished(const trainbench::RunSummary& summary);
     void startFailed(const QString& message);
 
 private:

@@ -2,6 +2,7 @@
 #include "runs/store_tail.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -59,7 +60,7 @@ QVector<MetricPoint> newPoints(std::vector<MetricPoint>& read, std::unordered_ma
 }  // namespace
 
 StoreTail::StoreTail(QString store_folder, QString run_id, QObject* parent)
-    : QObject(parent),
+    : RunFeed(parent),
       store_folder_(std::move(store_folder)),
       run_id_(std::move(run_id)),
       progress_(std::make_shared<Progress>()) {
@@ -150,10 +151,24 @@ void StoreTail::deliver(Read read) {
     if (status != previous_status) Q_EMIT statusChanged(status);
     if (record_.status != "running") {
         polling_ = false;
-        Q_EMIT runFinished(record_);
+        Q_EMIT runFinished(summaryOf(record_), status);
         return;
     }
     if (polling_) poll_timer_.start();
+}
+
+RunSummary StoreTail::summaryOf(const RunRecord& record) {
+    RunSummary summary;
+    summary.run_id = record.run_id;
+    // RunStatus has no `interrupted`: a run whose writer died counts as failed.
+    summary.status = RunStatus::Failed;
+    for (RunStatus status : {RunStatus::Running, RunStatus::Completed, RunStatus::Stopped, RunStatus::Failed})
+        if (record.status == runStatusName(status)) summary.status = status;
+    summary.steps = record.steps;
+    summary.final_loss = record.final_loss ? *record.final_loss : std::numeric_limits<double>::quiet_NaN();
+    summary.wall_time_s = std::numeric_limits<double>::quiet_NaN();
+    summary.error = record.error;
+    return summary;
 }
 
 }  // namespace trainbench::gui

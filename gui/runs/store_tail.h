@@ -1,16 +1,13 @@
-// StoreTail: follows one run of the store while another process writes it, with EngineBridge's signals.
+// StoreTail: follows one run of the store while another process writes it, as a RunFeed like EngineBridge.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
-#include <QObject>
 #include <QString>
 #include <QTimer>
-#include <QVector>
 
-#include "runs/engine_bridge.h"
-#include "trainbench/metric_point.h"
+#include "runs/run_feed.h"
 #include "trainbench/run_store.h"
 
 Q_DECLARE_METATYPE(trainbench::RunRecord)
@@ -28,14 +25,14 @@ class StoreReader;
 // status has left `running` the last points and events are delivered, then statusChanged and
 // runFinished, and polling stops. Each poll reads only the rows committed since the last one
 // (RunStore::metricsAfter), so following a run of a million points costs what is new.
-class StoreTail : public QObject {
+class StoreTail : public RunFeed {
     Q_OBJECT
 
 public:
     StoreTail(QString store_folder, QString run_id, QObject* parent = nullptr);
     ~StoreTail() override;
 
-    const QString& runId() const { return run_id_; }
+    const QString& runId() const override { return run_id_; }
     // Starts the first read; does nothing when already started.
     void start();
     // No more reads, and nothing more is delivered, not even a read in flight.
@@ -43,6 +40,9 @@ public:
 
     // True from start() until the run has ended, the run was not found, or stop().
     bool isPolling() const { return polling_; }
+    bool isLive() const override { return polling_; }
+    // The tail knows a run's steps only by its points.
+    int64_t completedSteps() const override { return 0; }
     // True once the first read has been delivered.
     bool isLoaded() const { return loaded_; }
     // Reads delivered so far, the first one included.
@@ -55,17 +55,18 @@ public:
     // run whose writer died (SIGKILL) `interrupted`, which a reader open all along never sees.
     static constexpr int kQuietPollsBeforeOwnerCheck = 20;
 
+    // How a stored run that has left `running` ended, as the feed's runFinished reports it.
+    static RunSummary summaryOf(const RunRecord& record);
+
+    // The feed's signals: statusChanged with the store's names (running, completed, stopped,
+    // failed, interrupted); runFinished once, after the last points and events of a run that
+    // has left `running`.
+
 Q_SIGNALS:
     // The run as stored at the first read, before any of its points.
     void runFound(const trainbench::RunRecord& record);
-    void pointsArrived(const QVector<trainbench::MetricPoint>& points);
-    void eventArrived(const trainbench::RunEvent& event);
-    // The run's status by name (running, completed, stopped, failed, interrupted), when it changes.
-    void statusChanged(const QString& status);
     // After the first read's points and events have been delivered.
     void loaded();
-    // Once, after the last points and events of a run that has left `running`.
-    void runFinished(const trainbench::RunRecord& record);
     // The run is not in the store (polling stops), or a read failed (polling goes on).
     void failed(const QString& message);
 

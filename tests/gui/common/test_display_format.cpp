@@ -16,6 +16,8 @@ private Q_SLOTS:
     void formatsBytes();
     void writesBatchEquation();
     void writesEachRanksPeak();
+    void formatsDurations_data();
+    void formatsDurations();
 };
 
 void TestDisplayFormat::formatsCounts_data() {
@@ -79,6 +81,24 @@ void TestDisplayFormat::writesEachRanksPeak() {
     for (int r = 0; r < 8; ++r) eight.emplace_back(QStringLiteral("cuda%1").arg(r), int64_t(10 + (r == 3 ? 5 : r % 2)) << 30);
     QCOMPARE(formatRankPeaks(eight), QStringLiteral("10.0 GiB – 15.0 GiB (cuda3 most)"));
     QCOMPARE(formatRankPeaks({{"cpu0", 7 << 20}, {"cpu1", 7 << 20}, {"cpu2", 7 << 20}}), QStringLiteral("7.00 MiB on each of 3"));
+}
+
+
+void TestDisplayFormat::formatsDurations_data() {
+    QTest::addColumn<double>("seconds");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("zero") << 0.0 << "0.0 s";
+    QTest::newRow("under a minute") << 42.04 << "42.0 s";
+    QTest::newRow("one minute") << 60.0 << "0:01:00";
+    QTest::newRow("61 min 5 s") << 3665.9 << "1:01:05";
+    QTest::newRow("over a day") << 90061.0 << "25:01:01";
+    QTest::newRow("unknown") << qQNaN() << "—";
+}
+
+void TestDisplayFormat::formatsDurations() {
+    QFETCH(double, seconds);
+    QFETCH(QString, text);
+    QCOMPARE(formatDuration(seconds), text);
 }
 
 QTEST_MAIN(TestDisplayFormat)
