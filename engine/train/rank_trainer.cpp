@@ -23,6 +23,7 @@
 #include "train/fresh_gradient_norms.h"
 #include "trainbench/config_io.h"
 #include "train/lr_schedule.h"
+#include "train/window_noise.h"
 #include "train/window_statistics.h"
 #include "trainbench/event_kind.h"
 #include "trainbench/metric_keys.h"
@@ -238,21 +239,8 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     const auto aux_slot = stats.add(aux_sum);
     std::vector<WindowStatistics::Slot> load_slots;
     for (auto& moe : moe_layers_) load_slots.push_back(stats.add(moe->takeLoad()));
-    // The micro-batches' fresh gradient sums: per noise group, then the micro-batches counted.
-    WindowStatistics::Slot fresh_slot, routed_slot;
-    if (fresh_norms_) fresh_slot = stats.add(fresh_norms_->windowSums());
-    if (fresh_norms_ && fresh_norms_->hasRouted()) {
-        // The routed experts' small batches: micro-batch k of every rank of the expert group, of
-        // their summed token counts (docs/design/noise_scale.md section 2 over those unions). One small
-        // all-reduce in the group; every rank of it then holds the group's sums, so each adds
-        // 1/EP of them to the window's statistics.
-        std::vector<torch::Tensor> list{fresh_norms_->routedWindow()};
-        expert_group->allReduce(list, ReduceOp::Sum);
-        auto squared = list[0].narrow(0, 0, K), counts = list[0].narrow(0, K, K);
-        const double share = 1.0 / double(cfg_.runtime.expert_parallel);
-        routed_slot = stats.add(torch::stack({(squared / counts.clamp_min(1.0)).sum(), counts.gt(0).sum().to(torch::kFloat64)}) *
-                                share);
-    }
+    WindowNoise noise;
+    if (fresh_norms_) noise.add(stats, *fresh_norms_, expert_group, cfg_.runtime.expert_parallel, K);
     // The step's one host synchronisation.
     stats.reduce(*s_.collectives);
     out.rank_peak_bytes.assign(W, 0);
@@ -278,50 +266,12 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     double window_sq = 0;
     for (double v : group_squares) window_sq += v;
     out.grad_norm = out.tokens > 0 ? std::sqrt(window_sq) / double(out.tokens) : 0.0;
+    // The noise scale's parts, before clipping.
     out.noise.reset();
     out.noise_groups.clear();
-    if (fresh_norms_) noiseScaleOfWindow(stats, fresh_slot, routed_slot, group_squares, window_sq, out);
+    if (fresh_norms_) noise.read(stats, group_squares, routed_window_sq_, out);
     out.collectives = callsMade() - calls_before;
     return WindowOutcome::Complete;
-}
-
-void RankTrainer::noiseScaleOfWindow(const WindowStatistics& stats, WindowStatistics::Slot fresh_slot,
-                                     WindowStatistics::Slot routed_slot, const std::vector<double>& group_squares,
-                                     double window_sq, WindowResult& out) const {
-    // The noise scale's parts from the micro-batches' own gradients and the window's, total and
-    // per group (docs/design/noise_scale.md section 2), before clipping.
-    const int64_t groups = static_cast<int64_t>(group_squares.size());
-    NoiseScaleSums total;
-    total.tokens = double(out.tokens);
-    total.micro_batches = static_cast<int64_t>(stats.value(fresh_slot, groups));
-    // Under expert parallelism the routed experts are an estimator of their own (their own
-    // small batches); |G|^2 and tr(Sigma) add over parameters, so their parts are added to the
-    // experts group's and the total's.
-    const bool routed = routed_slot.valid();
-    const int64_t experts_group = 2;
-    total.window_sq = window_sq - routed_window_sq_;
-    for (int64_t g = 0; g < groups; ++g) {
-        NoiseScaleSums part = total;
-        part.fresh_sq_per_token = stats.value(fresh_slot, g);
-        part.window_sq = group_squares[g] - (routed && g == experts_group ? routed_window_sq_ : 0.0);
-        total.fresh_sq_per_token += part.fresh_sq_per_token;
-        out.noise_groups.push_back(noiseScaleParts(part));
-    }
-    out.noise = noiseScaleParts(total);
-    if (routed) {
-        NoiseScaleSums unions;
-        unions.tokens = total.tokens;
-        unions.fresh_sq_per_token = stats.value(routed_slot, 0);
-        unions.micro_batches = std::llround(stats.value(routed_slot, 1));
-        unions.window_sq = routed_window_sq_;
-        const auto parts = noiseScaleParts(unions);
-        auto add = [&](std::optional<NoiseScaleParts>& into) {
-            if (!into || !parts) into.reset();  // one part without its small batches: no estimate
-            else into = NoiseScaleParts{into->grad_sq + parts->grad_sq, into->trace + parts->trace};
-        };
-        add(out.noise);
-        add(out.noise_groups[experts_group]);
-    }
 }
 
 int64_t RankTrainer::callsMade() const {

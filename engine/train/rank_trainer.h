@@ -139,11 +139,6 @@ private:
     int64_t windowPeakBytes() const;
     // The squared norm of the window's gradient sums per noise-scale group, over every rank.
     std::vector<double> groupGradSquares();
-    // The window's noise-scale parts (docs/design/noise_scale.md section 2) from the reduced
-    // statistics: `fresh` the micro-batches' sums per group and their count, `routed` the
-    // expert groups' unions (invalid without expert parallelism).
-    void noiseScaleOfWindow(const WindowStatistics& stats, WindowStatistics::Slot fresh, WindowStatistics::Slot routed,
-                            const std::vector<double>& group_squares, double window_sq, WindowResult& out) const;
     // Rank 0 announces a change of the global batch once, when its first step begins.
     void announceBatchChange(int64_t step);
     // The reporter's events (none before prepare() made it).
