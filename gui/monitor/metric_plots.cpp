@@ -33,7 +33,6 @@ const QColor kDeviceColors[] = {QColor(31, 119, 180), QColor(214, 39, 40), QColo
 
 constexpr double kPadding = 0.08;
 constexpr double kMarkerHoverPx = 5.0;
-constexpr int kMaxStepTable = 100'000'000;  // beyond this, steps are not a dense index
 
 void styleAxis(QCPAxis* axis, const QFont& tick_font, const QFont& label_font) {
     axis->setTickLabelFont(tick_font);
@@ -297,7 +296,7 @@ void MetricPlots::initSeries(Series& series, QCPAxis* x, QCPAxis* y, const QStri
     series.label = label;
     series.unit = unit;
     series.format = format;
-    series.smoother = EmaSmoother(smoothing_weight_);
+    series.data = MetricSeries(smoothed, smoothing_weight_);
     series.raw = addGraph(x, y);
     series.raw->setAdaptiveSampling(true);
     series.raw->setPen(pen);
@@ -335,8 +334,7 @@ void MetricPlots::resetRun(const RunConfig& config) {
     last_tokens_ = 0;
     last_wall_ = 0;
     for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) {
-        series->samples.clear();
-        series->smoother.reset();
+        series->data.clear();
         series->raw->data()->clear();
         if (series->smoothed) series->smoothed->data()->clear();
         invalidateDrawn(*series);
@@ -349,8 +347,7 @@ void MetricPlots::resetRun(const RunConfig& config) {
     marker_walls_.clear();
     for (auto& [kind, graph] : marker_legend_) removeGraph(graph);
     marker_legend_.clear();
-    tokens_at_step_.clear();
-    wall_at_step_.clear();
+    positions_.clear();
     entropy_floor_ = qQNaN();
     floor_line_->setVisible(false);
     floor_label_->setVisible(false);
@@ -375,26 +372,9 @@ void MetricPlots::resetRun(const RunConfig& config) {
     scheduleReplot();
 }
 
-double MetricPlots::tokensAt(int64_t step, double fallback) const {
-    if (step >= 0 && step < tokens_at_step_.size() && std::isfinite(tokens_at_step_[step])) return tokens_at_step_[step];
-    return fallback;
-}
-
-double MetricPlots::xOf(const Sample& sample) const {
-    switch (x_axis_) {
-    case XAxis::Step: return static_cast<double>(sample.step);
-    case XAxis::Tokens: return sample.tokens;
-    case XAxis::WallTime: return sample.wall;
-    }
-    return static_cast<double>(sample.step);
-}
-
 void MetricPlots::append(Series& series, const MetricPoint& point) {
-    // QCustomPlot draws NaN as a gap; an infinity would instead blow up the y range.
-    const double value = std::isfinite(point.value) ? point.value : qQNaN();
-    Sample sample{point.step, tokensAt(point.step, static_cast<double>(point.tokens)), point.wall_time, value, value};
-    if (series.smoothed) sample.smoothed = series.smoother.add(value);
-    series.samples.push_back(sample);
+    const SeriesSample& sample =
+        series.data.append(point, positions_.tokensAt(point.step, static_cast<double>(point.tokens)));
     const double x = xOf(sample);
     // A point before the end lands inside the sorted data: the drawn pyramids read it all again.
     if (!series.raw->data()->isEmpty() && x < (series.raw->data()->constEnd() - 1)->key) invalidateDrawn(series);
@@ -470,20 +450,13 @@ QString MetricPlots::memoryLineAt(const std::string& device, double x) const {
 void MetricPlots::addPoints(const QVector<MetricPoint>& points) {
     // Tokens first: the points of a step carry the step, and train/tokens says how many
     // tokens that step ends at, whichever order the batch lists them in.
-    for (const MetricPoint& point : points) {
-        if (point.key != metric::kTokens || point.step < 0 || point.step >= kMaxStepTable) continue;
-        if (tokens_at_step_.size() <= point.step) tokens_at_step_.resize(point.step + 1, qQNaN());
-        tokens_at_step_[point.step] = point.value;
-    }
+    positions_.noteTokens(points);
     bool changed = false;
     for (const MetricPoint& point : points) {
         std::string device;
         if (point.key == metric::kLoss) {
             append(loss_, point);
-            if (point.step >= 0 && point.step < kMaxStepTable) {
-                if (wall_at_step_.size() <= point.step) wall_at_step_.resize(point.step + 1, qQNaN());
-                wall_at_step_[point.step] = point.wall_time;
-            }
+            positions_.noteWall(point.step, point.wall_time);
         } else if (point.key == metric::kEvalLoss) {
             append(eval_loss_, point);
         } else if (point.key == metric::kGradNorm) {
@@ -509,14 +482,14 @@ void MetricPlots::addPoints(const QVector<MetricPoint>& points) {
             continue;
         }
         last_step_ = std::max(last_step_, point.step);
-        last_tokens_ = std::max(last_tokens_, tokensAt(point.step, static_cast<double>(point.tokens)));
+        last_tokens_ = std::max(last_tokens_, positions_.tokensAt(point.step, static_cast<double>(point.tokens)));
         last_wall_ = std::max(last_wall_, point.wall_time);
         changed = true;
     }
     if (!changed) return;
     // A marker that came before its step's points learns its wall time now.
     rebuildMarkers();
-    placeholder_->setVisible(loss_.samples.empty());
+    placeholder_->setVisible(loss_.data.samples().empty());
     scheduleReplot();
 }
 
@@ -537,21 +510,7 @@ void MetricPlots::addEventMarker(int64_t step, const QString& kind, const QStrin
 }
 
 double MetricPlots::markerX(const EventMarker& marker, double wall) const {
-    switch (x_axis_) {
-    case XAxis::Step: return static_cast<double>(marker.step);
-    case XAxis::Tokens: {
-        // The tokens seen after the marked step, or after the closest step before it.
-        for (int64_t step = std::min<int64_t>(marker.step, tokens_at_step_.size() - 1); step >= 0; --step)
-            if (std::isfinite(tokens_at_step_[step]))
-                return tokens_at_step_[step] * (step == marker.step ? 1.0 : double(marker.step) / std::max<int64_t>(step, 1));
-        return qQNaN();
-    }
-    case XAxis::WallTime:
-        if (std::isfinite(wall)) return wall;
-        if (marker.step >= 0 && marker.step < wall_at_step_.size()) return wall_at_step_[marker.step];
-        return qQNaN();
-    }
-    return qQNaN();
+    return positions_.markerX(marker.step, wall);
 }
 
 void MetricPlots::showMarkerLegend(const QString& kind) {
@@ -567,9 +526,10 @@ void MetricPlots::showMarkerLegend(const QString& kind) {
 void MetricPlots::rebuildGraphs(Series& series) {
     QVector<QCPGraphData> raw;
     QVector<QCPGraphData> smoothed;
-    raw.reserve(static_cast<qsizetype>(series.samples.size()));
-    if (series.smoothed) smoothed.reserve(static_cast<qsizetype>(series.samples.size()));
-    for (const Sample& sample : series.samples) {
+    const std::vector<SeriesSample>& samples = series.data.samples();
+    raw.reserve(static_cast<qsizetype>(samples.size()));
+    if (series.smoothed) smoothed.reserve(static_cast<qsizetype>(samples.size()));
+    for (const SeriesSample& sample : samples) {
         const double x = xOf(sample);
         raw.push_back(QCPGraphData(x, sample.value));
         if (series.smoothed) smoothed.push_back(QCPGraphData(x, sample.smoothed));
@@ -589,8 +549,8 @@ void MetricPlots::rebuildMarkers() {
 }
 
 void MetricPlots::setXAxis(XAxis axis) {
-    if (axis == x_axis_) return;
-    x_axis_ = axis;
+    if (axis == positions_.axis()) return;
+    positions_.setAxis(axis);
     for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) rebuildGraphs(*series);
     for (auto& [key, series] : memory_) rebuildGraphs(series);
     rebuildMarkers();
@@ -604,7 +564,7 @@ void MetricPlots::setXAxis(XAxis axis) {
 
 void MetricPlots::applyXAxisStyle() {
     QSharedPointer<QCPAxisTicker> ticker;
-    switch (x_axis_) {
+    switch (positions_.axis()) {
     case XAxis::Step: ticker.reset(new StepTicker); break;
     case XAxis::Tokens: ticker.reset(new SiTicker); break;
     case XAxis::WallTime: {
@@ -620,7 +580,7 @@ void MetricPlots::applyXAxisStyle() {
         x->setNumberFormat(QStringLiteral("f"));
         x->setNumberPrecision(0);
     }
-    xAxisOf(memory_rect_)->setLabel(xAxisTitle(x_axis_));
+    xAxisOf(memory_rect_)->setLabel(xAxisTitle(positions_.axis()));
 }
 
 QCPAxisRect* MetricPlots::plotRect(Plot plot) const {
@@ -677,8 +637,7 @@ void MetricPlots::setSmoothingWeight(double weight) {
     smoothing_weight_ = probe.weight();
     // The full series is re-smoothed, never a downsampled one.
     for (Series* series : {&loss_, &grad_norm_}) {
-        series->smoother = EmaSmoother(smoothing_weight_);
-        for (Sample& sample : series->samples) sample.smoothed = series->smoother.add(sample.value);
+        series->data.setSmoothingWeight(smoothing_weight_);
         rebuildGraphs(*series);
         series->smoothed->setName(tr("%1 (EMA %2)").arg(series->label).arg(smoothing_weight_, 0, 'g', 2));
     }
@@ -766,7 +725,7 @@ void MetricPlots::fitValueAxis(QCPAxis* axis, const std::vector<const QCPGraph*>
 
 void MetricPlots::followRun() {
     double upper = 1.0;
-    switch (x_axis_) {
+    switch (positions_.axis()) {
     case XAxis::Step:
         upper = std::max(static_cast<double>(planned_steps_), static_cast<double>(last_step_));
         // An adaptive batch's end in steps: the tokens left at the current batch (the plan at
@@ -780,7 +739,7 @@ void MetricPlots::followRun() {
     case XAxis::WallTime: upper = std::max(1.0, last_wall_ * 1.05); break;
     }
     // A sliver of room on the right keeps the newest point off the frame.
-    const QCPRange keys(0.0, upper + std::max(x_axis_ == XAxis::Step ? 0.5 : 0.0, 0.01 * upper));
+    const QCPRange keys(0.0, upper + std::max(positions_.axis() == XAxis::Step ? 0.5 : 0.0, 0.01 * upper));
     xAxisOf(loss_rect_)->setRange(keys);
 
     for (Plot plot : {Plot::Loss, Plot::GradNorm, Plot::Rates, Plot::Memory}) fitRow(plot, keys);
@@ -838,18 +797,18 @@ QString MetricPlots::seriesLineAt(const Series& series, double x) const {
 
 QString MetricPlots::positionLineAt(double x) const {
     // The loss point nearest to the cursor names the step, its tokens and its time.
-    const std::vector<Sample>& samples = loss_.samples;
-    const Sample* best = nullptr;
+    const std::vector<SeriesSample>& samples = loss_.data.samples();
+    const SeriesSample* best = nullptr;
     if (!samples.empty()) {
         // Samples arrive in step order, so x grows along them on every axis.
         auto it = std::lower_bound(samples.begin(), samples.end(), x,
-                                   [this](const Sample& sample, double key) { return xOf(sample) < key; });
+                                   [this](const SeriesSample& sample, double key) { return xOf(sample) < key; });
         if (it == samples.end()) --it;
         if (it != samples.begin() && std::abs(xOf(*(it - 1)) - x) <= std::abs(xOf(*it) - x)) --it;
         best = &*it;
     }
     if (!best) {
-        switch (x_axis_) {
+        switch (positions_.axis()) {
         case XAxis::Step: return tr("step %1").arg(std::llround(x));
         case XAxis::Tokens: return tr("%1 tokens").arg(formatSi(x));
         case XAxis::WallTime: return formatDuration(x);

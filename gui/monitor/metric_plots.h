@@ -13,10 +13,11 @@
 #include <QVector>
 #include <qcustomplot.h>
 
-#include "plotting/ema_smoother.h"
 #include "monitor/event_markers.h"
+#include "monitor/metric_series.h"
+#include "monitor/step_positions.h"
 #include "plotting/live_decimation.h"
-#include "monitor/plot_x_axis.h"
+#include "common/x_axis.h"
 #include "trainbench/metric_point.h"
 #include "trainbench/run_config.h"
 
@@ -59,7 +60,7 @@ public:
     bool replotPending() const { return replot_timer_.isActive(); }
 
     void setXAxis(XAxis axis);
-    XAxis xAxis() const { return x_axis_; }
+    XAxis xAxis() const { return positions_.axis(); }
     // Loss, GradNorm and Memory; Rates stays linear (the learning rate starts at zero).
     void setLogY(Plot plot, bool logarithmic);
     bool logY(Plot plot) const;
@@ -119,14 +120,6 @@ protected:
     void leaveEvent(QEvent* event) override;
 
 private:
-    // One point as it arrived, so the curve can be redrawn against any x axis.
-    struct Sample {
-        int64_t step;
-        double tokens;
-        double wall;
-        double value;
-        double smoothed;
-    };
     enum class ValueFormat { Loss, Plain, Rate, Bytes };
     struct Series {
         QString label;
@@ -135,8 +128,7 @@ private:
         ValueFormat format = ValueFormat::Plain;
         QCPGraph* raw = nullptr;
         QCPGraph* smoothed = nullptr;  // null for curves drawn without smoothing
-        EmaSmoother smoother;
-        std::vector<Sample> samples;
+        MetricSeries data;  // the points as they arrived, for redrawing against any x axis
         // How the graphs are drawn once the run outgrows the plot's width.
         std::shared_ptr<LiveDecimation> raw_drawn;
         std::shared_ptr<LiveDecimation> smoothed_drawn;
@@ -154,9 +146,8 @@ private:
     Series& memorySeries(const std::string& key);
     void rebuildMemoryLegend();
     QString memoryLineAt(const std::string& device, double x) const;
-    double xOf(const Sample& sample) const;
+    double xOf(const SeriesSample& sample) const { return positions_.xOf(sample); }
     double markerX(const EventMarker& marker, double wall) const;
-    double tokensAt(int64_t step, double fallback) const;
     void rebuildGraphs(Series& series);
     // The series' graph data changed other than at the end: its decimations read it again.
     void invalidateDrawn(Series& series);
@@ -206,11 +197,9 @@ private:
     QVector<double> marker_walls_;  // parallel to markers_: NaN until known
     std::map<QString, QCPGraph*> marker_legend_;  // empty graphs that put a kind in the legend
 
-    // Indexed by step: the tokens seen after it (train/tokens) and its wall time (train/loss).
-    QVector<double> tokens_at_step_;
-    QVector<double> wall_at_step_;
+    // Where each step lies on each x axis, and the axis chosen.
+    StepPositions positions_;
 
-    XAxis x_axis_ = XAxis::Step;
     bool ignore_outliers_ = true;
     double smoothing_weight_ = 0.6;
     QTimer replot_timer_;

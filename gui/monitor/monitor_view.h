@@ -4,7 +4,7 @@
 #include <QVector>
 #include <QWidget>
 
-#include "monitor/plot_x_axis.h"
+#include "common/x_axis.h"
 #include "trainbench/metric_point.h"
 #include "trainbench/run_config.h"
 

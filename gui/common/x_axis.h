@@ -1,4 +1,4 @@
-// PlotXAxis: the quantities the live plots can put on their shared x axis.
+// XAxis: the quantities a plot of a run can put on its x axis (the live plots, the compared curves).
 #pragma once
 
 #include <QString>
