@@ -23,6 +23,7 @@
 #include "train/fresh_gradient_norms.h"
 #include "trainbench/config_io.h"
 #include "train/lr_schedule.h"
+#include "train/micro_batch_reader.h"
 #include "train/window_noise.h"
 #include "train/window_statistics.h"
 #include "trainbench/event_kind.h"
@@ -73,6 +74,7 @@ void RankTrainer::prepare() {
     if (cudaDeviceIndex(s_.device) >= 0 && cfg_.runtime.memory_limit_mb > 0)
         limitCudaMemory(cudaDeviceIndex(s_.device), cfg_.runtime.memory_limit_mb * 1024 * 1024);
     source_ = openTokenSource(cfg_);
+    reader_ = std::make_unique<MicroBatchReader>(*source_, s_.rank, s_.memory);
     initializeWeights(model_, static_cast<uint64_t>(cfg_.train.seed));
     // train.init_from: rank 0 reads the starting weights, the broadcast below hands them on.
     if (!cfg_.train.init_from.empty() && s_.resume_from.empty() && s_.rank == 0)
@@ -151,27 +153,11 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // Under expert parallelism the routed experts' small batches are the expert group's unions.
     if (!fresh_norms_ && cfg_.train.noise_scale && K * s_.world_size >= 2)
         fresh_norms_ = std::make_unique<FreshGradientNorms>(params_, group_of_param_, device_, layout_->routedExpertMask());
-    // Reading runs one micro-batch ahead on its own thread, across window boundaries too, so
-    // the rank never waits on I/O (a source's reads are const and thread-safe). The reader
-    // charges its buffers to this rank's memory account.
-    auto launch = [this](int64_t at_step, int64_t k) {
-        const int64_t m = cfg_.train.micro_batch_size, seq_len = cfg_.train.seq_len;
-        const int64_t window = windowMicroBatches(at_step);
-        const uint64_t seed = static_cast<uint64_t>(cfg_.train.seed);
-        const int64_t first_sample = schedule_.firstSample(at_step);
-        return std::async(std::launch::async, [this, first_sample, window, k, m, seq_len, seed] {
-            ScopedMemoryAccount account(s_.memory);
-            auto indices = sourceSampleIndices(sampleIndicesFrom(first_sample, s_.rank, k, m, window),
-                                               source_->sampleCount(Split::Train, seq_len + 1), seed);
-            return readMicroBatch(*source_, Split::Train, indices, seq_len);
-        });
-    };
     // A data file deleted or rewritten under the run ends it here, named, before a read of a
     // truncated mapping could kill the process.
     if (std::string problem = source_->fileProblem(); !problem.empty())
         throw std::runtime_error("data file " + problem + "; restore it and resume from the last checkpoint");
-    std::future<MicroBatch> next = prefetched_step_ == step && prefetched_.valid() ? std::move(prefetched_) : launch(step, 0);
-    prefetched_step_ = -1;
+    std::future<MicroBatch> next = reader_->first(placeOf(step, 0));
     const bool can_recover = layout_->recoversFromOutOfMemory();
     bool out_of_memory = false;
     if (fresh_norms_) fresh_norms_->beginWindow(K);
@@ -189,10 +175,9 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         MicroBatch batch = next.get();
         if (s_.edit_micro_batch) s_.edit_micro_batch(step, k, batch);
         if (!last) {
-            next = launch(step, k + 1);
+            next = reader_->start(placeOf(step, k + 1));
         } else if (!schedule_.finished(step + 1)) {  // an adaptive growth drops it (adaptBatch)
-            prefetched_ = launch(step + 1, 0);
-            prefetched_step_ = step + 1;
+            reader_->readAhead(placeOf(step + 1, 0));
         }
         layout_->beginMicroBatch(last);
         if (fresh_norms_) fresh_norms_->beginMicroBatch();
@@ -290,10 +275,16 @@ int64_t RankTrainer::windowMicroBatches(int64_t step) const {
     return schedule_.accumulation(step, cfg_.train.micro_batch_size);
 }
 
-void RankTrainer::dropPrefetch() {
-    if (prefetched_.valid()) prefetched_.wait();
-    prefetched_ = {};
-    prefetched_step_ = -1;
+MicroBatchPlace RankTrainer::placeOf(int64_t step, int64_t k) const {
+    MicroBatchPlace place;
+    place.step = step;
+    place.first_sample = schedule_.firstSample(step);
+    place.k = k;
+    place.micro_batch_size = cfg_.train.micro_batch_size;
+    place.window = windowMicroBatches(step);
+    place.seq_len = cfg_.train.seq_len;
+    place.seed = static_cast<uint64_t>(cfg_.train.seed);
+    return place;
 }
 
 bool RankTrainer::backOffMicroBatch(int64_t step) {
@@ -302,7 +293,7 @@ bool RankTrainer::backOffMicroBatch(int64_t step) {
     int64_t m = old_m / 2;
     while (m > 1 && old_m % m != 0) --m;
     if (old_m <= 1) return false;
-    dropPrefetch();  // it was read for the old split
+    reader_->dropAhead();  // it was read for the old split
     t.micro_batch_size = m;
     t.gradient_accumulation_steps = old_k * (old_m / m);
     std::ostringstream why;
@@ -549,7 +540,7 @@ void RankTrainer::adaptBatch(int64_t step) {
     if (!growth) return;
     schedule_.grow(step + 1, growth->to_batch);
     growth_reason_ = adaptation_->explain(*growth);
-    dropPrefetch();  // the next window's first micro-batch was read for the old split
+    reader_->dropAhead();  // the next window's first micro-batch was read for the old split
 }
 
 void RankTrainer::announceBatchChange(int64_t step) {

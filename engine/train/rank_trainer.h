@@ -19,6 +19,7 @@
 #include "parallel/gradient_layout.h"
 #include "train/batch_adaptation.h"
 #include "train/fresh_gradient_norms.h"
+#include "train/micro_batch_reader.h"
 #include "train/run_control.h"
 #include "train/step_reporter.h"
 #include "train/window_statistics.h"
@@ -130,7 +131,8 @@ private:
     // After an agreed out-of-memory window: the largest smaller micro-batch that divides the
     // current one, with K scaled so m x K x W stays. Returns false when m is already 1.
     bool backOffMicroBatch(int64_t step);
-    void dropPrefetch();
+    // Where micro-batch k of window `step` lies, under the split in force.
+    MicroBatchPlace placeOf(int64_t step, int64_t k) const;
     // Micro-batches per rank in window `step`: K, or fewer in the incomplete last window that
     // train.samples leaves (scaled by its own token count like any other window).
     int64_t windowMicroBatches(int64_t step) const;
@@ -161,10 +163,8 @@ private:
     std::string growth_reason_;  // the last growth's estimate, for its batch_change event
     bool bf16_;  // computing in bf16 (runtime.dtype bf16, or auto resolved so): autocast forward passes, fp32 master weights
     std::unique_ptr<TokenSource> source_;
-    // The first micro-batch of the next window, read while this one computes. Declared after
-    // source_ so it is destroyed (and its read joined) first.
-    std::future<MicroBatch> prefetched_;
-    int64_t prefetched_step_ = -1;
+    // Declared after source_ so it is destroyed (and its reads joined) first.
+    std::unique_ptr<MicroBatchReader> reader_;
     // Where gradients, moments and weights live (runtime.zero_stage, runtime.expert_parallel).
     std::unique_ptr<GradientLayout> layout_;
     std::unique_ptr<StepReporter> report_;
