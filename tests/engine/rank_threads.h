@@ -25,20 +25,15 @@ struct RankThreadOptions {
     std::function<void(int rank, int64_t step, int64_t micro, MicroBatch& batch)> edit_micro_batch;
 };
 
-// Runs `body(rank, trainer)` on each of the config's W rank threads, with a prepared trainer.
-// An exception on any rank aborts the others; the first is fatal once all have joined.
-inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& options,
-                           const std::function<void(int, RankTrainer&)>& body) {
-    const int W = static_cast<int>(config.runtime.world_size);
-    auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
-    RunControl control;
-    std::atomic<int64_t> completed{0};
-    std::vector<std::unique_ptr<InProcessCollectives>> collectives, experts, replicas;
-    for (int r = 0; r < W; ++r) collectives.push_back(std::make_unique<InProcessCollectives>(hub, r, W));
-    // runtime.expert_parallel: the groups a session makes (expert groups of EP consecutive
-    // ranks, replica groups of the ranks with the same experts), linked to the world's hub.
-    const int EP = static_cast<int>(config.runtime.expert_parallel);
-    if (EP > 1) {
+// The collectives a session makes for W rank threads: the world's, and under expert
+// parallelism (EP > 1) the expert groups of EP consecutive ranks and the replica groups of the
+// ranks with the same experts, linked to the world's hub (an abort reaches them all).
+struct RankGroups {
+    std::vector<std::unique_ptr<InProcessCollectives>> world, experts, replicas;
+    RankGroups(int W, int EP) {
+        auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
+        for (int r = 0; r < W; ++r) world.push_back(std::make_unique<InProcessCollectives>(hub, r, W));
+        if (EP <= 1) return;
         std::vector<std::shared_ptr<CollectiveHub>> expert_hubs, replica_hubs;
         for (int g = 0; g < W / EP; ++g) expert_hubs.push_back(std::make_shared<CollectiveHub>(EP, std::chrono::seconds(60)));
         for (int g = 0; g < EP; ++g) replica_hubs.push_back(std::make_shared<CollectiveHub>(W / EP, std::chrono::seconds(60)));
@@ -49,6 +44,20 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
             replicas.push_back(std::make_unique<InProcessCollectives>(replica_hubs[r % EP], r / EP, W / EP));
         }
     }
+};
+
+// Runs `body(rank, trainer)` on each of the config's W rank threads, with a prepared trainer.
+// An exception on any rank aborts the others; the first is fatal once all have joined.
+inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& options,
+                           const std::function<void(int, RankTrainer&)>& body) {
+    const int W = static_cast<int>(config.runtime.world_size);
+    RunControl control;
+    std::atomic<int64_t> completed{0};
+    const int EP = static_cast<int>(config.runtime.expert_parallel);
+    RankGroups groups(W, EP);
+    auto& collectives = groups.world;
+    auto& experts = groups.experts;
+    auto& replicas = groups.replicas;
     if (options.accounts)
         while (static_cast<int>(options.accounts->size()) < W) options.accounts->push_back(newMemoryAccount());
     std::vector<std::string> errors(W);
@@ -82,7 +91,7 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
                 body(r, trainer);
             } catch (const std::exception& e) {
                 errors[r] = e.what();
-                hub->abort(e.what());
+                collectives[r]->abort(e.what());
             }
         });
     for (auto& t : threads) t.join();

@@ -11,7 +11,7 @@
 #include "model/rotary.h"
 #include "model/transformer.h"
 #include "tiny_model.h"
-#include "train/fused_adamw.h"
+#include "parallel/fused_adamw.h"
 #include "trainbench/param_count.h"
 
 using namespace trainbench;
