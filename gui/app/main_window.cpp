@@ -1,8 +1,6 @@
 // MainWindow: the workbench window: the config's key numbers and run controls beside the live plots.
 #include "app/main_window.h"
 
-#include <algorithm>
-#include <cmath>
 #include <utility>
 
 #include <QAction>
@@ -10,23 +8,16 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QGroupBox>
-#include <QHBoxLayout>
 #include <QKeySequence>
-#include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QProgressBar>
-#include <QPushButton>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QVBoxLayout>
 
 #include "app/config_box.h"
-#include "app/layout_settings.h"
 #include "batch/batch_panel.h"
-#include "common/display_format.h"
 #include "compare/compare_view.h"
 #include "configure/configure_view.h"
 #include "monitor/monitor_view.h"
@@ -46,14 +37,6 @@ namespace {
 // The steps the run takes under its batch policy (an adaptive batch: at most).
 int64_t plannedSteps(const RunConfig& config) { return BatchSchedule(config).plannedSteps(); }
 constexpr int kRunsDockMinWidth = 220;
-
-// Keys of the remembered layout (openLayoutSettings).
-const char* const kGeometryKey = "mainWindow/geometry";
-const char* const kStateKey = "mainWindow/state";
-const char* const kMainSplitterKey = "mainWindow/mainSplitter";
-const char* const kConfigureSplitterKey = "mainWindow/configureSplitter";
-// The open tab by its page's object name, which survives tabs being added or reordered.
-const char* const kTabKey = "mainWindow/tab";
 constexpr int kRunsDockWidth = 360;
 
 }  // namespace
@@ -67,10 +50,8 @@ MainWindow::MainWindow(RunConfig config, QString config_name, QWidget* parent)
 
     // Connected before anyone outside can connect, so the window has updated itself by the
     // time other receivers of runFinished (the --run-steps loop in main) look at it: the
-    // phase, then the dashboard, then the queue (whose log line follows the run's).
-    connect(bridge_, &EngineBridge::statusChanged, this, &MainWindow::onStatus);
-    connect(bridge_, &EngineBridge::runFinished, this, [this] { setPhase(Phase::Finished); });
-    connect(bridge_, &EngineBridge::startFailed, this, &MainWindow::onStartFailed);
+    // phase (RunControls, connected as buildUi made it), then the dashboard, then the queue
+    // (whose log line follows the run's).
     dashboard_->follow(bridge_);
     queue_runner_ = new QueueRunner(
         queue_view_, bridge_, [this](const RunQueue::Job& job, QString* refusal) { return startQueuedJob(job, refusal); },
@@ -80,7 +61,7 @@ MainWindow::MainWindow(RunConfig config, QString config_name, QWidget* parent)
             [this](const QString& reason) { dashboard_->setStatusText(reason, /*error=*/true); });
 
     showConfig();
-    setPhase(Phase::Idle);
+    controls_->setPhase(RunControls::Phase::Idle);
     showReadyStatus();
 }
 
@@ -105,7 +86,8 @@ void MainWindow::buildUi() {
     config_box_ = new ConfigBox(side);
     side_layout->addWidget(config_box_);
 
-    // The work area: the live plots    // The work area: the live plots of the run, and the batch split with its memory and the explorer.
+    // The work area: the config's editor, the live plots of the run, the batch split with its
+    // memory and the explorer, the queue and the comparison of stored runs.
     tabs_ = new QTabWidget(splitter);
     tabs_->setObjectName(QStringLiteral("mainTabs"));
     tabs_->setDocumentMode(true);
@@ -118,11 +100,14 @@ void MainWindow::buildUi() {
     // Beside the plots: the run's controls with its status and progress, its latest values
     // and its events.
     dashboard_ = new RunDashboard(monitor_, side);
-    side_layout->addWidget(buildRunBox(side));
+    controls_ = new RunControls(bridge_, dashboard_, [this] { return startGate(); }, this);
+    connect(controls_, &RunControls::startRequested, this, &MainWindow::startRun);
+    connect(controls_, &RunControls::phaseChanged, this, &MainWindow::onPhaseChanged);
+    side_layout->addWidget(controls_->buildRunBox(side));
     side_layout->addWidget(dashboard_->latestBox());
     side_layout->addWidget(dashboard_->eventsBox(), 1);
     connect(dashboard_, &RunDashboard::watchChanged, this, [this] {
-        updateStartButton();
+        controls_->updateStartButton();
         showConfigNumbers();
     });
     batch_panel_ = new BatchPanel(tabs_);
@@ -139,11 +124,11 @@ void MainWindow::buildUi() {
                 if (!setMemoryLayout(zero_stage, activation_checkpointing, expert_parallel))
                     batch_panel_->setRunConfig(config_);
             });
-    connect(batch_panel_, &BatchPanel::exploringChanged, this, &MainWindow::updateStartButton);
+    connect(batch_panel_, &BatchPanel::exploringChanged, controls_, &RunControls::updateStartButton);
     connect(batch_panel_, &BatchPanel::planChanged, this, [this] {
-        updateStartButton();
+        controls_->updateStartButton();
         // A new split can make the plan fit or not: the ready line says which, until a run.
-        if (phase_ == Phase::Idle && !dashboard_->watchedTail()) showReadyStatus();
+        if (controls_->phase() == RunControls::Phase::Idle && !dashboard_->watchedTail()) showReadyStatus();
     });
     queue_view_ = new QueueView(tabs_);
     queue_view_->setObjectName(QStringLiteral("queueView"));
@@ -179,39 +164,15 @@ void MainWindow::buildUi() {
     tabs_->setCurrentWidget(monitor_);
 }
 
-QWidget* MainWindow::buildRunBox(QWidget* parent) {
-    // Run: the controls, the status line and how far the run has come.
-    auto* run_box = new QGroupBox(tr("Run"), parent);
-    auto* run_layout = new QVBoxLayout(run_box);
-    auto* buttons = new QHBoxLayout;
-    start_button_ = new QPushButton(tr("Start"), run_box);
-    start_button_->setObjectName(QStringLiteral("startButton"));
-    start_button_->setDefault(true);
-    pause_button_ = new QPushButton(tr("Pause"), run_box);
-    pause_button_->setObjectName(QStringLiteral("pauseButton"));
-    stop_button_ = new QPushButton(tr("Stop"), run_box);
-    stop_button_->setObjectName(QStringLiteral("stopButton"));
-    buttons->addWidget(start_button_);
-    buttons->addWidget(pause_button_);
-    buttons->addWidget(stop_button_);
-    run_layout->addLayout(buttons);
-    run_layout->addWidget(dashboard_->statusLabel());
-    run_layout->addWidget(dashboard_->progressBar());
-    connect(start_button_, &QPushButton::clicked, this, &MainWindow::startRun);
-    connect(pause_button_, &QPushButton::clicked, this, &MainWindow::togglePause);
-    connect(stop_button_, &QPushButton::clicked, this, &MainWindow::stopRun);
-    return run_box;
-}
-
 void MainWindow::buildMenus() {
     QMenu* file_menu = menuBar()->addMenu(tr("&File"));
     file_menu->setObjectName(QStringLiteral("fileMenu"));
-    open_config_action_ = file_menu->addAction(tr("&Open config…"), this, &MainWindow::openConfigWithDialog);
-    open_config_action_->setObjectName(QStringLiteral("openConfigAction"));
-    open_config_action_->setShortcut(QKeySequence::Open);
-    save_config_action_ = file_menu->addAction(tr("&Save config as…"), this, &MainWindow::saveConfigWithDialog);
-    save_config_action_->setObjectName(QStringLiteral("saveConfigAction"));
-    save_config_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));
+    QAction* open_config_action = file_menu->addAction(tr("&Open config…"), this, &MainWindow::openConfigWithDialog);
+    open_config_action->setObjectName(QStringLiteral("openConfigAction"));
+    open_config_action->setShortcut(QKeySequence::Open);
+    QAction* save_config_action = file_menu->addAction(tr("&Save config as…"), this, &MainWindow::saveConfigWithDialog);
+    save_config_action->setObjectName(QStringLiteral("saveConfigAction"));
+    save_config_action->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));
     file_menu->addSeparator();
     QAction* quit_action = file_menu->addAction(tr("&Quit"), this, &QWidget::close);
     quit_action->setObjectName(QStringLiteral("quitAction"));
@@ -226,18 +187,11 @@ void MainWindow::buildMenus() {
     edit_menu->addAction(undo_action);
     edit_menu->addAction(redo_action);
 
-    // Ctrl+P is Print by convention, so pausing takes Ctrl+Shift+P.
     QMenu* run_menu = menuBar()->addMenu(tr("&Run"));
     run_menu->setObjectName(QStringLiteral("runMenu"));
-    start_action_ = run_menu->addAction(tr("&Start"), this, &MainWindow::startRun);
-    start_action_->setObjectName(QStringLiteral("startAction"));
-    start_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-    pause_action_ = run_menu->addAction(tr("&Pause"), this, &MainWindow::togglePause);
-    pause_action_->setObjectName(QStringLiteral("pauseAction"));
-    pause_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
-    stop_action_ = run_menu->addAction(tr("S&top"), this, &MainWindow::stopRun);
-    stop_action_->setObjectName(QStringLiteral("stopAction"));
-    stop_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+    run_menu->addAction(controls_->startAction());
+    run_menu->addAction(controls_->pauseAction());
+    run_menu->addAction(controls_->stopAction());
     run_menu->addSeparator();
     QAction* enqueue_action = run_menu->addAction(tr("&Enqueue config"), this, [this] {
         queue_view_->enqueueShownConfig();
@@ -261,7 +215,7 @@ bool MainWindow::setRunConfig(RunConfig config, QString config_name) {
     config_name_ = std::move(config_name);
     configure_view_->resetConfig(config_, config_name_);
     showConfig();
-    setPhase(Phase::Idle);
+    controls_->setPhase(RunControls::Phase::Idle);
     showReadyStatus();
     return true;
 }
@@ -300,7 +254,7 @@ void MainWindow::adoptEditedConfig(const RunConfig& config, const QString& confi
     showConfigNumbers();
     batch_panel_->setRunConfig(config_);
     // After a run its plots and final status stay until the next start; so do a watched run's.
-    if (phase_ == Phase::Idle && !dashboard_->watchedTail()) {
+    if (controls_->phase() == RunControls::Phase::Idle && !dashboard_->watchedTail()) {
         dashboard_->showPlanned(config_);
         showReadyStatus();
     }
@@ -360,30 +314,14 @@ bool MainWindow::rememberLayout() {
     return restoreLayout();
 }
 
-void MainWindow::saveLayout() const {
-    const std::unique_ptr<QSettings> settings = openLayoutSettings();
-    settings->setValue(QLatin1String(kGeometryKey), saveGeometry());
-    settings->setValue(QLatin1String(kStateKey), saveState());
-    settings->setValue(QLatin1String(kMainSplitterKey), main_splitter_->saveState());
-    settings->setValue(QLatin1String(kConfigureSplitterKey), configure_view_->splitter()->saveState());
-    settings->setValue(QLatin1String(kTabKey), tabs_->currentWidget()->objectName());
+WindowLayout MainWindow::layoutParts() const {
+    return {const_cast<MainWindow*>(this), main_splitter_, configure_view_->splitter(), tabs_};
 }
 
+void MainWindow::saveLayout() const { saveWindowLayout(layoutParts()); }
+
 bool MainWindow::restoreLayout() {
-    const std::unique_ptr<QSettings> settings = openLayoutSettings();
-    // Each part is restored on its own: a missing or damaged value leaves that part as built.
-    restoreGeometry(settings->value(QLatin1String(kGeometryKey)).toByteArray());
-    restoreState(settings->value(QLatin1String(kStateKey)).toByteArray());
-    main_splitter_->restoreState(settings->value(QLatin1String(kMainSplitterKey)).toByteArray());
-    configure_view_->splitter()->restoreState(settings->value(QLatin1String(kConfigureSplitterKey)).toByteArray());
-    const QString tab = settings->value(QLatin1String(kTabKey)).toString();
-    bool restored_tab = false;
-    for (int i = 0; i < tabs_->count() && !tab.isEmpty(); ++i) {
-        if (tabs_->widget(i)->objectName() == tab) {
-            tabs_->setCurrentIndex(i);
-            restored_tab = true;
-        }
-    }
+    const bool restored_tab = restoreWindowLayout(layoutParts());
     // The remembered dock state may show the runs list on a tab that has no use for it.
     updateSidePanels();
     return restored_tab;
@@ -436,54 +374,14 @@ bool MainWindow::startRun() {
     // training the last valid config.
     const RunConfig& to_start = configure_view_->issues().empty() ? config_ : configure_view_->config();
     if (!bridge_->start(to_start, QueueView::runNameOf(config_name_))) return false;
-    logStart();
-    setPhase(Phase::Running);
-    dashboard_->setStatusText(tr("Starting: building the model…"));
+    controls_->started(config_, config_name_);
     showTab(Tab::Training);
     return true;
 }
 
-void MainWindow::logStart() {
-    const BatchSchedule schedule(config_);
-    const QString tokens_per_step = formatGrouped(config_.tokensPerStep());
-    if (schedule.ramps())
-        dashboard_->appendLog(tr("started %1: %2 steps of %3 to %4 tokens (a batch ramp)")
-                                  .arg(config_name_)
-                                  .arg(schedule.plannedSteps())
-                                  .arg(formatGrouped(schedule.globalBatch(0) * config_.train.seq_len))
-                                  .arg(tokens_per_step));
-    else if (schedule.adapts())
-        dashboard_->appendLog(tr("started %1: %2 tokens in at most %3 steps of %4 tokens and more (the batch grows "
-                                 "with the critical batch)")
-                                  .arg(config_name_)
-                                  .arg(formatGrouped(schedule.plannedTokens()))
-                                  .arg(schedule.plannedSteps())
-                                  .arg(tokens_per_step));
-    else
-        dashboard_->appendLog(tr("started %1: %2 steps of %3 tokens")
-                                  .arg(config_name_)
-                                  .arg(schedule.plannedSteps())
-                                  .arg(tokens_per_step));
-}
+void MainWindow::togglePause() { controls_->togglePause(); }
 
-void MainWindow::togglePause() {
-    if (phase_ == Phase::Running) {
-        bridge_->pause();
-        setPhase(Phase::Pausing);
-        dashboard_->setStatusText(tr("Pausing at the next micro-batch…"));
-    } else if (phase_ == Phase::Paused || phase_ == Phase::Pausing) {
-        bridge_->resume();
-        setPhase(Phase::Running);
-        dashboard_->showRunningStatus();
-    }
-}
-
-void MainWindow::stopRun() {
-    if (!bridge_->isLive()) return;
-    bridge_->stop();
-    setPhase(Phase::Stopping);
-    dashboard_->setStatusText(tr("Stopping at the next micro-batch…"));
-}
+void MainWindow::stopRun() { controls_->stop(); }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     // The bridge's destruction joins the ranks, the panel's the explorer; asking both to stop
@@ -494,45 +392,15 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     QMainWindow::closeEvent(event);
 }
 
-bool MainWindow::isLivePhase(Phase phase) {
-    return phase == Phase::Running || phase == Phase::Pausing || phase == Phase::Paused || phase == Phase::Stopping;
+RunControls::StartGate MainWindow::startGate() const {
+    const StoreTail* tail = dashboard_->watchedTail();
+    return {batch_panel_->isExploring(), batch_panel_->startRefusal(), tail ? tail->runId() : QString()};
 }
 
-void MainWindow::setPhase(Phase phase) {
-    phase_ = phase;
-    const bool live = isLivePhase(phase);
-    dashboard_->setRunning(phase == Phase::Running);
-    updateStartButton();
+void MainWindow::onPhaseChanged(RunControls::Phase phase) {
+    const bool live = RunControls::isLive(phase);
     batch_panel_->setRunLive(live);
     configure_view_->setLocked(live);
-    const bool can_pause = phase == Phase::Running || phase == Phase::Pausing || phase == Phase::Paused;
-    const bool resumes = phase == Phase::Pausing || phase == Phase::Paused;
-    pause_button_->setEnabled(can_pause);
-    pause_button_->setText(resumes ? tr("Resume") : tr("Pause"));
-    pause_action_->setEnabled(can_pause);
-    pause_action_->setText(resumes ? tr("&Resume") : tr("&Pause"));
-    stop_button_->setEnabled(live && phase != Phase::Stopping);
-    stop_action_->setEnabled(live && phase != Phase::Stopping);
-}
-
-void MainWindow::updateStartButton() {
-    const bool exploring = batch_panel_->isExploring();
-    const StoreTail* tail = dashboard_->watchedTail();
-    // A config the engine would refuse for its memory cannot start: say why instead.
-    const QString& refusal = batch_panel_->startRefusal();
-    start_button_->setEnabled(!isLivePhase(phase_) && !exploring && refusal.isEmpty());
-    // Start never acts on the watched run: it trains the window's own config instead.
-    start_button_->setText(tail ? tr("Start own run") : tr("Start"));
-    start_action_->setEnabled(start_button_->isEnabled());
-    if (exploring)
-        start_button_->setToolTip(tr("The batch explorer is measuring (Batch & memory tab)."));
-    else if (!refusal.isEmpty())
-        start_button_->setToolTip(tr("Does not fit (Batch & memory tab): %1").arg(refusal));
-    else if (tail)
-        start_button_->setToolTip(
-            tr("Trains the config at the left in this window; stops watching run %1.").arg(tail->runId()));
-    else
-        start_button_->setToolTip(QString());
 }
 
 void MainWindow::showReadyStatus() {
@@ -541,21 +409,6 @@ void MainWindow::showReadyStatus() {
     else
         dashboard_->setStatusText(tr("Does not fit this machine: see Batch & memory for what it needs."),
                                   /*error=*/true);
-}
-
-void MainWindow::onStatus(const QString& status) {
-    if (status == QLatin1String("paused") && (phase_ == Phase::Pausing || phase_ == Phase::Running)) {
-        setPhase(Phase::Paused);
-        dashboard_->showPausedStatus();
-    } else if (status == QLatin1String("running") && phase_ == Phase::Running) {
-        dashboard_->showRunningStatus();
-    }
-}
-
-void MainWindow::onStartFailed(const QString& message) {
-    setPhase(phase_ == Phase::Finished ? Phase::Finished : Phase::Idle);
-    dashboard_->setStatusText(tr("Could not start: %1").arg(message), /*error=*/true);
-    dashboard_->appendLog(tr("could not start: %1").arg(message));
 }
 
 void MainWindow::startQueue() { queue_runner_->start(); }

@@ -2,16 +2,14 @@
 #pragma once
 
 #include <QMainWindow>
-#include <QMap>
 #include <QString>
 #include <QStringList>
-#include <QVector>
 
+#include "app/layout_settings.h"
+#include "app/run_controls.h"
 #include "queue/run_queue.h"
 #include "trainbench/run_config.h"
 
-class QAction;
-class QPushButton;
 class QCloseEvent;
 class QShowEvent;
 class QDockWidget;
@@ -29,13 +27,14 @@ class MetricPlots;
 class MonitorView;
 class QueueRunner;
 class QueueView;
+class RunControls;
 class RunDashboard;
 class RunsPanel;
 class StoreTail;
 
 // The shell: menus, tabs, the runs dock, the side panel and the wiring between them. It runs
-// one config at a time through an EngineBridge and keeps the run's phase (what Start, Pause
-// and Stop allow); the RunDashboard (monitor/) shows the run, own or watched, and the
+// one config at a time through an EngineBridge; RunControls keeps the run's phase (what Start,
+// Pause and Stop allow), the RunDashboard (monitor/) shows the run, own or watched, and the
 // QueueRunner (queue/) trains the queue's jobs. Widgets that tests drive carry object
 // names: startButton, pauseButton, stopButton, statusLabel, progressBar, mainTabs,
 // configureView (the Configure tab, see ConfigureView), metricPlots (the Training tab),
@@ -82,6 +81,7 @@ public:
     bool setMemoryLayout(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel);
 
     EngineBridge* bridge() const { return bridge_; }
+    RunControls* runControls() const { return controls_; }
     RunDashboard* dashboard() const { return dashboard_; }
     QueueRunner* queueRunner() const { return queue_runner_; }
     MetricPlots* plots() const { return plots_; }
@@ -110,7 +110,7 @@ public:
     // Redraws pending plot data at once, e.g. before grabbing the window.
     void flushView();
 
-    // Restores the layout of the last session (openLayoutSettings: geometry, dock and splitter
+    // Restores the layout of the last session (restoreWindowLayout: geometry, dock and splitter
     // sizes, the open tab) and saves it again when the window closes. False when no tab was
     // remembered. Windows that never call this leave the settings alone.
     bool rememberLayout();
@@ -133,12 +133,7 @@ protected:
     void showEvent(QShowEvent* event) override;
 
 private:
-    // What the controls allow; finer than RunStatus because requests take effect at the
-    // next micro-batch boundary, and the buttons must not invite a second request meanwhile.
-    enum class Phase { Idle, Running, Pausing, Paused, Stopping, Finished };
-
     void buildUi();
-    QWidget* buildRunBox(QWidget* parent);
     void buildMenus();
     // Shows the runs list or the config and run controls at the left, as the tab needs.
     void updateSidePanels();
@@ -150,23 +145,21 @@ private:
     void fitRunsDock();
     void showConfig();
     void showConfigNumbers();
-    void logStart();
-    static bool isLivePhase(Phase phase);
-    void setPhase(Phase phase);
-    void updateStartButton();
+    // What keeps Start off besides a live run, for RunControls.
+    RunControls::StartGate startGate() const;
+    // Locks what a live run must keep (the Configure tab, the batch panel's edits).
+    void onPhaseChanged(RunControls::Phase phase);
     // "Ready" with the steps to train, or why Start is off.
     void showReadyStatus();
-    // The run-phase transitions the bridge reports (the dashboard shows the run itself).
-    void onStatus(const QString& status);
-    void onStartFailed(const QString& message);
+    WindowLayout layoutParts() const;
     // The queue's way of starting a job: its config becomes the window's, the tab stays.
     bool startQueuedJob(const RunQueue::Job& job, QString* refusal);
 
     RunConfig config_;
     QString config_name_;
-    Phase phase_ = Phase::Idle;
 
     EngineBridge* bridge_ = nullptr;
+    RunControls* controls_ = nullptr;
     RunDashboard* dashboard_ = nullptr;
     QueueRunner* queue_runner_ = nullptr;
     MetricPlots* plots_ = nullptr;  // owned by monitor_
@@ -182,15 +175,6 @@ private:
     QTabWidget* tabs_ = nullptr;
     ConfigBox* config_box_ = nullptr;
     bool remembers_layout_ = false;
-
-    QAction* open_config_action_ = nullptr;
-    QAction* save_config_action_ = nullptr;
-    QAction* start_action_ = nullptr;
-    QAction* pause_action_ = nullptr;
-    QAction* stop_action_ = nullptr;
-    QPushButton* start_button_ = nullptr;
-    QPushButton* pause_button_ = nullptr;
-    QPushButton* stop_button_ = nullptr;
 };
 
 }  // namespace trainbench::gui
