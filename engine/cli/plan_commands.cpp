@@ -49,8 +49,8 @@ int commandPlan(const RunConfig& config, bool as_json) {
         {stage >= 2 ? "gradients (fp32, 1/W)" : "gradients (fp32)", plan.gradient_bytes},
         {stage >= 2 ? "buckets in flight (fp32)" : "sync-each running sums (fp32)", plan.bucket_bytes},
         {stage >= 1 ? "AdamW moments (fp32, 1/W)" : "AdamW moments (fp32)", plan.optimizer_bytes},
-        {config.runtime.activation_checkpointing == "full"          ? "activations (recomputed blocks)"
-         : config.runtime.activation_checkpointing == "feedforward" ? "activations (recomputed FFNs)"
+        {recomputation(config.runtime) == Recomputation::Full          ? "activations (recomputed blocks)"
+         : recomputation(config.runtime) == Recomputation::Feedforward ? "activations (recomputed FFNs)"
                                                                     : "activations, one micro-batch",
          plan.activation_bytes},
         {"logits gradient", plan.logits_bytes},

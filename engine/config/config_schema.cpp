@@ -145,7 +145,7 @@ std::vector<ConfigField> buildFields() {
     m.integer("n_activated_experts", &ModelConfig::n_activated_experts, "Routed experts chosen per token (top-k)");
     m.integer("n_expert_groups", &ModelConfig::n_expert_groups, "Groups for group-limited routing (1: no grouping)");
     m.integer("n_limited_groups", &ModelConfig::n_limited_groups, "Groups a token may route into");
-    m.text("score_func", &ModelConfig::score_func, "Router scores: softmax (V2) or sigmoid with renormalisation (V3)", {"softmax", "sigmoid"});
+    m.text("score_func", &ModelConfig::score_func, "Router scores: softmax (V2) or sigmoid with renormalisation (V3)", choiceNames<ScoreFunction>());
     m.real("route_scale", &ModelConfig::route_scale, "Multiplies the routing weights");
     m.integer("q_lora_rank", &ModelConfig::q_lora_rank, "Rank of the low-rank query projection; 0 uses a full-rank wq");
     m.integer("kv_lora_rank", &ModelConfig::kv_lora_rank, "Width of the compressed key/value latent");
@@ -166,7 +166,7 @@ std::vector<ConfigField> buildFields() {
     // Last: the reference's inference-only keys, kept so a published config loads unchanged.
     m.integer("max_batch_size", &ModelConfig::max_batch_size, "Inference KV-cache rows of the reference; unused in training (not the micro-batch)");
     m.markInferenceOnly();
-    m.text("dtype", &ModelConfig::dtype, "Storage type of the published inference checkpoint; training precision is runtime.dtype", {"bf16", "fp8"});
+    m.text("dtype", &ModelConfig::dtype, "Storage type of the published inference checkpoint; training precision is runtime.dtype", choiceNames<CheckpointDtype>());
     m.markInferenceOnly();
     m.optionalText("scale_fmt", &ModelConfig::scale_fmt, "fp8 scale format of the inference checkpoint (unused in training)");
     m.markInferenceOnly();
@@ -188,7 +188,7 @@ std::vector<ConfigField> buildFields() {
     t.integer("warmup_tokens", &TrainConfig::warmup_tokens,
               "The warm-up in token positions instead of steps (0: use warmup_steps); under a ramping or adaptive "
               "batch the decay is counted in tokens either way");
-    t.text("schedule", &TrainConfig::schedule, "Learning-rate schedule after warm-up", {"constant", "cosine", "linear"});
+    t.text("schedule", &TrainConfig::schedule, "Learning-rate schedule after warm-up", choiceNames<LrSchedule>());
     t.real("weight_decay", &TrainConfig::weight_decay, "AdamW decoupled weight decay (not applied to norms and biases)");
     t.real("beta1", &TrainConfig::beta1, "AdamW first-moment decay");
     t.real("beta2", &TrainConfig::beta2, "AdamW second-moment decay");
@@ -198,14 +198,14 @@ std::vector<ConfigField> buildFields() {
            "Start from these weights instead of initialising (empty): a Hugging Face model directory (config.json and "
            "safetensors, either expert layout, bf16/fp16/fp32 or fp8 blocks), a checkpoint directory or a .safetensors "
            "file of reference names; checked against the model section before the run starts");
-    t.text("loss_normalization", &TrainConfig::loss_normalization, "Loss weighting: every counted target token weighs the same across the window and ranks", {"tokens"});
-    t.text("incomplete_window", &TrainConfig::incomplete_window, "Last window with fewer micro-batches: scale by its own token count, or drop it", {"scale", "drop"});
+    t.text("loss_normalization", &TrainConfig::loss_normalization, "Loss weighting: every counted target token weighs the same across the window and ranks", choiceNames<LossNormalization>());
+    t.text("incomplete_window", &TrainConfig::incomplete_window, "Last window with fewer micro-batches: scale by its own token count, or drop it", choiceNames<IncompleteWindow>());
     t.boolean("sync_each_micro_batch", &TrainConfig::sync_each_micro_batch, "Reduce gradients after every micro-batch (same result, more communication)");
     t.text("batch_policy", &TrainConfig::batch_policy,
            "The global batch over the run: fixed; ramp from batch_ramp_start sequences to m x K x W over the first "
            "batch_ramp_tokens tokens; or adaptive, from m x K x W growing with the measured critical batch "
            "(batch_adapt_*). K changes, m does not: the same memory",
-           {"fixed", "ramp", "adaptive"});
+           choiceNames<BatchPolicy>());
     t.integer("batch_ramp_start", &TrainConfig::batch_ramp_start,
               "batch_policy ramp: the global batch of the first step, in sequences (rounded down to a multiple of m x W)");
     t.integer("batch_ramp_tokens", &TrainConfig::batch_ramp_tokens,
@@ -213,7 +213,7 @@ std::vector<ConfigField> buildFields() {
     t.text("lr_batch_rule", &TrainConfig::lr_batch_rule,
            "How the learning rate follows the global batch B as it changes: sqrt (lr x sqrt(B / B1), for AdamW), "
            "linear (lr x B / B1) or none; B1 = m x K x W, the ramp's end or the adaptive start",
-           {"sqrt", "linear", "none"});
+           choiceNames<LrBatchRule>());
     t.real("batch_adapt_threshold", &TrainConfig::batch_adapt_threshold,
            "batch_policy adaptive: grow once the critical batch estimate exceeds this many times the global batch");
     t.integer("batch_adapt_dwell_tokens", &TrainConfig::batch_adapt_dwell_tokens,
@@ -236,7 +236,7 @@ std::vector<ConfigField> buildFields() {
     t.integer("max_bad_steps", &TrainConfig::max_bad_steps, "Consecutive non-finite steps tolerated before the run fails");
 
     Binder<DataConfig> d{"data", &RunConfig::data, &f};
-    d.text("source", &DataConfig::source, "markov: synthetic language with a known loss floor; text: files as bytes or through data.tokenizer; tokens: .bin token ids", {"markov", "text", "tokens"});
+    d.text("source", &DataConfig::source, "markov: synthetic language with a known loss floor; text: files as bytes or through data.tokenizer; tokens: .bin token ids", choiceNames<DataSource>());
     d.text("path", &DataConfig::path, "File or folder for text/tokens sources");
     d.text("val_path", &DataConfig::val_path, "Separate validation file (default: the tail of path)");
     d.real("val_fraction", &DataConfig::val_fraction, "Fraction held out for validation");
@@ -244,14 +244,14 @@ std::vector<ConfigField> buildFields() {
     d.integer("order", &DataConfig::order, "Markov order (context length of the chain)");
     d.real("concentration", &DataConfig::concentration, "Dirichlet concentration of the transition rows (small: predictable)");
     d.integer("seed", &DataConfig::seed, "Seed of the synthetic language");
-    d.text("layout", &DataConfig::layout, "Text documents: packed (concatenated, each ending in byte 0) or padded (one per row, padding not counted)", {"packed", "padded"});
+    d.text("layout", &DataConfig::layout, "Text documents: packed (concatenated, each ending in byte 0) or padded (one per row, padding not counted)", choiceNames<RowLayout>());
     d.text("doc_separator", &DataConfig::doc_separator, "Splits text files into documents (default a blank line); empty: one document per file");
     d.text("tokenizer", &DataConfig::tokenizer,
            "Text source: a Hugging Face tokenizer.json (byte-level BPE, as GPT-2, Llama 3, Qwen and DeepSeek ship) or a "
            "SentencePiece .model; each document becomes its tokens and the tokenizer's end-of-text token, tokenised once "
            "on every core into a cache beside the run store (TRAINBENCH_TOKEN_CACHE overrides); model.vocab_size must "
            "cover it. Empty: the bytes (ids 0-255, byte 0 ending documents)");
-    d.text("dtype", &DataConfig::dtype, "Element type of a tokens file", {"uint16", "uint32"});
+    d.text("dtype", &DataConfig::dtype, "Element type of a tokens file", choiceNames<TokenWidth>());
 
     Binder<RuntimeConfig> r{"runtime", &RunConfig::runtime, &f};
     r.text("device", &RuntimeConfig::device, "auto, cpu, cuda, or cuda:0,1");
@@ -259,7 +259,7 @@ std::vector<ConfigField> buildFields() {
     r.text("dtype", &RuntimeConfig::dtype,
            "Compute precision; master weights and gradients stay fp32. auto: bf16 on a GPU, and on a CPU with "
            "AVX-512 BF16 or AMX for models of dim >= 256; fp32 otherwise",
-           {"fp32", "bf16", "auto"});
+           choiceNames<ComputeDtype>());
     r.real("comm_timeout_s", &RuntimeConfig::comm_timeout_s, "Seconds a collective may wait before the run fails");
     r.integer("threads", &RuntimeConfig::threads, "Intra-op CPU threads per rank (0: cores / world_size)");
     r.integer("memory_limit_mb", &RuntimeConfig::memory_limit_mb,
@@ -284,7 +284,7 @@ std::vector<ConfigField> buildFields() {
            "input of each block's feed-forward part (MoE or dense MLP) and runs it again during the backward "
            "(attention keeps its activations); full does so for the whole block (least memory, about a third "
            "more compute)",
-           {"none", "feedforward", "full"});
+           choiceNames<Recomputation>());
     r.boolean("overlap_reduction", &RuntimeConfig::overlap_reduction,
               "With W > 1, all-reduce each gradient bucket as soon as the last backward has filled it, overlapping "
               "the rest of the backward (off: all buckets after it; same result)");

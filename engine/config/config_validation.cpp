@@ -37,11 +37,12 @@ public:
     void nonNegative(const std::string& path, double value) {
         if (!(value >= 0) || !std::isfinite(value)) fail(path, num(value), "must be a finite number >= 0", "use 0 or a positive value");
     }
-    void oneOf(const std::string& path, const std::string& value, std::initializer_list<const char*> options) {
+    // The field's names come from its table (trainbench/config_choices.h).
+    template <class E> void oneOf(const std::string& path, const std::string& value) {
         std::string list;
-        for (const char* o : options) {
+        for (const std::string& o : choiceNames<E>()) {
             if (value == o) return;
-            list += list.empty() ? o : std::string(", ") + o;
+            list += list.empty() ? o : ", " + o;
         }
         fail(path, "\"" + value + "\"", "must be one of " + list, "pick one of those");
     }
@@ -203,7 +204,7 @@ void checkModel(Checker& c, const ModelConfig& m) {
                    "must be reachable within model.n_limited_groups groups (" + num(reachable) + " experts)",
                    "raise n_limited_groups or lower n_activated_experts to " + num(reachable));
     }
-    c.oneOf("model.score_func", m.score_func, {"softmax", "sigmoid"});
+    c.oneOf<ScoreFunction>("model.score_func", m.score_func);
     c.positive("model.route_scale", m.route_scale);
     if (m.qk_rope_head_dim % 2 != 0)
         c.fail("model.qk_rope_head_dim", num(m.qk_rope_head_dim), "must be even (rotary pairs)",
@@ -213,7 +214,7 @@ void checkModel(Checker& c, const ModelConfig& m) {
     c.positive("model.beta_fast", m.beta_fast);
     c.positive("model.beta_slow", m.beta_slow);
     c.positive("model.mscale", m.mscale);
-    c.oneOf("model.dtype", m.dtype, {"bf16", "fp8"});
+    c.oneOf<CheckpointDtype>("model.dtype", m.dtype);
     c.nonNegative("model.bias_update_speed", m.bias_update_speed);
     c.nonNegative("model.seq_aux_loss_alpha", m.seq_aux_loss_alpha);
     c.positive("model.init_std", m.init_std);
@@ -228,19 +229,19 @@ void checkTrain(Checker& c, const RunConfig& config) {
     c.nonNegative("train.min_lr", t.min_lr);
     if (t.min_lr > t.lr)
         c.fail("train.min_lr", num(t.min_lr), "must be <= train.lr (" + num(t.lr) + ")", "lower min_lr");
-    c.oneOf("train.schedule", t.schedule, {"constant", "cosine", "linear"});
+    c.oneOf<LrSchedule>("train.schedule", t.schedule);
     c.nonNegative("train.weight_decay", t.weight_decay);
     if (!(t.beta1 >= 0 && t.beta1 < 1)) c.fail("train.beta1", num(t.beta1), "must be in [0, 1)", "use e.g. 0.9");
     if (!(t.beta2 >= 0 && t.beta2 < 1)) c.fail("train.beta2", num(t.beta2), "must be in [0, 1)", "use e.g. 0.95");
     c.nonNegative("train.grad_clip", t.grad_clip);
     c.atLeast("train.seed", t.seed, 0);
-    c.oneOf("train.loss_normalization", t.loss_normalization, {"tokens"});
-    c.oneOf("train.incomplete_window", t.incomplete_window, {"scale", "drop"});
-    c.oneOf("train.batch_policy", t.batch_policy, {"fixed", "ramp", "adaptive"});
-    c.oneOf("train.lr_batch_rule", t.lr_batch_rule, {"sqrt", "linear", "none"});
+    c.oneOf<LossNormalization>("train.loss_normalization", t.loss_normalization);
+    c.oneOf<IncompleteWindow>("train.incomplete_window", t.incomplete_window);
+    c.oneOf<BatchPolicy>("train.batch_policy", t.batch_policy);
+    c.oneOf<LrBatchRule>("train.lr_batch_rule", t.lr_batch_rule);
     const int64_t ranks = config.runtime.world_size;
     const int64_t unit = t.micro_batch_size * ranks, global = t.micro_batch_size * t.gradient_accumulation_steps * ranks;
-    if (t.batch_policy == "ramp") {
+    if (isChoice(t.batch_policy, BatchPolicy::Ramp)) {
         if (t.batch_ramp_start < unit || t.batch_ramp_start > global)
             c.issues.push_back({"train.batch_ramp_start",
                                 "train.batch_ramp_start (" + num(t.batch_ramp_start) + ") must lie between m x W = " +
@@ -254,7 +255,7 @@ void checkTrain(Checker& c, const RunConfig& config) {
                                                   "train.batch_policy is \"" + t.batch_policy +
                                                   "\": set it to \"ramp\" or clear them"});
     }
-    if (t.batch_policy == "adaptive") {
+    if (isChoice(t.batch_policy, BatchPolicy::Adaptive)) {
         const int64_t K = t.gradient_accumulation_steps;
         if (!(t.batch_adapt_threshold > 0))
             c.fail("train.batch_adapt_threshold", num(t.batch_adapt_threshold), "must be positive",
@@ -303,7 +304,7 @@ void checkTrain(Checker& c, const RunConfig& config) {
                                                  "micro-batches on every rank, a multiple of micro_batch_size x world_size = " +
                                                  num(unit) + "; use " + num(t.samples / unit * unit) + " or " +
                                                  num((t.samples / unit + 1) * unit)});
-        else if (t.samples < unit * t.gradient_accumulation_steps && t.incomplete_window == "drop")
+        else if (t.samples < unit * t.gradient_accumulation_steps && isChoice(t.incomplete_window, IncompleteWindow::Drop))
             c.issues.push_back({"train.samples", "train.samples (" + num(t.samples) + ") fills no complete window of " +
                                                  num(unit * t.gradient_accumulation_steps) +
                                                  " sequences and train.incomplete_window is \"drop\": nothing would "
@@ -335,13 +336,13 @@ void checkTrain(Checker& c, const RunConfig& config) {
 
 void checkData(Checker& c, const RunConfig& config) {
     const DataConfig& d = config.data;
-    c.oneOf("data.source", d.source, {"markov", "text", "tokens"});
-    if ((d.source == "text" || d.source == "tokens") && d.path.empty())
+    c.oneOf<DataSource>("data.source", d.source);
+    if ((isChoice(d.source, DataSource::Text) || isChoice(d.source, DataSource::Tokens)) && d.path.empty())
         c.fail("data.path", "\"\"", "is required for source \"" + d.source + "\"", "set data.path to a file or folder");
     c.within("data.vocab_size", d.vocab_size, 0, kMaxVocab, "token ids of 32-bit files");
     if (!(d.val_fraction >= 0 && d.val_fraction < 1))
         c.fail("data.val_fraction", num(d.val_fraction), "must be in [0, 1)", "use e.g. 0.05");
-    if (d.source == "markov") {
+    if (isChoice(d.source, DataSource::Markov)) {
         int64_t vocab = d.vocab_size > 0 ? d.vocab_size : config.model.vocab_size;
         if (vocab > config.model.vocab_size)
             c.fail("data.vocab_size", num(vocab), "must be <= model.vocab_size (" + num(config.model.vocab_size) + ")",
@@ -365,24 +366,24 @@ void checkData(Checker& c, const RunConfig& config) {
         }
         c.positive("data.concentration", d.concentration);
     }
-    if (!d.tokenizer.empty() && d.source != "text")
+    if (!d.tokenizer.empty() && !isChoice(d.source, DataSource::Text))
         c.fail("data.tokenizer", "\"" + d.tokenizer + "\"", "is read by data.source \"text\" only",
                "set data.source to text, or clear data.tokenizer");
-    if (d.source == "text" && d.tokenizer.empty() && config.model.vocab_size < 256)
+    if (isChoice(d.source, DataSource::Text) && d.tokenizer.empty() && config.model.vocab_size < 256)
         c.fail("model.vocab_size", num(config.model.vocab_size), "must be >= 256 for data.source \"text\" (byte ids 0..255)",
                "set model.vocab_size to 256 or more");
-    c.oneOf("data.layout", d.layout, {"packed", "padded"});
-    c.oneOf("data.dtype", d.dtype, {"uint16", "uint32"});
+    c.oneOf<RowLayout>("data.layout", d.layout);
+    c.oneOf<TokenWidth>("data.dtype", d.dtype);
 }
 
 void checkRuntime(Checker& c, const RuntimeConfig& r) {
     const std::string& dev = r.device;
     bool known = dev == "auto" || dev == "cpu" || dev == "cuda" || dev.rfind("cuda:", 0) == 0;
     if (!known) c.fail("runtime.device", "\"" + dev + "\"", "must be auto, cpu, cuda or cuda:i,j,...", "e.g. cpu or cuda:0");
-    c.oneOf("runtime.dtype", r.dtype, {"fp32", "bf16", "auto"});
+    c.oneOf<ComputeDtype>("runtime.dtype", r.dtype);
     c.positive("runtime.comm_timeout_s", r.comm_timeout_s);
     c.positive("runtime.store_wait_s", r.store_wait_s);
-    c.oneOf("runtime.activation_checkpointing", r.activation_checkpointing, {"none", "feedforward", "full"});
+    c.oneOf<Recomputation>("runtime.activation_checkpointing", r.activation_checkpointing);
     if (r.zero_stage < 0 || r.zero_stage > 3)
         c.fail("runtime.zero_stage", num(r.zero_stage),
                "must be 0 (nothing sharded), 1 (AdamW moments sharded), 2 (gradients too) or 3 (weights too)",

@@ -23,7 +23,7 @@ DataSummary describeData(const RunConfig& config) {
     const int64_t window = config.train.seq_len + 1;
     DataSummary s;
     s.source = config.data.source;
-    if (s.source == "text") s.layout = config.data.layout;
+    if (dataSource(config.data) == DataSource::Text) s.layout = config.data.layout;
     s.vocab_size = source->vocabSize();
     s.seq_len = config.train.seq_len;
     s.train_tokens = bounded(source->tokenCount(Split::Train));

@@ -61,7 +61,7 @@ std::vector<fs::path> listFiles(const std::string& path, const std::string& fiel
 
 }  // namespace
 
-TextSource::TextSource(const DataConfig& data) : padded_(data.layout == "padded") {
+TextSource::TextSource(const DataConfig& data) : padded_(rowLayout(data) == RowLayout::Padded) {
     if (!data.tokenizer.empty()) {
         tokenizer_ = openDataTokenizer(data.tokenizer);
         end_token_ = tokenizer_->endOfText();

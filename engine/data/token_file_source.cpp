@@ -10,7 +10,7 @@
 namespace trainbench {
 
 TokenFileSource::TokenFileSource(const DataConfig& data, int64_t model_vocab)
-    : vocab_(model_vocab), element_bytes_(data.dtype == "uint32" ? 4 : 2) {
+    : vocab_(model_vocab), element_bytes_(tokenWidth(data) == TokenWidth::UInt32 ? 4 : 2) {
     file_ = mapAndCheck(data.path, "data.path");
     const int64_t total = static_cast<int64_t>(file_->size()) / element_bytes_;
     if (!data.val_path.empty()) {

@@ -13,14 +13,14 @@ namespace {
 
 std::unique_ptr<TokenSource> construct(const RunConfig& config) {
     const DataConfig& d = config.data;
-    if (d.source == "markov") {
+    if (dataSource(d) == DataSource::Markov) {
         int64_t vocab = d.vocab_size > 0 ? d.vocab_size : config.model.vocab_size;
         return std::make_unique<MarkovSource>(vocab, d.order, d.concentration, static_cast<uint64_t>(d.seed));
     }
     if (d.path.empty())
         throw ConfigError("data.path", "data.path (\"\"): is required for data.source \"" + d.source +
-                                           "\"; set data.path to a " + (d.source == "text" ? "file or folder" : "token file"));
-    if (d.source == "text") {
+                                           "\"; set data.path to a " + (dataSource(d) == DataSource::Text ? "file or folder" : "token file"));
+    if (dataSource(d) == DataSource::Text) {
         if (d.tokenizer.empty() && config.model.vocab_size < 256)
             throw ConfigError("model.vocab_size", "model.vocab_size (" + std::to_string(config.model.vocab_size) +
                                                       "): must be >= 256 to read data.path (\"" + d.path +
@@ -34,7 +34,7 @@ std::unique_ptr<TokenSource> construct(const RunConfig& config) {
                                                       std::to_string(text->vocabSize()) + " or more");
         return text;
     }
-    if (d.source == "tokens") return std::make_unique<TokenFileSource>(d, config.model.vocab_size);
+    if (dataSource(d) == DataSource::Tokens) return std::make_unique<TokenFileSource>(d, config.model.vocab_size);
     throw ConfigError("data.source", "data.source (\"" + d.source + "\"): unknown source; use markov, text or tokens");
 }
 

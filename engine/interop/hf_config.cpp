@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kNormEpsilon = 1e-6;  // engine/model/rms_norm.h
 
-bool isSigmoid(const ModelConfig& m) { return m.score_func == "sigmoid"; }
+bool isSigmoid(const ModelConfig& m) { return scoreFunction(m) == ScoreFunction::Sigmoid; }
 
 }  // namespace
 

@@ -11,7 +11,7 @@ namespace trainbench {
 
 GateImpl::GateImpl(const ModelConfig& c)
     : topk_(c.n_activated_experts), groups_(c.n_expert_groups), limited_groups_(c.n_limited_groups),
-      sigmoid_(c.score_func == "sigmoid"), route_scale_(c.route_scale) {
+      sigmoid_(scoreFunction(c) == ScoreFunction::Sigmoid), route_scale_(c.route_scale) {
     weight = register_parameter("weight", torch::empty({c.n_routed_experts, c.dim}));
     if (c.hasGateBias()) bias = register_buffer("bias", torch::zeros({c.n_routed_experts}, torch::kFloat32));
 }

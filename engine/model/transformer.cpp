@@ -40,8 +40,8 @@ TransformerImpl::TransformerImpl(const ModelConfig& c)
 
 torch::Tensor TransformerImpl::logits(const torch::Tensor& tokens, torch::Tensor& seq_aux) {
     const bool graph = torch::GradMode::is_enabled() && is_training();
-    const bool recompute = graph && recomputation_ == "full";
-    const bool recompute_feedforward = graph && recomputation_ == "feedforward";
+    const bool recompute = graph && recomputation_ == Recomputation::Full;
+    const bool recompute_feedforward = graph && recomputation_ == Recomputation::Feedforward;
     WeightResidency* residency = residency_;
     // Each unit's weights are whole from just before its forward to just after it; a boundary on
     // its outputs brings them back for its backward (a recomputed block asks for them itself).

@@ -68,7 +68,7 @@ public:
     // the backward and runs the block's forward again there; "feedforward" does so for each
     // block's feed-forward part (the MoE's gate, experts and shared experts, or the dense MLP);
     // "none" keeps everything. Training with gradients only.
-    void setRecomputation(const std::string& mode) { recomputation_ = mode; }
+    void setRecomputation(Recomputation mode) { recomputation_ = mode; }
     // The units weights are gathered and released in (model/weight_residency.h), in forward order:
     // the embedding, each block, the final norm with the head. Every parameter is in one unit.
     std::vector<std::vector<torch::Tensor>> units() const;
@@ -84,7 +84,7 @@ public:
 
 private:
     ModelConfig config_;
-    std::string recomputation_ = "none";
+    Recomputation recomputation_ = Recomputation::None;
     WeightResidency* residency_ = nullptr;
     // logits, with the head's unit gathered around it
     torch::Tensor logits(const torch::Tensor& tokens, torch::Tensor& seq_aux);

@@ -104,15 +104,15 @@ int64_t blockBytesPerToken(const ModelConfig& c, int64_t layer, int64_t expert_p
 // exist once more, while that block runs again in the backward. With the feed-forward parts
 // recomputed each block keeps its attention's activations and its output; the largest
 // feed-forward part's exist once more.
-int64_t activationBytes(const ModelConfig& c, int64_t tokens, const std::string& recomputation, int64_t ep,
+int64_t activationBytes(const ModelConfig& c, int64_t tokens, Recomputation recomputation, int64_t ep,
                         const Layout& layout) {
     int64_t per_token = embeddingOutputBytes(c) + headBytesPerToken(c);
     int64_t largest = 0;
     for (int64_t layer = 0; layer < c.n_layers; ++layer) {
-        if (recomputation == "full") {
+        if (recomputation == Recomputation::Full) {
             largest = std::max(largest, blockBytesPerToken(c, layer, ep, layout));
             per_token += c.dim * kFloat;
-        } else if (recomputation == "feedforward") {
+        } else if (recomputation == Recomputation::Feedforward) {
             largest = std::max(largest, feedForwardBytesPerToken(c, layer, ep, layout));
             per_token += attentionBytesPerToken(c, layout) + c.dim * kFloat;
         } else {
@@ -282,7 +282,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     layout.fused = layout.on_cpu && kernels::cpuKernelsEnabled();
     layout.seq_len = config.train.seq_len;
     p.activation_bytes =
-        activationBytes(config.model, tokens, config.runtime.activation_checkpointing, p.expert_parallel, layout);
+        activationBytes(config.model, tokens, recomputation(config.runtime), p.expert_parallel, layout);
     // The gradients (bucket views) live from the first step to the last: every backward holds
     // them beside the activations and the logits' gradient.
     p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + p.optimizer_bytes + p.activation_bytes +
@@ -313,7 +313,8 @@ std::vector<MemoryLayout> layoutsByCost(const RunConfig& config) {
     const int64_t W = config.runtime.world_size, E = c.n_routed_experts;
     const bool moe = E > 0 && c.n_dense_layers < c.n_layers;
     std::vector<MemoryLayout> out;
-    for (const char* recompute : {"none", "feedforward", "full"}) {
+    // The recomputation modes in their table order, which is also their cost in time.
+    for (const std::string& recompute : choiceNames<Recomputation>()) {
         for (int64_t stage = 0; stage <= 2; ++stage) out.push_back({stage, recompute, 0, 1});
         for (int64_t stage = 0; stage <= 2; ++stage)
             for (int64_t ep = 2; moe && ep <= std::min(W, E); ++ep)

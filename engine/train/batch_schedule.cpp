@@ -9,8 +9,8 @@
 namespace trainbench {
 
 BatchSchedule::BatchSchedule(const RunConfig& c)
-    : policy_(c.train.batch_policy == "adaptive"                               ? Policy::Adaptive
-              : c.train.batch_policy == "ramp" && c.train.batch_ramp_start > 0 ? Policy::Ramp
+    : policy_(batchPolicy(c.train) == BatchPolicy::Adaptive                               ? Policy::Adaptive
+              : batchPolicy(c.train) == BatchPolicy::Ramp && c.train.batch_ramp_start > 0 ? Policy::Ramp
                                                                                : Policy::Fixed),
       unit_(std::max<int64_t>(1, c.train.micro_batch_size * c.runtime.world_size)),
       start_(c.train.batch_ramp_start),
@@ -21,8 +21,8 @@ BatchSchedule::BatchSchedule(const RunConfig& c)
       steps_(c.train.steps),
       fixed_steps_(c.optimizerSteps()),
       planned_samples_(c.plannedSamples() > 0 ? c.plannedSamples() : -1),
-      drop_incomplete_(c.train.incomplete_window == "drop"),
-      rule_(c.train.lr_batch_rule) {
+      drop_incomplete_(incompleteWindow(c.train) == IncompleteWindow::Drop),
+      rule_(lrBatchRule(c.train)) {
     // An adaptive run counted in steps reads what the fixed run of those steps would.
     if (policy_ == Policy::Adaptive && planned_samples_ < 0) planned_samples_ = steps_ * end_;
 }
@@ -101,9 +101,9 @@ int64_t BatchSchedule::plannedTokens() const {
 }
 
 double BatchSchedule::lrFactor(int64_t step) const {
-    if (policy_ == Policy::Fixed || rule_ == "none") return 1.0;
+    if (policy_ == Policy::Fixed || rule_ == LrBatchRule::None) return 1.0;
     const double ratio = double(scheduledBatch(step)) / double(end_);
-    return rule_ == "linear" ? ratio : std::sqrt(ratio);
+    return rule_ == LrBatchRule::Linear ? ratio : std::sqrt(ratio);
 }
 
 void BatchSchedule::grow(int64_t step, int64_t batch) {

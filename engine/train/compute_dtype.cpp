@@ -26,7 +26,7 @@ std::string resolveComputeDtype(const RunConfig& config, bool on_cuda, const Cpu
 std::string explainComputeDtype(const RunConfig& config, bool on_cuda, const CpuMatrixFeatures& cpu) {
     const std::string chosen = resolveComputeDtype(config, on_cuda, cpu);
     std::string why;
-    if (config.runtime.dtype != "auto") why = "as runtime.dtype says";
+    if (computeDtype(config.runtime) != ComputeDtype::Auto) why = "as runtime.dtype says";
     else if (on_cuda) why = "on a GPU";
     else if (!cpu.fastBf16()) why = "this CPU has neither AVX-512 BF16 nor AMX";
     else if (config.model.dim < kAutoBf16MinDimOnCpu)

@@ -10,9 +10,9 @@ namespace {
 
 // The decayed rate at `progress` in [0, 1] of the decay.
 double decayed(const TrainConfig& t, double progress) {
-    if (t.schedule == "constant") return t.lr;
+    if (lrSchedule(t) == LrSchedule::Constant) return t.lr;
     progress = std::clamp(progress, 0.0, 1.0);
-    if (t.schedule == "linear") return t.lr + (t.min_lr - t.lr) * progress;
+    if (lrSchedule(t) == LrSchedule::Linear) return t.lr + (t.min_lr - t.lr) * progress;
     return t.min_lr + (t.lr - t.min_lr) * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
 }
 

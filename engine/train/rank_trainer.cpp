@@ -65,7 +65,7 @@ RankTrainer::RankTrainer(const RankSetup& setup)
       adaptation_(schedule_.adapts() ? std::optional<BatchAdaptation>(std::in_place, cfg_.train, schedule_.unit())
                                      : std::nullopt),
       bf16_(!setup.fp64 && resolveComputeDtype(cfg_, cudaDeviceIndex(setup.device) >= 0) == "bf16") {
-    model_->setRecomputation(cfg_.runtime.activation_checkpointing);
+    model_->setRecomputation(recomputation(cfg_.runtime));
 }
 
 void RankTrainer::prepare() {
@@ -132,7 +132,7 @@ void RankTrainer::prepare() {
     report.start_step = start_step_;
     report_ = std::make_unique<StepReporter>(std::move(report));
     if (checkpoint) report_->restoreNoise(checkpoint->state.noise_scale);
-    if (cfg_.runtime.dtype == "auto" && !s_.fp64)
+    if (computeDtype(cfg_.runtime) == ComputeDtype::Auto && !s_.fp64)
         event(start_step_, EventKind::Precision, explainComputeDtype(cfg_, cudaDeviceIndex(s_.device) >= 0));
 }
 

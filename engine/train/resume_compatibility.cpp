@@ -39,7 +39,7 @@ void requireResumable(const RunConfig& config, const std::string& checkpoint_con
     // resumed run keeps that unit.
     const int64_t unit = config.train.micro_batch_size * config.runtime.world_size;
     const int64_t unit_then = then.train.micro_batch_size * then.runtime.world_size;
-    if (then.train.batch_policy != "fixed" && unit != unit_then)
+    if (batchPolicy(then.train) != BatchPolicy::Fixed && unit != unit_then)
         refuse("train.micro_batch_size", std::to_string(unit) + " sequences a step (micro_batch_size x world_size)",
                std::to_string(unit_then) + " under train.batch_policy " + then.train.batch_policy, checkpoint_path);
     if (config.globalBatch() != then.globalBatch())

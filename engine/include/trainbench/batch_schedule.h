@@ -69,7 +69,7 @@ private:
     int64_t fixed_steps_;      // RunConfig::optimizerSteps: the plan of a fixed batch, and of any counted in steps
     int64_t planned_samples_;  // -1: the run is counted in steps
     bool drop_incomplete_;
-    std::string rule_;
+    LrBatchRule rule_;
     std::vector<std::pair<int64_t, int64_t>> changes_;
     mutable std::vector<int64_t> batches_, firsts_;  // per step, computed as far as asked
 };

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "trainbench/config_choices.h"
+
 namespace trainbench {
 
 // The model section: the reference DeepSeek ModelArgs names and defaults, plus training-only keys.
@@ -152,6 +154,20 @@ struct RuntimeConfig {
     std::string activation_checkpointing = "none";
 };
 
+// The choice fields read as enums (trainbench/config_choices.h); a name outside the field's
+// table throws std::invalid_argument, which a validated config never does.
+inline ScoreFunction scoreFunction(const ModelConfig& m) { return parseChoice<ScoreFunction>(m.score_func); }
+inline LrSchedule lrSchedule(const TrainConfig& t) { return parseChoice<LrSchedule>(t.schedule); }
+inline IncompleteWindow incompleteWindow(const TrainConfig& t) { return parseChoice<IncompleteWindow>(t.incomplete_window); }
+inline BatchPolicy batchPolicy(const TrainConfig& t) { return parseChoice<BatchPolicy>(t.batch_policy); }
+inline LrBatchRule lrBatchRule(const TrainConfig& t) { return parseChoice<LrBatchRule>(t.lr_batch_rule); }
+inline DataSource dataSource(const DataConfig& d) { return parseChoice<DataSource>(d.source); }
+inline RowLayout rowLayout(const DataConfig& d) { return parseChoice<RowLayout>(d.layout); }
+inline TokenWidth tokenWidth(const DataConfig& d) { return parseChoice<TokenWidth>(d.dtype); }
+inline ComputeDtype computeDtype(const RuntimeConfig& r) { return parseChoice<ComputeDtype>(r.dtype); }
+inline Recomputation recomputation(const RuntimeConfig& r) { return parseChoice<Recomputation>(r.activation_checkpointing); }
+
+
 struct RunConfig {
     ModelConfig model;
     TrainConfig train;
@@ -180,7 +196,7 @@ struct RunConfig {
     int64_t optimizerSteps() const {
         if (plannedSamples() <= 0 || globalBatch() <= 0) return train.steps;
         const int64_t full = plannedSamples() / globalBatch();
-        return full + (lastWindowMicroBatches() > 0 && train.incomplete_window == "scale" ? 1 : 0);
+        return full + (lastWindowMicroBatches() > 0 && isChoice(train.incomplete_window, IncompleteWindow::Scale) ? 1 : 0);
     }
 };
 
