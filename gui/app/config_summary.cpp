@@ -52,7 +52,7 @@ ConfigSummary summarizeConfig(const RunConfig& config) {
     out.steps = schedule.adapts() ? QStringLiteral("≤ %1 (%2 tokens; the batch grows with the critical batch)")
                                         .arg(formatGrouped(schedule.plannedSteps()), formatGrouped(schedule.plannedTokens()))
                                   : formatGrouped(schedule.plannedSteps());
-    out.learning_rate = train.schedule == "constant"
+    out.learning_rate = isChoice(train.schedule, LrSchedule::Constant)
                             ? formatRate(train.lr)
                             : QStringLiteral("%1 → %2").arg(formatRate(train.lr), formatRate(train.min_lr));
     out.schedule = QStringLiteral("%1, %2 warmup %3")
@@ -61,7 +61,7 @@ ConfigSummary summarizeConfig(const RunConfig& config) {
                        .arg(train.warmup_steps == 1 ? QStringLiteral("step") : QStringLiteral("steps"));
     // "auto" shows what it means here (a device "auto" is taken as this machine's CPU).
     QString dtype = QString::fromStdString(config.runtime.dtype);
-    if (config.runtime.dtype == "auto")
+    if (isChoice(config.runtime.dtype, ComputeDtype::Auto))
         dtype += QStringLiteral(" → %1").arg(QString::fromStdString(
             resolveComputeDtype(config, /*on_cuda=*/config.runtime.device.rfind("cuda", 0) == 0)));
     out.device = QStringLiteral("%1 · %2").arg(QString::fromStdString(config.runtime.device), dtype);

@@ -533,7 +533,7 @@ void BatchPanel::showCriticalBatch() {
     text += tr(", %1× B.").arg(critical_sequences_ / double(std::max<int64_t>(config_.globalBatch(), 1)), 0, 'f', 1);
     const int64_t k = criticalBatchAccumulation(critical_sequences_, config_.globalBatch(),
                                                 config_.train.gradient_accumulation_steps);
-    if (config_.train.batch_policy == "adaptive")  // K follows the estimate by itself
+    if (isChoice(config_.train.batch_policy, BatchPolicy::Adaptive))  // K follows the estimate by itself
         text += tr(" The adaptive batch raises K (up to %1) while the estimate stays above %2× B.")
                     .arg(config_.train.batch_adapt_max_accumulation)
                     .arg(config_.train.batch_adapt_threshold);

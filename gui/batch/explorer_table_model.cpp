@@ -23,7 +23,7 @@ QString dash() { return QStringLiteral("—"); }
 QString layoutText(const ExploreRow& row) {
     QString stage = QStringLiteral("stage %1").arg(row.zero_stage);
     if (row.expert_parallel > 1) stage += QStringLiteral(" · EP %1").arg(row.expert_parallel);
-    return row.activation_checkpointing == "none"
+    return isChoice(row.activation_checkpointing, Recomputation::None)
                ? stage
                : QStringLiteral("%1 · %2").arg(stage, QString::fromStdString(row.activation_checkpointing));
 }

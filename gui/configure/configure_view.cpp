@@ -223,7 +223,7 @@ bool ConfigureView::chooseDataField(const std::string& key, const QString& value
     RunConfig next = state_.config;
     std::string& field = key == "path" ? next.data.path : next.data.tokenizer;
     field = value.toStdString();
-    if (!value.isEmpty() && next.data.source == "markov") next.data.source = "text";
+    if (!value.isEmpty() && isChoice(next.data.source, DataSource::Markov)) next.data.source = choiceName(DataSource::Text);
     if (!sameConfig(next, state_.config))
         pushEdit(tr("Choose data.%1").arg(QString::fromStdString(key)), ConfigState{std::move(next), state_.name},
                  QString(), EditOrigin::Replacement);

@@ -47,9 +47,9 @@ QString tokenizerKind(const DataSummary& summary, const DataConfig& data) {
 
 QString dataSummaryText(const DataSummary& summary, const DataConfig& data) {
     QStringList parts;
-    if (summary.source == "text") parts << tokenizerKind(summary, data);
-    else if (summary.source == "markov") parts << QObject::tr("synthetic Markov language");
-    else if (summary.source == "tokens") parts << QObject::tr("token file (%1)").arg(QString::fromStdString(data.dtype));
+    if (isChoice(summary.source, DataSource::Text)) parts << tokenizerKind(summary, data);
+    else if (isChoice(summary.source, DataSource::Markov)) parts << QObject::tr("synthetic Markov language");
+    else if (isChoice(summary.source, DataSource::Tokens)) parts << QObject::tr("token file (%1)").arg(QString::fromStdString(data.dtype));
     else parts << QString::fromStdString(summary.source);
     parts << QObject::tr("vocab %1").arg(formatGrouped(summary.vocab_size));
     if (summary.train_tokens) parts << QObject::tr("%1 train tokens").arg(formatGrouped(*summary.train_tokens));

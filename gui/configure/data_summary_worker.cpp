@@ -145,7 +145,7 @@ void DataSummaryWorker::startNext() {
         try {
             const DataConfig& data = request.config.data;
             QString oversized;
-            if (!request.force && data.source == "text") {
+            if (!request.force && isChoice(data.source, DataSource::Text)) {
                 if (holdsMoreThan(data.path, kAutoDescribeLimitBytes)) oversized = QStringLiteral("data.path");
                 else if (!data.val_path.empty() && holdsMoreThan(data.val_path, kAutoDescribeLimitBytes))
                     oversized = QStringLiteral("data.val_path");
