@@ -2,6 +2,7 @@
 #include <QtTest/QtTest>
 
 #include <fstream>
+#include <functional>
 
 #include "trainbench/config_io.h"
 #include "trainbench/memory_plan.h"
@@ -141,6 +142,49 @@ private Q_SLOTS:
         QTest::newRow("zero stage 4") << "runtime.zero_stage=4" << "runtime.zero_stage";
         QTest::newRow("recomputation mode") << "runtime.activation_checkpointing=some" << "runtime.activation_checkpointing";
         QTest::newRow("dtype") << "runtime.dtype=fp16" << "runtime.dtype";
+    }
+
+    // Each choice field: every name of its table (written out here) is accepted and reads back as
+    // its enum, the schema lists exactly those names, and any other name is refused naming the field.
+    void everyChoiceNameRoundTrips() {
+        struct Field {
+            const char* path;
+            std::vector<std::string> names;
+            std::function<int(const RunConfig&)> read;
+        };
+        const std::vector<Field> fields = {
+            {"model.score_func", {"softmax", "sigmoid"}, [](const RunConfig& c) { return int(scoreFunction(c.model)); }},
+            {"train.schedule", {"constant", "cosine", "linear"}, [](const RunConfig& c) { return int(lrSchedule(c.train)); }},
+            {"train.incomplete_window", {"scale", "drop"}, [](const RunConfig& c) { return int(incompleteWindow(c.train)); }},
+            {"train.batch_policy", {"fixed", "ramp", "adaptive"}, [](const RunConfig& c) { return int(batchPolicy(c.train)); }},
+            {"train.lr_batch_rule", {"sqrt", "linear", "none"}, [](const RunConfig& c) { return int(lrBatchRule(c.train)); }},
+            {"data.layout", {"packed", "padded"}, [](const RunConfig& c) { return int(rowLayout(c.data)); }},
+            {"data.dtype", {"uint16", "uint32"}, [](const RunConfig& c) { return int(tokenWidth(c.data)); }},
+            {"runtime.dtype", {"fp32", "bf16", "auto"}, [](const RunConfig& c) { return int(computeDtype(c.runtime)); }},
+            {"runtime.activation_checkpointing", {"none", "feedforward", "full"},
+             [](const RunConfig& c) { return int(recomputation(c.runtime)); }},
+        };
+        for (const Field& field : fields) {
+            const std::string path = field.path;
+            const auto dot = path.find('.');
+            const ConfigFieldInfo* info = nullptr;
+            for (const auto& f : configSchema())
+                if (f.section == path.substr(0, dot) && f.key == path.substr(dot + 1)) info = &f;
+            QVERIFY2(info, field.path);
+            QCOMPARE(info->type, std::string("choice"));
+            QCOMPARE(info->choices, field.names);
+            for (size_t i = 0; i < field.names.size(); ++i) {
+                RunConfig config;
+                applyConfigOverride(config, path + "=" + field.names[i]);
+                QCOMPARE(field.read(config), int(i));
+            }
+            RunConfig config;
+            config.data.vocab_size = 256;
+            applyConfigOverride(config, path + "=unheard_of");
+            const auto issues = validateRunConfig(config);
+            QVERIFY2(!issues.empty() && issues.front().path == path, field.path);
+            QVERIFY_THROWS_EXCEPTION(std::invalid_argument, field.read(config));
+        }
     }
 
     // The sync-each mode (an all-reduce per micro-batch) belongs to stage 0 only.
