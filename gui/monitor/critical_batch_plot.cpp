@@ -76,9 +76,7 @@ CriticalBatchPlot::CriticalBatchPlot(QWidget* parent) : QCustomPlot(parent) {
     // Top left: the curve starts low on the left and grows as the loss approaches its floor.
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
 
-    replot_timer_.setSingleShot(true);
-    replot_timer_.setInterval(kReplotIntervalMs);
-    connect(&replot_timer_, &QTimer::timeout, this, [this] {
+    replot_ = new CoalescedReplot(this, [this] {
         rebuild();
         replot();
     });
@@ -89,7 +87,7 @@ void CriticalBatchPlot::reset() {
     for (QCPGraph* graph : {critical_, band_low_, band_high_, global_batch_}) graph->data()->clear();
     errors_.clear();
     rebuild();
-    scheduleReplot();
+    replot_->request();
 }
 
 void CriticalBatchPlot::addPoints(const QVector<MetricPoint>& points) {
@@ -127,7 +125,7 @@ void CriticalBatchPlot::addPoints(const QVector<MetricPoint>& points) {
         }
     }
     if (!had_data && hasData()) emit dataStarted();
-    if (changed) scheduleReplot();
+    if (changed) replot_->request();
 }
 
 QString CriticalBatchPlot::summary() const {
@@ -165,14 +163,6 @@ void CriticalBatchPlot::rebuild() {
     xAxis->setRange(0, std::max(keys.upper, 1.0) * 1.02);
 }
 
-void CriticalBatchPlot::flushReplot() {
-    replot_timer_.stop();
-    rebuild();
-    replot();
-}
-
-void CriticalBatchPlot::scheduleReplot() {
-    if (!replot_timer_.isActive()) replot_timer_.start();
-}
+void CriticalBatchPlot::flushReplot() { replot_->flush(); }
 
 }  // namespace trainbench::gui

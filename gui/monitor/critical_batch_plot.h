@@ -3,10 +3,10 @@
 
 #include <cstdint>
 
-#include <QTimer>
 #include <QVector>
 #include <qcustomplot.h>
 
+#include "plotting/coalesced_replot.h"
 #include "trainbench/metric_point.h"
 
 namespace trainbench::gui {
@@ -36,13 +36,10 @@ public:
     // "critical batch ~42 sequences (± 13 %), B 16": the newest estimate, for the title.
     QString summary() const;
 
-    static constexpr int kReplotIntervalMs = 33;
-
 Q_SIGNALS:
     void dataStarted();
 
 private:
-    void scheduleReplot();
     void rebuild();
 
     QCPGraph* critical_ = nullptr;
@@ -51,7 +48,7 @@ private:
     QCPGraph* global_batch_ = nullptr;
     QCPTextElement* title_ = nullptr;
     QMap<int64_t, double> errors_;  // by step, until the estimate of that step arrives
-    QTimer replot_timer_;
+    CoalescedReplot* replot_ = nullptr;  // each redraw fits the axes and the title first
 };
 
 }  // namespace trainbench::gui

@@ -85,9 +85,7 @@ ExpertLoadHeatmap::ExpertLoadHeatmap(QWidget* parent) : QCustomPlot(parent) {
     placeholder_->setColor(QColor(120, 120, 120));
     placeholder_->setFont(small_font);
 
-    replot_timer_.setSingleShot(true);
-    replot_timer_.setInterval(kReplotIntervalMs);
-    connect(&replot_timer_, &QTimer::timeout, this, [this] {
+    replot_ = new CoalescedReplot(this, [this] {
         rebuild();
         replot();
     });
@@ -101,7 +99,7 @@ void ExpertLoadHeatmap::reset() {
     received_.clear();
     received_step_ = -1;
     rebuild();
-    scheduleReplot();
+    replot_->request();
 }
 
 ExpertLoadHeatmap::LayerLoads& ExpertLoadHeatmap::layerAt(int layer) {
@@ -139,7 +137,7 @@ void ExpertLoadHeatmap::addPoints(const QVector<MetricPoint>& points) {
         newest_step_ = std::max(newest_step_, point.step);
         changed = true;
     }
-    if (changed) scheduleReplot();
+    if (changed) replot_->request();
 }
 
 void ExpertLoadHeatmap::setLayerLoads(int layer, int64_t step, const QVector<double>& tokens_per_expert) {
@@ -151,12 +149,12 @@ void ExpertLoadHeatmap::setLayerLoads(int layer, int64_t step, const QVector<dou
     for (qsizetype e = 0; e < tokens_per_expert.size(); ++e) loads.tokens[static_cast<int>(e)] = tokens_per_expert[e];
     expert_count_ = std::max(expert_count_, static_cast<int>(tokens_per_expert.size()));
     newest_step_ = std::max(newest_step_, step);
-    scheduleReplot();
+    replot_->request();
 }
 
 void ExpertLoadHeatmap::setExpertParallel(int expert_parallel) {
     expert_parallel_ = std::max(1, expert_parallel);
-    scheduleReplot();
+    replot_->request();
 }
 
 double ExpertLoadHeatmap::rankReceived(int rank) const {
@@ -208,15 +206,7 @@ QString ExpertLoadHeatmap::layerSummary(int layer) const {
     return QString();
 }
 
-void ExpertLoadHeatmap::flushReplot() {
-    replot_timer_.stop();
-    rebuild();
-    replot();
-}
-
-void ExpertLoadHeatmap::scheduleReplot() {
-    if (!replot_timer_.isActive()) replot_timer_.start();
-}
+void ExpertLoadHeatmap::flushReplot() { replot_->flush(); }
 
 void ExpertLoadHeatmap::labelCells(const QList<int>& rows, int columns, double most) {
     for (QCPItemText* label : cell_labels_) removeItem(label);

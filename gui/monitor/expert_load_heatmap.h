@@ -5,10 +5,10 @@
 #include <map>
 #include <vector>
 
-#include <QTimer>
 #include <QVector>
 #include <qcustomplot.h>
 
+#include "plotting/coalesced_replot.h"
 #include "trainbench/metric_point.h"
 
 namespace trainbench::gui {
@@ -18,7 +18,7 @@ namespace trainbench::gui {
 // max and mean load and their ratio: the imbalance aux-loss-free balancing should drive to 1.
 // Fed by points keyed moe/layer<L>/expert<E>/tokens; moe/layer<L>/load_max_over_mean
 // alone (what a run without per-expert points reports) fills the ratio but no cells.
-// Redraws are coalesced like the live plots', at most one per kReplotIntervalMs.
+// Redraws are coalesced like the live plots', at most one per CoalescedReplot::kIntervalMs.
 class ExpertLoadHeatmap : public QCustomPlot {
     Q_OBJECT
 
@@ -36,7 +36,7 @@ public:
     // Replaces layer's loads with those of `step` (older steps are ignored).
     void setLayerLoads(int layer, int64_t step, const QVector<double>& tokens_per_expert);
     void flushReplot();
-    bool replotPending() const { return replot_timer_.isActive(); }
+    bool replotPending() const { return replot_->pending(); }
 
     // True once any layer has per-expert loads or a max/mean ratio.
     bool hasData() const { return !layers_.empty(); }
@@ -56,8 +56,6 @@ public:
     // Expert parallelism: the routed tokens rank `rank` received in the newest step; NaN unknown.
     double rankReceived(int rank) const;
 
-    static constexpr int kReplotIntervalMs = 33;
-
 Q_SIGNALS:
     // The first data of a run arrived: a dense model never sends any, so the heatmap can hide.
     void dataStarted();
@@ -70,7 +68,6 @@ private:
     };
 
     LayerLoads& layerAt(int layer);
-    void scheduleReplot();
     void rebuild();
     void labelCells(const QList<int>& rows, int columns, double most);
 
@@ -86,7 +83,7 @@ private:
     std::map<int, double> received_;  // by rank, of received_step_
     int64_t received_step_ = -1;
     std::vector<QCPItemStraightLine*> rank_lines_;
-    QTimer replot_timer_;
+    CoalescedReplot* replot_ = nullptr;  // each redraw rebuilds the map from layers_ first
 };
 
 }  // namespace trainbench::gui

@@ -6,7 +6,6 @@
 #include <initializer_list>
 #include <iterator>
 
-#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QFontMetrics>
 #include <QToolTip>
@@ -111,6 +110,8 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     setAutoAddPlottableToLegend(false);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     setMouseTracking(true);
+    replot_ = new CoalescedReplot(this, [this] { replotPendingData(); });
+    replot_->setPaced(true);
 
     QFont tick_font = font();
     QFont label_font = font();
@@ -279,10 +280,6 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
         for (LiveDecimation* drawn : decimations()) drawn->endDraw();
     });
 
-    replot_timer_.setSingleShot(true);
-    replot_timer_.setInterval(kReplotIntervalMs);
-    connect(&replot_timer_, &QTimer::timeout, this, &MetricPlots::replotPendingData);
-
     // Any manual view change stops following the run until a double click.
     connect(this, &QCustomPlot::mousePress, this, [this](QMouseEvent*) { setFollowing(false); });
     connect(this, &QCustomPlot::mouseWheel, this, [this](QWheelEvent*) { setFollowing(false); });
@@ -369,7 +366,7 @@ void MetricPlots::resetRun(const RunConfig& config) {
                                                       ? QCPRange(1024.0 * 1024.0, 1024.0 * 1024.0 * 1024.0)
                                                       : QCPRange(0.0, 1024.0 * 1024.0 * 1024.0));
     followRun();
-    scheduleReplot();
+    replot_->request();
 }
 
 void MetricPlots::append(Series& series, const MetricPoint& point) {
@@ -490,7 +487,7 @@ void MetricPlots::addPoints(const QVector<MetricPoint>& points) {
     // A marker that came before its step's points learns its wall time now.
     rebuildMarkers();
     placeholder_->setVisible(loss_.data.samples().empty());
-    scheduleReplot();
+    replot_->request();
 }
 
 bool MetricPlots::addEvent(const RunEvent& event) {
@@ -506,7 +503,7 @@ void MetricPlots::addEventMarker(int64_t step, const QString& kind, const QStrin
     markers_.push_back(marker);
     marker_walls_.push_back(wall_time);
     showMarkerLegend(kind);
-    scheduleReplot();
+    replot_->request();
 }
 
 double MetricPlots::markerX(const EventMarker& marker, double wall) const {
@@ -559,7 +556,7 @@ void MetricPlots::setXAxis(XAxis axis) {
     // The old range means nothing on the new axis.
     setFollowing(true);
     followRun();
-    scheduleReplotSoon();
+    replot_->requestSoon();
 }
 
 void MetricPlots::applyXAxisStyle() {
@@ -617,7 +614,7 @@ void MetricPlots::setLogY(Plot plot, bool logarithmic) {
     }
     // Switching scale is asking to see the curve again: fit it even when not following.
     fitRow(plot, xAxisOf(loss_rect_)->range());
-    scheduleReplotSoon();
+    replot_->requestSoon();
 }
 
 bool MetricPlots::logY(Plot plot) const {
@@ -628,7 +625,7 @@ void MetricPlots::setIgnoreOutliers(bool ignore) {
     if (ignore == ignore_outliers_) return;
     ignore_outliers_ = ignore;
     if (following_) followRun();
-    scheduleReplotSoon();
+    replot_->requestSoon();
 }
 
 void MetricPlots::setSmoothingWeight(double weight) {
@@ -641,7 +638,7 @@ void MetricPlots::setSmoothingWeight(double weight) {
         rebuildGraphs(*series);
         series->smoothed->setName(tr("%1 (EMA %2)").arg(series->label).arg(smoothing_weight_, 0, 'g', 2));
     }
-    scheduleReplotSoon();
+    replot_->requestSoon();
 }
 
 void MetricPlots::followLatest() {
@@ -661,40 +658,13 @@ QCPGraph* MetricPlots::memoryGraph(const QString& key) const {
     return found == memory_.end() ? nullptr : found->second.raw;
 }
 
-void MetricPlots::flushReplot() {
-    replot_timer_.stop();
-    replotPendingData();
-}
-
-void MetricPlots::scheduleReplot() {
-    // A burst of batches arms the timer once; later batches ride on the same redraw. The
-    // first batch after a quiet spell is drawn at the end of this event-loop turn rather than
-    // a whole interval later: the pace bounds how often, not how late.
-    if (replot_timer_.isActive()) return;
-    const qint64 since = last_replot_.isValid() ? last_replot_.elapsed() : paced_interval_ms_;
-    replot_timer_.start(static_cast<int>(std::max<qint64>(0, paced_interval_ms_ - since)));
-}
-
-void MetricPlots::scheduleReplotSoon() {
-    // A user's change (axis, scale, smoothing) is drawn at the base pace, not the data's.
-    if (!replot_timer_.isActive() || replot_timer_.remainingTime() > kReplotIntervalMs)
-        replot_timer_.start(kReplotIntervalMs);
-}
-
-int MetricPlots::replotIntervalAfter(double redraw_ms) {
-    const double wait = std::ceil(3.0 * std::max(0.0, redraw_ms));
-    return static_cast<int>(std::clamp(wait, double(kReplotIntervalMs), double(kMaxReplotIntervalMs)));
-}
+void MetricPlots::flushReplot() { replot_->flush(); }
 
 void MetricPlots::replotPendingData() {
-    QElapsedTimer took;
-    took.start();
     if (following_) followRun();
     // The crosshair's labels read the newest points too.
     if (crosshairVisible()) placeCrosshair(crosshair_x_);
     replot();
-    paced_interval_ms_ = replotIntervalAfter(took.nsecsElapsed() / 1e6);
-    last_replot_.start();
 }
 
 void MetricPlots::fitValueAxis(QCPAxis* axis, const std::vector<const QCPGraph*>& graphs, const QCPRange& keys,

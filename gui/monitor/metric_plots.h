@@ -8,14 +8,13 @@
 #include <string>
 #include <vector>
 
-#include <QElapsedTimer>
-#include <QTimer>
 #include <QVector>
 #include <qcustomplot.h>
 
 #include "monitor/event_markers.h"
 #include "monitor/metric_series.h"
 #include "monitor/step_positions.h"
+#include "plotting/coalesced_replot.h"
 #include "plotting/live_decimation.h"
 #include "common/x_axis.h"
 #include "trainbench/metric_point.h"
@@ -26,8 +25,8 @@ namespace trainbench::gui {
 // Points are appended as they arrive and never downsampled here: QCustomPlot's adaptive
 // sampling reduces each pixel column to its min/max at draw time, so spikes stay visible.
 // Every point is also kept with its step, tokens seen and wall time, so the x axis can switch
-// between them without losing anything. Redraws are coalesced on a single-shot timer, at most
-// one per kReplotIntervalMs, or longer when redraws are slow (replotIntervalAfter), and the
+// between them without losing anything. Redraws are coalesced and paced (CoalescedReplot): at
+// most one per kReplotIntervalMs, or longer when redraws are slow (replotIntervalAfter), and the
 // first batch after a quiet spell at once; the crosshair redraws only its own buffered layer.
 // The view follows the run (x: 0 .. planned end, y: the curve's extent without outliers) until
 // the user drags or zooms; a double click returns to following.
@@ -57,7 +56,7 @@ public:
 
     // Redraws now instead of at the next coalesced tick (before a screenshot, say).
     void flushReplot();
-    bool replotPending() const { return replot_timer_.isActive(); }
+    bool replotPending() const { return replot_->pending(); }
 
     void setXAxis(XAxis axis);
     XAxis xAxis() const { return positions_.axis(); }
@@ -101,13 +100,12 @@ public:
     // NaN until the source reports its loss floor (synthetic data only).
     double entropyFloor() const { return entropy_floor_; }
 
-    static constexpr int kReplotIntervalMs = 33;
-    static constexpr int kMaxReplotIntervalMs = 1000;
-    // The wait before the next coalesced redraw after one that took `redraw_ms`: three times
-    // as long, within [kReplotIntervalMs, kMaxReplotIntervalMs], so redrawing takes at most a
-    // quarter of the GUI thread however long the run grows (a million steps: ~140 ms a redraw).
-    static int replotIntervalAfter(double redraw_ms);
-    int replotIntervalMs() const { return paced_interval_ms_; }
+    static constexpr int kReplotIntervalMs = CoalescedReplot::kIntervalMs;
+    static constexpr int kMaxReplotIntervalMs = CoalescedReplot::kMaxIntervalMs;
+    // The wait before the next coalesced redraw after one that took `redraw_ms`
+    // (CoalescedReplot::intervalAfter).
+    static int replotIntervalAfter(double redraw_ms) { return CoalescedReplot::intervalAfter(redraw_ms); }
+    int replotIntervalMs() const { return replot_->intervalMs(); }
     static constexpr double kLowerQuantile = 0.05;
     static constexpr double kUpperQuantile = 0.95;
 
@@ -160,8 +158,7 @@ private:
     QString seriesLineAt(const Series& series, double x) const;
     QString positionLineAt(double x) const;
     void setFollowing(bool following);
-    void scheduleReplot();
-    void scheduleReplotSoon();
+    // What each coalesced redraw does before drawing: follow the run, move the crosshair.
     void replotPendingData();
     void followRun();
     void fitRow(Plot plot, const QCPRange& keys);
@@ -202,9 +199,7 @@ private:
 
     bool ignore_outliers_ = true;
     double smoothing_weight_ = 0.6;
-    QTimer replot_timer_;
-    int paced_interval_ms_ = kReplotIntervalMs;  // replotIntervalAfter the last redraw
-    QElapsedTimer last_replot_;                   // since the last coalesced redraw
+    CoalescedReplot* replot_ = nullptr;
     int64_t planned_steps_ = 1;
     double planned_tokens_ = 0;
     bool adaptive_ = false;    // train.batch_policy adaptive: the planned steps are an upper bound
