@@ -9,7 +9,7 @@ engine="${1:-$(cd "$(dirname "$0")/.." && pwd)/engine}"
 declare -A floor=(
   [files]=0 [config]=0 [metrics]=0 [analysis]=0 [tokenizer]=0 [kernels]=0 [memory]=0 [comm]=0
   [model]=1
-  [data]=2 [parallel]=2 [weights]=2
+  [data]=2 [parallel]=2 [weights]=2 [generate]=2
   [train]=3
   [session]=4
   [store]=5 [plan]=5 [interop]=5

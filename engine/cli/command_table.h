@@ -43,5 +43,7 @@ void addStoreCommands(CLI::App& app, CommandTable& table);
 void addHuggingFaceCommands(CLI::App& app, CommandTable& table);
 // plan, explore (plan_commands.cpp)
 void addPlanCommands(CLI::App& app, CommandTable& table);
+// generate (generate_commands.cpp)
+void addGenerateCommands(CLI::App& app, CommandTable& table);
 
 }  // namespace trainbench::cli

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
     addModelCommands(app, table);
     addHuggingFaceCommands(app, table);
     addPlanCommands(app, table);
+    addGenerateCommands(app, table);
 
     try {
         app.parse(argc, argv);

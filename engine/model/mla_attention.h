@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include "model/kv_cache.h"
 #include "model/linear.h"
 #include "model/rms_norm.h"
 #include "model/rotary.h"
@@ -16,6 +17,12 @@ class MLAAttentionImpl : public torch::nn::Module {
 public:
     explicit MLAAttentionImpl(const ModelConfig& config);
     torch::Tensor forward(const torch::Tensor& x, RotaryTable& rotary);  // [B, T, d] -> [B, T, d]
+    // Decoding with a cache: row b of x ([B, T, d]) holds cache row rows[b]'s tokens at positions
+    // starts[b] .. starts[b] + T - 1. Their keys and values are written into the cache at those
+    // positions, and each token attends to its row's positions up to its own (no other row's).
+    // No gradients. The cache's tensors are made on first use, sized rows x capacity.
+    torch::Tensor decode(const torch::Tensor& x, RotaryTable& rotary, KvCache& cache, LayerCache& layer,
+                         const std::vector<int64_t>& rows, const std::vector<int64_t>& starts);
 
 private:
     int64_t heads_, nope_, rope_, v_, kv_rank_;

@@ -104,3 +104,18 @@ torch::Tensor RotaryTable::apply(const torch::Tensor& x, int64_t skip) {
 }
 
 }  // namespace trainbench
+
+namespace trainbench {
+
+torch::Tensor RotaryTable::applyAt(const torch::Tensor& x, const torch::Tensor& positions, int64_t skip) const {
+    const int64_t pairs = static_cast<int64_t>(freqs_.size()), R = 2 * pairs;
+    auto freqs = torch::tensor(freqs_, torch::kFloat64).to(x.device());
+    auto angles = positions.to(torch::kFloat64).unsqueeze(-1) * freqs;  // [B, T, R/2], fp64 like the table
+    auto cos = angles.cos().to(x.scalar_type()).unsqueeze(2), sin = angles.sin().to(x.scalar_type()).unsqueeze(2);
+    auto pair = x.narrow(-1, skip, R).unflatten(-1, {pairs, 2});
+    auto even = pair.select(-1, 0), odd = pair.select(-1, 1);
+    auto rotated = torch::stack({even * cos - odd * sin, even * sin + odd * cos}, -1).flatten(-2);
+    return skip > 0 ? torch::cat({x.narrow(-1, 0, skip), rotated}, -1) : rotated;
+}
+
+}  // namespace trainbench

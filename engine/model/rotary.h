@@ -29,6 +29,9 @@ public:
     // this way spares splitting it and joining it back, two copies each way in the backward.
     // On the CPU in fp32 or fp64 one node of a loop (kernels/rotary.h) on cosines and sines.
     torch::Tensor apply(const torch::Tensor& x, int64_t skip = 0);
+    // The same rotation at given positions ([B, T] int64) instead of 0 .. T-1: decoding, where
+    // each row continues at its own position. Composed from ATen operations.
+    torch::Tensor applyAt(const torch::Tensor& x, const torch::Tensor& positions, int64_t skip = 0) const;
 
 private:
     // [T', R/2] cosines and sines of the rotated pairs' angles, T' >= T, on x's device and dtype.

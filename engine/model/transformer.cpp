@@ -163,3 +163,32 @@ std::vector<std::pair<std::string, torch::Tensor>> stateDict(const Transformer& 
 }
 
 }  // namespace trainbench
+
+namespace trainbench {
+
+torch::Tensor BlockImpl::decode(const torch::Tensor& x, RotaryTable& rotary, KvCache& cache, LayerCache& layer,
+                                const std::vector<int64_t>& rows, const std::vector<int64_t>& starts) {
+    auto h = x + attn->decode(attn_norm(x), rotary, cache, layer, rows, starts);
+    torch::Tensor unused;  // the balance loss: training only
+    return forwardPart(Part::FeedForward, h, rotary, unused);
+}
+
+KvCache TransformerImpl::newCache(int64_t rows, CacheForm form) const {
+    KvCache cache;
+    cache.form = form;
+    cache.rows = rows;
+    cache.capacity = config_.max_seq_len;
+    cache.layers.resize(layers->size());
+    return cache;
+}
+
+torch::Tensor TransformerImpl::decode(const torch::Tensor& tokens, KvCache& cache, const std::vector<int64_t>& rows,
+                                      const std::vector<int64_t>& starts) {
+    torch::NoGradGuard no_grad;
+    auto h = embed(tokens);
+    for (size_t i = 0; i < layers->size(); ++i)
+        h = layers->ptr<BlockImpl>(i)->decode(h, *rotary_, cache, cache.layers[i], rows, starts);
+    return project(head, norm(h));
+}
+
+}  // namespace trainbench

@@ -40,6 +40,9 @@ public:
     // (runtime.activation_checkpointing "full": the whole block; "feedforward": the dense MLP or
     // the MoE, attention keeping its activations; model/block_recomputation.cpp).
     torch::Tensor recomputedForward(Part part, const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux);
+    // Decoding with the attention cache (MLAAttentionImpl::decode); no gradients.
+    torch::Tensor decode(const torch::Tensor& x, RotaryTable& rotary, KvCache& cache, LayerCache& layer,
+                         const std::vector<int64_t>& rows, const std::vector<int64_t>& starts);
     // With sharded weights (runtime.zero_stage 3): the residency that holds them, and this
     // block's unit (its recomputed backward asks for the weights first).
     void residesIn(WeightResidency* residency, int64_t unit) { residency_ = residency, unit_ = unit; }
@@ -62,6 +65,12 @@ public:
     explicit TransformerImpl(const ModelConfig& config);
     torch::Tensor forward(const torch::Tensor& tokens);  // [B, T] int64 -> logits [B, T, V]
     LossParts loss(const torch::Tensor& tokens, const torch::Tensor& targets);  // targets [B, T]
+    // An empty cache for `rows` sequences of up to model.max_seq_len tokens.
+    KvCache newCache(int64_t rows, CacheForm form) const;
+    // Logits [B, T, V] of tokens [B, T] continuing cache rows `rows` at positions `starts`
+    // (model/kv_cache.h), their keys and values added to the cache. No gradients; whole weights.
+    torch::Tensor decode(const torch::Tensor& tokens, KvCache& cache, const std::vector<int64_t>& rows,
+                         const std::vector<int64_t>& starts);
 
     const ModelConfig& config() const { return config_; }
     // Recomputation (runtime.activation_checkpointing): "full" keeps only each block's input for

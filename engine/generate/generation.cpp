@@ -1,0 +1,85 @@
+#include "generate/generation.h"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+namespace trainbench {
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::vector<Generation> generate(Transformer& model, const std::vector<std::vector<int64_t>>& prompts,
+                                 const GenerationOptions& o, GenerationTiming* timing) {
+    const ModelConfig& c = model->config();
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        const std::string which = "prompt " + std::to_string(i + 1);
+        if (prompts[i].empty()) throw std::invalid_argument(which + " is empty; give it at least one token");
+        for (int64_t id : prompts[i])
+            if (id < 0 || id >= c.vocab_size)
+                throw std::invalid_argument(which + " has token " + std::to_string(id) + ", outside model.vocab_size " +
+                                            std::to_string(c.vocab_size));
+        if (int64_t(prompts[i].size()) + o.max_new_tokens > c.max_seq_len)
+            throw std::invalid_argument(which + " (" + std::to_string(prompts[i].size()) + " tokens) plus " +
+                                        std::to_string(o.max_new_tokens) + " new tokens is beyond model.max_seq_len " +
+                                        std::to_string(c.max_seq_len) + "; shorten it or lower --max-new-tokens");
+    }
+    torch::NoGradGuard no_grad;
+    const bool was_training = model->is_training();
+    model->eval();
+    const auto device = model->parameters().front().device();
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(o.seed);
+    std::vector<Generation> out(prompts.size());
+    GenerationTiming spent;
+    const int64_t wave = std::max<int64_t>(1, c.max_batch_size);
+    for (size_t first = 0; first < prompts.size(); first += size_t(wave)) {
+        const int64_t rows = std::min<int64_t>(wave, int64_t(prompts.size() - first));
+        KvCache cache = model->newCache(rows, o.form);
+        std::vector<int64_t> next(rows), length(rows);
+        // Each accepts a token (and its log-probability) from its row's logits.
+        auto take = [&](int64_t row, const torch::Tensor& logits) {
+            Generation& g = out[first + size_t(row)];
+            const int64_t token = drawToken(logits, o.sampling, generator);
+            g.tokens.push_back(token);
+            g.logprobs.push_back(logits.to(torch::kFloat64).log_softmax(0)[token].item<double>());
+            g.ended = token == o.end_token;
+            next[row] = token;
+        };
+        // Prefill: each prompt alone into its row (prompts differ in length).
+        auto start = std::chrono::steady_clock::now();
+        for (int64_t row = 0; row < rows; ++row) {
+            const auto& prompt = prompts[first + size_t(row)];
+            auto tokens = torch::tensor(prompt, torch::kInt64).view({1, -1}).to(device);
+            auto logits = model->decode(tokens, cache, {row}, {0});
+            length[row] = int64_t(prompt.size());
+            spent.prefill_tokens += length[row];
+            if (o.max_new_tokens > 0) take(row, logits[0][length[row] - 1]);
+        }
+        spent.prefill_seconds += secondsSince(start);
+        // Decode: every row still going, one token each per step, at its own position.
+        start = std::chrono::steady_clock::now();
+        for (int64_t step = 1; step < o.max_new_tokens; ++step) {
+            std::vector<int64_t> active, starts, tokens;
+            for (int64_t row = 0; row < rows; ++row)
+                if (!out[first + size_t(row)].ended) {
+                    active.push_back(row);
+                    starts.push_back(length[row] + step - 1);
+                    tokens.push_back(next[row]);
+                }
+            if (active.empty()) break;
+            auto logits = model->decode(torch::tensor(tokens, torch::kInt64).view({-1, 1}).to(device), cache, active, starts);
+            spent.decode_tokens += int64_t(active.size());
+            for (size_t i = 0; i < active.size(); ++i) take(active[i], logits[int64_t(i)][0]);
+        }
+        spent.decode_seconds += secondsSince(start);
+    }
+    if (was_training) model->train();
+    if (timing) *timing = spent;
+    return out;
+}
+
+}  // namespace trainbench

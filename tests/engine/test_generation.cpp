@@ -1,0 +1,171 @@
+// Generation (engine/generate/, MLA's decode path in model/): the cache against recomputing the
+// whole sequence, the absorbed cache against the naive one, a batch against each prompt alone,
+// and the sampling filters against distributions computed by hand.
+#include <QtTest/QtTest>
+
+#include <cmath>
+
+#include "generate/generation.h"
+#include "generate/sampling.h"
+#include "model/rotary.h"
+#include "tiny_model.h"
+
+using namespace trainbench;
+
+namespace {
+
+// The tiny model with YaRN on (max_seq_len beyond original_seq_len) and one dense, one MoE block.
+ModelConfig yarnModel() {
+    ModelConfig c = tinyTestModel(64, 32);
+    c.original_seq_len = 16;
+    c.max_seq_len = 48;
+    c.rope_factor = 4;
+    c.max_batch_size = 2;  // three prompts run in two waves
+    return c;
+}
+
+Transformer trainedLooking(const ModelConfig& c) {
+    Transformer model(c);
+    initializeWeights(model, 3);
+    // Larger weights than the initialisation's, so the logits differ clearly between tokens.
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters())
+        if (p.dim() >= 2) p.mul_(6.0);
+    model->eval();
+    return model;
+}
+
+GenerationOptions greedy(int64_t n, CacheForm form) {
+    GenerationOptions o;
+    o.sampling.temperature = 0;
+    o.max_new_tokens = n;
+    o.form = form;
+    return o;
+}
+
+double maxAbs(const torch::Tensor& t) { return t.abs().max().item<double>(); }
+
+}  // namespace
+
+class TestGeneration : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // The rotation at given positions is the table's at 0 .. T-1 (and at an offset, the table's
+    // rows from that offset).
+    void rotationAtPositionsIsTheTables() {
+        const ModelConfig c = yarnModel();
+        RotaryTable table(c);
+        auto x = torch::randn({2, 10, 3, 8 + c.qk_rope_head_dim}, torch::kFloat64);
+        auto positions = torch::arange(10, torch::kInt64).repeat({2, 1});
+        QVERIFY(maxAbs(table.applyAt(x, positions, 8) - table.apply(x, 8)) < 1e-12);
+        auto later = table.applyAt(x.narrow(1, 4, 6), positions.narrow(1, 4, 6), 8);
+        QVERIFY(maxAbs(later - table.apply(x, 8).narrow(1, 4, 6)) < 1e-12);
+    }
+
+    // Greedy decoding with either cache picks, at every step, the token the whole sequence's
+    // forward (the training path, no cache) ranks first, and its logits agree.
+    void theCacheGivesTheWholeSequencesLogits() {
+        const ModelConfig c = yarnModel();
+        Transformer model = trainedLooking(c);
+        const std::vector<int64_t> prompt = {5, 17, 3, 40, 22};
+        for (CacheForm form : {CacheForm::Naive, CacheForm::Absorbed}) {
+            const auto got = generate(model, {prompt}, greedy(12, form)).front();
+            QCOMPARE(got.tokens.size(), size_t(12));
+            std::vector<int64_t> sequence = prompt;
+            for (size_t i = 0; i < got.tokens.size(); ++i) {
+                torch::NoGradGuard no_grad;
+                auto logits = model->forward(torch::tensor(sequence, torch::kInt64).view({1, -1}))[0][-1];
+                QCOMPARE(got.tokens[i], logits.argmax().item<int64_t>());
+                const double logprob = logits.to(torch::kFloat64).log_softmax(0)[got.tokens[i]].item<double>();
+                QVERIFY2(std::fabs(got.logprobs[i] - logprob) < 1e-4,
+                         qPrintable(QString("step %1: %2 vs %3").arg(i).arg(got.logprobs[i]).arg(logprob)));
+                sequence.push_back(got.tokens[i]);
+            }
+        }
+    }
+
+    // The absorbed cache's logits are the naive one's (one decode step, position by position).
+    void absorbedEqualsNaive() {
+        const ModelConfig c = yarnModel();
+        Transformer model = trainedLooking(c);
+        auto tokens = torch::tensor(std::vector<int64_t>{1, 9, 30, 2, 7, 7, 50}, torch::kInt64).view({1, -1});
+        KvCache naive = model->newCache(1, CacheForm::Naive), absorbed = model->newCache(1, CacheForm::Absorbed);
+        auto a = model->decode(tokens, naive, {0}, {0});
+        auto b = model->decode(tokens, absorbed, {0}, {0});
+        QVERIFY2(maxAbs(a - b) < 1e-4, qPrintable(QString::number(maxAbs(a - b))));
+        auto more = torch::tensor(std::vector<int64_t>{11}, torch::kInt64).view({1, 1});
+        QVERIFY(maxAbs(model->decode(more, naive, {0}, {7}) - model->decode(more, absorbed, {0}, {7})) < 1e-4);
+    }
+
+    // Prompts of different lengths in one batch (and in two waves) get what each gets alone.
+    void aBatchGivesEachPromptWhatItGetsAlone() {
+        const ModelConfig c = yarnModel();
+        Transformer model = trainedLooking(c);
+        const std::vector<std::vector<int64_t>> prompts = {{4, 8}, {60, 1, 2, 3, 33, 9, 12}, {19}};
+        const auto together = generate(model, prompts, greedy(8, CacheForm::Absorbed));
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            const auto alone = generate(model, {prompts[i]}, greedy(8, CacheForm::Absorbed)).front();
+            QCOMPARE(together[i].tokens, alone.tokens);
+            for (size_t k = 0; k < alone.logprobs.size(); ++k) QVERIFY(std::fabs(together[i].logprobs[k] - alone.logprobs[k]) < 1e-5);
+        }
+    }
+
+    // A row stops at the end token; a prompt too long for the cache, or empty, is refused.
+    void endTokenAndBadPrompts() {
+        const ModelConfig c = yarnModel();
+        Transformer model = trainedLooking(c);
+        const auto first = generate(model, {{5, 6}}, greedy(6, CacheForm::Naive)).front();
+        GenerationOptions o = greedy(6, CacheForm::Naive);
+        o.end_token = first.tokens[2];
+        const auto stopped = generate(model, {{5, 6}}, o).front();
+        QVERIFY(stopped.ended);
+        QVERIFY(stopped.tokens.size() <= 3);
+        QCOMPARE(stopped.tokens.back(), o.end_token);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, generate(model, {std::vector<int64_t>(45, 1)}, greedy(4, CacheForm::Naive)));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, generate(model, {{}}, greedy(4, CacheForm::Naive)));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, generate(model, {{64}}, greedy(4, CacheForm::Naive)));
+    }
+
+    // The filters on logits (2, 1, 0, -1), by hand: softmax weights e^2, e^1, e^0, e^-1 (over
+    // temperature T: e^(z/T)), the kept ones renormalised.
+    void samplingFiltersMatchHandComputedDistributions() {
+        const auto logits = torch::tensor(std::vector<double>{2, 1, 0, -1});
+        auto expect = [](std::vector<double> weights) {
+            double total = 0;
+            for (double w : weights) total += w;
+            for (double& w : weights) w /= total;
+            return weights;
+        };
+        auto check = [&](const SamplingOptions& o, const std::vector<double>& want) {
+            const auto got = samplingDistribution(logits, o);
+            for (size_t i = 0; i < want.size(); ++i)
+                QVERIFY2(std::fabs(got[int64_t(i)].item<double>() - want[i]) < 1e-12,
+                         qPrintable(QString("token %1: %2 vs %3").arg(i).arg(got[int64_t(i)].item<double>()).arg(want[i])));
+        };
+        const double e = std::exp(1.0);
+        check({1.0, 0, 1.0}, expect({e * e, e, 1, 1 / e}));
+        check({1.0, 2, 1.0}, expect({e * e, e, 0, 0}));
+        check({0.5, 0, 1.0}, expect({std::pow(e, 4), e * e, 1, 1 / (e * e)}));
+        // p(0) = 0.6439, p(0) + p(1) = 0.8808: top-p 0.7 keeps two tokens, 0.6 one.
+        check({1.0, 0, 0.7}, expect({e * e, e, 0, 0}));
+        check({1.0, 0, 0.6}, {1, 0, 0, 0});
+        check({0.0, 0, 1.0}, {1, 0, 0, 0});
+    }
+
+    // The same seed draws the same text; another seed, at a high temperature, other text.
+    void aSeedReproducesTheDraws() {
+        const ModelConfig c = yarnModel();
+        Transformer model = trainedLooking(c);
+        GenerationOptions o;
+        o.sampling.temperature = 3.0;
+        o.max_new_tokens = 16;
+        o.seed = 11;
+        const auto a = generate(model, {{1, 2, 3}}, o).front(), b = generate(model, {{1, 2, 3}}, o).front();
+        QCOMPARE(a.tokens, b.tokens);
+        o.seed = 12;
+        QVERIFY(generate(model, {{1, 2, 3}}, o).front().tokens != a.tokens);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGeneration)
+#include "test_generation.moc"
