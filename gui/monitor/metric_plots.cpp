@@ -7,7 +7,6 @@
 #include <iterator>
 
 #include <QFileInfo>
-#include <QFontMetrics>
 #include <QToolTip>
 
 #include "trainbench/metric_keys.h"
@@ -23,7 +22,7 @@ namespace {
 const QColor kLossColor(31, 119, 180);
 const QColor kGradColor(140, 86, 75);
 const QColor kRateColor(230, 120, 20);
-const QColor kThroughputColor(44, 160, 44);
+const QColor kThroughputColor(44, 160, 44);  // as the axes of MetricPlotLayout
 const QColor kEvalColor(214, 39, 40);
 // One colour per device, in order of appearance; the kind of memory is the line style.
 const QColor kDeviceColors[] = {QColor(31, 119, 180), QColor(214, 39, 40), QColor(44, 160, 44),
@@ -32,23 +31,6 @@ const QColor kDeviceColors[] = {QColor(31, 119, 180), QColor(214, 39, 40), QColo
 
 constexpr double kPadding = 0.08;
 constexpr double kMarkerHoverPx = 5.0;
-
-void styleAxis(QCPAxis* axis, const QFont& tick_font, const QFont& label_font) {
-    axis->setTickLabelFont(tick_font);
-    axis->setLabelFont(label_font);
-    axis->grid()->setPen(QPen(QColor(225, 225, 225), 0, Qt::SolidLine));
-    axis->grid()->setSubGridVisible(false);
-}
-
-void styleLegend(QCPLegend* legend, const QFont& font) {
-    legend->setFont(font);
-    legend->setBrush(QColor(255, 255, 255, 215));
-    legend->setBorderPen(QPen(QColor(190, 190, 190)));
-    legend->setRowSpacing(0);
-    legend->setColumnSpacing(6);
-    legend->setIconSize(18, 8);
-    legend->setVisible(true);
-}
 
 // What the memory key names after its device, and how it is drawn and called.
 struct MemoryKind {
@@ -90,17 +72,6 @@ QVector<double> visibleValues(const QCPGraph* graph, const QCPRange& keys) {
     return values;
 }
 
-// The point of `graph` whose key is nearest to x; false when it has none.
-bool nearestPoint(const QCPGraph* graph, double x, QCPGraphData* out) {
-    const auto data = graph->data();
-    if (data->isEmpty()) return false;
-    auto it = data->findBegin(x, false);
-    if (it == data->constEnd()) it = data->constEnd() - 1;
-    if (it != data->constBegin() && std::abs((it - 1)->key - x) <= std::abs(it->key - x)) --it;
-    *out = *it;
-    return true;
-}
-
 }  // namespace
 
 MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
@@ -113,78 +84,14 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     replot_ = new CoalescedReplot(this, [this] { replotPendingData(); });
     replot_->setPaced(true);
 
-    QFont tick_font = font();
-    QFont label_font = font();
-    QFont small_font = font();
-    small_font.setPointSizeF(std::max(6.5, tick_font.pointSizeF() - 1.0));
-
-    loss_rect_ = axisRect();
-    grad_rect_ = new QCPAxisRect(this);
-    rate_rect_ = new QCPAxisRect(this);
-    memory_rect_ = new QCPAxisRect(this);
-    plotLayout()->addElement(1, 0, grad_rect_);
-    plotLayout()->addElement(2, 0, rate_rect_);
-    plotLayout()->addElement(3, 0, memory_rect_);
-    plotLayout()->setRowStretchFactor(0, 2.0);
-    plotLayout()->setRowStretchFactor(1, 1.0);
-    plotLayout()->setRowStretchFactor(2, 1.0);
-    plotLayout()->setRowStretchFactor(3, 1.0);
-    plotLayout()->setRowSpacing(2);
-
-    // Every rect shares its left and right margins so the x axes line up exactly.
-    auto* margins = new QCPMarginGroup(this);
-    const std::initializer_list<QCPAxisRect*> rects = {loss_rect_, grad_rect_, rate_rect_, memory_rect_};
-    for (QCPAxisRect* rect : rects) {
-        rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
-        for (QCPAxis* axis : rect->axes()) styleAxis(axis, tick_font, label_font);
-        // The right axis is shown everywhere (labels only where a series owns it) so every
-        // row's plot area has the same width as the throughput row's.
-        rect->axis(QCPAxis::atRight)->setVisible(true);
-        rect->axis(QCPAxis::atRight)->setTickLabels(false);
-        rect->axis(QCPAxis::atRight)->setTicks(false);
-        // The rows share one x axis: only the bottom row labels it, the crosshair reads it.
-        // Their top and bottom margins are fixed and thin, so the curves get the height.
-        if (rect != memory_rect_) {
-            rect->axis(QCPAxis::atBottom)->setTickLabels(false);
-            rect->setAutoMargins(QCP::msLeft | QCP::msRight);
-            rect->setMargins(QMargins(0, rect == loss_rect_ ? 8 : 4, 0, 4));
-        } else {
-            rect->setAutoMargins(QCP::msLeft | QCP::msRight | QCP::msBottom);
-            rect->setMargins(QMargins(0, 4, 0, 0));
-        }
-    }
-
-    loss_rect_->axis(QCPAxis::atLeft)->setLabel(tr("loss (nats/token)"));
-    grad_rect_->axis(QCPAxis::atLeft)->setLabel(tr("grad norm"));
-    grad_rect_->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);
-    memory_rect_->axis(QCPAxis::atLeft)->setLabel(tr("memory"));
-    memory_rect_->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTicker>(new ByteTicker));
-    memory_rect_->axis(QCPAxis::atLeft)->ticker()->setTickCount(4);
-
-    QCPAxis* lr_axis = rate_rect_->axis(QCPAxis::atLeft);
-    lr_axis->setLabel(tr("learning rate"));
-    lr_axis->setLabelColor(kRateColor.darker(115));
-    lr_axis->setTickLabelColor(kRateColor.darker(115));
-    lr_axis->setNumberFormat(QStringLiteral("g"));
-    lr_axis->setNumberPrecision(2);
-    lr_axis->ticker()->setTickCount(3);
-    QCPAxis* tps_axis = rate_rect_->axis(QCPAxis::atRight);
-    tps_axis->setTickLabels(true);
-    tps_axis->setTicks(true);
-    tps_axis->setLabel(tr("tokens/s"));
-    tps_axis->setLabelColor(kThroughputColor.darker(125));
-    tps_axis->setTickLabelColor(kThroughputColor.darker(125));
-    tps_axis->setTicker(QSharedPointer<QCPAxisTicker>(new SiTicker));
-    tps_axis->ticker()->setTickCount(3);
-    rate_rect_->setRangeDragAxes({xAxisOf(rate_rect_)}, {lr_axis, tps_axis});
-    rate_rect_->setRangeZoomAxes({xAxisOf(rate_rect_)}, {lr_axis, tps_axis});
-
-    // Dragging or zooming any row moves every x axis, so the rows stay comparable.
-    for (QCPAxisRect* from : rects)
-        for (QCPAxisRect* to : rects)
-            if (from != to)
-                connect(xAxisOf(from), qOverload<const QCPRange&>(&QCPAxis::rangeChanged), xAxisOf(to),
-                        qOverload<const QCPRange&>(&QCPAxis::setRange));
+    layout_ = std::make_unique<MetricPlotLayout>(this);
+    loss_rect_ = layout_->rect(Plot::Loss);
+    grad_rect_ = layout_->rect(Plot::GradNorm);
+    rate_rect_ = layout_->rect(Plot::Rates);
+    memory_rect_ = layout_->rect(Plot::Memory);
+    const QFont& small_font = layout_->smallFont();
+    QCPAxis* lr_axis = layout_->learningRateAxis();
+    QCPAxis* tps_axis = layout_->throughputAxis();
 
     // Marks go under the curves, on the grid layer, so they never hide a value.
     new EventMarkerLayer(loss_rect_, &markers_, /*with_flags=*/true);
@@ -227,7 +134,7 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     floor_label_->setColor(QColor(90, 90, 90));
     floor_label_->setFont(small_font);
 
-    styleLegend(legend, small_font);
+    MetricPlotLayout::styleLegend(legend, small_font);
     loss_.raw->addToLegend(legend);
     loss_.smoothed->addToLegend(legend);
     eval_loss_.raw->addToLegend(legend);
@@ -242,34 +149,11 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     placeholder_->setPositionAlignment(Qt::AlignCenter);
     placeholder_->setText(tr("Press Start to train: the loss appears here as steps complete."));
     placeholder_->setColor(QColor(130, 130, 130));
-    placeholder_->setFont(label_font);
+    placeholder_->setFont(font());
 
-    // The crosshair lives on the overlay layer, which QCustomPlot buffers on its own: moving
-    // it repaints that layer only, not every curve.
-    for (QCPAxisRect* rect : rects) {
-        Crosshair crosshair;
-        crosshair.rect = rect;
-        crosshair.line = new QCPItemStraightLine(this);
-        crosshair.line->setLayer(QStringLiteral("overlay"));
-        crosshair.line->setClipAxisRect(rect);
-        for (QCPItemPosition* end : {crosshair.line->point1, crosshair.line->point2}) {
-            end->setAxes(xAxisOf(rect), rect->axis(QCPAxis::atLeft));
-            end->setAxisRect(rect);
-        }
-        crosshair.line->setPen(QPen(QColor(60, 60, 60, 160), 1.0));
-        crosshair.label = new QCPItemText(this);
-        crosshair.label->setLayer(QStringLiteral("overlay"));
-        crosshair.label->setClipToAxisRect(false);
-        crosshair.label->position->setType(QCPItemPosition::ptAbsolute);
-        crosshair.label->setFont(small_font);
-        crosshair.label->setTextAlignment(Qt::AlignLeft);
-        crosshair.label->setPadding(QMargins(5, 3, 5, 3));
-        crosshair.label->setBrush(QColor(255, 255, 255, 235));
-        crosshair.label->setPen(QPen(QColor(160, 160, 160)));
-        crosshair.label->setColor(QColor(30, 30, 30));
-        crosshairs_.push_back(crosshair);
-    }
-    hideCrosshair();
+    crosshair_ = std::make_unique<PlotCrosshair>(
+        this, std::vector<QCPAxisRect*>(layout_->rects().begin(), layout_->rects().end()), small_font,
+        [this](const QCPAxisRect* rect, double x) { return crosshairLines(rect, x); });
 
     // A long run is drawn through its pyramid: the view swapped in for the draw, the full data
     // back after it.
@@ -284,7 +168,7 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     connect(this, &QCustomPlot::mousePress, this, [this](QMouseEvent*) { setFollowing(false); });
     connect(this, &QCustomPlot::mouseWheel, this, [this](QWheelEvent*) { setFollowing(false); });
 
-    applyXAxisStyle();
+    layout_->applyXAxis(positions_.axis());
     resetRun(RunConfig{});
 }
 
@@ -351,20 +235,7 @@ void MetricPlots::resetRun(const RunConfig& config) {
     placeholder_->setVisible(true);
     hideCrosshair();
     setFollowing(true);
-    // A freshly initialised model predicts nearly uniformly: its first loss is close to ln V.
-    const double uniform_loss = std::log(static_cast<double>(std::max<int64_t>(config.model.vocab_size, 2)));
-    QCPAxis* loss_y = loss_rect_->axis(QCPAxis::atLeft);
-    loss_y->setRange(loss_y->scaleType() == QCPAxis::stLogarithmic ? 0.5 : 0.0, 1.15 * uniform_loss);
-    grad_rect_->axis(QCPAxis::atLeft)->setRange(grad_rect_->axis(QCPAxis::atLeft)->scaleType() == QCPAxis::stLogarithmic
-                                                    ? QCPRange(0.01, 10.0)
-                                                    : QCPRange(0.0, 2.0));
-    const double peak_lr = config.train.lr > 0.0 ? config.train.lr : 1e-3;
-    rate_rect_->axis(QCPAxis::atLeft)->setRange(0.0, 1.08 * peak_lr);
-    rate_rect_->axis(QCPAxis::atRight)->setRange(0.0, 1000.0);
-    memory_rect_->axis(QCPAxis::atLeft)->setRange(memory_rect_->axis(QCPAxis::atLeft)->scaleType() ==
-                                                          QCPAxis::stLogarithmic
-                                                      ? QCPRange(1024.0 * 1024.0, 1024.0 * 1024.0 * 1024.0)
-                                                      : QCPRange(0.0, 1024.0 * 1024.0 * 1024.0));
+    layout_->resetRanges(config);
     followRun();
     replot_->request();
 }
@@ -410,9 +281,7 @@ void MetricPlots::rebuildMemoryLegend() {
     memory_legend_->setLayer(QStringLiteral("legend"));
     memory_legend_->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     memory_legend_->setWrap(0);
-    QFont small_font = font();
-    small_font.setPointSizeF(std::max(6.5, small_font.pointSizeF() - 1.0));
-    styleLegend(memory_legend_, small_font);
+    MetricPlotLayout::styleLegend(memory_legend_, layout_->smallFont());
     memory_legend_->setVisible(!device_colors_.empty());
     auto addEntry = [this](const QPen& pen, const QString& name) {
         QCPGraph* entry = addGraph(xAxisOf(memory_rect_), memory_rect_->axis(QCPAxis::atLeft));
@@ -551,7 +420,7 @@ void MetricPlots::setXAxis(XAxis axis) {
     for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) rebuildGraphs(*series);
     for (auto& [key, series] : memory_) rebuildGraphs(series);
     rebuildMarkers();
-    applyXAxisStyle();
+    layout_->applyXAxis(axis);
     hideCrosshair();
     // The old range means nothing on the new axis.
     setFollowing(true);
@@ -559,67 +428,14 @@ void MetricPlots::setXAxis(XAxis axis) {
     replot_->requestSoon();
 }
 
-void MetricPlots::applyXAxisStyle() {
-    QSharedPointer<QCPAxisTicker> ticker;
-    switch (positions_.axis()) {
-    case XAxis::Step: ticker.reset(new StepTicker); break;
-    case XAxis::Tokens: ticker.reset(new SiTicker); break;
-    case XAxis::WallTime: {
-        auto* time = new QCPAxisTickerTime;
-        time->setTimeFormat(QStringLiteral("%h:%m:%s"));
-        ticker.reset(time);
-        break;
-    }
-    }
-    for (QCPAxisRect* rect : {loss_rect_, grad_rect_, rate_rect_, memory_rect_}) {
-        QCPAxis* x = xAxisOf(rect);
-        x->setTicker(ticker);
-        x->setNumberFormat(QStringLiteral("f"));
-        x->setNumberPrecision(0);
-    }
-    xAxisOf(memory_rect_)->setLabel(xAxisTitle(positions_.axis()));
-}
-
-QCPAxisRect* MetricPlots::plotRect(Plot plot) const {
-    switch (plot) {
-    case Plot::Loss: return loss_rect_;
-    case Plot::GradNorm: return grad_rect_;
-    case Plot::Rates: return rate_rect_;
-    case Plot::Memory: return memory_rect_;
-    }
-    return loss_rect_;
-}
-
 void MetricPlots::setLogY(Plot plot, bool logarithmic) {
-    if (plot == Plot::Rates) return;
-    QCPAxis* y = plotRect(plot)->axis(QCPAxis::atLeft);
-    if (logY(plot) == logarithmic) return;
-    y->setScaleType(logarithmic ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-    if (plot == Plot::Memory) {
-        // The byte ticker picks MiB or GiB steps; on a log axis it still names the unit.
-        if (logarithmic && y->range().lower <= 0) y->setRange(1024.0 * 1024.0, std::max(y->range().upper, 2048.0 * 1024.0));
-    } else if (logarithmic) {
-        auto* ticker = new QCPAxisTickerLog;
-        ticker->setSubTickCount(8);
-        y->setTicker(QSharedPointer<QCPAxisTicker>(ticker));
-        y->setNumberFormat(QStringLiteral("g"));
-        y->setNumberPrecision(3);
-        // A log axis cannot show zero or below; the next fit replaces this stopgap.
-        if (y->range().lower <= 0) y->setRange(std::max(y->range().upper * 1e-3, 1e-6), std::max(y->range().upper, 1e-5));
-    } else {
-        y->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-        y->setNumberFormat(QStringLiteral("g"));
-        y->setNumberPrecision(4);
-        if (plot == Plot::GradNorm) y->ticker()->setTickCount(3);
-    }
+    if (!layout_->setLogY(plot, logarithmic)) return;
     // Switching scale is asking to see the curve again: fit it even when not following.
     fitRow(plot, xAxisOf(loss_rect_)->range());
     replot_->requestSoon();
 }
 
-bool MetricPlots::logY(Plot plot) const {
-    return plotRect(plot)->axis(QCPAxis::atLeft)->scaleType() == QCPAxis::stLogarithmic;
-}
+bool MetricPlots::logY(Plot plot) const { return layout_->logY(plot); }
 
 void MetricPlots::setIgnoreOutliers(bool ignore) {
     if (ignore == ignore_outliers_) return;
@@ -663,7 +479,7 @@ void MetricPlots::flushReplot() { replot_->flush(); }
 void MetricPlots::replotPendingData() {
     if (following_) followRun();
     // The crosshair's labels read the newest points too.
-    if (crosshairVisible()) placeCrosshair(crosshair_x_);
+    if (crosshairVisible()) crosshair_->place(crosshair_->x());
     replot();
 }
 
@@ -787,74 +603,24 @@ QString MetricPlots::positionLineAt(double x) const {
     return tr("step %1 · %2 tokens · %3").arg(best->step).arg(formatSi(best->tokens), formatDuration(best->wall));
 }
 
-void MetricPlots::showCrosshairAt(double x) {
-    if (!std::isfinite(x)) return;
-    placeCrosshair(x);
-    layer(QStringLiteral("overlay"))->replot();
-}
-
-void MetricPlots::placeCrosshair(double x) {
-    crosshair_x_ = x;
-    const double cursor_px = xAxisOf(loss_rect_)->coordToPixel(x);
-    for (Crosshair& crosshair : crosshairs_) {
-        QStringList lines;
-        if (crosshair.rect == loss_rect_) {
-            lines << positionLineAt(x);
-            for (const Series* series : {&loss_, &eval_loss_}) {
-                const QString line = seriesLineAt(*series, x);
-                if (!line.isEmpty()) lines << line;
-            }
-            for (const EventMarker& marker : markers_) {
-                if (std::abs(xAxisOf(loss_rect_)->coordToPixel(marker.x) - cursor_px) <= kMarkerHoverPx)
-                    lines << tr("%1 at step %2: %3").arg(markerTitle(marker.kind)).arg(marker.step).arg(marker.text.left(80));
-            }
-        } else if (crosshair.rect == grad_rect_) {
-            lines << seriesLineAt(grad_norm_, x);
-        } else if (crosshair.rect == rate_rect_) {
-            lines << seriesLineAt(learning_rate_, x) << seriesLineAt(throughput_, x);
-        } else {
-            for (const auto& [device, color] : device_colors_) lines << memoryLineAt(device, x);
+QStringList MetricPlots::crosshairLines(const QCPAxisRect* rect, double x) const {
+    QStringList lines;
+    if (rect == loss_rect_) {
+        lines << positionLineAt(x);
+        for (const Series* series : {&loss_, &eval_loss_}) lines << seriesLineAt(*series, x);
+        const double cursor_px = xAxisOf(loss_rect_)->coordToPixel(x);
+        for (const EventMarker& marker : markers_) {
+            if (std::abs(xAxisOf(loss_rect_)->coordToPixel(marker.x) - cursor_px) <= kMarkerHoverPx)
+                lines << tr("%1 at step %2: %3").arg(markerTitle(marker.kind)).arg(marker.step).arg(marker.text.left(80));
         }
-        lines.removeAll(QString());
-        crosshair.line->point1->setCoords(x, 0.0);
-        crosshair.line->point2->setCoords(x, 1.0);
-        crosshair.line->setVisible(true);
-        crosshair.label->setText(lines.join(QLatin1Char('\n')));
-        crosshair.label->setVisible(!lines.isEmpty());
-        // The label sits beside the line at the top of its row, on the right while it fits
-        // there, else on the left, and never past the widget's edges.
-        const QRect area = crosshair.rect->rect();
-        const QMargins padding = crosshair.label->padding();
-        const int label_width = QFontMetrics(crosshair.label->font())
-                                    .boundingRect(QRect(), Qt::AlignLeft, crosshair.label->text())
-                                    .width() + padding.left() + padding.right() + 2;
-        double left = cursor_px + 8;
-        if (left + label_width > width()) left = cursor_px - 8 - label_width;
-        left = std::clamp(left, 0.0, std::max(0.0, double(width() - label_width)));
-        crosshair.label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-        crosshair.label->position->setCoords(left, area.top() + 3);
+    } else if (rect == grad_rect_) {
+        lines << seriesLineAt(grad_norm_, x);
+    } else if (rect == rate_rect_) {
+        lines << seriesLineAt(learning_rate_, x) << seriesLineAt(throughput_, x);
+    } else {
+        for (const auto& [device, color] : device_colors_) lines << memoryLineAt(device, x);
     }
-}
-
-void MetricPlots::hideCrosshair() {
-    const bool was_visible = crosshairVisible();
-    crosshair_x_ = qQNaN();
-    for (Crosshair& crosshair : crosshairs_) {
-        crosshair.line->setVisible(false);
-        crosshair.label->setVisible(false);
-    }
-    if (was_visible) layer(QStringLiteral("overlay"))->replot();
-}
-
-bool MetricPlots::crosshairVisible() const {
-    return std::isfinite(crosshair_x_);
-}
-
-QString MetricPlots::crosshairText() const {
-    QStringList parts;
-    for (const Crosshair& crosshair : crosshairs_)
-        if (crosshair.label->visible()) parts << crosshair.label->text();
-    return parts.join(QLatin1Char('\n'));
+    return lines;
 }
 
 void MetricPlots::mouseMoveEvent(QMouseEvent* event) {
@@ -890,7 +656,7 @@ bool MetricPlots::exportPlot(const QString& path, int width, int height) {
     const QString suffix = QFileInfo(path).suffix().toLower();
     if (suffix != QLatin1String("png") && suffix != QLatin1String("pdf")) return false;
     // The export shows the curves, not where the mouse happened to be.
-    const double crosshair_x = crosshair_x_;
+    const double crosshair_x = crosshair_->x();
     hideCrosshair();
     flushReplot();
     // A widget never laid out (a test's, a hidden tab's) still exports at a readable size.

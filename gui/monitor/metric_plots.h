@@ -12,7 +12,9 @@
 #include <qcustomplot.h>
 
 #include "monitor/event_markers.h"
+#include "monitor/metric_plot_layout.h"
 #include "monitor/metric_series.h"
+#include "monitor/plot_crosshair.h"
 #include "monitor/step_positions.h"
 #include "plotting/coalesced_replot.h"
 #include "plotting/live_decimation.h"
@@ -25,7 +27,8 @@ namespace trainbench::gui {
 // Points are appended as they arrive and never downsampled here: QCustomPlot's adaptive
 // sampling reduces each pixel column to its min/max at draw time, so spikes stay visible.
 // Every point is also kept with its step, tokens seen and wall time, so the x axis can switch
-// between them without losing anything. Redraws are coalesced and paced (CoalescedReplot): at
+// between them without losing anything. The rows and their axes are a MetricPlotLayout, the
+// crosshair a PlotCrosshair; this class owns the curves, the marks and following the run. Redraws are coalesced and paced (CoalescedReplot): at
 // most one per kReplotIntervalMs, or longer when redraws are slow (replotIntervalAfter), and the
 // first batch after a quiet spell at once; the crosshair redraws only its own buffered layer.
 // The view follows the run (x: 0 .. planned end, y: the curve's extent without outliers) until
@@ -34,8 +37,8 @@ class MetricPlots : public QCustomPlot {
     Q_OBJECT
 
 public:
-    // The rows, top to bottom. Rates holds the learning rate (left axis) and tokens/s (right).
-    enum class Plot { Loss, GradNorm, Rates, Memory };
+    // The rows, top to bottom (see MetricPlotLayout).
+    using Plot = MetricPlot;
 
     explicit MetricPlots(QWidget* parent = nullptr);
 
@@ -76,17 +79,17 @@ public:
 
     // The crosshair: a vertical line at x (in current x-axis units) on every row, and per row
     // a label with each curve's value at its point nearest to x, with units.
-    void showCrosshairAt(double x);
-    void hideCrosshair();
-    bool crosshairVisible() const;
+    void showCrosshairAt(double x) { crosshair_->showAt(x); }
+    void hideCrosshair() { crosshair_->hide(); }
+    bool crosshairVisible() const { return crosshair_->visible(); }
     // Every crosshair label, top row first, one line per curve.
-    QString crosshairText() const;
+    QString crosshairText() const { return crosshair_->text(); }
 
     // PNG or PDF by the file's suffix; width/height 0 take the widget's size. False when the
     // suffix is neither or the file cannot be written.
     bool exportPlot(const QString& path, int width = 0, int height = 0);
 
-    QCPAxisRect* plotRect(Plot plot) const;
+    QCPAxisRect* plotRect(Plot plot) const { return layout_->rect(plot); }
     QCPGraph* lossRawGraph() const { return loss_.raw; }
     QCPGraph* lossSmoothedGraph() const { return loss_.smoothed; }
     QCPGraph* evalLossGraph() const { return eval_loss_.raw; }
@@ -131,12 +134,6 @@ private:
         std::shared_ptr<LiveDecimation> raw_drawn;
         std::shared_ptr<LiveDecimation> smoothed_drawn;
     };
-    // Each row's crosshair line and value label, on the buffered overlay layer.
-    struct Crosshair {
-        QCPAxisRect* rect = nullptr;
-        QCPItemStraightLine* line = nullptr;
-        QCPItemText* label = nullptr;
-    };
 
     void initSeries(Series& series, QCPAxis* x, QCPAxis* y, const QString& label, const QString& unit,
                     ValueFormat format, const QPen& pen, bool smoothed);
@@ -152,22 +149,23 @@ private:
     // Every series' graphs' decimation, for the draw's start and end.
     std::vector<LiveDecimation*> decimations();
     void rebuildMarkers();
-    void applyXAxisStyle();
     void showMarkerLegend(const QString& kind);
     QString formatValue(const Series& series, double value) const;
     QString seriesLineAt(const Series& series, double x) const;
     QString positionLineAt(double x) const;
+    // What the crosshair's label on `rect`'s row says at x.
+    QStringList crosshairLines(const QCPAxisRect* rect, double x) const;
     void setFollowing(bool following);
     // What each coalesced redraw does before drawing: follow the run, move the crosshair.
     void replotPendingData();
     void followRun();
     void fitRow(Plot plot, const QCPRange& keys);
-    // Moves the crosshair and rewrites its labels without drawing.
-    void placeCrosshair(double x);
     void fitValueAxis(QCPAxis* axis, const std::vector<const QCPGraph*>& graphs, const QCPRange& keys,
                       bool robust, bool from_zero, double keep_in_view = std::numeric_limits<double>::quiet_NaN());
-    QCPAxis* xAxisOf(QCPAxisRect* rect) const { return rect->axis(QCPAxis::atBottom); }
+    static QCPAxis* xAxisOf(const QCPAxisRect* rect) { return MetricPlotLayout::xAxisOf(rect); }
 
+    std::unique_ptr<MetricPlotLayout> layout_;
+    std::unique_ptr<PlotCrosshair> crosshair_;
     QCPAxisRect* loss_rect_ = nullptr;
     QCPAxisRect* grad_rect_ = nullptr;
     QCPAxisRect* rate_rect_ = nullptr;
@@ -187,8 +185,6 @@ private:
     QCPItemText* floor_label_ = nullptr;
     double entropy_floor_ = std::numeric_limits<double>::quiet_NaN();
     QCPItemText* placeholder_ = nullptr;
-    std::vector<Crosshair> crosshairs_;
-    double crosshair_x_ = std::numeric_limits<double>::quiet_NaN();
 
     QVector<EventMarker> markers_;
     QVector<double> marker_walls_;  // parallel to markers_: NaN until known
