@@ -96,6 +96,40 @@ private Q_SLOTS:
         QCOMPARE(csv.out.trimmed().split('\n').size(), jsonl.out.trimmed().split('\n').size() + 1);
     }
 
+    // generate: a short run on bytes of text, then its newest checkpoint continues prompts; greedy
+    // is deterministic, --json carries ids and log-probabilities, bad input exits 2.
+    void generateContinuesPromptsOfATrainedRun() {
+        QTemporaryDir store;
+        const QString corpus = store.filePath("corpus.txt");
+        {
+            QFile file(corpus);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            for (int i = 0; i < 200; ++i) file.write(i % 2 ? "the cat sat on the mat\n\n" : "a dog ran in the park\n\n");
+        }
+        const QStringList text = {"--set", "data.source=text", "--set", "data.path=" + corpus, "--set", "model.vocab_size=256",
+                                  "--set", "model.max_seq_len=128"};
+        Result r = runCli(QStringList{"run", kConfigs + "/tiny.json", "--set", "train.steps=3", "--store", store.path()} + text);
+        QCOMPARE(r.code, 0);
+        const QString id = QJsonDocument::fromJson(runCli({"runs", "--store", store.path(), "--json"}).out.toUtf8())
+                               .array()[0].toObject()["run_id"].toString();
+        const QStringList greedy = {"generate", "--run", id, "--store", store.path(), "--prompt", "the c", "--temperature", "0",
+                                    "--max-new-tokens", "12", "--json"};
+        Result a = runCli(greedy), b = runCli(greedy);
+        QCOMPARE(a.code, 0);
+        const QJsonArray completions = QJsonDocument::fromJson(a.out.toUtf8()).object()["completions"].toArray();
+        QCOMPARE(completions, QJsonDocument::fromJson(b.out.toUtf8()).object()["completions"].toArray());  // tokens/s differ
+        const QJsonObject completion = completions[0].toObject();
+        QCOMPARE(completion["prompt_ids"].toArray().size(), 5);  // bytes
+        const int n = completion["ids"].toArray().size();
+        QVERIFY(n >= 1 && n <= 12);
+        QCOMPARE(completion["logprobs"].toArray().size(), n);
+        for (const auto& lp : completion["logprobs"].toArray()) QVERIFY(lp.toDouble() <= 0);
+        QCOMPARE(runCli({"generate", "--run", id, "--store", store.path(), "--prompt", ""}).code, 2);
+        QCOMPARE(runCli({"generate", "--run", id, "--store", store.path(), "--prompt", "x", "--max-new-tokens", "500"}).code, 2);
+        QCOMPARE(runCli({"generate", "--run", "no-such-run", "--store", store.path(), "--prompt", "x"}).code, 2);
+        QCOMPARE(runCli({"generate", kConfigs + "/tiny.json", "--checkpoint", store.path(), "--prompt", "x"}).code, 2);
+    }
+
     void badInputExitsWithTwoAndWritesNothing_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("named");
