@@ -13,6 +13,7 @@
 
 #include "compare/compare_summary.h"
 #include "compare/curves_csv.h"
+#include "common/x_axis.h"
 #include "plotting/decimated_graph.h"
 #include "trainbench/metric_keys.h"
 #include "trainbench/run_store.h"
@@ -25,11 +26,11 @@ class QCPGraph;
 class QLabel;
 class QPushButton;
 class QTableWidget;
-class QTimer;
 
 namespace trainbench::gui {
 
 class StoreReader;
+class StoreTail;
 
 // Everything is read from the store on a StoreReader's thread: first each run's record, keys
 // and summary, then the points of the chosen key. loaded() says both have arrived for the
@@ -45,9 +46,11 @@ class StoreReader;
 // filled between them) and the mean of the smoothed curves, named "name (n seeds)" in the
 // legend. A run alone keeps its two graphs: raw (faint), then smoothed.
 //
-// While a compared run is `running` (trained by this or another process), the view asks the
-// store every second, on the reader's thread, for that run's points after the last step
-// shown, and for its status; it stops when no compared run is running any more.
+// While a compared run is `running` (trained by this or another process), a StoreTail follows
+// it (every kPollIntervalMs, on the tail's reader thread): its points of the shown key after
+// the last step shown extend its curve, and once it has left `running` (finished, or
+// interrupted: the tail notices a writer that died) its summary is read again. Polling stops
+// when no compared run is running any more.
 //
 // Widgets that tests drive carry object names: compareView, compareKeyCombo, compareAxisCombo,
 // groupSeedsCheck, comparePlot, compareSummaryTable, configDiffTable, showAllKeysCheck,
@@ -56,7 +59,8 @@ class CompareView : public QWidget {
     Q_OBJECT
 
 public:
-    enum class Axis { Tokens, Step, WallTime };
+    // The axis box lists tokens seen first, then the optimizer step and the wall time.
+    using Axis = XAxis;
     enum SummaryColumn {
         RunName, FinalLoss, BestLoss, TokensPerS, PeakMemory, MicroBatch, Accumulation, World, GlobalBatch, WallTime,
         SummaryColumnCount
@@ -130,8 +134,14 @@ private:
     void showPointCount();
     void exportWithDialog();
     void exportPlotWithDialog();
-    void updatePolling();
-    void pollRunning();
+    // What setRuns reads of one run, and what is read again once it has left `running`.
+    static RunInfo readRunInfo(RunStore& store, RunRecord record);
+    // A StoreTail for each compared run that is `running`, replacing the tails of before.
+    void followRunningRuns();
+    void stopFollowing();
+    void appendLivePoints(size_t run_index, const QVector<MetricPoint>& points);
+    void onRunLeftRunning(size_t run_index);
+    void dropTail(size_t run_index);
 
     StoreReader* reader_ = nullptr;
     QStringList run_ids_;
@@ -145,7 +155,8 @@ private:
     std::vector<std::vector<size_t>> seed_groups_;
     std::vector<std::vector<size_t>> plot_groups_;
     bool group_seeds_wanted_ = true;
-    bool poll_in_flight_ = false;
+    // Parallel to runs_ while curves are shown: the tail of each running run, else null.
+    std::vector<StoreTail*> tails_;
     // Set once the user drags or zooms: live updates then keep the ranges they chose.
     bool view_moved_by_user_ = false;
 
@@ -154,7 +165,6 @@ private:
     QPushButton* export_button_ = nullptr;
     QPushButton* export_plot_button_ = nullptr;
     QCheckBox* group_seeds_check_ = nullptr;
-    QTimer* poll_timer_ = nullptr;
     QLabel* status_label_ = nullptr;
     QCustomPlot* plot_ = nullptr;
     // The long curves of plot_, refilled for the view before each redraw.

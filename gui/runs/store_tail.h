@@ -20,7 +20,7 @@ class StoreReader;
 // store runs on its StoreReader's thread, which also keeps what has been delivered so far.
 //
 // The first read delivers the run as stored (runFound, then every point and event, then
-// loaded); then the tail reads again ~kPollIntervalMs after each read has been delivered, so
+// loaded); then the tail reads again ~kPollIntervalMs (setPollInterval) after each read has been delivered, so
 // reads never pile up behind a slow store, and delivers only what is new. Once the run's
 // status has left `running` the last points and events are delivered, then statusChanged and
 // runFinished, and polling stops. Each poll reads only the rows committed since the last one
@@ -51,6 +51,9 @@ public:
     const RunRecord& record() const { return record_; }
 
     static constexpr int kPollIntervalMs = 500;
+    // The wait after each delivered read (kPollIntervalMs unless set): a view that only
+    // extends curves can ask less often.
+    void setPollInterval(int ms) { poll_timer_.setInterval(ms); }
     // Polls without anything new after which the store is opened afresh: its opening marks a
     // run whose writer died (SIGKILL) `interrupted`, which a reader open all along never sees.
     static constexpr int kQuietPollsBeforeOwnerCheck = 20;
