@@ -19,7 +19,6 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
-#include <QTimer>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -28,6 +27,7 @@
 #include "plotting/ema_smoother.h"
 #include "compare/seed_groups.h"
 #include "runs/store_reader.h"
+#include "runs/store_tail.h"
 #include "trainbench/metric_keys.h"
 
 namespace trainbench::gui {
@@ -83,13 +83,12 @@ CompareView::CompareView(const QString& store_folder, QWidget* parent) : QWidget
     connect(reader_, &StoreReader::failed, this, [this](const QString& message) {
         status_label_->setText(tr("Cannot read the run store: %1").arg(message));
         loaded_ = true;
-        poll_in_flight_ = false;  // a failed poll delivers nothing; the next tick asks again
+        // A run's summary that could not be read again leaves it as shown: its tail has ended.
+        for (size_t i = 0; i < tails_.size(); ++i)
+            if (tails_[i] && !tails_[i]->isPolling()) dropTail(i);
         Q_EMIT loadFailed(message);
     });
     buildUi();
-    poll_timer_ = new QTimer(this);
-    poll_timer_->setInterval(kPollIntervalMs);
-    connect(poll_timer_, &QTimer::timeout, this, &CompareView::pollRunning);
 }
 
 void CompareView::buildUi() {
@@ -109,9 +108,9 @@ void CompareView::buildUi() {
     bar->addWidget(new QLabel(tr("X axis:"), this));
     axis_combo_ = new QComboBox(this);
     axis_combo_->setObjectName(QStringLiteral("compareAxisCombo"));
-    axis_combo_->addItem(tr("tokens seen"), static_cast<int>(Axis::Tokens));
-    axis_combo_->addItem(tr("optimizer step"), static_cast<int>(Axis::Step));
-    axis_combo_->addItem(tr("wall time"), static_cast<int>(Axis::WallTime));
+    axis_combo_->addItem(tr("tokens seen"), static_cast<int>(XAxis::Tokens));
+    axis_combo_->addItem(tr("optimizer step"), static_cast<int>(XAxis::Step));
+    axis_combo_->addItem(tr("wall time"), static_cast<int>(XAxis::WallTime));
     axis_combo_->setToolTip(tr("Tokens seen is the fair axis when runs differ in effective batch size."));
     bar->addWidget(axis_combo_);
     bar->addSpacing(12);
@@ -249,7 +248,7 @@ void CompareView::setRuns(const QStringList& run_ids) {
     const std::set<QString> shown(run_ids_.begin(), run_ids_.end());
     if (wanted == shown && run_ids.size() == run_ids_.size()) return;
     run_ids_ = run_ids;
-    poll_timer_->stop();
+    stopFollowing();
     ++runs_request_;
     ++curves_request_;  // curves of the old selection are of no use any more
     if (run_ids.isEmpty()) {
@@ -271,18 +270,7 @@ void CompareView::setRuns(const QStringList& run_ids) {
                     result.missing << QString::fromStdString(id);
                     continue;
                 }
-                RunInfo info;
-                info.keys = store.metricKeys(id);
-                std::vector<MetricPoint> peaks;
-                for (const std::string& key : info.keys) {
-                    if (!isPeakMemoryKey(key)) continue;
-                    std::vector<MetricPoint> points = store.metrics(id, key);
-                    peaks.insert(peaks.end(), points.begin(), points.end());
-                }
-                info.summary = summarizeForComparison(*record, store.metrics(id, metric::kLoss),
-                                                      store.metrics(id, metric::kTokensPerSecond), peaks);
-                info.record = std::move(*record);
-                result.runs.push_back(std::move(info));
+                result.runs.push_back(readRunInfo(store, std::move(*record)));
             }
             return result;
         },
@@ -331,7 +319,7 @@ void CompareView::showRuns(RunsResult result) {
 
 void CompareView::loadCurves() {
     const int request = ++curves_request_;
-    poll_timer_->stop();
+    stopFollowing();
     view_moved_by_user_ = false;
     if (runs_.empty()) {
         showCurves({});
@@ -357,7 +345,7 @@ void CompareView::showCurves(std::vector<RunCurve> curves) {
     plotCurves();
     showPointCount();
     loaded_ = true;
-    updatePolling();
+    followRunningRuns();
     Q_EMIT loaded();
 }
 
@@ -376,95 +364,97 @@ void CompareView::showPointCount() {
     export_button_->setEnabled(points > 0);
 }
 
+CompareView::RunInfo CompareView::readRunInfo(RunStore& store, RunRecord record) {
+    // Runs on the reader's thread.
+    RunInfo info;
+    info.keys = store.metricKeys(record.run_id);
+    std::vector<MetricPoint> peaks;
+    for (const std::string& key : info.keys) {
+        if (!isPeakMemoryKey(key)) continue;
+        std::vector<MetricPoint> points = store.metrics(record.run_id, key);
+        peaks.insert(peaks.end(), points.begin(), points.end());
+    }
+    info.summary = summarizeForComparison(record, store.metrics(record.run_id, metric::kLoss),
+                                          store.metrics(record.run_id, metric::kTokensPerSecond), peaks);
+    info.record = std::move(record);
+    return info;
+}
+
 bool CompareView::isPolling() const {
-    return poll_timer_->isActive();
+    return std::any_of(tails_.begin(), tails_.end(), [](const StoreTail* tail) { return tail != nullptr; });
 }
 
-void CompareView::updatePolling() {
-    const bool any_running = std::any_of(runs_.begin(), runs_.end(),
-                                         [](const RunInfo& info) { return info.record.status == "running"; });
-    if (!any_running) poll_timer_->stop();
-    else if (!poll_timer_->isActive()) poll_timer_->start();
-}
-
-void CompareView::pollRunning() {
-    // A store slower than the interval gets one question at a time, not a growing queue.
-    if (poll_in_flight_ || !loaded_ || curves_.size() != runs_.size()) return;
-    struct Asked {
-        size_t index;
-        std::string run_id;
-        int64_t last_step;
-    };
-    struct Update {
-        size_t index;
-        std::optional<RunRecord> record;
-        std::vector<MetricPoint> points;
-        std::optional<CompareSummary> summary;  // read once the run has ended
-        std::vector<std::string> keys;
-    };
-    std::vector<Asked> asked;
+void CompareView::followRunningRuns() {
+    stopFollowing();
+    if (curves_.size() != runs_.size()) return;
+    tails_.assign(runs_.size(), nullptr);
     for (size_t i = 0; i < runs_.size(); ++i) {
         if (runs_[i].record.status != "running") continue;
-        const std::vector<MetricPoint>& points = curves_[i].points;
-        asked.push_back({i, runs_[i].record.run_id, points.empty() ? std::numeric_limits<int64_t>::min()
-                                                                   : points.back().step});
-    }
-    if (asked.empty()) {
-        poll_timer_->stop();
-        return;
-    }
-    poll_in_flight_ = true;
-    const int request = curves_request_;
-    const std::string key = key_combo_->currentText().toStdString();
-    reader_->post<std::vector<Update>>(
-        [asked, key](RunStore& store) {
-            std::vector<Update> updates;
-            for (const Asked& run : asked) {
-                Update update{run.index, store.findRun(run.run_id), {}, std::nullopt, {}};
-                // The record first: points committed before it said "finished" are then all
-                // among those read next, so the last poll of a run misses none.
-                update.points = store.metricsAfterStep(run.run_id, key, run.last_step);
-                if (update.record && update.record->status != "running") {
-                    update.keys = store.metricKeys(run.run_id);
-                    std::vector<MetricPoint> peaks;
-                    for (const std::string& k : update.keys) {
-                        if (!isPeakMemoryKey(k)) continue;
-                        std::vector<MetricPoint> points = store.metrics(run.run_id, k);
-                        peaks.insert(peaks.end(), points.begin(), points.end());
-                    }
-                    update.summary = summarizeForComparison(*update.record, store.metrics(run.run_id, metric::kLoss),
-                                                            store.metrics(run.run_id, metric::kTokensPerSecond), peaks);
-                }
-                updates.push_back(std::move(update));
-            }
-            return updates;
-        },
-        [this, request](std::vector<Update> updates) {
-            poll_in_flight_ = false;
-            if (request != curves_request_) return;  // another key or selection since
-            bool summary_changed = false;
-            size_t new_points = 0;
-            for (Update& update : updates) {
-                if (update.index >= runs_.size() || update.index >= curves_.size()) continue;
-                RunCurve& curve = curves_[update.index];
-                new_points += update.points.size();
-                curve.points.insert(curve.points.end(), std::make_move_iterator(update.points.begin()),
-                                    std::make_move_iterator(update.points.end()));
-                // A run deleted meanwhile is left as it was shown; it is no longer running here.
-                if (!update.record) runs_[update.index].record.status = "unknown";
-                else runs_[update.index].record = std::move(*update.record);
-                if (update.summary) {
-                    runs_[update.index].summary = *update.summary;
-                    summaries_[update.index] = std::move(*update.summary);
-                    runs_[update.index].keys = std::move(update.keys);
-                    summary_changed = true;
-                }
-            }
-            if (summary_changed) showSummary();
-            if (new_points > 0) plotCurves();
+        auto* tail = new StoreTail(reader_->folder(), QString::fromStdString(runs_[i].record.run_id), this);
+        tail->setPollInterval(kPollIntervalMs);
+        connect(tail, &RunFeed::pointsArrived, this,
+                [this, i](const QVector<MetricPoint>& points) { appendLivePoints(i, points); });
+        connect(tail, &RunFeed::runFinished, this, [this, i] { onRunLeftRunning(i); });
+        connect(tail, &StoreTail::failed, this, [this, i, tail](const QString&) {
+            // A read that failed is tried again; a run deleted meanwhile is left as it was
+            // shown, no longer running here.
+            if (tail->isPolling()) return;
+            runs_[i].record.status = "unknown";
+            dropTail(i);
             showPointCount();
-            updatePolling();
         });
+        tails_[i] = tail;
+        tail->start();
+    }
+}
+
+void CompareView::stopFollowing() {
+    for (size_t i = 0; i < tails_.size(); ++i) dropTail(i);
+    tails_.clear();
+}
+
+void CompareView::dropTail(size_t run_index) {
+    StoreTail* tail = tails_[run_index];
+    if (!tail) return;
+    tails_[run_index] = nullptr;
+    tail->stop();
+    // Its own signal may be what is running now.
+    tail->deleteLater();
+}
+
+void CompareView::appendLivePoints(size_t run_index, const QVector<MetricPoint>& points) {
+    if (!loaded_ || run_index >= curves_.size()) return;
+    const std::string key = key_combo_->currentText().toStdString();
+    std::vector<MetricPoint>& shown = curves_[run_index].points;
+    size_t added = 0;
+    for (const MetricPoint& point : points) {
+        // The tail's first read repeats the whole run: only steps after the shown ones are new.
+        if (point.key != key || (!shown.empty() && point.step <= shown.back().step)) continue;
+        shown.push_back(point);
+        ++added;
+    }
+    if (added == 0) return;
+    plotCurves();
+    showPointCount();
+}
+
+void CompareView::onRunLeftRunning(size_t run_index) {
+    StoreTail* tail = tails_[run_index];
+    if (!tail) return;
+    runs_[run_index].record = tail->record();
+    // The summary, as setRuns reads it, now that the run has all its points. The tail stays
+    // until then, so isPolling() turns false only once the summary is shown.
+    const int request = runs_request_;
+    reader_->post<RunInfo>([record = tail->record()](RunStore& store) { return readRunInfo(store, record); },
+                           [this, request, run_index](RunInfo info) {
+                               if (request != runs_request_ || run_index >= runs_.size()) return;
+                               runs_[run_index].keys = std::move(info.keys);
+                               runs_[run_index].summary = info.summary;
+                               summaries_[run_index] = std::move(info.summary);
+                               showSummary();
+                               if (run_index < tails_.size()) dropTail(run_index);
+                               showPointCount();
+                           });
 }
 
 void CompareView::showSummary() {
@@ -535,12 +525,12 @@ QString CompareView::key() const {
     return key_combo_->currentText();
 }
 
-void CompareView::setAxis(Axis axis) {
+void CompareView::setAxis(XAxis axis) {
     axis_combo_->setCurrentIndex(axis_combo_->findData(static_cast<int>(axis)));
 }
 
-CompareView::Axis CompareView::axis() const {
-    return static_cast<Axis>(axis_combo_->currentData().toInt());
+XAxis CompareView::axis() const {
+    return static_cast<XAxis>(axis_combo_->currentData().toInt());
 }
 
 void CompareView::updateGrouping() {
@@ -576,20 +566,20 @@ QColor CompareView::colorOfRun(size_t run_index) const {
 
 namespace {
 
-double xOf(CompareView::Axis axis, const MetricPoint& point) {
+double xOf(XAxis axis, const MetricPoint& point) {
     switch (axis) {
-    case CompareView::Axis::Tokens: return static_cast<double>(point.tokens);
-    case CompareView::Axis::Step: return static_cast<double>(point.step);
-    case CompareView::Axis::WallTime: return point.wall_time;
+    case XAxis::Tokens: return static_cast<double>(point.tokens);
+    case XAxis::Step: return static_cast<double>(point.step);
+    case XAxis::WallTime: return point.wall_time;
     }
     return 0.0;
 }
 
-double xOf(CompareView::Axis axis, const SeedBandPoint& point) {
+double xOf(XAxis axis, const SeedBandPoint& point) {
     switch (axis) {
-    case CompareView::Axis::Tokens: return point.tokens;
-    case CompareView::Axis::Step: return static_cast<double>(point.step);
-    case CompareView::Axis::WallTime: return point.wall_time;
+    case XAxis::Tokens: return point.tokens;
+    case XAxis::Step: return static_cast<double>(point.step);
+    case XAxis::WallTime: return point.wall_time;
     }
     return 0.0;
 }
@@ -607,7 +597,7 @@ QColor withAlpha(QColor color, int alpha) {
 }  // namespace
 
 void CompareView::plotRun(const RunCurve& curve, const QColor& color) {
-    const Axis x_axis = axis();
+    const XAxis x_axis = axis();
     QVector<double> xs, raw, smoothed;
     xs.reserve(static_cast<int>(curve.points.size()));
     raw.reserve(xs.capacity());
@@ -621,11 +611,11 @@ void CompareView::plotRun(const RunCurve& curve, const QColor& color) {
     }
     QCPGraph* raw_graph = plot_->addGraph();
     raw_graph->setPen(QPen(withAlpha(color, 70), 1.0));
-    setCurveData(raw_graph, xs, raw, x_axis != Axis::WallTime);
+    setCurveData(raw_graph, xs, raw, x_axis != XAxis::WallTime);
     QCPGraph* smooth_graph = plot_->addGraph();
     smooth_graph->setPen(QPen(color, 2.0));
     smooth_graph->setName(curve.name);
-    setCurveData(smooth_graph, xs, smoothed, x_axis != Axis::WallTime);
+    setCurveData(smooth_graph, xs, smoothed, x_axis != XAxis::WallTime);
     smooth_graph->addToLegend();
 }
 
@@ -639,7 +629,7 @@ void CompareView::setCurveData(QCPGraph* graph, const QVector<double>& xs, const
 }
 
 void CompareView::plotSeedGroup(const std::vector<size_t>& members, const QColor& color) {
-    const Axis x_axis = axis();
+    const XAxis x_axis = axis();
     // Each run is smoothed over its full series first: the band then encloses exactly the
     // smoothed lines the runs would show one by one, and the mean line is their mean.
     std::vector<std::vector<MetricPoint>> raw, smoothed;
@@ -666,7 +656,7 @@ void CompareView::plotSeedGroup(const std::vector<size_t>& members, const QColor
         highs << plottable(point.max);
         means << plottable(point.mean);
     }
-    const bool sorted = x_axis == Axis::Step;
+    const bool sorted = x_axis == XAxis::Step;
     QCPGraph* raw_graph = plot_->addGraph();
     raw_graph->setPen(QPen(withAlpha(color, 70), 1.0));
     setCurveData(raw_graph, raw_xs, raw_mean, sorted);
@@ -691,7 +681,7 @@ void CompareView::plotCurves() {
     decimated_.clear();
     plot_->clearGraphs();
     plot_->legend->clearItems();
-    const Axis x_axis = axis();
+    const XAxis x_axis = axis();
     // The groups index runs_; curves of a selection still loading are drawn one by one.
     std::vector<std::vector<size_t>> groups = plot_groups_;
     if (curves_.size() != runs_.size()) {
@@ -706,11 +696,11 @@ void CompareView::plotCurves() {
     placeholder_->setVisible(curves_.empty());
     for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) axis->setTickLabels(!curves_.empty());
     switch (x_axis) {
-    case Axis::Tokens: plot_->xAxis->setLabel(tr("tokens seen")); break;
-    case Axis::Step: plot_->xAxis->setLabel(tr("optimizer step")); break;
-    case Axis::WallTime: plot_->xAxis->setLabel(tr("wall time (s)")); break;
+    case XAxis::Tokens: plot_->xAxis->setLabel(tr("tokens seen")); break;
+    case XAxis::Step: plot_->xAxis->setLabel(tr("optimizer step")); break;
+    case XAxis::WallTime: plot_->xAxis->setLabel(tr("wall time (s)")); break;
     }
-    plot_->xAxis->setNumberPrecision(x_axis == Axis::WallTime ? 1 : 0);
+    plot_->xAxis->setNumberPrecision(x_axis == XAxis::WallTime ? 1 : 0);
     const bool banded = std::any_of(groups.begin(), groups.end(),
                                     [](const std::vector<size_t>& members) { return members.size() > 1; });
     plot_->yAxis->setLabel(key_combo_->currentText() +

@@ -75,8 +75,8 @@ public:
     // Shows the curves of `key`; false when no selected run has it.
     bool setKey(const QString& key);
     QString key() const;
-    void setAxis(Axis axis);
-    Axis axis() const;
+    void setAxis(XAxis axis);
+    XAxis axis() const;
     // True once the runs and the curves of the latest request are shown.
     bool isLoaded() const { return loaded_; }
 
