@@ -1,4 +1,5 @@
 // ConfigBox: the side panel's read-only numbers of the config shown (parameters, batch, steps, schedule, device).
+#include "common/value_label.h"
 #include "app/config_box.h"
 
 #include <QFormLayout>
@@ -10,13 +11,6 @@ namespace trainbench::gui {
 
 namespace {
 
-QLabel* valueLabel(const QString& object_name, QWidget* parent) {
-    auto* label = new QLabel(parent);
-    label->setObjectName(object_name);
-    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    label->setWordWrap(true);
-    return label;
-}
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 // RunDashboard: the current run at a glance beside the plots: status line, progress, latest values and event log.
+#include "common/value_label.h"
 #include "monitor/run_dashboard.h"
 
 #include <algorithm>
@@ -26,13 +27,6 @@ namespace trainbench::gui {
 
 namespace {
 
-QLabel* valueLabel(const QString& object_name, QWidget* parent) {
-    auto* label = new QLabel(parent);
-    label->setObjectName(object_name);
-    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    label->setWordWrap(true);
-    return label;
-}
 
 QString formatLoss(double value) {
     return std::isfinite(value) ? QString::number(value, 'f', 4) : QStringLiteral("—");
