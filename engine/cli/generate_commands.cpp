@@ -46,10 +46,13 @@ int commandGenerate(const GenerateOptions& o) {
         const auto run = store.findRun(o.run_id);
         if (!run) throw ConfigError("--run", "no run " + o.run_id + " in the store; `trainbench-cli runs` lists them");
         request.weights = checkpointOfStep(store.checkpointFolder(o.run_id), o.step).path;
-        request.config = o.config_path.empty() ? parseRunConfig(run->config_json, "run " + o.run_id)
-                                               : loadWithOverrides(o.config_path, o.overrides);
-        for (const auto& assignment : o.config_path.empty() ? o.overrides : std::vector<std::string>{})
-            applyConfigOverride(request.config, assignment);
+        if (o.config_path.empty()) {
+            // The run's own config, with --set applied (generateText validates it).
+            request.config = parseRunConfig(run->config_json, "run " + o.run_id);
+            for (const auto& assignment : o.overrides) applyConfigOverride(request.config, assignment);
+        } else {
+            request.config = loadWithOverrides(o.config_path, o.overrides);
+        }
     } else {
         if (o.config_path.empty())
             throw ConfigError("config", "give the run config (CONFIG) with --checkpoint, or use --run RUN_ID");

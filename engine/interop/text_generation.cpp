@@ -71,7 +71,7 @@ TextGeneration generateText(const TextGenerationRequest& request) {
     Transformer model(config.model);
     // A weights file, a checkpoint directory or a Hugging Face directory; another model's
     // weights are refused naming the file.
-    loadIntoStateDict(stateDict(model), readInitialWeights(request.weights, config.model), request.weights);
+    loadWeightsInto(model, request.weights);
     GenerationOptions options;
     options.sampling = {request.temperature, request.top_k, request.top_p};
     options.max_new_tokens = request.max_new_tokens;

@@ -24,9 +24,8 @@ void writeInitialWeights(const RunConfig& config, uint64_t seed, const std::stri
 EvalResult evaluateWeightsFile(const RunConfig& config, const std::string& weights_path) {
     requireValidRunConfig(config);
     // A weights file, a checkpoint directory or a Hugging Face directory.
-    NamedTensors tensors = readInitialWeights(weights_path, config.model);
     Transformer model(config.model);
-    loadIntoStateDict(stateDict(model), tensors, weights_path);
+    loadWeightsInto(model, weights_path);
     auto source = openTokenSource(config);
     return evaluateModel(model, *source, config, torch::kCPU);
 }
@@ -39,9 +38,8 @@ NoiseScaleMeasurement measureNoiseScaleOfWeights(const RunConfig& config, const 
                                                  int64_t micro_batch_size) {
     requireValidRunConfig(config);
     // A weights file, a checkpoint directory (its model.safetensors) or a Hugging Face directory.
-    NamedTensors tensors = readInitialWeights(weights_path, config.model);
     Transformer model(config.model);
-    loadIntoStateDict(stateDict(model), tensors, weights_path);
+    loadWeightsInto(model, weights_path);
     auto source = openTokenSource(config);
     const int64_t b = micro_batch_size > 0 ? micro_batch_size : config.train.micro_batch_size;
     return measureNoiseScale(model, *source, config, torch::kCPU, b);

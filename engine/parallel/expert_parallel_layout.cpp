@@ -51,11 +51,7 @@ ExpertParallelLayout::ExpertParallelLayout(const LayoutSetup& setup, Transformer
 GroupSquares ExpertParallelLayout::groupSquares(const std::vector<int>& group_of_param, int64_t groups) {
     torch::Tensor squares, routed_sq;
     if (dense().sharded()) {
-        squares = dense().sliceSquares(group_of_param, groups, setup_.device);
-        if (setup_.world_size > 1) {
-            std::vector<torch::Tensor> list{squares};
-            setup_.collectives->allReduce(list, ReduceOp::Sum);
-        }
+        squares = shardedSquares(group_of_param, groups);
         // The experts' slices: over the ranks holding the same experts, then over the group.
         std::vector<torch::Tensor> list{experts().sliceSquares(group_of_param, groups, setup_.device)};
         setup_.replica_collectives->allReduce(list, ReduceOp::Sum);
@@ -83,12 +79,7 @@ void ExpertParallelLayout::step(double lr, double grad_divisor) {
 
 CheckpointTensors ExpertParallelLayout::gatherCheckpoint() {
     const std::vector<std::string> names = parameterNames(model_);
-    CheckpointTensors out;
-    if (dense().sharded()) out.optimizer = dense().gatherMoments(names);
-    if (dense().weights()) {
-        out.model = dense().gatherWeights(names);
-        for (const auto& item : model_->named_buffers()) out.model.emplace_back(item.key(), item.value());
-    }
+    CheckpointTensors out = gatherFirstPart(names);
     // At stage 1 the ranks holding the same experts first gather their moments (the first of
     // them, ranks 0 to EP - 1, gets them); at stage 3 their weights too. Then rank 0's expert
     // group gathers every expert, weights and moments.
@@ -132,15 +123,6 @@ NamedTensors ExpertParallelLayout::gatherExperts(const NamedTensors& local) cons
                                all.narrow(0, r * flat.numel(), flat.numel()).view(tensor.sizes()));
     }
     return whole;
-}
-
-std::vector<torch::Tensor> ExpertParallelLayout::wholeParameters() {
-    if (!dense().weights()) return clonedParameters();
-    // Each part's in its own order, put back in the model's.
-    std::vector<torch::Tensor> out(model_->parameters().size());
-    dense().wholeParametersInto(out);
-    experts().wholeParametersInto(out);
-    return out;
 }
 
 }  // namespace trainbench

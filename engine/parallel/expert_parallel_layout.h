@@ -31,7 +31,6 @@ public:
     GroupSquares groupSquares(const std::vector<int>& group_of_param, int64_t groups) override;
     void step(double lr, double grad_divisor) override;
     CheckpointTensors gatherCheckpoint() override;
-    std::vector<torch::Tensor> wholeParameters() override;
     int64_t expertBucketCount() const override { return experts().buckets().count(); }
 
 private:

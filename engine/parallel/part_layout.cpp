@@ -26,9 +26,39 @@ std::vector<size_t> PartLayout::allParameters() const {
     return out;
 }
 
-std::vector<torch::Tensor> PartLayout::clonedParameters() const {
+bool PartLayout::recoversFromOutOfMemory() const {
+    return !(setup_.config->train.sync_each_micro_batch && setup_.world_size > 1);
+}
+
+std::vector<torch::Tensor> PartLayout::wholeParameters() {
     std::vector<torch::Tensor> out;
-    for (auto& p : model_->parameters()) out.push_back(p.detach().clone());
+    if (!parts_.front()->weights()) {
+        for (auto& p : model_->parameters()) out.push_back(p.detach().clone());
+        return out;
+    }
+    out.resize(model_->parameters().size());
+    for (auto& part : parts_) part->wholeParametersInto(out);
+    return out;
+}
+
+torch::Tensor PartLayout::shardedSquares(const std::vector<int>& group_of_param, int64_t groups) const {
+    // Each rank holds the sums of its slices only: their squares, summed over the ranks.
+    auto squares = parts_.front()->sliceSquares(group_of_param, groups, setup_.device);
+    if (setup_.world_size > 1) {
+        std::vector<torch::Tensor> list{squares};
+        setup_.collectives->allReduce(list, ReduceOp::Sum);
+    }
+    return squares;
+}
+
+CheckpointTensors PartLayout::gatherFirstPart(const std::vector<std::string>& names) const {
+    const ParameterPart& part = *parts_.front();
+    CheckpointTensors out;
+    if (part.sharded()) out.optimizer = part.gatherMoments(names);
+    if (part.weights()) {
+        out.model = part.gatherWeights(names);
+        for (const auto& item : model_->named_buffers()) out.model.emplace_back(item.key(), item.value());
+    }
     return out;
 }
 

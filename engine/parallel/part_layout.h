@@ -21,6 +21,11 @@ public:
     void reduceWindow() override;
     int64_t bucketCount() const override { return parts_.front()->buckets().count(); }
     int64_t bucketsOverlapped() const override { return parts_.front()->buckets().launchedDuringBackward(); }
+    // Not where reductions run per micro-batch across ranks (train.sync_each_micro_batch with W > 1):
+    // those cannot be abandoned halfway on one rank alone. Expert parallelism says no in any case.
+    bool recoversFromOutOfMemory() const override;
+    // Copies of the parameters; at stage 3 each part's shards gathered whole (collective).
+    std::vector<torch::Tensor> wholeParameters() override;
 
 protected:
     PartLayout(const LayoutSetup& setup, Transformer model);
@@ -31,7 +36,12 @@ protected:
     void skipIdleExperts(bool last);
     // Every parameter of the model, in order: the single part of the replicated and sharded layouts.
     std::vector<size_t> allParameters() const;
-    std::vector<torch::Tensor> clonedParameters() const;
+    // The first part's squares per group over its group, when it is sharded (its slices' squares
+    // all-reduced over the world).
+    torch::Tensor shardedSquares(const std::vector<int>& group_of_param, int64_t groups) const;
+    // The first part's share of a checkpoint: its moments when sharded, its weights (and the
+    // model's buffers) at stage 3. Collective over the world.
+    CheckpointTensors gatherFirstPart(const std::vector<std::string>& names) const;
 
     LayoutSetup setup_;
     Transformer model_;

@@ -13,11 +13,6 @@ ReplicatedLayout::ReplicatedLayout(const LayoutSetup& setup, Transformer model, 
                                                      model_, setup_.config->train, nullptr));
 }
 
-bool ReplicatedLayout::recoversFromOutOfMemory() const {
-    // Per-micro-batch reductions cannot be abandoned halfway on one rank alone.
-    return !(setup_.config->train.sync_each_micro_batch && setup_.world_size > 1);
-}
-
 torch::Tensor squaredGradientNorms(Transformer& model) {
     // Each tensor's norm in its own dtype (asking for fp64 would first copy every gradient to
     // doubles), then squared in fp64.

@@ -13,14 +13,14 @@ public:
     ShardedLayout(const LayoutSetup& setup, Transformer model, const NamedTensors* resumed_optimizer);
 
     StopRule stopRule() const override { return StopRule::AgreedAfterLeaving; }
-    bool recoversFromOutOfMemory() const override;
     // Stage 3's weights are gathered unit by unit as the evaluation runs: every rank takes part.
     bool everyRankEvaluates() const override { return part().weights() != nullptr; }
     void beforeBackward(bool last) override { skipIdleExperts(last); }
-    GroupSquares groupSquares(const std::vector<int>& group_of_param, int64_t groups) override;
+    GroupSquares groupSquares(const std::vector<int>& group_of_param, int64_t groups) override {
+        return {shardedSquares(group_of_param, groups), {}};
+    }
     void step(double lr, double grad_divisor) override { part().stepSlices(lr, grad_divisor); }
     CheckpointTensors gatherCheckpoint() override;
-    std::vector<torch::Tensor> wholeParameters() override;
 
 private:
     ParameterPart& part() const { return *parts_.front(); }

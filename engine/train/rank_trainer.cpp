@@ -78,7 +78,7 @@ void RankTrainer::prepare() {
     initializeWeights(model_, static_cast<uint64_t>(cfg_.train.seed));
     // train.init_from: rank 0 reads the starting weights, the broadcast below hands them on.
     if (!cfg_.train.init_from.empty() && s_.resume_from.empty() && s_.rank == 0)
-        loadIntoStateDict(stateDict(model_), readInitialWeights(cfg_.train.init_from, cfg_.model), cfg_.train.init_from);
+        loadWeightsInto(model_, cfg_.train.init_from);
     if (s_.fp64) model_->to(torch::kFloat64);
     model_->to(device_);
     model_->train();
@@ -247,14 +247,14 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     for (const auto& slot : load_slots) out.loads.push_back(stats.tensor(slot).to(torch::kInt64));
     // .grad holds the window's raw sums; the division by N happens as the fused AdamW step reads
     // them (applyUpdate), not in a pass of its own. The norm of the mean gradient is theirs / N.
-    const std::vector<double> group_squares = groupGradSquares();
+    const auto [group_squares, routed_sq] = groupGradSquares();
     double window_sq = 0;
     for (double v : group_squares) window_sq += v;
     out.grad_norm = out.tokens > 0 ? std::sqrt(window_sq) / double(out.tokens) : 0.0;
     // The noise scale's parts, before clipping.
     out.noise.reset();
     out.noise_groups.clear();
-    if (fresh_norms_) noise.read(stats, group_squares, routed_window_sq_, out);
+    if (fresh_norms_) noise.read(stats, group_squares, routed_sq, out);
     out.collectives = callsMade() - calls_before;
     return WindowOutcome::Complete;
 }
@@ -304,13 +304,13 @@ bool RankTrainer::backOffMicroBatch(int64_t step) {
     return true;
 }
 
-std::vector<double> RankTrainer::groupGradSquares() {
+std::pair<std::vector<double>, double> RankTrainer::groupGradSquares() {
     const int64_t groups = static_cast<int64_t>(noiseScaleGroups().size());
     const GroupSquares sq = layout_->groupSquares(group_of_param_, groups);
     // One copy to the host, the routed share with it.
     auto host = (sq.routed.defined() ? torch::cat({sq.squares, sq.routed}) : sq.squares).cpu();
-    routed_window_sq_ = sq.routed.defined() ? host.data_ptr<double>()[groups] : 0.0;
-    return std::vector<double>(host.data_ptr<double>(), host.data_ptr<double>() + groups);
+    const double* values = host.data_ptr<double>();
+    return {std::vector<double>(values, values + groups), sq.routed.defined() ? values[groups] : 0.0};
 }
 
 double RankTrainer::applyUpdate(int64_t step, const WindowResult& w) {
@@ -426,8 +426,7 @@ RankResult RankTrainer::loop() {
         facts.lr = lr;
         facts.micro_batch_size = cfg_.train.micro_batch_size;
         facts.accumulation = windowMicroBatches(step);
-        facts.world_size = s_.world_size;
-        report_->observeNoise(window, facts.sequences());
+        report_->observeNoise(facts, window);
         adaptBatch(step);
         facts.step_time = secondsSince(step_start);
         tokens_per_s = facts.tokens_per_s = double(window.tokens) / facts.step_time;

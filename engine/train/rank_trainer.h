@@ -139,8 +139,9 @@ private:
     // The most bytes this rank held since the window began: its CPU account, or the CUDA
     // caching allocator's peak on its GPU.
     int64_t windowPeakBytes() const;
-    // The squared norm of the window's gradient sums per noise-scale group, over every rank.
-    std::vector<double> groupGradSquares();
+    // The squared norm of the window's gradient sums per noise-scale group, over every rank, and
+    // under expert parallelism the routed experts' share of their total (0 otherwise).
+    std::pair<std::vector<double>, double> groupGradSquares();
     // Rank 0 announces a change of the global batch once, when its first step begins.
     void announceBatchChange(int64_t step);
     // The reporter's events (none before prepare() made it).
@@ -172,7 +173,6 @@ private:
     std::vector<int> group_of_param_;  // noiseScaleGroupsOf, per parameter
     std::unique_ptr<FreshGradientNorms> fresh_norms_;  // null: no noise scale
     std::vector<MoE> moe_layers_;
-    double routed_window_sq_ = 0;  // expert parallelism: the routed experts' share of |sum_k s_k|^2
     int64_t tokens_seen_ = 0;
     int64_t tokens_at_start_ = 0;  // from the resumed checkpoint; 0 for a new run
     int64_t start_step_ = 0;

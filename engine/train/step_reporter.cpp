@@ -28,9 +28,9 @@ void StepReporter::event(int64_t step, EventKind kind, const std::string& messag
     setup_.bus->publish(RunEvent{step, seconds, eventKindName(kind), message});
 }
 
-void StepReporter::observeNoise(const WindowResult& w, int64_t sequences) {
+void StepReporter::observeNoise(const StepFacts& f, const WindowResult& w) {
     if (!w.noise) return;
-    if (sequences > 0 && w.tokens > 0) tokens_per_sequence_ = double(w.tokens) / double(sequences);
+    if (sequences(f) > 0 && w.tokens > 0) tokens_per_sequence_ = double(w.tokens) / double(sequences(f));
     noise_.observe(*w.noise, double(w.tokens));
     for (size_t g = 0; g < w.noise_groups.size() && g < noise_groups_.size(); ++g)
         if (w.noise_groups[g]) noise_groups_[g].observe(*w.noise_groups[g], double(w.tokens));
@@ -68,7 +68,7 @@ void StepReporter::advise(const StepFacts& f, const torch::Tensor& loads, double
     if (auto message = spikes_.observe(step, loss)) event(step, EventKind::Advice, *message);
     // An adaptive batch follows the estimate itself: its changes are the batch_change events.
     if (noise_.ready() && !setup_.adaptive_batch) {
-        const int64_t per_step = f.micro_batch_size * f.world_size;
+        const int64_t per_step = f.micro_batch_size * setup_.world_size;
         if (auto message = critical_batch_.observe(step, noise_.criticalBatchTokens() / tokens_per_sequence_,
                                                    noise_.relativeError(), f.accumulation * per_step, f.accumulation,
                                                    per_step))
@@ -104,7 +104,7 @@ void StepReporter::publishStep(const StepFacts& f, const WindowResult& w, const 
         at(metric::kTokensPerSecond, f.tokens_per_s),
         at(metric::kStepTime, f.step_time),
         at(metric::kCollectives, double(w.collectives)),
-        at(metric::kGlobalBatch, double(f.sequences())),
+        at(metric::kGlobalBatch, double(sequences(f))),
     };
     if (!w.loads.empty()) points.push_back(at(metric::kAuxLoss, w.aux_loss_sum / double(w.tokens)));
     if (w.noise && noise_.ready()) {

@@ -47,11 +47,9 @@ struct StepFacts {
     double lr = 0;
     double tokens_per_s = 0;
     double step_time = 0;
-    // The split of the step just taken (a ramp's, not the final one): m, K, and W.
+    // The split of the step just taken (a ramp's, not the final one): m and K (W is the setup's).
     int64_t micro_batch_size = 0;
     int64_t accumulation = 0;
-    int64_t world_size = 1;
-    int64_t sequences() const { return micro_batch_size * accumulation * world_size; }
 };
 
 class StepReporter {
@@ -63,7 +61,7 @@ public:
     MetricPoint point(int64_t step, int64_t tokens, const std::string& key, double value) const;
 
     // Every rank, after each completed step: the noise scale smoothed over the run.
-    void observeNoise(const WindowResult& window, int64_t sequences);
+    void observeNoise(const StepFacts& step, const WindowResult& window);
     // The smoothed critical batch in sequences; NaN before the estimate is ready.
     double criticalBatchSequences() const;
     // The trackers' state for a checkpoint (total, then each group; empty before ready), and back.
@@ -81,6 +79,8 @@ public:
 
 private:
     bool publishes() const { return setup_.bus && setup_.rank == 0; }
+    // The global batch of the step just taken, in sequences: m x K x W.
+    int64_t sequences(const StepFacts& f) const { return f.micro_batch_size * f.accumulation * setup_.world_size; }
 
     ReporterSetup setup_;
     NoiseScaleTracker noise_;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/safetensors.h"
+#include "model/transformer.h"
 #include "trainbench/run_config.h"
 
 namespace trainbench {
@@ -20,5 +21,9 @@ NamedTensors readHuggingFaceWeights(const std::string& dir, const ModelConfig& m
 // A train.init_from source as the model's state dict: a Hugging Face directory, a checkpoint
 // directory (its model.safetensors) or a safetensors file of reference names.
 NamedTensors readInitialWeights(const std::string& path, const ModelConfig& model);
+
+// Such a source read into `model` (its own config): ConfigError naming `path` for missing,
+// extra or misshapen tensors.
+void loadWeightsInto(Transformer& model, const std::string& path);
 
 }  // namespace trainbench

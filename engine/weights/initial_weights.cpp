@@ -71,4 +71,8 @@ void checkInitialWeights(const ModelConfig& model, const std::string& path) {
     }
 }
 
+void loadWeightsInto(Transformer& model, const std::string& path) {
+    loadIntoStateDict(stateDict(model), readInitialWeights(path, model->config()), path);
+}
+
 }  // namespace trainbench

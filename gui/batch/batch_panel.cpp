@@ -23,8 +23,7 @@
 #include "batch/explorer_chart.h"
 #include "batch/explorer_table_model.h"
 #include "batch/explorer_worker.h"
-#include "batch/noise_scale_worker.h"
-#include "trainbench/live_advice.h"
+#include "batch/critical_batch_box.h"
 #include "trainbench/config_io.h"
 #include "trainbench/divisors.h"
 
@@ -176,33 +175,11 @@ void BatchPanel::buildUi() {
     split_hint_label_->setTextFormat(Qt::RichText);
     split_layout->addWidget(split_hint_label_);
     // The critical batch the last run measured (its noise scale), against this B.
-    critical_batch_label_ = new QLabel(split_box);
-    critical_batch_label_->setObjectName(QStringLiteral("criticalBatchLabel"));
-    critical_batch_label_->setWordWrap(true);
-    critical_batch_label_->setToolTip(tr("The gradient noise scale of the newest run: the global batch beyond which a "
-                                         "larger one buys little per token. A trend, not an optimum."));
-    split_layout->addWidget(critical_batch_label_);
-    measure_button_ = new QPushButton(tr("Measure at checkpoint"), split_box);
-    measure_button_->setObjectName(QStringLiteral("measureCriticalBatchButton"));
-    measure_button_->setToolTip(tr("The critical batch of the run's newest checkpoint, at fixed weights, over the "
-                                   "validation windows (trainbench-cli noise-scale)"));
-    auto* measure_row = new QHBoxLayout;
-    measure_row->addWidget(measure_button_);
-    measure_row->addStretch(1);
-    split_layout->addLayout(measure_row);
-    noise_worker_ = new NoiseScaleWorker(this);
-    connect(measure_button_, &QPushButton::clicked, this, &BatchPanel::measureCriticalBatch);
-    connect(noise_worker_, &NoiseScaleWorker::measured, this, [this](const NoiseScaleMeasurement& m, qint64 step) {
-        critical_from_checkpoint_ = true;
-        setCriticalBatch(m.critical_batch_sequences, qQNaN(), step);
-        critical_from_checkpoint_ = false;
+    critical_batch_ = new CriticalBatchBox(split_box);
+    split_layout->addWidget(critical_batch_);
+    connect(critical_batch_, &CriticalBatchBox::measured, this, [this](bool ok) {
         updateControls();
-        Q_EMIT criticalBatchMeasured(true);
-    });
-    connect(noise_worker_, &NoiseScaleWorker::failed, this, [this](const QString& message) {
-        critical_batch_label_->setText(tr("Could not measure the critical batch: %1").arg(message));
-        updateControls();
-        Q_EMIT criticalBatchMeasured(false);
+        Q_EMIT criticalBatchMeasured(ok);
     });
     left->addWidget(split_box);
 
@@ -381,7 +358,7 @@ bool BatchPanel::isExploring() const {
 }
 
 void BatchPanel::showSplit() {
-    showCriticalBatch();  // the estimate against the new B
+    critical_batch_->setRunConfig(config_);  // the estimate against the new B
     const TrainConfig& train = config_.train;
     const int64_t world_size = std::max<int64_t>(config_.runtime.world_size, 1);
     {
@@ -496,50 +473,19 @@ QString BatchPanel::describeLayoutAdvice(const LayoutAdvice& advice, int64_t wor
 }
 
 void BatchPanel::setCriticalBatch(double sequences, double relative_error, int64_t step) {
-    critical_sequences_ = sequences;
-    critical_error_ = relative_error;
-    critical_step_ = step;
-    measured_at_checkpoint_ = critical_from_checkpoint_;
-    showCriticalBatch();
+    critical_batch_->setEstimate(sequences, relative_error, step);
 }
 
 void BatchPanel::setLatestCheckpoint(const QString& path, int64_t step) {
-    checkpoint_path_ = path;
-    checkpoint_step_ = step;
-    updateControls();
+    critical_batch_->setLatestCheckpoint(path, step);
 }
 
-bool BatchPanel::isMeasuring() const { return noise_worker_->isRunning(); }
+bool BatchPanel::isMeasuring() const { return critical_batch_->isMeasuring(); }
 
 bool BatchPanel::measureCriticalBatch() {
-    if (checkpoint_path_.isEmpty() || run_live_ || isExploring() || isMeasuring()) return false;
-    if (!noise_worker_->start(checkpoint_path_, checkpoint_step_)) return false;
-    critical_batch_label_->setText(tr("Measuring the critical batch of the step-%1 checkpoint…").arg(checkpoint_step_));
+    if (run_live_ || isExploring() || !critical_batch_->measure()) return false;
     updateControls();
     return true;
-}
-
-void BatchPanel::showCriticalBatch() {
-    if (!(critical_sequences_ > 0)) {
-        critical_batch_label_->setText(tr("Critical batch: not measured yet (a run with K × W ≥ 2 estimates it)."));
-        return;
-    }
-    const int64_t per_step = config_.train.micro_batch_size * std::max<int64_t>(config_.runtime.world_size, 1);
-    QString text = (measured_at_checkpoint_ ? tr("Critical batch of the step-%1 checkpoint: ~%2 sequences")
-                                            : tr("Critical batch at step %1: ~%2 sequences"))
-                       .arg(critical_step_)
-                       .arg(critical_sequences_, 0, 'f', critical_sequences_ < 10 ? 1 : 0);
-    if (std::isfinite(critical_error_)) text += tr(" (± %1 %)").arg(std::lround(100 * critical_error_));
-    text += tr(", %1× B.").arg(critical_sequences_ / double(std::max<int64_t>(config_.globalBatch(), 1)), 0, 'f', 1);
-    const int64_t k = criticalBatchAccumulation(critical_sequences_, config_.globalBatch(),
-                                                config_.train.gradient_accumulation_steps);
-    if (isChoice(config_.train.batch_policy, BatchPolicy::Adaptive))  // K follows the estimate by itself
-        text += tr(" The adaptive batch raises K (up to %1) while the estimate stays above %2× B.")
-                    .arg(config_.train.batch_adapt_max_accumulation)
-                    .arg(config_.train.batch_adapt_threshold);
-    else if (k > 0) text += tr(" Raise K to %1 (B %2, the same memory).").arg(k).arg(k * per_step);
-    else if (k < 0) text += tr(" B wastes tokens: fewer accumulation steps would reach the same loss.");
-    critical_batch_label_->setText(text);
 }
 
 void BatchPanel::onMemoryLayoutEdited() {
@@ -623,11 +569,7 @@ void BatchPanel::showPlanNumbers() {
 
 void BatchPanel::updateControls() {
     const bool exploring = isExploring();
-    measure_button_->setEnabled(!checkpoint_path_.isEmpty() && !run_live_ && !exploring && !isMeasuring());
-    measure_button_->setToolTip(checkpoint_path_.isEmpty() ? tr("No checkpoint yet: a run with checkpoints makes one.")
-                                                           : tr("Measure the step-%1 checkpoint (%2)")
-                                                                 .arg(checkpoint_step_)
-                                                                 .arg(checkpoint_path_));
+    critical_batch_->setBlocked(run_live_ || exploring);
     micro_batch_spin_->setEnabled(!run_live_);
     accumulation_spin_->setEnabled(!run_live_);
     zero_stage_combo_->setEnabled(!run_live_);

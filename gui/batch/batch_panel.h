@@ -24,7 +24,7 @@ namespace trainbench::gui {
 class ExplorerChart;
 class ExplorerTableModel;
 class ExplorerWorker;
-class NoiseScaleWorker;
+class CriticalBatchBox;
 
 // The panel edits a copy of the window's config and asks for each new split with
 // splitRequested; the owner applies it (or, refusing, hands the panel its config back).
@@ -103,7 +103,6 @@ Q_SIGNALS:
 private:
     void buildUi();
     void showSplit();
-    void showCriticalBatch();
     void showPlan();
     void showPlanNumbers();
     void updateControls();
@@ -151,15 +150,7 @@ private:
     QComboBox* expert_parallel_combo_ = nullptr;  // the EP values dividing W and the routed experts
 
     QCheckBox* layouts_check_ = nullptr;
-    QLabel* critical_batch_label_ = nullptr;
-    QPushButton* measure_button_ = nullptr;
-    NoiseScaleWorker* noise_worker_ = nullptr;
-    QString checkpoint_path_;
-    int64_t checkpoint_step_ = 0;
-    bool critical_from_checkpoint_ = false;  // while a checkpoint's measurement is being shown
-    bool measured_at_checkpoint_ = false;    // the estimate shown is a checkpoint's
-    double critical_sequences_ = 0, critical_error_ = 0;
-    int64_t critical_step_ = 0;
+    CriticalBatchBox* critical_batch_ = nullptr;
     QLabel* collectives_label_ = nullptr;
     QLabel* advice_label_ = nullptr;
     QLabel* weights_label_ = nullptr;

@@ -43,6 +43,20 @@ std::pair<torch::Tensor, torch::Tensor> batchOf(const RunConfig& c, int rank) {
     return {tokens.narrow(1, 0, c.train.seq_len).contiguous(), tokens.narrow(1, 1, c.train.seq_len).contiguous()};
 }
 
+// Rank r's layout setup over the groups a session would make for `c`.
+LayoutSetup setupFor(const RunConfig& c, RankGroups& groups, int r) {
+    LayoutSetup setup;
+    setup.config = &c;
+    setup.rank = r;
+    setup.world_size = static_cast<int>(c.runtime.world_size);
+    setup.collectives = groups.world[r].get();
+    if (c.runtime.expert_parallel > 1) {
+        setup.expert_collectives = groups.experts[r].get();
+        setup.replica_collectives = groups.replicas[r].get();
+    }
+    return setup;
+}
+
 // What every rank ends with, and what it saw.
 struct Outcome {
     std::vector<std::vector<torch::Tensor>> weights;  // per rank, whole, model order
@@ -68,15 +82,7 @@ Outcome stepOnce(const RunConfig& c) {
         threads.emplace_back([&, r] {
             try {
                 Transformer model = freshModel(c);
-                LayoutSetup setup;
-                setup.config = &c;
-                setup.rank = r;
-                setup.world_size = W;
-                setup.collectives = groups.world[r].get();
-                if (EP > 1) {
-                    setup.expert_collectives = groups.experts[r].get();
-                    setup.replica_collectives = groups.replicas[r].get();
-                }
+                LayoutSetup setup = setupFor(c, groups, r);
                 setup.bucket_bytes = setup.first_bucket_bytes = 4096;  // slices cross parameters
                 auto layout = makeGradientLayout(setup, model, nullptr);
                 layout->beginWindow();
@@ -215,15 +221,7 @@ private Q_SLOTS:
             for (int r = 0; r < k.world; ++r)
                 threads.emplace_back([&, r] {
                     Transformer model = freshModel(c);
-                    LayoutSetup setup;
-                    setup.config = &c;
-                    setup.rank = r;
-                    setup.world_size = k.world;
-                    setup.collectives = groups.world[r].get();
-                    if (k.ep > 1) {
-                        setup.expert_collectives = groups.experts[r].get();
-                        setup.replica_collectives = groups.replicas[r].get();
-                    }
+                    const LayoutSetup setup = setupFor(c, groups, r);
                     auto layout = makeGradientLayout(setup, model, nullptr);
                     mismatches[r] = (layout->stopRule() != k.stop) + (layout->recoversFromOutOfMemory() != k.recovers) +
                                     (layout->everyRankEvaluates() != k.every_rank_evaluates) +
@@ -250,11 +248,7 @@ private Q_SLOTS:
             for (int r = 0; r < 2; ++r)
                 threads.emplace_back([&, r] {
                     Transformer model = freshModel(c);
-                    LayoutSetup setup;
-                    setup.config = &c;
-                    setup.rank = r;
-                    setup.world_size = 2;
-                    setup.collectives = groups.world[r].get();
+                    const LayoutSetup setup = setupFor(c, groups, r);
                     auto layout = makeGradientLayout(setup, model, nullptr);
                     const int64_t K = 3;
                     layout->beginWindow();
