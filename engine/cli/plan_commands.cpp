@@ -18,6 +18,29 @@ namespace {
 
 double mib(int64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
 
+// 1.1 KiB, 80.0 KiB, 9.2 GiB: a size read at a glance.
+std::string readableBytes(int64_t bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = double(bytes);
+    int unit = 0;
+    while (value >= 1024.0 && unit < 4) value /= 1024.0, ++unit;
+    char text[32];
+    std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return text;
+}
+
+// Decoding's cache (generate), in both forms of MLA, as the reference sizes it.
+void printInferenceCache(const RunConfig& config) {
+    const InferenceCachePlan cache = planInferenceCache(config.model);
+    std::printf("inference cache (generate): model.max_batch_size %lld x model.max_seq_len %lld positions, %lld layers, "
+                "bf16 as the reference keeps it (trainbench's generate: the weights' fp32, twice this)\n",
+                (long long)cache.rows, (long long)cache.positions, (long long)cache.layers);
+    std::printf("  %-32s %12s per token %12s in all\n", "naive (per-head keys, values)",
+                readableBytes(cache.naive_bytes_per_token).c_str(), readableBytes(cache.naive_bytes).c_str());
+    std::printf("  %-32s %12s per token %12s in all\n", "absorbed (latent + rotary key)",
+                readableBytes(cache.absorbed_bytes_per_token).c_str(), readableBytes(cache.absorbed_bytes).c_str());
+}
+
 std::string describeLayout(const MemoryLayout& layout) {
     return "zero_stage " + std::to_string(layout.zero_stage) + ", activation_checkpointing " +
            layout.activation_checkpointing +
@@ -33,6 +56,7 @@ int commandPlan(const RunConfig& config, bool as_json) {
         // The plan's fields, and what fits under "advice".
         nlohmann::json j = nlohmann::json::parse(memoryPlanToJson(plan));
         j["advice"] = nlohmann::json::parse(layoutAdviceToJson(advice));
+        j["inference_cache"] = nlohmann::json::parse(inferenceCachePlanToJson(planInferenceCache(config.model)));
         std::cout << j.dump() << "\n";
         return 0;
     }
@@ -82,6 +106,7 @@ int commandPlan(const RunConfig& config, bool as_json) {
         else
             std::printf("  no number of ranks up to 4096 fits micro_batch_size 1: shorten train.seq_len\n");
     }
+    printInferenceCache(config);
     return 0;
 }
 

@@ -26,6 +26,7 @@
 #include "trainbench/metric_keys.h"
 #include "trainbench/process_launch.h"
 #include "trainbench/run_recorder.h"
+#include "trainbench/run_sample.h"
 #include "trainbench/run_store.h"
 #include "trainbench/training_session.h"
 
@@ -105,8 +106,13 @@ int trainToEnd(TrainingSession& session, RunRecorder* recorder, const RunConfig&
             }
         for (const auto& [step, values] : steps)
             if (values.count(metric::kLoss)) progress.step(step, values, times[step]);
-        for (const auto& e : batch.events)
-            if (e.kind != eventKindName(EventKind::Status)) progress.message("[" + e.kind + "] " + e.message);
+        for (const auto& e : batch.events) {
+            if (e.kind == eventKindName(EventKind::Status)) continue;
+            if (const auto sample = sampleOfEvent(e))
+                progress.message("[sample] step " + std::to_string(sample->step) + ": " + sample->prompt + sample->completion);
+            else
+                progress.message("[" + e.kind + "] " + e.message);
+        }
     };
     while (!session.wait(std::chrono::milliseconds(0))) {
         report(inbox->waitAndDrain(std::chrono::milliseconds(200)));

@@ -1,4 +1,4 @@
-// The run store's commands: `runs` (with `runs tag` and `runs note`) and `export`.
+// The run store's commands: `runs` (with `runs tag` and `runs note`), `export` and `samples`.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -9,6 +9,7 @@
 #include "cli/command_table.h"
 #include "cli/config_loading.h"
 #include "trainbench/config_io.h"
+#include "trainbench/run_sample.h"
 #include "trainbench/run_store.h"
 
 namespace trainbench::cli {
@@ -84,6 +85,26 @@ int commandExport(const StoreOptions& o) {
     return 0;
 }
 
+// The text a run wrote as it trained (train.sample_every), by step.
+int commandSamples(const StoreOptions& o) {
+    RunStore store(storeFolder(o.store));
+    requireRun(store, o.run_id);
+    for (const auto& event : store.events(o.run_id)) {
+        const auto sample = sampleOfEvent(event);
+        if (!sample) continue;
+        if (o.as_json)
+            std::cout << nlohmann::json{{"step", sample->step},
+                                        {"prompt", sample->prompt},
+                                        {"completion", sample->completion},
+                                        {"ended", sample->ended}}
+                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << "\n";
+        else
+            std::cout << "step " << sample->step << ": " << sample->prompt << sample->completion << "\n";
+    }
+    return 0;
+}
+
 }  // namespace
 
 void addStoreCommands(CLI::App& app, CommandTable& table) {
@@ -111,6 +132,13 @@ void addStoreCommands(CLI::App& app, CommandTable& table) {
     exporter->add_option("--format", export_options->format, "csv or jsonl")->check(CLI::IsMember({"csv", "jsonl"}));
     addStoreOption(exporter, export_options->store);
     table.add(exporter, [export_options] { return commandExport(*export_options); });
+
+    auto samples_options = std::make_shared<StoreOptions>();
+    auto* samples = app.add_subcommand("samples", "Print the text a run wrote as it trained (train.sample_every), by step");
+    samples->add_option("run_id", samples_options->run_id, "Run id (see `runs`)")->required();
+    addStoreOption(samples, samples_options->store);
+    addJsonFlag(samples, samples_options->as_json, "One JSON object per sample: step, prompt, completion, ended");
+    table.add(samples, [samples_options] { return commandSamples(*samples_options); });
 }
 
 }  // namespace trainbench::cli

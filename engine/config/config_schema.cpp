@@ -227,6 +227,17 @@ std::vector<ConfigField> buildFields() {
               "micro-batch's own gradient (one squared norm per parameter per micro-batch; noise/* metrics)");
     t.integer("eval_every", &TrainConfig::eval_every, "Evaluate every N optimizer steps (0: never)");
     t.integer("eval_windows", &TrainConfig::eval_windows, "Validation windows per evaluation (0: all)");
+    t.integer("sample_every", &TrainConfig::sample_every,
+              "Write samples every N optimizer steps and at the end (0: never): the model continues each of "
+              "sample_prompts; kept in the run store at their step (the Samples panel, `trainbench-cli samples`). "
+              "Needs data.source text");
+    t.text("sample_prompts", &TrainConfig::sample_prompts,
+           "The prompts of sample_every, one per line; empty: one sample from the start of a document (after the "
+           "end-of-text token)");
+    t.integer("sample_tokens", &TrainConfig::sample_tokens, "New tokens per sample at most (the end-of-text token stops it sooner)");
+    t.real("sample_temperature", &TrainConfig::sample_temperature,
+           "Softmax temperature of the samples; 0: greedy (the same model, the same text), else drawn with train.seed "
+           "and the step");
     t.integer("checkpoint_every", &TrainConfig::checkpoint_every, "Write a checkpoint every N optimizer steps (0: only at the end, see final_checkpoint)");
     t.integer("keep_checkpoints", &TrainConfig::keep_checkpoints, "Newest checkpoints kept; older ones are removed once a newer one is complete");
     t.boolean("final_checkpoint", &TrainConfig::final_checkpoint,

@@ -112,6 +112,8 @@ void checkRanges(Checker& c, const RunConfig& config) {
     c.within("train.batch_adapt_max_accumulation", t.batch_adapt_max_accumulation, 0, kMaxBatchCount, "2^20");
     c.within("train.eval_every", t.eval_every, 0, kMaxSteps, "2^40");
     c.within("train.eval_windows", t.eval_windows, 0, int64_t(1) << 31, "2^31");
+    c.within("train.sample_every", t.sample_every, 0, kMaxSteps, "2^40");
+    c.within("train.sample_tokens", t.sample_tokens, 1, kMaxSeqLen, "2^24 positions");
     c.within("train.checkpoint_every", t.checkpoint_every, 0, kMaxSteps, "2^40");
     c.within("train.keep_checkpoints", t.keep_checkpoints, 1, int64_t(1) << 20, "2^20");
     c.within("train.log_every", t.log_every, 1, kMaxSteps, "2^40");
@@ -239,6 +241,20 @@ void checkTrain(Checker& c, const RunConfig& config) {
     c.oneOf<IncompleteWindow>("train.incomplete_window", t.incomplete_window);
     c.oneOf<BatchPolicy>("train.batch_policy", t.batch_policy);
     c.oneOf<LrBatchRule>("train.lr_batch_rule", t.lr_batch_rule);
+    if (!(t.sample_temperature >= 0 && t.sample_temperature <= 100))
+        c.fail("train.sample_temperature", num(t.sample_temperature), "must be between 0 and 100",
+               "use 0 for greedy samples or e.g. 0.8");
+    if (t.sample_every > 0) {
+        if (!isChoice(config.data.source, DataSource::Text))
+            c.issues.push_back({"train.sample_every", "train.sample_every (" + num(t.sample_every) +
+                                                          ") writes text, and data.source \"" + config.data.source +
+                                                          "\" has none: use data.source \"text\" or set "
+                                                          "train.sample_every to 0"});
+        if (t.sample_tokens >= config.model.max_seq_len)
+            c.fail("train.sample_tokens", num(t.sample_tokens),
+                   "must be below model.max_seq_len (" + num(config.model.max_seq_len) + ") to leave room for the prompt",
+                   "lower sample_tokens");
+    }
     const int64_t ranks = config.runtime.world_size;
     const int64_t unit = t.micro_batch_size * ranks, global = t.micro_batch_size * t.gradient_accumulation_steps * ranks;
     if (isChoice(t.batch_policy, BatchPolicy::Ramp)) {

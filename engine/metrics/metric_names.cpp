@@ -19,6 +19,7 @@ constexpr std::pair<EventKind, const char*> kEventNames[] = {
     {EventKind::Advice, "advice"},
     {EventKind::StoreUnwritable, "store_unwritable"},
     {EventKind::StoreWritable, "store_writable"},
+    {EventKind::Sample, "sample"},
 };
 
 // A decimal number at the front of `text`, taken off it.

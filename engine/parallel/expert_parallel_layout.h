@@ -23,7 +23,7 @@ public:
     // A micro-batch whose experts' tokens other ranks are exchanging cannot be abandoned alone.
     bool recoversFromOutOfMemory() const override { return false; }
     // The experts are divided among the ranks: every rank evaluates (the same windows).
-    bool everyRankEvaluates() const override { return true; }
+    bool modelDivided() const override { return true; }
     Collectives* expertGroup() const override { return setup_.expert_collectives; }
     std::vector<char> routedExpertMask() const override { return is_routed_; }
     // The routed experts' buckets reduce after the backward (their idle ones included).

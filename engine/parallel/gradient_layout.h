@@ -65,9 +65,10 @@ public:
     // Whether an out-of-memory micro-batch can be agreed and the window redone: not where
     // reductions run per micro-batch across ranks, nor where experts exchange tokens.
     virtual bool recoversFromOutOfMemory() const = 0;
-    // Whether every rank must evaluate (weights or experts divided among the ranks), or rank 0
-    // alone can.
-    virtual bool everyRankEvaluates() const = 0;
+    // Whether weights or experts are divided among the ranks: every rank then takes part in an
+    // evaluation's forward passes, and the samples' weights are gathered; otherwise rank 0
+    // alone evaluates and samples on its own whole model.
+    virtual bool modelDivided() const = 0;
     // Expert parallelism: this rank's expert group (the ranks that exchange tokens); null
     // without.
     virtual Collectives* expertGroup() const { return nullptr; }

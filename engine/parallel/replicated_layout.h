@@ -17,7 +17,7 @@ public:
     ReplicatedLayout(const LayoutSetup& setup, Transformer model, const NamedTensors* resumed_optimizer);
 
     StopRule stopRule() const override { return StopRule::EndsAlone; }
-    bool everyRankEvaluates() const override { return false; }
+    bool modelDivided() const override { return false; }
     void beforeBackward(bool last) override { skipIdleExperts(last); }
     GroupSquares groupSquares(const std::vector<int>& group_of_param, int64_t groups) override;
     void step(double lr, double grad_divisor) override;

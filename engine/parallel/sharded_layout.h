@@ -14,7 +14,7 @@ public:
 
     StopRule stopRule() const override { return StopRule::AgreedAfterLeaving; }
     // Stage 3's weights are gathered unit by unit as the evaluation runs: every rank takes part.
-    bool everyRankEvaluates() const override { return part().weights() != nullptr; }
+    bool modelDivided() const override { return part().weights() != nullptr; }
     void beforeBackward(bool last) override { skipIdleExperts(last); }
     GroupSquares groupSquares(const std::vector<int>& group_of_param, int64_t groups) override {
         return {shardedSquares(group_of_param, groups), {}};

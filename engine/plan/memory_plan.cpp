@@ -423,6 +423,31 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
     return j.dump();
 }
 
+InferenceCachePlan planInferenceCache(const ModelConfig& m, int64_t element_bytes) {
+    InferenceCachePlan p;
+    p.rows = m.max_batch_size;
+    p.positions = m.max_seq_len;
+    p.layers = m.n_layers;
+    p.element_bytes = element_bytes;
+    p.naive_bytes_per_token = m.n_layers * m.n_heads * (m.qkHeadDim() + m.v_head_dim) * element_bytes;
+    p.absorbed_bytes_per_token = m.n_layers * (m.kv_lora_rank + m.qk_rope_head_dim) * element_bytes;
+    p.naive_bytes = p.naive_bytes_per_token * p.rows * p.positions;
+    p.absorbed_bytes = p.absorbed_bytes_per_token * p.rows * p.positions;
+    return p;
+}
+
+std::string inferenceCachePlanToJson(const InferenceCachePlan& p) {
+    return nlohmann::json{{"rows", p.rows},
+                          {"positions", p.positions},
+                          {"layers", p.layers},
+                          {"element_bytes", p.element_bytes},
+                          {"naive_bytes_per_token", p.naive_bytes_per_token},
+                          {"absorbed_bytes_per_token", p.absorbed_bytes_per_token},
+                          {"naive_bytes", p.naive_bytes},
+                          {"absorbed_bytes", p.absorbed_bytes}}
+        .dump();
+}
+
 std::string outOfMemoryAdvice(const RunConfig& config) {
     MemoryPlan one = planFor(config, 1, 0);
     std::ostringstream advice;

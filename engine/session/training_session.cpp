@@ -24,6 +24,7 @@
 #include "train/run_control.h"
 #include "train/checkpoint.h"
 #include "train/rank_trainer.h"
+#include "train/sample_writer.h"
 #include "train/resume_compatibility.h"
 #include "trainbench/config_io.h"
 #include "trainbench/event_kind.h"
@@ -341,6 +342,8 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
                                   " tokens, and train.eval_every asks for evaluation; raise data.val_fraction, set "
                                   "data.val_path, lower train.seq_len, or set train.eval_every to 0");
     }
+    // Sample prompts that cannot be encoded or do not fit are refused now, not at the first sample.
+    if (config.train.sample_every > 0) SampleWriter check_prompts(config);
     if (impl_->devices.front() != "cpu") requireNcclBuiltIn();
     // So are starting weights that do not fit the model section (headers only, no data read).
     if (!config.train.init_from.empty() && options.resume_from.empty()) checkInitialWeights(config.model, config.train.init_from);

@@ -441,10 +441,11 @@ RankResult RankTrainer::loop() {
         if (s_.rank == 0) report_->advise(facts, loads, mean_loss, window.rank_received);
         // Where weights or experts are divided among the ranks, every rank evaluates (the same
         // windows), gathering what it lacks as the evaluation runs.
-        if ((s_.rank == 0 || layout_->everyRankEvaluates()) && t.eval_every > 0 && ((step + 1) % t.eval_every == 0 || last)) {
+        if ((s_.rank == 0 || layout_->modelDivided()) && t.eval_every > 0 && ((step + 1) % t.eval_every == 0 || last)) {
             EvalResult eval = evaluateModel(model_, *source_, cfg_, device_);
             report_->points({report_->point(step + 1, tokens_seen_, metric::kEvalLoss, eval.loss)});
         }
+        if (SampleWriter::due(t, step + 1, last)) writeSamples(step + 1);
         if (t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0) saveCheckpoint(step + 1, last_loss_);
     }
     saveFinalCheckpoint(step);
@@ -527,6 +528,20 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     } catch (const std::exception& e) {
         // Training goes on; the previous checkpoint stays the newest valid one.
         event(steps_done, EventKind::CheckpointFailed, std::string("checkpoint not written: ") + e.what());
+    }
+}
+
+void RankTrainer::writeSamples(int64_t steps_done) {
+    NamedTensors gathered;
+    if (layout_->modelDivided()) gathered = layout_->gatherCheckpoint().model;  // collective
+    if (s_.rank != 0) return;
+    try {
+        if (!samples_) samples_ = std::make_unique<SampleWriter>(cfg_);
+        const auto samples = layout_->modelDivided() ? samples_->write(gathered, device_, steps_done)
+                                                     : samples_->write(model_, steps_done);
+        for (const auto& sample : samples) event(steps_done, EventKind::Sample, sampleEventMessage(sample));
+    } catch (const std::exception& e) {
+        event(steps_done, EventKind::Warning, std::string("samples not written: ") + e.what());
     }
 }
 

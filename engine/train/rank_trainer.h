@@ -21,6 +21,7 @@
 #include "train/fresh_gradient_norms.h"
 #include "train/micro_batch_reader.h"
 #include "train/run_control.h"
+#include "train/sample_writer.h"
 #include "train/step_reporter.h"
 #include "train/window_statistics.h"
 #include "trainbench/batch_schedule.h"
@@ -150,6 +151,9 @@ private:
     void saveCheckpoint(int64_t steps_done, double last_loss);
     // The checkpoint at the run's end (completed or stopped), unless train.final_checkpoint is off.
     void saveFinalCheckpoint(int64_t steps_done);
+    // train.sample_every: every rank calls it (a divided model is gathered first); rank 0
+    // writes the samples as events. A failure to sample is a warning; training goes on.
+    void writeSamples(int64_t steps_done);
     // train.batch_policy adaptive, after step `step`: grows the next step's batch when due.
     void adaptBatch(int64_t step);
 
@@ -169,6 +173,7 @@ private:
     // Where gradients, moments and weights live (runtime.zero_stage, runtime.expert_parallel).
     std::unique_ptr<GradientLayout> layout_;
     std::unique_ptr<StepReporter> report_;
+    std::unique_ptr<SampleWriter> samples_;  // rank 0, with train.sample_every
     std::vector<torch::Tensor> params_;
     std::vector<int> group_of_param_;  // noiseScaleGroupsOf, per parameter
     std::unique_ptr<FreshGradientNorms> fresh_norms_;  // null: no noise scale

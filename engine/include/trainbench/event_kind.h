@@ -18,6 +18,7 @@ enum class EventKind {
     Advice,            // a live detector's advice (a loss spike, imbalance, slow throughput, ...)
     StoreUnwritable,   // training held: the run store cannot be written
     StoreWritable,     // the store accepts writes again
+    Sample,            // text the model wrote at this step (train.sample_every; trainbench/run_sample.h)
 };
 
 // The name in RunEvent::kind ("status", "oom_backoff", ...).

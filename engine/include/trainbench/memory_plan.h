@@ -109,6 +109,27 @@ int64_t deviceMemoryBytesPerRank(const RunConfig& config, const std::string& ran
 // One JSON object, every field above (the `plan` command's output).
 std::string memoryPlanToJson(const MemoryPlan& plan);
 
+// The attention cache of decoding (generate), sized as the reference sizes it: model.max_batch_size
+// rows of model.max_seq_len positions in every layer, allocated whole. Two forms:
+// - naive: each head's key (qk_nope_head_dim + qk_rope_head_dim) and value (v_head_dim), per
+//   token and layer: what the guides' `k_cache` / `v_cache` formula counts;
+// - absorbed: the compressed latent (kv_lora_rank) and the one rotary key shared by the heads
+//   (qk_rope_head_dim), per token and layer: what MLA really needs.
+// Bytes at `element_bytes` each: 2 (bf16) is the reference's; trainbench's generate keeps the
+// cache in the weights' dtype (fp32: 4).
+struct InferenceCachePlan {
+    int64_t rows = 0;       // model.max_batch_size
+    int64_t positions = 0;  // model.max_seq_len
+    int64_t layers = 0;
+    int64_t element_bytes = 2;
+    int64_t naive_bytes_per_token = 0;     // over all layers
+    int64_t absorbed_bytes_per_token = 0;  // over all layers
+    int64_t naive_bytes = 0;               // rows x positions tokens
+    int64_t absorbed_bytes = 0;
+};
+InferenceCachePlan planInferenceCache(const ModelConfig& model, int64_t element_bytes = 2);
+std::string inferenceCachePlanToJson(const InferenceCachePlan& plan);
+
 // Refuses, before anything is allocated, a config that cannot fit: with runtime.memory_limit_mb
 // set, when even micro_batch_size 1 exceeds it (a larger m backs off at run time); otherwise when
 // the configured micro-batch exceeds the device's memory (`device_bytes`; 0: unknown, no check),

@@ -104,6 +104,14 @@ struct TrainConfig {
     int64_t batch_adapt_max_accumulation = 0;
     int64_t eval_every = 0;  // 0: no periodic evaluation
     int64_t eval_windows = 16;
+    // Samples as the run goes (nanoGPT's habit): every sample_every steps and at the end, the
+    // model continues each line of sample_prompts (none: one sample from the start of a
+    // document) by up to sample_tokens tokens, greedily at sample_temperature 0; stored as
+    // "sample" events (trainbench/run_sample.h). Needs data.source text.
+    int64_t sample_every = 0;
+    std::string sample_prompts;
+    int64_t sample_tokens = 48;
+    double sample_temperature = 0.0;
     int64_t checkpoint_every = 0;
     int64_t keep_checkpoints = 3;
     bool final_checkpoint = true;  // false: no checkpoint when the run ends (completed or stopped)
