@@ -1,6 +1,8 @@
 // `generate`: text from a trained model. The weights come from --checkpoint (a weights file, a
 // checkpoint directory or a Hugging Face directory) or --run (its newest checkpoint, or --step's);
 // the config from the CONFIG argument, else from the run in the store.
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -11,6 +13,7 @@
 #include "cli/config_loading.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
+#include "trainbench/hf_interop.h"
 #include "trainbench/run_store.h"
 #include "trainbench/text_generation.h"
 
@@ -39,6 +42,23 @@ std::vector<std::string> readPromptsFile(const std::string& path) {
     return out;
 }
 
+// A Hugging Face directory read as a run config: the model from its config.json, the prompts
+// encoded with its tokenizer.json (or a SentencePiece tokenizer.model), else as bytes.
+RunConfig configOfHuggingFaceDirectory(const std::string& dir) {
+    RunConfig config;
+    std::vector<std::string> notes;
+    config.model = readHuggingFaceConfig(dir, &notes);
+    for (const auto& note : notes) std::cerr << "note: " << note << "\n";
+    config.data.source = choiceName(DataSource::Text);
+    for (const char* name : {"tokenizer.json", "tokenizer.model"})
+        if (std::filesystem::is_regular_file(std::filesystem::path(dir) / name)) {
+            config.data.tokenizer = (std::filesystem::path(dir) / name).string();
+            break;
+        }
+    config.train.seq_len = std::min(config.train.seq_len, config.model.max_seq_len);
+    return config;
+}
+
 int commandGenerate(const GenerateOptions& o) {
     TextGenerationRequest request;
     if (!o.run_id.empty()) {
@@ -53,10 +73,15 @@ int commandGenerate(const GenerateOptions& o) {
         } else {
             request.config = loadWithOverrides(o.config_path, o.overrides);
         }
+    } else if (o.config_path.empty()) {
+        if (!isHuggingFaceDirectory(o.checkpoint))
+            throw ConfigError("config", "give the run config (CONFIG) with --checkpoint, or use --run RUN_ID (a Hugging "
+                                        "Face directory needs no CONFIG: its config.json and tokenizer are read)");
+        request.config = configOfHuggingFaceDirectory(o.checkpoint);
+        for (const auto& assignment : o.overrides) applyConfigOverride(request.config, assignment);
+        request.weights = o.checkpoint;
     } else {
-        if (o.config_path.empty())
-            throw ConfigError("config", "give the run config (CONFIG) with --checkpoint, or use --run RUN_ID");
-        request.config = loadWithOverrides(o.config_path, o.overrides);
+        request.config = loadWithoutData(o.config_path, o.overrides);
         request.weights = o.checkpoint;
     }
     request.prompts = o.prompts;
@@ -97,7 +122,8 @@ void addGenerateCommands(CLI::App& app, CommandTable& table) {
     auto* generate = app.add_subcommand("generate", "Continue prompts with a trained model (sampling with MLA's KV cache)");
     generate->add_option("config", o->config_path,
                          "Run config (JSON) whose model and data.tokenizer the weights belong to; with --run, "
-                         "the run's own config when omitted");
+                         "the run's own config when omitted; with a Hugging Face directory, its config.json and "
+                         "tokenizer when omitted");
     auto* checkpoint = generate->add_option("--checkpoint", o->checkpoint,
                                             "model.safetensors file, a checkpoint directory or a Hugging Face directory");
     auto* run = generate->add_option("--run", o->run_id, "A run in the store: its newest valid checkpoint (or --step's)");

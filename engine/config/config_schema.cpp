@@ -152,7 +152,10 @@ std::vector<ConfigField> buildFields() {
     m.integer("qk_nope_head_dim", &ModelConfig::qk_nope_head_dim, "Per-head query/key width without rotary embedding");
     m.integer("qk_rope_head_dim", &ModelConfig::qk_rope_head_dim, "Per-head query/key width with rotary embedding (even)");
     m.integer("v_head_dim", &ModelConfig::v_head_dim, "Per-head value width");
-    m.integer("max_seq_len", &ModelConfig::max_seq_len, "Longest sequence the rotary table covers; YaRN switches on when above original_seq_len");
+    m.integer("max_seq_len", &ModelConfig::max_seq_len,
+              "Positions of the rotary table and of each decoding-cache row (generate, train.sample_every: the prompt "
+              "plus its new tokens at most); train.seq_len may not pass it, and above original_seq_len it switches "
+              "YaRN on, in training too");
     m.integer("original_seq_len", &ModelConfig::original_seq_len, "Context length the rotary base was trained for");
     m.real("rope_theta", &ModelConfig::rope_theta, "Rotary base");
     m.real("rope_factor", &ModelConfig::rope_factor, "YaRN context extension factor s");
@@ -164,11 +167,18 @@ std::vector<ConfigField> buildFields() {
     m.real("seq_aux_loss_alpha", &ModelConfig::seq_aux_loss_alpha, "Weight of the complementary sequence-wise balance loss");
     m.real("init_std", &ModelConfig::init_std, "Standard deviation of the normal weight initialisation");
     // Last: the reference's inference-only keys, kept so a published config loads unchanged.
-    m.integer("max_batch_size", &ModelConfig::max_batch_size, "Inference KV-cache rows of the reference; unused in training (not the micro-batch)");
+    m.integer("max_batch_size", &ModelConfig::max_batch_size,
+              "Rows of the decoding cache (generate, train.sample_every): the prompts decoded together, more run in "
+              "waves; the reference allocates max_batch_size x max_seq_len positions in every layer. Not the training "
+              "micro-batch (train.micro_batch_size): training never reads it");
     m.markInferenceOnly();
-    m.text("dtype", &ModelConfig::dtype, "Storage type of the published inference checkpoint; training precision is runtime.dtype", choiceNames<CheckpointDtype>());
+    m.text("dtype", &ModelConfig::dtype,
+           "Storage of the published checkpoint the reference's inference code loads: bf16, or fp8 blocks with scales "
+           "(scale_fmt); kept so a published config loads unchanged. trainbench trains and generates in runtime.dtype",
+           choiceNames<CheckpointDtype>());
     m.markInferenceOnly();
-    m.optionalText("scale_fmt", &ModelConfig::scale_fmt, "fp8 scale format of the inference checkpoint (unused in training)");
+    m.optionalText("scale_fmt", &ModelConfig::scale_fmt,
+                   "Scale format of an fp8 published checkpoint (the reference's inference code); unused by trainbench");
     m.markInferenceOnly();
 
     Binder<TrainConfig> t{"train", &RunConfig::train, &f};

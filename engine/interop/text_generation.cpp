@@ -14,7 +14,9 @@ namespace trainbench {
 
 TextGeneration generateText(const TextGenerationRequest& request) {
     const RunConfig& config = request.config;
-    requireValidRunConfig(config);
+    // The data section gives the tokenizer only: its files need not be there.
+    for (const auto& issue : validateRunConfig(config))
+        if (!isDataIssue(issue)) throw ConfigError(issue.path, issue.message);
     const PromptCodec codec(config.data);
     std::vector<std::vector<int64_t>> prompts;
     for (size_t i = 0; i < request.prompts.size(); ++i) prompts.push_back(codec.encode(request.prompts[i], i, "--prompt"));

@@ -3,12 +3,18 @@
 // and the sampling filters against distributions computed by hand.
 #include <QtTest/QtTest>
 
+#include <QFile>
+#include <QTemporaryDir>
+
 #include <cmath>
 
 #include "generate/generation.h"
 #include "generate/sampling.h"
 #include "model/rotary.h"
 #include "tiny_model.h"
+#include "trainbench/config_io.h"
+#include "trainbench/run_sample.h"
+#include "trainbench/training_session.h"
 
 using namespace trainbench;
 
@@ -44,6 +50,33 @@ GenerationOptions greedy(int64_t n, CacheForm form) {
 }
 
 double maxAbs(const torch::Tensor& t) { return t.abs().max().item<double>(); }
+
+// A byte-text run of the tiny model that writes greedy samples at steps 2 and 3 (the last).
+RunConfig sampledRun(const QString& corpus) {
+    RunConfig c = tinyRun(3);
+    c.model = tinyTestModel(256, 32);
+    c.train.lr = 1e-2;
+    c.train.eval_every = 0;
+    c.train.final_checkpoint = false;
+    c.data.source = "text";
+    c.data.path = corpus.toStdString();
+    c.train.sample_every = 2;
+    c.train.sample_prompts = "the c\n\na d";  // the empty line is no prompt
+    c.train.sample_tokens = 16;
+    return c;
+}
+
+// The samples a run writes, in the order they came.
+std::vector<RunSample> samplesOf(const RunConfig& config) {
+    TrainingSession session(config);
+    auto inbox = session.bus().subscribe();
+    session.start();
+    if (!session.wait(std::chrono::minutes(5)) || session.summary().status != RunStatus::Completed) return {};
+    std::vector<RunSample> out;
+    for (const auto& e : inbox->drain().events)
+        if (auto sample = sampleOfEvent(e)) out.push_back(*sample);
+    return out;
+}
 
 }  // namespace
 
@@ -153,6 +186,77 @@ private Q_SLOTS:
     }
 
     // The same seed draws the same text; another seed, at a high temperature, other text.
+    // train.sample_every: rank 0 writes each prompt's greedy continuation at steps 2 and 3; where
+    // the weights or experts are divided (stage 3, expert parallelism) they are gathered first,
+    // and the text is what plain data parallelism writes.
+    void samplesAreWrittenAtTheirStepsUnderEveryLayout() {
+        QTemporaryDir dir;
+        const QString corpus = dir.filePath("corpus.txt");
+        {
+            QFile file(corpus);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            for (int i = 0; i < 100; ++i) file.write(i % 2 ? "the cat sat on the mat\n\n" : "a dog ran in the park\n\n");
+        }
+        RunConfig plain = sampledRun(corpus);
+        plain.runtime.world_size = 2;
+        plain.train.gradient_accumulation_steps = 1;
+        const auto reference = samplesOf(plain);
+        QCOMPARE(reference.size(), size_t(4));
+        const std::pair<int64_t, std::string> expected[] = {{2, "the c"}, {2, "a d"}, {3, "the c"}, {3, "a d"}};
+        for (size_t i = 0; i < 4; ++i) {
+            QCOMPARE(reference[i].step, expected[i].first);
+            QCOMPARE(reference[i].prompt, expected[i].second);
+            QVERIFY(!reference[i].completion.empty());
+        }
+        for (const auto& [stage, ep] : {std::pair<int64_t, int64_t>{3, 1}, {0, 2}, {3, 2}}) {
+            RunConfig divided = plain;
+            divided.runtime.zero_stage = stage;
+            divided.runtime.expert_parallel = ep;
+            const auto samples = samplesOf(divided);
+            const QString layout = QString("zero_stage %1, expert_parallel %2").arg(stage).arg(ep);
+            QVERIFY2(samples.size() == reference.size(), qPrintable(layout));
+            for (size_t i = 0; i < samples.size(); ++i)
+                QVERIFY2(samples[i].step == reference[i].step && samples[i].completion == reference[i].completion,
+                         qPrintable(layout + ": " + QString::fromStdString(samples[i].completion) + " vs " +
+                                    QString::fromStdString(reference[i].completion)));
+        }
+        // No prompts: one sample from the start of a document.
+        RunConfig unprompted = sampledRun(corpus);
+        unprompted.train.sample_prompts = "";
+        const auto from_start = samplesOf(unprompted);
+        QCOMPARE(from_start.size(), size_t(2));
+        QCOMPARE(from_start[0].prompt, std::string());
+    }
+
+    // Sample settings that cannot work are refused before the run starts, naming the field.
+    void badSampleSettingsAreRefused() {
+        QTemporaryDir dir;
+        const QString corpus = dir.filePath("corpus.txt");
+        {
+            QFile file(corpus);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write("some text\n\nmore text\n\n");
+        }
+        auto refusal = [](const RunConfig& config) -> std::string {
+            try {
+                TrainingSession session(config);
+            } catch (const ConfigError& e) {
+                return e.path();
+            }
+            return "accepted";
+        };
+        RunConfig markov = sampledRun(corpus);
+        markov.data.source = "markov";
+        QCOMPARE(refusal(markov), std::string("train.sample_every"));
+        RunConfig long_prompt = sampledRun(corpus);
+        long_prompt.train.sample_prompts = std::string(60, 'x');  // 60 + 16 tokens > max_seq_len 64
+        QCOMPARE(refusal(long_prompt), std::string("train.sample_prompts"));
+        RunConfig no_room = sampledRun(corpus);
+        no_room.train.sample_tokens = 64;
+        QCOMPARE(refusal(no_room), std::string("train.sample_tokens"));
+        QCOMPARE(refusal(sampledRun(corpus)), std::string("accepted"));
+    }
+
     void aSeedReproducesTheDraws() {
         const ModelConfig c = yarnModel();
         Transformer model = trainedLooking(c);

@@ -224,7 +224,7 @@ private Q_SLOTS:
                     const LayoutSetup setup = setupFor(c, groups, r);
                     auto layout = makeGradientLayout(setup, model, nullptr);
                     mismatches[r] = (layout->stopRule() != k.stop) + (layout->recoversFromOutOfMemory() != k.recovers) +
-                                    (layout->everyRankEvaluates() != k.every_rank_evaluates) +
+                                    (layout->modelDivided() != k.every_rank_evaluates) +
                                     ((layout->expertGroup() != nullptr) != k.experts) +
                                     (layout->routedExpertMask().empty() == k.experts);
                 });

@@ -420,6 +420,21 @@ private Q_SLOTS:
         QCOMPARE(three.bytes_sent_per_step, K * (3 * 792 - 128) / 2);
     }
 
+    // Decoding's cache of the published 671B config (61 layers, 128 heads of 128 + 64 key and 128
+    // value dims, a 512 latent and a 64 rotary key; max_batch_size 8, max_seq_len 16384), counted
+    // by hand at bf16: what the k_cache / v_cache formula gives against what MLA keeps.
+    void inferenceCacheOfTheFullConfigByHand() {
+        const RunConfig c = loadRunConfigFile(TRAINBENCH_SOURCE_DIR "/configs/deepseek/config_671B.json");
+        const InferenceCachePlan cache = planInferenceCache(c.model);
+        QCOMPARE(cache.rows, int64_t(8));
+        QCOMPARE(cache.positions, int64_t(16384));
+        QCOMPARE(cache.naive_bytes_per_token, int64_t(61) * 128 * (128 + 64 + 128) * 2);  // 4,997,120
+        QCOMPARE(cache.absorbed_bytes_per_token, int64_t(61) * (512 + 64) * 2);          // 70,272
+        QCOMPARE(cache.naive_bytes, int64_t(4'997'120) * 8 * 16384);                      // 610 GiB
+        QCOMPARE(cache.absorbed_bytes, int64_t(70'272) * 8 * 16384);                      // 8.6 GiB
+        QCOMPARE(planInferenceCache(c.model, 4).absorbed_bytes_per_token, int64_t(140'544));  // fp32
+    }
+
     void largestFittingMicroBatchFollowsTheBudget() {
         RunConfig c = tinySplit(16, 1, 1);
         const MemoryPlan at4 = planMemory(tinySplit(4, 4, 1));
