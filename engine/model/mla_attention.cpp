@@ -77,7 +77,15 @@ torch::Tensor MLAAttentionImpl::decode(const torch::Tensor& x, RotaryTable& rota
     }
     if (extent > cache.capacity) throw std::invalid_argument("decode: past the cache's positions (model.max_seq_len)");
     const auto positions = torch::tensor(flat_positions, torch::kInt64).view({B, T}).to(x.device());
+    // The cache's rows these tokens continue, cut to the positions seen: a view when the rows
+    // are consecutive (a whole wave), else a copy of the seen positions only.
+    bool consecutive = true;
+    for (int64_t b = 1; b < B; ++b) consecutive = consecutive && rows[b] == rows[b - 1] + 1;
     const auto row_index = torch::tensor(rows, torch::kInt64).to(x.device());
+    auto seenOf = [&](const torch::Tensor& slots) {
+        auto upto = slots.narrow(1, 0, extent);
+        return consecutive ? upto.narrow(0, rows[0], B) : upto.index_select(0, row_index);
+    };
 
     auto q = wq ? project(wq, x) : project(wq_b, q_norm(project(wq_a, x)));
     q = rotary.applyAt(q.view({B, T, heads_, nope_ + rope_}), positions, /*skip=*/nope_);  // [B, T, h, n+r]
@@ -101,8 +109,8 @@ torch::Tensor MLAAttentionImpl::decode(const torch::Tensor& x, RotaryTable& rota
             layer.keys[rows[b]].narrow(0, starts[b], T).copy_(key[b]);
             layer.values[rows[b]].narrow(0, starts[b], T).copy_(kv[1][b]);
         }
-        auto keys = layer.keys.index_select(0, row_index).narrow(1, 0, extent);      // [B, S, h, n+r]
-        auto values = layer.values.index_select(0, row_index).narrow(1, 0, extent);  // [B, S, h, v]
+        auto keys = seenOf(layer.keys);      // [B, S, h, n+r]
+        auto values = seenOf(layer.values);  // [B, S, h, v]
         scores = torch::einsum("bthd,bshd->bhts", {q, keys}) * softmax_scale_;
         auto probs = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity())
                          .softmax(-1, soft)
@@ -120,8 +128,8 @@ torch::Tensor MLAAttentionImpl::decode(const torch::Tensor& x, RotaryTable& rota
             layer.latent[rows[b]].narrow(0, starts[b], T).copy_(latent[b]);
             layer.rope_key[rows[b]].narrow(0, starts[b], T).copy_(k_pe[b].squeeze(1));
         }
-        auto latents = layer.latent.index_select(0, row_index).narrow(1, 0, extent);       // [B, S, c]
-        auto rope_keys = layer.rope_key.index_select(0, row_index).narrow(1, 0, extent);   // [B, S, r]
+        auto latents = seenOf(layer.latent);     // [B, S, c]
+        auto rope_keys = seenOf(layer.rope_key);  // [B, S, r]
         auto parts = q.split_with_sizes({nope_, rope_}, -1);
         auto q_latent = torch::einsum("bthn,hnc->bthc", {parts[0], w_key});                // [B, T, h, c]
         scores = (torch::einsum("bthc,bsc->bhts", {q_latent, latents}) +
