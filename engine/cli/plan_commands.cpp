@@ -81,6 +81,12 @@ int commandPlan(const RunConfig& config, bool as_json) {
         {"peak", plan.peak_bytes},
     };
     for (const auto& [label, bytes] : rows) std::printf("  %-32s %12.1f MiB\n", label, mib(bytes));
+    if (isChoice(config.runtime.offload, Offload::Optimizer)) {
+        std::printf("offloaded (runtime.offload optimizer; AdamW moments not in the peak):\n");
+        std::printf("  %-32s %12.1f MiB\n", "host memory per rank", mib(plan.host_bytes));
+        if (!config.runtime.offload_dir.empty())
+            std::printf("  %-32s %12.1f MiB\n", "runtime.offload_dir per rank", mib(plan.nvme_bytes));
+    }
     if (plan.world_size > 1)
         std::printf("collectives per step and rank: %lld calls, %.1f MiB sent\n", (long long)plan.collectives_per_step,
                     mib(plan.bytes_sent_per_step));

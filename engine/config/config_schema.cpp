@@ -306,6 +306,15 @@ std::vector<ConfigField> buildFields() {
            "(attention keeps its activations); full does so for the whole block (least memory, about a third "
            "more compute)",
            choiceNames<Recomputation>());
+    r.text("offload", &RuntimeConfig::offload,
+           "Offload: none keeps the AdamW moments beside the gradients; optimizer keeps each rank's shard of them "
+           "off the device between steps (host memory, or offload_dir's files) and steps it on the CPU, bucket by "
+           "bucket; needs zero_stage >= 1 (at world_size 1 the same arithmetic as 0). The same numbers as none",
+           choiceNames<Offload>());
+    r.text("offload_dir", &RuntimeConfig::offload_dir,
+           "With offload optimizer: a directory on a local disk (NVMe) where each rank keeps its moments in a scratch "
+           "file, read and written around the page cache (O_DIRECT, libaio), the next bucket read while one steps; "
+           "checked before the run (writable, O_DIRECT, room for the planned bytes); empty: host memory");
     r.boolean("overlap_reduction", &RuntimeConfig::overlap_reduction,
               "With W > 1, all-reduce each gradient bucket as soon as the last backward has filled it, overlapping "
               "the rest of the backward (off: all buckets after it; same result)");

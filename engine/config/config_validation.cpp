@@ -400,6 +400,21 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     c.positive("runtime.comm_timeout_s", r.comm_timeout_s);
     c.positive("runtime.store_wait_s", r.store_wait_s);
     c.oneOf<Recomputation>("runtime.activation_checkpointing", r.activation_checkpointing);
+    c.oneOf<Offload>("runtime.offload", r.offload);
+    if (isChoice(r.offload, Offload::Optimizer)) {
+        if (r.zero_stage < 1)
+            c.issues.push_back({"runtime.offload", "runtime.offload optimizer moves each rank's shard of the AdamW state "
+                                                   "off the device, and runtime.zero_stage 0 has no shards: set "
+                                                   "runtime.zero_stage to 1 or more (at world_size 1, stage 1 is the same "
+                                                   "arithmetic as 0)"});
+        if (dev != "cpu")
+            c.issues.push_back({"runtime.offload", "runtime.offload optimizer runs on CPU ranks so far (runtime.device "
+                                                   "\"" + dev + "\"): the device-to-host copies are not built yet; use "
+                                                   "runtime.device cpu or runtime.offload none"});
+    } else if (!r.offload_dir.empty()) {
+        c.issues.push_back({"runtime.offload_dir", "runtime.offload_dir is set but runtime.offload is \"" + r.offload +
+                                                       "\": set runtime.offload to \"optimizer\" or clear offload_dir"});
+    }
     if (r.zero_stage < 0 || r.zero_stage > 3)
         c.fail("runtime.zero_stage", num(r.zero_stage),
                "must be 0 (nothing sharded), 1 (AdamW moments sharded), 2 (gradients too) or 3 (weights too)",

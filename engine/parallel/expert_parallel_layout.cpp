@@ -36,10 +36,10 @@ ExpertParallelLayout::ExpertParallelLayout(const LayoutSetup& setup, Transformer
         (is_routed_.back() ? expert_part : dense_part).push_back(i);
     }
     const NamedTensors* resumed_slices = sharded ? resumed_optimizer : nullptr;
-    parts_.push_back(std::make_unique<ParameterPart>(specFor(dense_part, *setup_.collectives, setup_.rank, true), model_,
+    parts_.push_back(std::make_unique<ParameterPart>(specFor(dense_part, *setup_.collectives, setup_.rank, true, "dense"), model_,
                                                      cfg.train, resumed_slices));
     Collectives& replicas = *setup_.replica_collectives;
-    parts_.push_back(std::make_unique<ParameterPart>(specFor(expert_part, replicas, replicas.rank(), false), model_,
+    parts_.push_back(std::make_unique<ParameterPart>(specFor(expert_part, replicas, replicas.rank(), false, "experts"), model_,
                                                      cfg.train, resumed_slices));
     if (dense().weights()) {
         paired_residency_ = std::make_unique<PairedResidency>(*dense().weights(), *experts().weights());

@@ -41,6 +41,7 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         options.beta1 = train.beta1;
         options.beta2 = train.beta2;
         options.weight_decay = train.weight_decay;
+        options.moments_file = spec_.moments_file;
         optimizer_ = std::make_unique<ShardedAdamW>(params, decays, *buckets_, spec_.rank_in_group, options, weights_.get());
         if (resumed_optimizer) optimizer_->loadState(namesOf(parameterNames(model)), *resumed_optimizer);
     }

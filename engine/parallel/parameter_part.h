@@ -32,6 +32,8 @@ struct PartSpec {
     bool sync_each_micro_batch = false;
     int64_t bucket_bytes = 25 << 20;
     int64_t first_bucket_bytes = 1 << 20;
+    // runtime.offload_dir: the scratch file of this part's moments on this rank; empty: tensors.
+    std::string moments_file;
 };
 
 class ParameterPart {

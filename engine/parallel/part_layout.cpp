@@ -1,10 +1,13 @@
 #include "parallel/part_layout.h"
 
+#include "offload/offload_dir.h"
+
 namespace trainbench {
 
 PartLayout::PartLayout(const LayoutSetup& setup, Transformer model) : setup_(setup), model_(std::move(model)) {}
 
-PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, int rank_in_group, bool may_overlap) const {
+PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, int rank_in_group, bool may_overlap,
+                             const std::string& part_name) const {
     const RunConfig& cfg = *setup_.config;
     PartSpec spec;
     spec.indices = std::move(indices);
@@ -17,6 +20,8 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
                    cfg.runtime.overlap_reduction;
     spec.bucket_bytes = setup_.bucket_bytes;
     spec.first_bucket_bytes = setup_.first_bucket_bytes;
+    if (!cfg.runtime.offload_dir.empty())
+        spec.moments_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name);
     return spec;
 }
 

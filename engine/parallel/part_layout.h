@@ -30,7 +30,9 @@ public:
 protected:
     PartLayout(const LayoutSetup& setup, Transformer model);
     // The spec of a part over `group` at the config's stage and reduction settings.
-    PartSpec specFor(std::vector<size_t> indices, Collectives& group, int rank_in_group, bool may_overlap) const;
+    // `part_name` tells this part's offload file from the rank's other part's.
+    PartSpec specFor(std::vector<size_t> indices, Collectives& group, int rank_in_group, bool may_overlap,
+                     const std::string& part_name = "all") const;
     // The single-part layouts' beforeBackward: the idle experts told to the buckets when the
     // part reduces during this backward.
     void skipIdleExperts(bool last);

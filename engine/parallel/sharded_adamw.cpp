@@ -44,35 +44,48 @@ torch::Tensor ShardedAdamW::sliceSquaredNorms(const std::vector<int>& group_of_p
     return out.index_add_(0, segment_groups_, squares);
 }
 
+MomentStore& ShardedAdamW::moments() {
+    if (!moments_) {
+        std::vector<int64_t> numels;
+        for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) numels.push_back(buckets_.sliceNumel(b));
+        const auto like = gradientSlice(0).options();
+        moments_ = options_.moments_file.empty() ? makeResidentMomentStore(numels, like)
+                                                 : makeFileMomentStore(options_.moments_file, numels, like.dtype().toScalarType());
+    }
+    return *moments_;
+}
+
 void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives) {
     torch::NoGradGuard no_grad;
     const size_t bucket_count = static_cast<size_t>(buckets_.count());
-    if (exp_avg_.empty())
-        for (size_t b = 0; b < bucket_count; ++b) {
-            exp_avg_.push_back(torch::zeros_like(gradientSlice(b)));
-            exp_avg_sq_.push_back(torch::zeros_like(gradientSlice(b)));
-        }
+    MomentStore& store = moments();
     ++steps_;
-    if (!segments_.empty()) {
-        const auto& like = params_[segments_.front().param];
-        const torch::Tensor step_count = torch::full({}, double(steps_), like.options().dtype(torch::kFloat32));
+    // Bucket by bucket, so the next bucket's moments are read while this one steps; the
+    // arithmetic is elementwise, the same numbers in any grouping.
+    for (size_t b = 0; b < bucket_count; ++b) {
+        auto [exp_avg, exp_avg_sq] = store.acquire(b);
+        store.prefetch(b + 1);
+        bool stepped = false;
         for (bool decay : {true, false}) {
             std::vector<torch::Tensor> weights, grads, averages, squares, steps;
             for (const Segment& s : segments_) {
-                if (decays_[s.param] != decay) continue;
+                if (s.bucket != b || decays_[s.param] != decay) continue;
                 weights.push_back(weights_ ? weights_->shard(s.bucket).narrow(0, s.slice_offset, s.numel)
                                            : params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
                 grads.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
-                averages.push_back(exp_avg_[s.bucket].narrow(0, s.slice_offset, s.numel));
-                squares.push_back(exp_avg_sq_[s.bucket].narrow(0, s.slice_offset, s.numel));
-                steps.push_back(step_count);
+                averages.push_back(exp_avg.narrow(0, s.slice_offset, s.numel));
+                squares.push_back(exp_avg_sq.narrow(0, s.slice_offset, s.numel));
+                steps.push_back(torch::full({}, double(steps_), weights.back().options().dtype(torch::kFloat32)));
             }
             if (weights.empty()) continue;
             fusedAdamWUpdate(weights, grads, averages, squares, steps,
                              {lr, options_.beta1, options_.beta2, decay ? options_.weight_decay : 0.0, options_.eps},
                              grad_divisor);
+            stepped = true;
         }
+        store.release(b, stepped);
     }
+    store.flush();
     if (weights_) return;  // stage 3: the shards are the weights, gathered when next used
     // The updated slices travel in whole-bucket buffers: at stage 1 the buckets themselves (the
     // gradient sums are spent, so each rank writes its new weights over its slice; the buckets
@@ -108,11 +121,14 @@ NamedTensors ShardedAdamW::gatherState(const std::vector<std::string>& names, Co
     if (steps_ == 0) return state;
     // One bucket at a time, and only rank 0 keeps (a host copy of) what it gathered: the whole
     // moments never sit on a device at once.
+    MomentStore& store = const_cast<ShardedAdamW*>(this)->moments();
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
-        torch::Tensor averages = torch::empty({buckets_.paddedNumel(b)}, exp_avg_[b].options());
+        auto [exp_avg, exp_avg_sq] = store.acquire(b);
+        torch::Tensor averages = torch::empty({buckets_.paddedNumel(b)}, gradientSlice(b).options());
         torch::Tensor squares = torch::empty_like(averages);
-        collectives.allGatherAsync(exp_avg_[b], averages)->wait();
-        collectives.allGatherAsync(exp_avg_sq_[b], squares)->wait();
+        collectives.allGatherAsync(exp_avg.to(averages.device()), averages)->wait();
+        collectives.allGatherAsync(exp_avg_sq.to(averages.device()), squares)->wait();
+        store.release(b, false);
         if (rank_ != 0) continue;
         averages = averages.cpu();
         squares = squares.cpu();
@@ -130,27 +146,29 @@ NamedTensors ShardedAdamW::gatherState(const std::vector<std::string>& names, Co
 void ShardedAdamW::loadState(const std::vector<std::string>& names, const NamedTensors& saved) {
     torch::NoGradGuard no_grad;
     std::map<std::string, torch::Tensor> by_name(saved.begin(), saved.end());
-    exp_avg_.clear();
-    exp_avg_sq_.clear();
     steps_ = 0;
+    moments_.reset();
     // Every parameter steps together: any saved count is the count (also for a rank whose
     // slices hold no parameter, which must still take part in the gathers).
     for (const auto& [name, tensor] : saved)
         if (name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0) steps_ = tensor.item<int64_t>();
     if (steps_ == 0) return;  // saved before the first step: nothing to take
+    MomentStore& store = moments();
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
-        exp_avg_.push_back(torch::zeros_like(gradientSlice(b)));
-        exp_avg_sq_.push_back(torch::zeros_like(gradientSlice(b)));
-    }
-    for (const Segment& s : segments_) {
-        for (auto [suffix, target] : {std::pair{".exp_avg", &exp_avg_}, std::pair{".exp_avg_sq", &exp_avg_sq_}}) {
-            auto found = by_name.find(names[s.param] + suffix);
-            if (found == by_name.end()) continue;
-            (*target)[s.bucket]
-                .narrow(0, s.slice_offset, s.numel)
-                .copy_(found->second.reshape({-1}).narrow(0, s.param_offset, s.numel));
+        auto [exp_avg, exp_avg_sq] = store.acquire(b);
+        exp_avg.zero_();
+        exp_avg_sq.zero_();
+        for (const Segment& s : segments_) {
+            if (s.bucket != b) continue;
+            for (auto [suffix, target] : {std::pair{".exp_avg", &exp_avg}, std::pair{".exp_avg_sq", &exp_avg_sq}}) {
+                auto found = by_name.find(names[s.param] + suffix);
+                if (found == by_name.end()) continue;
+                target->narrow(0, s.slice_offset, s.numel).copy_(found->second.reshape({-1}).narrow(0, s.param_offset, s.numel));
+            }
         }
+        store.release(b, true);
     }
+    store.flush();
 }
 
 }  // namespace trainbench

@@ -10,6 +10,7 @@
 #include "comm/collectives.h"
 #include "parallel/gradient_buckets.h"
 #include "parallel/sharded_weights.h"
+#include "offload/moment_store.h"
 
 namespace trainbench {
 
@@ -24,6 +25,9 @@ class ShardedAdamW {
 public:
     struct Options {
         double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.0;
+        // runtime.offload_dir: the moments live in this scratch file (the NVMe tier), bucket
+        // by bucket; empty: in tensors beside the gradient slices.
+        std::string moments_file;
     };
     // `params` as given to `buckets`; `decays[i]`: parameter i takes weight decay. With
     // `weights` (stage 3) the step updates its shards in place and gathers nothing: each unit is
@@ -40,6 +44,9 @@ public:
     // rank calls it (one all-gather per bucket).
     void step(double lr, double grad_divisor, Collectives& collectives);
     int64_t steps() const { return steps_; }
+    // The NVMe tier's traffic since the start (0 with the moments in tensors).
+    int64_t bytesRead() const { return moments_ ? moments_->bytesRead() : 0; }
+    int64_t bytesWritten() const { return moments_ ? moments_->bytesWritten() : 0; }
 
     // The full moments under the parameter names (as adamWState writes them), on the host,
     // gathered from every rank: one all-gather per bucket and moment, so every rank calls it;
@@ -65,10 +72,11 @@ private:
     ShardedWeights* weights_;
     std::vector<Segment> segments_;
     mutable torch::Tensor segment_groups_;  // sliceSquaredNorms: each segment's group, on the device
-    std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;  // per bucket: [slice], this rank's
+    std::unique_ptr<MomentStore> moments_;  // per bucket: [slice] twice, this rank's; made at the first step
     int64_t steps_ = 0;
 
     torch::Tensor gradientSlice(size_t bucket) const;
+    MomentStore& moments();
 };
 
 }  // namespace trainbench

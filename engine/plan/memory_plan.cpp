@@ -285,8 +285,17 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
         activationBytes(config.model, tokens, recomputation(config.runtime), p.expert_parallel, layout);
     // The gradients (bucket views) live from the first step to the last: every backward holds
     // them beside the activations and the logits' gradient.
-    p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + p.optimizer_bytes + p.activation_bytes +
-                   p.logits_bytes;
+    const bool offloaded = isChoice(config.runtime.offload, Offload::Optimizer);
+    if (offloaded && config.runtime.offload_dir.empty()) {
+        p.host_bytes = p.optimizer_bytes;
+    } else if (offloaded) {
+        // Each moment region is whole 4 KiB blocks; two staging slots of the widest bucket's slice.
+        const int64_t slice = (std::min<int64_t>(params * kFloat, bucket) + p.world_size - 1) / p.world_size;
+        p.nvme_bytes = p.optimizer_bytes;
+        p.host_bytes = 2 * 2 * slice;
+    }
+    p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + (offloaded ? 0 : p.optimizer_bytes) +
+                   p.activation_bytes + p.logits_bytes;
     planCollectives(p, config, counts);
     p.limit_bytes = limit_bytes;
     p.fits = limit_bytes <= 0 || p.peak_bytes <= limit_bytes;
@@ -410,6 +419,8 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"gradient_bytes", p.gradient_bytes},
         {"bucket_bytes", p.bucket_bytes},
         {"optimizer_bytes", p.optimizer_bytes},
+        {"host_bytes", p.host_bytes},
+        {"nvme_bytes", p.nvme_bytes},
         {"activation_bytes", p.activation_bytes},
         {"logits_bytes", p.logits_bytes},
         {"peak_bytes", p.peak_bytes},

@@ -25,6 +25,7 @@
 #include "train/checkpoint.h"
 #include "train/rank_trainer.h"
 #include "train/sample_writer.h"
+#include "offload/offload_dir.h"
 #include "train/resume_compatibility.h"
 #include "trainbench/config_io.h"
 #include "trainbench/event_kind.h"
@@ -342,6 +343,11 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
                                   " tokens, and train.eval_every asks for evaluation; raise data.val_fraction, set "
                                   "data.val_path, lower train.seq_len, or set train.eval_every to 0");
     }
+    // The NVMe tier: a directory that cannot take the moments is refused now (every rank of
+    // this process keeps its files there).
+    if (!config.runtime.offload_dir.empty())
+        requireUsableOffloadDir(config.runtime.offload_dir,
+                                planMemory(config).nvme_bytes * int64_t(impl_->ranks.size()));
     // Sample prompts that cannot be encoded or do not fit are refused now, not at the first sample.
     if (config.train.sample_every > 0) SampleWriter check_prompts(config);
     if (impl_->devices.front() != "cpu") requireNcclBuiltIn();

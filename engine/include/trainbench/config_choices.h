@@ -24,6 +24,7 @@ enum class RowLayout { Packed, Padded };              // data.layout
 enum class TokenWidth { UInt16, UInt32 };             // data.dtype
 enum class ComputeDtype { Fp32, Bf16, Auto };         // runtime.dtype
 enum class Recomputation { None, Feedforward, Full };  // runtime.activation_checkpointing
+enum class Offload { None, Optimizer };               // runtime.offload
 
 // Each enum's names, in the enum's order: ChoiceNames<E>::names[int(e)] is e's name.
 template <class E> struct ChoiceNames;
@@ -41,6 +42,7 @@ TRAINBENCH_CHOICE_NAMES(RowLayout, "packed", "padded");
 TRAINBENCH_CHOICE_NAMES(TokenWidth, "uint16", "uint32");
 TRAINBENCH_CHOICE_NAMES(ComputeDtype, "fp32", "bf16", "auto");
 TRAINBENCH_CHOICE_NAMES(Recomputation, "none", "feedforward", "full");
+TRAINBENCH_CHOICE_NAMES(Offload, "none", "optimizer");
 #undef TRAINBENCH_CHOICE_NAMES
 
 template <class E> const char* choiceName(E value) { return ChoiceNames<E>::names[static_cast<size_t>(value)]; }

@@ -29,6 +29,11 @@ struct MemoryPlan {
     int64_t bucket_bytes = 0;     // beyond the gradients (which are views of the buckets): the sync-each mode's
                                   // sums; stages 2 and 3: the buckets whole while reduced
     int64_t optimizer_bytes = 0;  // AdamW: two fp32 moments per parameter (of this rank's slice at zero_stage 1)
+    // runtime.offload optimizer: the moments leave the device (optimizer_bytes no longer in the
+    // peak) for host memory, or with runtime.offload_dir for its files (plus, in host memory, the
+    // two staging buffers the next bucket is read into while one steps). Per rank.
+    int64_t host_bytes = 0;
+    int64_t nvme_bytes = 0;
     int64_t activation_bytes = 0; // saved for backward by one micro-batch's forward pass
     int64_t logits_bytes = 0;     // the logits' gradient and its softmax, alive at backward start
     int64_t peak_bytes = 0;

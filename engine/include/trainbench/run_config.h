@@ -160,6 +160,11 @@ struct RuntimeConfig {
     // "none" | "feedforward" (each block's feed-forward part runs again in the backward) | "full"
     // (each block keeps only its input and runs its whole forward again in the backward).
     std::string activation_checkpointing = "none";
+    // "none" | "optimizer": each rank's shard of the AdamW moments lives off the device between
+    // steps, stepped on the CPU: in host memory, or with offload_dir in a scratch file there
+    // (the NVMe tier, read and written with O_DIRECT, bucket by bucket).
+    std::string offload = "none";
+    std::string offload_dir;
 };
 
 // The choice fields read as enums (trainbench/config_choices.h); a name outside the field's
@@ -174,6 +179,7 @@ inline RowLayout rowLayout(const DataConfig& d) { return parseChoice<RowLayout>(
 inline TokenWidth tokenWidth(const DataConfig& d) { return parseChoice<TokenWidth>(d.dtype); }
 inline ComputeDtype computeDtype(const RuntimeConfig& r) { return parseChoice<ComputeDtype>(r.dtype); }
 inline Recomputation recomputation(const RuntimeConfig& r) { return parseChoice<Recomputation>(r.activation_checkpointing); }
+inline Offload offload(const RuntimeConfig& r) { return parseChoice<Offload>(r.offload); }
 
 
 struct RunConfig {

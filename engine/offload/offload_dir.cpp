@@ -1,0 +1,46 @@
+#include "offload/offload_dir.h"
+
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "offload/direct_file.h"
+#include "trainbench/config_io.h"
+
+namespace trainbench {
+
+std::string offloadFilePath(const std::string& dir, int rank, const std::string& part) {
+    return (std::filesystem::path(dir) / ("trainbench-" + std::to_string(::getpid()) + "-rank" + std::to_string(rank) +
+                                          "-" + part + ".moments"))
+        .string();
+}
+
+void requireUsableOffloadDir(const std::string& dir, int64_t needed_bytes) {
+    const std::string field = "runtime.offload_dir";
+    std::error_code error;
+    if (!std::filesystem::is_directory(dir, error))
+        throw ConfigError(field, field + " \"" + dir + "\" is not a directory; create it on a local disk (NVMe) or clear "
+                                                     "runtime.offload_dir to keep the moments in host memory");
+    // A probe of what the run will do: create, reserve, write and read a block around the cache.
+    const std::string probe = offloadFilePath(dir, -1, "probe");
+    try {
+        DirectFile file(probe, kDirectAlignment);
+        AlignedBuffer block(kDirectAlignment);
+        file.wait(file.write(0, block.data(), kDirectAlignment));
+        file.wait(file.read(0, block.data(), kDirectAlignment));
+    } catch (const std::exception& e) {
+        throw ConfigError(field, field + " \"" + dir + "\" cannot hold the offloaded moments: " + e.what());
+    }
+    struct statvfs space {};
+    if (::statvfs(dir.c_str(), &space) == 0) {
+        const int64_t free_bytes = int64_t(space.f_bavail) * int64_t(space.f_frsize);
+        if (free_bytes < needed_bytes)
+            throw ConfigError(field, field + " \"" + dir + "\" has " + std::to_string(free_bytes >> 20) +
+                                         " MiB free and the run puts " + std::to_string(needed_bytes >> 20) +
+                                         " MiB of AdamW moments there; free space or use another disk");
+    }
+}
+
+}  // namespace trainbench

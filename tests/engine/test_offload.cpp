@@ -1,0 +1,234 @@
+// Offload suite (runtime.offload, runtime.offload_dir): the moment store's files against what was
+// put in them, the conformance splits at every stage and under expert parallelism bitwise equal
+// to the same split without offload (fp32 and fp64), a checkpoint of an offloaded run resumed
+// without offload, the planner's tiers, and the refusals (docs/design/offload.md).
+#include <QtTest/QtTest>
+
+#include <QTemporaryDir>
+#include <filesystem>
+#include <fstream>
+
+#include "conformance_setup.h"
+#include "offload/direct_file.h"
+#include "offload/moment_store.h"
+#include "rank_threads.h"
+#include "trainbench/checkpoints.h"
+#include "trainbench/config_io.h"
+#include "trainbench/memory_plan.h"
+#include "trainbench/training_session.h"
+
+using namespace trainbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+RunConfig offloaded(RunConfig c, const std::string& dir) {
+    c.runtime.offload = "optimizer";
+    c.runtime.offload_dir = dir;
+    return c;
+}
+
+RunConfig split(int64_t m, int64_t K, int64_t W, int64_t stage, int64_t EP = 1) {
+    RunConfig c = withSplit(conformanceConfig(), m, K, W);
+    c.train.weight_decay = 0.1;
+    c.train.eval_every = 0;
+    c.runtime.zero_stage = stage;
+    c.runtime.expert_parallel = EP;
+    return c;
+}
+
+// Every rank's whole parameters after `steps` steps on rank threads, with 4 KiB buckets so that
+// there are many (the store's two staging slots take turns) and slices cross parameters.
+std::vector<std::vector<torch::Tensor>> weightsAfter(const RunConfig& config, int64_t steps, bool fp64) {
+    std::vector<std::vector<torch::Tensor>> weights(config.runtime.world_size);
+    RankThreadOptions options;
+    options.fp64 = fp64;
+    options.bucket_bytes = 4096;
+    onRankTrainers(config, options, [&](int r, RankTrainer& trainer) {
+        for (int64_t step = 0; step < steps; ++step) {
+            WindowResult window;
+            if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
+            trainer.applyUpdate(step, window);
+        }
+        weights[r] = trainer.wholeParameters();
+    });
+    return weights;
+}
+
+std::vector<double> losses(const RunConfig& config, SessionOptions options = {}) {
+    TrainingSession session(config, options);
+    auto inbox = session.bus().subscribe();
+    session.start();
+    if (!session.wait(std::chrono::minutes(5))) qFatal("run did not finish");
+    if (session.summary().status != RunStatus::Completed) qFatal("run failed: %s", session.summary().error.c_str());
+    std::vector<double> out;
+    for (const auto& p : inbox->drain().points)
+        if (p.key == "train/loss") out.push_back(p.value);
+    return out;
+}
+
+std::string refusedField(const RunConfig& config) {
+    try {
+        TrainingSession session(config);
+    } catch (const ConfigError& e) {
+        return e.path();
+    }
+    return "accepted";
+}
+
+}  // namespace
+
+class TestOffload : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // Buckets of odd sizes (not whole 512-byte sectors: the tails O_DIRECT must not drop), read
+    // as zeros first, then what each was given, in another order and after the staging slots
+    // have been reused; the file goes with the store.
+    void theFileStoreGivesBackWhatWasPut() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("moments").toStdString();
+        const std::vector<int64_t> numels = {1, 1000, 4097, 3, 70000};
+        {
+            auto store = makeFileMomentStore(path, numels, torch::kFloat32);
+            QVERIFY(fs::exists(path));
+            std::vector<torch::Tensor> expected;
+            for (size_t b = 0; b < numels.size(); ++b) {
+                auto [first, second] = store->acquire(b);
+                store->prefetch(b + 1);
+                QCOMPARE(first.abs().sum().item<double>(), 0.0);
+                QCOMPARE(second.abs().sum().item<double>(), 0.0);
+                first.copy_(torch::randn({numels[b]}));
+                second.copy_(torch::rand({numels[b]}));
+                expected.push_back(torch::cat({first, second}).clone());
+                store->release(b, true);
+            }
+            store->flush();
+            for (size_t b : {4, 0, 2, 1, 3, 2}) {
+                auto [first, second] = store->acquire(b);
+                QVERIFY2(torch::equal(torch::cat({first, second}), expected[b]), qPrintable(QString("bucket %1").arg(b)));
+                store->release(b, false);
+            }
+            // 5 buckets written once: every region's whole blocks.
+            int64_t blocks = 0;
+            for (int64_t n : numels) blocks += 2 * alignedUp(n * 4);
+            QCOMPARE(store->bytesWritten(), blocks);
+        }
+        QVERIFY(!fs::exists(path));
+    }
+
+    // The conformance splits at stages 1-3, K = 1 among them, and expert parallelism at stages 1
+    // and 3: with the moments in host memory or in offload_dir's files, every rank's weights after
+    // three steps are bitwise those of the same split without offload (the same kernel on the
+    // same elements, bucket by bucket), in fp32 and in fp64.
+    void everySplitAndStageGivesTheNumbersWithoutOffload() {
+        QTemporaryDir dir;
+        struct Case {
+            int64_t m, K, W, stage, EP;
+        };
+        const Case cases[] = {{8, 1, 1, 1, 1}, {2, 4, 1, 2, 1}, {2, 2, 2, 1, 1}, {1, 4, 2, 2, 1}, {2, 2, 2, 3, 1},
+                              {2, 1, 4, 3, 1}, {2, 2, 2, 1, 2}, {1, 2, 4, 3, 2}};
+        for (const Case& k : cases)
+            for (bool fp64 : {false, true}) {
+                const RunConfig plain = split(k.m, k.K, k.W, k.stage, k.EP);
+                const auto reference = weightsAfter(plain, 3, fp64);
+                for (const std::string& where : {std::string(), dir.path().toStdString()}) {
+                    const auto weights = weightsAfter(offloaded(plain, where), 3, fp64);
+                    const QString what = QString("(%1,%2,%3) stage %4 EP %5 %6 %7")
+                                             .arg(k.m).arg(k.K).arg(k.W).arg(k.stage).arg(k.EP)
+                                             .arg(fp64 ? "fp64" : "fp32").arg(where.empty() ? "host" : "offload_dir");
+                    for (size_t r = 0; r < weights.size(); ++r)
+                        for (size_t i = 0; i < weights[r].size(); ++i)
+                            QVERIFY2(torch::equal(weights[r][i], reference[r][i]),
+                                     qPrintable(what + QString(": rank %1 parameter %2 differs").arg(r).arg(i)));
+                }
+                QVERIFY2(fs::is_empty(dir.path().toStdString()), "scratch files left behind");
+            }
+    }
+
+    // Ragged data (ranks count different targets) with an incomplete last window, through the
+    // session: the losses with offload_dir are those without.
+    void raggedDataAndAnIncompleteWindow() {
+        QTemporaryDir dir;
+        RunConfig base = raggedTextConfig(writeRaggedCorpus(dir));
+        base.train.eval_every = 0;
+        base.train.samples = 20;
+        base = withSplit(base, 1, 4, 2);
+        base.runtime.zero_stage = 2;
+        const auto reference = losses(base);
+        QCOMPARE(reference.size(), size_t(3));
+        QTemporaryDir scratch;
+        const auto with_offload = losses(offloaded(base, scratch.path().toStdString()));
+        QCOMPARE(with_offload, reference);
+    }
+
+    // A checkpoint written with the moments in offload_dir's files resumes without offload (and
+    // at another stage and world size) with the losses of the run that never stopped.
+    void anOffloadedCheckpointResumesWithoutOffload() {
+        const RunConfig plain = split(2, 2, 2, 1);
+        const auto uninterrupted = losses(plain);
+        QCOMPARE(uninterrupted.size(), size_t(4));
+        QTemporaryDir checkpoints, scratch;
+        RunConfig first = offloaded(plain, scratch.path().toStdString());
+        first.train.checkpoint_every = 2;
+        SessionOptions options;
+        options.checkpoint_dir = checkpoints.path().toStdString();
+        losses(first, options);
+        const auto two = checkpointOfStep(options.checkpoint_dir, 2);
+        for (const auto& [W, stage] : {std::pair<int64_t, int64_t>{2, 1}, {1, 0}}) {
+            RunConfig rest = withSplit(plain, 2, 4 / W, W);
+            rest.runtime.zero_stage = stage;
+            SessionOptions resume;
+            resume.resume_from = two.path;
+            const auto tail = losses(rest, resume);
+            QCOMPARE(tail.size(), size_t(2));
+            for (size_t i = 0; i < 2; ++i)
+                QVERIFY2(std::fabs(tail[i] - uninterrupted[2 + i]) <= 1e-5 * std::fabs(uninterrupted[2 + i]),
+                         qPrintable(QString("W %1 stage %2 step %3: %4 vs %5").arg(W).arg(stage).arg(3 + i)
+                                        .arg(tail[i], 0, 'g', 12).arg(uninterrupted[2 + i], 0, 'g', 12)));
+        }
+    }
+
+    // The planner moves the moments off the peak: to host memory, or to offload_dir with the two
+    // staging slots in host memory.
+    void thePlannerPutsTheMomentsInTheirTier() {
+        const RunConfig plain = split(2, 2, 2, 1);
+        const MemoryPlan none = planMemory(plain);
+        RunConfig host = plain;
+        host.runtime.offload = "optimizer";
+        const MemoryPlan in_host = planMemory(host);
+        QCOMPARE(in_host.peak_bytes, none.peak_bytes - none.optimizer_bytes);
+        QCOMPARE(in_host.host_bytes, none.optimizer_bytes);
+        QCOMPARE(in_host.nvme_bytes, int64_t(0));
+        const MemoryPlan on_disk = planMemory(offloaded(plain, "/tmp"));
+        QCOMPARE(on_disk.peak_bytes, in_host.peak_bytes);
+        QCOMPARE(on_disk.nvme_bytes, none.optimizer_bytes);
+        // Two slots of two moments of the one bucket's slice (the model is smaller than a bucket).
+        const int64_t params = none.gradient_bytes / 4;
+        QCOMPARE(on_disk.host_bytes, 2 * 2 * ((params * 4 + 1) / 2));
+    }
+
+    // Each refusal names its field before anything runs.
+    void badOffloadSettingsAreRefused() {
+        const RunConfig plain = split(2, 2, 2, 1);
+        RunConfig stage0 = plain;
+        stage0.runtime.zero_stage = 0;
+        stage0.runtime.offload = "optimizer";
+        QCOMPARE(refusedField(stage0), std::string("runtime.offload"));
+        RunConfig unknown = plain;
+        unknown.runtime.offload = "nvme";
+        QCOMPARE(refusedField(unknown), std::string("runtime.offload"));
+        RunConfig dir_only = plain;
+        dir_only.runtime.offload_dir = "/tmp";
+        QCOMPARE(refusedField(dir_only), std::string("runtime.offload_dir"));
+        QCOMPARE(refusedField(offloaded(plain, "/nonexistent/offload")), std::string("runtime.offload_dir"));
+        QTemporaryDir dir;
+        const std::string file = dir.filePath("a-file").toStdString();
+        std::ofstream(file) << "x";
+        QCOMPARE(refusedField(offloaded(plain, file)), std::string("runtime.offload_dir"));
+        QCOMPARE(refusedField(offloaded(plain, "/proc")), std::string("runtime.offload_dir"));  // not writable
+        QCOMPARE(refusedField(offloaded(plain, dir.path().toStdString())), std::string("accepted"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestOffload)
+#include "test_offload.moc"
