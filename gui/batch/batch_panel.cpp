@@ -1,4 +1,4 @@
-// BatchPanel: the batch split m × K × W = B, what it costs in memory, and the explorer that measures every split.
+// BatchPanel: the batch split m × K × W = B, what it costs in memory, the explorer that measures every split, and decoding's cache.
 #include "batch/batch_panel.h"
 
 #include <algorithm>
@@ -24,6 +24,7 @@
 #include "batch/explorer_table_model.h"
 #include "batch/explorer_worker.h"
 #include "batch/critical_batch_box.h"
+#include "batch/inference_cache_box.h"
 #include "trainbench/config_io.h"
 #include "trainbench/divisors.h"
 
@@ -320,7 +321,16 @@ void BatchPanel::buildUi() {
 
     chart_ = new ExplorerChart(explorer_box);
     explorer_layout->addWidget(chart_, 1);
-    layout->addWidget(explorer_box, 1);
+
+    // Beside the training numbers, under the explorer: decoding's cache, which training never holds.
+    auto* right_column = new QWidget(this);
+    auto* right = new QVBoxLayout(right_column);
+    right->setContentsMargins(0, 0, 0, 0);
+    right->setSpacing(10);
+    right->addWidget(explorer_box, 1);
+    inference_cache_ = new InferenceCacheBox(right_column);
+    right->addWidget(inference_cache_, 0);
+    layout->addWidget(right_column, 1);
 
     connect(explore_button_, &QPushButton::clicked, this, &BatchPanel::explore);
     connect(stop_button_, &QPushButton::clicked, this, &BatchPanel::stopExploring);
@@ -342,6 +352,7 @@ int64_t BatchPanel::memoryBudgetBytes(const RunConfig& config) {
 
 void BatchPanel::setRunConfig(const RunConfig& config) {
     config_ = config;
+    inference_cache_->setModelConfig(config_.model);  // only a new config changes the model
     chosen_global_batch_ = std::max<int64_t>(config_.globalBatch(), 1);
     showSplit();
     showPlan();

@@ -1,4 +1,4 @@
-// BatchPanel: the batch split m × K × W = B, what it costs in memory, and the explorer that measures every split.
+// BatchPanel: the batch split m × K × W = B, what it costs in memory, the explorer that measures every split, and decoding's cache.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,7 @@ class ExplorerChart;
 class ExplorerTableModel;
 class ExplorerWorker;
 class CriticalBatchBox;
+class InferenceCacheBox;
 
 // The panel edits a copy of the window's config and asks for each new split with
 // splitRequested; the owner applies it (or, refusing, hands the panel its config back).
@@ -36,7 +37,8 @@ class CriticalBatchBox;
 //
 // Widgets that tests drive carry object names: batchPanel, microBatchSpin, accumulationSpin,
 // planPeakLabel, planVerdictLabel, zeroStageCombo, recomputationCombo, exploreButton, stopExploreButton, applyRecommendationButton,
-// explorerStatusLabel, explorerTable, explorerChart.
+// explorerStatusLabel, explorerTable, explorerChart; and those of the CriticalBatchBox and the
+// InferenceCacheBox (decoding's cache in both MLA forms, beside the training numbers).
 class BatchPanel : public QWidget {
     Q_OBJECT
 
@@ -151,6 +153,7 @@ private:
 
     QCheckBox* layouts_check_ = nullptr;
     CriticalBatchBox* critical_batch_ = nullptr;
+    InferenceCacheBox* inference_cache_ = nullptr;
     QLabel* collectives_label_ = nullptr;
     QLabel* advice_label_ = nullptr;
     QLabel* weights_label_ = nullptr;

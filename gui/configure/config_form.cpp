@@ -1,6 +1,7 @@
 // ConfigForm: an editor for every field of the config schema, grouped by section, with the engine's issues marked.
 #include "configure/config_form.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QCheckBox>
@@ -13,10 +14,10 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QMap>
+#include <QPlainTextEdit>
 #include <QRegularExpressionValidator>
 #include <QSignalBlocker>
 #include <QStyle>
-#include <QToolButton>
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
@@ -31,7 +32,8 @@ constexpr int kEditorMinWidth = 140;
 // A spin box given a border draws its buttons from the style sheet too: they get a size here.
 const char* const kMarkStyle =
     "QLineEdit[configIssue=\"true\"], QAbstractSpinBox[configIssue=\"true\"],"
-    " QComboBox[configIssue=\"true\"] { border: 2px solid #c62828; border-radius: 3px; padding: 1px 3px; }"
+    " QComboBox[configIssue=\"true\"], QPlainTextEdit[configIssue=\"true\"] {"
+    " border: 2px solid #c62828; border-radius: 3px; padding: 1px 3px; }"
     " QAbstractSpinBox[configIssue=\"true\"] { padding-right: 18px; }"
     " QAbstractSpinBox[configIssue=\"true\"]::up-button { subcontrol-origin: border; subcontrol-position: top right;"
     " width: 16px; }"
@@ -52,6 +54,26 @@ protected:
         else event->ignore();
     }
 };
+
+// The inference group, in the order it shows its fields: the decoding cache's rows and
+// positions, then the published checkpoint's storage. Another inference-only key of the schema
+// follows them; model.max_seq_len joins them although training reads it too (YaRN, train.seq_len).
+const QStringList& inferenceOrder() {
+    static const QStringList order{QStringLiteral("model.max_batch_size"), QStringLiteral("model.max_seq_len"),
+                                   QStringLiteral("model.dtype"), QStringLiteral("model.scale_fmt")};
+    return order;
+}
+
+bool inInferenceGroup(const ConfigFieldInfo& info, const QString& path) {
+    return info.inference_only || inferenceOrder().contains(path);
+}
+
+// Texts of lines, one item a line: a small multi-line editor rather than a line of escapes.
+bool isLinesField(const QString& path) {
+    return path == QLatin1String("train.sample_prompts");
+}
+
+constexpr int kLinesEditorRows = 4;
 
 QString sectionTitle(const QString& section) {
     if (section == QLatin1String("model")) return QObject::tr("Model");
@@ -130,6 +152,28 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(8);
+    auto newGroup = [this](const QString& title, const QString& object_name) {
+        auto* box = new QGroupBox(title, this);
+        box->setObjectName(object_name);
+        auto* form = new QFormLayout(box);
+        form->setLabelAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        form->setRowWrapPolicy(QFormLayout::DontWrapRows);
+        form->setVerticalSpacing(4);
+        return form;
+    };
+
+    // The fields decoding reads, gathered from the model section into a group of their own.
+    QFormLayout* inference_form = newGroup(tr("Inference (generate, samples)"), QStringLiteral("inferenceSection"));
+    auto* inference_note = new QLabel(
+        tr("Read when the model decodes: <code>trainbench-cli generate</code> and the samples a run writes as it "
+           "trains (train.sample_* under Training). The cache holds max_batch_size rows of max_seq_len positions "
+           "in every layer (its bytes: Batch &amp; memory); max_batch_size is not the training micro-batch."),
+        inference_form->parentWidget());
+    inference_note->setObjectName(QStringLiteral("inferenceSectionNote"));
+    inference_note->setWordWrap(true);
+    inference_form->addRow(inference_note);
+    std::vector<size_t> inference_fields;
 
     const std::vector<ConfigFieldInfo>& schema = configSchema();
     fields_.reserve(schema.size());
@@ -137,16 +181,12 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
         const QString section = QString::fromStdString(info.section);
         QFormLayout* form = section_forms_.value(section);
         if (!form) {
-            auto* box = new QGroupBox(sectionTitle(section), this);
-            box->setObjectName(section + QStringLiteral("Section"));
-            form = new QFormLayout(box);
-            form->setLabelAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-            form->setRowWrapPolicy(QFormLayout::DontWrapRows);
-            form->setVerticalSpacing(4);
+            form = newGroup(sectionTitle(section), section + QStringLiteral("Section"));
             section_forms_.insert(section, form);
             sections_ << section;
-            layout->addWidget(box);
+            layout->addWidget(form->parentWidget());
+            // The inference group follows the model section it draws from.
+            if (section == QLatin1String("model")) layout->addWidget(inference_form->parentWidget());
         }
 
         Field field;
@@ -154,6 +194,10 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
         field.key = QString::fromStdString(info.key);
         field.path = section + QLatin1Char('.') + field.key;
         field.help = QString::fromStdString(info.help);
+        if (inInferenceGroup(info, field.path)) {
+            form = inference_form;
+            inference_fields.push_back(fields_.size());
+        }
         field.editor = createEditor(field, info);
         field.editor->setObjectName(field.path);
         field.editor->setToolTip(field.help);
@@ -163,49 +207,29 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
         field.label->setToolTip(field.help);
         field.label->setBuddy(field.editor);
         field.form = form;
-        field.inference_only = info.inference_only;
-        if (field.inference_only && !inference_toggle_) {
-            // The reference's inference-only keys close their section, folded away: a published
-            // config keeps them, training never reads them.
-            inference_toggle_ = new QToolButton(form->parentWidget());
-            inference_toggle_->setObjectName(QStringLiteral("inferenceOnlyToggle"));
-            inference_toggle_->setCheckable(true);
-            inference_toggle_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-            inference_toggle_->setAutoRaise(true);
-            inference_toggle_->setToolTip(
-                tr("Keys of the reference's ModelArgs that only its inference code reads; kept so a published "
-                   "config loads unchanged"));
-            connect(inference_toggle_, &QToolButton::toggled, this, &ConfigForm::showInferenceOnly);
-            form->addRow(inference_toggle_);
-            inference_form_ = form;
-        }
-        form->addRow(field.label, field.editor);
-        if (field.inference_only) inference_rows_ << form->rowCount() - 1;
+        // A lines editor is taller than its label: the label stays by its first line.
+        if (field.kind == Kind::Lines) field.label->setAlignment(Qt::AlignRight | Qt::AlignTop);
+        if (form != inference_form) form->addRow(field.label, field.editor);
         fields_.push_back(field);
     }
-    layout->addStretch(1);
-    showInferenceOnly(false);
-}
+    if (layout->indexOf(inference_form->parentWidget()) < 0) layout->addWidget(inference_form->parentWidget());
 
-void ConfigForm::showInferenceOnly(bool shown) {
-    if (!inference_toggle_) return;
-    if (inference_toggle_->isChecked() != shown) {
-        inference_toggle_->setChecked(shown);  // comes back here through toggled
-        return;
+    auto rank = [](const QString& path) {
+        const qsizetype at = inferenceOrder().indexOf(path);
+        return at < 0 ? inferenceOrder().size() : at;
+    };
+    std::stable_sort(inference_fields.begin(), inference_fields.end(),
+                     [&](size_t a, size_t b) { return rank(fields_[a].path) < rank(fields_[b].path); });
+    for (size_t index : inference_fields) {
+        const Field& field = fields_[index];
+        inference_form->addRow(field.label, field.editor);
+        inference_paths_ << field.path;
     }
-    inference_toggle_->setArrowType(shown ? Qt::DownArrow : Qt::RightArrow);
-    inference_toggle_->setText(tr("Inference only (%1 keys of the reference, unused in training)")
-                                   .arg(inference_rows_.size()));
-    for (int row : inference_rows_) inference_form_->setRowVisible(row, shown);
+    layout->addStretch(1);
 }
 
-bool ConfigForm::inferenceOnlyShown() const {
-    return inference_toggle_ && inference_toggle_->isChecked();
-}
-
-void ConfigForm::reveal(const QString& path) {
-    for (const Field& field : fields_)
-        if (field.path == path && field.inference_only) showInferenceOnly(true);
+QStringList ConfigForm::inferencePaths() const {
+    return inference_paths_;
 }
 
 void ConfigForm::addEditorAccessory(const QString& path, QWidget* accessory) {
@@ -291,6 +315,20 @@ QWidget* ConfigForm::createEditor(Field& field, const ConfigFieldInfo& info) {
         });
         return combo;
     }
+    if (isLinesField(path)) {
+        field.kind = Kind::Lines;
+        auto* lines = new QPlainTextEdit(parent);
+        // A line is an item: wrapping would make one long line read as two.
+        lines->setLineWrapMode(QPlainTextEdit::NoWrap);
+        // Tab moves on through the form, as from every other editor.
+        lines->setTabChangesFocus(true);
+        lines->setPlaceholderText(tr("one a line"));
+        lines->setFixedHeight(kLinesEditorRows * lines->fontMetrics().lineSpacing() +
+                              2 * int(std::ceil(lines->document()->documentMargin())) + 2 * lines->frameWidth());
+        connect(lines, &QPlainTextEdit::textChanged, this,
+                [this, path, lines] { Q_EMIT fieldEdited(path, QJsonValue(lines->toPlainText())); });
+        return lines;
+    }
     field.kind = optional ? Kind::OptionalText : Kind::Text;
     auto* edit = new QLineEdit(parent);
     if (optional) edit->setPlaceholderText(unsetText());
@@ -359,6 +397,11 @@ void ConfigForm::showValue(const Field& field, const QJsonValue& value) {
         }
         break;
     }
+    case Kind::Lines: {
+        auto* lines = static_cast<QPlainTextEdit*>(field.editor);
+        if (lines->toPlainText() != value.toString()) lines->setPlainText(value.toString());
+        break;
+    }
     }
 }
 
@@ -368,8 +411,6 @@ void ConfigForm::markIssues(const std::vector<ConfigIssue>& issues) {
         for (const ConfigIssue& issue : issues)
             if (QString::fromStdString(issue.path) == field.path) messages << QString::fromStdString(issue.message);
         if (!messages.isEmpty() || field.marked) setMarked(field, messages);
-        // A problem in a folded field unfolds the group, so the mark can be seen.
-        if (!messages.isEmpty() && field.inference_only) showInferenceOnly(true);
     }
 }
 
@@ -413,6 +454,7 @@ void ConfigForm::setReadOnly(bool read_only) {
     for (const Field& field : fields_) {
         if (auto* spin = qobject_cast<QAbstractSpinBox*>(field.editor)) spin->setReadOnly(read_only);
         else if (auto* edit = qobject_cast<QLineEdit*>(field.editor)) edit->setReadOnly(read_only);
+        else if (auto* lines = qobject_cast<QPlainTextEdit*>(field.editor)) lines->setReadOnly(read_only);
         else field.editor->setEnabled(!read_only);
     }
     for (QWidget* accessory : accessories_) accessory->setEnabled(!read_only);

@@ -15,7 +15,6 @@
 
 class QFormLayout;
 class QLabel;
-class QToolButton;
 
 namespace trainbench::gui {
 
@@ -26,8 +25,14 @@ namespace trainbench::gui {
 //
 // Editors by schema type: int -> Int64SpinBox; float -> QLineEdit that keeps every digit
 // (6e-4 stays 6e-4); bool -> QCheckBox; choice -> QComboBox; string -> QLineEdit (control
-// characters written as \n, \t, and a backslash as \\). Fields whose default is unset (null)
-// accept "unset": an empty line edit, or the first item of a combo box.
+// characters written as \n, \t, and a backslash as \\), except a text of lines
+// (train.sample_prompts: one prompt a line), which gets a small QPlainTextEdit. Fields whose
+// default is unset (null) accept "unset": an empty line edit, or the first item of a combo box.
+//
+// The fields decoding reads (generate, and the samples a run writes) have a group of their own,
+// "Inference (generate, samples)" (object name inferenceSection), after the model section: the
+// schema's inference-only keys (max_batch_size, dtype, scale_fmt) and model.max_seq_len, the
+// cache's rows and positions first.
 class ConfigForm : public QWidget {
     Q_OBJECT
 
@@ -44,13 +49,8 @@ public:
     QWidget* editor(const QString& path) const;
     QStringList sections() const;
     void setReadOnly(bool read_only);
-    // The reference's inference-only fields (max_batch_size, dtype, scale_fmt) sit last in the
-    // model section, folded; the toggle (object name inferenceOnlyToggle) unfolds them, and so
-    // does an issue in one of them.
-    void showInferenceOnly(bool shown);
-    bool inferenceOnlyShown() const;
-    // Unfolds what hides the field at `path`, if anything does.
-    void reveal(const QString& path);
+    // The dotted paths of the inference group's fields, in the order shown.
+    QStringList inferencePaths() const;
     // Puts `accessory` (a button that fills the field in: a file chooser) at the right of the
     // editor of `path`, in its row; the form owns it and disables it while read-only.
     void addEditorAccessory(const QString& path, QWidget* accessory);
@@ -65,7 +65,7 @@ Q_SIGNALS:
     void fieldEdited(const QString& path, const QJsonValue& value);
 
 private:
-    enum class Kind { Int, OptionalInt, Float, Bool, OptionalBool, Choice, Text, OptionalText };
+    enum class Kind { Int, OptionalInt, Float, Bool, OptionalBool, Choice, Text, OptionalText, Lines };
     struct Field {
         QString section;
         QString key;
@@ -76,7 +76,6 @@ private:
         QLabel* label = nullptr;
         QFormLayout* form = nullptr;  // the layout of its section
         bool marked = false;
-        bool inference_only = false;
     };
 
     QWidget* createEditor(Field& field, const ConfigFieldInfo& info);
@@ -87,9 +86,7 @@ private:
     QStringList sections_;
     QMap<QString, QFormLayout*> section_forms_;
     QList<QWidget*> accessories_;
-    QToolButton* inference_toggle_ = nullptr;
-    QFormLayout* inference_form_ = nullptr;  // the model section's layout
-    QList<int> inference_rows_;              // its rows of inference-only fields
+    QStringList inference_paths_;
 };
 
 }  // namespace trainbench::gui

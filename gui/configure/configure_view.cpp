@@ -449,7 +449,6 @@ void ConfigureView::showIssues() {
 void ConfigureView::focusField(const QString& path) {
     QWidget* editor = form_->editor(path);
     if (!editor) return;
-    form_->reveal(path);
     form_scroll_->ensureWidgetVisible(editor);
     editor->setFocus(Qt::OtherFocusReason);
 }

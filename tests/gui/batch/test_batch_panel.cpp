@@ -2,7 +2,9 @@
 #include <cmath>
 
 #include <QAction>
+#include <QAbstractSpinBox>
 #include <QComboBox>
+#include <QGroupBox>
 #include <QUndoStack>
 #include <QLabel>
 #include <QProgressBar>
@@ -24,6 +26,7 @@
 #include "trainbench/memory_plan.h"
 #include "trainbench/presets.h"
 #include "configure/config_presets.h"
+#include "configure/config_form.h"
 #include "configure/configure_view.h"
 
 using namespace trainbench;
@@ -45,6 +48,26 @@ RunConfig tinyPreset() {
 // the panel documents, formatted like every byte count of the workbench.
 QString expectedPeakText(const RunConfig& config) {
     return formatBytes(planMemory(config, BatchPanel::memoryBudgetBytes(config)).peak_bytes);
+}
+
+// A model small enough to size its decoding cache by hand: 2 layers of 4 heads, qk_nope 8,
+// qk_rope 4, v 8, a latent of 16; 3 cache rows of 64 positions.
+RunConfig handSizedCacheConfig() {
+    RunConfig config = tinyPreset();
+    config.model.n_layers = 2;
+    config.model.n_heads = 4;
+    config.model.qk_nope_head_dim = 8;
+    config.model.qk_rope_head_dim = 4;
+    config.model.v_head_dim = 8;
+    config.model.kv_lora_rank = 16;
+    config.model.max_batch_size = 3;
+    config.model.max_seq_len = 64;
+    return config;
+}
+
+QString labelText(const QWidget& parent, const char* name) {
+    auto* label = child<QLabel>(parent, name);
+    return label ? label->text() : QString();
 }
 
 }  // namespace
@@ -69,6 +92,9 @@ private Q_SLOTS:
     void theCriticalBatchIsShownBesideB();
     void theExpertsCanBeDividedAmongRanks();
     void aCheckpointsCriticalBatchIsMeasuredOnRequest();
+    void theDecodingCacheIsShownInBothForms();
+    void theDecodingCacheFollowsConfigureEdits();
+    void thePublishedModelsCacheMatchesThePlanCommand();
 };
 
 void TestBatchPanel::showsTheConfigSplit() {
@@ -456,6 +482,82 @@ void TestBatchPanel::aCheckpointsCriticalBatchIsMeasuredOnRequest() {
     QVERIFY2(text.startsWith(QStringLiteral("Critical batch of the step-3 checkpoint: ~")) && text.contains(QStringLiteral("× B.")),
              qPrintable(text));
     QVERIFY(measure->isEnabled());
+}
+
+// The decoding cache, sized by hand for handSizedCacheConfig at bf16 (2 bytes a number):
+// naive: layers x heads x (nope + rope + v) x 2 = 2 x 4 x 20 x 2 = 320 B per token,
+//        x 3 rows x 64 positions = 61,440 B = 60.0 KiB;
+// absorbed: layers x (kv_lora_rank + rope) x 2 = 2 x 20 x 2 = 80 B per token, x 192 = 15,360 B = 15.0 KiB.
+// It is not training memory: the peak per rank does not move with the cache's rows.
+void TestBatchPanel::theDecodingCacheIsShownInBothForms() {
+    BatchPanel panel;
+    panel.setRunConfig(handSizedCacheConfig());
+    QCOMPARE(labelText(panel, "inferenceNaivePerTokenLabel"), QStringLiteral("320 B"));
+    QCOMPARE(labelText(panel, "inferenceNaiveTotalLabel"), QStringLiteral("60.0 KiB"));
+    QCOMPARE(labelText(panel, "inferenceAbsorbedPerTokenLabel"), QStringLiteral("80 B"));
+    QCOMPARE(labelText(panel, "inferenceAbsorbedTotalLabel"), QStringLiteral("15.0 KiB"));
+    const QString shape = labelText(panel, "inferenceCacheShapeLabel");
+    for (const char* part : {"max_batch_size 3 rows", "max_seq_len 64 positions", "2 layers", "bf16"})
+        QVERIFY2(shape.contains(QLatin1String(part)), qPrintable(shape));
+    // Labelled so the two forms and what the box is not cannot be mistaken.
+    auto* box = child<QGroupBox>(panel, "inferenceCacheBox");
+    QVERIFY(box);
+    QStringList captions;
+    for (const QLabel* label : box->findChildren<QLabel*>()) captions << label->text();
+    const QString all = captions.join(QLatin1Char('|'));
+    QVERIFY2(all.contains(QStringLiteral("per-head keys and values, what the k_cache formula counts")), qPrintable(all));
+    QVERIFY2(all.contains(QStringLiteral("latent + shared rotary key, what MLA needs")), qPrintable(all));
+    QVERIFY2(box->toolTip().contains(QStringLiteral("not training memory")), qPrintable(box->toolTip()));
+    QVERIFY2(box->toolTip().contains(QStringLiteral("not the training micro-batch")), qPrintable(box->toolTip()));
+
+    // Twice the rows: twice the cache in all, the same per token, and the same training peak.
+    const QString peak = labelText(panel, "planPeakLabel");
+    RunConfig wider = handSizedCacheConfig();
+    wider.model.max_batch_size = 6;
+    panel.setRunConfig(wider);
+    QCOMPARE(labelText(panel, "inferenceNaivePerTokenLabel"), QStringLiteral("320 B"));
+    QCOMPARE(labelText(panel, "inferenceNaiveTotalLabel"), QStringLiteral("120 KiB"));
+    QCOMPARE(labelText(panel, "inferenceAbsorbedTotalLabel"), QStringLiteral("30.0 KiB"));
+    QCOMPARE(labelText(panel, "planPeakLabel"), peak);
+    // More heads: only the naive form grows (4 -> 8 heads: 640 B a token); the latent is shared.
+    wider.model.n_heads = 8;
+    panel.setRunConfig(wider);
+    QCOMPARE(labelText(panel, "inferenceNaivePerTokenLabel"), QStringLiteral("640 B"));
+    QCOMPARE(labelText(panel, "inferenceAbsorbedPerTokenLabel"), QStringLiteral("80 B"));
+}
+
+// The cache's rows typed in Configure reach the batch panel, like every other number there.
+void TestBatchPanel::theDecodingCacheFollowsConfigureEdits() {
+    MainWindow window(handSizedCacheConfig(), QStringLiteral("hand"));
+    QCOMPARE(labelText(window, "inferenceNaiveTotalLabel"), QStringLiteral("60.0 KiB"));
+    auto* rows = qobject_cast<QAbstractSpinBox*>(window.configureView()->form()->editor(QStringLiteral("model.max_batch_size")));
+    QVERIFY(rows);
+    rows->selectAll();
+    QTest::keyClicks(rows, QStringLiteral("12"));
+    QCOMPARE(window.runConfig().model.max_batch_size, int64_t(12));
+    // 320 B x 12 rows x 64 positions = 245,760 B; 80 B x 768 = 61,440 B.
+    QCOMPARE(labelText(window, "inferenceNaiveTotalLabel"), QStringLiteral("240 KiB"));
+    QCOMPARE(labelText(window, "inferenceAbsorbedTotalLabel"), QStringLiteral("60.0 KiB"));
+    QVERIFY2(labelText(window, "inferenceCacheShapeLabel").contains(QStringLiteral("max_batch_size 12 rows")),
+             qPrintable(labelText(window, "inferenceCacheShapeLabel")));
+}
+
+// DeepSeek-V3 (configs/deepseek/config_671B.json: 61 layers, 128 heads, 128 + 64 + 128 per head,
+// a latent of 512, 8 rows of 16,384): what `trainbench-cli plan` prints, "4.8 MiB per token, 610.0
+// GiB in all" naive and "68.6 KiB, 8.6 GiB" absorbed, at the workbench's three digits.
+void TestBatchPanel::thePublishedModelsCacheMatchesThePlanCommand() {
+    RunConfig big;
+    for (const ConfigPreset& preset : configPresets())
+        if (preset.file == QLatin1String("configs/deepseek/config_671B.json")) big = loadConfigPreset(preset);
+    QCOMPARE(big.model.n_layers, int64_t(61));
+    BatchPanel panel;
+    panel.setRunConfig(big);
+    // 61 x 128 x 320 x 2 = 4,997,120 B; x 131,072 = 654,982,512,640 B.
+    QCOMPARE(labelText(panel, "inferenceNaivePerTokenLabel"), QStringLiteral("4.77 MiB"));
+    QCOMPARE(labelText(panel, "inferenceNaiveTotalLabel"), QStringLiteral("610 GiB"));
+    // 61 x 576 x 2 = 70,272 B; x 131,072 = 9,210,691,584 B.
+    QCOMPARE(labelText(panel, "inferenceAbsorbedPerTokenLabel"), QStringLiteral("68.6 KiB"));
+    QCOMPARE(labelText(panel, "inferenceAbsorbedTotalLabel"), QStringLiteral("8.58 GiB"));
 }
 
 QTEST_MAIN(TestBatchPanel)

@@ -7,6 +7,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -109,7 +110,9 @@ private Q_SLOTS:
     void wheelChangesOnlyTheFocusedField();
     void presetsLoadAndUndo();
     void anOpenedFileIsNamedInThePresetBox();
-    void inferenceOnlyFieldsComeLastFolded();
+    void inferenceFieldsHaveAGroupOfTheirOwn();
+    void maxBatchSizeEditRoundTrips();
+    void samplePromptsAreLinesThatRoundTrip();
     void savedFileOpensAsTheSameConfig();
     void windowAdoptsValidEditsOnly();
     void publishedPresetDrivesTheSidePanel();
@@ -468,49 +471,127 @@ void TestConfigureView::anOpenedFileIsNamedInThePresetBox() {
     QCOMPARE(combo->count(), int(configPresets().size()));
 }
 
-// The reference's inference-only keys are last in the model section and folded away, behind a
-// labelled toggle; the fields training uses come first. A problem in one unfolds them.
-void TestConfigureView::inferenceOnlyFieldsComeLastFolded() {
+// The fields decoding reads have a group of their own after the model section, open: the cache's
+// rows and positions first, then the published checkpoint's storage. A problem in one is marked
+// where it shows.
+void TestConfigureView::inferenceFieldsHaveAGroupOfTheirOwn() {
     ConfigureView view(tinyConfig(), QStringLiteral("tiny"));
+    view.resize(1000, 800);
     view.show();
-    QStringList model_keys, inference_keys;
-    for (const ConfigFieldInfo& info : configSchema()) {
-        if (info.section != "model") continue;
-        (info.inference_only ? inference_keys : model_keys) << QString::fromStdString(info.key);
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    auto* group = child<QGroupBox>(view, "inferenceSection");
+    QVERIFY(group);
+    QCOMPARE(group->title(), QStringLiteral("Inference (generate, samples)"));
+    QCOMPARE(view.form()->inferencePaths(),
+             (QStringList{QStringLiteral("model.max_batch_size"), QStringLiteral("model.max_seq_len"),
+                          QStringLiteral("model.dtype"), QStringLiteral("model.scale_fmt")}));
+    auto* model_section = child<QGroupBox>(view, "modelSection");
+    auto* train_section = child<QGroupBox>(view, "trainSection");
+    // Between the model and the training sections, in the form's column.
+    QVERIFY(model_section->geometry().bottom() < group->geometry().top());
+    QVERIFY(group->geometry().bottom() < train_section->geometry().top());
+    int previous_y = -1;
+    for (const char* path : {"model.max_batch_size", "model.max_seq_len", "model.dtype"}) {
+        QWidget* editor = view.form()->editor(QString::fromLatin1(path));
+        QVERIFY2(editor && editor->isVisible(), path);  // nothing to unfold
+        QVERIFY2(group->isAncestorOf(editor) && !model_section->isAncestorOf(editor), path);
+        QVERIFY2(editor->y() > previous_y, path);  // in this order
+        previous_y = editor->y();
     }
-    QCOMPARE(inference_keys, (QStringList{QStringLiteral("max_batch_size"), QStringLiteral("dtype"),
-                                          QStringLiteral("scale_fmt")}));
-    QCOMPARE(model_keys.mid(0, 3), (QStringList{QStringLiteral("vocab_size"), QStringLiteral("dim"),
-                                                QStringLiteral("inter_dim")}));
-    // In the schema (and so the form), every inference-only key comes after every other model key.
-    int last_training = -1, first_inference = 1 << 30, index = 0;
-    for (const ConfigFieldInfo& info : configSchema()) {
-        if (info.section == "model" && !info.inference_only) last_training = index;
-        if (info.inference_only) first_inference = std::min(first_inference, index);
-        ++index;
-    }
-    QVERIFY(last_training < first_inference);
+    QCOMPARE(intEditor(view, "model.max_batch_size")->value(), 8);
+    QCOMPARE(intEditor(view, "model.max_seq_len")->value(), 256);
+    QCOMPARE(qobject_cast<QComboBox*>(view.form()->editor(QStringLiteral("model.dtype")))->currentText(),
+             QStringLiteral("bf16"));
+    // What a user must not misread, said in the help of the field.
+    QVERIFY2(intEditor(view, "model.max_batch_size")->toolTip().contains(QStringLiteral("not the training micro-batch"),
+                                                                         Qt::CaseInsensitive),
+             qPrintable(intEditor(view, "model.max_batch_size")->toolTip()));
+    auto* note = child<QLabel>(view, "inferenceSectionNote");
+    QVERIFY(note && note->isVisible());
+    QVERIFY2(note->text().contains(QStringLiteral("not the training micro-batch")), qPrintable(note->text()));
 
-    auto* toggle = child<QToolButton>(view, "inferenceOnlyToggle");
-    QVERIFY2(toggle->text().contains(QStringLiteral("unused in training")), qPrintable(toggle->text()));
-    QWidget* max_batch = view.form()->editor(QStringLiteral("model.max_batch_size"));
-    QVERIFY(!max_batch->isVisible());
-    QVERIFY(!view.form()->editor(QStringLiteral("model.scale_fmt"))->isVisible());
-    QVERIFY(view.form()->editor(QStringLiteral("model.dim"))->isVisible());
-    QVERIFY(view.form()->editor(QStringLiteral("model.dim"))->y() < toggle->y());
-    QTest::mouseClick(toggle, Qt::LeftButton);
-    QVERIFY(max_batch->isVisible());
-    QVERIFY(max_batch->y() > toggle->y());
-    QTest::mouseClick(toggle, Qt::LeftButton);
-    QVERIFY(!max_batch->isVisible());
+    // The old fold is gone: no toggle, no hidden row.
+    QVERIFY(!view.findChild<QToolButton*>(QStringLiteral("inferenceOnlyToggle")));
+    QVERIFY(view.form()->editor(QStringLiteral("model.scale_fmt"))->isVisible());
 
-    // A config whose problem is in a folded field (from a file, or typed in the JSON).
+    // A config whose problem is in the group: marked, and on show.
     RunConfig bad = tinyConfig();
     bad.model.max_batch_size = 0;
     view.resetConfig(bad, QStringLiteral("bad"));
     QCOMPARE(view.form()->markedPaths(), QStringList{QStringLiteral("model.max_batch_size")});
-    QVERIFY(view.form()->inferenceOnlyShown());
-    QVERIFY(max_batch->isVisible());
+    QVERIFY(intEditor(view, "model.max_batch_size")->isVisible());
+}
+
+// The cache's rows typed in the group reach the config and its JSON, and come back from a file.
+void TestConfigureView::maxBatchSizeEditRoundTrips() {
+    QTemporaryDir folder;
+    QVERIFY(folder.isValid());
+    ConfigureView view(tinyConfig(), QStringLiteral("tiny"));
+    retype(intEditor(view, "model.max_batch_size"), QStringLiteral("3"));
+    QCOMPARE(view.config().model.max_batch_size, int64_t(3));
+    QCOMPARE(view.config().train.micro_batch_size, int64_t(8));  // the training batch is another field
+    QVERIFY2(jsonEdit(view)->toPlainText().contains(QStringLiteral("\"max_batch_size\": 3,")),
+             qPrintable(jsonEdit(view)->toPlainText()));
+    const QString path = folder.filePath(QStringLiteral("rows.json"));
+    QString error;
+    QVERIFY2(view.saveFile(path, &error), qPrintable(error));
+    QCOMPARE(loadRunConfigFile(path.toStdString()).model.max_batch_size, int64_t(3));
+
+    // And from the JSON back into the form.
+    jsonEdit(view)->setPlainText(replacedInJson(jsonEdit(view)->toPlainText(), QStringLiteral("\"max_batch_size\": 3,"),
+                                                QStringLiteral("\"max_batch_size\": 5,")));
+    QTRY_COMPARE(intEditor(view, "model.max_batch_size")->value(), 5);
+    QCOMPARE(view.config().model.max_batch_size, int64_t(5));
+    view.undoStack()->undo();
+    QCOMPARE(intEditor(view, "model.max_batch_size")->value(), 3);
+}
+
+// train.sample_prompts is a text of lines, one prompt each: typed on two lines in a small
+// multi-line editor, it is one JSON string with a newline, and reads back as two lines.
+void TestConfigureView::samplePromptsAreLinesThatRoundTrip() {
+    QTemporaryDir folder;
+    QVERIFY(folder.isValid());
+    ConfigureView view(tinyConfig(), QStringLiteral("tiny"));
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    auto* prompts = qobject_cast<QPlainTextEdit*>(view.form()->editor(QStringLiteral("train.sample_prompts")));
+    QVERIFY(prompts);
+    QVERIFY(child<QGroupBox>(view, "trainSection")->isAncestorOf(prompts));
+    QVERIFY(prompts->toPlainText().isEmpty());
+    // Room for a few prompts, and Tab still moves on through the form.
+    QVERIFY2(prompts->height() >= 3 * prompts->fontMetrics().lineSpacing(), qPrintable(QString::number(prompts->height())));
+    QVERIFY(prompts->tabChangesFocus());
+    for (const char* path : {"train.sample_every", "train.sample_tokens", "train.sample_temperature"})
+        QVERIFY2(view.form()->editor(QString::fromLatin1(path))->isVisible(), path);
+
+    prompts->setFocus();
+    QTest::keyClicks(prompts, QStringLiteral("Once upon a time"));
+    QTest::keyClick(prompts, Qt::Key_Return);
+    QTest::keyClicks(prompts, QStringLiteral("The cat sat"));
+    QCOMPARE(view.config().train.sample_prompts, std::string("Once upon a time\nThe cat sat"));
+    QVERIFY2(jsonEdit(view)->toPlainText().contains(QStringLiteral("\"sample_prompts\": \"Once upon a time\\nThe cat sat\"")),
+             qPrintable(jsonEdit(view)->toPlainText()));
+    QCOMPARE(view.undoStack()->count(), 1);  // the typing is one step
+
+    const QString path = folder.filePath(QStringLiteral("prompts.json"));
+    QString error;
+    QVERIFY2(view.saveFile(path, &error), qPrintable(error));
+    const RunConfig saved = loadRunConfigFile(path.toStdString());
+    QCOMPARE(saved.train.sample_prompts, std::string("Once upon a time\nThe cat sat"));
+    ConfigureView other(tinyConfig(), QStringLiteral("tiny"));
+    QVERIFY2(other.openFile(path, &error), qPrintable(error));
+    auto* reopened = qobject_cast<QPlainTextEdit*>(other.form()->editor(QStringLiteral("train.sample_prompts")));
+    QCOMPARE(reopened->toPlainText(), QStringLiteral("Once upon a time\nThe cat sat"));
+    QCOMPARE(reopened->document()->blockCount(), 2);
+
+    // A JSON edit shows in the editor, line by line.
+    jsonEdit(view)->setPlainText(replacedInJson(jsonEdit(view)->toPlainText(),
+                                                QStringLiteral("\"Once upon a time\\nThe cat sat\""),
+                                                QStringLiteral("\"a\\nb\\nc\"")));
+    QTRY_COMPARE(prompts->toPlainText(), QStringLiteral("a\nb\nc"));
+    QCOMPARE(view.config().train.sample_prompts, std::string("a\nb\nc"));
+    view.undoStack()->undo();
+    QCOMPARE(prompts->toPlainText(), QStringLiteral("Once upon a time\nThe cat sat"));
 }
 
 void TestConfigureView::savedFileOpensAsTheSameConfig() {
