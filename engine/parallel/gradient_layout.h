@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "comm/collectives.h"
+#include "memory/memory_account.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
 #include "trainbench/run_config.h"
@@ -28,6 +29,9 @@ struct LayoutSetup {
     Collectives* replica_collectives = nullptr;
     int64_t bucket_bytes = 25 << 20;
     int64_t first_bucket_bytes = 1 << 20;
+    // runtime.offload optimizer: the account of the rank's host tier (the moments); nullptr:
+    // the thread's own.
+    MemoryAccount* host_memory = nullptr;
 };
 
 // What a stop requested inside a window does.

@@ -42,6 +42,7 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         options.beta2 = train.beta2;
         options.weight_decay = train.weight_decay;
         options.moments_file = spec_.moments_file;
+        options.host_memory = spec_.host_memory;
         optimizer_ = std::make_unique<ShardedAdamW>(params, decays, *buckets_, spec_.rank_in_group, options, weights_.get());
         if (resumed_optimizer) optimizer_->loadState(namesOf(parameterNames(model)), *resumed_optimizer);
     }

@@ -34,6 +34,8 @@ struct PartSpec {
     int64_t first_bucket_bytes = 1 << 20;
     // runtime.offload_dir: the scratch file of this part's moments on this rank; empty: tensors.
     std::string moments_file;
+    // runtime.offload optimizer: the account the moments are counted in; nullptr: the thread's.
+    MemoryAccount* host_memory = nullptr;
 };
 
 class ParameterPart {

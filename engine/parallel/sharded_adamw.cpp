@@ -4,6 +4,7 @@
 #include "parallel/fused_adamw.h"
 
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 namespace trainbench {
@@ -49,6 +50,8 @@ MomentStore& ShardedAdamW::moments() {
         std::vector<int64_t> numels;
         for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) numels.push_back(buckets_.sliceNumel(b));
         const auto like = gradientSlice(0).options();
+        std::optional<ScopedMemoryAccount> host;
+        if (options_.host_memory) host.emplace(options_.host_memory);
         moments_ = options_.moments_file.empty() ? makeResidentMomentStore(numels, like)
                                                  : makeFileMomentStore(options_.moments_file, numels, like.dtype().toScalarType());
     }

@@ -10,6 +10,7 @@
 #include "comm/collectives.h"
 #include "parallel/gradient_buckets.h"
 #include "parallel/sharded_weights.h"
+#include "memory/memory_account.h"
 #include "offload/moment_store.h"
 
 namespace trainbench {
@@ -28,6 +29,9 @@ public:
         // runtime.offload_dir: the moments live in this scratch file (the NVMe tier), bucket
         // by bucket; empty: in tensors beside the gradient slices.
         std::string moments_file;
+        // Offloaded to host memory: the account the moments are counted in (nullptr: the
+        // allocating thread's, the rank's device account on CPU ranks).
+        MemoryAccount* host_memory = nullptr;
     };
     // `params` as given to `buckets`; `decays[i]`: parameter i takes weight decay. With
     // `weights` (stage 3) the step updates its shards in place and gathers nothing: each unit is

@@ -442,8 +442,9 @@ InferenceCachePlan planInferenceCache(const ModelConfig& m, int64_t element_byte
     p.element_bytes = element_bytes;
     p.naive_bytes_per_token = m.n_layers * m.n_heads * (m.qkHeadDim() + m.v_head_dim) * element_bytes;
     p.absorbed_bytes_per_token = m.n_layers * (m.kv_lora_rank + m.qk_rope_head_dim) * element_bytes;
-    p.naive_bytes = p.naive_bytes_per_token * p.rows * p.positions;
-    p.absorbed_bytes = p.absorbed_bytes_per_token * p.rows * p.positions;
+    // Saturating: the largest allowed rows x positions (2^44) of a wide model pass 2^63.
+    p.naive_bytes = clampedProduct(p.naive_bytes_per_token, __int128(p.rows) * p.positions);
+    p.absorbed_bytes = clampedProduct(p.absorbed_bytes_per_token, __int128(p.rows) * p.positions);
     return p;
 }
 

@@ -16,6 +16,7 @@ MemorySample sampleRanksMemory(const std::vector<SampledRank>& ranks, int64_t st
             sample.points.push_back(MetricPoint{step, tokens, wall, metric::memoryKey(r.device, r.rank, what), value});
         };
         if (r.account) add(metric::kAllocatedBytes, double(r.account->current.load()));
+        if (r.host_account) add(metric::kHostBytes, double(r.host_account->current.load()));
         const int device = cudaDeviceIndex(r.device);
         if (device < 0 || !probe) continue;
         std::optional<CudaMemorySample> cuda;

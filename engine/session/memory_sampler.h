@@ -20,6 +20,7 @@ struct SampledRank {
     std::string device;
     int rank = 0;
     MemoryAccount* account = nullptr;
+    MemoryAccount* host_account = nullptr;  // runtime.offload optimizer: the rank's host tier
 };
 
 // Reads a CUDA device's memory; sampleCudaMemory in a session, another reader in tests.

@@ -22,6 +22,7 @@ std::string runSummaryToJson(const RunSummary& s) {
         {"tokens_per_s", s.tokens_per_s},
         {"wall_time_s", s.wall_time_s},
     };
+    if (s.host_peak_bytes > 0) j["host_peak_bytes"] = s.host_peak_bytes;
     if (!s.error.empty()) j["error"] = s.error;
     if (s.out_of_memory) j["out_of_memory"] = true;
     // The error may quote a file name that is not UTF-8: it prints as U+FFFD, never throws.

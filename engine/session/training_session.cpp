@@ -144,6 +144,8 @@ struct TrainingSession::Impl {
     std::vector<std::unique_ptr<Collectives>> expert_collectives, replica_collectives;
     std::mutex collectives_mutex;  // guards the slots of `collectives` (not the objects)
     std::vector<MemoryAccount*> memory;  // CPU ranks only (CUDA has its own statistics)
+    // runtime.offload optimizer: what each rank keeps in host memory (its moments); else null.
+    std::vector<MemoryAccount*> host_memory;
     int fail_rank = -1;
     int64_t fail_step = -1;
     int stall_rank = -1;
@@ -167,7 +169,7 @@ struct TrainingSession::Impl {
     // sample, said once as a warning; the thread carries on.
     void sampleMemory() {
         std::vector<SampledRank> sampled;
-        for (size_t slot = 0; slot < ranks.size(); ++slot) sampled.push_back({devices[slot], ranks[slot], memory[slot]});
+        for (size_t slot = 0; slot < ranks.size(); ++slot) sampled.push_back({devices[slot], ranks[slot], memory[slot], host_memory[slot]});
         bool warned = false;
         std::unique_lock lock(finish_mutex);
         while (!finish_cv.wait_for(lock, std::chrono::milliseconds(500), [this] { return finished.load(); })) {
@@ -234,6 +236,7 @@ struct TrainingSession::Impl {
             setup.checkpoint_dir = options.checkpoint_dir;
             setup.resume_from = options.resume_from;
             setup.memory = memory[slot];
+            setup.host_memory = host_memory[slot];
             setup.recover_out_of_memory = options.recover_out_of_memory;
             setup.explored_best = options.explored_best;
             if (rank == fail_rank) setup.fail_at_step = fail_step;
@@ -296,6 +299,7 @@ struct TrainingSession::Impl {
             }
             s.out_of_memory = s.out_of_memory || r.out_of_memory;
             s.peak_memory_bytes = std::max(s.peak_memory_bytes, r.peak_memory_bytes);
+            s.host_peak_bytes = std::max(s.host_peak_bytes, r.host_peak_bytes);
         }
         for (const auto& r : results)
             if (r.status == RunStatus::Failed && s.error.empty()) s.error = r.error;
@@ -403,6 +407,8 @@ void TrainingSession::start() {
     const int64_t limit = runtime.memory_limit_mb * 1024 * 1024;
     for (size_t slot = 0; slot < slots; ++slot)
         impl_->memory.push_back(impl_->devices[slot] == "cpu" ? newMemoryAccount(limit) : nullptr);
+    const bool offloaded = isChoice(runtime.offload, Offload::Optimizer);
+    for (size_t slot = 0; slot < slots; ++slot) impl_->host_memory.push_back(offloaded ? newMemoryAccount() : nullptr);
     impl_->bus.publish(RunEvent{0, 0.0, eventKindName(EventKind::Status), "running"});
     for (size_t slot = 0; slot < slots; ++slot) impl_->threads.emplace_back([this, slot] { impl_->rankBody(slot); });
     impl_->threads.emplace_back([this] { impl_->sampleMemory(); });

@@ -108,6 +108,7 @@ void RankTrainer::prepare() {
     layout.world_size = s_.world_size;
     layout.device = device_;
     layout.collectives = s_.collectives;
+    layout.host_memory = s_.host_memory;
     layout.expert_collectives = s_.expert_collectives;
     layout.replica_collectives = s_.replica_collectives;
     layout.bucket_bytes = s_.bucket_bytes;
@@ -498,6 +499,7 @@ RankResult RankTrainer::resultAt(RunStatus status, int64_t steps) const {
     r.micro_batch_size = cfg_.train.micro_batch_size;
     r.gradient_accumulation_steps = cfg_.train.gradient_accumulation_steps;
     r.peak_memory_bytes = run_peak_bytes_ > 0 ? run_peak_bytes_ : hostPeakBytes();
+    r.host_peak_bytes = s_.host_memory ? s_.host_memory->peak.load() : 0;
     return r;
 }
 

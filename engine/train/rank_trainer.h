@@ -42,6 +42,7 @@ struct RankResult {
     double final_loss = 0;
     double tokens_per_s = 0;
     int64_t peak_memory_bytes = 0;
+    int64_t host_peak_bytes = 0;  // runtime.offload optimizer: the host tier's most
     // The batch split in force at the end: an out-of-memory back-off changes it mid-run.
     int64_t micro_batch_size = 0;
     int64_t gradient_accumulation_steps = 0;
@@ -72,6 +73,8 @@ struct RankSetup {
     std::optional<ExploredBest> explored_best;  // see SessionOptions
     // Where this rank's CPU allocations are counted (and budgeted); nullptr: not counted.
     MemoryAccount* memory = nullptr;
+    // runtime.offload optimizer: where the rank's offloaded moments are counted; nullptr: in `memory`.
+    MemoryAccount* host_memory = nullptr;
     // Parameters and gradients in fp64 instead of fp32: for the exactness tests only.
     bool fp64 = false;
     // Gradient bucket sizes: about 25 MiB after a small first one that starts the reduction early.

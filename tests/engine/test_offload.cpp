@@ -188,6 +188,33 @@ private Q_SLOTS:
         }
     }
 
+    // On CPU ranks the tiers are accounts: with the moments offloaded to host memory the rank's
+    // device account peaks lower by at least their bytes, and its host account holds them.
+    void theDeviceAccountPeaksLowerByTheMoments() {
+        RunConfig plain = split(2, 2, 2, 1);
+        plain.model = tinyTestModel(512, 64);  // state large beside the activations
+        RunConfig host = plain;
+        host.runtime.offload = "optimizer";
+        auto summaryOf = [](const RunConfig& config) {
+            TrainingSession session(config);
+            session.start();
+            if (!session.wait(std::chrono::minutes(5)) || session.summary().status != RunStatus::Completed) qFatal("run failed");
+            return session.summary();
+        };
+        const RunSummary none = summaryOf(plain), offloaded = summaryOf(host);
+        QCOMPARE(none.host_peak_bytes, int64_t(0));
+        const int64_t without = none.peak_memory_bytes, with = offloaded.peak_memory_bytes;
+        const double host_bytes = double(offloaded.host_peak_bytes);
+        // The host account holds the moments (the planner's count within its slice rounding)...
+        const double moments = double(planMemory(plain).optimizer_bytes);
+        QVERIFY2(std::fabs(host_bytes - moments) <= 0.01 * moments,
+                 qPrintable(QString("host account %1, planned moments %2").arg(host_bytes).arg(moments)));
+        // ...and the device account's peak went down by all of them.
+        QVERIFY2(double(without - with) >= host_bytes,
+                 qPrintable(QString("peak %1 without, %2 with offload: %3 less, moments %4").arg(without).arg(with)
+                                .arg(without - with).arg(host_bytes)));
+    }
+
     // The planner moves the moments off the peak: to host memory, or to offload_dir with the two
     // staging slots in host memory.
     void thePlannerPutsTheMomentsInTheirTier() {

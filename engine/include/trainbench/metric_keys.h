@@ -40,6 +40,7 @@ inline std::string noiseGroupKey(const std::string& group, const std::string& wh
 // Memory: what a device's sample or a window's peak holds.
 inline constexpr char kPeakBytes[] = "peak_bytes";            // most held during a window
 inline constexpr char kAllocatedBytes[] = "allocated_bytes";  // held now (sampled twice a second)
+inline constexpr char kHostBytes[] = "host_bytes";  // held in host memory by offload (the rank's AdamW moments)
 inline constexpr char kReservedBytes[] = "reserved_bytes";    // CUDA: held by the caching allocator
 inline constexpr char kFreeBytes[] = "free_bytes";
 inline constexpr char kDeviceUsedBytes[] = "device_used_bytes";  // NVML: every process on the GPU

@@ -29,6 +29,8 @@ struct RunSummary {
     int64_t world_size = 0;
     int64_t global_batch_size = 0;
     int64_t peak_memory_bytes = 0;
+    // runtime.offload optimizer: the most any rank held in host memory (its moments); 0 without.
+    int64_t host_peak_bytes = 0;
     double tokens_per_s = 0;
     double wall_time_s = 0;
     bool out_of_memory = false;  // failed because a rank ran out of memory
