@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The GUI's folder rule (gui/README.md), checked on the includes: a view folder (configure,
-# monitor, batch, queue, compare) includes only itself, the shared folders (plotting, runs,
+# monitor, samples, batch, queue, compare) includes only itself, the shared folders (plotting, runs,
 # common) and the engine's public headers; plotting/ and runs/ include only themselves and
 # common/, common/ only itself; only app/ puts the views together; nothing in gui/ includes a
 # torch header, and every include of a gui header names its folder. Prints every include that breaks it; exit 1 if any.
 set -euo pipefail
 gui="${1:-$(cd "$(dirname "$0")/.." && pwd)/gui}"
-views=(configure monitor batch queue compare)
+views=(configure monitor samples batch queue compare)
 shared=(plotting runs common)
 folders=("${views[@]}" "${shared[@]}" app)
 broken=0

@@ -43,9 +43,10 @@ CommandLine::CommandLine()
       view(QStringList{QStringLiteral("view"), QStringLiteral("tab")},
                   QStringLiteral("Show view <NAME> at start: configure (the config as a form and as JSON), training "
                                  "(the live plots; the default, else the view open when the workbench was last "
-                                 "closed), batch (the batch split, its memory plan and the explorer), queue (runs and "
-                                 "grids waiting to train) or compare (the runs selected in the runs list). --tab is "
-                                 "an alias."),
+                                 "closed), samples (the training view's Samples page: what the run wrote as it "
+                                 "trained, and Generate), batch (the batch split, its memory plan and the explorer), "
+                                 "queue (runs and grids waiting to train) or compare (the runs selected in the runs "
+                                 "list). --tab is an alias."),
                   QStringLiteral("NAME")),
       compare(QStringLiteral("compare"),
               QStringLiteral("Select the runs <IDS> (comma-separated run ids) and show them on the Compare view; "

@@ -84,11 +84,12 @@ int main(int argc, char** argv) {
     if (!parsed) return fail(parser.errorText() + QStringLiteral("\n\n") + parser.helpText(), headless);
 
     const QString view_name = parser.value(line.view);
-    const QStringList view_names{QStringLiteral("configure"), QStringLiteral("training"), QStringLiteral("batch"),
-                                 QStringLiteral("queue"), QStringLiteral("compare")};
+    const QStringList view_names{QStringLiteral("configure"), QStringLiteral("training"), QStringLiteral("samples"),
+                                 QStringLiteral("batch"), QStringLiteral("queue"), QStringLiteral("compare")};
     if (parser.isSet(line.view) && !view_names.contains(view_name))
-        return fail(QStringLiteral("--view takes configure, training, batch, queue or compare, got '%1'").arg(view_name),
-                    headless);
+        return fail(
+            QStringLiteral("--view takes configure, training, samples, batch, queue or compare, got '%1'").arg(view_name),
+            headless);
     QStringList compare_ids;
     for (const QString& id : parser.value(line.compare).split(QLatin1Char(','), Qt::SkipEmptyParts))
         compare_ids << id.trimmed();
@@ -183,6 +184,7 @@ int main(int argc, char** argv) {
     if (show_batch) window.showTab(Tab::Batch);
     else if (show_compare) window.showTab(Tab::Compare);
     else if (view_name == QLatin1String("configure")) window.showTab(Tab::Configure);
+    else if (view_name == QLatin1String("samples")) window.showTab(Tab::Samples);
     else if (view_name == QLatin1String("queue") || (!parser.isSet(line.view) && !grid_axes.empty()))
         window.showTab(Tab::Queue);
     else if (view_name == QLatin1String("training") || !restored_tab) window.showTab(Tab::Training);
@@ -194,6 +196,7 @@ int main(int argc, char** argv) {
         if (show_batch) window.showTab(Tab::Batch);
         else if (show_compare) window.showTab(Tab::Compare);
         else if (view_name == QLatin1String("configure")) window.showTab(Tab::Configure);
+        else if (view_name == QLatin1String("samples")) window.showTab(Tab::Samples);
         else if (view_name == QLatin1String("queue")) window.showTab(Tab::Queue);
         // The first read decides: an unknown run is an error, not an empty window.
         trainbench::gui::StoreTail* tail = window.storeTail();

@@ -5,6 +5,7 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QCoreApplication>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -28,7 +29,9 @@
 #include "runs/runs_model.h"
 #include "runs/runs_panel.h"
 #include "runs/store_tail.h"
+#include "samples/samples_panel.h"
 #include "trainbench/batch_schedule.h"
+#include "trainbench/run_store.h"
 
 namespace trainbench::gui {
 
@@ -97,6 +100,10 @@ void MainWindow::buildUi() {
     monitor_ = new MonitorView(tabs_);
     plots_ = monitor_->plots();
     tabs_->addTab(monitor_, tr("Training"));
+    // The shown run's text, as it trained and from its newest checkpoint, on a page beside the
+    // plots: it needs the width the plots have.
+    samples_panel_ = new SamplesPanel(monitor_);
+    monitor_->addPage(samples_panel_);
     // Beside the plots: the run's controls with its status and progress, its latest values
     // and its events.
     dashboard_ = new RunDashboard(monitor_, side);
@@ -106,6 +113,7 @@ void MainWindow::buildUi() {
     side_layout->addWidget(controls_->buildRunBox(side));
     side_layout->addWidget(dashboard_->latestBox());
     side_layout->addWidget(dashboard_->eventsBox(), 1);
+    connect(dashboard_, &RunDashboard::eventShown, samples_panel_, &SamplesPanel::addEvent);
     connect(dashboard_, &RunDashboard::watchChanged, this, [this] {
         controls_->updateStartButton();
         showConfigNumbers();
@@ -297,6 +305,10 @@ void MainWindow::showTab(Tab tab) {
     switch (tab) {
     case Tab::Configure: tabs_->setCurrentWidget(configure_view_); break;
     case Tab::Training: tabs_->setCurrentWidget(monitor_); break;
+    case Tab::Samples:
+        tabs_->setCurrentWidget(monitor_);
+        monitor_->showPage(samples_panel_);
+        break;
     case Tab::Batch: tabs_->setCurrentWidget(batch_panel_); break;
     case Tab::Queue: tabs_->setCurrentWidget(queue_view_); break;
     case Tab::Compare: tabs_->setCurrentWidget(compare_view_); break;
@@ -347,6 +359,9 @@ void MainWindow::showConfigNumbers() {
 
 void MainWindow::flushView() {
     monitor_->flushReplot();
+    samples_panel_->flush();
+    // A label the flush rewrote (the samples' count) is laid out before the grab, not after.
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
 }
 
 bool MainWindow::startRun() {
@@ -374,6 +389,8 @@ bool MainWindow::startRun() {
     // training the last valid config.
     const RunConfig& to_start = configure_view_->issues().empty() ? config_ : configure_view_->config();
     if (!bridge_->start(to_start, QueueView::runNameOf(config_name_))) return false;
+    // The bridge records the run in the default store; its samples arrive as it trains.
+    samples_panel_->showRun(QString::fromStdString(RunStore::defaultFolder()), bridge_->runId());
     controls_->started(config_, config_name_);
     showTab(Tab::Training);
     return true;
@@ -433,6 +450,8 @@ bool MainWindow::watchRun(const QString& run_id) {
         return false;
     }
     dashboard_->watch(runs_panel_->model()->storeFolder(), run_id, config_);
+    // Before the tail's first read, which replays the run's samples.
+    samples_panel_->showRun(runs_panel_->model()->storeFolder(), run_id);
     showTab(Tab::Training);
     return true;
 }

@@ -30,6 +30,7 @@ class QueueView;
 class RunControls;
 class RunDashboard;
 class RunsPanel;
+class SamplesPanel;
 class StoreTail;
 
 // The shell: menus, tabs, the runs dock, the side panel and the wiring between them. It runs
@@ -38,6 +39,7 @@ class StoreTail;
 // QueueRunner (queue/) trains the queue's jobs. Widgets that tests drive carry object
 // names: startButton, pauseButton, stopButton, statusLabel, progressBar, mainTabs,
 // configureView (the Configure tab, see ConfigureView), metricPlots (the Training tab),
+// samplesPanel (its Samples page, see SamplesPanel),
 // batchPanel (the Batch & memory tab, see BatchPanel for its own), queueView (the Queue tab,
 // see QueueView), compareView (the Compare tab, see CompareView) and runsDock holding
 // runsPanel (the runs of the store, see RunsPanel), whose selection is what the Compare tab
@@ -64,7 +66,8 @@ class MainWindow : public QMainWindow {
 
 public:
     // `config_name` is what the window shows as the config's origin (a file name).
-    enum class Tab { Configure, Training, Batch, Queue, Compare };
+    // Samples: the Training tab at its Samples page (Training leaves the page as it is).
+    enum class Tab { Configure, Training, Samples, Batch, Queue, Compare };
 
     MainWindow(RunConfig config, QString config_name, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -86,6 +89,7 @@ public:
     QueueRunner* queueRunner() const { return queue_runner_; }
     MetricPlots* plots() const { return plots_; }
     MonitorView* monitorView() const { return monitor_; }
+    SamplesPanel* samplesPanel() const { return samples_panel_; }
     BatchPanel* batchPanel() const { return batch_panel_; }
     CompareView* compareView() const { return compare_view_; }
     ConfigureView* configureView() const { return configure_view_; }
@@ -164,6 +168,7 @@ private:
     QueueRunner* queue_runner_ = nullptr;
     MetricPlots* plots_ = nullptr;  // owned by monitor_
     MonitorView* monitor_ = nullptr;
+    SamplesPanel* samples_panel_ = nullptr;  // a page of monitor_
     BatchPanel* batch_panel_ = nullptr;
     CompareView* compare_view_ = nullptr;
     RunsPanel* runs_panel_ = nullptr;

@@ -1,4 +1,4 @@
-// MonitorView: the Training tab: the live plots and the expert-load heatmap under a bar of view controls.
+// MonitorView: the Training tab: the live plots and the expert-load heatmap under a bar of view controls, and the pages beside them.
 #include "monitor/monitor_view.h"
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <QMessageBox>
 #include <QSlider>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -22,7 +23,19 @@ namespace trainbench::gui {
 
 MonitorView::MonitorView(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("monitorView"));
-    auto* layout = new QVBoxLayout(this);
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    pages_ = new QTabWidget(this);
+    pages_->setObjectName(QStringLiteral("trainingPages"));
+    pages_->setDocumentMode(true);
+    // One page needs no tabs: a window without other pages looks as it always did.
+    pages_->setTabBarAutoHide(true);
+    outer->addWidget(pages_);
+    curves_page_ = new QWidget(pages_);
+    curves_page_->setObjectName(QStringLiteral("curvesPage"));
+    pages_->addTab(curves_page_, tr("Curves"));
+
+    auto* layout = new QVBoxLayout(curves_page_);
     layout->setContentsMargins(0, 2, 0, 0);
     layout->setSpacing(2);
 
@@ -137,6 +150,22 @@ void MonitorView::flushReplot() {
 
 void MonitorView::setXAxis(XAxis axis) {
     x_axis_combo_->setCurrentIndex(x_axis_combo_->findData(static_cast<int>(axis)));
+}
+
+void MonitorView::addPage(QWidget* page) {
+    pages_->addTab(page, page->windowTitle());
+    connect(page, &QWidget::windowTitleChanged, this, [this, page](const QString& title) {
+        pages_->setTabText(pages_->indexOf(page), title);
+    });
+}
+
+void MonitorView::showPage(QWidget* page) {
+    pages_->setCurrentWidget(page ? page : curves_page_);
+}
+
+QWidget* MonitorView::currentPage() const {
+    QWidget* page = pages_->currentWidget();
+    return page == curves_page_ ? nullptr : page;
 }
 
 bool MonitorView::exportPlot(const QString& path, int width, int height) {

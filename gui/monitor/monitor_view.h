@@ -1,4 +1,4 @@
-// MonitorView: the Training tab: the live plots and the expert-load heatmap under a bar of view controls.
+// MonitorView: the Training tab: the live plots and the expert-load heatmap under a bar of view controls, and the pages beside them.
 #pragma once
 
 #include <QVector>
@@ -13,6 +13,7 @@ class QComboBox;
 class QLabel;
 class QSlider;
 class QSplitter;
+class QTabWidget;
 class QToolButton;
 
 namespace trainbench::gui {
@@ -25,6 +26,8 @@ class MetricPlots;
 // ignoreOutliersCheck, smoothingSlider (weight x 100), exportButton, metricPlots,
 // criticalBatchPlot and expertLoadHeatmap. The heatmap shows once a run reports expert loads
 // (MoE runs only), the critical batch once it has an estimate (two micro-batches a window).
+// The plots are the first page (curvesPage) of trainingPages; the shell adds others (the
+// Samples page) with addPage, the tab bar showing once there are two.
 class MonitorView : public QWidget {
     Q_OBJECT
 
@@ -42,6 +45,13 @@ public:
     void flushReplot();
 
     void setXAxis(XAxis axis);
+
+    // A page beside the plots, its tab titled by the page's window title, which it follows (a
+    // count in the title says what arrived while another page is open).
+    void addPage(QWidget* page);
+    // Opens `page` (one added), or the plots for nullptr.
+    void showPage(QWidget* page);
+    QWidget* currentPage() const;
     // The plots as PNG or PDF (by suffix) at their on-screen size, or width x height when given.
     bool exportPlot(const QString& path, int width = 0, int height = 0);
 
@@ -54,6 +64,8 @@ private:
     void showCriticalBatch();
     void resizeLowerPanes();
 
+    QTabWidget* pages_ = nullptr;
+    QWidget* curves_page_ = nullptr;
     MetricPlots* plots_ = nullptr;
     ExpertLoadHeatmap* heatmap_ = nullptr;
     CriticalBatchPlot* critical_batch_ = nullptr;

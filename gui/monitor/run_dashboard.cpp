@@ -22,6 +22,7 @@
 #include "trainbench/config_io.h"
 #include "trainbench/event_kind.h"
 #include "trainbench/metric_keys.h"
+#include "trainbench/run_sample.h"
 
 namespace trainbench::gui {
 
@@ -209,6 +210,10 @@ void RunDashboard::onEvent(const RunEvent& event) {
         setStatusText(tr("Running: the run store accepts writes again."));
     else if (event.kind == eventKindName(EventKind::Checkpoint))
         Q_EMIT checkpointWritten(QString::fromStdString(event.message), event.step);
+    Q_EMIT eventShown(event);
+    // A sample is a JSON object of the prompt and the text, one per prompt: the Samples page
+    // shows them. Only one that does not decode stays in the log, for someone to see.
+    if (event.kind == eventKindName(EventKind::Sample) && sampleOfEvent(event)) return;
     appendLog(QStringLiteral("[step %1] %2: %3")
                   .arg(event.step)
                   .arg(QString::fromStdString(event.kind), QString::fromStdString(event.message)));

@@ -85,6 +85,10 @@ Q_SIGNALS:
     // For the Batch & memory tab: the run's newest estimate and checkpoint; zeros on a reset.
     void criticalBatchMeasured(double sequences, double relative_error, int64_t step);
     void checkpointWritten(const QString& path, int64_t step);
+    // Every event of the shown run as it arrives, own or watched (live, or replayed from the
+    // store): the Samples page takes its samples and checkpoints from them. The log leaves the
+    // samples out; they are JSON that page shows readably.
+    void eventShown(const trainbench::RunEvent& event);
 
 private:
     void clearRun(const RunConfig& config);
