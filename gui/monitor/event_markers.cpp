@@ -30,7 +30,8 @@ std::optional<MarkerStyle> markerStyle(const QString& kind) {
         case EventKind::Status:
         case EventKind::Warning:
         case EventKind::Precision:
-        case EventKind::StoreWritable: return std::nullopt;
+        case EventKind::StoreWritable:
+        case EventKind::Sample: return std::nullopt;
     }
     return std::nullopt;
 }
