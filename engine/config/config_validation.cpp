@@ -407,7 +407,7 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
                                                    "off the device, and runtime.zero_stage 0 has no shards: set "
                                                    "runtime.zero_stage to 1 or more (at world_size 1, stage 1 is the same "
                                                    "arithmetic as 0)"});
-        if (dev != "cpu")
+        if (dev.rfind("cuda", 0) == 0)
             c.issues.push_back({"runtime.offload", "runtime.offload optimizer runs on CPU ranks so far (runtime.device "
                                                    "\"" + dev + "\"): the device-to-host copies are not built yet; use "
                                                    "runtime.device cpu or runtime.offload none"});
