@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include <QFile>
+#include <QJsonDocument>
 #include <QTemporaryDir>
 
 #include <cmath>
@@ -11,9 +12,12 @@
 #include "generate/generation.h"
 #include "generate/sampling.h"
 #include "model/rotary.h"
+#include "handwritten_tokenizer.h"
 #include "tiny_model.h"
 #include "trainbench/config_io.h"
 #include "trainbench/run_sample.h"
+#include "trainbench/text_generation.h"
+#include "model/safetensors.h"
 #include "trainbench/training_session.h"
 
 using namespace trainbench;
@@ -255,6 +259,58 @@ private Q_SLOTS:
         no_room.train.sample_tokens = 64;
         QCOMPARE(refusal(no_room), std::string("train.sample_tokens"));
         QCOMPARE(refusal(sampledRun(corpus)), std::string("accepted"));
+    }
+
+    // generateText refuses, naming the culprit: a prompt the tokenizer cannot encode (bytes that
+    // are not UTF-8, for a byte-level BPE), an empty one, weights of another model (naming the
+    // file), a config without text.
+    void generateTextRefusesWhatItCannotDo() {
+        QTemporaryDir dir;
+        const std::string weights = dir.filePath("model.safetensors").toStdString();
+        const QString tokenizer = dir.filePath("tokenizer.json");
+        {
+            QFile file(tokenizer);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(QJsonDocument(handwrittenTokenizer()).toJson());
+        }
+        TextGenerationRequest request;
+        request.config.model = tinyTestModel(260, 32);
+        request.config.train.seq_len = 32;
+        request.config.data.source = "text";  // no data.path: generation needs the tokenizer only
+        request.config.data.tokenizer = tokenizer.toStdString();
+        {
+            Transformer model(request.config.model);
+            initializeWeights(model, 1);
+            writeSafetensors(weights, stateDict(model));
+        }
+        request.weights = weights;
+        request.max_new_tokens = 4;
+        request.temperature = 0;
+        auto refusal = [](const TextGenerationRequest& r) -> std::string {
+            try {
+                generateText(r);
+            } catch (const ConfigError& e) {
+                return e.path() + ": " + e.what();
+            }
+            return "accepted";
+        };
+        request.prompts = {"an ab"};
+        QVERIFY2(refusal(request) == "accepted", refusal(request).c_str());
+        QCOMPARE(generateText(request).completions.front().prompt_ids, (std::vector<int64_t>{'a', 'n', 257}));
+        request.prompts = {"ok", "bad \xff"};
+        const std::string unencodable = refusal(request);
+        QVERIFY2(unencodable.rfind("--prompt: prompt 2", 0) == 0 && unencodable.find("UTF-8") != std::string::npos,
+                 unencodable.c_str());
+        request.prompts = {""};
+        QVERIFY2(refusal(request).rfind("--prompt: prompt 1 is empty", 0) == 0, refusal(request).c_str());
+        request.prompts = {"ok"};
+        TextGenerationRequest other = request;
+        other.config.model.dim = 64;
+        const std::string mismatch = refusal(other);
+        QVERIFY2(mismatch.find(weights) != std::string::npos, mismatch.c_str());
+        TextGenerationRequest markov = request;
+        markov.config.data.source = "markov";
+        QVERIFY2(refusal(markov).rfind("data.source", 0) == 0, refusal(markov).c_str());
     }
 
     void aSeedReproducesTheDraws() {
