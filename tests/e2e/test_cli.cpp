@@ -434,12 +434,24 @@ private Q_SLOTS:
     }
 
     // The crash test of the store issue: SIGKILL mid-run, resume, and every loss of the
-    // resumed curve equals the uninterrupted run's bit for bit (CPU, fp32).
+    // resumed curve equals the uninterrupted run's bit for bit (CPU, fp32). With the moments in
+    // offload_dir's files too: the kill leaves its scratch files, which are no record (the
+    // checkpoint is) and which the resumed run clears away.
+    void killedRunResumesToTheSameLossesBitwise_data() {
+        QTest::addColumn<bool>("offloaded");
+        QTest::newRow("moments in memory") << false;
+        QTest::newRow("moments in offload_dir") << true;
+    }
     void killedRunResumesToTheSameLossesBitwise() {
-        QTemporaryDir store;
+        QFETCH(bool, offloaded);
+        QTemporaryDir store, scratch;
         // Long enough steps (seq_len 256, one thread) that the kill lands mid-run with seconds to spare.
-        const QStringList settings = {"--set", "train.steps=24", "--set", "train.checkpoint_every=3", "--set",
-                                      "train.seq_len=256", "--set", "runtime.threads=1"};
+        QStringList settings = {"--set", "train.steps=24", "--set", "train.checkpoint_every=3", "--set",
+                                "train.seq_len=256", "--set", "runtime.threads=1"};
+        if (offloaded)
+            settings << "--set" << "runtime.zero_stage=1" << "--set" << "runtime.offload=optimizer" << "--set"
+                     << "runtime.offload_dir=" + scratch.path();
+        auto scratchFiles = [&] { return QDir(scratch.path()).entryList(QDir::Files); };
         Result reference = runCli(QStringList{"run", kConfigs + "/tiny.json", "--store", store.path()} + settings);
         QVERIFY2(reference.code == 0, qPrintable(reference.err));
         const std::string reference_id = lastJsonLine(reference.out)["run_id"].toString().toStdString();
@@ -466,8 +478,10 @@ private Q_SLOTS:
             RunStore reader(store.path().toStdString());
             QCOMPARE(reader.findRun(run_id)->status, std::string("interrupted"));
         }
+        if (offloaded) QCOMPARE(scratchFiles().size(), 1);  // the killed rank's moments
         Result resumed = runCli({"resume", QString::fromStdString(run_id), "--store", store.path()});
         QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
+        QVERIFY2(scratchFiles().isEmpty(), qPrintable(scratchFiles().join(", ")));
         QVERIFY(resumed.err.contains("resuming"));
         QCOMPARE(lastJsonLine(resumed.out)["steps"].toInt(), 24);
 
