@@ -25,6 +25,8 @@
 #include "batch/explorer_worker.h"
 #include "batch/critical_batch_box.h"
 #include "batch/inference_cache_box.h"
+#include "batch/offload_choice.h"
+#include "batch/offload_tiers.h"
 #include "trainbench/config_io.h"
 #include "trainbench/divisors.h"
 
@@ -216,6 +218,10 @@ void BatchPanel::buildUi() {
     layout_form->addRow(tr("ZeRO stage:"), zero_stage_combo_);
     layout_form->addRow(tr("Experts:"), expert_parallel_combo_);
     layout_form->addRow(tr("Recompute:"), recompute_combo_);
+    offload_choice_ = new OffloadChoice(layout_box);
+    layout_form->addRow(tr("Offload:"), offload_choice_);
+    layout_form->addRow(offload_choice_->noteLabel());
+    connect(offload_choice_, &OffloadChoice::offloadRequested, this, &BatchPanel::onOffloadEdited);
     collectives_label_ = valueLabel(QStringLiteral("planCollectivesLabel"), layout_box);
     collectives_label_->setToolTip(tr("What each rank sends per optimizer step (ring all-reduce, reduce-scatter, "
                                       "all-gather) and the collective calls it makes"));
@@ -273,6 +279,8 @@ void BatchPanel::buildUi() {
     memory_form->addRow(verdict_label_);
     largest_fitting_label_ = valueLabel(QStringLiteral("largestFittingLabel"), memory_box);
     memory_form->addRow(tr("Largest m that fits:"), largest_fitting_label_);
+    // Beyond the device: host memory and offload_dir's files, while the moments are offloaded.
+    offload_tiers_ = new OffloadTiers(memory_form, memory_box);
     left->addWidget(memory_box);
     left->addStretch(1);
 
@@ -460,6 +468,7 @@ void BatchPanel::showLayoutChoices() {
     zero_stage_combo_->setCurrentIndex(std::max(0, zero_stage_combo_->findData(qint64(config_.runtime.zero_stage))));
     recompute_combo_->setCurrentIndex(
         std::max(0, recompute_combo_->findData(QString::fromStdString(config_.runtime.activation_checkpointing))));
+    offload_choice_->setRunConfig(config_, budget_bytes_);
 }
 
 QString BatchPanel::describeLayoutAdvice(const LayoutAdvice& advice, int64_t world_size) {
@@ -512,6 +521,14 @@ void BatchPanel::onMemoryLayoutEdited() {
     Q_EMIT memoryLayoutRequested(stage, recompute, config_.runtime.expert_parallel);
 }
 
+void BatchPanel::onOffloadEdited(const QString& offload, const QString& offload_dir) {
+    config_.runtime.offload = offload.toStdString();
+    config_.runtime.offload_dir = offload_dir.toStdString();
+    showPlan();
+    updateControls();
+    Q_EMIT offloadRequested(offload, offload_dir);
+}
+
 void BatchPanel::showPlanNumbers() {
     plan_ = planMemory(config_, budget_bytes_);
     weights_label_->setText(config_.runtime.zero_stage >= 3
@@ -537,7 +554,11 @@ void BatchPanel::showPlanNumbers() {
                                                           : formatBytes(bytes);
     };
     gradients_label_->setText(perRank(plan_.gradient_bytes, 2));
-    optimizer_label_->setText(perRank(plan_.optimizer_bytes, 1));
+    optimizer_label_->setText(OffloadTiers::describeMoments(plan_, config_, perRank(plan_.optimizer_bytes, 1)));
+    optimizer_label_->setToolTip(config_.runtime.offload == "optimizer"
+                                     ? tr("Offloaded (runtime.offload optimizer): not in the device's peak below.")
+                                     : QString());
+    offload_tiers_->showPlan(plan_, config_);
     activations_label_->setText(formatBytes(plan_.activation_bytes));
     logits_label_->setText(formatBytes(plan_.logits_bytes));
     peak_label_->setText(formatBytes(plan_.peak_bytes));
@@ -586,6 +607,7 @@ void BatchPanel::updateControls() {
     zero_stage_combo_->setEnabled(!run_live_);
     recompute_combo_->setEnabled(!run_live_);
     expert_parallel_combo_->setEnabled(!run_live_ && expert_parallel_combo_->count() > 1);
+    offload_choice_->setRunLive(run_live_);
     explore_button_->setEnabled(!run_live_ && !exploring);
     explore_button_->setToolTip(run_live_ ? tr("A run is live: explore when it has ended.")
                                           : tr("Train each split of B %1 for %2 steps and measure it.")

@@ -26,6 +26,8 @@ class ExplorerTableModel;
 class ExplorerWorker;
 class CriticalBatchBox;
 class InferenceCacheBox;
+class OffloadChoice;
+class OffloadTiers;
 
 // The panel edits a copy of the window's config and asks for each new split with
 // splitRequested; the owner applies it (or, refusing, hands the panel its config back).
@@ -37,7 +39,8 @@ class InferenceCacheBox;
 //
 // Widgets that tests drive carry object names: batchPanel, microBatchSpin, accumulationSpin,
 // planPeakLabel, planVerdictLabel, zeroStageCombo, recomputationCombo, exploreButton, stopExploreButton, applyRecommendationButton,
-// explorerStatusLabel, explorerTable, explorerChart; and those of the CriticalBatchBox and the
+// explorerStatusLabel, explorerTable, explorerChart; and those of the CriticalBatchBox, the
+// OffloadChoice (offloadCombo, offloadDirEdit), the OffloadTiers (planHostLabel, planDiskLabel) and the
 // InferenceCacheBox (decoding's cache in both MLA forms, beside the training numbers).
 class BatchPanel : public QWidget {
     Q_OBJECT
@@ -96,6 +99,9 @@ Q_SIGNALS:
     void splitRequested(int64_t micro_batch_size, int64_t gradient_accumulation_steps);
     // runtime.zero_stage and runtime.activation_checkpointing chosen here; the owner applies them.
     void memoryLayoutRequested(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel);
+    // runtime.offload ("none" | "optimizer") and runtime.offload_dir (empty: host memory) chosen
+    // here, one edit each; the owner applies them (undoably) or hands the panel its config back.
+    void offloadRequested(const QString& offload, const QString& offload_dir);
     void exploringChanged(bool exploring);
     // An exploration ended, with its rows in explorerModel() (and a recommendation, if any fit).
     void explorationFinished();
@@ -113,6 +119,7 @@ private:
     void onAccumulationEdited(int value);
     void requestSplit(int64_t micro_batch, int64_t accumulation);
     void onMemoryLayoutEdited();
+    void onOffloadEdited(const QString& offload, const QString& offload_dir);
     // Each choice of the two layout boxes with the peak it would plan, the others as they are.
     void showLayoutChoices();
     void onRowExplored(const ExploreRow& row);
@@ -150,6 +157,8 @@ private:
     QComboBox* zero_stage_combo_ = nullptr;
     QComboBox* recompute_combo_ = nullptr;
     QComboBox* expert_parallel_combo_ = nullptr;  // the EP values dividing W and the routed experts
+    OffloadChoice* offload_choice_ = nullptr;
+    OffloadTiers* offload_tiers_ = nullptr;  // the memory box's host and disk rows
 
     QCheckBox* layouts_check_ = nullptr;
     CriticalBatchBox* critical_batch_ = nullptr;

@@ -1,0 +1,80 @@
+// OffloadChoice: the Memory layout box's "Offload:" row: where each rank's AdamW moments live between steps (runtime.offload, runtime.offload_dir).
+#pragma once
+
+#include <cstdint>
+
+#include <QString>
+#include <QWidget>
+
+#include "trainbench/run_config.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QToolButton;
+
+namespace trainbench::gui {
+
+// Three choices, each with the device peak it would plan (the others as the config has them):
+// - on the device (runtime.offload none);
+// - optimizer → host memory (offload optimizer, offload_dir empty);
+// - optimizer → disk (offload optimizer, offload_dir a directory: the NVMe tier). Its directory
+//   is edited in the line beside it (or picked with the folder button); choosing the tier with no
+//   directory yet takes the last one used here, or the system's temporary directory.
+// Each choice and each directory typed is one offloadRequested; the owner applies it (undoably)
+// and hands the panel the config back on refusal or undo.
+//
+// The engine refuses offload below ZeRO stage 1 and on CUDA devices (validateRunConfig): then the
+// two offload choices are disabled and the tooltip says why and what to do. "auto" is taken as
+// the CPU here (the window cannot ask torch); the session refuses it on a CUDA machine at start.
+//
+// A note under the choice says what a user may not expect: a directory that does not exist (the
+// session would refuse it at start), and, on CPU ranks, that host memory is the device's own memory.
+//
+// Widgets that tests drive carry object names: offloadCombo, offloadDirEdit, offloadDirButton,
+// offloadNoteLabel.
+class OffloadChoice : public QWidget {
+    Q_OBJECT
+
+public:
+    enum Target { OnDevice = 0, HostMemory = 1, Disk = 2 };
+
+    explicit OffloadChoice(QWidget* parent = nullptr);
+
+    // Shows the config's choice and each choice's peak against `budget_bytes` (planMemory's limit).
+    void setRunConfig(const RunConfig& config, int64_t budget_bytes);
+    // While a run is live nothing here can change.
+    void setRunLive(bool live);
+
+    static Target targetOf(const RuntimeConfig& runtime);
+    // Why the engine would refuse runtime.offload optimizer with this config, and what to do, in
+    // a sentence; empty when it would not.
+    static QString refusal(const RunConfig& config);
+    // The note under the choice, for the owner to place as a row of its own (a wrapped line needs
+    // the box's whole width).
+    QLabel* noteLabel() const { return note_; }
+
+Q_SIGNALS:
+    void offloadRequested(const QString& offload, const QString& offload_dir);
+
+private:
+    void onChoiceEdited(int index);
+    void onDirectoryEdited();
+    void pickDirectory();
+    void request(const QString& offload, const QString& offload_dir);
+    void updateControls();
+    void showNote();
+
+    RunConfig config_;
+    QString refusal_;
+    bool run_live_ = false;
+    QString last_directory_;  // the disk tier's last directory, offered when it is chosen again
+
+    QComboBox* combo_ = nullptr;
+    QWidget* directory_row_ = nullptr;
+    QLineEdit* directory_edit_ = nullptr;
+    QToolButton* directory_button_ = nullptr;
+    QLabel* note_ = nullptr;
+};
+
+}  // namespace trainbench::gui
