@@ -1,6 +1,7 @@
 #include "generate/generation.h"
 
 #include <chrono>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -49,16 +50,27 @@ std::vector<Generation> generate(Transformer& model, const std::vector<std::vect
             g.ended = token == o.end_token;
             next[row] = token;
         };
-        // Prefill: each prompt alone into its row (prompts differ in length).
+        // Prefill: the prompts of one length together, each into its row from position 0
+        // (prompts of other lengths in forward passes of their own).
         auto start = std::chrono::steady_clock::now();
-        for (int64_t row = 0; row < rows; ++row) {
-            const auto& prompt = prompts[first + size_t(row)];
-            auto tokens = torch::tensor(prompt, torch::kInt64).view({1, -1}).to(device);
-            auto logits = model->decode(tokens, cache, {row}, {0});
-            length[row] = int64_t(prompt.size());
-            spent.prefill_tokens += length[row];
-            if (o.max_new_tokens > 0) take(row, logits[0][length[row] - 1]);
+        std::map<size_t, std::vector<int64_t>> rows_of_length;
+        for (int64_t row = 0; row < rows; ++row) rows_of_length[prompts[first + size_t(row)].size()].push_back(row);
+        std::vector<torch::Tensor> last(static_cast<size_t>(rows));  // each row's last prompt position
+        for (const auto& [n, same] : rows_of_length) {
+            std::vector<int64_t> flat;
+            for (int64_t row : same) {
+                const auto& prompt = prompts[first + size_t(row)];
+                flat.insert(flat.end(), prompt.begin(), prompt.end());
+                length[row] = int64_t(n);
+                spent.prefill_tokens += int64_t(n);
+            }
+            auto tokens = torch::tensor(flat, torch::kInt64).view({int64_t(same.size()), int64_t(n)}).to(device);
+            auto logits = model->decode(tokens, cache, same, std::vector<int64_t>(same.size(), 0));
+            for (size_t i = 0; i < same.size(); ++i) last[size_t(same[i])] = logits[int64_t(i)][int64_t(n) - 1];
         }
+        // The first draws in prompt order, as every later step's.
+        if (o.max_new_tokens > 0)
+            for (int64_t row = 0; row < rows; ++row) take(row, last[size_t(row)]);
         spent.prefill_seconds += secondsSince(start);
         // Decode: every row still going, one token each per step, at its own position.
         start = std::chrono::steady_clock::now();

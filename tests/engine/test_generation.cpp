@@ -138,7 +138,8 @@ private Q_SLOTS:
     void aBatchGivesEachPromptWhatItGetsAlone() {
         const ModelConfig c = yarnModel();
         Transformer model = trainedLooking(c);
-        const std::vector<std::vector<int64_t>> prompts = {{4, 8}, {60, 1, 2, 3, 33, 9, 12}, {19}};
+        // Two of one length (prefilled together) between others, over two waves of two rows.
+        const std::vector<std::vector<int64_t>> prompts = {{4, 8}, {60, 1, 2, 3, 33, 9, 12}, {19}, {7, 7}, {30, 2}};
         const auto together = generate(model, prompts, greedy(8, CacheForm::Absorbed));
         for (size_t i = 0; i < prompts.size(); ++i) {
             const auto alone = generate(model, {prompts[i]}, greedy(8, CacheForm::Absorbed)).front();
