@@ -119,8 +119,13 @@ std::optional<std::string> ThroughputWatch::observe(int64_t step, double tokens_
     return text.str();
 }
 
-CriticalBatchAdvisor::CriticalBatchAdvisor(double factor, double max_error, int64_t quiet_steps)
-    : factor_(factor), max_error_(max_error), quiet_steps_(quiet_steps) {}
+CriticalBatchAdvisor::CriticalBatchAdvisor(double factor, double max_error, int64_t quiet_steps, int64_t steady_steps,
+                                           int64_t after_step)
+    : factor_(factor),
+      max_error_(max_error),
+      quiet_steps_(quiet_steps),
+      steady_steps_(std::max<int64_t>(1, steady_steps)),
+      after_step_(after_step) {}
 
 int64_t criticalBatchAccumulation(double critical, int64_t global_batch, int64_t accumulation, double factor) {
     if (critical <= 0 || global_batch <= 0) return 0;
@@ -157,10 +162,32 @@ std::string criticalBatchAdvice(double critical, double error, int64_t global_ba
 
 std::optional<std::string> CriticalBatchAdvisor::observe(int64_t step, double critical, double error,
                                                          int64_t global_batch, int64_t accumulation, int64_t per_step) {
-    if (step < quiet_until_ || !(error < max_error_)) return std::nullopt;
+    if (step < quiet_until_ || step <= after_step_) return std::nullopt;
+    const int64_t k = criticalBatchAccumulation(critical, global_batch, accumulation, factor_);
+    const int64_t verdict = k > 0 ? 1 : k < 0 ? -1 : 0;
+    const double band = std::max(error, 0.25);
+    const bool continues = verdict != 0 && error < max_error_ && verdict == verdict_ && held_ > 0 &&
+                           std::fabs(critical - since_estimate_) <= band * since_estimate_;
+    if (!continues) {
+        // A new stretch starts here (or none, without a verdict or with too uncertain an estimate).
+        verdict_ = error < max_error_ ? verdict : 0;
+        held_ = verdict_ != 0 ? 1 : 0;
+        since_step_ = step;
+        since_estimate_ = critical;
+    } else {
+        ++held_;
+    }
+    if (verdict_ == 0 || held_ < steady_steps_) return std::nullopt;
     std::string advice = criticalBatchAdvice(critical, error, global_batch, accumulation, per_step, factor_);
     if (advice.empty()) return std::nullopt;
+    char waited[200];
+    std::snprintf(waited, sizeof waited, " (said once the estimate had held for %lld steps, since step %lld at %.0f sequences%s)",
+                  (long long)held_, (long long)since_step_, since_estimate_,
+                  after_step_ > 0 ? ", after the learning-rate warm-up" : "");
+    advice += waited;
     quiet_until_ = step + quiet_steps_;
+    held_ = 0;
+    verdict_ = 0;
     return advice;
 }
 

@@ -131,6 +131,7 @@ void RankTrainer::prepare() {
     report.n_routed_experts = cfg_.model.n_routed_experts;
     report.adaptive_batch = adaptation_.has_value();
     report.start_step = start_step_;
+    report.warmup_steps = cfg_.train.warmup_steps;
     report_ = std::make_unique<StepReporter>(std::move(report));
     if (checkpoint) report_->restoreNoise(checkpoint->state.noise_scale);
     if (computeDtype(cfg_.runtime) == ComputeDtype::Auto && !s_.fp64)

@@ -7,7 +7,8 @@
 
 namespace trainbench {
 
-StepReporter::StepReporter(ReporterSetup setup) : setup_(std::move(setup)) {
+StepReporter::StepReporter(ReporterSetup setup)
+    : setup_(std::move(setup)), critical_batch_(2.0, 0.3, 1000, 10, setup_.warmup_steps) {
     group_present_.assign(noiseScaleGroups().size(), 0);
     for (int g : setup_.group_of_param) group_present_[g] = 1;
     noise_groups_.assign(noiseScaleGroups().size(), NoiseScaleTracker());

@@ -38,6 +38,9 @@ struct ReporterSetup {
     // train.batch_policy adaptive: the batch follows the estimate, so no critical-batch advice.
     bool adaptive_batch = false;
     int64_t start_step = 0;
+    // The critical-batch advice waits for the learning-rate warm-up to end (its estimate moves
+    // most there): train.warmup_steps.
+    int64_t warmup_steps = 0;
 };
 
 // The step just taken, as the report needs it.

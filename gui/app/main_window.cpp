@@ -132,6 +132,9 @@ void MainWindow::buildUi() {
                 if (!setMemoryLayout(zero_stage, activation_checkpointing, expert_parallel))
                     batch_panel_->setRunConfig(config_);
             });
+    connect(batch_panel_, &BatchPanel::offloadRequested, this, [this](const QString& offload, const QString& offload_dir) {
+        if (!setOffload(offload, offload_dir)) batch_panel_->setRunConfig(config_);
+    });
     connect(batch_panel_, &BatchPanel::exploringChanged, controls_, &RunControls::updateStartButton);
     connect(batch_panel_, &BatchPanel::planChanged, this, [this] {
         controls_->updateStartButton();
@@ -251,6 +254,16 @@ bool MainWindow::setMemoryLayout(int64_t zero_stage, const QString& activation_c
                                            .arg(activation_checkpointing)
                                            .arg(expert_parallel)
                                      : tr("Memory layout: ZeRO stage %1, recomputation %2").arg(zero_stage).arg(activation_checkpointing));
+    return true;
+}
+
+bool MainWindow::setOffload(const QString& offload, const QString& offload_dir) {
+    if (bridge_->isLive()) return false;
+    config_.runtime.offload = offload.toStdString();
+    config_.runtime.offload_dir = offload_dir.toStdString();
+    showConfigNumbers();
+    configure_view_->recordWindowEdit(
+        config_, offload_dir.isEmpty() ? tr("Offload: %1").arg(offload) : tr("Offload: %1 to %2").arg(offload, offload_dir));
     return true;
 }
 

@@ -82,6 +82,9 @@ public:
     // runtime.zero_stage and runtime.activation_checkpointing, as the Batch tab's layout boxes
     // set them (an undoable step on the Configure tab); false while a run is live.
     bool setMemoryLayout(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel);
+    // runtime.offload and runtime.offload_dir, as the Batch tab's offload choice sets them (an
+    // undoable step on the Configure tab); false while a run is live.
+    bool setOffload(const QString& offload, const QString& offload_dir);
 
     EngineBridge* bridge() const { return bridge_; }
     RunControls* runControls() const { return controls_; }

@@ -79,18 +79,50 @@ private Q_SLOTS:
     // The critical batch 3.5x B = 16 (m 2 x W 2 a step, K 4): raise K to 4 x 3 = 12, B 48, once,
     // and only when the estimate is steady; far below B it says tokens are wasted.
     void theCriticalBatchSuggestsAnAccumulationThatFitsIt() {
-        CriticalBatchAdvisor advisor(2.0, 0.3, 100);
-        QVERIFY(!advisor.observe(10, 56.0, 0.5, 16, 4, 4));   // too uncertain yet
-        QVERIFY(!advisor.observe(11, 20.0, 0.1, 16, 4, 4));   // within a factor of two
-        const auto raise = advisor.observe(12, 56.0, 0.1, 16, 4, 4);
+        CriticalBatchAdvisor advisor(2.0, 0.3, 100, /*steady_steps=*/3);
+        QVERIFY(!advisor.observe(10, 56.0, 0.5, 16, 4, 4));  // too uncertain yet
+        QVERIFY(!advisor.observe(11, 20.0, 0.1, 16, 4, 4));  // within a factor of two: no verdict
+        QVERIFY(!advisor.observe(12, 56.0, 0.1, 16, 4, 4));  // a stretch begins
+        QVERIFY(!advisor.observe(13, 58.0, 0.1, 16, 4, 4));
+        const auto raise = advisor.observe(14, 56.0, 0.1, 16, 4, 4);  // held three steps
         QVERIFY(raise.has_value());
-        QVERIFY2(raise->find("~3.5x") != std::string::npos && raise->find("from 4 to 12 (B 48") != std::string::npos,
+        QVERIFY2(raise->find("~3.5x") != std::string::npos && raise->find("from 4 to 12 (B 48") != std::string::npos &&
+                     raise->find("held for 3 steps, since step 12 at 56 sequences") != std::string::npos,
                  raise->c_str());
         QVERIFY(!advisor.observe(50, 56.0, 0.1, 16, 4, 4));  // quiet for 100 steps
-        const auto waste = advisor.observe(200, 3.0, 0.1, 16, 4, 4);
+        for (int64_t step = 200; step < 202; ++step) QVERIFY(!advisor.observe(step, 3.0, 0.1, 16, 4, 4));
+        const auto waste = advisor.observe(202, 3.0, 0.1, 16, 4, 4);
         QVERIFY(waste.has_value());
         QVERIFY2(waste->find("~5x the critical batch") != std::string::npos && waste->find("wasted") != std::string::npos,
                  waste->c_str());
+    }
+
+    // The small preset's case: an estimate still falling fourfold after the warm-up (300 -> 76
+    // sequences over ten steps, B 16) gives no advice while it moves (each stretch within 25 % of
+    // its start lasts two steps), nor during the warm-up however steady; once it holds for the
+    // steady stretch it fires, saying since when. A too-uncertain estimate starts it again.
+    void theCriticalBatchAdviceWaitsForItsEvidence() {
+        CriticalBatchAdvisor advisor(2.0, 0.3, 1000, /*steady_steps=*/5, /*after_step=*/20);
+        for (int64_t step = 1; step <= 20; ++step) QVERIFY2(!advisor.observe(step, 300.0, 0.05, 16, 4, 4), "in the warm-up");
+        const double falling[] = {300, 257, 220, 189, 162, 139, 119, 102, 88, 76};
+        int64_t step = 21;
+        for (double estimate : falling) QVERIFY2(!advisor.observe(step++, estimate, 0.1, 16, 4, 4), "still moving");
+        // The stretch that began at 88 (step 29) holds: the fifth step within its band is step 33.
+        QVERIFY(!advisor.observe(step++, 78, 0.1, 16, 4, 4));
+        QVERIFY(!advisor.observe(step++, 74, 0.1, 16, 4, 4));
+        const auto advice = advisor.observe(step++, 77, 0.1, 16, 4, 4);
+        QVERIFY(advice.has_value());
+        QVERIFY2(advice->find("held for 5 steps, since step 29 at 88 sequences, after the learning-rate warm-up") !=
+                     std::string::npos,
+                 advice->c_str());
+
+        CriticalBatchAdvisor restarted(2.0, 0.3, 1000, /*steady_steps=*/3);
+        QVERIFY(!restarted.observe(1, 76, 0.1, 16, 4, 4));
+        QVERIFY(!restarted.observe(2, 76, 0.1, 16, 4, 4));
+        QVERIFY(!restarted.observe(3, 76, 0.4, 16, 4, 4));  // too uncertain: starts again
+        QVERIFY(!restarted.observe(4, 76, 0.1, 16, 4, 4));
+        QVERIFY(!restarted.observe(5, 76, 0.1, 16, 4, 4));
+        QVERIFY(restarted.observe(6, 76, 0.1, 16, 4, 4).has_value());
     }
 
     void throughputBelowTheExplorersBestSuggestsItsSplit() {

@@ -97,20 +97,29 @@ std::string criticalBatchAdvice(double critical_sequences, double relative_error
                                 int64_t accumulation, int64_t per_step, double factor = 2.0);
 
 // The critical batch (the smoothed noise scale, in sequences) against the global batch B, once
-// the estimate is steady (relative error below `max_error`): far above B, raising K (same
-// memory) would use each step's compute better; far below, the batch wastes tokens. After it
-// fires it stays quiet for `quiet_steps`.
+// the estimate has earned it: far above B, raising K (same memory) would use each step's compute
+// better; far below, the batch wastes tokens. It waits for its evidence: not before step
+// `after_step` (the learning-rate warm-up, when the estimate moves most), and only once the same
+// verdict has held for `steady_steps` observations in a row with every estimate within its own
+// error band (the relative error, at least 25 %) of where the stretch began; each observation
+// with a relative error of `max_error` or more, another verdict, or an estimate outside the band
+// starts the stretch again. The advice says how long it waited. After it fires it stays quiet for
+// `quiet_steps`.
 class CriticalBatchAdvisor {
 public:
-    explicit CriticalBatchAdvisor(double factor = 2.0, double max_error = 0.3, int64_t quiet_steps = 1000);
+    explicit CriticalBatchAdvisor(double factor = 2.0, double max_error = 0.3, int64_t quiet_steps = 1000,
+                                  int64_t steady_steps = 10, int64_t after_step = 0);
     // `accumulation`: K now; `per_step`: m x W, the sequences one accumulation step adds.
     std::optional<std::string> observe(int64_t step, double critical_sequences, double relative_error,
                                        int64_t global_batch, int64_t accumulation, int64_t per_step);
 
 private:
     double factor_, max_error_;
-    int64_t quiet_steps_;
+    int64_t quiet_steps_, steady_steps_, after_step_;
     int64_t quiet_until_ = -1;
+    // The stretch of one verdict so far: its first step and estimate, and its length.
+    int64_t verdict_ = 0, since_step_ = -1, held_ = 0;
+    double since_estimate_ = 0;
 };
 
 }  // namespace trainbench

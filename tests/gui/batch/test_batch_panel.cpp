@@ -88,6 +88,7 @@ private Q_SLOTS:
     void budgetShareReadsAsAPercentThenAMultiple();
     void aPlanTheEngineRefusesDisablesStart();
     void memoryLayoutChoicesShowTheirPeaksAndApply();
+    void offloadIsAnUndoableEditOfTheWindowsConfig();
     void liveRunLocksTheSplitAndTheExplorer();
     void theCriticalBatchIsShownBesideB();
     void theExpertsCanBeDividedAmongRanks();
@@ -403,6 +404,25 @@ void TestBatchPanel::memoryLayoutChoicesShowTheirPeaksAndApply() {
     QCOMPARE(stage->currentIndex(), 1);
 }
 
+// The offload choice edits the window's config as one undoable step, like the layout boxes.
+void TestBatchPanel::offloadIsAnUndoableEditOfTheWindowsConfig() {
+    RunConfig config = tinyPreset();
+    config.runtime.device = "cpu";
+    config.runtime.zero_stage = 1;
+    MainWindow window(config, QStringLiteral("tiny"));
+    auto* offload = child<QComboBox>(window, "offloadCombo");
+    QUndoStack* undo = window.configureView()->undoStack();
+    const int steps = undo->count();
+    offload->setCurrentIndex(1);  // optimizer → host memory
+    QCOMPARE(window.runConfig().runtime.offload, std::string("optimizer"));
+    QCOMPARE(window.runConfig().runtime.offload_dir, std::string());
+    QCOMPARE(undo->count(), steps + 1);
+    QCOMPARE(child<QLabel>(window, "planPeakLabel")->text(), expectedPeakText(window.runConfig()));
+    undo->undo();
+    QCOMPARE(window.runConfig().runtime.offload, std::string("none"));
+    QCOMPARE(offload->currentIndex(), 0);
+    QCOMPARE(child<QLabel>(window, "planPeakLabel")->text(), expectedPeakText(window.runConfig()));
+}
 
 // The newest run's critical batch beside B (tiny: m 8 x K 2 = B 16): 56 sequences is 3.5x B,
 // so K 2 becomes 2 x 3 = 6 (B 48); after raising K to 4 (B 32) the same estimate is within a
