@@ -298,7 +298,9 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
                    p.activation_bytes + p.logits_bytes;
     planCollectives(p, config, counts);
     p.limit_bytes = limit_bytes;
-    p.fits = limit_bytes <= 0 || p.peak_bytes <= limit_bytes;
+    // On CPU ranks the host tier is the same memory as the device's: what offload keeps there
+    // still counts against the budget.
+    p.fits = limit_bytes <= 0 || p.peak_bytes + (layout.on_cpu ? p.host_bytes : 0) <= limit_bytes;
     return p;
 }
 

@@ -32,6 +32,7 @@ struct MemoryPlan {
     // runtime.offload optimizer: the moments leave the device (optimizer_bytes no longer in the
     // peak) for host memory, or with runtime.offload_dir for its files (plus, in host memory, the
     // two staging buffers the next bucket is read into while one steps). Per rank.
+    // On CPU ranks (one memory for both tiers) `fits` counts host_bytes with the peak.
     int64_t host_bytes = 0;
     int64_t nvme_bytes = 0;
     int64_t activation_bytes = 0; // saved for backward by one micro-batch's forward pass
