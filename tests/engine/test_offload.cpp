@@ -209,8 +209,9 @@ private Q_SLOTS:
         const double moments = double(planMemory(plain).optimizer_bytes);
         QVERIFY2(std::fabs(host_bytes - moments) <= 0.01 * moments,
                  qPrintable(QString("host account %1, planned moments %2").arg(host_bytes).arg(moments)));
-        // ...and the device account's peak went down by all of them.
-        QVERIFY2(double(without - with) >= host_bytes,
+        // ...and the device account's peak went down by all of them (give or take the few bytes
+        // of bookkeeping tensors whose lifetimes shift the peak from run to run).
+        QVERIFY2(double(without - with) >= host_bytes - 4096,
                  qPrintable(QString("peak %1 without, %2 with offload: %3 less, moments %4").arg(without).arg(with)
                                 .arg(without - with).arg(host_bytes)));
     }
