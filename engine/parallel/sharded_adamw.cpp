@@ -63,6 +63,10 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
     const size_t bucket_count = static_cast<size_t>(buckets_.count());
     MomentStore& store = moments();
     ++steps_;
+    // One count for every segment (the kernel reads it, never writes it).
+    const torch::Tensor step_count =
+        segments_.empty() ? torch::Tensor()
+                          : torch::full({}, double(steps_), params_[segments_.front().param].options().dtype(torch::kFloat32));
     // Bucket by bucket, so the next bucket's moments are read while this one steps; the
     // arithmetic is elementwise, the same numbers in any grouping.
     for (size_t b = 0; b < bucket_count; ++b) {
@@ -78,7 +82,7 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
                 grads.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
                 averages.push_back(exp_avg.narrow(0, s.slice_offset, s.numel));
                 squares.push_back(exp_avg_sq.narrow(0, s.slice_offset, s.numel));
-                steps.push_back(torch::full({}, double(steps_), weights.back().options().dtype(torch::kFloat32)));
+                steps.push_back(step_count);
             }
             if (weights.empty()) continue;
             fusedAdamWUpdate(weights, grads, averages, squares, steps,
@@ -124,7 +128,7 @@ NamedTensors ShardedAdamW::gatherState(const std::vector<std::string>& names, Co
     if (steps_ == 0) return state;
     // One bucket at a time, and only rank 0 keeps (a host copy of) what it gathered: the whole
     // moments never sit on a device at once.
-    MomentStore& store = const_cast<ShardedAdamW*>(this)->moments();
+    MomentStore& store = *moments_;  // made by the first step (or a load with steps)
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
         auto [exp_avg, exp_avg_sq] = store.acquire(b);
         torch::Tensor averages = torch::empty({buckets_.paddedNumel(b)}, gradientSlice(b).options());

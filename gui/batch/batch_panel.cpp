@@ -27,6 +27,7 @@
 #include "batch/inference_cache_box.h"
 #include "batch/offload_choice.h"
 #include "batch/offload_tiers.h"
+#include "batch/plan_wording.h"
 #include "trainbench/config_io.h"
 #include "trainbench/divisors.h"
 
@@ -345,14 +346,6 @@ void BatchPanel::buildUi() {
     connect(apply_button_, &QPushButton::clicked, this, &BatchPanel::applyRecommendation);
 }
 
-QString BatchPanel::formatShareOfBudget(double share) {
-    // Below 0.1 % the bar's own percentage would read "0 %", which is true but says nothing;
-    // past twice the budget a percentage no longer reads as a size ("42476.0 %"): a multiple does.
-    if (share < 0.001) return tr("peak: < 0.1 % of the budget");
-    if (share < 2.0) return tr("peak: %1 % of the budget").arg(100.0 * share, 0, 'f', 1);
-    return tr("peak: %1× the budget").arg(share, 0, 'f', share < 10.0 ? 1 : 0);
-}
-
 int64_t BatchPanel::memoryBudgetBytes(const RunConfig& config) {
     if (config.runtime.memory_limit_mb > 0) return config.runtime.memory_limit_mb * kBytesPerMiB;
     return deviceMemoryBytesPerRank(config);
@@ -471,27 +464,6 @@ void BatchPanel::showLayoutChoices() {
     offload_choice_->setRunConfig(config_, budget_bytes_);
 }
 
-QString BatchPanel::describeLayoutAdvice(const LayoutAdvice& advice, int64_t world_size) {
-    if (advice.limit_bytes <= 0) return tr("What fits: no budget to plan against.");
-    auto layout = [](const MemoryLayout& l) {
-        const QString stage = l.expert_parallel > 1 ? tr("stage %1 with EP %2").arg(l.zero_stage).arg(l.expert_parallel)
-                                                    : tr("stage %1").arg(l.zero_stage);
-        return tr("%1, recompute %2, m %3").arg(stage).arg(QString::fromStdString(l.activation_checkpointing))
-            .arg(l.micro_batch_size);
-    };
-    const QString ranks = world_size == 1 ? tr("1 rank") : tr("%1 ranks").arg(world_size);
-    const QString here = advice.cheapest.micro_batch_size > 0
-                             ? tr("Cheapest that fits on %1, %2 % to spare: %3.")
-                                   .arg(ranks)
-                                   .arg(std::lround(100 * kLayoutSafetyMargin))
-                                   .arg(layout(advice.cheapest))
-                             : tr("Nothing fits on %1, even at m 1.").arg(ranks);
-    const QString fewest = advice.fewest_ranks > 0
-                               ? tr("Fewest ranks at m 1: %1 (%2).").arg(advice.fewest_ranks).arg(layout(advice.fewest_ranks_layout))
-                               : tr("No number of ranks up to 4096 fits m 1.");
-    return here + QLatin1Char(' ') + fewest;
-}
-
 void BatchPanel::setCriticalBatch(double sequences, double relative_error, int64_t step) {
     critical_batch_->setEstimate(sequences, relative_error, step);
 }
@@ -555,7 +527,7 @@ void BatchPanel::showPlanNumbers() {
     };
     gradients_label_->setText(perRank(plan_.gradient_bytes, 2));
     optimizer_label_->setText(OffloadTiers::describeMoments(plan_, config_, perRank(plan_.optimizer_bytes, 1)));
-    optimizer_label_->setToolTip(config_.runtime.offload == "optimizer"
+    optimizer_label_->setToolTip(isChoice(config_.runtime.offload, Offload::Optimizer)
                                      ? tr("Offloaded (runtime.offload optimizer): not in the device's peak below.")
                                      : QString());
     offload_tiers_->showPlan(plan_, config_);

@@ -75,11 +75,6 @@ public:
     // or empty when it would start. A budget set with runtime.memory_limit_mb refuses only
     // when micro-batch 1 cannot fit (a larger one backs off while training).
     const QString& startRefusal() const { return start_refusal_; }
-    // The budget bar's text: a percentage up to twice the budget, a multiple beyond.
-    static QString formatShareOfBudget(double share);
-    // The planner's "what fits" in a sentence: the cheapest layout on `world_size` ranks and the
-    // fewest ranks at m 1.
-    static QString describeLayoutAdvice(const LayoutAdvice& advice, int64_t world_size);
     ExplorerTableModel* explorerModel() const { return model_; }
     ExplorerChart* explorerChart() const { return chart_; }
 

@@ -22,8 +22,8 @@ namespace trainbench::gui {
 namespace {
 
 const QColor kNoteColor(150, 95, 0);
-const QString kOffloadNone = QStringLiteral("none");
-const QString kOffloadOptimizer = QStringLiteral("optimizer");
+const QString kOffloadNone = QString::fromLatin1(choiceName(Offload::None));
+const QString kOffloadOptimizer = QString::fromLatin1(choiceName(Offload::Optimizer));
 
 }  // namespace
 
@@ -67,13 +67,13 @@ OffloadChoice::OffloadChoice(QWidget* parent) : QWidget(parent) {
 }
 
 OffloadChoice::Target OffloadChoice::targetOf(const RuntimeConfig& runtime) {
-    if (runtime.offload != kOffloadOptimizer.toStdString()) return OnDevice;
+    if (!isChoice(runtime.offload, Offload::Optimizer)) return OnDevice;
     return runtime.offload_dir.empty() ? HostMemory : Disk;
 }
 
 QString OffloadChoice::refusal(const RunConfig& config) {
     RunConfig offloaded = config;
-    offloaded.runtime.offload = kOffloadOptimizer.toStdString();
+    offloaded.runtime.offload = choiceName(Offload::Optimizer);
     bool refused = false;
     QString engine_reason;
     for (const ConfigIssue& issue : validateRunConfig(offloaded)) {
@@ -97,9 +97,9 @@ void OffloadChoice::setRunConfig(const RunConfig& config, int64_t budget_bytes) 
     config_ = config;
     if (!config_.runtime.offload_dir.empty()) last_directory_ = QString::fromStdString(config_.runtime.offload_dir);
     refusal_ = refusal(config_);
-    auto peakWith = [&](const char* offload, const std::string& directory) {
+    auto peakWith = [&](Offload offload, const std::string& directory) {
         RunConfig variant = config_;
-        variant.runtime.offload = offload;
+        variant.runtime.offload = choiceName(offload);
         variant.runtime.offload_dir = directory;
         return formatBytes(planMemory(variant, budget_bytes).peak_bytes);
     };
@@ -108,9 +108,9 @@ void OffloadChoice::setRunConfig(const RunConfig& config, int64_t budget_bytes) 
                                                                  : last_directory_.toStdString();
     // Short enough for the narrow column: the row says "Offload:", the tooltips say the rest.
     const QSignalBlocker block_combo(combo_);
-    combo_->setItemText(OnDevice, tr("none · peak %1").arg(peakWith("none", "")));
-    combo_->setItemText(HostMemory, tr("→ host memory · peak %1").arg(peakWith("optimizer", "")));
-    combo_->setItemText(Disk, tr("→ disk · peak %1").arg(peakWith("optimizer", some_directory)));
+    combo_->setItemText(OnDevice, tr("none · peak %1").arg(peakWith(Offload::None, "")));
+    combo_->setItemText(HostMemory, tr("→ host memory · peak %1").arg(peakWith(Offload::Optimizer, "")));
+    combo_->setItemText(Disk, tr("→ disk · peak %1").arg(peakWith(Offload::Optimizer, some_directory)));
     combo_->setCurrentIndex(targetOf(config_.runtime));
     {
         const QSignalBlocker block_edit(directory_edit_);

@@ -10,7 +10,7 @@ namespace trainbench::gui {
 
 namespace {
 
-bool offloaded(const RunConfig& config) { return config.runtime.offload == "optimizer"; }
+bool offloaded(const RunConfig& config) { return isChoice(config.runtime.offload, Offload::Optimizer); }
 
 QLabel* tierLabel(const QString& object_name, QWidget* parent) {
     auto* label = new QLabel(parent);

@@ -17,6 +17,7 @@
 
 #include "widget_lookup.h"
 #include "batch/batch_panel.h"
+#include "batch/plan_wording.h"
 #include "common/display_format.h"
 #include "runs/engine_bridge.h"
 #include "app/main_window.h"
@@ -314,7 +315,7 @@ void TestBatchPanel::budgetShareReadsAsAPercentThenAMultiple_data() {
 void TestBatchPanel::budgetShareReadsAsAPercentThenAMultiple() {
     QFETCH(double, share);
     QFETCH(QString, text);
-    QCOMPARE(BatchPanel::formatShareOfBudget(share), text);
+    QCOMPARE(formatShareOfBudget(share), text);
 }
 
 // The published DeepSeek-V3 config needs terabytes per rank: the bar says how many times the
@@ -373,7 +374,7 @@ void TestBatchPanel::memoryLayoutChoicesShowTheirPeaksAndApply() {
                  .arg(formatBytes(variant(0, "none").bytes_sent_per_step))
                  .arg(variant(0, "none").collectives_per_step));
     const LayoutAdvice advice = adviseLayout(config, BatchPanel::memoryBudgetBytes(config));
-    QCOMPARE(child<QLabel>(window, "layoutAdviceLabel")->text(), BatchPanel::describeLayoutAdvice(advice, 2));
+    QCOMPARE(child<QLabel>(window, "layoutAdviceLabel")->text(), describeLayoutAdvice(advice, 2));
     QVERIFY2(child<QLabel>(window, "layoutAdviceLabel")->text().startsWith(QStringLiteral("Cheapest that fits on 2 ranks, 10 % to spare: stage 0")),
              qPrintable(child<QLabel>(window, "layoutAdviceLabel")->text()));
     QCOMPARE(stage->currentIndex(), 0);

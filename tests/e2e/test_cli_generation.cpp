@@ -1,0 +1,86 @@
+// CLI end-to-end suite for text: `generate` on a trained run and on its Hugging Face export, and
+// the samples a run writes as it trains (`samples`), as a user runs them.
+#include <QtTest/QtTest>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+#include "cli_process.h"
+
+using namespace trainbench;
+
+class TestCliGeneration : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // generate: a short run on bytes of text, then its newest checkpoint continues prompts; greedy
+    // is deterministic, --json carries ids and log-probabilities, bad input exits 2. The run's
+    // samples (train.sample_every) are the greedy continuations of its checkpoints, and its
+    // exported Hugging Face directory continues a prompt as the checkpoint does, with no config.
+    void generateContinuesPromptsOfATrainedRun() {
+        QTemporaryDir store;
+        const QString corpus = store.filePath("corpus.txt");
+        {
+            QFile file(corpus);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            for (int i = 0; i < 200; ++i) file.write(i % 2 ? "the cat sat on the mat\n\n" : "a dog ran in the park\n\n");
+        }
+        const QStringList text = {"--set", "data.source=text", "--set", "data.path=" + corpus, "--set", "model.vocab_size=256",
+                                  "--set", "model.max_seq_len=128"};
+        Result r = runCli(QStringList{"run", kConfigs + "/tiny.json", "--set", "train.steps=3", "--store", store.path(),
+                                      "--set", "train.sample_every=2", "--set", "train.sample_prompts=the c\na d",
+                                      "--set", "train.sample_tokens=12"} +
+                          text);
+        QCOMPARE(r.code, 0);
+        const QString id = QJsonDocument::fromJson(runCli({"runs", "--store", store.path(), "--json"}).out.toUtf8())
+                               .array()[0].toObject()["run_id"].toString();
+        const QStringList greedy = {"generate", "--run", id, "--store", store.path(), "--prompt", "the c", "--temperature", "0",
+                                    "--max-new-tokens", "12", "--json"};
+        Result a = runCli(greedy), b = runCli(greedy);
+        QCOMPARE(a.code, 0);
+        const QJsonArray completions = QJsonDocument::fromJson(a.out.toUtf8()).object()["completions"].toArray();
+        QCOMPARE(completions, QJsonDocument::fromJson(b.out.toUtf8()).object()["completions"].toArray());  // tokens/s differ
+        const QJsonObject completion = completions[0].toObject();
+        QCOMPARE(completion["prompt_ids"].toArray().size(), 5);  // bytes
+        const int n = completion["ids"].toArray().size();
+        QVERIFY(n >= 1 && n <= 12);
+        QCOMPARE(completion["logprobs"].toArray().size(), n);
+        for (const auto& lp : completion["logprobs"].toArray()) QVERIFY(lp.toDouble() <= 0);
+        // Samples at step 2 (sample_every) and 3 (the last), each prompt; step 3's "the c" is the
+        // greedy continuation of the final checkpoint's.
+        Result samples = runCli({"samples", id, "--store", store.path(), "--json"});
+        QCOMPARE(samples.code, 0);
+        const QStringList sample_lines = samples.out.trimmed().split('\n');
+        QCOMPARE(sample_lines.size(), 4);
+        QStringList seen;
+        for (const auto& line : sample_lines) {
+            const QJsonObject sample = QJsonDocument::fromJson(line.toUtf8()).object();
+            seen << QString::number(sample["step"].toInt()) + ":" + sample["prompt"].toString();
+        }
+        QCOMPARE(seen, (QStringList{"2:the c", "2:a d", "3:the c", "3:a d"}));
+        const QJsonObject last_sample = QJsonDocument::fromJson(sample_lines[2].toUtf8()).object();
+        QCOMPARE(last_sample["completion"].toString(), completion["text"].toString());
+        // The run exported as a Hugging Face directory: generate reads its config.json (no CONFIG)
+        // and gives the checkpoint's tokens.
+        const QString hf = store.filePath("hf");
+        Result exported = runCli({"export-hf", id, "--store", store.path(), "--out", hf, "--dtype", "fp32"});
+        QVERIFY2(exported.code == 0, qPrintable(exported.err));
+        Result from_hf = runCli({"generate", "--checkpoint", hf, "--prompt", "the c", "--temperature", "0", "--max-new-tokens",
+                                 "12", "--json"});
+        QVERIFY2(from_hf.code == 0, qPrintable(from_hf.err));
+        QCOMPARE(QJsonDocument::fromJson(from_hf.out.toUtf8()).object()["completions"].toArray()[0].toObject()["ids"],
+                 completion["ids"]);
+        Result no_config = runCli({"generate", "--checkpoint", store.path(), "--prompt", "x"});
+        QCOMPARE(no_config.code, 2);
+        QVERIFY2(no_config.err.contains("CONFIG"), qPrintable(no_config.err));
+        QCOMPARE(runCli({"generate", "--run", id, "--store", store.path(), "--prompt", ""}).code, 2);
+        QCOMPARE(runCli({"generate", "--run", id, "--store", store.path(), "--prompt", "x", "--max-new-tokens", "500"}).code, 2);
+        QCOMPARE(runCli({"generate", "--run", "no-such-run", "--store", store.path(), "--prompt", "x"}).code, 2);
+        QCOMPARE(runCli({"generate", kConfigs + "/tiny.json", "--checkpoint", store.path(), "--prompt", "x"}).code, 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliGeneration)
+#include "test_cli_generation.moc"
