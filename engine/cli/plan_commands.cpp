@@ -12,6 +12,8 @@
 #include "trainbench/config_io.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/process_launch.h"
+#include "trainbench/step_time.h"
+#include "trainbench/target_machine.h"
 
 namespace trainbench::cli {
 namespace {
@@ -42,71 +44,166 @@ void printInferenceCache(const RunConfig& config) {
 }
 
 std::string describeLayout(const MemoryLayout& layout) {
-    return "zero_stage " + std::to_string(layout.zero_stage) + ", activation_checkpointing " +
-           layout.activation_checkpointing +
-           (layout.expert_parallel > 1 ? ", expert_parallel " + std::to_string(layout.expert_parallel) : std::string()) +
-           ", micro_batch_size " + std::to_string(layout.micro_batch_size);
+    std::string text = "zero_stage " + std::to_string(layout.zero_stage) + ", activation_checkpointing " +
+                       layout.activation_checkpointing +
+                       (layout.expert_parallel > 1 ? ", expert_parallel " + std::to_string(layout.expert_parallel) : std::string()) +
+                       ", micro_batch_size " + std::to_string(layout.micro_batch_size);
+    if (!isChoice(layout.offload, Offload::None))
+        text += ", offload " + layout.offload + (layout.nvme ? " to runtime.offload_dir (NVMe)" : " to host memory");
+    return text;
+}
+
+nlohmann::json targetToJson(const TargetMachine& t) {
+    return {{"label", t.label},
+            {"kind", choiceName(t.kind)},
+            {"gpu", t.gpu},
+            {"devices", t.devices},
+            {"devices_per_node", t.devices_per_node},
+            {"nodes", t.nodes},
+            {"device_memory_bytes", t.device_memory_bytes},
+            {"host_memory_bytes", t.host_memory_bytes},
+            {"nvme_bytes", t.nvme_bytes},
+            {"compute_tflops", t.compute_tflops},
+            {"mfu", t.mfu},
+            {"pcie_gbps", t.pcie_gbps},
+            {"interconnect_gbps", t.interconnect_gbps},
+            {"network_gbps", t.network_gbps},
+            {"host_memory_gbps", t.host_memory_gbps},
+            {"nvme_read_gbps", t.nvme_read_gbps},
+            {"nvme_write_gbps", t.nvme_write_gbps}};
+}
+
+// The host and NVMe tiers of an offloaded plan, per rank and per node.
+void printOffloadTiers(const RunConfig& config, const MemoryPlan& plan) {
+    const bool all = isChoice(config.runtime.offload, Offload::All);
+    std::printf("offloaded (runtime.offload %s), host memory per rank:\n", config.runtime.offload.c_str());
+    const std::pair<const char*, int64_t> rows[] = {
+        {"AdamW moments (fp32)", plan.host_moment_bytes},
+        {all ? "weights' shard (fp32 master)" : "master weights (fp32)", plan.host_master_bytes},
+        {"gradient slice sums (fp32)", plan.host_gradient_bytes},
+        {"staging buffers", plan.host_staging_bytes},
+        {"host memory", plan.host_bytes},
+    };
+    for (const auto& [label, bytes] : rows)
+        if (bytes > 0 || label == rows[4].first) std::printf("  %-32s %12s\n", label, readableBytes(bytes).c_str());
+    const int64_t rpn = plan.ranks_per_node;
+    std::printf("  %-32s %12s%s\n", ("per node (" + std::to_string(rpn) + (rpn == 1 ? " rank)" : " ranks)")).c_str(),
+                readableBytes(plan.host_bytes * rpn).c_str(),
+                plan.host_limit_bytes > 0 ? (" of " + readableBytes(plan.host_limit_bytes) + (plan.fits_host ? "" : ": does NOT fit")).c_str()
+                                          : "");
+    if (!config.runtime.offload_dir.empty())
+        std::printf("  %-32s %12s per rank, %s per node%s\n", "runtime.offload_dir (NVMe)", readableBytes(plan.nvme_bytes).c_str(),
+                    readableBytes(plan.nvme_bytes * rpn).c_str(),
+                    plan.nvme_limit_bytes > 0 ? (" of " + readableBytes(plan.nvme_limit_bytes) + (plan.fits_nvme ? "" : ": does NOT fit")).c_str()
+                                              : "");
+}
+
+void printStepTime(const StepTimePlan& t, int64_t K) {
+    auto ms = [](double s) { return s * 1e3; };
+    std::printf("step time: %s\n", describeStepTime(t).c_str());
+    std::printf("  per micro-batch (x%lld, overlapped): compute %.1f ms (%.3g TFLOP), collectives %.1f ms, PCIe %.1f ms, "
+                "NVMe reads %.1f ms\n",
+                (long long)K, ms(t.compute_s), t.flops_per_micro_batch / 1e12, ms(t.collectives_s), ms(t.pcie_s),
+                ms(t.nvme_read_s));
+    if (t.optimizer_s + t.nvme_step_s + t.weights_up_s + t.gradients_down_s > 0)
+        std::printf("  per step: gradients down %.1f ms (beside the last backward), CPU AdamW %.1f ms, NVMe %.1f ms "
+                    "(pipelined with it), weights up %.1f ms\n",
+                    ms(t.gradients_down_s), ms(t.optimizer_s), ms(t.nvme_step_s), ms(t.weights_up_s));
 }
 
 int commandPlan(const RunConfig& config, bool as_json) {
-    const int64_t budget = deviceMemoryBytesPerRank(config);
-    const MemoryPlan plan = planMemory(config, budget);
-    const LayoutAdvice advice = adviseLayout(config, budget);
+    const TargetMachine target = resolveTarget(config);
+    const RunConfig placed = configOnTarget(config, target);
+    const MemoryPlan plan = planOnTarget(config, target);
+    const TargetAdvice target_advice = adviseOnTarget(config, target);
+    const LayoutAdvice& advice = target_advice.layout;
+    const StepTimePlan time = predictStepTime(placed, plan, target);
     if (as_json) {
-        // The plan's fields, and what fits under "advice".
+        // The plan's fields, the target, the step time, and what fits under "advice".
         nlohmann::json j = nlohmann::json::parse(memoryPlanToJson(plan));
+        j["target"] = targetToJson(target);
+        j["step_time"] = nlohmann::json::parse(stepTimePlanToJson(time));
         j["advice"] = nlohmann::json::parse(layoutAdviceToJson(advice));
+        j["advice"]["why_none"] = target_advice.why_none;
+        if (advice.cheapest.micro_batch_size > 0) {
+            const RunConfig chosen = withLayout(placed, advice.cheapest);
+            j["advice"]["cheapest"]["step_time"] =
+                nlohmann::json::parse(stepTimePlanToJson(predictStepTime(chosen, advice.cheapest_plan, target)));
+        }
         j["inference_cache"] = nlohmann::json::parse(inferenceCachePlanToJson(planInferenceCache(config.model)));
         std::cout << j.dump() << "\n";
         return 0;
     }
-    const int64_t stage = config.runtime.zero_stage;
+    const int64_t stage = placed.runtime.zero_stage;
+    if (target.kind != TargetKind::Here)
+        std::printf("target: %s (%lld node%s of %lld; a plan only: runtime says where a run trains); runtime.dtype %s at "
+                    "%.4g TFLOP/s each\n",
+                    target.label.c_str(), (long long)target.nodes, target.nodes == 1 ? "" : "s",
+                    (long long)target.devices_per_node, placed.runtime.dtype.c_str(), target.compute_tflops);
     std::printf("global batch %lld = micro_batch_size %lld x gradient_accumulation_steps %lld x world_size %lld; "
                 "%lld tokens per step (seq_len %lld)\nlayout: zero_stage %lld, activation_checkpointing %s, "
                 "expert_parallel %lld\nmemory per rank:\n",
                 (long long)plan.global_batch_size, (long long)plan.micro_batch_size,
                 (long long)plan.gradient_accumulation_steps, (long long)plan.world_size,
                 (long long)plan.tokens_per_step, (long long)plan.seq_len, (long long)stage,
-                config.runtime.activation_checkpointing.c_str(), (long long)plan.expert_parallel);
-    const std::pair<const char*, int64_t> rows[] = {
-        {stage >= 3 ? "weights (fp32, 1/W + one unit)" : "weights (fp32)", plan.weight_bytes},
-        {stage >= 2 ? "gradients (fp32, 1/W)" : "gradients (fp32)", plan.gradient_bytes},
+                placed.runtime.activation_checkpointing.c_str(), (long long)plan.expert_parallel);
+    const bool bf16_weights = plan.weight_element_bytes == 2;
+    const bool weights_off = isChoice(placed.runtime.offload, Offload::All) && stage >= 3;
+    const std::string weights_label = std::string("weights (") + (bf16_weights ? "bf16" : "fp32") +
+                                      (weights_off ? ", two units)" : stage >= 3 ? ", 1/W + one unit)" : ")");
+    const std::pair<std::string, int64_t> rows[] = {
+        {weights_label, plan.weight_bytes},
+        {plan.gradients_on_host ? "gradients (fp32, on the host)" : stage >= 2 ? "gradients (fp32, 1/W)" : "gradients (fp32)",
+         plan.gradient_bytes},
         {stage >= 2 ? "buckets in flight (fp32)" : "sync-each running sums (fp32)", plan.bucket_bytes},
-        {stage >= 1 ? "AdamW moments (fp32, 1/W)" : "AdamW moments (fp32)", plan.optimizer_bytes},
-        {recomputation(config.runtime) == Recomputation::Full          ? "activations (recomputed blocks)"
-         : recomputation(config.runtime) == Recomputation::Feedforward ? "activations (recomputed FFNs)"
+        {isChoice(placed.runtime.offload, Offload::None) ? (stage >= 1 ? "AdamW moments (fp32, 1/W)" : "AdamW moments (fp32)")
+                                                          : "AdamW moments (offloaded)",
+         isChoice(placed.runtime.offload, Offload::None) ? plan.optimizer_bytes : 0},
+        {recomputation(placed.runtime) == Recomputation::Full          ? "activations (recomputed blocks)"
+         : recomputation(placed.runtime) == Recomputation::Feedforward ? "activations (recomputed FFNs)"
                                                                     : "activations, one micro-batch",
          plan.activation_bytes},
         {"logits gradient", plan.logits_bytes},
         {"peak", plan.peak_bytes},
     };
-    for (const auto& [label, bytes] : rows) std::printf("  %-32s %12.1f MiB\n", label, mib(bytes));
-    if (isChoice(config.runtime.offload, Offload::Optimizer)) {
-        std::printf("offloaded (runtime.offload optimizer; AdamW moments not in the peak):\n");
-        std::printf("  %-32s %12.1f MiB\n", "host memory per rank", mib(plan.host_bytes));
-        if (!config.runtime.offload_dir.empty())
-            std::printf("  %-32s %12.1f MiB\n", "runtime.offload_dir per rank", mib(plan.nvme_bytes));
-    }
+    for (const auto& [label, bytes] : rows) std::printf("  %-32s %12.1f MiB\n", label.c_str(), mib(bytes));
+    if (!isChoice(placed.runtime.offload, Offload::None)) printOffloadTiers(placed, plan);
     if (plan.world_size > 1)
         std::printf("collectives per step and rank: %lld calls, %.1f MiB sent\n", (long long)plan.collectives_per_step,
                     mib(plan.bytes_sent_per_step));
     if (plan.expert_parallel > 1)
         std::printf("expert parallelism: %.1f MiB of tokens exchanged per micro-batch and rank\n",
                     mib(plan.all_to_all_bytes_per_micro_batch));
+    printStepTime(time, plan.gradient_accumulation_steps);
     if (plan.limit_bytes > 0) {
         std::printf("  %-32s %12.1f MiB (%s)\n", "budget", mib(plan.limit_bytes),
-                    config.runtime.memory_limit_mb > 0 ? "runtime.memory_limit_mb" : "device memory per rank");
-        std::printf("fits: %s; largest micro_batch_size that fits: %lld\n", plan.fits ? "yes" : "NO",
+                    placed.runtime.memory_limit_mb > 0 ? "runtime.memory_limit_mb"
+                    : target.kind != TargetKind::Here ? ("one " + target.label.substr(target.label.find(" x ") + 3)).c_str()
+                                                      : "device memory per rank");
+        std::printf("fits: %s; largest micro_batch_size that fits: %lld\n",
+                    plan.fits ? "yes" : !plan.fits_device ? "NO" : !plan.fits_host ? "NO (host memory)" : "NO (NVMe)",
                     (long long)plan.largest_fitting_micro_batch);
         std::printf("what fits this budget, %.0f %% of it kept free:\n", 100 * kLayoutSafetyMargin);
-        if (advice.cheapest.micro_batch_size > 0)
-            std::printf("  on %lld rank%s: %s (peak %.1f MiB)\n", (long long)plan.world_size, plan.world_size == 1 ? "" : "s",
+        if (advice.cheapest.micro_batch_size > 0) {
+            std::printf("  on %lld rank%s: %s (peak %.1f MiB", (long long)plan.world_size, plan.world_size == 1 ? "" : "s",
                         describeLayout(advice.cheapest).c_str(), mib(advice.cheapest_plan.peak_bytes));
-        else
-            std::printf("  on %lld rank%s: no layout fits, even at micro_batch_size 1\n", (long long)plan.world_size,
-                        plan.world_size == 1 ? "" : "s");
+            if (target_advice.offloaded) {
+                const MemoryPlan& chosen = advice.cheapest_plan;
+                std::printf("; host %s per node", readableBytes(chosen.host_bytes * chosen.ranks_per_node).c_str());
+                if (chosen.nvme_bytes > 0)
+                    std::printf(", NVMe %s per node", readableBytes(chosen.nvme_bytes * chosen.ranks_per_node).c_str());
+                const StepTimePlan chosen_time = predictStepTime(withLayout(placed, advice.cheapest), chosen, target);
+                std::printf(", K %lld; %s", (long long)chosen.gradient_accumulation_steps,
+                            describeStepTime(chosen_time).c_str());
+            }
+            std::printf(")\n");
+        } else {
+            std::printf("  on %lld rank%s: no layout fits, even at micro_batch_size 1%s%s\n", (long long)plan.world_size,
+                        plan.world_size == 1 ? "" : "s", target_advice.why_none.empty() ? "" : ": ",
+                        target_advice.why_none.c_str());
+        }
         if (advice.fewest_ranks > 0)
-            std::printf("  fewest ranks at micro_batch_size 1: %lld, with %s (peak %.1f MiB)\n",
+            std::printf("  fewest ranks at micro_batch_size 1 without offload: %lld, with %s (peak %.1f MiB)\n",
                         (long long)advice.fewest_ranks, describeLayout(advice.fewest_ranks_layout).c_str(),
                         mib(advice.fewest_ranks_plan.peak_bytes));
         else
@@ -157,7 +254,25 @@ struct PlanOptions {
     bool as_json = false;
     int64_t steps = 3;
     bool layouts = false;
+    std::string target;
 };
+
+// --target 8xh100-80 (or "h100-80", "here"): the target section's kind and devices, as --set
+// would write them (the config's validation names a wrong kind).
+std::vector<std::string> targetOverrides(const std::string& target) {
+    if (target.empty()) return {};
+    std::string text;
+    for (char ch : target)
+        if (ch != ' ') text += ch;
+    const size_t x = text.find_first_of("xX");
+    if (x != std::string::npos && x > 0 && text.find_first_not_of("0123456789") == x) {
+        const std::string count = text.substr(0, x);
+        if (count.size() > 7)
+            throw ConfigError("target.devices", "--target " + target + ": at most 2^20 devices (target.devices)");
+        return {"target.kind=" + text.substr(x + 1), "target.devices=" + count};
+    }
+    return {"target.kind=" + text};
+}
 
 }  // namespace
 
@@ -167,8 +282,13 @@ void addPlanCommands(CLI::App& app, CommandTable& table) {
     addConfigArgument(plan, plan_options->config_path);
     addOverridesOption(plan, plan_options->overrides);
     addJsonFlag(plan, plan_options->as_json);
+    plan->add_option("--target", plan_options->target,
+                     "Plan for another machine: N x KIND (8xh100-80; kinds a100-40, a100-80, h100-80, h200-141, "
+                     "b200-180) or here; the same as --set target.kind=KIND --set target.devices=N");
     table.add(plan, [plan_options] {
-        return commandPlan(loadWithoutData(plan_options->config_path, plan_options->overrides), plan_options->as_json);
+        std::vector<std::string> overrides = plan_options->overrides;
+        for (const std::string& o : targetOverrides(plan_options->target)) overrides.push_back(o);
+        return commandPlan(loadWithoutData(plan_options->config_path, overrides), plan_options->as_json);
     });
 
     auto explore_options = std::make_shared<PlanOptions>();

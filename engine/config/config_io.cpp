@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kSections = {"model", "train", "data", "runtime"};
+const std::vector<std::string> kSections = {"model", "train", "data", "runtime", "target"};
 
 std::vector<std::string> keysOf(const std::string& section) {
     std::vector<std::string> keys;
@@ -25,7 +25,7 @@ std::vector<std::string> keysOf(const std::string& section) {
     std::string message = origin + ": unknown key '" + path + "'";
     std::string guess = closestName(key, section.empty() ? kSections : keysOf(section));
     if (!guess.empty()) message += "; did you mean '" + (section.empty() ? guess : section + "." + guess) + "'?";
-    else if (section.empty()) message += "; a run config has the sections model, train, data, runtime";
+    else if (section.empty()) message += "; a run config has the sections model, train, data, runtime, target";
     else message += "; see docs/CONFIG.md for the keys of '" + section + "'";
     throw ConfigError(path, message);
 }
@@ -73,7 +73,7 @@ RunConfig parseRunConfig(const std::string& json_text, const std::string& origin
         throw ConfigError("", origin + ": cannot be read (" + std::string(e.what()) + "); write numbers a double can hold");
     }
     if (!root.is_object())
-        throw ConfigError("", origin + ": a config must be a JSON object with sections model, train, data, runtime");
+        throw ConfigError("", origin + ": a config must be a JSON object with sections model, train, data, runtime (and target)");
 
     RunConfig config;
     bool sectioned = false;

@@ -309,15 +309,43 @@ std::vector<ConfigField> buildFields() {
     r.text("offload", &RuntimeConfig::offload,
            "Offload: none keeps the AdamW moments beside the gradients; optimizer keeps each rank's shard of them "
            "off the device between steps (host memory, or offload_dir's files) and steps it on the CPU, bucket by "
-           "bucket; needs zero_stage >= 1 (at world_size 1 the same arithmetic as 0). The same numbers as none",
+           "bucket; needs zero_stage >= 1 (at world_size 1 the same arithmetic as 0). The same numbers as none. "
+           "all: the weights' shards too, each unit's brought to the device for its gather (zero_stage 3; planned "
+           "by `plan` and the batch panel, not yet run)",
            choiceNames<Offload>());
     r.text("offload_dir", &RuntimeConfig::offload_dir,
-           "With offload optimizer: a directory on a local disk (NVMe) where each rank keeps its moments in a scratch "
-           "file, read and written around the page cache (O_DIRECT, libaio), the next bucket read while one steps; "
-           "checked before the run (writable, O_DIRECT, room for the planned bytes); empty: host memory");
+           "With offload optimizer or all: a directory on a local disk (NVMe) where each rank keeps its moments in a "
+           "scratch file, read and written around the page cache (O_DIRECT, libaio), the next bucket read while one "
+           "steps; checked before the run (writable, O_DIRECT, room for the planned bytes); empty: host memory");
     r.boolean("overlap_reduction", &RuntimeConfig::overlap_reduction,
               "With W > 1, all-reduce each gradient bucket as soon as the last backward has filled it, overlapping "
               "the rest of the backward (off: all buckets after it; same result)");
+
+    Binder<TargetConfig> g{"target", &RunConfig::target, &f};
+    g.text("kind", &TargetConfig::kind,
+           "The machine `plan` and the batch panel plan for: here (this machine, as runtime says), a named GPU "
+           "(its memory, peak and a node modelled on its DGX: docs/PLANNER.md), or custom (device_memory_gib "
+           "needed). A plan only: runtime says where a run trains",
+           choiceNames<TargetKind>());
+    g.integer("devices", &TargetConfig::devices, "Devices planned for, one rank each (0: runtime.world_size)");
+    g.integer("devices_per_node", &TargetConfig::devices_per_node,
+              "Devices a node holds: its host memory, NVMe and their bandwidth are shared by them (0: the kind's)");
+    g.real("device_memory_gib", &TargetConfig::device_memory_gib, "Memory per device in GiB (0: the kind's)");
+    g.real("host_memory_gib", &TargetConfig::host_memory_gib, "Host memory per node in GiB (0: the kind's)");
+    g.real("nvme_gib", &TargetConfig::nvme_gib,
+           "NVMe space per node in GiB for runtime.offload_dir (0: the kind's; here: the directory's free space)");
+    g.real("compute_tflops", &TargetConfig::compute_tflops,
+           "Dense peak per device in TFLOP/s at runtime.dtype (0: the kind's; here: unknown until `probe` measures it)");
+    g.real("mfu", &TargetConfig::mfu, "The share of compute_tflops a training step reaches (0 < mfu <= 1)");
+    g.real("pcie_gbps", &TargetConfig::pcie_gbps, "Host-device copy rate per device and direction, GB/s (0: the kind's)");
+    g.real("interconnect_gbps", &TargetConfig::interconnect_gbps,
+           "Collective bandwidth per device inside a node, GB/s (0: the kind's NVLink)");
+    g.real("network_gbps", &TargetConfig::network_gbps,
+           "Collective bandwidth per device between nodes, GB/s (0: the kind's, 400 Gb/s per GPU)");
+    g.real("host_memory_gbps", &TargetConfig::host_memory_gbps,
+           "Host memory bandwidth per node, GB/s, shared by its devices' CPU AdamW (0: the kind's; `probe` measures)");
+    g.real("nvme_read_gbps", &TargetConfig::nvme_read_gbps, "NVMe read rate per node, GB/s (0: the kind's; `probe` measures)");
+    g.real("nvme_write_gbps", &TargetConfig::nvme_write_gbps, "NVMe write rate per node, GB/s (0: the kind's; `probe` measures)");
     return f;
 }
 

@@ -392,6 +392,28 @@ void checkData(Checker& c, const RunConfig& config) {
     c.oneOf<TokenWidth>("data.dtype", d.dtype);
 }
 
+void checkTarget(Checker& c, const TargetConfig& t) {
+    c.oneOf<TargetKind>("target.kind", t.kind);
+    c.within("target.devices", t.devices, 0, int64_t(1) << 20, "2^20");
+    c.within("target.devices_per_node", t.devices_per_node, 0, 1024, "1024");
+    const std::pair<const char*, double> figures[] = {
+        {"target.device_memory_gib", t.device_memory_gib}, {"target.host_memory_gib", t.host_memory_gib},
+        {"target.nvme_gib", t.nvme_gib},                   {"target.compute_tflops", t.compute_tflops},
+        {"target.pcie_gbps", t.pcie_gbps},                 {"target.interconnect_gbps", t.interconnect_gbps},
+        {"target.network_gbps", t.network_gbps},           {"target.host_memory_gbps", t.host_memory_gbps},
+        {"target.nvme_read_gbps", t.nvme_read_gbps},       {"target.nvme_write_gbps", t.nvme_write_gbps}};
+    for (const auto& [path, value] : figures) {
+        c.nonNegative(path, value);
+        // (a PiB, a million TFLOP/s, a PB/s: beyond any machine, and products of them stay finite)
+        if (value > 1e6) c.fail(path, num(value), "is beyond any machine (at most 1e6)", "use the figure of one device or node");
+    }
+    if (!(t.mfu > 0 && t.mfu <= 1))
+        c.fail("target.mfu", num(t.mfu), "must be in (0, 1]", "e.g. 0.4 (40 % of the peak reached)");
+    if (isChoice(t.kind, TargetKind::Custom) && !(t.device_memory_gib > 0))
+        c.issues.push_back({"target.device_memory_gib", "target.kind custom needs target.device_memory_gib (the memory "
+                                                        "of one device in GiB), e.g. --set target.device_memory_gib=80"});
+}
+
 void checkRuntime(Checker& c, const RuntimeConfig& r) {
     const std::string& dev = r.device;
     bool known = dev == "auto" || dev == "cpu" || dev == "cuda" || dev.rfind("cuda:", 0) == 0;
@@ -401,6 +423,10 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     c.positive("runtime.store_wait_s", r.store_wait_s);
     c.oneOf<Recomputation>("runtime.activation_checkpointing", r.activation_checkpointing);
     c.oneOf<Offload>("runtime.offload", r.offload);
+    if (isChoice(r.offload, Offload::All) && r.zero_stage != 3)
+        c.issues.push_back({"runtime.offload", "runtime.offload all keeps each rank's shard of the weights off the "
+                                               "device, and only runtime.zero_stage 3 shards the weights: set "
+                                               "runtime.zero_stage to 3 or runtime.offload to optimizer"});
     if (isChoice(r.offload, Offload::Optimizer)) {
         if (r.zero_stage < 1)
             c.issues.push_back({"runtime.offload", "runtime.offload optimizer moves each rank's shard of the AdamW state "
@@ -411,9 +437,9 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
             c.issues.push_back({"runtime.offload", "runtime.offload optimizer runs on CPU ranks so far (runtime.device "
                                                    "\"" + dev + "\"): the device-to-host copies are not built yet; use "
                                                    "runtime.device cpu or runtime.offload none"});
-    } else if (!r.offload_dir.empty()) {
+    } else if (!r.offload_dir.empty() && isChoice(r.offload, Offload::None)) {
         c.issues.push_back({"runtime.offload_dir", "runtime.offload_dir is set but runtime.offload is \"" + r.offload +
-                                                       "\": set runtime.offload to \"optimizer\" or clear offload_dir"});
+                                                       "\": set runtime.offload to \"optimizer\" or \"all\", or clear offload_dir"});
     }
     if (r.zero_stage < 0 || r.zero_stage > 3)
         c.fail("runtime.zero_stage", num(r.zero_stage),
@@ -435,6 +461,7 @@ std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
     checkTrain(checker, config);
     checkData(checker, config);
     checkRuntime(checker, config.runtime);
+    checkTarget(checker, config.target);
     // Stage 2 reduces every micro-batch already; stage 1 reduce-scatters once per window, and a
     // sharded state agrees its stops at the window's end, which the sync-each mode's all-reduces
     // in every micro-batch would pair with.

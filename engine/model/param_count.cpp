@@ -24,6 +24,7 @@ ParamCount countParameters(const ModelConfig& c) {
     const int64_t moe_tensors = 1 + (c.hasGateBias() ? 1 : 0) + 3 * c.n_routed_experts + (shared > 0 ? 3 : 0);
     count.dense_block = attention + 2 * d + 3 * d * c.inter_dim;
     count.moe_block = attention + 2 * d + gate + (c.n_routed_experts + shared) * expert;
+    count.attention = attention;
     count.embedding = c.vocab_size * d;
     count.head = c.vocab_size * d;
     count.routed_experts = moe_layers * c.n_routed_experts * expert;

@@ -27,6 +27,8 @@
 #include "trainbench/config_io.h"
 #include "trainbench/divisors.h"
 #include "trainbench/param_count.h"
+#include "trainbench/step_time.h"
+#include "trainbench/target_machine.h"
 
 namespace trainbench {
 namespace {
@@ -137,8 +139,27 @@ int64_t largestUnitElements(const ModelConfig& c, const ParamCount& counts, int6
     return most;
 }
 
-// The gradient buckets of `bytes` of gradients: a first one of 1 MiB, then 25 MiB each
-// (parallel/gradient_buckets.h).
+// Elements of the two units next to each other in the backward's order (the final norm with
+// the head, the blocks last first, the embedding) that are largest together: at stage 2 a
+// unit's gradients are in flight, whole, while the next unit's fill their bucket.
+// Under expert parallelism an MoE block holds its share of the routed experts only.
+int64_t largestAdjacentUnitsElements(const ModelConfig& c, const ParamCount& counts, int64_t expert_parallel) {
+    int64_t moe_block = 0;
+    if (const int64_t moe_layers = c.n_layers - c.n_dense_layers; moe_layers > 0) {
+        const int64_t routed = counts.routed_experts / moe_layers;
+        moe_block = counts.moe_block - (c.hasGateBias() ? c.n_routed_experts : 0) - routed + routed / expert_parallel;
+    }
+    int64_t most = 0, after = counts.head + c.dim;  // the unit whose backward runs before
+    for (int64_t layer = c.n_layers; layer-- > 0;) {
+        const int64_t block = layer < c.n_dense_layers ? counts.dense_block : moe_block;
+        most = std::max(most, after + block);
+        after = block;
+    }
+    return std::max(most, after + counts.embedding);
+}
+
+// The gradient buckets of `bytes` of gradients at stages 0 and 1: a first one of 1 MiB, then
+// 25 MiB each (parallel/gradient_buckets.h). Stages 2 and 3 have one per unit instead.
 int64_t bucketsOf(int64_t bytes) {
     const int64_t first = 1 << 20, rest = 25 << 20;
     return 1 + std::max<int64_t>(0, (bytes - first + rest - 1) / rest);
@@ -173,14 +194,15 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
         // the slices' squared norms summed over the world, the replicas and the group (the
         // replica group's calls made even when it is one rank).
         // Stage 2: every micro-batch's buckets reduce-scattered (each set over its ranks), the
-        // weights all-gathered once.
+        // weights all-gathered once; the buckets are the units' dense parts (every unit has one)
+        // and the MoE blocks' experts.
         const int64_t stage = config.runtime.zero_stage;
         // (and the noise scale's one all-reduce of the routed experts' small batches in the group)
         const int64_t exchanges = 5 * moe_layers * K + (config.train.noise_scale && K * W >= 2 ? 1 : 0);
         if (stage >= 3)
             p.collectives_per_step = K * (3 * (c.n_layers + 2) - 1 + 3 * moe_layers) + 1 + 3 + exchanges;
         else if (stage >= 2)
-            p.collectives_per_step = (K + 1) * (bucketsOf(dense) + bucketsOf(experts)) + 1 + 3 + exchanges;
+            p.collectives_per_step = (K + 1) * (c.n_layers + 2 + moe_layers) + 1 + 3 + exchanges;
         else if (stage == 1)
             p.collectives_per_step = 2 * bucketsOf(dense) + 1 + exchanges + 3 + bucketsOf(experts) * (R > 1 ? 2 : 1);
         else
@@ -215,7 +237,7 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
             sent = 2.0 * share * double(grads);
             break;
         case 2:
-            p.collectives_per_step = (K + 1) * buckets + 2;
+            p.collectives_per_step = (K + 1) * units + 2;  // a bucket per unit
             sent = double(K + 1) * share * double(grads);
             break;
         default:
@@ -226,7 +248,36 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
     p.bytes_sent_per_step = static_cast<int64_t>(std::min(sent, double(kMoreThanAnyDevice)));
 }
 
+bool onCpu(const RunConfig& config) {
+    return config.runtime.device == "cpu" || (config.runtime.device == "auto" && !torch::cuda::is_available());
+}
+
+// What a plan is checked against: the device's budget, and a node's host memory and NVMe shared
+// by its ranks (0: not checked; NVMe -1: not checked, 0: none there).
+struct TierLimits {
+    int64_t device = 0;
+    int64_t host_per_node = 0;
+    int64_t nvme_per_node = -1;
+    int64_t ranks_per_node = 1;
+};
+
+MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, bool gradients_on_host);
+
+// The plan with the gradients' slice sums on the device, or in host memory when offload allows
+// it and the device cannot keep them.
+MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits) {
+    MemoryPlan plan = planFor(config, micro_batch, limits, false);
+    // (CPU ranks: one memory, nothing gained by moving them)
+    if (plan.fits_device || isChoice(config.runtime.offload, Offload::None) || plan.zero_stage < 2 || onCpu(config))
+        return plan;
+    return planFor(config, micro_batch, limits, true);
+}
+
 MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_bytes) {
+    return planFor(config, micro_batch, TierLimits{limit_bytes});
+}
+
+MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, bool gradients_on_host) {
     MemoryPlan p;
     p.micro_batch_size = micro_batch;
     p.world_size = config.runtime.world_size;
@@ -248,8 +299,8 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     // the buckets cost nothing of their own; only the sync-each mode keeps running sums beside.
     // Stage 2 keeps the sums of this rank's slices (4P/W) and, during a backward, about two
     // buckets whole (engine/parallel/gradient_buckets.h) plus autograd's own copy of the
-    // gradient being moved in. A bucket closes past 25 MiB, so one holding the head or the
-    // embedding is that large: two of the largest such, and the largest parameter once more.
+    // gradient being moved in. Its buckets are the units: the two adjacent units largest
+    // together, and the largest parameter once more.
     // Stage 3's buckets are its units. At the start of the backward the head's gradients form
     // (one unit) beside the logits' gradient; at every later boundary one unit's gradients form
     // while the next one's are in flight, and the logits' gradient is gone: the second unit
@@ -264,59 +315,116 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
         const int64_t dense = counts.total - counts.routed_experts, experts = counts.routed_experts / p.expert_parallel;
         held_slice_elements = (dense + p.world_size - 1) / p.world_size + (experts + replicas - 1) / replicas;
     }
-    p.weight_bytes = stage >= 3 ? held_slice_elements * kFloat + largest_unit : params * kFloat;
-    p.gradient_bytes = stage >= 2 ? held_slice_elements * kFloat : params * kFloat;
+    // The CPU kernels run on the CPU in either precision: bf16 there rounds only their products'
+    // operands, the tensors they keep stay fp32 (kernels/product_precision.h).
+    Layout layout;
+    layout.on_cpu = onCpu(config);
+    layout.fused = layout.on_cpu && kernels::cpuKernelsEnabled();
+    layout.seq_len = config.train.seq_len;
+    const Offload offloading = offload(config.runtime);
+    const bool offloaded = offloading != Offload::None;
+    const bool weights_off = offloading == Offload::All && stage >= 3;
+    const bool on_nvme = offloaded && !config.runtime.offload_dir.empty();
+    // A GPU computing in bf16 with its master weights off the device keeps bf16 weights there.
+    p.weight_element_bytes =
+        offloaded && !layout.on_cpu && !isChoice(config.runtime.dtype, ComputeDtype::Fp32) ? 2 : 4;
+    const int64_t unit_elements = largest_unit / kFloat;
+    p.weight_bytes = weights_off  ? 2 * unit_elements * p.weight_element_bytes
+                     : stage >= 3 ? (held_slice_elements + unit_elements) * p.weight_element_bytes
+                                  : params * p.weight_element_bytes;
+    p.gradients_on_host = gradients_on_host;
+    p.gradient_bytes = gradients_on_host ? 0 : stage >= 2 ? held_slice_elements * kFloat : params * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
     p.logits_bytes = clampedProduct(2 * kFloat * tokens, config.model.vocab_size);
     p.bucket_bytes = stage >= 3   ? largest_unit + std::max<int64_t>(0, largest_unit - p.logits_bytes)
-                     : stage >= 2 ? std::min<int64_t>(params * kFloat, 2 * bucket + largest_param)
+                     : stage >= 2 ? largestAdjacentUnitsElements(config.model, counts, p.expert_parallel) * kFloat +
+                                        largest_param
                      : p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat
                                                                                : 0;
     // Stages 1 and up keep the moments of this rank's slices only.
     const int64_t moment_elements = stage >= 1 ? held_slice_elements : params;
     p.optimizer_bytes = 2 * moment_elements * kFloat;
-    // The CPU kernels run on the CPU in either precision: bf16 there rounds only their products'
-    // operands, the tensors they keep stay fp32 (kernels/product_precision.h).
-    Layout layout;
-    layout.on_cpu = config.runtime.device == "cpu" || (config.runtime.device == "auto" && !torch::cuda::is_available());
-    layout.fused = layout.on_cpu && kernels::cpuKernelsEnabled();
-    layout.seq_len = config.train.seq_len;
     p.activation_bytes =
         activationBytes(config.model, tokens, recomputation(config.runtime), p.expert_parallel, layout);
-    // The gradients (bucket views) live from the first step to the last: every backward holds
-    // them beside the activations and the logits' gradient.
-    const bool offloaded = isChoice(config.runtime.offload, Offload::Optimizer);
-    if (offloaded && config.runtime.offload_dir.empty()) {
-        p.host_bytes = p.optimizer_bytes;
-    } else if (offloaded) {
-        // Each moment region is whole 4 KiB blocks; two staging slots of the widest bucket's slice.
-        const int64_t slice = (std::min<int64_t>(params * kFloat, bucket) + p.world_size - 1) / p.world_size;
-        p.nvme_bytes = p.optimizer_bytes;
-        p.host_bytes = 2 * 2 * slice;
+    // Off the device, per rank. The master is the rank's slice of fp32 weights: on a GPU the
+    // optimizer's copy (the device's weights come back from it), under all the shard's home.
+    if (offloaded) {
+        const bool master = !layout.on_cpu || weights_off;
+        const int64_t master_bytes = master ? moment_elements * kFloat : 0;
+        // What a copy or a file read passes through: the bucket being moved and the next.
+        const int64_t bucket_slice = (std::min<int64_t>(params * kFloat, bucket) + p.world_size - 1) / p.world_size;
+        int64_t staging = layout.on_cpu ? 0 : 2 * bucket_slice;
+        if (on_nvme) {
+            // Each moment region is whole 4 KiB blocks; two slots of the widest bucket's slice
+            // (moments, and the master with them), and under all the next unit's shard.
+            staging += 2 * bucket_slice * (2 + (master ? 1 : 0));
+            if (weights_off) staging += 2 * (unit_elements + p.world_size - 1) / p.world_size * kFloat;
+            p.nvme_bytes = p.optimizer_bytes + master_bytes;
+            // the weights as the device computes with them, read each micro-batch
+            if (weights_off && p.weight_element_bytes != kFloat) p.nvme_bytes += moment_elements * p.weight_element_bytes;
+        } else {
+            p.host_moment_bytes = p.optimizer_bytes;
+            p.host_master_bytes = master_bytes;
+        }
+        p.host_gradient_bytes = gradients_on_host ? held_slice_elements * kFloat : 0;
+        p.host_staging_bytes = staging;
+        p.host_bytes = p.host_moment_bytes + p.host_master_bytes + p.host_gradient_bytes + p.host_staging_bytes;
     }
     p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + (offloaded ? 0 : p.optimizer_bytes) +
                    p.activation_bytes + p.logits_bytes;
     planCollectives(p, config, counts);
-    p.limit_bytes = limit_bytes;
+    p.limit_bytes = limits.device;
     // On CPU ranks the host tier is the same memory as the device's: what offload keeps there
     // still counts against the budget.
-    p.fits = limit_bytes <= 0 || p.peak_bytes + (layout.on_cpu ? p.host_bytes : 0) <= limit_bytes;
+    p.fits_device = limits.device <= 0 || p.peak_bytes + (layout.on_cpu ? p.host_bytes : 0) <= limits.device;
+    p.ranks_per_node = std::max<int64_t>(1, limits.ranks_per_node);
+    p.host_limit_bytes = std::max<int64_t>(0, limits.host_per_node);
+    p.nvme_limit_bytes = std::max<int64_t>(0, limits.nvme_per_node);
+    p.fits_host = limits.host_per_node <= 0 || __int128(p.host_bytes) * p.ranks_per_node <= limits.host_per_node;
+    p.fits_nvme = limits.nvme_per_node < 0 || __int128(p.nvme_bytes) * p.ranks_per_node <= limits.nvme_per_node;
+    p.fits = p.fits_device && p.fits_host && p.fits_nvme;
     return p;
+}
+
+}  // namespace
+
+namespace {
+
+// The plan at the config's micro-batch, and the largest micro-batch that fits every tier.
+MemoryPlan planWithLargest(const RunConfig& config, const TierLimits& limits) {
+    MemoryPlan plan = planFor(config, config.train.micro_batch_size, limits);
+    const int64_t per_rank = config.globalBatch() / std::max<int64_t>(1, config.runtime.world_size);
+    const bool limited = limits.device > 0 || limits.host_per_node > 0 || limits.nvme_per_node >= 0;
+    plan.largest_fitting_micro_batch = limited ? 0 : config.train.micro_batch_size;
+    if (limited) {
+        for (int64_t m : divisorsOf(per_rank))
+            if (m > plan.largest_fitting_micro_batch && planFor(config, m, limits).fits)
+                plan.largest_fitting_micro_batch = m;
+    }
+    return plan;
+}
+
+TierLimits limitsOf(const TargetMachine& target, int64_t device_bytes) {
+    TierLimits limits;
+    limits.device = device_bytes;
+    limits.host_per_node = target.host_memory_bytes;
+    limits.nvme_per_node = target.nvme_bytes;
+    limits.ranks_per_node = target.ranksPerNode();
+    return limits;
 }
 
 }  // namespace
 
 MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes) {
     if (config.runtime.memory_limit_mb > 0) limit_bytes = config.runtime.memory_limit_mb * 1024 * 1024;
-    MemoryPlan plan = planFor(config, config.train.micro_batch_size, limit_bytes);
-    const int64_t per_rank = config.globalBatch() / std::max<int64_t>(1, config.runtime.world_size);
-    plan.largest_fitting_micro_batch = limit_bytes > 0 ? 0 : config.train.micro_batch_size;
-    if (limit_bytes > 0) {
-        for (int64_t m : divisorsOf(per_rank))
-            if (m > plan.largest_fitting_micro_batch && planFor(config, m, limit_bytes).fits)
-                plan.largest_fitting_micro_batch = m;
-    }
-    return plan;
+    return planWithLargest(config, TierLimits{limit_bytes});
+}
+
+MemoryPlan planOnTarget(const RunConfig& config, const TargetMachine& target) {
+    const RunConfig placed = configOnTarget(config, target);
+    const int64_t device = placed.runtime.memory_limit_mb > 0 ? placed.runtime.memory_limit_mb * 1024 * 1024
+                                                              : target.device_memory_bytes;
+    return planWithLargest(placed, limitsOf(target, device));
 }
 
 std::vector<MemoryLayout> layoutsByCost(const RunConfig& config) {
@@ -349,6 +457,9 @@ RunConfig withLayout(RunConfig config, const MemoryLayout& layout) {
     }
     // Stage 0's debugging mode has no meaning once anything is sharded.
     if (layout.zero_stage >= 1) config.train.sync_each_micro_batch = false;
+    config.runtime.offload = layout.offload;
+    if (isChoice(layout.offload, Offload::None) || !layout.nvme) config.runtime.offload_dir.clear();
+    else if (config.runtime.offload_dir.empty()) config.runtime.offload_dir = kPlannedOffloadDir;
     return config;
 }
 
@@ -384,13 +495,110 @@ LayoutAdvice adviseLayout(const RunConfig& config, int64_t limit_bytes) {
     return advice;
 }
 
+namespace {
+
+// How far a plan exceeds its node's host memory or NVMe, as a ratio (1: just fits).
+double overshoot(const MemoryPlan& p) {
+    auto ratio = [&](int64_t bytes, int64_t limit) {
+        return limit > 0 ? double(bytes) * double(p.ranks_per_node) / double(limit) : bytes > 0 ? 1e30 : 0.0;
+    };
+    return std::max(p.fits_host ? 0.0 : ratio(p.host_bytes, p.host_limit_bytes),
+                    p.fits_nvme ? 0.0 : ratio(p.nvme_bytes, p.nvme_limit_bytes));
+}
+
+}  // namespace
+
+TargetAdvice adviseOnTarget(const RunConfig& config, const TargetMachine& target) {
+    TargetAdvice advice;
+    RunConfig placed = configOnTarget(config, target);
+    const int64_t device = placed.runtime.memory_limit_mb > 0 ? placed.runtime.memory_limit_mb * 1024 * 1024
+                                                              : target.device_memory_bytes;
+    // The layouts, and each with the config's offload (as typed) cleared: offload comes second.
+    RunConfig on_device = placed;
+    on_device.runtime.offload = choiceName(Offload::None);
+    on_device.runtime.offload_dir.clear();
+    advice.layout = adviseLayout(on_device, device);
+    if (advice.layout.cheapest.micro_batch_size > 0) return advice;
+    // Offload: when the devices are GPUs (their memory apart from the host's) or the state can go
+    // to disk.
+    const bool disk = target.nvme_bytes > 0;
+    if (!target.gpu && !disk) {
+        advice.why_none = "no layout fits the devices, and offload to host memory saves nothing on CPU ranks "
+                          "(one memory): set runtime.offload_dir to plan with a disk";
+        return advice;
+    }
+    const int64_t usable = static_cast<int64_t>(double(device) * (1.0 - kLayoutSafetyMargin));
+    RunConfig unlimited = on_device;
+    unlimited.runtime.memory_limit_mb = 0;
+    TierLimits limits = limitsOf(target, usable);
+    if (limits.host_per_node > 0) limits.host_per_node = static_cast<int64_t>(double(limits.host_per_node) * (1.0 - kLayoutSafetyMargin));
+    double best_step = 0;
+    MemoryPlan closest;  // the first layout whose devices fit, for why_none
+    bool device_fitted = false;
+    for (const Offload choice : {Offload::Optimizer, Offload::All}) {
+        for (const bool nvme : {false, true}) {
+            if (nvme && !disk) continue;
+            if (!nvme && !target.gpu) continue;
+            for (MemoryLayout layout : layoutsByCost(unlimited)) {
+                if (layout.zero_stage < (choice == Offload::All ? 3 : 1)) continue;
+                layout.offload = choiceName(choice);
+                layout.nvme = nvme;
+                const RunConfig candidate = withLayout(unlimited, layout);
+                const MemoryPlan plan = planWithLargest(candidate, limits);
+                if (plan.largest_fitting_micro_batch < 1) {
+                    // The closest miss: its devices fit, and it exceeds the node's tiers the least.
+                    const MemoryPlan one = planFor(candidate, 1, limits);
+                    if (one.fits_device && (!device_fitted || overshoot(one) < overshoot(closest)))
+                        device_fitted = true, closest = one;
+                    continue;
+                }
+                layout.micro_batch_size = plan.largest_fitting_micro_batch;
+                const RunConfig chosen = withLayout(unlimited, layout);
+                const MemoryPlan at = planFor(chosen, layout.micro_batch_size, limits);
+                const double step = predictStepTime(chosen, at, target).step_s;
+                if (advice.offloaded && step >= best_step) continue;
+                advice.offloaded = true;
+                best_step = step;
+                advice.layout.cheapest = layout;
+                advice.layout.cheapest_plan = at;
+            }
+        }
+    }
+    if (advice.offloaded) return advice;
+    auto gib = [](double bytes) { return std::to_string(int64_t(bytes / (1024.0 * 1024.0 * 1024.0) + 0.5)) + " GiB"; };
+    if (!device_fitted) {
+        advice.why_none = "no layout fits the devices even with offload: the largest unit or the activations of "
+                          "micro_batch_size 1 exceed a device; shorten train.seq_len or use devices with more memory";
+    } else if (!closest.fits_host) {
+        const double rpn = double(closest.ranks_per_node);
+        advice.why_none = "the devices fit with offload (zero_stage " + std::to_string(closest.zero_stage) + ", offload " +
+                          (closest.nvme_bytes > 0 ? "to NVMe" : "to host memory") + "), but a node's host memory does not: " +
+                          gib(double(closest.host_bytes) * rpn) + " needed (" +
+                          (closest.host_gradient_bytes > 0
+                               ? "the fp32 gradient sums the devices cannot keep: " + gib(double(closest.host_gradient_bytes) * rpn)
+                               : "the optimizer state: " + gib(double(closest.host_moment_bytes + closest.host_master_bytes) * rpn)) +
+                          "), " + gib(double(closest.host_limit_bytes)) + " usable; " +
+                          (closest.nvme_bytes > 0 || target.nvme_bytes <= 0 ? "" : "plan with runtime.offload_dir (NVMe), ") +
+                          "more nodes, or raise target.host_memory_gib";
+    } else {
+        advice.why_none = "the devices fit with offload, but a node's NVMe does not: " +
+                          gib(double(closest.nvme_bytes) * double(closest.ranks_per_node)) + " needed, " +
+                          gib(double(closest.nvme_limit_bytes)) + " there; raise target.nvme_gib or use more nodes";
+    }
+    return advice;
+}
+
 std::string layoutAdviceToJson(const LayoutAdvice& a) {
     auto layout = [](const MemoryLayout& l, const MemoryPlan& plan) {
         return nlohmann::json{{"zero_stage", l.zero_stage},
                               {"activation_checkpointing", l.activation_checkpointing},
                               {"expert_parallel", l.expert_parallel},
                               {"micro_batch_size", l.micro_batch_size},
-                              {"peak_bytes", plan.peak_bytes}};
+                              {"offload", l.offload},
+                              {"offload_nvme", l.nvme},
+                              {"peak_bytes", plan.peak_bytes},
+                              {"host_bytes", plan.host_bytes},
+                              {"nvme_bytes", plan.nvme_bytes}};
     };
     nlohmann::json j = {{"limit_bytes", a.limit_bytes}};
     j["cheapest"] = a.cheapest.micro_batch_size > 0 ? layout(a.cheapest, a.cheapest_plan) : nlohmann::json();
@@ -421,8 +629,20 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"gradient_bytes", p.gradient_bytes},
         {"bucket_bytes", p.bucket_bytes},
         {"optimizer_bytes", p.optimizer_bytes},
+        {"weight_element_bytes", p.weight_element_bytes},
+        {"gradients_on_host", p.gradients_on_host},
+        {"host_moment_bytes", p.host_moment_bytes},
+        {"host_master_bytes", p.host_master_bytes},
+        {"host_gradient_bytes", p.host_gradient_bytes},
+        {"host_staging_bytes", p.host_staging_bytes},
         {"host_bytes", p.host_bytes},
         {"nvme_bytes", p.nvme_bytes},
+        {"ranks_per_node", p.ranks_per_node},
+        {"host_limit_bytes", p.host_limit_bytes},
+        {"nvme_limit_bytes", p.nvme_limit_bytes},
+        {"fits_device", p.fits_device},
+        {"fits_host", p.fits_host},
+        {"fits_nvme", p.fits_nvme},
         {"activation_bytes", p.activation_bytes},
         {"logits_bytes", p.logits_bytes},
         {"peak_bytes", p.peak_bytes},

@@ -354,6 +354,10 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
                                 planMemory(config).nvme_bytes * int64_t(impl_->ranks.size()));
     // Sample prompts that cannot be encoded or do not fit are refused now, not at the first sample.
     if (config.train.sample_every > 0) SampleWriter check_prompts(config);
+    if (isChoice(config.runtime.offload, Offload::All))
+        throw ConfigError("runtime.offload", "runtime.offload all (the weights' shards off the device) is planned by "
+                                             "`plan` and the batch panel but does not train yet: use runtime.offload "
+                                             "optimizer to train, or plan with all");
     if (impl_->devices.front() != "cpu" && isChoice(config.runtime.offload, Offload::Optimizer))
         throw ConfigError("runtime.offload", "runtime.offload optimizer runs on CPU ranks so far, and runtime.device \"" +
                                                  config.runtime.device + "\" resolved to " + impl_->devices.front() +

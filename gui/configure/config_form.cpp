@@ -80,6 +80,7 @@ QString sectionTitle(const QString& section) {
     if (section == QLatin1String("train")) return QObject::tr("Training");
     if (section == QLatin1String("data")) return QObject::tr("Data");
     if (section == QLatin1String("runtime")) return QObject::tr("Runtime");
+    if (section == QLatin1String("target")) return QObject::tr("Target machine (plans only)");
     return section;
 }
 

@@ -24,7 +24,8 @@ enum class RowLayout { Packed, Padded };              // data.layout
 enum class TokenWidth { UInt16, UInt32 };             // data.dtype
 enum class ComputeDtype { Fp32, Bf16, Auto };         // runtime.dtype
 enum class Recomputation { None, Feedforward, Full };  // runtime.activation_checkpointing
-enum class Offload { None, Optimizer };               // runtime.offload
+enum class Offload { None, Optimizer, All };          // runtime.offload
+enum class TargetKind { Here, A100_40, A100_80, H100_80, H200_141, B200_180, Custom };  // target.kind
 
 // Each enum's names, in the enum's order: ChoiceNames<E>::names[int(e)] is e's name.
 template <class E> struct ChoiceNames;
@@ -42,7 +43,8 @@ TRAINBENCH_CHOICE_NAMES(RowLayout, "packed", "padded");
 TRAINBENCH_CHOICE_NAMES(TokenWidth, "uint16", "uint32");
 TRAINBENCH_CHOICE_NAMES(ComputeDtype, "fp32", "bf16", "auto");
 TRAINBENCH_CHOICE_NAMES(Recomputation, "none", "feedforward", "full");
-TRAINBENCH_CHOICE_NAMES(Offload, "none", "optimizer");
+TRAINBENCH_CHOICE_NAMES(Offload, "none", "optimizer", "all");
+TRAINBENCH_CHOICE_NAMES(TargetKind, "here", "a100-40", "a100-80", "h100-80", "h200-141", "b200-180", "custom");
 #undef TRAINBENCH_CHOICE_NAMES
 
 template <class E> const char* choiceName(E value) { return ChoiceNames<E>::names[static_cast<size_t>(value)]; }

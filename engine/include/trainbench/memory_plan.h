@@ -29,12 +29,29 @@ struct MemoryPlan {
     int64_t bucket_bytes = 0;     // beyond the gradients (which are views of the buckets): the sync-each mode's
                                   // sums; stages 2 and 3: the buckets whole while reduced
     int64_t optimizer_bytes = 0;  // AdamW: two fp32 moments per parameter (of this rank's slice at zero_stage 1)
-    // runtime.offload optimizer: the moments leave the device (optimizer_bytes no longer in the
-    // peak) for host memory, or with runtime.offload_dir for its files (plus, in host memory, the
-    // two staging buffers the next bucket is read into while one steps). Per rank.
+    // runtime.offload: what leaves the device, per rank and tier (docs/design/offload.md). The
+    // moments (optimizer_bytes, then no longer in the peak) go to host memory, or with
+    // runtime.offload_dir to its files. On a GPU the fp32 master weights of the rank's slice go
+    // with them, and under bf16 the device keeps bf16 weights (weight_element_bytes 2); on CPU
+    // ranks the weights are the master. With offload at stage >= 2 on a GPU, the fp32 slice sums
+    // of the gradients move to host memory when the device cannot keep them. `all` (stage 3)
+    // moves the rank's weight shard too: the device holds the unit gathered and the next one.
     // On CPU ranks (one memory for both tiers) `fits` counts host_bytes with the peak.
-    int64_t host_bytes = 0;
-    int64_t nvme_bytes = 0;
+    int64_t weight_element_bytes = 4;
+    bool gradients_on_host = false;
+    int64_t host_moment_bytes = 0;
+    int64_t host_master_bytes = 0;    // fp32 weights of the slice (under all: the shard's home)
+    int64_t host_gradient_bytes = 0;
+    int64_t host_staging_bytes = 0;   // buffers copies and file reads pass through
+    int64_t host_bytes = 0;           // the sum of the four
+    int64_t nvme_bytes = 0;           // runtime.offload_dir: moments, master (and a bf16 copy under all)
+    // The node's share: its ranks' host and NVMe bytes against the target's (0: not checked).
+    int64_t ranks_per_node = 1;
+    int64_t host_limit_bytes = 0;
+    int64_t nvme_limit_bytes = 0;
+    bool fits_device = true;
+    bool fits_host = true;
+    bool fits_nvme = true;
     int64_t activation_bytes = 0; // saved for backward by one micro-batch's forward pass
     int64_t logits_bytes = 0;     // the logits' gradient and its softmax, alive at backward start
     int64_t peak_bytes = 0;
@@ -48,7 +65,7 @@ struct MemoryPlan {
     // bytes_sent_per_step K times.
     int64_t all_to_all_bytes_per_micro_batch = 0;
     int64_t limit_bytes = 0;      // the budget compared against; 0: none known
-    bool fits = true;
+    bool fits = true;             // every tier
     // The largest micro-batch (dividing the global batch per rank) whose peak fits the budget;
     // 0 when even 1 does not, the configured one when there is no budget.
     int64_t largest_fitting_micro_batch = 0;
@@ -58,6 +75,11 @@ struct MemoryPlan {
 // 0 and no config limit: nothing to fit against).
 MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes = 0);
 
+struct TargetMachine;
+// Plans `config` as it would run on `target` (configOnTarget): the device budget, and the host
+// memory and NVMe of a node shared by its ranks.
+MemoryPlan planOnTarget(const RunConfig& config, const TargetMachine& target);
+
 // A memory layout: the sharding stage, the recomputation mode, the micro-batch size and the
 // expert parallelism.
 struct MemoryLayout {
@@ -65,6 +87,8 @@ struct MemoryLayout {
     std::string activation_checkpointing = "none";
     int64_t micro_batch_size = 0;
     int64_t expert_parallel = 1;
+    std::string offload = "none";  // runtime.offload
+    bool nvme = false;             // runtime.offload_dir set: the offloaded state in files
 };
 
 // The layouts in the order of what they cost in time, cheapest first: no recomputation, then
@@ -97,10 +121,24 @@ struct LayoutAdvice {
     MemoryPlan fewest_ranks_plan;
 };
 LayoutAdvice adviseLayout(const RunConfig& config, int64_t limit_bytes);
+
+// What fits a target machine. The layouts without offload first, cheapest first as above; when
+// none fits its devices (a GPU target, or a runtime.offload_dir), the offload layouts: optimizer
+// then all, host memory then NVMe, each over layoutsByCost; of those that fit every tier, the
+// one whose predicted step is shortest (the first when the target's rates are unknown). When
+// nothing fits, `why_none` says which tier stopped the layout that came closest.
+struct TargetAdvice {
+    LayoutAdvice layout;      // fewest_ranks: without offload, as adviseLayout
+    bool offloaded = false;   // the cheapest needs offload
+    std::string why_none;
+};
+TargetAdvice adviseOnTarget(const RunConfig& config, const TargetMachine& target);
 std::string layoutAdviceToJson(const LayoutAdvice& advice);
 // The config with a layout's stage, recomputation and micro-batch (K keeps the global batch
 // when it can; the planner only needs m and W).
 RunConfig withLayout(RunConfig config, const MemoryLayout& layout);
+// The directory withLayout names for a layout whose state goes to NVMe when the config has none.
+inline constexpr const char* kPlannedOffloadDir = "<offload_dir>";
 
 // The physical memory a rank may use on its device: the host's RAM shared by the CPU ranks,
 // or the GPU's memory. 0 when unknown. (Torch-free; CUDA sizes come from the session.)

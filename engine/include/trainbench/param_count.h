@@ -19,6 +19,7 @@ struct ParamCount {
     int64_t moe_block = 0;
     int64_t embedding = 0;
     int64_t head = 0;
+    int64_t attention = 0;  // one block's attention projections (MLA, its norms included)
     // The routed experts of every MoE layer: what expert parallelism divides among ranks.
     int64_t routed_experts = 0;
 };

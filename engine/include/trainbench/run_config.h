@@ -163,8 +163,31 @@ struct RuntimeConfig {
     // "none" | "optimizer": each rank's shard of the AdamW moments lives off the device between
     // steps, stepped on the CPU: in host memory, or with offload_dir in a scratch file there
     // (the NVMe tier, read and written with O_DIRECT, bucket by bucket).
+    // "all": the weights too (zero_stage 3: each unit's shard comes from host memory or
+    // offload_dir for its gather, one unit ahead); planned, not yet run.
     std::string offload = "none";
     std::string offload_dir;
+};
+
+// The machine a plan is for (`plan`, the batch panel): the one at hand ("here", what runtime
+// says), or `devices` GPUs of a named kind. It changes no run: runtime says where a run trains.
+// Every figure 0 takes the kind's (trainbench/target_machine.h); `trainbench-cli probe`
+// measures this machine's.
+struct TargetConfig {
+    std::string kind = "here";  // here | a100-40 | a100-80 | h100-80 | h200-141 | b200-180 | custom
+    int64_t devices = 0;           // 0: runtime.world_size
+    int64_t devices_per_node = 0;  // 0: the kind's (8; here: every rank on this machine)
+    double device_memory_gib = 0;  // per device; custom needs it
+    double host_memory_gib = 0;    // per node
+    double nvme_gib = 0;           // per node, for runtime.offload_dir
+    double compute_tflops = 0;     // per device, dense, in runtime.dtype
+    double mfu = 0.4;              // the share of compute_tflops a step reaches
+    double pcie_gbps = 0;          // per device and direction
+    double interconnect_gbps = 0;  // per device and direction, inside a node
+    double network_gbps = 0;       // per device and direction, between nodes
+    double host_memory_gbps = 0;   // per node, shared by its devices
+    double nvme_read_gbps = 0;     // per node
+    double nvme_write_gbps = 0;    // per node
 };
 
 // The choice fields read as enums (trainbench/config_choices.h); a name outside the field's
@@ -180,6 +203,7 @@ inline TokenWidth tokenWidth(const DataConfig& d) { return parseChoice<TokenWidt
 inline ComputeDtype computeDtype(const RuntimeConfig& r) { return parseChoice<ComputeDtype>(r.dtype); }
 inline Recomputation recomputation(const RuntimeConfig& r) { return parseChoice<Recomputation>(r.activation_checkpointing); }
 inline Offload offload(const RuntimeConfig& r) { return parseChoice<Offload>(r.offload); }
+inline TargetKind targetKind(const TargetConfig& t) { return parseChoice<TargetKind>(t.kind); }
 
 
 struct RunConfig {
@@ -187,6 +211,7 @@ struct RunConfig {
     TrainConfig train;
     DataConfig data;
     RuntimeConfig runtime;
+    TargetConfig target;
 
     // m * K * W, in sequences.
     int64_t globalBatch() const {

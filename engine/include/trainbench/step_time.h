@@ -1,0 +1,46 @@
+// The planner's step time: what one optimizer step costs on a target machine, term by term, from
+// the config alone (no tensor is allocated), with the term that bounds it named. Torch-free.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trainbench/memory_plan.h"
+#include "trainbench/target_machine.h"
+
+namespace trainbench {
+
+// Each rank's seconds. A micro-batch's terms overlap (copies and collectives run on side
+// streams beside the compute), so the longest sets its pace; the step's tail follows the last
+// backward: the CPU optimizer over the node's slices, pipelined with the NVMe reads and writes
+// (bucket b steps while b + 1 is read and b - 1 written), then the updated weights up.
+struct StepTimePlan {
+    double flops_per_micro_batch = 0;  // forward, backward and recomputation, one rank
+    double compute_s = 0;         // flops at target compute_tflops x mfu
+    double collectives_s = 0;     // the step's collective bytes / K at the node's (or network's) rate
+    double pcie_s = 0;            // offload all: the shard up for both gathers; slice sums kept on the host: down
+    double nvme_read_s = 0;       // offload all with offload_dir: the shard read (the node's ranks together)
+    double micro_batch_s = 0;     // the longest of the four
+    double gradients_down_s = 0;  // the gradient slice to the host, overlapping the last backward
+    double optimizer_s = 0;       // CPU AdamW: bytes touched / the node's host memory bandwidth
+    double nvme_step_s = 0;       // moments and master read and written
+    double weights_up_s = 0;      // the updated slice back to the device
+    double step_s = 0;
+    std::string bound;            // "compute", "collectives", "PCIe", "NVMe" or "CPU AdamW"
+    double bound_s = 0;           // that term's share of the step
+    // The target fields whose figure is missing: their terms count 0 (step_s is then a floor).
+    std::vector<std::string> unknown;
+};
+
+// The plan must be of `config` as it runs on the target (planOnTarget).
+StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, const TargetMachine& target);
+
+// "predicted 41.3 s per step, bound by CPU AdamW (24.0 s of it)"; with unknown figures, which.
+std::string describeStepTime(const StepTimePlan& time);
+std::string stepTimePlanToJson(const StepTimePlan& time);
+
+// AdamW's bytes touched per parameter on the CPU: the gradient read, both moments and the fp32
+// weight read and written (4 + 16 + 8), and with bf16 device weights the rounded copy written.
+int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes);
+
+}  // namespace trainbench

@@ -1,0 +1,167 @@
+// The planner's step time (trainbench/step_time.h). FLOPs count the products: 2 per
+// multiply-add of every weight a token touches (its activated experts only; the embedding is a
+// lookup), the attention's scores and weighted sum over the causal half of the sequence on
+// average, times 3 for the forward and the backward's two products, plus the forward once more
+// for what recomputation runs again.
+#include "trainbench/step_time.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "trainbench/param_count.h"
+
+namespace trainbench {
+namespace {
+
+constexpr double kGB = 1e9;
+
+double seconds(double bytes, double gbps) { return gbps > 0 ? bytes / (gbps * kGB) : 0.0; }
+
+void needs(StepTimePlan& t, const char* field) {
+    if (std::find(t.unknown.begin(), t.unknown.end(), field) == t.unknown.end()) t.unknown.push_back(field);
+}
+
+// Forward FLOPs of one token: the weights it meets and its attention over the causal context.
+struct ForwardFlops {
+    double attention = 0;     // per block
+    double feedforward = 0;   // per block, averaged over dense and MoE blocks
+    double total = 0;         // every block, the final norm and the head
+};
+
+ForwardFlops forwardFlopsPerToken(const ModelConfig& c, int64_t seq_len) {
+    const ParamCount counts = countParameters(c);
+    ForwardFlops f;
+    const double context = double(seq_len + 1) / 2.0;
+    f.attention = 2.0 * double(counts.attention) +
+                  2.0 * double(c.n_heads) * double(c.qkHeadDim() + c.v_head_dim) * context;
+    const double weights = double(counts.activated - counts.embedding);
+    const double blocks_attention = double(c.n_layers) * 2.0 * double(counts.attention);
+    f.feedforward = (2.0 * weights - blocks_attention - 2.0 * double(counts.head)) / double(std::max<int64_t>(1, c.n_layers));
+    f.total = 2.0 * weights + double(c.n_layers) * (f.attention - 2.0 * double(counts.attention));
+    return f;
+}
+
+}  // namespace
+
+int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes) { return 4 + 16 + 8 + (device_weight_bytes == 4 ? 0 : device_weight_bytes); }
+
+StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, const TargetMachine& target) {
+    StepTimePlan t;
+    const ModelConfig& c = config.model;
+    const ForwardFlops forward = forwardFlopsPerToken(c, plan.seq_len);
+    double per_token = 3.0 * forward.total;
+    const Recomputation recompute = recomputation(config.runtime);
+    if (recompute == Recomputation::Full) per_token += double(c.n_layers) * (forward.attention + forward.feedforward);
+    if (recompute == Recomputation::Feedforward) per_token += double(c.n_layers) * forward.feedforward;
+    t.flops_per_micro_batch = per_token * double(plan.micro_batch_size) * double(plan.seq_len);
+    if (target.compute_tflops > 0) t.compute_s = t.flops_per_micro_batch / (target.compute_tflops * 1e12 * target.mfu);
+    else needs(t, "target.compute_tflops");
+
+    const int64_t K = std::max<int64_t>(1, plan.gradient_accumulation_steps);
+    if (plan.world_size > 1) {
+        const bool across_nodes = target.nodes > 1;
+        const double rate = across_nodes ? target.network_gbps : target.interconnect_gbps;
+        if (rate > 0) t.collectives_s = seconds(double(plan.bytes_sent_per_step) / double(K), rate);
+        else needs(t, across_nodes ? "target.network_gbps" : "target.interconnect_gbps");
+    }
+
+    // The rank's slice (the shard whose moments it keeps), and what crosses PCIe and the disks.
+    const Offload offloading = offload(config.runtime);
+    const bool offloaded = offloading != Offload::None;
+    const bool weights_off = offloading == Offload::All && plan.zero_stage >= 3;
+    const bool on_nvme = offloaded && !config.runtime.offload_dir.empty();
+    const double slice = double(plan.optimizer_bytes) / 8.0;  // two fp32 moments per element
+    const double rpn = double(plan.ranks_per_node);
+    const double we = double(plan.weight_element_bytes);
+    if (offloaded && target.gpu) {
+        double up_and_down = 0;
+        if (weights_off) up_and_down += 2.0 * slice * we;  // before the forward's gather and the backward's
+        if (plan.gradients_on_host) up_and_down += 4.0 * slice;
+        if (target.pcie_gbps > 0) {
+            t.pcie_s = seconds(up_and_down, target.pcie_gbps);
+            if (!plan.gradients_on_host) t.gradients_down_s = seconds(4.0 * slice, target.pcie_gbps);
+            if (!weights_off) t.weights_up_s = seconds(slice * we, target.pcie_gbps);
+        } else {
+            needs(t, "target.pcie_gbps");
+        }
+    }
+    if (weights_off && on_nvme) {
+        if (target.nvme_read_gbps > 0) t.nvme_read_s = seconds(rpn * 2.0 * slice * we, target.nvme_read_gbps);
+        else needs(t, "target.nvme_read_gbps");
+    }
+    t.micro_batch_s = std::max({t.compute_s, t.collectives_s, t.pcie_s, t.nvme_read_s});
+
+    if (offloaded) {
+        const double touched = rpn * slice * double(cpuAdamWBytesPerParameter(plan.weight_element_bytes));
+        if (target.host_memory_gbps > 0) t.optimizer_s = seconds(touched, target.host_memory_gbps);
+        else needs(t, "target.host_memory_gbps");
+    }
+    if (on_nvme) {
+        // moments and master read, and written with the device-precision copy under all
+        const double bf16_copy = weights_off && plan.weight_element_bytes != 4 ? slice * we : 0.0;
+        const double read = rpn * (double(plan.nvme_bytes) - bf16_copy), written = rpn * double(plan.nvme_bytes);
+        if (target.nvme_read_gbps > 0 && target.nvme_write_gbps > 0)
+            t.nvme_step_s = seconds(read, target.nvme_read_gbps) + seconds(written, target.nvme_write_gbps);
+        else
+            needs(t, target.nvme_read_gbps > 0 ? "target.nvme_write_gbps" : "target.nvme_read_gbps");
+    }
+    const double tail = std::max(t.optimizer_s, t.nvme_step_s) + t.weights_up_s;
+    t.step_s = double(K - 1) * t.micro_batch_s + std::max(t.micro_batch_s, t.gradients_down_s) + tail;
+
+    // The bound: the term that takes the largest share of the step.
+    const std::pair<const char*, double> shares[] = {
+        {"compute", double(K) * t.compute_s},
+        {"collectives", double(K) * t.collectives_s},
+        {"PCIe", double(K) * t.pcie_s + std::max(0.0, t.gradients_down_s - t.micro_batch_s) + t.weights_up_s},
+        {"NVMe", double(K) * t.nvme_read_s + t.nvme_step_s},
+        {"CPU AdamW", t.optimizer_s},
+    };
+    for (const auto& [name, share] : shares)
+        if (share > t.bound_s) t.bound = name, t.bound_s = share;
+    return t;
+}
+
+std::string describeStepTime(const StepTimePlan& t) {
+    auto readable = [](double s) {
+        char text[32];
+        if (s >= 90.0) std::snprintf(text, sizeof text, "%.1f min", s / 60.0);
+        else if (s >= 1.0) std::snprintf(text, sizeof text, "%.1f s", s);
+        else std::snprintf(text, sizeof text, "%.0f ms", s * 1e3);
+        return std::string(text);
+    };
+    std::string text;
+    if (t.step_s > 0) {
+        text = (t.unknown.empty() ? "predicted " : "at least ") + readable(t.step_s) + " per step";
+        if (!t.bound.empty()) text += ", bound by " + t.bound + " (" + readable(t.bound_s) + ")";
+    } else {
+        text = "step time not predicted";
+    }
+    if (!t.unknown.empty()) {
+        text += "; unknown: ";
+        for (size_t i = 0; i < t.unknown.size(); ++i) text += (i ? ", " : "") + t.unknown[i];
+        text += " (set them, or `trainbench-cli probe` measures this machine's)";
+    }
+    return text;
+}
+
+std::string stepTimePlanToJson(const StepTimePlan& t) {
+    return nlohmann::json{{"flops_per_micro_batch", t.flops_per_micro_batch},
+                          {"compute_s", t.compute_s},
+                          {"collectives_s", t.collectives_s},
+                          {"pcie_s", t.pcie_s},
+                          {"nvme_read_s", t.nvme_read_s},
+                          {"micro_batch_s", t.micro_batch_s},
+                          {"gradients_down_s", t.gradients_down_s},
+                          {"optimizer_s", t.optimizer_s},
+                          {"nvme_step_s", t.nvme_step_s},
+                          {"weights_up_s", t.weights_up_s},
+                          {"step_s", t.step_s},
+                          {"bound", t.bound},
+                          {"bound_s", t.bound_s},
+                          {"unknown", t.unknown}}
+        .dump();
+}
+
+}  // namespace trainbench
