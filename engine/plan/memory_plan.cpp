@@ -299,8 +299,10 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     // the buckets cost nothing of their own; only the sync-each mode keeps running sums beside.
     // Stage 2 keeps the sums of this rank's slices (4P/W) and, during a backward, about two
     // buckets whole (engine/parallel/gradient_buckets.h) plus autograd's own copy of the
-    // gradient being moved in. Its buckets are the units: the two adjacent units largest
-    // together, and the largest parameter once more.
+    // gradient being moved in. Its buckets are the units: at the start of the backward the
+    // head's unit fills, with the head's own gradient, beside the logits' gradient; past the
+    // head the logits' gradient is gone, and the two adjacent units largest together are whole
+    // with the largest parameter once more.
     // Stage 3's buckets are its units. At the start of the backward the head's gradients form
     // (one unit) beside the logits' gradient; at every later boundary one unit's gradients form
     // while the next one's are in flight, and the logits' gradient is gone: the second unit
@@ -336,9 +338,12 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     p.gradient_bytes = gradients_on_host ? 0 : stage >= 2 ? held_slice_elements * kFloat : params * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
     p.logits_bytes = clampedProduct(2 * kFloat * tokens, config.model.vocab_size);
+    const int64_t head_unit = (counts.head + config.model.dim) * kFloat;
+    const int64_t adjacent_units = largestAdjacentUnitsElements(config.model, counts, p.expert_parallel) * kFloat;
+    const int64_t stage2_buckets =
+        std::max<int64_t>(head_unit + counts.head * kFloat, adjacent_units + largest_param - p.logits_bytes);
     p.bucket_bytes = stage >= 3   ? largest_unit + std::max<int64_t>(0, largest_unit - p.logits_bytes)
-                     : stage >= 2 ? largestAdjacentUnitsElements(config.model, counts, p.expert_parallel) * kFloat +
-                                        largest_param
+                     : stage >= 2 ? stage2_buckets
                      : p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat
                                                                                : 0;
     // Stages 1 and up keep the moments of this rank's slices only.
@@ -417,7 +422,9 @@ TierLimits limitsOf(const TargetMachine& target, int64_t device_bytes) {
 
 MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes) {
     if (config.runtime.memory_limit_mb > 0) limit_bytes = config.runtime.memory_limit_mb * 1024 * 1024;
-    return planWithLargest(config, TierLimits{limit_bytes});
+    TierLimits limits{limit_bytes};
+    limits.ranks_per_node = config.runtime.world_size;  // every rank on this machine
+    return planWithLargest(config, limits);
 }
 
 MemoryPlan planOnTarget(const RunConfig& config, const TargetMachine& target) {

@@ -1,0 +1,322 @@
+// Target-machine suite: the named GPUs against their published memories, the offload tiers per
+// rank and node counted by hand, the predicted step time term by term, what fits the published
+// DeepSeek configs on the machines their guides name, and the target section's validation.
+#include <QtTest/QtTest>
+
+#include <cmath>
+
+#include "trainbench/config_io.h"
+#include "trainbench/memory_plan.h"
+#include "trainbench/param_count.h"
+#include "trainbench/presets.h"
+#include "trainbench/step_time.h"
+#include "trainbench/target_machine.h"
+
+using namespace trainbench;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// configs/tiny.json counted by hand: d 64, vocab 64, 4 heads of qk 16 + 8 and v 16, q and kv
+// LoRA 32, one dense block (inter 128) and one MoE block (8 routed experts of 32, 1 shared, 2
+// active, a gate with a bias).
+//   attention: 64*32 + 32 + 32*4*24 + 64*(32+8) + 32 + 32*4*(16+16) + 4*16*64 = 15,936
+//   dense block: 15,936 + 2*64 + 3*64*128 = 40,640
+//   MoE block: 15,936 + 2*64 + (8*64 + 8) + 9 * 3*64*32 = 71,880 (71,872 without the bias buffer)
+//   total: 2*64*64 + 64 + 40,640 + 71,880 = 120,776; activated: the MoE block with 3 experts = 83,912
+constexpr int64_t kTinyParams = 120776;
+constexpr int64_t kTinyActivated = 83912;
+constexpr int64_t kTinyLargestUnit = 71872;
+
+RunConfig tinyOn(const char* kind, int64_t devices) {
+    RunConfig c = builtinTinyConfig();
+    c.target.kind = kind;
+    c.target.devices = devices;
+    c.runtime.dtype = "bf16";
+    c.train.micro_batch_size = 8;
+    c.train.gradient_accumulation_steps = 2;
+    return c;
+}
+
+RunConfig published(const char* name) {
+    RunConfig c = loadRunConfigFile(std::string(TRAINBENCH_SOURCE_DIR) + "/configs/deepseek/" + name);
+    c.runtime.dtype = "bf16";
+    c.train.seq_len = 4096;
+    c.train.micro_batch_size = 1;
+    return c;
+}
+
+bool near(double a, double b, double relative = 1e-12) { return std::fabs(a - b) <= relative * std::fabs(b); }
+
+}  // namespace
+
+class TestTargetPlan : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void namedGpusHaveTheirPublishedMemory() {
+        // NVIDIA's names: A100 40 GB and 80 GB, H100 80 GB, H200 141 GB, B200 180 GB (DGX B200:
+        // 1,440 GB for eight); the driver reports a little less than the name on the newer ones.
+        const std::pair<TargetKind, double> published[] = {{TargetKind::A100_40, 40}, {TargetKind::A100_80, 80},
+                                                           {TargetKind::H100_80, 80}, {TargetKind::H200_141, 141},
+                                                           {TargetKind::B200_180, 180}};
+        QCOMPARE(deviceKinds().size(), std::size(published));
+        for (const auto& [kind, gib] : published) {
+            const DeviceKind* k = findDeviceKind(kind);
+            QVERIFY(k);
+            const double memory_gib = double(k->memory_mib) / 1024.0;
+            QVERIFY2(memory_gib <= gib && memory_gib > 0.99 * gib, k->name);
+            // dense bf16 peaks: 312 (A100), 989 (H100, H200), 2,250 (B200) TFLOP/s
+            QVERIFY(k->bf16_tflops == 312 || k->bf16_tflops == 989 || k->bf16_tflops == 2250);
+        }
+        QCOMPARE(findDeviceKind(TargetKind::A100_80)->fp8_tflops, 0.0);  // no fp8 on Ampere
+    }
+
+    void theTargetSectionResolvesItsNodes() {
+        RunConfig c = tinyOn("h100-80", 16);
+        TargetMachine t = resolveTarget(c);
+        QVERIFY(t.gpu);
+        QCOMPARE(t.devices, int64_t(16));
+        QCOMPARE(t.nodes, int64_t(2));
+        QCOMPARE(t.ranksPerNode(), int64_t(8));
+        QCOMPARE(t.device_memory_bytes, int64_t(81559) * 1024 * 1024);
+        QCOMPARE(t.compute_tflops, 989.0);
+        QCOMPARE(t.label, std::string("16 x H100 80 GB"));
+        c.runtime.dtype = "fp32";
+        QCOMPARE(resolveTarget(c).compute_tflops, 67.0);
+        // A figure set in the section wins over the kind's.
+        c.target.host_memory_gib = 512;
+        c.target.pcie_gbps = 12.5;
+        t = resolveTarget(c);
+        QCOMPARE(t.host_memory_bytes, int64_t(512) * 1024 * 1024 * 1024);
+        QCOMPARE(t.pcie_gbps, 12.5);
+        // Custom: the memory given; no rate known.
+        c.target.kind = "custom";
+        c.target.device_memory_gib = 24;
+        t = resolveTarget(c);
+        QCOMPARE(t.device_memory_bytes, int64_t(24) * 1024 * 1024 * 1024);
+        QCOMPARE(t.compute_tflops, 0.0);
+        // The config on the target: its world size, a GPU, this machine's budget gone.
+        c.runtime.memory_limit_mb = 100;
+        const RunConfig placed = configOnTarget(c, t);
+        QCOMPARE(placed.runtime.world_size, int64_t(16));
+        QCOMPARE(placed.runtime.device, std::string("cuda"));
+        QCOMPARE(placed.runtime.memory_limit_mb, int64_t(0));
+    }
+
+    void hereIsThePlanOfTheRuntimeAsTyped() {
+        RunConfig c = builtinTinyConfig();
+        c.runtime.world_size = 2;
+        c.runtime.zero_stage = 1;
+        c.runtime.offload = "optimizer";
+        const MemoryPlan expected = planMemory(c, deviceMemoryBytesPerRank(c));
+        const MemoryPlan got = planOnTarget(c, resolveTarget(c));
+        QCOMPARE(QString::fromStdString(memoryPlanToJson(got)), QString::fromStdString(memoryPlanToJson(expected)));
+        QVERIFY(!resolveTarget(c).gpu);
+    }
+
+    void offloadTiersOnAGpuByHand() {
+        QCOMPARE(countParameters(builtinTinyConfig().model).total, kTinyParams);
+        QCOMPARE(countParameters(builtinTinyConfig().model).activated, kTinyActivated);
+        RunConfig c = tinyOn("h100-80", 1);
+        c.runtime.zero_stage = 1;
+        c.runtime.offload = "optimizer";
+        MemoryPlan p = planOnTarget(c, resolveTarget(c));
+        const int64_t P = kTinyParams;
+        QCOMPARE(p.weight_element_bytes, int64_t(2));  // bf16 on the device, the fp32 master on the host
+        QCOMPARE(p.weight_bytes, 2 * P);
+        QCOMPARE(p.gradient_bytes, 4 * P);
+        QVERIFY(!p.gradients_on_host);
+        QCOMPARE(p.host_moment_bytes, 8 * P);
+        QCOMPARE(p.host_master_bytes, 4 * P);
+        QCOMPARE(p.host_gradient_bytes, int64_t(0));
+        QCOMPARE(p.host_staging_bytes, 2 * 4 * P);  // the one bucket, moved and the next (the same here)
+        QCOMPARE(p.host_bytes, 20 * P);
+        QCOMPARE(p.peak_bytes, p.weight_bytes + p.gradient_bytes + p.bucket_bytes + p.activation_bytes + p.logits_bytes);
+        QCOMPARE(p.host_limit_bytes, int64_t(2048) * 1024 * 1024 * 1024);
+
+        // To the node's NVMe: the moments and the master in files, two slots of each in host memory.
+        c.runtime.offload_dir = kPlannedOffloadDir;
+        p = planOnTarget(c, resolveTarget(c));
+        QCOMPARE(p.nvme_bytes, 12 * P);
+        QCOMPARE(p.host_moment_bytes + p.host_master_bytes, int64_t(0));
+        QCOMPARE(p.host_staging_bytes, 2 * 4 * P + 2 * 4 * P * 3);
+
+        // Offload all on two devices at stage 3: the unit gathered and the next, in bf16; the
+        // shard's fp32 home on the host.
+        c = tinyOn("h100-80", 2);
+        c.runtime.zero_stage = 3;
+        c.runtime.offload = "all";
+        p = planOnTarget(c, resolveTarget(c));
+        QCOMPARE(p.weight_bytes, 2 * kTinyLargestUnit * 2);
+        QCOMPARE(p.host_master_bytes, (P + 1) / 2 * 4);
+        QCOMPARE(p.host_moment_bytes, (P + 1) / 2 * 8);
+        QCOMPARE(p.ranks_per_node, int64_t(2));
+    }
+
+    void gradientSumsMoveToTheHostOnlyWhenTheDeviceCannotKeepThem() {
+        RunConfig c = tinyOn("custom", 1);
+        c.target.device_memory_gib = 1;
+        c.runtime.zero_stage = 2;
+        c.runtime.offload = "optimizer";
+        const MemoryPlan roomy = planOnTarget(c, resolveTarget(c));
+        QVERIFY(!roomy.gradients_on_host);
+        QCOMPARE(roomy.gradient_bytes, 4 * kTinyParams);
+        // A device one byte short of that peak: the sums go to the host and the rest fits.
+        c.target.device_memory_gib = double(roomy.peak_bytes - 1) / kGiB;
+        const MemoryPlan tight = planOnTarget(c, resolveTarget(c));
+        QVERIFY(tight.gradients_on_host);
+        QCOMPARE(tight.gradient_bytes, int64_t(0));
+        QCOMPARE(tight.host_gradient_bytes, 4 * kTinyParams);
+        QVERIFY(tight.fits_device);
+        QCOMPARE(tight.peak_bytes, roomy.peak_bytes - 4 * kTinyParams);
+        // Never on CPU ranks: one memory, nothing gained.
+        RunConfig cpu = c;
+        cpu.target.kind = "here";
+        cpu.runtime.memory_limit_mb = 1;
+        QVERIFY(!planOnTarget(cpu, resolveTarget(cpu)).gradients_on_host);
+    }
+
+    void stepTimeTermByTerm() {
+        RunConfig c = tinyOn("h100-80", 1);
+        c.runtime.zero_stage = 1;
+        c.runtime.offload = "optimizer";
+        const TargetMachine t = resolveTarget(c);
+        const MemoryPlan p = planOnTarget(c, t);
+        const StepTimePlan s = predictStepTime(configOnTarget(c, t), p, t);
+        // Per token: 2 FLOPs per weight met (the embedding is a lookup), the scores and the
+        // weighted sum of 2 layers x 4 heads x (24 + 16) over (64 + 1) / 2 positions on average;
+        // x3 for forward and backward; 8 x 64 tokens a micro-batch.
+        const double per_token = 3.0 * (2.0 * double(kTinyActivated - 64 * 64) + 2.0 * 2 * 4 * 40 * 32.5);
+        QVERIFY(near(s.flops_per_micro_batch, per_token * 512));
+        const double compute = per_token * 512 / (989e12 * 0.4);
+        QVERIFY(near(s.compute_s, compute));
+        QCOMPARE(s.collectives_s, 0.0);  // one device
+        const double P = double(kTinyParams);
+        QVERIFY(near(s.optimizer_s, P * 30 / 200e9));  // 28 bytes a parameter and the bf16 copy
+        QVERIFY(near(s.gradients_down_s, 4 * P / 50e9));
+        QVERIFY(near(s.weights_up_s, 2 * P / 50e9));
+        const double step = compute + std::max(compute, 4 * P / 50e9) + P * 30 / 200e9 + 2 * P / 50e9;
+        QVERIFY(near(s.step_s, step));
+        QVERIFY(s.unknown.empty());
+        QVERIFY(!s.bound.empty());
+
+        // Recomputing whole blocks runs their forward once more.
+        RunConfig full = c;
+        full.runtime.activation_checkpointing = "full";
+        const StepTimePlan r = predictStepTime(configOnTarget(full, t), planOnTarget(full, t), t);
+        const double head = 2.0 * 64 * 64;
+        QVERIFY(near(r.flops_per_micro_batch, (per_token + (per_token / 3.0 - head)) * 512));
+
+        // The NVMe tier: moments and master read and written, pipelined with the CPU step.
+        c.runtime.offload_dir = kPlannedOffloadDir;
+        const StepTimePlan n = predictStepTime(configOnTarget(c, t), planOnTarget(c, t), t);
+        QVERIFY(near(n.nvme_step_s, 12 * P / 56e9 + 12 * P / 40e9));
+
+        // Across nodes the collectives take the network's rate.
+        RunConfig wide = tinyOn("h100-80", 16);
+        wide.train.global_batch_size = std::nullopt;
+        const TargetMachine w = resolveTarget(wide);
+        const MemoryPlan wp = planOnTarget(wide, w);
+        const StepTimePlan ws = predictStepTime(configOnTarget(wide, w), wp, w);
+        QVERIFY(near(ws.collectives_s, double(wp.bytes_sent_per_step) / 2 / 50e9));
+
+        // This machine knows no rate: the terms that need one are named, not guessed.
+        RunConfig here = builtinTinyConfig();
+        here.runtime.zero_stage = 1;
+        here.runtime.offload = "optimizer";
+        const TargetMachine h = resolveTarget(here);
+        const StepTimePlan u = predictStepTime(configOnTarget(here, h), planOnTarget(here, h), h);
+        QVERIFY(std::find(u.unknown.begin(), u.unknown.end(), "target.compute_tflops") != u.unknown.end());
+        QVERIFY(std::find(u.unknown.begin(), u.unknown.end(), "target.host_memory_gbps") != u.unknown.end());
+        QVERIFY(describeStepTime(u).find("probe") != std::string::npos);
+    }
+
+    // The guides' claims: 16B on one 80 GB GPU, 236B on four, 671B on eight.
+    void thePublishedConfigsOnTheGuidesMachines() {
+        RunConfig c16 = published("config_16B.json");
+        c16.train.gradient_accumulation_steps = 8;
+        c16.target.kind = "h100-80";
+        c16.target.devices = 1;
+        TargetMachine t = resolveTarget(c16);
+        // Without offload: nothing fits one device (16B's state alone is 16 bytes a parameter).
+        RunConfig plain = c16;
+        QVERIFY(adviseLayout(configOnTarget(plain, t), t.device_memory_bytes).cheapest.micro_batch_size == 0);
+        TargetAdvice a = adviseOnTarget(c16, t);
+        QVERIFY(a.offloaded);
+        QVERIFY(a.layout.cheapest.micro_batch_size >= 1);
+        QVERIFY(a.layout.cheapest_plan.fits);
+        QVERIFY(a.layout.cheapest_plan.peak_bytes <= t.device_memory_bytes * (1.0 - kLayoutSafetyMargin));
+        QVERIFY(a.why_none.empty());
+
+        RunConfig c236 = published("config_236B.json");
+        c236.train.gradient_accumulation_steps = 32;
+        c236.target.kind = "h100-80";
+        c236.target.devices = 4;
+        t = resolveTarget(c236);
+        a = adviseOnTarget(c236, t);
+        QVERIFY(a.offloaded);
+        QCOMPARE(a.layout.cheapest.offload, std::string("all"));  // 236B's bf16 weights exceed four devices
+        QVERIFY(a.layout.cheapest.nvme);                         // its optimizer state a node's host memory
+        QVERIFY(a.layout.cheapest_plan.fits_host && a.layout.cheapest_plan.fits_nvme);
+
+        // 671B on eight: the fp32 gradient sums alone (4 bytes a parameter) exceed a DGX's 2 TB.
+        RunConfig c671 = published("config_671B.json");
+        c671.train.gradient_accumulation_steps = 32;
+        c671.target.kind = "h100-80";
+        c671.target.devices = 8;
+        t = resolveTarget(c671);
+        a = adviseOnTarget(c671, t);
+        QVERIFY(!a.offloaded);
+        QCOMPARE(a.layout.cheapest.micro_batch_size, int64_t(0));
+        QVERIFY2(a.why_none.find("host memory") != std::string::npos, a.why_none.c_str());
+        QVERIFY2(a.why_none.find("gradient sums") != std::string::npos, a.why_none.c_str());
+        // ... and with 4 TiB of host memory a layout is found.
+        c671.target.host_memory_gib = 4096;
+        a = adviseOnTarget(c671, resolveTarget(c671));
+        QVERIFY2(a.offloaded, a.why_none.c_str());
+    }
+
+    void theTargetSectionIsValidated() {
+        auto pathsOf = [](const RunConfig& c) {
+            QStringList paths;
+            for (const ConfigIssue& issue : validateRunConfig(c)) paths << QString::fromStdString(issue.path);
+            return paths;
+        };
+        RunConfig c = builtinTinyConfig();
+        QVERIFY(pathsOf(c).isEmpty());
+        c.target.kind = "h100";
+        QVERIFY(pathsOf(c).contains("target.kind"));
+        c.target.kind = "custom";
+        QVERIFY(pathsOf(c).contains("target.device_memory_gib"));
+        c.target.device_memory_gib = 24;
+        QVERIFY(pathsOf(c).isEmpty());
+        c.target.mfu = 0;
+        QVERIFY(pathsOf(c).contains("target.mfu"));
+        c.target.mfu = 0.4;
+        c.target.pcie_gbps = -1;
+        QVERIFY(pathsOf(c).contains("target.pcie_gbps"));
+        c.target.pcie_gbps = 1e9;
+        QVERIFY(pathsOf(c).contains("target.pcie_gbps"));
+        c.target.pcie_gbps = 0;
+        c.target.devices = int64_t(1) << 21;
+        QVERIFY(pathsOf(c).contains("target.devices"));
+        c.target.devices = 0;
+        // offload all shards the weights: stage 3 only.
+        c.runtime.offload = "all";
+        c.runtime.zero_stage = 1;
+        QVERIFY(pathsOf(c).contains("runtime.offload"));
+        c.runtime.zero_stage = 3;
+        QVERIFY(!pathsOf(c).contains("runtime.offload"));
+        // The section reads and writes as JSON with the rest.
+        RunConfig named = builtinTinyConfig();
+        named.target.kind = "b200-180";
+        named.target.devices = 8;
+        const RunConfig back = parseRunConfig(runConfigToJson(named), "test");
+        QCOMPARE(back.target.kind, std::string("b200-180"));
+        QCOMPARE(back.target.devices, int64_t(8));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTargetPlan)
+#include "test_target_plan.moc"
