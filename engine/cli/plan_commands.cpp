@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include "cli/config_loading.h"
 #include "trainbench/batch_explorer.h"
 #include "trainbench/config_io.h"
+#include "trainbench/machine_probe.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/process_launch.h"
 #include "trainbench/step_time.h"
@@ -248,6 +250,39 @@ int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json,
     return 0;
 }
 
+// `probe`: this machine's rates, and the target fields that carry them into `plan`.
+int commandProbe(const RunConfig& config, const std::string& directory, int64_t mib_per_test, bool as_json) {
+    const int threads = config.runtime.threads > 0 ? int(config.runtime.threads)
+                                                   : int(std::max<unsigned>(1, std::thread::hardware_concurrency()));
+    const std::string dir = directory.empty() ? config.runtime.offload_dir : directory;
+    const MachineProbe probe = probeMachine(threads, mib_per_test << 20, dir, mib_per_test << 20,
+                                            directory.empty() ? "runtime.offload_dir" : "--dir");
+    if (as_json) {
+        std::cout << machineProbeToJson(probe) << "\n";
+        return 0;
+    }
+    std::printf("host memory copy (%d threads, %lld MiB): %.1f GB/s read + written\n", probe.threads,
+                (long long)mib_per_test, probe.host_copy_gbps);
+    std::printf("CPU fp32 matrix products: %.3f TFLOP/s\n", probe.cpu_fp32_tflops);
+    auto figure = [](double value) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.3g", value);
+        return std::string(text);
+    };
+    std::string flags = "--set target.host_memory_gbps=" + figure(probe.host_copy_gbps);
+    if (config.runtime.device == "cpu") flags += " --set target.compute_tflops=" + figure(probe.cpu_fp32_tflops);
+    if (!probe.directory.empty()) {
+        std::printf("%s (O_DIRECT, %s): write %.2f GB/s, read %.2f GB/s\n", probe.directory.c_str(),
+                    readableBytes(probe.directory_bytes).c_str(), probe.directory_write_gbps, probe.directory_read_gbps);
+        flags += " --set target.nvme_read_gbps=" + figure(probe.directory_read_gbps) +
+                 " --set target.nvme_write_gbps=" + figure(probe.directory_write_gbps);
+    } else {
+        std::printf("no directory probed (--dir DIR, or runtime.offload_dir in the config)\n");
+    }
+    std::printf("plan with these: %s\n", flags.c_str());
+    return 0;
+}
+
 struct PlanOptions {
     std::string config_path;
     std::vector<std::string> overrides;
@@ -289,6 +324,30 @@ void addPlanCommands(CLI::App& app, CommandTable& table) {
         std::vector<std::string> overrides = plan_options->overrides;
         for (const std::string& o : targetOverrides(plan_options->target)) overrides.push_back(o);
         return commandPlan(loadWithoutData(plan_options->config_path, overrides), plan_options->as_json);
+    });
+
+    struct ProbeOptions {
+        std::string config_path;
+        std::vector<std::string> overrides;
+        std::string directory;
+        int64_t mib = 256;
+        bool as_json = false;
+    };
+    auto probe_options = std::make_shared<ProbeOptions>();
+    auto* probe = app.add_subcommand("probe", "Measure this machine's host memory copy rate, CPU matrix rate and a "
+                                              "directory's direct read and write rates, for plan's step time");
+    probe->add_option("config", probe_options->config_path, "Run config (its runtime.threads and runtime.offload_dir)");
+    addOverridesOption(probe, probe_options->overrides);
+    probe->add_option("--dir", probe_options->directory, "Directory to probe (default: runtime.offload_dir)");
+    probe->add_option("--mib", probe_options->mib, "MiB per copy buffer and through the directory")
+        ->default_val(256)
+        ->check(CLI::Range(16, 65536));
+    addJsonFlag(probe, probe_options->as_json);
+    table.add(probe, [probe_options] {
+        const ProbeOptions& o = *probe_options;
+        const RunConfig config = o.config_path.empty() && o.overrides.empty() ? RunConfig{}
+                                                                              : loadWithoutData(o.config_path, o.overrides);
+        return commandProbe(config, o.directory, o.mib, o.as_json);
     });
 
     auto explore_options = std::make_shared<PlanOptions>();

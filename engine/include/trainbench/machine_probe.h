@@ -1,0 +1,32 @@
+// What this machine does, measured: the rates the planner's step time needs for target.kind
+// "here" (`trainbench-cli probe`). Torch-free header.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace trainbench {
+
+struct MachineProbe {
+    int threads = 0;
+    // A copy between two buffers much larger than the caches on every thread, counted as bytes
+    // read plus bytes written per second (STREAM's copy, and how the CPU AdamW's bytes are counted).
+    double host_copy_gbps = 0;
+    // fp32 matrix products (n 1024) on the threads the run would use.
+    double cpu_fp32_tflops = 0;
+    // A directory's direct (O_DIRECT, libaio) write and read rates; 0 when none was probed.
+    std::string directory;
+    int64_t directory_bytes = 0;
+    double directory_write_gbps = 0;
+    double directory_read_gbps = 0;
+};
+
+// Measures with `copy_bytes` per buffer and `directory_bytes` through a scratch file in
+// `directory` (empty: no directory). Throws ConfigError naming `field` when the directory cannot
+// take the file (missing, read-only, no O_DIRECT, full).
+MachineProbe probeMachine(int threads, int64_t copy_bytes, const std::string& directory, int64_t directory_bytes,
+                          const std::string& field);
+
+std::string machineProbeToJson(const MachineProbe& probe);
+
+}  // namespace trainbench

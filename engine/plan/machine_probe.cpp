@@ -1,0 +1,105 @@
+// The machine probe: each rate the best of a few repetitions (the first also warms the pages).
+#include "trainbench/machine_probe.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "offload/direct_file.h"
+#include "trainbench/config_io.h"
+
+namespace trainbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+double copyRate(int threads, int64_t bytes) {
+    std::vector<char> from(static_cast<size_t>(bytes), 1), to(static_cast<size_t>(bytes), 0);
+    double best = 0;
+    for (int repeat = 0; repeat < 4; ++repeat) {
+        const auto start = Clock::now();
+        std::vector<std::thread> workers;
+        const int64_t share = (bytes + threads - 1) / threads;
+        for (int t = 0; t < threads; ++t)
+            workers.emplace_back([&, t] {
+                const int64_t begin = std::min(bytes, t * share), end = std::min(bytes, begin + share);
+                std::memcpy(to.data() + begin, from.data() + begin, static_cast<size_t>(end - begin));
+            });
+        for (auto& w : workers) w.join();
+        const double seconds = secondsSince(start);
+        if (repeat > 0) best = std::max(best, 2.0 * double(bytes) / seconds / 1e9);
+    }
+    return best;
+}
+
+double matmulRate(int threads) {
+    const int previous = torch::get_num_threads();
+    torch::set_num_threads(threads);
+    const int64_t n = 1024;
+    const torch::Tensor a = torch::randn({n, n}), b = torch::randn({n, n});
+    torch::Tensor c = torch::mm(a, b);  // warm-up
+    double best = 0;
+    for (int repeat = 0; repeat < 5; ++repeat) {
+        const auto start = Clock::now();
+        c = torch::mm(a, b);
+        best = std::max(best, 2.0 * double(n * n * n) / secondsSince(start) / 1e12);
+    }
+    torch::set_num_threads(previous);
+    return best;
+}
+
+}  // namespace
+
+MachineProbe probeMachine(int threads, int64_t copy_bytes, const std::string& directory, int64_t directory_bytes,
+                          const std::string& field) {
+    MachineProbe probe;
+    probe.threads = std::max(1, threads);
+    probe.host_copy_gbps = copyRate(probe.threads, copy_bytes);
+    probe.cpu_fp32_tflops = matmulRate(probe.threads);
+    if (directory.empty()) return probe;
+    probe.directory = directory;
+    probe.directory_bytes = alignedUp(directory_bytes);
+    const std::string path = directory + "/trainbench-probe-" + std::to_string(getpid()) + ".tmp";
+    try {
+        DirectFile file(path, probe.directory_bytes);
+        const int64_t chunk = std::min<int64_t>(probe.directory_bytes, 64 << 20);
+        AlignedBuffer buffer(chunk);
+        std::memset(buffer.data(), 0x5a, static_cast<size_t>(chunk));
+        auto start = Clock::now();
+        for (int64_t offset = 0; offset < probe.directory_bytes; offset += chunk)
+            file.write(offset, buffer.data(), std::min(chunk, probe.directory_bytes - offset));
+        file.waitAll();  // O_DIRECT: complete means on the device, not in the page cache
+        probe.directory_write_gbps = double(probe.directory_bytes) / secondsSince(start) / 1e9;
+        start = Clock::now();
+        for (int64_t offset = 0; offset < probe.directory_bytes; offset += chunk) {
+            file.wait(file.read(offset, buffer.data(), std::min(chunk, probe.directory_bytes - offset)));
+        }
+        probe.directory_read_gbps = double(probe.directory_bytes) / secondsSince(start) / 1e9;
+    } catch (const std::runtime_error& e) {
+        throw ConfigError(field, field + " (" + directory + "): cannot be probed: " + e.what() +
+                                     "; give a writable directory on a local disk");
+    }
+    return probe;
+}
+
+std::string machineProbeToJson(const MachineProbe& p) {
+    return nlohmann::json{{"threads", p.threads},
+                          {"host_copy_gbps", p.host_copy_gbps},
+                          {"cpu_fp32_tflops", p.cpu_fp32_tflops},
+                          {"directory", p.directory},
+                          {"directory_bytes", p.directory_bytes},
+                          {"directory_write_gbps", p.directory_write_gbps},
+                          {"directory_read_gbps", p.directory_read_gbps}}
+        .dump();
+}
+
+}  // namespace trainbench
