@@ -324,7 +324,7 @@ std::vector<ConfigField> buildFields() {
     Binder<TargetConfig> g{"target", &RunConfig::target, &f};
     g.text("kind", &TargetConfig::kind,
            "The machine `plan` and the batch panel plan for: here (this machine, as runtime says), a named GPU "
-           "(its memory, peak and a node modelled on its DGX: docs/PLANNER.md), or custom (device_memory_gib "
+           "(its memory, peak and a node modelled on its DGX: docs/design/offload.md), or custom (device_memory_gib "
            "needed). A plan only: runtime says where a run trains",
            choiceNames<TargetKind>());
     g.integer("devices", &TargetConfig::devices, "Devices planned for, one rank each (0: runtime.world_size)");
