@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <utility>
 
 #include <QCheckBox>
@@ -12,8 +13,8 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTableView>
@@ -30,12 +31,12 @@
 #include "batch/plan_wording.h"
 #include "trainbench/config_io.h"
 #include "trainbench/divisors.h"
+#include "trainbench/step_time.h"
 
 namespace trainbench::gui {
 
 namespace {
 
-const QColor kFitsColor(30, 120, 40);
 const QColor kDoesNotFitColor(176, 0, 32);
 const QColor kNoteColor(150, 95, 0);
 
@@ -44,6 +45,13 @@ const QColor kNoteColor(150, 95, 0);
 constexpr int kLargestMicroBatch = 4096;
 constexpr int kLargestAccumulation = 16384;
 constexpr int64_t kBytesPerMiB = 1024 * 1024;
+// The split, layout and memory column: wide enough that the combos' "· peak 123.4 GiB" and the
+// tiers' bars read whole, with room for a scroll bar, and narrow enough that the explorer's
+// buttons still fit a 1280-pixel window beside the config dock.
+constexpr int kLeftColumnWidth = 360;
+// A layout combo's closed box: it elides beyond this many characters (its list shows them whole),
+// so long choices cannot widen the column.
+constexpr int kLayoutComboCharacters = 18;
 
 // Arrows step m through the divisors of the per-rank batch, so each step is a re-split of the
 // same global batch; typed values are taken as they are.
@@ -125,12 +133,20 @@ void BatchPanel::buildUi() {
     layout->setSpacing(10);
 
     // The split and its plan need little width; the explorer's table and chart get the rest.
-    auto* left_column = new QWidget(this);
-    left_column->setMaximumWidth(330);
+    // The column scrolls: with offload its tiers and the advice outgrow a laptop's height, and
+    // a squeezed column would clip its wrapped lines.
+    auto* left_scroll = new QScrollArea(this);
+    left_scroll->setObjectName(QStringLiteral("batchPlanScroll"));
+    left_scroll->setFrameShape(QFrame::NoFrame);
+    left_scroll->setWidgetResizable(true);
+    left_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    left_scroll->setFixedWidth(kLeftColumnWidth);
+    auto* left_column = new QWidget(left_scroll);
     auto* left = new QVBoxLayout(left_column);
     left->setContentsMargins(0, 0, 0, 0);
     left->setSpacing(10);
-    layout->addWidget(left_column, 0);
+    left_scroll->setWidget(left_column);
+    layout->addWidget(left_scroll, 0);
 
     // The split: m and K are edited, W comes from the runtime, B follows.
     auto* split_box = new QGroupBox(tr("Batch split"), left_column);
@@ -216,6 +232,10 @@ void BatchPanel::buildUi() {
                                           "every MoE layer and exchange each token with its experts' rank (an "
                                           "all-to-all there and back); with every ZeRO stage (at stage 3 each unit's experts are "
                                           "gathered over the ranks holding the same ones)"));
+    for (QComboBox* combo : {zero_stage_combo_, recompute_combo_, expert_parallel_combo_}) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(kLayoutComboCharacters);
+    }
     layout_form->addRow(tr("ZeRO stage:"), zero_stage_combo_);
     layout_form->addRow(tr("Experts:"), expert_parallel_combo_);
     layout_form->addRow(tr("Recompute:"), recompute_combo_);
@@ -227,7 +247,14 @@ void BatchPanel::buildUi() {
     collectives_label_->setToolTip(tr("What each rank sends per optimizer step (ring all-reduce, reduce-scatter, "
                                       "all-gather) and the collective calls it makes"));
     layout_form->addRow(tr("Collectives:"), collectives_label_);
-    // What fits the budget: the cheapest layout on these ranks, and the fewest ranks at m = 1.
+    // The step this layout takes on the target, in the planner's sentence; its terms in the tooltip.
+    step_time_label_ = new QLabel(layout_box);
+    step_time_label_->setObjectName(QStringLiteral("stepTimeLabel"));
+    step_time_label_->setWordWrap(true);
+    step_time_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout_form->addRow(tr("Step time:"), step_time_label_);
+    // What fits the budget: the cheapest layout on these ranks (with offload when nothing fits
+    // without), and the fewest ranks at m = 1.
     advice_label_ = new QLabel(layout_box);
     advice_label_->setObjectName(QStringLiteral("layoutAdviceLabel"));
     advice_label_->setWordWrap(true);
@@ -247,6 +274,13 @@ void BatchPanel::buildUi() {
     memory_form->setLabelAlignment(Qt::AlignRight);
     memory_form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     memory_form->setVerticalSpacing(4);
+    // The machine the plan is for: the target section's, not necessarily the one a run trains on.
+    target_label_ = new QLabel(memory_box);
+    target_label_->setObjectName(QStringLiteral("planTargetLabel"));
+    target_label_->setWordWrap(true);
+    target_label_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    target_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    memory_form->addRow(tr("Planned for:"), target_label_);
     weights_label_ = valueLabel(QStringLiteral("planWeightsLabel"), memory_box);
     gradients_label_ = valueLabel(QStringLiteral("planGradientsLabel"), memory_box);
     buckets_label_ = valueLabel(QStringLiteral("planBucketsLabel"), memory_box);
@@ -255,7 +289,6 @@ void BatchPanel::buildUi() {
     logits_label_ = valueLabel(QStringLiteral("planLogitsLabel"), memory_box);
     peak_label_ = valueLabel(QStringLiteral("planPeakLabel"), memory_box);
     peak_label_->setFont(bold);
-    budget_label_ = valueLabel(QStringLiteral("planBudgetLabel"), memory_box);
     memory_form->addRow(tr("Weights:"), weights_label_);
     memory_form->addRow(tr("Gradients:"), gradients_label_);
     memory_form->addRow(tr("Reduction buffers:"), buckets_label_);
@@ -267,20 +300,8 @@ void BatchPanel::buildUi() {
     peak_caption->setToolTip(tr("Reached in a backward pass: not every kind above is held at that moment in full."));
     peak_label_->setToolTip(peak_caption->toolTip());
     memory_form->addRow(peak_caption, peak_label_);
-    memory_form->addRow(tr("Budget:"), budget_label_);
-    budget_bar_ = new QProgressBar(memory_box);
-    budget_bar_->setObjectName(QStringLiteral("planBudgetBar"));
-    budget_bar_->setRange(0, 1000);
-    budget_bar_->setTextVisible(true);
-    memory_form->addRow(budget_bar_);
-    verdict_label_ = new QLabel(memory_box);
-    verdict_label_->setObjectName(QStringLiteral("planVerdictLabel"));
-    verdict_label_->setWordWrap(true);
-    verdict_label_->setFont(bold);
-    memory_form->addRow(verdict_label_);
-    largest_fitting_label_ = valueLabel(QStringLiteral("largestFittingLabel"), memory_box);
-    memory_form->addRow(tr("Largest m that fits:"), largest_fitting_label_);
-    // Beyond the device: host memory and offload_dir's files, while the moments are offloaded.
+    // The tiers against their budgets: the device, and beyond it host memory and offload_dir's
+    // files while offloaded; the verdict over all three.
     offload_tiers_ = new OffloadTiers(memory_form, memory_box);
     left->addWidget(memory_box);
     left->addStretch(1);
@@ -410,6 +431,7 @@ void BatchPanel::showPlan() {
     // The engine's own rule decides whether Start can work: the session refuses exactly these.
     // One budget for everything shown: runtime.memory_limit_mb wins inside requirePlanFits too.
     budget_bytes_ = memoryBudgetBytes(config_);
+    target_ = resolveTarget(config_);
     start_refusal_.clear();
     try {
         requirePlanFits(config_, budget_bytes_);
@@ -430,11 +452,13 @@ void BatchPanel::showLayoutChoices() {
         variant.runtime.zero_stage = stage;
         variant.runtime.activation_checkpointing = recompute;
         if (ep > 0) variant.runtime.expert_parallel = ep;
-        return formatBytes(planMemory(variant, budget_bytes_).peak_bytes);
+        return formatBytes(planOnTarget(variant, target_).peak_bytes);
     };
-    // Every EP that divides both the ranks and the routed experts (a dense model: 1 only).
+    // Every EP that divides the routed experts and the ranks, both runtime's (a choice must stay a
+    // config this machine validates) and the target's (a dense model: 1 only).
     const ModelConfig& model = config_.model;
-    const int64_t W = std::max<int64_t>(config_.runtime.world_size, 1), E = model.n_routed_experts;
+    const int64_t W = std::gcd(std::max<int64_t>(config_.runtime.world_size, 1), std::max<int64_t>(target_.devices, 1));
+    const int64_t E = model.n_routed_experts;
     const bool moe = E > 0 && model.n_dense_layers < model.n_layers;
     expert_parallel_combo_->clear();
     for (int64_t ep = 1; ep <= (moe ? std::min(W, E) : 1); ++ep)
@@ -461,7 +485,7 @@ void BatchPanel::showLayoutChoices() {
     zero_stage_combo_->setCurrentIndex(std::max(0, zero_stage_combo_->findData(qint64(config_.runtime.zero_stage))));
     recompute_combo_->setCurrentIndex(
         std::max(0, recompute_combo_->findData(QString::fromStdString(config_.runtime.activation_checkpointing))));
-    offload_choice_->setRunConfig(config_, budget_bytes_);
+    offload_choice_->setRunConfig(config_, target_);
 }
 
 void BatchPanel::setCriticalBatch(double sequences, double relative_error, int64_t step) {
@@ -502,15 +526,39 @@ void BatchPanel::onOffloadEdited(const QString& offload, const QString& offload_
 }
 
 void BatchPanel::showPlanNumbers() {
-    plan_ = planMemory(config_, budget_bytes_);
-    weights_label_->setText(config_.runtime.zero_stage >= 3
+    plan_ = planOnTarget(config_, target_);
+    const TargetAdvice advice = adviseOnTarget(config_, target_);
+    const RunConfig placed = configOnTarget(config_, target_);
+    const bool weights_off = isChoice(config_.runtime.offload, Offload::All) && config_.runtime.zero_stage >= 3;
+    // A target of another size than runtime.world_size plans another global batch than the split's.
+    const bool other_ranks = placed.runtime.world_size != config_.runtime.world_size;
+    target_label_->setText(other_ranks ? tr("%1 (W %2, B %3; the split above: W %4)")
+                                             .arg(QString::fromStdString(target_.label))
+                                             .arg(placed.runtime.world_size)
+                                             .arg(placed.globalBatch())
+                                             .arg(config_.runtime.world_size)
+                                       : QString::fromStdString(target_.label));
+    target_label_->setToolTip(target_.kind == TargetKind::Here
+                                  ? tr("target.kind here: this machine as runtime says")
+                                  : tr("target.kind %1: a plan only; runtime says where a run trains, and Start "
+                                       "checks this machine")
+                                        .arg(QString::fromStdString(config_.target.kind)));
+    weights_label_->setText(weights_off ? tr("%1 (two units)").arg(formatBytes(plan_.weight_bytes))
+                            : config_.runtime.zero_stage >= 3
                                 ? tr("%1 (1/%2 + one unit)").arg(formatBytes(plan_.weight_bytes)).arg(plan_.world_size)
                                 : formatBytes(plan_.weight_bytes));
+    weights_label_->setToolTip(plan_.weight_element_bytes == 2
+                                   ? tr("bf16 on the device: the fp32 master of each rank's slice is offloaded with "
+                                        "the moments.")
+                                   : QString());
     collectives_label_->setText(plan_.world_size > 1 ? tr("%1 sent, %2 calls per step")
                                                            .arg(formatBytes(plan_.bytes_sent_per_step))
                                                            .arg(plan_.collectives_per_step)
                                                      : tr("none on one rank"));
-    advice_label_->setText(describeLayoutAdvice(adviseLayout(config_, budget_bytes_), config_.runtime.world_size));
+    const StepTimePlan time = predictStepTime(placed, plan_, target_);
+    step_time_label_->setText(QString::fromStdString(describeStepTime(time)));
+    step_time_label_->setToolTip(describeStepTimeTerms(time, plan_.gradient_accumulation_steps));
+    advice_label_->setText(describeTargetAdvice(advice, config_, target_));
     // The gradients are the buckets' views: only the sync-each mode's running sums add bytes.
     buckets_label_->setText(plan_.bucket_bytes == 0            ? tr("none (gradient views)")
                             : config_.runtime.zero_stage >= 2 ? tr("%1 (in flight)").arg(formatBytes(plan_.bucket_bytes))
@@ -525,50 +573,20 @@ void BatchPanel::showPlanNumbers() {
                                                                 .arg(config_.runtime.zero_stage)
                                                           : formatBytes(bytes);
     };
-    gradients_label_->setText(perRank(plan_.gradient_bytes, 2));
+    gradients_label_->setText(plan_.gradients_on_host ? tr("on the host (%1)").arg(formatBytes(plan_.host_gradient_bytes))
+                                                      : perRank(plan_.gradient_bytes, 2));
+    gradients_label_->setToolTip(plan_.gradients_on_host ? tr("The device cannot keep the fp32 sums of its gradient "
+                                                              "slices: they are summed in host memory.")
+                                                         : QString());
     optimizer_label_->setText(OffloadTiers::describeMoments(plan_, config_, perRank(plan_.optimizer_bytes, 1)));
-    optimizer_label_->setToolTip(isChoice(config_.runtime.offload, Offload::Optimizer)
-                                     ? tr("Offloaded (runtime.offload optimizer): not in the device's peak below.")
+    optimizer_label_->setToolTip(!isChoice(config_.runtime.offload, Offload::None)
+                                     ? tr("Offloaded (runtime.offload %1): not in the device's peak below.")
+                                           .arg(QString::fromStdString(config_.runtime.offload))
                                      : QString());
-    offload_tiers_->showPlan(plan_, config_);
     activations_label_->setText(formatBytes(plan_.activation_bytes));
     logits_label_->setText(formatBytes(plan_.logits_bytes));
     peak_label_->setText(formatBytes(plan_.peak_bytes));
-
-    const int64_t limit = plan_.limit_bytes;
-    QPalette bar_palette = budget_bar_->palette();
-    if (limit <= 0) {
-        budget_label_->setText(tr("unknown"));
-        budget_label_->setToolTip(tr("Set runtime.memory_limit_mb to plan against a budget."));
-        budget_bar_->setValue(0);
-        budget_bar_->setFormat(tr("no budget"));
-        verdict_label_->setText(tr("No budget to compare with: set runtime.memory_limit_mb."));
-        verdict_label_->setStyleSheet(QString());
-        largest_fitting_label_->setText(tr("—"));
-        return;
-    }
-    const bool from_config = config_.runtime.memory_limit_mb > 0;
-    budget_label_->setText(formatBytes(limit));
-    budget_label_->setToolTip(from_config ? tr("runtime.memory_limit_mb")
-                                          : tr("the host's RAM divided among W = %1 ranks; runtime.memory_limit_mb "
-                                               "sets a budget of your own")
-                                                .arg(config_.runtime.world_size));
-    const double share = double(plan_.peak_bytes) / double(limit);
-    budget_bar_->setValue(static_cast<int>(std::clamp(std::lround(1000.0 * share), 0L, 1000L)));
-    budget_bar_->setFormat(formatShareOfBudget(share));
-    bar_palette.setColor(QPalette::Highlight, plan_.fits ? kFitsColor : kDoesNotFitColor);
-    budget_bar_->setPalette(bar_palette);
-    if (plan_.fits) {
-        verdict_label_->setText(tr("✓ Fits: %1 to spare").arg(formatBytes(limit - plan_.peak_bytes)));
-        verdict_label_->setStyleSheet(QStringLiteral("color: %1;").arg(kFitsColor.name()));
-    } else {
-        verdict_label_->setText(tr("✗ Does not fit: %1 over the budget").arg(formatBytes(plan_.peak_bytes - limit)));
-        verdict_label_->setStyleSheet(QStringLiteral("color: %1;").arg(kDoesNotFitColor.name()));
-    }
-    const int64_t per_rank = config_.globalBatch() / std::max<int64_t>(config_.runtime.world_size, 1);
-    const int64_t largest = plan_.largest_fitting_micro_batch;
-    largest_fitting_label_->setText(largest > 0 ? tr("m %1 × K %2").arg(largest).arg(per_rank / largest)
-                                                : tr("none: even m 1 is too large"));
+    offload_tiers_->showPlan(plan_, config_, target_, advice);
 }
 
 void BatchPanel::updateControls() {

@@ -10,11 +10,11 @@
 #include "trainbench/batch_explorer.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/run_config.h"
+#include "trainbench/target_machine.h"
 
 class QCheckBox;
 class QComboBox;
 class QLabel;
-class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QTableView;
@@ -37,10 +37,16 @@ class OffloadTiers;
 // the chosen B again. Accumulation edits choose a new B. The spin box's arrows step through
 // the divisors of B / W.
 //
+// The memory plan, the layout choices' peaks, the advice and the step time are for the config's
+// target machine (target section: resolveTarget, planOnTarget, adviseOnTarget, predictStepTime);
+// with target.kind here that is this machine as runtime says. Start's refusal stays this
+// machine's (requirePlanFits): runtime says where a run trains.
+//
 // Widgets that tests drive carry object names: batchPanel, microBatchSpin, accumulationSpin,
-// planPeakLabel, planVerdictLabel, zeroStageCombo, recomputationCombo, exploreButton, stopExploreButton, applyRecommendationButton,
-// explorerStatusLabel, explorerTable, explorerChart; and those of the CriticalBatchBox, the
-// OffloadChoice (offloadCombo, offloadDirEdit), the OffloadTiers (planHostLabel, planDiskLabel) and the
+// planTargetLabel, planPeakLabel, stepTimeLabel, layoutAdviceLabel, zeroStageCombo, recomputationCombo,
+// exploreButton, stopExploreButton, applyRecommendationButton, explorerStatusLabel, explorerTable,
+// explorerChart; and those of the CriticalBatchBox, the OffloadChoice (offloadCombo, offloadDirEdit),
+// the OffloadTiers (planBudgetBar, planHostBar, planDiskBar, planVerdictLabel, ...) and the
 // InferenceCacheBox (decoding's cache in both MLA forms, beside the training numbers).
 class BatchPanel : public QWidget {
     Q_OBJECT
@@ -70,7 +76,9 @@ public:
     // The per-rank budget plans are compared against: runtime.memory_limit_mb when set, else
     // the device memory a rank may use (deviceMemoryBytesPerRank); 0 when unknown.
     static int64_t memoryBudgetBytes(const RunConfig& config);
+    // planOnTarget(runConfig(), target()).
     const MemoryPlan& memoryPlan() const { return plan_; }
+    const TargetMachine& target() const { return target_; }
     // Why the engine would refuse to start the shown config for its memory (its own message),
     // or empty when it would start. A budget set with runtime.memory_limit_mb refuses only
     // when micro-batch 1 cannot fit (a larger one backs off while training).
@@ -94,7 +102,7 @@ Q_SIGNALS:
     void splitRequested(int64_t micro_batch_size, int64_t gradient_accumulation_steps);
     // runtime.zero_stage and runtime.activation_checkpointing chosen here; the owner applies them.
     void memoryLayoutRequested(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel);
-    // runtime.offload ("none" | "optimizer") and runtime.offload_dir (empty: host memory) chosen
+    // runtime.offload ("none" | "optimizer" | "all") and runtime.offload_dir (empty: host memory) chosen
     // here, one edit each; the owner applies them (undoably) or hands the panel its config back.
     void offloadRequested(const QString& offload, const QString& offload_dir);
     void exploringChanged(bool exploring);
@@ -124,6 +132,7 @@ private:
     bool resultsMatchConfig() const;
 
     RunConfig config_;
+    TargetMachine target_;
     MemoryPlan plan_;
     QString start_refusal_;
     int64_t budget_bytes_ = 0;
@@ -153,13 +162,15 @@ private:
     QComboBox* recompute_combo_ = nullptr;
     QComboBox* expert_parallel_combo_ = nullptr;  // the EP values dividing W and the routed experts
     OffloadChoice* offload_choice_ = nullptr;
-    OffloadTiers* offload_tiers_ = nullptr;  // the memory box's host and disk rows
+    OffloadTiers* offload_tiers_ = nullptr;  // the memory box's device, host and NVMe rows
 
     QCheckBox* layouts_check_ = nullptr;
     CriticalBatchBox* critical_batch_ = nullptr;
     InferenceCacheBox* inference_cache_ = nullptr;
     QLabel* collectives_label_ = nullptr;
+    QLabel* step_time_label_ = nullptr;
     QLabel* advice_label_ = nullptr;
+    QLabel* target_label_ = nullptr;
     QLabel* weights_label_ = nullptr;
     QLabel* gradients_label_ = nullptr;
     QLabel* buckets_label_ = nullptr;
@@ -167,10 +178,6 @@ private:
     QLabel* activations_label_ = nullptr;
     QLabel* logits_label_ = nullptr;
     QLabel* peak_label_ = nullptr;
-    QLabel* budget_label_ = nullptr;
-    QProgressBar* budget_bar_ = nullptr;
-    QLabel* verdict_label_ = nullptr;
-    QLabel* largest_fitting_label_ = nullptr;
 
     QPushButton* explore_button_ = nullptr;
     QPushButton* stop_button_ = nullptr;

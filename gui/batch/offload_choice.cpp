@@ -1,4 +1,4 @@
-// OffloadChoice: the Memory layout box's "Offload:" row: where each rank's AdamW moments live between steps (runtime.offload, runtime.offload_dir).
+// OffloadChoice: the Memory layout box's "Offload:" row: where each rank's AdamW moments (and under "all" its weights' shard) live between steps (runtime.offload, runtime.offload_dir).
 #include "batch/offload_choice.h"
 
 #include <QComboBox>
@@ -24,6 +24,31 @@ namespace {
 const QColor kNoteColor(150, 95, 0);
 const QString kOffloadNone = QString::fromLatin1(choiceName(Offload::None));
 const QString kOffloadOptimizer = QString::fromLatin1(choiceName(Offload::Optimizer));
+const QString kOffloadAll = QString::fromLatin1(choiceName(Offload::All));
+
+// The session refuses runtime.offload all at start (TrainingSession's constructor): the planner
+// plans it, the rank loop does not run it yet. The choice's note and tooltips say so while this
+// holds; the batch tiers suite checks the note against Start.
+constexpr bool kOffloadAllTrains = false;
+
+bool onDisk(OffloadChoice::Target target) { return target == OffloadChoice::Disk || target == OffloadChoice::AllDisk; }
+bool offloadsAll(OffloadChoice::Target target) {
+    return target == OffloadChoice::AllHostMemory || target == OffloadChoice::AllDisk;
+}
+
+// The engine's reasons for refusing `offload` with this config: its validation's issues on runtime.offload.
+QString validationReason(const RunConfig& config, Offload offload, bool* refused) {
+    RunConfig offloaded = config;
+    offloaded.runtime.offload = choiceName(offload);
+    *refused = false;
+    QString reason;
+    for (const ConfigIssue& issue : validateRunConfig(offloaded)) {
+        if (issue.path != "runtime.offload") continue;
+        *refused = true;
+        if (reason.isEmpty()) reason = QString::fromStdString(issue.message);
+    }
+    return reason;
+}
 
 }  // namespace
 
@@ -33,9 +58,15 @@ OffloadChoice::OffloadChoice(QWidget* parent) : QWidget(parent) {
     layout->setSpacing(4);
     combo_ = new QComboBox(this);
     combo_->setObjectName(QStringLiteral("offloadCombo"));
+    // The closed box elides a long choice ("all → host memory · peak 184 GiB"), its list shows it
+    // whole: the choices' length must not widen the panel's narrow column.
+    combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    combo_->setMinimumContentsLength(18);
     combo_->addItem(QString(), int(OnDevice));
     combo_->addItem(QString(), int(HostMemory));
     combo_->addItem(QString(), int(Disk));
+    combo_->addItem(QString(), int(AllHostMemory));
+    combo_->addItem(QString(), int(AllDisk));
     layout->addWidget(combo_);
 
     // The disk tier's directory: a real edit of runtime.offload_dir, typed or picked.
@@ -67,20 +98,14 @@ OffloadChoice::OffloadChoice(QWidget* parent) : QWidget(parent) {
 }
 
 OffloadChoice::Target OffloadChoice::targetOf(const RuntimeConfig& runtime) {
+    if (isChoice(runtime.offload, Offload::All)) return runtime.offload_dir.empty() ? AllHostMemory : AllDisk;
     if (!isChoice(runtime.offload, Offload::Optimizer)) return OnDevice;
     return runtime.offload_dir.empty() ? HostMemory : Disk;
 }
 
 QString OffloadChoice::refusal(const RunConfig& config) {
-    RunConfig offloaded = config;
-    offloaded.runtime.offload = choiceName(Offload::Optimizer);
     bool refused = false;
-    QString engine_reason;
-    for (const ConfigIssue& issue : validateRunConfig(offloaded)) {
-        if (issue.path != "runtime.offload") continue;
-        refused = true;
-        if (engine_reason.isEmpty()) engine_reason = QString::fromStdString(issue.message);
-    }
+    const QString engine_reason = validationReason(config, Offload::Optimizer, &refused);
     if (!refused) return QString();
     // The two rules the engine has, said shortly; anything newer in the engine's own words.
     if (config.runtime.zero_stage < 1)
@@ -93,15 +118,27 @@ QString OffloadChoice::refusal(const RunConfig& config) {
     return engine_reason;
 }
 
-void OffloadChoice::setRunConfig(const RunConfig& config, int64_t budget_bytes) {
+QString OffloadChoice::allRefusal(const RunConfig& config) {
+    bool refused = false;
+    const QString engine_reason = validationReason(config, Offload::All, &refused);
+    if (!refused) return QString();
+    if (config.runtime.zero_stage != 3)
+        return tr("Offload all needs ZeRO stage 3: only stage 3 shards the weights whose shard it moves. Choose "
+                  "stage 3 above.");
+    return engine_reason;
+}
+
+void OffloadChoice::setRunConfig(const RunConfig& config, const TargetMachine& target) {
     config_ = config;
+    shared_memory_ = !target.gpu;
     if (!config_.runtime.offload_dir.empty()) last_directory_ = QString::fromStdString(config_.runtime.offload_dir);
     refusal_ = refusal(config_);
+    all_refusal_ = allRefusal(config_);
     auto peakWith = [&](Offload offload, const std::string& directory) {
         RunConfig variant = config_;
         variant.runtime.offload = choiceName(offload);
         variant.runtime.offload_dir = directory;
-        return formatBytes(planMemory(variant, budget_bytes).peak_bytes);
+        return formatBytes(planOnTarget(variant, target).peak_bytes);
     };
     // The disk tier's peak is the host tier's: only where the moments wait differs.
     const std::string some_directory = last_directory_.isEmpty() ? QDir::tempPath().toStdString()
@@ -111,6 +148,12 @@ void OffloadChoice::setRunConfig(const RunConfig& config, int64_t budget_bytes) 
     combo_->setItemText(OnDevice, tr("none · peak %1").arg(peakWith(Offload::None, "")));
     combo_->setItemText(HostMemory, tr("→ host memory · peak %1").arg(peakWith(Offload::Optimizer, "")));
     combo_->setItemText(Disk, tr("→ disk · peak %1").arg(peakWith(Offload::Optimizer, some_directory)));
+    // Below stage 3 "all" would plan as "optimizer": the item says what it needs instead.
+    const bool all_allowed = all_refusal_.isEmpty();
+    combo_->setItemText(AllHostMemory, all_allowed ? tr("all → host memory · peak %1").arg(peakWith(Offload::All, ""))
+                                                   : tr("all → host memory · stage 3 only"));
+    combo_->setItemText(AllDisk, all_allowed ? tr("all → disk · peak %1").arg(peakWith(Offload::All, some_directory))
+                                             : tr("all → disk · stage 3 only"));
     combo_->setCurrentIndex(targetOf(config_.runtime));
     {
         const QSignalBlocker block_edit(directory_edit_);
@@ -126,10 +169,10 @@ void OffloadChoice::setRunLive(bool live) {
 
 void OffloadChoice::updateControls() {
     const bool refused = !refusal_.isEmpty();
+    const bool all_refused = !all_refusal_.isEmpty();
     if (auto* items = qobject_cast<QStandardItemModel*>(combo_->model())) {
-        for (const Target target : {HostMemory, Disk}) {
-            items->item(target)->setEnabled(!refused);
-        }
+        for (const Target target : {HostMemory, Disk}) items->item(target)->setEnabled(!refused);
+        for (const Target target : {AllHostMemory, AllDisk}) items->item(target)->setEnabled(!all_refused);
     }
     combo_->setItemData(OnDevice, tr("none: the AdamW moments stay on the device, in the peak"), Qt::ToolTipRole);
     combo_->setItemData(HostMemory,
@@ -142,14 +185,33 @@ void OffloadChoice::updateControls() {
                                 : tr("optimizer → disk (runtime.offload_dir): each rank's moments wait in scratch "
                                      "files there, read into two staging slots in host memory bucket by bucket"),
                         Qt::ToolTipRole);
+    const QString planned_only = kOffloadAllTrains
+                                     ? QString()
+                                     : tr("Planned only: a run with offload all is refused at Start (not trained yet).");
+    combo_->setItemData(AllHostMemory,
+                        all_refused ? all_refusal_
+                                    : tr("all → host memory: the weights' shard too, each unit's brought to the device "
+                                         "for its gather. %1")
+                                          .arg(planned_only)
+                                          .trimmed(),
+                        Qt::ToolTipRole);
+    combo_->setItemData(AllDisk,
+                        all_refused ? all_refusal_
+                                    : tr("all → disk (runtime.offload_dir): the weights' shard too, read from the files "
+                                         "for each unit's gather. %1")
+                                          .arg(planned_only)
+                                          .trimmed(),
+                        Qt::ToolTipRole);
     const Target target = targetOf(config_.runtime);
     // A config that offloads although it may not keeps "none" within reach.
-    combo_->setEnabled(!run_live_ && (!refused || target != OnDevice));
+    combo_->setEnabled(!run_live_ && (!(refused && all_refused) || target != OnDevice));
     combo_->setToolTip(refused ? refusal_
                                : tr("runtime.offload: \"optimizer\" keeps each rank's shard of the AdamW moments off "
                                     "the device between steps and steps it on the CPU, in host memory or, with "
-                                    "runtime.offload_dir, in files on a disk (the NVMe tier); the numbers stay the same"));
-    directory_row_->setVisible(target == Disk);
+                                    "runtime.offload_dir, in files on a disk (the NVMe tier); the numbers stay the "
+                                    "same. \"all\" (ZeRO stage 3) moves the weights' shard too%1.")
+                                     .arg(kOffloadAllTrains ? QString() : tr(": planned here, not trained yet")));
+    directory_row_->setVisible(onDisk(target));
     directory_edit_->setEnabled(!run_live_);
     directory_button_->setEnabled(!run_live_);
     showNote();
@@ -158,12 +220,19 @@ void OffloadChoice::updateControls() {
 void OffloadChoice::showNote() {
     const Target target = targetOf(config_.runtime);
     QString note;
-    if (target != OnDevice && !refusal_.isEmpty()) {
+    if (offloadsAll(target)) {
+        note = !all_refusal_.isEmpty()
+                   ? all_refusal_
+                   : kOffloadAllTrains ? QString()
+                                       : tr("Offload all is planned, not trained yet: Start refuses it. Choose optimizer "
+                                            "to train.");
+    } else if (target != OnDevice && !refusal_.isEmpty()) {
         note = refusal_;
     } else if (target == Disk && !QFileInfo(directory_edit_->text()).isDir()) {
         note = tr("%1 is not a directory: the run would be refused at start.").arg(directory_edit_->text());
-    } else if (target == HostMemory && config_.runtime.device != "cuda" && config_.runtime.device.rfind("cuda:", 0) != 0) {
-        // On CPU ranks the device is host memory: the moments leave the peak, not the RAM.
+    } else if (target == HostMemory && shared_memory_) {
+        // On CPU ranks the device is host memory: the moments leave the peak, not the RAM. (A
+        // GPU target plans apart memories, whatever runtime.device this machine trains on.)
         note = tr("On CPU ranks host memory is the device's own: the moments still take RAM. The disk tier "
                   "frees it.");
     }
@@ -173,7 +242,8 @@ void OffloadChoice::showNote() {
 }
 
 void OffloadChoice::onChoiceEdited(int index) {
-    switch (static_cast<Target>(combo_->itemData(index).toInt())) {
+    const auto target = static_cast<Target>(combo_->itemData(index).toInt());
+    switch (target) {
     case OnDevice:
         request(kOffloadNone, QString());
         break;
@@ -181,9 +251,13 @@ void OffloadChoice::onChoiceEdited(int index) {
         request(kOffloadOptimizer, QString());
         break;
     case Disk:
-        request(kOffloadOptimizer, last_directory_.isEmpty() ? QDir::tempPath() : last_directory_);
+    case AllDisk:
+        request(target == Disk ? kOffloadOptimizer : kOffloadAll, last_directory_.isEmpty() ? QDir::tempPath() : last_directory_);
         directory_edit_->setFocus();
         directory_edit_->selectAll();
+        break;
+    case AllHostMemory:
+        request(kOffloadAll, QString());
         break;
     }
 }
@@ -196,7 +270,8 @@ void OffloadChoice::onDirectoryEdited() {
         directory_edit_->setText(QString::fromStdString(config_.runtime.offload_dir));
         return;
     }
-    request(kOffloadOptimizer, directory);
+    // A directory edits the disk tier of the choice in force: optimizer's or all's.
+    request(offloadsAll(targetOf(config_.runtime)) ? kOffloadAll : kOffloadOptimizer, directory);
 }
 
 void OffloadChoice::pickDirectory() {

@@ -1,4 +1,4 @@
-// OffloadChoice: the Memory layout box's "Offload:" row: where each rank's AdamW moments live between steps (runtime.offload, runtime.offload_dir).
+// OffloadChoice: the Memory layout box's "Offload:" row: where each rank's AdamW moments (and under "all" its weights' shard) live between steps (runtime.offload, runtime.offload_dir).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <QWidget>
 
 #include "trainbench/run_config.h"
+#include "trainbench/target_machine.h"
 
 class QComboBox;
 class QLabel;
@@ -15,21 +16,27 @@ class QToolButton;
 
 namespace trainbench::gui {
 
-// Three choices, each with the device peak it would plan (the others as the config has them):
+// Five choices, each with the device peak it would plan on the config's target (the others as
+// the config has them):
 // - on the device (runtime.offload none);
 // - optimizer → host memory (offload optimizer, offload_dir empty);
 // - optimizer → disk (offload optimizer, offload_dir a directory: the NVMe tier). Its directory
 //   is edited in the line beside it (or picked with the folder button); choosing the tier with no
-//   directory yet takes the last one used here, or the system's temporary directory.
+//   directory yet takes the last one used here, or the system's temporary directory;
+// - all → host memory and all → disk (offload all: the weights' shard too), at ZeRO stage 3 only
+//   (only stage 3 shards the weights). They are planned, not trained: the session refuses them at
+//   Start, and the note under the choice says so.
 // Each choice and each directory typed is one offloadRequested; the owner applies it (undoably)
 // and hands the panel the config back on refusal or undo.
 //
-// The engine refuses offload below ZeRO stage 1 and on CUDA devices (validateRunConfig): then the
-// two offload choices are disabled and the tooltip says why and what to do. "auto" is taken as
+// The engine refuses offload optimizer below ZeRO stage 1 and on CUDA devices, and offload all
+// away from stage 3 (validateRunConfig): then those choices are disabled and their tooltips say
+// why and what to do. "auto" is taken as
 // the CPU here (the window cannot ask torch); the session refuses it on a CUDA machine at start.
 //
 // A note under the choice says what a user may not expect: a directory that does not exist (the
-// session would refuse it at start), and, on CPU ranks, that host memory is the device's own memory.
+// session would refuse it at start), on the target's CPU ranks that host memory is the device's
+// own memory, and that offload all is planned only.
 //
 // Widgets that tests drive carry object names: offloadCombo, offloadDirEdit, offloadDirButton,
 // offloadNoteLabel.
@@ -37,12 +44,12 @@ class OffloadChoice : public QWidget {
     Q_OBJECT
 
 public:
-    enum Target { OnDevice = 0, HostMemory = 1, Disk = 2 };
+    enum Target { OnDevice = 0, HostMemory = 1, Disk = 2, AllHostMemory = 3, AllDisk = 4 };
 
     explicit OffloadChoice(QWidget* parent = nullptr);
 
-    // Shows the config's choice and each choice's peak against `budget_bytes` (planMemory's limit).
-    void setRunConfig(const RunConfig& config, int64_t budget_bytes);
+    // Shows the config's choice and each choice's peak on `target` (planOnTarget).
+    void setRunConfig(const RunConfig& config, const TargetMachine& target);
     // While a run is live nothing here can change.
     void setRunLive(bool live);
 
@@ -50,6 +57,8 @@ public:
     // Why the engine would refuse runtime.offload optimizer with this config, and what to do, in
     // a sentence; empty when it would not.
     static QString refusal(const RunConfig& config);
+    // The same for runtime.offload all (which even when valid does not train yet).
+    static QString allRefusal(const RunConfig& config);
     // The note under the choice, for the owner to place as a row of its own (a wrapped line needs
     // the box's whole width).
     QLabel* noteLabel() const { return note_; }
@@ -67,6 +76,8 @@ private:
 
     RunConfig config_;
     QString refusal_;
+    QString all_refusal_;
+    bool shared_memory_ = true;  // the target's ranks are CPU ranks: host memory is the device's
     bool run_live_ = false;
     QString last_directory_;  // the disk tier's last directory, offered when it is chosen again
 

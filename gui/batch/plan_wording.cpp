@@ -1,39 +1,108 @@
-// The Batch & memory view's plan in words: the budget bar's share and the planner's "what fits".
+// How the memory plan reads in words: the budget bar's share, the planner's "what fits" on the target, and the step time's terms.
 #include "batch/plan_wording.h"
 
 #include <QObject>
+#include <QStringList>
 
 #include <cmath>
 
+#include "common/display_format.h"
+
 namespace trainbench::gui {
 
-QString formatShareOfBudget(double share) {
+namespace {
+
+// "stage 2, recompute full, m 4", with the experts' division and the offload when there are.
+QString describeLayout(const MemoryLayout& l) {
+    const QString stage = l.expert_parallel > 1 ? QObject::tr("stage %1 with EP %2").arg(l.zero_stage).arg(l.expert_parallel)
+                                                : QObject::tr("stage %1").arg(l.zero_stage);
+    QString text = QObject::tr("%1, recompute %2, m %3")
+                       .arg(stage)
+                       .arg(QString::fromStdString(l.activation_checkpointing))
+                       .arg(l.micro_batch_size);
+    if (!isChoice(l.offload, Offload::None))
+        text += QObject::tr(", offload %1 → %2")
+                    .arg(QString::fromStdString(l.offload), l.nvme ? QObject::tr("NVMe") : QObject::tr("host memory"));
+    return text;
+}
+
+QString ranksText(int64_t world_size) {
+    return world_size == 1 ? QObject::tr("1 rank") : QObject::tr("%1 ranks").arg(world_size);
+}
+
+QString fewestRanksText(const LayoutAdvice& advice, bool without_offload) {
+    if (advice.fewest_ranks <= 0) return QObject::tr("No number of ranks up to 4096 fits m 1.");
+    return (without_offload ? QObject::tr("Fewest ranks at m 1 without offload: %1 (%2).")
+                            : QObject::tr("Fewest ranks at m 1: %1 (%2)."))
+        .arg(advice.fewest_ranks)
+        .arg(describeLayout(advice.fewest_ranks_layout));
+}
+
+QString milliseconds(double seconds) { return QObject::tr("%1 ms").arg(seconds * 1e3, 0, 'f', 1); }
+
+}  // namespace
+
+QString formatShareOfBudget(double share, const QString& what) {
+    const QString measured = what.isEmpty() ? QObject::tr("peak") : what;
     // Below 0.1 % the bar's own percentage would read "0 %", which is true but says nothing;
     // past twice the budget a percentage no longer reads as a size ("42476.0 %"): a multiple does.
-    if (share < 0.001) return QObject::tr("peak: < 0.1 % of the budget");
-    if (share < 2.0) return QObject::tr("peak: %1 % of the budget").arg(100.0 * share, 0, 'f', 1);
-    return QObject::tr("peak: %1× the budget").arg(share, 0, 'f', share < 10.0 ? 1 : 0);
+    if (share < 0.001) return QObject::tr("%1: < 0.1 % of the budget").arg(measured);
+    if (share < 2.0) return QObject::tr("%1: %2 % of the budget").arg(measured).arg(100.0 * share, 0, 'f', 1);
+    return QObject::tr("%1: %2× the budget").arg(measured).arg(share, 0, 'f', share < 10.0 ? 1 : 0);
 }
 
 QString describeLayoutAdvice(const LayoutAdvice& advice, int64_t world_size) {
     if (advice.limit_bytes <= 0) return QObject::tr("What fits: no budget to plan against.");
-    auto layout = [](const MemoryLayout& l) {
-        const QString stage = l.expert_parallel > 1 ? QObject::tr("stage %1 with EP %2").arg(l.zero_stage).arg(l.expert_parallel)
-                                                    : QObject::tr("stage %1").arg(l.zero_stage);
-        return QObject::tr("%1, recompute %2, m %3").arg(stage).arg(QString::fromStdString(l.activation_checkpointing))
-            .arg(l.micro_batch_size);
-    };
-    const QString ranks = world_size == 1 ? QObject::tr("1 rank") : QObject::tr("%1 ranks").arg(world_size);
     const QString here = advice.cheapest.micro_batch_size > 0
                              ? QObject::tr("Cheapest that fits on %1, %2 % to spare: %3.")
-                                   .arg(ranks)
+                                   .arg(ranksText(world_size))
                                    .arg(std::lround(100 * kLayoutSafetyMargin))
-                                   .arg(layout(advice.cheapest))
-                             : QObject::tr("Nothing fits on %1, even at m 1.").arg(ranks);
-    const QString fewest = advice.fewest_ranks > 0
-                               ? QObject::tr("Fewest ranks at m 1: %1 (%2).").arg(advice.fewest_ranks).arg(layout(advice.fewest_ranks_layout))
-                               : QObject::tr("No number of ranks up to 4096 fits m 1.");
-    return here + QLatin1Char(' ') + fewest;
+                                   .arg(describeLayout(advice.cheapest))
+                             : QObject::tr("Nothing fits on %1, even at m 1.").arg(ranksText(world_size));
+    return here + QLatin1Char(' ') + fewestRanksText(advice, false);
+}
+
+QString describeTargetAdvice(const TargetAdvice& advice, const RunConfig& config, const TargetMachine& target) {
+    const RunConfig placed = configOnTarget(config, target);
+    const int64_t world_size = placed.runtime.world_size;
+    const LayoutAdvice& layout = advice.layout;
+    if (layout.limit_bytes <= 0 || (!advice.offloaded && layout.cheapest.micro_batch_size > 0))
+        return describeLayoutAdvice(layout, world_size);
+    QString here;
+    if (advice.offloaded) {
+        const MemoryPlan& plan = layout.cheapest_plan;
+        const int64_t rpn = std::max<int64_t>(1, plan.ranks_per_node);
+        QString needs = QObject::tr("peak %1, host memory %2 a node").arg(formatBytes(plan.peak_bytes), formatBytes(plan.host_bytes * rpn));
+        if (plan.nvme_bytes > 0) needs += QObject::tr(", NVMe %1 a node").arg(formatBytes(plan.nvme_bytes * rpn));
+        const StepTimePlan time = predictStepTime(withLayout(placed, layout.cheapest), plan, target);
+        here = QObject::tr("Nothing fits on %1 without offload. With offload, %2 % to spare: %3 (%4, K %5); %6.")
+                   .arg(ranksText(world_size))
+                   .arg(std::lround(100 * kLayoutSafetyMargin))
+                   .arg(describeLayout(layout.cheapest), needs)
+                   .arg(plan.gradient_accumulation_steps)
+                   .arg(QString::fromStdString(describeStepTime(time)));
+    } else {
+        here = advice.why_none.empty()
+                   ? QObject::tr("Nothing fits on %1, even at m 1.").arg(ranksText(world_size))
+                   : QObject::tr("Nothing fits on %1, even at m 1: %2.")
+                         .arg(ranksText(world_size), QString::fromStdString(advice.why_none));
+    }
+    return here + QLatin1Char(' ') + fewestRanksText(layout, true);
+}
+
+QString describeStepTimeTerms(const StepTimePlan& t, int64_t gradient_accumulation_steps) {
+    QStringList lines;
+    lines << QObject::tr("Per micro-batch (× %1, overlapped): compute %2 (%3 TFLOP), collectives %4, PCIe %5, NVMe reads %6.")
+                 .arg(gradient_accumulation_steps)
+                 .arg(milliseconds(t.compute_s))
+                 .arg(t.flops_per_micro_batch / 1e12, 0, 'g', 3)
+                 .arg(milliseconds(t.collectives_s), milliseconds(t.pcie_s), milliseconds(t.nvme_read_s));
+    if (t.optimizer_s + t.nvme_step_s + t.weights_up_s + t.gradients_down_s > 0)
+        lines << QObject::tr("Per step: gradients down %1 (beside the last backward), CPU AdamW %2, NVMe %3 (pipelined "
+                             "with it), weights up %4.")
+                     .arg(milliseconds(t.gradients_down_s), milliseconds(t.optimizer_s), milliseconds(t.nvme_step_s),
+                          milliseconds(t.weights_up_s));
+    return lines.join(QLatin1Char('\n'));
 }
 
 }  // namespace trainbench::gui

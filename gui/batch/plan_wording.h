@@ -1,4 +1,4 @@
-// How the memory plan reads in words: the budget bar's share and the planner's "what fits".
+// How the memory plan reads in words: the budget bar's share, the planner's "what fits" on the target, and the step time's terms.
 #pragma once
 
 #include <QString>
@@ -6,13 +6,23 @@
 #include <cstdint>
 
 #include "trainbench/memory_plan.h"
+#include "trainbench/step_time.h"
+#include "trainbench/target_machine.h"
 
 namespace trainbench::gui {
 
-// The budget bar's text: a percentage up to twice the budget, a multiple beyond.
-QString formatShareOfBudget(double share);
+// The budget bar's text: a percentage up to twice the budget, a multiple beyond. `what` names
+// what the bar measures ("peak" unless given).
+QString formatShareOfBudget(double share, const QString& what = QString());
 // The planner's "what fits" in a sentence: the cheapest layout on `world_size` ranks and the
 // fewest ranks at m 1.
 QString describeLayoutAdvice(const LayoutAdvice& advice, int64_t world_size);
+// adviseOnTarget's answer for `config` on `target`: describeLayoutAdvice's while a layout fits
+// without offload; else the offloaded layout with its peak, a node's host memory and NVMe and
+// its predicted step time, or why nothing fits (TargetAdvice::why_none).
+QString describeTargetAdvice(const TargetAdvice& advice, const RunConfig& config, const TargetMachine& target);
+// The step time's terms, one line each (what `plan` prints under its step-time line), for a
+// tooltip.
+QString describeStepTimeTerms(const StepTimePlan& time, int64_t gradient_accumulation_steps);
 
 }  // namespace trainbench::gui

@@ -1,0 +1,318 @@
+// Tests the batch panel's plan on the config's target machine: the three tiers' bars are planOnTarget's numbers, the step-time line is describeStepTime's, the advice is adviseOnTarget's (offload or why nothing fits), and offload all is offered at stage 3 only and its note says what Start does.
+#include <algorithm>
+#include <cmath>
+
+#include <QComboBox>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardItemModel>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+#include "widget_lookup.h"
+#include "app/main_window.h"
+#include "batch/batch_panel.h"
+#include "batch/offload_choice.h"
+#include "batch/offload_tiers.h"
+#include "batch/plan_wording.h"
+#include "common/display_format.h"
+#include "configure/config_presets.h"
+#include "configure/configure_view.h"
+#include "runs/engine_bridge.h"
+#include "tiny_gui_config.h"
+#include "trainbench/memory_plan.h"
+#include "trainbench/presets.h"
+#include "trainbench/step_time.h"
+#include "trainbench/target_machine.h"
+
+using namespace trainbench;
+using namespace trainbench::gui;
+
+namespace {
+
+constexpr int kBarSteps = 1000;
+// Generous: a run started by mistake may still be building its first batch on a loaded machine.
+constexpr int kRunTimeoutMs = 180000;
+
+// The tiny preset on one CPU rank at ZeRO stage 1, its moments offloaded to files in `directory`;
+// the target's NVMe given, so the bar does not follow the disk's free space as others write.
+RunConfig tinyOnDisk(const QString& directory) {
+    RunConfig config = builtinTinyConfig();
+    config.runtime.device = "cpu";
+    config.runtime.threads = 1;
+    config.runtime.world_size = 1;
+    config.runtime.zero_stage = 1;
+    config.runtime.memory_limit_mb = 1024;
+    config.runtime.offload = "optimizer";
+    config.runtime.offload_dir = directory.toStdString();
+    config.target.nvme_gib = 64;
+    return config;
+}
+
+// DeepSeek's 16B on one H100 80 GB in bf16 at 4,096 tokens a sequence, as published otherwise.
+RunConfig sixteenBOnOneH100() {
+    RunConfig config;
+    for (const ConfigPreset& preset : configPresets())
+        if (preset.file == QLatin1String("configs/deepseek/config_16B.json")) config = loadConfigPreset(preset);
+    config.runtime.dtype = "bf16";
+    config.train.seq_len = 4096;
+    config.target.kind = "h100-80";
+    config.target.devices = 1;
+    return config;
+}
+
+// DeepSeek-V3 (671B) on one H100: nothing fits, even with offload.
+RunConfig bigOnOneH100() {
+    RunConfig config;
+    for (const ConfigPreset& preset : configPresets())
+        if (preset.file == QLatin1String("configs/deepseek/config_671B.json")) config = loadConfigPreset(preset);
+    config.runtime.dtype = "bf16";
+    config.target.kind = "h100-80";
+    config.target.devices = 1;
+    return config;
+}
+
+int barValue(double share) { return static_cast<int>(std::clamp(std::lround(kBarSteps * share), 0L, long(kBarSteps))); }
+
+QString stepTimeOf(const RunConfig& config) {
+    const TargetMachine target = resolveTarget(config);
+    return QString::fromStdString(
+        describeStepTime(predictStepTime(configOnTarget(config, target), planOnTarget(config, target), target)));
+}
+
+bool itemEnabled(QComboBox* combo, int index) {
+    auto* items = qobject_cast<QStandardItemModel*>(combo->model());
+    return items && items->item(index)->isEnabled();
+}
+
+QString text(const QWidget& parent, const char* name) {
+    auto* label = child<QLabel>(parent, name);
+    return label ? label->text() : QStringLiteral("<no %1>").arg(QLatin1String(name));
+}
+
+}  // namespace
+
+class TestBatchTiers : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void theDiskTierOfCpuRanksIsPlanOnTargets();
+    void anH100sHostTierIsPlanOnTargets();
+    void theAdviceOffloadsWhenNothingFitsWithout();
+    void theAdviceSaysWhyNothingFits();
+    void offloadAllIsOfferedAtStageThreeOnly_data();
+    void offloadAllIsOfferedAtStageThreeOnly();
+    void offloadAllIsAnUndoableChoiceWhoseNoteSaysWhatStartDoes();
+};
+
+void TestBatchTiers::theDiskTierOfCpuRanksIsPlanOnTargets() {
+    QTemporaryDir scratch;
+    QVERIFY(scratch.isValid());
+    const RunConfig config = tinyOnDisk(scratch.path());
+    const TargetMachine target = resolveTarget(config);
+    const MemoryPlan plan = planOnTarget(config, target);
+    QVERIFY(!target.gpu);
+    QVERIFY(plan.nvme_bytes > 0 && plan.host_bytes > 0);
+    QCOMPARE(plan.nvme_limit_bytes, int64_t(64) << 30);
+
+    BatchPanel panel;
+    panel.setRunConfig(config);
+    QCOMPARE(panel.memoryPlan().peak_bytes, plan.peak_bytes);
+    QCOMPARE(text(panel, "planTargetLabel"), QString::fromStdString(target.label));
+    QCOMPARE(text(panel, "planPeakLabel"), formatBytes(plan.peak_bytes));
+    QCOMPARE(text(panel, "planBudgetLabel"), formatBytes(1024 * 1024 * 1024));
+
+    // CPU ranks: host memory is the device's, so the device's bar holds the peak and the staging.
+    auto* device_bar = child<QProgressBar>(panel, "planBudgetBar");
+    const double device_share = double(plan.peak_bytes + plan.host_bytes) / double(plan.limit_bytes);
+    QCOMPARE(device_bar->value(), barValue(device_share));
+    QCOMPARE(device_bar->format(), formatShareOfBudget(device_share, QStringLiteral("peak + host")));
+
+    auto* host_bar = child<QProgressBar>(panel, "planHostBar");
+    QVERIFY(host_bar->isVisibleTo(&panel));
+    QCOMPARE(text(panel, "planHostLabel"), QStringLiteral("%1 (staging)").arg(formatBytes(plan.host_bytes)));
+    QCOMPARE(host_bar->value(), barValue(double(plan.host_bytes) / double(plan.limit_bytes)));
+    QVERIFY2(host_bar->format().startsWith(QStringLiteral("shares the device's memory")), qPrintable(host_bar->format()));
+
+    auto* disk_bar = child<QProgressBar>(panel, "planDiskBar");
+    QVERIFY(disk_bar->isVisibleTo(&panel));
+    QCOMPARE(text(panel, "planDiskLabel"), formatBytes(plan.nvme_bytes));
+    QCOMPARE(disk_bar->value(), barValue(double(plan.nvme_bytes * plan.ranks_per_node) / double(plan.nvme_limit_bytes)));
+    QCOMPARE(disk_bar->format(), OffloadTiers::describeNodeShare(plan.nvme_bytes, plan.ranks_per_node, plan.nvme_limit_bytes));
+
+    QCOMPARE(text(panel, "stepTimeLabel"), stepTimeOf(config));
+    QVERIFY2(text(panel, "planVerdictLabel").contains(QStringLiteral("Fits")), qPrintable(text(panel, "planVerdictLabel")));
+}
+
+void TestBatchTiers::anH100sHostTierIsPlanOnTargets() {
+    // The layout the planner advises for this config (theAdviceOffloadsWhenNothingFitsWithout).
+    RunConfig config = sixteenBOnOneH100();
+    QCOMPARE(config.model.dim, int64_t(2048));
+    config.runtime.zero_stage = 2;
+    config.runtime.activation_checkpointing = "full";
+    config.runtime.offload = "optimizer";
+    const TargetMachine target = resolveTarget(config);
+    const MemoryPlan plan = planOnTarget(config, target);
+    QVERIFY(target.gpu);
+    QVERIFY(plan.fits && plan.host_bytes > 0 && plan.host_limit_bytes > 0);
+    QCOMPARE(plan.weight_element_bytes, int64_t(2));  // bf16 on the device, the fp32 master on the host
+
+    BatchPanel panel;
+    panel.setRunConfig(config);
+    QCOMPARE(text(panel, "planTargetLabel"), QStringLiteral("1 x H100 80 GB"));
+    QCOMPARE(text(panel, "planPeakLabel"), formatBytes(plan.peak_bytes));
+    QCOMPARE(text(panel, "planWeightsLabel"), formatBytes(plan.weight_bytes));
+    QCOMPARE(text(panel, "planBudgetLabel"), formatBytes(int64_t(81559) * 1024 * 1024));
+    auto* device_bar = child<QProgressBar>(panel, "planBudgetBar");
+    QCOMPARE(device_bar->value(), barValue(double(plan.peak_bytes) / double(plan.limit_bytes)));
+    QCOMPARE(device_bar->format(), formatShareOfBudget(double(plan.peak_bytes) / double(plan.limit_bytes)));
+
+    auto* host_bar = child<QProgressBar>(panel, "planHostBar");
+    QVERIFY(host_bar->isVisibleTo(&panel));
+    QCOMPARE(text(panel, "planHostLabel"), formatBytes(plan.host_bytes));
+    QCOMPARE(host_bar->value(), barValue(double(plan.host_bytes * plan.ranks_per_node) / double(plan.host_limit_bytes)));
+    QCOMPARE(host_bar->format(), OffloadTiers::describeNodeShare(plan.host_bytes, plan.ranks_per_node, plan.host_limit_bytes));
+    QCOMPARE(host_bar->format(), QStringLiteral("a node: %1 of 2.00 TiB (%2 %)")
+                                     .arg(formatBytes(plan.host_bytes))
+                                     .arg(100.0 * double(plan.host_bytes) / double(plan.host_limit_bytes), 0, 'f', 1));
+    // No offload_dir: no disk tier.
+    QVERIFY(!child<QProgressBar>(panel, "planDiskBar")->isVisibleTo(&panel));
+
+    QCOMPARE(text(panel, "stepTimeLabel"), stepTimeOf(config));
+    QVERIFY2(text(panel, "stepTimeLabel").startsWith(QStringLiteral("predicted ")), qPrintable(text(panel, "stepTimeLabel")));
+    QVERIFY2(text(panel, "planVerdictLabel").contains(QStringLiteral("Fits")), qPrintable(text(panel, "planVerdictLabel")));
+    // The offload choice's peak is the target's too.
+    auto* combo = child<QComboBox>(panel, "offloadCombo");
+    QVERIFY2(combo->itemText(OffloadChoice::HostMemory).endsWith(formatBytes(plan.peak_bytes)),
+             qPrintable(combo->itemText(OffloadChoice::HostMemory)));
+}
+
+void TestBatchTiers::theAdviceOffloadsWhenNothingFitsWithout() {
+    const RunConfig config = sixteenBOnOneH100();
+    const TargetMachine target = resolveTarget(config);
+    const TargetAdvice advice = adviseOnTarget(config, target);
+    QVERIFY(advice.offloaded);
+    const MemoryPlan plan = planOnTarget(config, target);
+    QVERIFY(!plan.fits);
+
+    BatchPanel panel;
+    panel.setRunConfig(config);
+    const QString shown = text(panel, "layoutAdviceLabel");
+    QCOMPARE(shown, describeTargetAdvice(advice, config, target));
+    // The offloaded layout with what it needs of each tier and its step.
+    const MemoryPlan& advised = advice.layout.cheapest_plan;
+    const QString advised_time = QString::fromStdString(describeStepTime(
+        predictStepTime(withLayout(configOnTarget(config, target), advice.layout.cheapest), advised, target)));
+    QVERIFY2(shown.contains(QStringLiteral("With offload")), qPrintable(shown));
+    QVERIFY2(shown.contains(QStringLiteral("peak %1").arg(formatBytes(advised.peak_bytes))), qPrintable(shown));
+    QVERIFY2(shown.contains(QStringLiteral("host memory %1 a node").arg(formatBytes(advised.host_bytes * advised.ranks_per_node))),
+             qPrintable(shown));
+    QVERIFY2(shown.contains(advised_time), qPrintable(shown));
+    // Nothing is offloaded yet, but the host tier the advice needs is shown with what a node has.
+    auto* host_bar = child<QProgressBar>(panel, "planHostBar");
+    QVERIFY(host_bar->isVisibleTo(&panel));
+    QCOMPARE(text(panel, "planHostLabel"), QStringLiteral("none offloaded"));
+    QCOMPARE(host_bar->format(), OffloadTiers::describeNodeShare(0, plan.ranks_per_node, plan.host_limit_bytes));
+    QCOMPARE(text(panel, "stepTimeLabel"), stepTimeOf(config));
+    QVERIFY2(text(panel, "planVerdictLabel").contains(QStringLiteral("Does not fit")), qPrintable(text(panel, "planVerdictLabel")));
+}
+
+void TestBatchTiers::theAdviceSaysWhyNothingFits() {
+    const RunConfig config = bigOnOneH100();
+    QCOMPARE(config.model.dim, int64_t(7168));
+    const TargetMachine target = resolveTarget(config);
+    const TargetAdvice advice = adviseOnTarget(config, target);
+    QVERIFY(!advice.offloaded && advice.layout.cheapest.micro_batch_size == 0 && !advice.why_none.empty());
+
+    BatchPanel panel;
+    panel.setRunConfig(config);
+    const QString shown = text(panel, "layoutAdviceLabel");
+    QCOMPARE(shown, describeTargetAdvice(advice, config, target));
+    QVERIFY2(shown.contains(QString::fromStdString(advice.why_none)), qPrintable(shown));
+    // A wrapped label: the whole sentence stays readable in the narrow column.
+    QVERIFY(child<QLabel>(panel, "layoutAdviceLabel")->wordWrap());
+}
+
+void TestBatchTiers::offloadAllIsOfferedAtStageThreeOnly_data() {
+    QTest::addColumn<int>("zero_stage");
+    for (int stage = 0; stage <= 3; ++stage) QTest::newRow(qPrintable(QStringLiteral("stage %1").arg(stage))) << stage;
+}
+
+void TestBatchTiers::offloadAllIsOfferedAtStageThreeOnly() {
+    QFETCH(int, zero_stage);
+    RunConfig config = builtinTinyConfig();
+    config.runtime.device = "cpu";
+    config.runtime.world_size = 2;
+    config.runtime.zero_stage = zero_stage;
+    BatchPanel panel;
+    panel.setRunConfig(config);
+    auto* combo = child<QComboBox>(panel, "offloadCombo");
+    QVERIFY(combo);
+    QCOMPARE(combo->count(), 5);
+    const bool offered = zero_stage == 3;
+    QCOMPARE(itemEnabled(combo, OffloadChoice::AllHostMemory), offered);
+    QCOMPARE(itemEnabled(combo, OffloadChoice::AllDisk), offered);
+    const QString tip = combo->itemData(OffloadChoice::AllHostMemory, Qt::ToolTipRole).toString();
+    if (offered) {
+        // The peak of the shard off the device, on the config's target.
+        RunConfig all = config;
+        all.runtime.offload = "all";
+        const int64_t peak = planOnTarget(all, resolveTarget(all)).peak_bytes;
+        QVERIFY2(combo->itemText(OffloadChoice::AllHostMemory).endsWith(formatBytes(peak)),
+                 qPrintable(combo->itemText(OffloadChoice::AllHostMemory)));
+        QVERIFY2(tip.contains(QStringLiteral("refused at Start")), qPrintable(tip));
+    } else {
+        QVERIFY2(tip.contains(QStringLiteral("needs ZeRO stage 3")), qPrintable(tip));
+    }
+}
+
+void TestBatchTiers::offloadAllIsAnUndoableChoiceWhoseNoteSaysWhatStartDoes() {
+    RunConfig config = tinyGuiConfig();
+    config.runtime.zero_stage = 3;
+    MainWindow window(config, QStringLiteral("tiny"));
+    auto* combo = child<QComboBox>(window, "offloadCombo");
+    QVERIFY(combo && itemEnabled(combo, OffloadChoice::AllHostMemory));
+    QUndoStack* undo = window.configureView()->undoStack();
+    const int steps = undo->count();
+    combo->setCurrentIndex(OffloadChoice::AllHostMemory);
+    QCOMPARE(window.runConfig().runtime.offload, std::string("all"));
+    QCOMPARE(window.runConfig().runtime.offload_dir, std::string());
+    QCOMPARE(undo->count(), steps + 1);
+    // The engine validates it (it is planned); the note (on the batch tab, which need not be the
+    // current one) says whether Start will refuse it.
+    QVERIFY(window.configureView()->isValid());
+    auto* note = child<QLabel>(window, "offloadNoteLabel");
+    const bool note_says_refused = !note->isHidden() && note->text().contains(QStringLiteral("Start refuses it"));
+
+    // Start: the session's refusal in the status line, no run, no crash; and the note told the truth
+    // (should the session come to train offload all, the note and the entries' tooltips must say so).
+    QSignalSpy failed(window.bridge(), &EngineBridge::startFailed);
+    auto* start = child<QPushButton>(window, "startButton");
+    QVERIFY(start->isEnabled());
+    QTest::mouseClick(start, Qt::LeftButton);
+    const bool refused = failed.count() == 1;
+    if (!refused) {
+        window.stopRun();
+        QTRY_VERIFY_WITH_TIMEOUT(!window.bridge()->isLive(), kRunTimeoutMs);
+    }
+    QVERIFY2(refused == note_says_refused,
+             qPrintable(QStringLiteral("Start %1 the run, and the note says: \"%2\"")
+                            .arg(refused ? QStringLiteral("refused") : QStringLiteral("started"), note->text())));
+    if (refused) {
+        QVERIFY(!window.bridge()->isLive());
+        const QString status = child<QLabel>(window, "statusLabel")->text();
+        QVERIFY2(status.contains(failed.at(0).at(0).toString()) && status.contains(QStringLiteral("runtime.offload all")),
+                 qPrintable(status));
+        QVERIFY(start->isEnabled());
+    }
+
+    undo->undo();
+    QCOMPARE(window.runConfig().runtime.offload, std::string("none"));
+    QCOMPARE(combo->currentIndex(), int(OffloadChoice::OnDevice));
+}
+
+QTEST_MAIN(TestBatchTiers)
+#include "test_batch_tiers.moc"
