@@ -25,18 +25,21 @@ enum class BucketReduction { AllReduce, ReduceScatter };
 // whatever the compute dtype (fp64 for an fp64 model), so accumulation is exact to fp32
 // (docs/design/accumulation.md section 10). Nothing may replace a parameter's .grad: zero() clears them.
 //
-// Transient buckets (ZeRO stage 2): no gradient is kept whole across micro-batches. Each
-// micro-batch's gradients land in .grad as autograd makes them; a hook moves each into its
-// bucket (allocated at the bucket's first gradient) and frees it; a full bucket is
-// reduce-scattered at once, and when that is done this rank's slice of the sum is added into
-// the bucket's slice sum [S] and the bucket is freed: the whole gradients of at most about two
-// buckets exist at a time, plus 4P/W bytes of sums. K reduce-scatters per bucket and window.
+// Transient buckets (ZeRO stage 2; stage 3 sends them out itself, see beginMicroBatch): no
+// gradient is kept whole across micro-batches. Each micro-batch's gradients land in .grad as
+// autograd makes them; a hook moves each into its bucket (allocated at the bucket's first
+// gradient) and frees it; a full bucket is reduce-scattered at once, and when that is done this
+// rank's slice of the sum is added into the bucket's slice sum [S] and the bucket is freed: the
+// whole gradients of at most about two buckets exist at a time, plus 4P/W bytes of sums. K
+// reduce-scatters per bucket and window. So these buckets are the model's units (the second
+// constructor), whose size does not grow with the depth: buckets of a fixed size would hold a
+// model smaller than one of them whole, more than stage 1 holds.
 class GradientBuckets {
 public:
     GradientBuckets(const std::vector<torch::Tensor>& params, int64_t bucket_bytes = 25 << 20,
                     int64_t first_bucket_bytes = 1 << 20, int64_t shards = 1, bool transient = false);
     // Buckets given explicitly, in the order of `groups` (each a list of indices into `params`,
-    // every parameter in exactly one): ZeRO stage 3's buckets are its units, backward first.
+    // every parameter in exactly one): ZeRO stages 2 and 3 bucket by the model's units, backward first.
     GradientBuckets(const std::vector<torch::Tensor>& params, const std::vector<std::vector<size_t>>& groups,
                     int64_t shards, bool transient);
     ~GradientBuckets();

@@ -292,8 +292,8 @@ private Q_SLOTS:
                 QCOMPARE(row.expert_parallel, ep);
                 const double ratio = double(row.estimated_peak_bytes) / double(row.measured_peak_bytes);
                 QVERIFY2(std::fabs(ratio - 1.0) < 0.15,
-                         qPrintable(QString("EP %1 m=%2: planned %3, measured %4").arg(ep).arg(row.micro_batch_size)
-                                        .arg(row.estimated_peak_bytes).arg(row.measured_peak_bytes)));
+                         qPrintable(QString("EP %1 stage %5 m=%2: planned %3, measured %4").arg(ep).arg(row.micro_batch_size)
+                                        .arg(row.estimated_peak_bytes).arg(row.measured_peak_bytes).arg(stage)));
             }
         }
     }
