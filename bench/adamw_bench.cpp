@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "offload/moment_store.h"
+#include "offload/slice_store.h"
 #include "parallel/fused_adamw.h"
 
 using namespace trainbench;
@@ -80,12 +80,13 @@ int main(int argc, char** argv) {
     row("torch::optim::AdamW (C++, unfused)", bestSeconds(steps, [&] { reference.step(); }), double(n), 28.0 * double(n));
 
     if (!dir.empty()) {
-        auto store = makeFileMomentStore(dir + "/bench_adamw.moments", numels, torch::kFloat32);
+        auto store = makeFileSliceStore(dir + "/bench_adamw.moments", numels, 2, torch::kFloat32);
         row("fused, moments in offload_dir's file", bestSeconds(steps, [&] {
                 ++count;
                 int64_t offset = 0;
                 for (size_t b = 0; b < numels.size(); ++b) {
-                    auto [a, s] = store->acquire(b);
+                    auto slices = store->acquire(b);
+                    auto a = slices[0], s = slices[1];
                     store->prefetch(b + 1);
                     fused(a, s, offset, numels[b]);
                     store->release(b, true);

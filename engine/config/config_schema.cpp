@@ -310,8 +310,8 @@ std::vector<ConfigField> buildFields() {
            "Offload: none keeps the AdamW moments beside the gradients; optimizer keeps each rank's shard of them "
            "off the device between steps (host memory, or offload_dir's files) and steps it on the CPU, bucket by "
            "bucket; needs zero_stage >= 1 (at world_size 1 the same arithmetic as 0). The same numbers as none. "
-           "all: the weights' shards too, each unit's brought to the device for its gather (zero_stage 3; planned "
-           "by `plan` and the batch panel, not yet run)",
+           "all: the weights' shards too (zero_stage 3): each unit's gathered from the host account or offload_dir's "
+           "file, the next unit's read while one is used",
            choiceNames<Offload>());
     r.text("offload_dir", &RuntimeConfig::offload_dir,
            "With offload optimizer or all: a directory on a local disk (NVMe) where each rank keeps its moments in a "

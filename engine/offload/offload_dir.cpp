@@ -13,9 +13,9 @@
 
 namespace trainbench {
 
-std::string offloadFilePath(const std::string& dir, int rank, const std::string& part) {
+std::string offloadFilePath(const std::string& dir, int rank, const std::string& part, const std::string& what) {
     return (std::filesystem::path(dir) / ("trainbench-" + std::to_string(::getpid()) + "-rank" + std::to_string(rank) +
-                                          "-" + part + ".moments"))
+                                          "-" + part + "." + what))
         .string();
 }
 
@@ -24,8 +24,9 @@ int removeStaleOffloadFiles(const std::string& dir) {
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
         const std::string name = entry.path().filename().string();
-        // trainbench-<pid>-rank<r>-<part>.moments
-        if (name.rfind("trainbench-", 0) != 0 || entry.path().extension() != ".moments") continue;
+        // trainbench-<pid>-rank<r>-<part>.moments (or .weights)
+        const auto extension = entry.path().extension();
+        if (name.rfind("trainbench-", 0) != 0 || (extension != ".moments" && extension != ".weights")) continue;
         const size_t digits = name.find('-', 11);
         if (digits == std::string::npos) continue;
         const std::string pid_text = name.substr(11, digits - 11);

@@ -8,8 +8,10 @@
 namespace trainbench {
 
 // The scratch file of one rank's part (`part`: "all", or under expert parallelism "dense" and
-// "experts") in `dir`; the process id keeps two runs sharing a directory apart.
-std::string offloadFilePath(const std::string& dir, int rank, const std::string& part);
+// "experts") in `dir`, of `what` ("moments", or "weights" under offload all); the process id
+// keeps two runs sharing a directory apart.
+std::string offloadFilePath(const std::string& dir, int rank, const std::string& part,
+                            const std::string& what = "moments");
 
 // Removes the scratch files a process that is gone left in `dir` (killed mid-run: its files are
 // never a record; the checkpoints are). Returns how many. Files of live processes stay.

@@ -14,9 +14,12 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
     for (size_t i : spec_.indices) params.push_back(all[i]);
     const bool sharded = spec_.stage >= 1;
     const int64_t shards = sharded ? spec_.group->worldSize() : 1;
-    if (spec_.stage >= 3) {
-        // The buckets are the model's units (this part's members of each), so each unit's
-        // gradients go out at its backward boundary.
+    if (spec_.stage >= 2) {
+        // The buckets are the model's units (this part's members of each), last unit first:
+        // at stage 3 each unit's gradients go out at its backward boundary; at stage 2 a unit's
+        // go out once its backward has made them all, so the whole gradients of about two units
+        // exist at a time whatever the model's size (buckets of a fixed size would hold a model
+        // smaller than one of them whole, above stage 1's peak).
         std::unordered_map<const void*, size_t> index;
         for (size_t j = 0; j < params.size(); ++j) index[params[j].unsafeGetTensorImpl()] = j;
         std::vector<std::vector<size_t>> units;
@@ -28,10 +31,14 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
             reads.push_back(TransformerImpl::unitReadsWeightsInBackward(static_cast<int64_t>(reads.size())));
         }
         buckets_ = std::make_unique<GradientBuckets>(params, ShardedWeights::bucketGroups(units), shards, /*transient=*/true);
-        weights_ = std::make_unique<ShardedWeights>(params, units, reads, *buckets_, *spec_.group);
+        if (spec_.stage >= 3) {
+            ShardedWeights::Options where;
+            where.shard_file = spec_.shard_file;
+            where.host_memory = spec_.weights_on_host ? spec_.host_memory : nullptr;
+            weights_ = std::make_unique<ShardedWeights>(params, units, reads, *buckets_, *spec_.group, where);
+        }
     } else {
-        buckets_ = std::make_unique<GradientBuckets>(params, spec_.bucket_bytes, spec_.first_bucket_bytes, shards,
-                                                     /*transient=*/spec_.stage >= 2);
+        buckets_ = std::make_unique<GradientBuckets>(params, spec_.bucket_bytes, spec_.first_bucket_bytes, shards);
     }
     if (sharded) {
         const std::vector<bool> all_decays = parameterDecays(model);

@@ -30,12 +30,18 @@ struct PartSpec {
     bool overlap = false;
     // train.sync_each_micro_batch: every micro-batch's gradients reduced into running sums.
     bool sync_each_micro_batch = false;
+    // Stages 0 and 1: the buckets' sizes (GradientBuckets). Stages 2 and 3 bucket by the
+    // model's units instead.
     int64_t bucket_bytes = 25 << 20;
     int64_t first_bucket_bytes = 1 << 20;
     // runtime.offload_dir: the scratch file of this part's moments on this rank; empty: tensors.
     std::string moments_file;
-    // runtime.offload optimizer: the account the moments are counted in; nullptr: the thread's.
+    // runtime.offload all with offload_dir (stage 3): the scratch file of this part's weight shards.
+    std::string shard_file;
+    // runtime.offload: the account the moments (under all the weights' shards too) are counted
+    // in; nullptr: the thread's.
     MemoryAccount* host_memory = nullptr;
+    bool weights_on_host = false;  // runtime.offload all
 };
 
 class ParameterPart {

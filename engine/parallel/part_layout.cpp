@@ -20,9 +20,13 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
                    cfg.runtime.overlap_reduction;
     spec.bucket_bytes = setup_.bucket_bytes;
     spec.first_bucket_bytes = setup_.first_bucket_bytes;
-    if (isChoice(cfg.runtime.offload, Offload::Optimizer)) spec.host_memory = setup_.host_memory;
-    if (!cfg.runtime.offload_dir.empty())
+    const Offload where = offload(cfg.runtime);
+    if (where != Offload::None) spec.host_memory = setup_.host_memory;
+    spec.weights_on_host = where == Offload::All;
+    if (!cfg.runtime.offload_dir.empty()) {
         spec.moments_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name);
+        if (spec.weights_on_host) spec.shard_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name, "weights");
+    }
     return spec;
 }
 

@@ -45,15 +45,15 @@ torch::Tensor ShardedAdamW::sliceSquaredNorms(const std::vector<int>& group_of_p
     return out.index_add_(0, segment_groups_, squares);
 }
 
-MomentStore& ShardedAdamW::moments() {
+SliceStore& ShardedAdamW::moments() {
     if (!moments_) {
         std::vector<int64_t> numels;
         for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) numels.push_back(buckets_.sliceNumel(b));
         const auto like = gradientSlice(0).options();
         std::optional<ScopedMemoryAccount> host;
         if (options_.host_memory) host.emplace(options_.host_memory);
-        moments_ = options_.moments_file.empty() ? makeResidentMomentStore(numels, like)
-                                                 : makeFileMomentStore(options_.moments_file, numels, like.dtype().toScalarType());
+        moments_ = options_.moments_file.empty() ? makeResidentSliceStore(numels, 2, like)
+                                                 : makeFileSliceStore(options_.moments_file, numels, 2, like.dtype().toScalarType());
     }
     return *moments_;
 }
@@ -61,7 +61,7 @@ MomentStore& ShardedAdamW::moments() {
 void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives) {
     torch::NoGradGuard no_grad;
     const size_t bucket_count = static_cast<size_t>(buckets_.count());
-    MomentStore& store = moments();
+    SliceStore& store = moments();
     ++steps_;
     // One count for every segment (the kernel reads it, never writes it).
     const torch::Tensor step_count =
@@ -70,14 +70,19 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
     // Bucket by bucket, so the next bucket's moments are read while this one steps; the
     // arithmetic is elementwise, the same numbers in any grouping.
     for (size_t b = 0; b < bucket_count; ++b) {
-        auto [exp_avg, exp_avg_sq] = store.acquire(b);
+        const std::vector<torch::Tensor> moments = store.acquire(b);
+        const torch::Tensor &exp_avg = moments[0], &exp_avg_sq = moments[1];
         store.prefetch(b + 1);
+        // Stage 3: the bucket's shard of the weights, where it lives (offload all: host memory or
+        // offload_dir's file, the next bucket's read while this one steps).
+        const torch::Tensor shard = weights_ ? weights_->acquireShard(b) : torch::Tensor();
+        if (weights_) weights_->prefetchShard(b + 1);
         bool stepped = false;
         for (bool decay : {true, false}) {
             std::vector<torch::Tensor> weights, grads, averages, squares, steps;
             for (const Segment& s : segments_) {
                 if (s.bucket != b || decays_[s.param] != decay) continue;
-                weights.push_back(weights_ ? weights_->shard(s.bucket).narrow(0, s.slice_offset, s.numel)
+                weights.push_back(weights_ ? shard.narrow(0, s.slice_offset, s.numel)
                                            : params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
                 grads.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
                 averages.push_back(exp_avg.narrow(0, s.slice_offset, s.numel));
@@ -91,9 +96,13 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
             stepped = true;
         }
         store.release(b, stepped);
+        if (weights_) weights_->releaseShard(b, stepped);
     }
     store.flush();
-    if (weights_) return;  // stage 3: the shards are the weights, gathered when next used
+    if (weights_) {
+        weights_->flushShards();
+        return;
+    }  // stage 3: the shards are the weights, gathered when next used
     // The updated slices travel in whole-bucket buffers: at stage 1 the buckets themselves (the
     // gradient sums are spent, so each rank writes its new weights over its slice; the buckets
     // hold weights until the next window zeroes them), at stage 2 one fresh buffer a bucket at
@@ -106,6 +115,7 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
         for (const GradientBuckets::Member& m : buckets_.members(b))
             if (params_[m.param].requires_grad()) params_[m.param].view({-1}).copy_(buffers[b].narrow(0, m.offset, m.numel));
         buffers[b] = torch::Tensor();
+        gathers[b].reset();  // the call holds its buffers: kept, every bucket's would live to the end
     };
     for (size_t b = 0; b < bucket_count; ++b) {
         buffers[b] = buckets_.gatherBuffer(b);
@@ -128,9 +138,10 @@ NamedTensors ShardedAdamW::gatherState(const std::vector<std::string>& names, Co
     if (steps_ == 0) return state;
     // One bucket at a time, and only rank 0 keeps (a host copy of) what it gathered: the whole
     // moments never sit on a device at once.
-    MomentStore& store = *moments_;  // made by the first step (or a load with steps)
+    SliceStore& store = *moments_;  // made by the first step (or a load with steps)
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
-        auto [exp_avg, exp_avg_sq] = store.acquire(b);
+        const std::vector<torch::Tensor> moments = store.acquire(b);
+        const torch::Tensor &exp_avg = moments[0], &exp_avg_sq = moments[1];
         torch::Tensor averages = torch::empty({buckets_.paddedNumel(b)}, gradientSlice(b).options());
         torch::Tensor squares = torch::empty_like(averages);
         collectives.allGatherAsync(exp_avg.to(averages.device()), averages)->wait();
@@ -160,9 +171,10 @@ void ShardedAdamW::loadState(const std::vector<std::string>& names, const NamedT
     for (const auto& [name, tensor] : saved)
         if (name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0) steps_ = tensor.item<int64_t>();
     if (steps_ == 0) return;  // saved before the first step: nothing to take
-    MomentStore& store = moments();
+    SliceStore& store = moments();
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
-        auto [exp_avg, exp_avg_sq] = store.acquire(b);
+        std::vector<torch::Tensor> moments = store.acquire(b);
+        torch::Tensor &exp_avg = moments[0], &exp_avg_sq = moments[1];
         exp_avg.zero_();
         exp_avg_sq.zero_();
         for (const Segment& s : segments_) {

@@ -11,7 +11,7 @@
 #include "parallel/gradient_buckets.h"
 #include "parallel/sharded_weights.h"
 #include "memory/memory_account.h"
-#include "offload/moment_store.h"
+#include "offload/slice_store.h"
 
 namespace trainbench {
 
@@ -48,7 +48,7 @@ public:
     // rank calls it (one all-gather per bucket).
     void step(double lr, double grad_divisor, Collectives& collectives);
     int64_t steps() const { return steps_; }
-    // The NVMe tier's traffic since the start (0 with the moments in tensors).
+    // The NVMe tier's traffic of the moments since the start (0 with the moments in tensors).
     int64_t bytesRead() const { return moments_ ? moments_->bytesRead() : 0; }
     int64_t bytesWritten() const { return moments_ ? moments_->bytesWritten() : 0; }
 
@@ -76,11 +76,11 @@ private:
     ShardedWeights* weights_;
     std::vector<Segment> segments_;
     mutable torch::Tensor segment_groups_;  // sliceSquaredNorms: each segment's group, on the device
-    std::unique_ptr<MomentStore> moments_;  // per bucket: [slice] twice, this rank's; made at the first step
+    std::unique_ptr<SliceStore> moments_;  // per bucket: [slice] twice, this rank's; made at the first step
     int64_t steps_ = 0;
 
     torch::Tensor gradientSlice(size_t bucket) const;
-    MomentStore& moments();
+    SliceStore& moments();
 };
 
 }  // namespace trainbench

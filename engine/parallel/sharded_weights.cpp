@@ -1,6 +1,7 @@
 // Sharded weights: storage of each unit's flat buffer allocated while gathered, freed after.
 #include "parallel/sharded_weights.h"
 
+#include <optional>
 #include <stdexcept>
 
 #include <ATen/autocast_mode.h>
@@ -37,7 +38,8 @@ std::vector<std::vector<size_t>> ShardedWeights::bucketGroups(const std::vector<
 }
 
 ShardedWeights::ShardedWeights(const std::vector<torch::Tensor>& params, std::vector<std::vector<size_t>> units,
-                               std::vector<bool> reads, GradientBuckets& buckets, Collectives& collectives)
+                               std::vector<bool> reads, GradientBuckets& buckets, Collectives& collectives,
+                               const Options& options)
     : params_(params),
       units_(std::move(units)),
       reads_(std::move(reads)),
@@ -54,6 +56,18 @@ ShardedWeights::ShardedWeights(const std::vector<torch::Tensor>& params, std::ve
     if (buckets_.count() != with_parameters || reads_.size() != units_.size())
         throw std::logic_error("ShardedWeights: one bucket per unit with parameters, one backward flag per unit");
     const int rank = collectives_.rank();
+    {
+        std::vector<int64_t> numels;
+        for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) numels.push_back(buckets_.sliceNumel(b));
+        std::optional<ScopedMemoryAccount> host;
+        if (options.host_memory) host.emplace(options.host_memory);
+        const auto& first = params_[buckets_.members(0).front().param];
+        shards_ = options.shard_file.empty()
+                      ? makeResidentSliceStore(numels, 1, first.options())
+                      : makeFileSliceStore(options.shard_file, numels, 1, first.scalar_type());
+    }
+    // The buckets in order (the last unit first): each unit's shard is stored as its flat
+    // buffer is made, and the whole buffer freed.
     for (int64_t u = unitCount(); u-- > 0;) {
         if (units_[u].empty()) continue;
         const auto& unit = units_[u];
@@ -69,7 +83,8 @@ ShardedWeights::ShardedWeights(const std::vector<torch::Tensor>& params, std::ve
             p.set_data(flat.narrow(0, m.offset, m.numel).view(p.sizes()));
         }
         const int64_t n = buckets_.sliceNumel(b);
-        shards_.push_back(flat.narrow(0, rank * n, n).clone());
+        shards_->acquire(b).front().copy_(flat.narrow(0, rank * n, n));
+        shards_->release(b, true);
         freeStorage(flat);
         flats_.push_back(std::move(flat));
     }
@@ -92,7 +107,17 @@ void ShardedWeights::gather(int64_t unit) {
     const size_t b = static_cast<size_t>(bucketOf(unit));
     allocateStorage(flats_[b]);
     gathered_[unit] = 1;
-    collectives_.allGatherAsync(shards_[b], flats_[b])->wait();
+    const torch::Tensor shard = shards_->acquire(b).front();
+    collectives_.allGatherAsync(shard.to(flats_[b].device()), flats_[b])->wait();
+    shards_->release(b, false);
+}
+
+void ShardedWeights::prefetchFrom(int64_t unit, int direction) {
+    for (; unit >= 0 && unit < unitCount(); unit += direction)
+        if (!units_[unit].empty()) {
+            shards_->prefetch(static_cast<size_t>(bucketOf(unit)));
+            return;
+        }
 }
 
 void ShardedWeights::release(int64_t unit) {
@@ -117,6 +142,7 @@ void ShardedWeights::beforeForward(int64_t unit) {
     if (in_micro_batch_) {
         if (unit != forward_next_) throw std::logic_error("ShardedWeights: units gathered out of order in the forward");
         gather(unit);
+        prefetchFrom(unit + 1, +1);
         forward_next_ = unit + 1;
         return;
     }
@@ -143,6 +169,7 @@ void ShardedWeights::beforeBackward(int64_t unit) {
     if (!units_[unit].empty()) {
         if (reads_[unit]) gather(unit);
         buckets_.viewGradientsInto(static_cast<size_t>(bucketOf(unit)));
+        prefetchFrom(unit - 1, -1);
     }
     backward_next_ = unit - 1;
 }
@@ -164,9 +191,11 @@ void ShardedWeights::endMicroBatch() {
 NamedTensors ShardedWeights::gatherState(const std::vector<std::string>& names) const {
     torch::NoGradGuard no_grad;
     NamedTensors state;
-    for (size_t b = 0; b < shards_.size(); ++b) {
-        torch::Tensor whole = torch::empty({buckets_.paddedNumel(b)}, shards_[b].options());
-        collectives_.allGatherAsync(shards_[b], whole)->wait();
+    for (size_t b = 0; b < flats_.size(); ++b) {
+        const torch::Tensor shard = shards_->acquire(b).front();
+        torch::Tensor whole = torch::empty({buckets_.paddedNumel(b)}, flats_[b].options());
+        collectives_.allGatherAsync(shard.to(whole.device()), whole)->wait();
+        shards_->release(b, false);
         if (collectives_.rank() != 0) continue;
         whole = whole.cpu();
         for (const GradientBuckets::Member& m : buckets_.members(b))

@@ -6,9 +6,11 @@
 
 #include <torch/torch.h>
 
+#include "memory/memory_account.h"
 #include "model/safetensors.h"
 #include "model/weight_residency.h"
 #include "comm/collectives.h"
+#include "offload/slice_store.h"
 #include "parallel/gradient_buckets.h"
 
 namespace trainbench {
@@ -27,26 +29,42 @@ namespace trainbench {
 // the unit after it in flight.
 // A micro-batch that ends early (out of memory, a stop) makes the calls it has left with what
 // it holds, so that every rank's calls still pair up; the window is then dropped by all.
+// With runtime.offload all the shards live off the device: in the host account, or in a file
+// of runtime.offload_dir whose next unit's shard is read while a unit is gathered and used.
 // A unit may hold none of these parameters (under expert parallelism the routed experts are
 // sharded by one instance over their replicas and the rest by another over the world, and
 // only MoE blocks have routed experts): it has no bucket and makes no call.
 class ShardedWeights : public WeightResidency {
 public:
+    struct Options {
+        // runtime.offload all with offload_dir: the shards' scratch file; empty: tensors.
+        std::string shard_file;
+        // runtime.offload all: the account the shards are counted in (nullptr: the thread's).
+        MemoryAccount* host_memory = nullptr;
+    };
     // `units[u]`: indices into `params` of unit u's parameters (forward order, possibly none);
     // `reads[u]`: its backward reads its weights. `buckets` must have been built with
     // bucketGroups(units),
     // transient, sharded over the collectives' world. Takes this rank's shard of the weights
     // as they are now (every rank's the same) and frees the whole ones.
     ShardedWeights(const std::vector<torch::Tensor>& params, std::vector<std::vector<size_t>> units,
-                   std::vector<bool> reads, GradientBuckets& buckets, Collectives& collectives);
+                   std::vector<bool> reads, GradientBuckets& buckets, Collectives& collectives,
+                   const Options& options);
     ShardedWeights(const ShardedWeights&) = delete;
     ShardedWeights& operator=(const ShardedWeights&) = delete;
 
     // The buckets' groups for `units`: the last unit first, each unit's parameters last first.
     static std::vector<std::vector<size_t>> bucketGroups(const std::vector<std::vector<size_t>>& units);
 
-    // This rank's slice of bucket b's weights [S]: what the optimizer steps in place.
-    torch::Tensor shard(size_t bucket) const { return shards_[bucket]; }
+    // This rank's slice of bucket b's weights [S]: what the optimizer steps in place, until
+    // releaseShard(b) (`modified`: it was stepped). One bucket at a time, and the one prefetched.
+    torch::Tensor acquireShard(size_t bucket) { return shards_->acquire(bucket).front(); }
+    void releaseShard(size_t bucket, bool modified) { shards_->release(bucket, modified); }
+    void prefetchShard(size_t bucket) { shards_->prefetch(bucket); }
+    void flushShards() { shards_->flush(); }
+    // The shards' file traffic since the start (0 with the shards in tensors).
+    int64_t bytesRead() const { return shards_->bytesRead(); }
+    int64_t bytesWritten() const { return shards_->bytesWritten(); }
 
     // Around each micro-batch's forward and backward (the buckets' micro-batch included).
     void beginMicroBatch();
@@ -70,6 +88,9 @@ private:
     // such units after it (buckets_after_[u]); -1 for a unit without parameters.
     int64_t bucketOf(int64_t unit) const { return units_[unit].empty() ? -1 : buckets_after_[unit]; }
     void gather(int64_t unit);
+    // The shard of the next unit with parameters from `unit` on in `direction` (+1 forward,
+    // -1 backward) starts coming in.
+    void prefetchFrom(int64_t unit, int direction);
     void release(int64_t unit);
     void releaseAll();
 
@@ -79,7 +100,7 @@ private:
     GradientBuckets& buckets_;
     Collectives& collectives_;
     std::vector<torch::Tensor> flats_;   // per bucket: [padded]; the parameters view it
-    std::vector<torch::Tensor> shards_;  // per bucket: [S], this rank's
+    std::unique_ptr<SliceStore> shards_;  // per bucket: [S], this rank's
     std::vector<char> gathered_;         // per unit
     std::vector<int64_t> buckets_after_;  // per unit: the buckets of the units after it
     bool in_micro_batch_ = false;

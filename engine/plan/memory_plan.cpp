@@ -331,7 +331,9 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     p.weight_element_bytes =
         offloaded && !layout.on_cpu && !isChoice(config.runtime.dtype, ComputeDtype::Fp32) ? 2 : 4;
     const int64_t unit_elements = largest_unit / kFloat;
-    p.weight_bytes = weights_off  ? 2 * unit_elements * p.weight_element_bytes
+    // Offload all: the unit gathered and, on a GPU, the next one arriving (CPU ranks gather from
+    // the host tier directly: one memory).
+    p.weight_bytes = weights_off  ? (layout.on_cpu ? 1 : 2) * unit_elements * p.weight_element_bytes
                      : stage >= 3 ? (held_slice_elements + unit_elements) * p.weight_element_bytes
                                   : params * p.weight_element_bytes;
     p.gradients_on_host = gradients_on_host;
@@ -357,7 +359,9 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         const bool master = !layout.on_cpu || weights_off;
         const int64_t master_bytes = master ? moment_elements * kFloat : 0;
         // What a copy or a file read passes through: the bucket being moved and the next.
-        const int64_t bucket_slice = (std::min<int64_t>(params * kFloat, bucket) + p.world_size - 1) / p.world_size;
+        // (stages 2 and 3 bucket by unit: the widest is the largest unit)
+        const int64_t widest = stage >= 2 ? largest_unit : std::min<int64_t>(params * kFloat, bucket);
+        const int64_t bucket_slice = (widest + p.world_size - 1) / p.world_size;
         int64_t staging = layout.on_cpu ? 0 : 2 * bucket_slice;
         if (on_nvme) {
             // Each moment region is whole 4 KiB blocks; two slots of the widest bucket's slice

@@ -354,12 +354,9 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
                                 planMemory(config).nvme_bytes * int64_t(impl_->ranks.size()));
     // Sample prompts that cannot be encoded or do not fit are refused now, not at the first sample.
     if (config.train.sample_every > 0) SampleWriter check_prompts(config);
-    if (isChoice(config.runtime.offload, Offload::All))
-        throw ConfigError("runtime.offload", "runtime.offload all (the weights' shards off the device) is planned by "
-                                             "`plan` and the batch panel but does not train yet: use runtime.offload "
-                                             "optimizer to train, or plan with all");
-    if (impl_->devices.front() != "cpu" && isChoice(config.runtime.offload, Offload::Optimizer))
-        throw ConfigError("runtime.offload", "runtime.offload optimizer runs on CPU ranks so far, and runtime.device \"" +
+    if (impl_->devices.front() != "cpu" && !isChoice(config.runtime.offload, Offload::None))
+        throw ConfigError("runtime.offload", "runtime.offload " + config.runtime.offload +
+                                                 " runs on CPU ranks so far, and runtime.device \"" +
                                                  config.runtime.device + "\" resolved to " + impl_->devices.front() +
                                                  ": set runtime.device cpu or runtime.offload none");
     if (impl_->devices.front() != "cpu") requireNcclBuiltIn();
@@ -415,7 +412,7 @@ void TrainingSession::start() {
     const int64_t limit = runtime.memory_limit_mb * 1024 * 1024;
     for (size_t slot = 0; slot < slots; ++slot)
         impl_->memory.push_back(impl_->devices[slot] == "cpu" ? newMemoryAccount(limit) : nullptr);
-    const bool offloaded = isChoice(runtime.offload, Offload::Optimizer);
+    const bool offloaded = !isChoice(runtime.offload, Offload::None);
     for (size_t slot = 0; slot < slots; ++slot) impl_->host_memory.push_back(offloaded ? newMemoryAccount() : nullptr);
     impl_->bus.publish(RunEvent{0, 0.0, eventKindName(EventKind::Status), "running"});
     for (size_t slot = 0; slot < slots; ++slot) impl_->threads.emplace_back([this, slot] { impl_->rankBody(slot); });

@@ -26,11 +26,6 @@ const QString kOffloadNone = QString::fromLatin1(choiceName(Offload::None));
 const QString kOffloadOptimizer = QString::fromLatin1(choiceName(Offload::Optimizer));
 const QString kOffloadAll = QString::fromLatin1(choiceName(Offload::All));
 
-// The session refuses runtime.offload all at start (TrainingSession's constructor): the planner
-// plans it, the rank loop does not run it yet. The choice's note and tooltips say so while this
-// holds; the batch tiers suite checks the note against Start.
-constexpr bool kOffloadAllTrains = false;
-
 bool onDisk(OffloadChoice::Target target) { return target == OffloadChoice::Disk || target == OffloadChoice::AllDisk; }
 bool offloadsAll(OffloadChoice::Target target) {
     return target == OffloadChoice::AllHostMemory || target == OffloadChoice::AllDisk;
@@ -185,22 +180,15 @@ void OffloadChoice::updateControls() {
                                 : tr("optimizer → disk (runtime.offload_dir): each rank's moments wait in scratch "
                                      "files there, read into two staging slots in host memory bucket by bucket"),
                         Qt::ToolTipRole);
-    const QString planned_only = kOffloadAllTrains
-                                     ? QString()
-                                     : tr("Planned only: a run with offload all is refused at Start (not trained yet).");
     combo_->setItemData(AllHostMemory,
                         all_refused ? all_refusal_
                                     : tr("all → host memory: the weights' shard too, each unit's brought to the device "
-                                         "for its gather. %1")
-                                          .arg(planned_only)
-                                          .trimmed(),
+                                         "for its gather"),
                         Qt::ToolTipRole);
     combo_->setItemData(AllDisk,
                         all_refused ? all_refusal_
                                     : tr("all → disk (runtime.offload_dir): the weights' shard too, read from the files "
-                                         "for each unit's gather. %1")
-                                          .arg(planned_only)
-                                          .trimmed(),
+                                         "for each unit's gather, the next unit's while one is used"),
                         Qt::ToolTipRole);
     const Target target = targetOf(config_.runtime);
     // A config that offloads although it may not keeps "none" within reach.
@@ -209,8 +197,7 @@ void OffloadChoice::updateControls() {
                                : tr("runtime.offload: \"optimizer\" keeps each rank's shard of the AdamW moments off "
                                     "the device between steps and steps it on the CPU, in host memory or, with "
                                     "runtime.offload_dir, in files on a disk (the NVMe tier); the numbers stay the "
-                                    "same. \"all\" (ZeRO stage 3) moves the weights' shard too%1.")
-                                     .arg(kOffloadAllTrains ? QString() : tr(": planned here, not trained yet")));
+                                    "same. \"all\" (ZeRO stage 3) moves the weights' shard too."));
     directory_row_->setVisible(onDisk(target));
     directory_edit_->setEnabled(!run_live_);
     directory_button_->setEnabled(!run_live_);
@@ -221,11 +208,7 @@ void OffloadChoice::showNote() {
     const Target target = targetOf(config_.runtime);
     QString note;
     if (offloadsAll(target)) {
-        note = !all_refusal_.isEmpty()
-                   ? all_refusal_
-                   : kOffloadAllTrains ? QString()
-                                       : tr("Offload all is planned, not trained yet: Start refuses it. Choose optimizer "
-                                            "to train.");
+        note = all_refusal_;
     } else if (target != OnDevice && !refusal_.isEmpty()) {
         note = refusal_;
     } else if (target == Disk && !QFileInfo(directory_edit_->text()).isDir()) {

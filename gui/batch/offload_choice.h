@@ -24,8 +24,7 @@ namespace trainbench::gui {
 //   is edited in the line beside it (or picked with the folder button); choosing the tier with no
 //   directory yet takes the last one used here, or the system's temporary directory;
 // - all → host memory and all → disk (offload all: the weights' shard too), at ZeRO stage 3 only
-//   (only stage 3 shards the weights). They are planned, not trained: the session refuses them at
-//   Start, and the note under the choice says so.
+//   (only stage 3 shards the weights).
 // Each choice and each directory typed is one offloadRequested; the owner applies it (undoably)
 // and hands the panel the config back on refusal or undo.
 //
@@ -36,7 +35,7 @@ namespace trainbench::gui {
 //
 // A note under the choice says what a user may not expect: a directory that does not exist (the
 // session would refuse it at start), on the target's CPU ranks that host memory is the device's
-// own memory, and that offload all is planned only.
+// own memory.
 //
 // Widgets that tests drive carry object names: offloadCombo, offloadDirEdit, offloadDirButton,
 // offloadNoteLabel.

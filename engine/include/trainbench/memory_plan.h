@@ -57,7 +57,8 @@ struct MemoryPlan {
     int64_t peak_bytes = 0;
     // What each rank sends per optimizer step (ring algorithms: an all-reduce of n bytes sends
     // 2n (W-1)/W, a reduce-scatter or all-gather n (W-1)/W) and the collective calls it makes;
-    // 0 on one rank. Stages 0-2 count about one call per 25 MiB gradient bucket.
+    // 0 on one rank. Stages 0-1 count about one call per 25 MiB gradient bucket, stages 2-3 one
+    // per unit.
     int64_t collectives_per_step = 0;
     int64_t bytes_sent_per_step = 0;
     // Expert parallelism: what one micro-batch's token exchanges send from each rank (every MoE

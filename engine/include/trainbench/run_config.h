@@ -164,7 +164,7 @@ struct RuntimeConfig {
     // steps, stepped on the CPU: in host memory, or with offload_dir in a scratch file there
     // (the NVMe tier, read and written with O_DIRECT, bucket by bucket).
     // "all": the weights too (zero_stage 3: each unit's shard comes from host memory or
-    // offload_dir for its gather, one unit ahead); planned, not yet run.
+    // offload_dir for its gather, the next unit's read ahead).
     std::string offload = "none";
     std::string offload_dir;
 };

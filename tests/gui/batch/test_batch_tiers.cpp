@@ -263,7 +263,7 @@ void TestBatchTiers::offloadAllIsOfferedAtStageThreeOnly() {
         const int64_t peak = planOnTarget(all, resolveTarget(all)).peak_bytes;
         QVERIFY2(combo->itemText(OffloadChoice::AllHostMemory).endsWith(formatBytes(peak)),
                  qPrintable(combo->itemText(OffloadChoice::AllHostMemory)));
-        QVERIFY2(tip.contains(QStringLiteral("refused at Start")), qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("each unit's brought to the device")), qPrintable(tip));
     } else {
         QVERIFY2(tip.contains(QStringLiteral("needs ZeRO stage 3")), qPrintable(tip));
     }
@@ -281,33 +281,21 @@ void TestBatchTiers::offloadAllIsAnUndoableChoiceWhoseNoteSaysWhatStartDoes() {
     QCOMPARE(window.runConfig().runtime.offload, std::string("all"));
     QCOMPARE(window.runConfig().runtime.offload_dir, std::string());
     QCOMPARE(undo->count(), steps + 1);
-    // The engine validates it (it is planned); the note (on the batch tab, which need not be the
-    // current one) says whether Start will refuse it.
+    // The engine validates it, and the note (on the batch tab, which need not be the current one)
+    // has no refusal to tell.
     QVERIFY(window.configureView()->isValid());
     auto* note = child<QLabel>(window, "offloadNoteLabel");
-    const bool note_says_refused = !note->isHidden() && note->text().contains(QStringLiteral("Start refuses it"));
+    QVERIFY2(note->isHidden() || note->text().isEmpty(), qPrintable(note->text()));
 
-    // Start: the session's refusal in the status line, no run, no crash; and the note told the truth
-    // (should the session come to train offload all, the note and the entries' tooltips must say so).
+    // Start: CPU ranks train offload all (the weights' shards in the host account), no refusal.
     QSignalSpy failed(window.bridge(), &EngineBridge::startFailed);
     auto* start = child<QPushButton>(window, "startButton");
     QVERIFY(start->isEnabled());
     QTest::mouseClick(start, Qt::LeftButton);
-    const bool refused = failed.count() == 1;
-    if (!refused) {
-        window.stopRun();
-        QTRY_VERIFY_WITH_TIMEOUT(!window.bridge()->isLive(), kRunTimeoutMs);
-    }
-    QVERIFY2(refused == note_says_refused,
-             qPrintable(QStringLiteral("Start %1 the run, and the note says: \"%2\"")
-                            .arg(refused ? QStringLiteral("refused") : QStringLiteral("started"), note->text())));
-    if (refused) {
-        QVERIFY(!window.bridge()->isLive());
-        const QString status = child<QLabel>(window, "statusLabel")->text();
-        QVERIFY2(status.contains(failed.at(0).at(0).toString()) && status.contains(QStringLiteral("runtime.offload all")),
-                 qPrintable(status));
-        QVERIFY(start->isEnabled());
-    }
+    QCOMPARE(failed.count(), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(window.bridge()->isLive(), kRunTimeoutMs);
+    window.stopRun();
+    QTRY_VERIFY_WITH_TIMEOUT(!window.bridge()->isLive(), kRunTimeoutMs);
 
     undo->undo();
     QCOMPARE(window.runConfig().runtime.offload, std::string("none"));

@@ -1,0 +1,43 @@
+// SliceStore: where a rank's slices of each bucket (the AdamW moments; under offload all the
+// weights' shard too) live between uses.
+// Resident: tensors (on the rank's device, or with runtime.offload in host memory).
+// Files: runtime.offload_dir, the NVMe tier: each bucket's slices in a scratch file, read into
+// one of two aligned staging buffers while the bucket before it is in use, written back after.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace trainbench {
+
+class SliceStore {
+public:
+    virtual ~SliceStore() = default;
+    // Bucket b's `parts` slices (zeros until first written), to read and update in place until
+    // release(b). One bucket is acquired at a time, plus the one prefetched.
+    virtual std::vector<torch::Tensor> acquire(size_t bucket) = 0;
+    // Done with bucket b; `modified`: its slices changed and must be kept.
+    virtual void release(size_t bucket, bool modified) = 0;
+    // Bucket b comes next: its reads may start now.
+    virtual void prefetch(size_t bucket) { (void)bucket; }
+    // Every write complete (before a checkpoint reads the files' state, and at the step's end).
+    virtual void flush() {}
+    // What the store reads and writes, in bytes, since it was made (files only).
+    virtual int64_t bytesRead() const { return 0; }
+    virtual int64_t bytesWritten() const { return 0; }
+};
+
+// `parts` tensors of `slice_numels[b]` elements for every bucket b, with `options`.
+std::unique_ptr<SliceStore> makeResidentSliceStore(const std::vector<int64_t>& slice_numels, int parts,
+                                                   const torch::TensorOptions& options);
+// A scratch file `path` (removed when the store goes) holding every bucket's `parts` slices of
+// `dtype`; the tensors acquire() gives are host tensors. Throws std::runtime_error naming the
+// file when it cannot be made (see DirectFile).
+std::unique_ptr<SliceStore> makeFileSliceStore(const std::string& path, const std::vector<int64_t>& slice_numels,
+                                               int parts, torch::ScalarType dtype);
+
+}  // namespace trainbench
