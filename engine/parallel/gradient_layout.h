@@ -111,6 +111,12 @@ public:
     virtual int64_t expertBucketCount() const { return 0; }
     // Buckets the last window started during its backward (overlapped reduction).
     virtual int64_t bucketsOverlapped() const = 0;
+    // The bytes this rank's offload files (runtime.offload_dir) have read and written since the
+    // start: the moments, and under offload all the weights' shards.
+    struct FileTraffic {
+        int64_t read = 0, written = 0;
+    };
+    virtual FileTraffic offloadFileTraffic() const { return {}; }
 };
 
 // The layout the config asks for (runtime.zero_stage, runtime.expert_parallel) over `model`,

@@ -58,6 +58,13 @@ public:
     GradientBuckets& buckets() { return *buckets_; }
     ShardedWeights* weights() const { return weights_.get(); }
     bool sharded() const { return optimizer_ != nullptr; }
+    // The bytes this part's offload files have moved since the start (moments and shards).
+    int64_t offloadBytesRead() const {
+        return (optimizer_ ? optimizer_->bytesRead() : 0) + (weights_ ? weights_->bytesRead() : 0);
+    }
+    int64_t offloadBytesWritten() const {
+        return (optimizer_ ? optimizer_->bytesWritten() : 0) + (weights_ ? weights_->bytesWritten() : 0);
+    }
 
     // The window's hooks (see GradientLayout), for this part.
     void beginWindow();

@@ -30,6 +30,15 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
     return spec;
 }
 
+GradientLayout::FileTraffic PartLayout::offloadFileTraffic() const {
+    FileTraffic total;
+    for (const auto& part : parts_) {
+        total.read += part->offloadBytesRead();
+        total.written += part->offloadBytesWritten();
+    }
+    return total;
+}
+
 std::vector<size_t> PartLayout::allParameters() const {
     std::vector<size_t> out(model_->parameters().size());
     for (size_t i = 0; i < out.size(); ++i) out[i] = i;

@@ -130,6 +130,7 @@ void RankTrainer::prepare() {
     report.expert_parallel = cfg_.runtime.expert_parallel;
     report.n_routed_experts = cfg_.model.n_routed_experts;
     report.adaptive_batch = adaptation_.has_value();
+    report.offload_files = !cfg_.runtime.offload_dir.empty() && !isChoice(cfg_.runtime.offload, Offload::None);
     report.start_step = start_step_;
     report.warmup_steps = cfg_.train.warmup_steps;
     report_ = std::make_unique<StepReporter>(std::move(report));
@@ -224,6 +225,11 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         received_slot = stats.perRank(W, s_.rank, double(received));
     }
     const auto aux_slot = stats.add(aux_sum);
+    // The offload files' traffic since the last window's statistics, summed over the ranks.
+    const GradientLayout::FileTraffic traffic = layout_->offloadFileTraffic();
+    const auto read_slot = stats.add(double(traffic.read - file_traffic_seen_.read));
+    const auto written_slot = stats.add(double(traffic.written - file_traffic_seen_.written));
+    file_traffic_seen_ = traffic;
     std::vector<WindowStatistics::Slot> load_slots;
     for (auto& moe : moe_layers_) load_slots.push_back(stats.add(moe->takeLoad()));
     WindowNoise noise;
@@ -245,6 +251,8 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     for (int64_t r = 0; r < static_cast<int64_t>(out.rank_received.size()); ++r)
         out.rank_received[r] = static_cast<int64_t>(stats.value(received_slot, r));
     out.aux_loss_sum = stats.value(aux_slot);
+    out.offload_read_bytes = static_cast<int64_t>(stats.value(read_slot));
+    out.offload_written_bytes = static_cast<int64_t>(stats.value(written_slot));
     out.loads.clear();
     for (const auto& slot : load_slots) out.loads.push_back(stats.tensor(slot).to(torch::kInt64));
     // .grad holds the window's raw sums; the division by N happens as the fused AdamW step reads

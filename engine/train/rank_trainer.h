@@ -188,6 +188,7 @@ private:
     double last_loss_ = std::numeric_limits<double>::quiet_NaN();
     int64_t last_checkpoint_step_ = -1;
     int64_t run_peak_bytes_ = 0;
+    GradientLayout::FileTraffic file_traffic_seen_;  // the offload files' traffic at the last window's statistics
 };
 
 // Runs one rank to the end; never throws.

@@ -108,6 +108,14 @@ void StepReporter::publishStep(const StepFacts& f, const WindowResult& w, const 
         at(metric::kGlobalBatch, double(sequences(f))),
     };
     if (!w.loads.empty()) points.push_back(at(metric::kAuxLoss, w.aux_loss_sum / double(w.tokens)));
+    if (setup_.offload_files) {
+        points.push_back(at(metric::kOffloadReadBytes, double(w.offload_read_bytes)));
+        points.push_back(at(metric::kOffloadWriteBytes, double(w.offload_written_bytes)));
+        if (f.step_time > 0) {
+            points.push_back(at(metric::kOffloadReadRate, double(w.offload_read_bytes) / f.step_time / 1e9));
+            points.push_back(at(metric::kOffloadWriteRate, double(w.offload_written_bytes) / f.step_time / 1e9));
+        }
+    }
     if (w.noise && noise_.ready()) {
         // Raw parts (a user may smooth them differently), their averages, and the critical batch
         // from the ratio of the averages, in tokens and in sequences of this window.

@@ -41,6 +41,8 @@ struct ReporterSetup {
     // The critical-batch advice waits for the learning-rate warm-up to end (its estimate moves
     // most there): train.warmup_steps.
     int64_t warmup_steps = 0;
+    // runtime.offload_dir: the files' traffic is reported (io/*).
+    bool offload_files = false;
 };
 
 // The step just taken, as the report needs it.

@@ -69,6 +69,10 @@ struct WindowResult {
     std::vector<int64_t> rank_peak_bytes;  // per rank: the most CPU bytes held during the window
     std::vector<int64_t> rank_received;    // expert parallelism, per rank: routed rows its experts received
     int64_t collectives = 0;           // collective calls this window made
+    // runtime.offload_dir: bytes every rank's files read and wrote since the last window's
+    // statistics (the step before's optimizer, this window's shard reads under offload all).
+    int64_t offload_read_bytes = 0;
+    int64_t offload_written_bytes = 0;
     // The gradient noise scale's parts of this window (train.noise_scale, M >= 2), total and per
     // noiseScaleGroups() entry; empty without.
     std::optional<NoiseScaleParts> noise;

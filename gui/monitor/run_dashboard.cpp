@@ -77,6 +77,13 @@ RunDashboard::RunDashboard(MonitorView* monitor, QWidget* panel) : QObject(panel
     live_form->addRow(tr("Collectives / step:"), collectives_value_label_);
     live_form->addRow(tr("Peak per rank:"), rank_peaks_value_label_);
     live_form->addRow(tr("Elapsed:"), elapsed_value_label_);
+    // runtime.offload_dir: the files' traffic, shown once a run reports it.
+    offload_io_value_label_ = valueLabel(QStringLiteral("offloadIoValueLabel"), latest_box_);
+    offload_io_value_label_->setToolTip(
+        tr("What every rank's offload files (runtime.offload_dir) read and wrote in the last step (io/read_bytes, "
+           "io/write_bytes), over the step's time"));
+    live_form->addRow(tr("Offload I/O:"), offload_io_value_label_);
+    live_form->setRowVisible(offload_io_value_label_, false);
 
     events_box_ = new QGroupBox(tr("Events"), panel);
     auto* events_layout = new QVBoxLayout(events_box_);
@@ -111,8 +118,9 @@ void RunDashboard::resetRun(const RunConfig& config) {
     have_loss_ = false;
     showPlanned(config);
     for (QLabel* label : {loss_value_label_, lr_value_label_, throughput_value_label_, elapsed_value_label_,
-                          collectives_value_label_, rank_peaks_value_label_})
+                          collectives_value_label_, rank_peaks_value_label_, offload_io_value_label_})
         label->clear();
+    if (auto* form = qobject_cast<QFormLayout*>(latest_box_->layout())) form->setRowVisible(offload_io_value_label_, false);
     rank_peaks_.clear();
     Q_EMIT criticalBatchMeasured(0, 0, 0);
     Q_EMIT checkpointWritten(QString(), 0);  // a new run: the last one's checkpoint is not its
@@ -160,6 +168,8 @@ void RunDashboard::onPoints(const RunFeed& feed, const QVector<MetricPoint>& poi
     const MetricPoint* collectives = nullptr;
     const MetricPoint* critical = nullptr;
     const MetricPoint* critical_error = nullptr;
+    const MetricPoint* io_read = nullptr;
+    const MetricPoint* io_write = nullptr;
     double wall_time = -1.0;
     for (const MetricPoint& point : points) {
         if (point.key == metric::kLoss) loss = &point;
@@ -169,6 +179,8 @@ void RunDashboard::onPoints(const RunFeed& feed, const QVector<MetricPoint>& poi
         else if (isRankPeakKey(point.key)) rank_peaks_[QString::fromStdString(point.key)] = point.value;
         else if (point.key == metric::kCriticalBatchSequences) critical = &point;
         else if (point.key == metric::kCriticalBatchRelativeError) critical_error = &point;
+        else if (point.key == metric::kOffloadReadRate) io_read = &point;
+        else if (point.key == metric::kOffloadWriteRate) io_write = &point;
         wall_time = std::max(wall_time, point.wall_time);
         latest_step_ = std::max(latest_step_, point.step);
     }
@@ -185,6 +197,11 @@ void RunDashboard::onPoints(const RunFeed& feed, const QVector<MetricPoint>& poi
     if (throughput) throughput_value_label_->setText(formatGrouped(std::llround(throughput->value)));
     if (collectives) collectives_value_label_->setText(QString::number(std::llround(collectives->value)));
     if (!rank_peaks_.empty()) rank_peaks_value_label_->setText(formatRankPeaks(rankPeaks()));
+    if (io_read && io_write) {
+        offload_io_value_label_->setText(tr("read %1 GB/s · write %2 GB/s")
+                                             .arg(QString::number(io_read->value, 'f', 2), QString::number(io_write->value, 'f', 2)));
+        if (auto* form = qobject_cast<QFormLayout*>(latest_box_->layout())) form->setRowVisible(offload_io_value_label_, true);
+    }
     if (critical)
         Q_EMIT criticalBatchMeasured(
             critical->value, critical_error && critical_error->step == critical->step ? critical_error->value : qQNaN(),

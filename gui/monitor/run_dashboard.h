@@ -118,6 +118,7 @@ private:
     QLabel* throughput_value_label_ = nullptr;
     QLabel* collectives_value_label_ = nullptr;
     QLabel* rank_peaks_value_label_ = nullptr;
+    QLabel* offload_io_value_label_ = nullptr;
     QLabel* elapsed_value_label_ = nullptr;
     QGroupBox* events_box_ = nullptr;
     QPlainTextEdit* event_log_ = nullptr;

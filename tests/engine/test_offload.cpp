@@ -4,6 +4,8 @@
 // without offload, the planner's tiers, and the refusals (docs/design/offload.md).
 #include <QtTest/QtTest>
 
+#include <map>
+
 #include <QTemporaryDir>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include "conformance_setup.h"
 #include "offload/direct_file.h"
 #include "offload/slice_store.h"
+#include "trainbench/param_count.h"
 #include "rank_threads.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
@@ -269,6 +272,42 @@ private Q_SLOTS:
         QVERIFY2(double(with_optimizer.peak_memory_bytes) - device >= shards - 4096,
                  qPrintable(QString("device peak %1 with all, %2 with optimizer, shards %3").arg(device)
                                 .arg(with_optimizer.peak_memory_bytes).arg(shards)));
+    }
+
+    // io/*: every step after the first rewrites each rank's moments and weight shards (offload
+    // all with offload_dir): 12 bytes a parameter, in whole 4 KiB blocks per bucket and part;
+    // and reads them back with the shards of every gather besides.
+    void theFilesTrafficIsReportedEveryStep() {
+        QTemporaryDir scratch;
+        RunConfig c = offloaded(split(2, 2, 2, 3), scratch.path().toStdString(), "all");
+        c.train.steps = 3;
+        TrainingSession session(c);
+        auto inbox = session.bus().subscribe();
+        session.start();
+        QVERIFY(session.wait(std::chrono::minutes(5)));
+        QCOMPARE(int(session.summary().status), int(RunStatus::Completed));
+        std::map<std::string, std::vector<double>> io;
+        for (const auto& p : inbox->drain().points)
+            if (p.key.rfind("io/", 0) == 0) io[p.key].push_back(p.value);
+        QCOMPARE(io["io/write_bytes"].size(), size_t(3));
+        QCOMPARE(io["io/read_gbps"].size(), size_t(3));
+        const double params = double(countParameters(c.model).total);
+        const double units = double(c.model.n_layers + 2), slack = 2 * units * 3 * 4096;  // per rank: a block a part and unit
+        for (size_t step = 1; step < 3; ++step) {
+            const double written = io["io/write_bytes"][step], read = io["io/read_bytes"][step];
+            QVERIFY2(written >= 12 * params && written <= 12 * params + slack,
+                     qPrintable(QString("step %1 wrote %2 bytes, 12 P = %3").arg(step + 1).arg(written).arg(12 * params)));
+            QVERIFY2(read > written, qPrintable(QString("step %1 read %2, wrote %3").arg(step + 1).arg(read).arg(written)));
+            QVERIFY(io["io/write_gbps"][step] > 0);
+        }
+        // Without offload_dir there are no files and no io/* points.
+        RunConfig host = c;
+        host.runtime.offload_dir.clear();
+        TrainingSession quiet(host);
+        auto quiet_inbox = quiet.bus().subscribe();
+        quiet.start();
+        QVERIFY(quiet.wait(std::chrono::minutes(5)));
+        for (const auto& p : quiet_inbox->drain().points) QVERIFY2(p.key.rfind("io/", 0) != 0, p.key.c_str());
     }
 
     // On CPU ranks the tiers are accounts: with the moments offloaded to host memory the rank's

@@ -23,6 +23,13 @@ inline constexpr char kStepTime[] = "perf/step_time_s";
 inline constexpr char kAllToAllTime[] = "perf/all_to_all_s";  // expert parallelism's exchanges
 inline constexpr char kCollectives[] = "comm/collectives";    // collective calls in the window
 inline constexpr char kAuxLoss[] = "moe/aux_loss";
+// runtime.offload_dir: what every rank's offload files read and wrote between two steps'
+// statistics (the step before's optimizer, this window's shard reads under offload all), and
+// those bytes over the step's time.
+inline constexpr char kOffloadReadBytes[] = "io/read_bytes";
+inline constexpr char kOffloadWriteBytes[] = "io/write_bytes";
+inline constexpr char kOffloadReadRate[] = "io/read_gbps";
+inline constexpr char kOffloadWriteRate[] = "io/write_gbps";
 
 // The gradient noise scale (train.noise_scale): raw parts, their averages, the critical batch.
 inline constexpr char kNoiseGradSq[] = "noise/grad_sq";

@@ -55,6 +55,7 @@ private Q_SLOTS:
     void menusCarryTheRunControls();
     void layoutIsRememberedAcrossSessions();
     void aShardedRunShowsEachRanksPeakAndItsCollectives();
+    void anOffloadedRunShowsItsFilesTraffic();
 };
 
 void TestMainWindow::initTestCase() {
@@ -359,6 +360,29 @@ void TestMainWindow::aShardedRunShowsEachRanksPeakAndItsCollectives() {
              qPrintable(lines.join(QStringLiteral(" | "))));
     const int64_t units = config.model.n_layers + 2;
     QCOMPARE(child<QLabel>(window, "collectivesValueLabel")->text(), QString::number(3 * units - 1 + 2));
+    // No offload files: no I/O row.
+    QVERIFY(!child<QLabel>(window, "offloadIoValueLabel")->isVisible());
+}
+
+// Offload all with offload_dir: the side panel shows the files' read and write rates of the last
+// step (io/read_gbps, io/write_gbps) once the run reports them.
+void TestMainWindow::anOffloadedRunShowsItsFilesTraffic() {
+    QTemporaryDir scratch(QDir::currentPath() + QStringLiteral("/offload-XXXXXX"));
+    QVERIFY(scratch.isValid());
+    RunConfig config = tinyConfig(3);
+    config.runtime.zero_stage = 3;
+    config.runtime.offload = "all";
+    config.runtime.offload_dir = scratch.path().toStdString();
+    MainWindow window(config, QStringLiteral("tiny"));
+    window.show();
+    QSignalSpy finished(window.bridge(), &EngineBridge::runFinished);
+    QTest::mouseClick(child<QPushButton>(window, "startButton"), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, kRunTimeoutMs);
+    QCoreApplication::processEvents();
+    auto* io = child<QLabel>(window, "offloadIoValueLabel");
+    QVERIFY(io->isVisible());
+    QVERIFY2(io->text().startsWith(QStringLiteral("read ")) && io->text().contains(QStringLiteral(" GB/s · write ")),
+             qPrintable(io->text()));
 }
 
 QTEST_MAIN(TestMainWindow)
