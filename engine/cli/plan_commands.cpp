@@ -224,11 +224,12 @@ int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json,
     std::fprintf(table, "global batch %lld = m x K x %lld ranks, seq_len %lld, %lld steps per row\n",
                  (long long)config.globalBatch(), (long long)config.runtime.world_size, (long long)config.train.seq_len,
                  (long long)steps_per_row);
-    std::fprintf(table, "%5s %9s %3s %6s %6s %12s %14s %14s  %s\n", "stage", "recompute", "EP", "m", "K", "tokens/s",
-                 "peak MiB", "planned MiB", "fits");
+    std::fprintf(table, "%5s %9s %3s %9s %6s %6s %12s %14s %14s  %s\n", "stage", "recompute", "EP", "offload", "m", "K",
+                 "tokens/s", "peak MiB", "planned MiB", "fits");
     options.on_row = [&](const ExploreRow& r) {
-        std::fprintf(table, "%5lld %9s %3lld %6lld %6lld %12.0f %14.1f %14.1f  %s\n", (long long)r.zero_stage,
-                     r.activation_checkpointing.c_str(), (long long)r.expert_parallel, (long long)r.micro_batch_size,
+        std::fprintf(table, "%5lld %9s %3lld %9s %6lld %6lld %12.0f %14.1f %14.1f  %s\n", (long long)r.zero_stage,
+                     r.activation_checkpointing.c_str(), (long long)r.expert_parallel, r.offload.c_str(),
+                     (long long)r.micro_batch_size,
                      (long long)r.gradient_accumulation_steps, r.tokens_per_s, mib(r.measured_peak_bytes),
                      mib(r.estimated_peak_bytes), r.fits ? "yes" : ("no: " + r.note).c_str());
         std::fflush(table);
@@ -240,8 +241,9 @@ int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json,
                      (long long)best.micro_batch_size, (long long)best.gradient_accumulation_steps);
         if (over_layouts)
             std::fprintf(table, " --set runtime.zero_stage=%lld --set runtime.activation_checkpointing=%s "
-                                "--set runtime.expert_parallel=%lld",
-                         (long long)best.zero_stage, best.activation_checkpointing.c_str(), (long long)best.expert_parallel);
+                                "--set runtime.expert_parallel=%lld --set runtime.offload=%s",
+                         (long long)best.zero_stage, best.activation_checkpointing.c_str(), (long long)best.expert_parallel,
+                         best.offload.c_str());
         std::fprintf(table, "\n");
     } else {
         std::fprintf(table, "no split fits; %s\n", outOfMemoryAdvice(config).c_str());
@@ -359,8 +361,9 @@ void addPlanCommands(CLI::App& app, CommandTable& table) {
         ->check(CLI::Range(1, 1000));
     addJsonFlag(explore, explore_options->as_json, "Print one JSON object (rows and recommended) on stdout");
     explore->add_flag("--layouts", explore_options->layouts,
-                      "Also over the memory layouts: runtime.zero_stage 0-3 and activation_checkpointing "
-                      "none|feedforward|full (only the rows the planner puts within the budget)");
+                      "Also over the memory layouts: runtime.zero_stage 0-3, expert_parallel and activation_checkpointing "
+                      "none|feedforward|full (only the rows the planner puts within the budget); with runtime.offload "
+                      "set, each layout that can offload also with it");
     table.add(explore, [explore_options] {
         if (auto launch = processLaunchFromEnvironment())
             throw ConfigError(launch->launcher == "torchrun" ? "WORLD_SIZE" : "SLURM_NTASKS",

@@ -32,6 +32,7 @@ ExploreRow measureSplit(const RunConfig& base, int64_t m, int64_t steps, const s
     row.zero_stage = config.runtime.zero_stage;
     row.expert_parallel = config.runtime.expert_parallel;
     row.activation_checkpointing = config.runtime.activation_checkpointing;
+    row.offload = config.runtime.offload;
     row.micro_batch_size = m;
     row.gradient_accumulation_steps = config.train.gradient_accumulation_steps;
     row.estimated_peak_bytes = planMemory(config).peak_bytes;
@@ -75,8 +76,10 @@ ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, c
     result.limit_bytes = config.runtime.memory_limit_mb > 0 ? config.runtime.memory_limit_mb * 1024 * 1024 : limit_bytes;
     for (const MemoryLayout& layout : explorationRows(config, result.limit_bytes, options.over_layouts)) {
         if (options.cancel && options.cancel->load()) break;
-        ExploreRow row = measureSplit(withLayout(config, {layout.zero_stage, layout.activation_checkpointing, 0, layout.expert_parallel}),
-                                      layout.micro_batch_size, std::max<int64_t>(1, options.steps_per_row), options.cancel);
+        MemoryLayout placed = layout;
+        placed.micro_batch_size = 0;  // measureSplit sets m and K
+        ExploreRow row = measureSplit(withLayout(config, placed), layout.micro_batch_size,
+                                      std::max<int64_t>(1, options.steps_per_row), options.cancel);
         if (options.cancel && options.cancel->load()) break;  // a cancelled row measured nothing
         result.rows.push_back(std::move(row));
         if (options.on_row) options.on_row(result.rows.back());
@@ -95,11 +98,24 @@ ExploreResult exploreBatchSplits(const RunConfig& config, int64_t limit_bytes, c
 std::vector<MemoryLayout> explorationRows(const RunConfig& config, int64_t limit_bytes, bool over_layouts) {
     const int64_t per_rank = config.globalBatch() / std::max<int64_t>(1, config.runtime.world_size);
     if (config.runtime.memory_limit_mb > 0) limit_bytes = config.runtime.memory_limit_mb * 1024 * 1024;
-    std::vector<MemoryLayout> layouts{{config.runtime.zero_stage, config.runtime.activation_checkpointing, 0, config.runtime.expert_parallel}};
+    const bool nvme = !config.runtime.offload_dir.empty();
+    std::vector<MemoryLayout> layouts{{config.runtime.zero_stage, config.runtime.activation_checkpointing, 0,
+                                       config.runtime.expert_parallel, config.runtime.offload, nvme}};
     if (over_layouts) {
         layouts.clear();
-        for (const MemoryLayout& layout : layoutsByCost(config))
+        const Offload asked = offload(config.runtime);
+        for (MemoryLayout layout : layoutsByCost(config)) {
+            // On one rank the sharding stages hold what stage 0 does, unless they offload.
             if (layout.zero_stage == 0 || config.runtime.world_size > 1) layouts.push_back(layout);
+            if (asked == Offload::None || layout.zero_stage < 1) continue;
+            layout.nvme = nvme;
+            layout.offload = choiceName(Offload::Optimizer);
+            layouts.push_back(layout);
+            if (asked == Offload::All && layout.zero_stage == 3) {
+                layout.offload = choiceName(Offload::All);
+                layouts.push_back(layout);
+            }
+        }
     }
     std::vector<MemoryLayout> rows;
     for (const MemoryLayout& layout : layouts)
@@ -109,7 +125,9 @@ std::vector<MemoryLayout> explorationRows(const RunConfig& config, int64_t limit
                 at_m.train.micro_batch_size = m;
                 if (double(planMemory(at_m).peak_bytes) > 1.15 * double(limit_bytes)) continue;
             }
-            rows.push_back({layout.zero_stage, layout.activation_checkpointing, m, layout.expert_parallel});
+            MemoryLayout row = layout;
+            row.micro_batch_size = m;
+            rows.push_back(row);
         }
     return rows;
 }
@@ -120,6 +138,7 @@ std::string exploreResultToJson(const ExploreResult& result) {
         nlohmann::json row = {{"zero_stage", r.zero_stage},
                               {"activation_checkpointing", r.activation_checkpointing},
                               {"expert_parallel", r.expert_parallel},
+                              {"offload", r.offload},
                               {"micro_batch_size", r.micro_batch_size},
                               {"gradient_accumulation_steps", r.gradient_accumulation_steps},
                               {"tokens_per_s", r.tokens_per_s},
@@ -134,6 +153,8 @@ std::string exploreResultToJson(const ExploreResult& result) {
         const auto& r = result.rows[result.recommended];
         recommended = {{"zero_stage", r.zero_stage},
                        {"activation_checkpointing", r.activation_checkpointing},
+                       {"expert_parallel", r.expert_parallel},
+                       {"offload", r.offload},
                        {"micro_batch_size", r.micro_batch_size},
                        {"gradient_accumulation_steps", r.gradient_accumulation_steps}};
     }

@@ -734,6 +734,9 @@ bool BatchPanel::applyRecommendation() {
         zero_stage_combo_->setCurrentIndex(std::max(0, zero_stage_combo_->findData(qint64(best.zero_stage))));
         if (best.zero_stage == config_.runtime.zero_stage) onMemoryLayoutEdited();  // only the recomputation moved
     }
+    if (best.offload != config_.runtime.offload)  // offload rows keep the config's directory
+        Q_EMIT offloadRequested(QString::fromStdString(best.offload),
+                                isChoice(best.offload, Offload::None) ? QString() : QString::fromStdString(config_.runtime.offload_dir));
     chosen_global_batch_ =
         best.micro_batch_size * best.gradient_accumulation_steps * std::max<int64_t>(config_.runtime.world_size, 1);
     requestSplit(best.micro_batch_size, best.gradient_accumulation_steps);
@@ -742,9 +745,9 @@ bool BatchPanel::applyRecommendation() {
                          .arg(best.gradient_accumulation_steps)
                          .arg(formatGrouped(std::llround(best.tokens_per_s)));
     if (explored_over_layouts_)
-        result_status_ += tr(" Layout: ZeRO stage %1, recompute %2.")
+        result_status_ += tr(" Layout: ZeRO stage %1, recompute %2, offload %3.")
                               .arg(best.zero_stage)
-                              .arg(QString::fromStdString(best.activation_checkpointing));
+                              .arg(QString::fromStdString(best.activation_checkpointing), QString::fromStdString(best.offload));
     result_is_error_ = false;
     setExplorerStatus(result_status_);
     return true;

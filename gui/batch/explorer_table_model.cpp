@@ -23,6 +23,7 @@ QString dash() { return QStringLiteral("—"); }
 QString layoutText(const ExploreRow& row) {
     QString stage = QStringLiteral("stage %1").arg(row.zero_stage);
     if (row.expert_parallel > 1) stage += QStringLiteral(" · EP %1").arg(row.expert_parallel);
+    if (!isChoice(row.offload, Offload::None)) stage += QStringLiteral(" · offload %1").arg(QString::fromStdString(row.offload));
     return isChoice(row.activation_checkpointing, Recomputation::None)
                ? stage
                : QStringLiteral("%1 · %2").arg(stage, QString::fromStdString(row.activation_checkpointing));
@@ -116,7 +117,7 @@ QVariant ExplorerTableModel::headerData(int section, Qt::Orientation orientation
         }
     } else if (role == Qt::ToolTipRole) {
         switch (static_cast<Column>(section)) {
-        case Layout: return tr("runtime.zero_stage, runtime.expert_parallel and runtime.activation_checkpointing of the row");
+        case Layout: return tr("runtime.zero_stage, runtime.expert_parallel, runtime.offload and runtime.activation_checkpointing of the row");
         case MicroBatch: return tr("micro-batch size: sequences per forward pass");
         case Accumulation: return tr("gradient accumulation steps per optimizer step");
         case TokensPerS: return tr("training throughput, mean over the measured steps after the first");

@@ -19,6 +19,7 @@ struct ExploreRow {
     int64_t zero_stage = 0;
     std::string activation_checkpointing = "none";
     int64_t expert_parallel = 1;
+    std::string offload = "none";      // runtime.offload (to the config's runtime.offload_dir when set)
     int64_t micro_batch_size = 0;
     int64_t gradient_accumulation_steps = 0;
     double tokens_per_s = 0;           // mean over the measured steps (the first is warm-up)
@@ -46,6 +47,9 @@ struct ExploreOptions {
     // Also over the memory layouts (memory_plan.h's layoutsByCost: stage and recomputation);
     // with a budget, only the rows the planner puts within it (15 % tolerance, its accuracy)
     // are measured; on one rank the sharding stages are left out (they hold what stage 0 does).
+    // With runtime.offload set, every layout that can offload is measured with it too (optimizer
+    // from stage 1, all at stage 3; to runtime.offload_dir when set): what offload costs in
+    // tokens/s, ranked with the rest.
     bool over_layouts = false;
 };
 

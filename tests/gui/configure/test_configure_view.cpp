@@ -130,7 +130,7 @@ void TestConfigureView::formFollowsSchema() {
     ConfigureView view(tinyConfig(), QStringLiteral("tiny"));
     QCOMPARE(view.form()->sections(),
              (QStringList{QStringLiteral("model"), QStringLiteral("train"), QStringLiteral("data"),
-                          QStringLiteral("runtime")}));
+                          QStringLiteral("runtime"), QStringLiteral("target")}));
     for (const ConfigFieldInfo& info : configSchema()) {
         const QString path = QString::fromStdString(info.section + "." + info.key);
         QWidget* editor = view.form()->editor(path);
