@@ -11,6 +11,9 @@
 #   2. tiny fp32 on CUDA at ZeRO stage 1 and 3 and with full recomputation: each equal to stage 0
 #      within 1e-6 at step 1, and at every step within 1e-6 or 10x the difference of stage 0
 #      run twice (CUDA's atomic adds), whichever is larger (one GPU: the sharded paths at W = 1);
+#      and runtime.offload (the host step: pinned slabs, side-stream copies) at stage 1 with
+#      optimizer and at stage 3 with all, each against the same stage without offload within the
+#      same limits;
 #   3. tiny bf16 on CUDA: finite, and the loss falls;
 #   4. medium bf16 at (m, K) = (8, 1) and (2, 4): tokens/s, MFU (6 x activated parameters x
 #      tokens/s / 989 TFLOP/s, the H200's dense bf16 peak), peak memory;
@@ -98,10 +101,14 @@ run tiny-cuda tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}"
 # The same run again: CUDA's atomic adds (MoE's index_add) make two runs differ in the last
 # bits, the floor under which the layouts' differences mean nothing.
 run tiny-cuda-repeat tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}"
-echo "== 2. tiny fp32 on CUDA: ZeRO stages 1 and 3, full recomputation"
+echo "== 2. tiny fp32 on CUDA: ZeRO stages 1 and 3, full recomputation, offload at stages 1 and 3"
 run tiny-cuda-stage1 tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.zero_stage=1
 run tiny-cuda-stage3 tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.zero_stage=3
 run tiny-cuda-recompute tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.activation_checkpointing=full
+run tiny-cuda-stage1-offload tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.zero_stage=1 \
+  --set runtime.offload=optimizer
+run tiny-cuda-stage3-offload-all tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.zero_stage=3 \
+  --set runtime.offload=all
 echo "== 3. tiny bf16 on CUDA"
 run tiny-bf16 tiny "$tiny_limit" --set train.steps=20 "${cuda[@]}" --set runtime.dtype=bf16
 echo "== 4. medium bf16: throughput at (8, 1) and (2, 4)"

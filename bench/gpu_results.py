@@ -60,7 +60,7 @@ def main():
     runs, out_path, elapsed = sys.argv[1], sys.argv[2], float(sys.argv[3])
     loss = {name: series(runs, name, "train/loss") for name in
             ["tiny-cpu", "tiny-cuda", "tiny-cuda-repeat", "tiny-cuda-stage1", "tiny-cuda-stage3", "tiny-cuda-recompute",
-             "tiny-bf16"]}
+             "tiny-cuda-stage1-offload", "tiny-cuda-stage3-offload-all", "tiny-bf16"]}
     gates = {}
 
     diffs = relative_differences(loss["tiny-cuda"], loss["tiny-cpu"])
@@ -84,6 +84,18 @@ def main():
         gates["tiny_cuda_" + layout + "_equals_stage0"] = gate(
             d is not None and len(d) == 20 and max(d) <= every_step_limit, max(d) if d else None, every_step_limit,
             "largest relative loss difference against stage 0 on CUDA over 20 steps (1e-6, or 10x the repeat floor)")
+    # runtime.offload: the host step (the CPU's fused AdamW on pinned copies) against the same
+    # stage stepped on the device.
+    for offloaded, plain in [("stage1-offload", "stage1"), ("stage3-offload-all", "stage3")]:
+        d = relative_differences(loss["tiny-cuda-" + offloaded], loss["tiny-cuda-" + plain])
+        key = "tiny_cuda_" + offloaded.replace("-", "_") + "_equals_" + plain
+        gates[key + "_at_step_1"] = gate(
+            d is not None and len(d) == 20 and d[0] <= 1e-6, d[0] if d else None, 1e-6,
+            "relative loss difference against " + plain + " without offload on CUDA at step 1")
+        gates[key] = gate(
+            d is not None and len(d) == 20 and max(d) <= every_step_limit, max(d) if d else None, every_step_limit,
+            "largest relative loss difference against " + plain + " without offload on CUDA over 20 steps "
+            "(1e-6, or 10x the repeat floor)")
     bf16 = [loss["tiny-bf16"][s] for s in sorted(loss["tiny-bf16"])]
     finite = bool(bf16) and all(v == v and abs(v) != float("inf") for v in bf16)
     gates["tiny_bf16_learns"] = gate(

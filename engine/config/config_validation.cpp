@@ -433,10 +433,6 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
                                                    "off the device, and runtime.zero_stage 0 has no shards: set "
                                                    "runtime.zero_stage to 1 or more (at world_size 1, stage 1 is the same "
                                                    "arithmetic as 0)"});
-        if (dev.rfind("cuda", 0) == 0)
-            c.issues.push_back({"runtime.offload", "runtime.offload " + r.offload + " runs on CPU ranks so far (runtime.device "
-                                                   "\"" + dev + "\"): the device-to-host copies are not built yet; use "
-                                                   "runtime.device cpu or runtime.offload none (`plan --target` plans a GPU)"});
     } else if (!r.offload_dir.empty() && isChoice(r.offload, Offload::None)) {
         c.issues.push_back({"runtime.offload_dir", "runtime.offload_dir is set but runtime.offload is \"" + r.offload +
                                                        "\": set runtime.offload to \"optimizer\" or \"all\", or clear offload_dir"});

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "offload/direct_file.h"
+#include "offload/pinned_slabs.h"
 
 namespace trainbench {
 namespace {
@@ -16,10 +17,20 @@ public:
             for (int part = 0; part < parts; ++part) slices_.back().push_back(torch::zeros({n}, options));
         }
     }
+    // Views of `slabs`, which the store keeps.
+    ResidentSliceStore(const std::vector<int64_t>& numels, int parts, torch::ScalarType dtype,
+                       std::unique_ptr<PinnedSlabs> slabs)
+        : slabs_(std::move(slabs)) {
+        for (int64_t n : numels) {
+            slices_.emplace_back();
+            for (int part = 0; part < parts; ++part) slices_.back().push_back(slabs_->take(n, dtype).zero_());
+        }
+    }
     std::vector<torch::Tensor> acquire(size_t b) override { return slices_.at(b); }
     void release(size_t, bool) override {}
 
 private:
+    std::unique_ptr<PinnedSlabs> slabs_;  // what the slices view (empty: tensors of their own)
     std::vector<std::vector<torch::Tensor>> slices_;
 };
 
@@ -101,6 +112,17 @@ private:
 std::unique_ptr<SliceStore> makeResidentSliceStore(const std::vector<int64_t>& slice_numels, int parts,
                                                    const torch::TensorOptions& options) {
     return std::make_unique<ResidentSliceStore>(slice_numels, parts, options);
+}
+
+std::unique_ptr<SliceStore> makeHostSliceStore(const std::vector<int64_t>& slice_numels, int parts,
+                                               torch::ScalarType dtype, const std::string& what) {
+    std::vector<int64_t> requests;
+    for (int64_t n : slice_numels)
+        for (int part = 0; part < parts; ++part) requests.push_back(n * int64_t(torch::elementSize(dtype)));
+    PinnedSlabs::Options options;
+    options.what = what;
+    return std::make_unique<ResidentSliceStore>(slice_numels, parts, dtype,
+                                                std::make_unique<PinnedSlabs>(requests, options));
 }
 
 std::unique_ptr<SliceStore> makeFileSliceStore(const std::string& path, const std::vector<int64_t>& slice_numels,

@@ -1,6 +1,7 @@
 // SliceStore: where a rank's slices of each bucket (the AdamW moments; under offload all the
 // weights' shard too) live between uses.
-// Resident: tensors (on the rank's device, or with runtime.offload in host memory).
+// Resident: tensors (on the rank's device, or with runtime.offload in host memory: on a GPU
+// rank pinned slabs).
 // Files: runtime.offload_dir, the NVMe tier: each bucket's slices in a scratch file, read into
 // one of two aligned staging buffers while the bucket before it is in use, written back after.
 #pragma once
@@ -34,6 +35,11 @@ public:
 // `parts` tensors of `slice_numels[b]` elements for every bucket b, with `options`.
 std::unique_ptr<SliceStore> makeResidentSliceStore(const std::vector<int64_t>& slice_numels, int parts,
                                                    const torch::TensorOptions& options);
+// The same in host memory carved from a few large slabs (PinnedSlabs: pinned when CUDA is
+// there, so the copies to and from a GPU are asynchronous), for a rank whose device is not the
+// host; `what` is named when the slabs cannot be had.
+std::unique_ptr<SliceStore> makeHostSliceStore(const std::vector<int64_t>& slice_numels, int parts,
+                                               torch::ScalarType dtype, const std::string& what);
 // A scratch file `path` (removed when the store goes) holding every bucket's `parts` slices of
 // `dtype`; the tensors acquire() gives are host tensors. Throws std::runtime_error naming the
 // file when it cannot be made (see DirectFile).

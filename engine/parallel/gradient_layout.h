@@ -32,6 +32,9 @@ struct LayoutSetup {
     // runtime.offload optimizer: the account of the rank's host tier (the moments); nullptr:
     // the thread's own.
     MemoryAccount* host_memory = nullptr;
+    // Test hook: runtime.offload on CPU ranks takes the GPU ranks' path (the optimizer steps a
+    // host master, the gradient slices copied down and the weights up), the copies plain ones.
+    bool host_mirror = false;
 };
 
 // What a stop requested inside a window does.

@@ -35,6 +35,8 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
             ShardedWeights::Options where;
             where.shard_file = spec_.shard_file;
             where.host_memory = spec_.weights_on_host ? spec_.host_memory : nullptr;
+            where.on_host = spec_.weights_on_host;
+            where.host_slabs = spec_.host_step;
             weights_ = std::make_unique<ShardedWeights>(params, units, reads, *buckets_, *spec_.group, where);
         }
     } else {
@@ -50,6 +52,7 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         options.weight_decay = train.weight_decay;
         options.moments_file = spec_.moments_file;
         options.host_memory = spec_.host_memory;
+        options.host_step = spec_.host_step;
         optimizer_ = std::make_unique<ShardedAdamW>(params, decays, *buckets_, spec_.rank_in_group, options, weights_.get());
         if (resumed_optimizer) optimizer_->loadState(namesOf(parameterNames(model)), *resumed_optimizer);
     }

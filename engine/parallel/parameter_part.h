@@ -42,6 +42,9 @@ struct PartSpec {
     // in; nullptr: the thread's.
     MemoryAccount* host_memory = nullptr;
     bool weights_on_host = false;  // runtime.offload all
+    // runtime.offload on a rank whose device is not the host (or forced on CPU ranks by a
+    // test): the optimizer steps in host memory (ShardedAdamW::Options::host_step).
+    bool host_step = false;
 };
 
 class ParameterPart {

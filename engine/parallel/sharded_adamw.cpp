@@ -45,28 +45,85 @@ torch::Tensor ShardedAdamW::sliceSquaredNorms(const std::vector<int>& group_of_p
     return out.index_add_(0, segment_groups_, squares);
 }
 
+bool ShardedAdamW::masterInStore() const { return options_.host_step && !(weights_ && weights_->shardsOnHost()); }
+
 SliceStore& ShardedAdamW::moments() {
     if (!moments_) {
         std::vector<int64_t> numels;
         for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) numels.push_back(buckets_.sliceNumel(b));
         const auto like = gradientSlice(0).options();
+        const torch::ScalarType dtype = like.dtype().toScalarType();
         std::optional<ScopedMemoryAccount> host;
         if (options_.host_memory) host.emplace(options_.host_memory);
-        moments_ = options_.moments_file.empty() ? makeResidentSliceStore(numels, 2, like)
-                                                 : makeFileSliceStore(options_.moments_file, numels, 2, like.dtype().toScalarType());
+        const int parts = masterInStore() ? 3 : 2;
+        if (!options_.moments_file.empty())
+            moments_ = makeFileSliceStore(options_.moments_file, numels, parts, dtype);
+        else if (options_.host_step)
+            moments_ = makeHostSliceStore(numels, parts, dtype, "the AdamW moments");
+        else
+            moments_ = makeResidentSliceStore(numels, parts, like);
+        master_ready_ = false;
     }
     return *moments_;
+}
+
+torch::Tensor ShardedAdamW::hostGradients(size_t bucket) {
+    const size_t bucket_count = static_cast<size_t>(buckets_.count());
+    if (!copies_) {
+        copies_ = std::make_unique<SideCopies>(gradientSlice(0).device());
+        int64_t widest = 0;
+        for (size_t b = 0; b < bucket_count; ++b) widest = std::max(widest, buckets_.sliceNumel(b));
+        const torch::ScalarType dtype = gradientSlice(0).scalar_type();
+        const int64_t bytes = widest * int64_t(torch::elementSize(dtype));
+        std::optional<ScopedMemoryAccount> host;
+        if (options_.host_memory) host.emplace(options_.host_memory);
+        PinnedSlabs::Options where;
+        where.what = "the gradient slices' staging";
+        staging_slabs_ = std::make_unique<PinnedSlabs>(std::vector<int64_t>{bytes, bytes}, where);
+        for (auto& slot : staging_) slot = staging_slabs_->take(widest, dtype);
+    }
+    auto start = [&](size_t b) {
+        const int64_t n = buckets_.sliceNumel(b);
+        copies_->toHost(staging_[b % 2].narrow(0, 0, n), gradientSlice(b), int(b % 2));
+    };
+    if (bucket == 0) start(0);
+    if (bucket + 1 < bucket_count) start(bucket + 1);  // its slot's last reader, bucket - 1, has stepped
+    copies_->waitHost(int(bucket % 2));
+    return staging_[bucket % 2].narrow(0, 0, buckets_.sliceNumel(bucket));
+}
+
+torch::Tensor ShardedAdamW::hostMaster(size_t bucket, const std::vector<torch::Tensor>& moments,
+                                       const torch::Tensor& shard) {
+    if (!masterInStore()) return shard;  // offload all: the shard, on the host, is the master
+    const torch::Tensor& master = moments[2];
+    if (master_ready_) return master;
+    // The first step (or the first after a load): the device's weights as they are, padding and
+    // the elements of frozen parameters zero at stages 1 and 2 as the all-gather sends them.
+    if (weights_) {
+        master.copy_(shard);
+    } else {
+        master.zero_();
+        for (const Segment& s : segments_)
+            if (s.bucket == bucket)
+                master.narrow(0, s.slice_offset, s.numel).copy_(params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
+    }
+    return master;
 }
 
 void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives) {
     torch::NoGradGuard no_grad;
     const size_t bucket_count = static_cast<size_t>(buckets_.count());
     SliceStore& store = moments();
+    const bool host = options_.host_step;
+    const bool first_on_host = host && !master_ready_;
     ++steps_;
-    // One count for every segment (the kernel reads it, never writes it).
+    // One count for every segment (the kernel reads it, never writes it), where the kernel runs.
     const torch::Tensor step_count =
         segments_.empty() ? torch::Tensor()
-                          : torch::full({}, double(steps_), params_[segments_.front().param].options().dtype(torch::kFloat32));
+                          : torch::full({}, double(steps_),
+                                        torch::TensorOptions()
+                                            .dtype(torch::kFloat32)
+                                            .device(host ? torch::Device(torch::kCPU) : params_[segments_.front().param].device()));
     // Bucket by bucket, so the next bucket's moments are read while this one steps; the
     // arithmetic is elementwise, the same numbers in any grouping.
     for (size_t b = 0; b < bucket_count; ++b) {
@@ -77,14 +134,18 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
         // offload_dir's file, the next bucket's read while this one steps).
         const torch::Tensor shard = weights_ ? weights_->acquireShard(b) : torch::Tensor();
         if (weights_) weights_->prefetchShard(b + 1);
+        // The host step: the gradients come down, the kernel steps the master.
+        const torch::Tensor grad_slice = host ? hostGradients(b) : gradientSlice(b);
+        const torch::Tensor master = host ? hostMaster(b, moments, shard) : torch::Tensor();
         bool stepped = false;
         for (bool decay : {true, false}) {
             std::vector<torch::Tensor> weights, grads, averages, squares, steps;
             for (const Segment& s : segments_) {
                 if (s.bucket != b || decays_[s.param] != decay) continue;
-                weights.push_back(weights_ ? shard.narrow(0, s.slice_offset, s.numel)
-                                           : params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
-                grads.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
+                weights.push_back(host      ? master.narrow(0, s.slice_offset, s.numel)
+                                  : weights_ ? shard.narrow(0, s.slice_offset, s.numel)
+                                             : params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
+                grads.push_back(grad_slice.narrow(0, s.slice_offset, s.numel));
                 averages.push_back(exp_avg.narrow(0, s.slice_offset, s.numel));
                 squares.push_back(exp_avg_sq.narrow(0, s.slice_offset, s.numel));
                 steps.push_back(step_count);
@@ -95,8 +156,16 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
                              grad_divisor);
             stepped = true;
         }
-        store.release(b, stepped);
+        // The updated slice goes up: at stages 1 and 2 over the gradient slice, spent now, which
+        // the all-gather below sends (at stage 1 it is the bucket's own slice); at stage 3 over
+        // the shard on the device. Under offload all the shard stepped is the one kept.
+        if (host && masterInStore()) copies_->toDevice(weights_ ? shard : gradientSlice(b), master);
+        store.release(b, stepped || (first_on_host && masterInStore()));
         if (weights_) weights_->releaseShard(b, stepped);
+    }
+    if (host) {
+        copies_->joinCompute();
+        master_ready_ = true;
     }
     store.flush();
     if (weights_) {
@@ -121,10 +190,16 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
         buffers[b] = buckets_.gatherBuffer(b);
         const int64_t n = buckets_.sliceNumel(b);
         torch::Tensor slice = buffers[b].narrow(0, rank_ * n, n);
-        slice.zero_();  // padding stays zero
-        for (const Segment& s : segments_)
-            if (s.bucket == b)
-                slice.narrow(0, s.slice_offset, s.numel).copy_(params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
+        if (host) {
+            // The master came up into the gradient slice (the same memory at stage 1).
+            const torch::Tensor updated = gradientSlice(b);
+            if (updated.data_ptr() != slice.data_ptr()) slice.copy_(updated);
+        } else {
+            slice.zero_();  // padding stays zero
+            for (const Segment& s : segments_)
+                if (s.bucket == b)
+                    slice.narrow(0, s.slice_offset, s.numel).copy_(params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
+        }
         gathers[b] = collectives.allGatherAsync(slice, buffers[b]);
         if (one_at_a_time) unpack(b);
     }
@@ -165,7 +240,7 @@ void ShardedAdamW::loadState(const std::vector<std::string>& names, const NamedT
     torch::NoGradGuard no_grad;
     std::map<std::string, torch::Tensor> by_name(saved.begin(), saved.end());
     steps_ = 0;
-    moments_.reset();
+    moments_.reset();  // the master with it: the next step takes the weights as they are then
     // Every parameter steps together: any saved count is the count (also for a rank whose
     // slices hold no parameter, which must still take part in the gathers).
     for (const auto& [name, tensor] : saved)

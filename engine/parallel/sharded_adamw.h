@@ -1,6 +1,7 @@
 // ShardedAdamW: AdamW over this rank's slice of every gradient bucket (ZeRO stages 1 to 3).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "parallel/gradient_buckets.h"
 #include "parallel/sharded_weights.h"
 #include "memory/memory_account.h"
+#include "offload/pinned_slabs.h"
+#include "offload/side_copies.h"
 #include "offload/slice_store.h"
 
 namespace trainbench {
@@ -32,6 +35,16 @@ public:
         // Offloaded to host memory: the account the moments are counted in (nullptr: the
         // allocating thread's, the rank's device account on CPU ranks).
         MemoryAccount* host_memory = nullptr;
+        // The step on the host (runtime.offload on a GPU rank; a test hook on CPU ranks, where
+        // the copies are plain copies): the moments, and an fp32 master of the rank's slices
+        // (in the moments' store as their third part; under offload all the weights' shards
+        // are the master), stay in host memory. Each bucket's gradient slice comes down once per
+        // step, after the window's reduction (the accumulator stays on the device), into one of
+        // two pinned staging slices while the bucket before it steps; the updated slice goes
+        // back up on the same side stream, joined into the compute stream before the
+        // all-gathers read it. The same kernel on the same elements: the numbers of the step on
+        // the device, bitwise on CPU ranks.
+        bool host_step = false;
     };
     // `params` as given to `buckets`; `decays[i]`: parameter i takes weight decay. With
     // `weights` (stage 3) the step updates its shards in place and gathers nothing: each unit is
@@ -76,11 +89,24 @@ private:
     ShardedWeights* weights_;
     std::vector<Segment> segments_;
     mutable torch::Tensor segment_groups_;  // sliceSquaredNorms: each segment's group, on the device
-    std::unique_ptr<SliceStore> moments_;  // per bucket: [slice] twice, this rank's; made at the first step
+    std::unique_ptr<SliceStore> moments_;  // per bucket: [slice] x2 (host step: x3), this rank's; made at first step
     int64_t steps_ = 0;
+
+    // host_step: the weights the kernel steps are a host master rather than the device's.
+    std::unique_ptr<SideCopies> copies_;
+    std::unique_ptr<PinnedSlabs> staging_slabs_;
+    torch::Tensor staging_[2];  // the gradient slices' landing places, [widest slice] each
+    bool master_ready_ = false;  // the master holds the device's weights (set by the first step)
 
     torch::Tensor gradientSlice(size_t bucket) const;
     SliceStore& moments();
+    // host_step: the master is the third part of the moments' store (false: the weights'
+    // shards, in host memory under offload all, are stepped in place).
+    bool masterInStore() const;
+    // host_step: bucket b's gradient slice on the host, bucket b + 1's copy started.
+    torch::Tensor hostGradients(size_t bucket);
+    // host_step: bucket b's master, filled from the device's weights at the first step.
+    torch::Tensor hostMaster(size_t bucket, const std::vector<torch::Tensor>& moments, const torch::Tensor& shard);
 };
 
 }  // namespace trainbench

@@ -45,7 +45,8 @@ ShardedWeights::ShardedWeights(const std::vector<torch::Tensor>& params, std::ve
       reads_(std::move(reads)),
       buckets_(buckets),
       collectives_(collectives),
-      gathered_(units_.size(), 0) {
+      gathered_(units_.size(), 0),
+      on_host_(options.on_host) {
     torch::NoGradGuard no_grad;
     buckets_after_.assign(units_.size(), 0);
     int64_t with_parameters = 0;
@@ -62,9 +63,12 @@ ShardedWeights::ShardedWeights(const std::vector<torch::Tensor>& params, std::ve
         std::optional<ScopedMemoryAccount> host;
         if (options.host_memory) host.emplace(options.host_memory);
         const auto& first = params_[buckets_.members(0).front().param];
-        shards_ = options.shard_file.empty()
-                      ? makeResidentSliceStore(numels, 1, first.options())
-                      : makeFileSliceStore(options.shard_file, numels, 1, first.scalar_type());
+        if (!options.shard_file.empty())
+            shards_ = makeFileSliceStore(options.shard_file, numels, 1, first.scalar_type());
+        else if (options.on_host && options.host_slabs)
+            shards_ = makeHostSliceStore(numels, 1, first.scalar_type(), "the weights' shards");
+        else
+            shards_ = makeResidentSliceStore(numels, 1, first.options());
     }
     // The buckets in order (the last unit first): each unit's shard is stored as its flat
     // buffer is made, and the whole buffer freed.
@@ -108,7 +112,10 @@ void ShardedWeights::gather(int64_t unit) {
     allocateStorage(flats_[b]);
     gathered_[unit] = 1;
     const torch::Tensor shard = shards_->acquire(b).front();
-    collectives_.allGatherAsync(shard.to(flats_[b].device()), flats_[b])->wait();
+    // A pinned shard goes up without the host waiting: the optimizer writes shards only after
+    // the host has waited for the compute stream's work so far (its first gradient copy).
+    const bool up = flats_[b].is_cuda() && shard.is_cpu();
+    collectives_.allGatherAsync(shard.to(flats_[b].device(), /*non_blocking=*/up && shard.is_pinned()), flats_[b])->wait();
     shards_->release(b, false);
 }
 

@@ -41,6 +41,12 @@ public:
         std::string shard_file;
         // runtime.offload all: the account the shards are counted in (nullptr: the thread's).
         MemoryAccount* host_memory = nullptr;
+        // runtime.offload all: the shards live off the device (in host memory or shard_file),
+        // and the optimizer steps them where they are.
+        bool on_host = false;
+        // With on_host and no shard_file: the shards in host slabs (pinned on a GPU rank, whose
+        // gathers then copy them up without the host waiting) rather than tensors of the device.
+        bool host_slabs = false;
     };
     // `units[u]`: indices into `params` of unit u's parameters (forward order, possibly none);
     // `reads[u]`: its backward reads its weights. `buckets` must have been built with
@@ -62,6 +68,8 @@ public:
     void releaseShard(size_t bucket, bool modified) { shards_->release(bucket, modified); }
     void prefetchShard(size_t bucket) { shards_->prefetch(bucket); }
     void flushShards() { shards_->flush(); }
+    // The shards live in host memory (or the file), not on the rank's device.
+    bool shardsOnHost() const { return on_host_; }
     // The shards' file traffic since the start (0 with the shards in tensors).
     int64_t bytesRead() const { return shards_->bytesRead(); }
     int64_t bytesWritten() const { return shards_->bytesWritten(); }
@@ -103,6 +111,7 @@ private:
     std::unique_ptr<SliceStore> shards_;  // per bucket: [S], this rank's
     std::vector<char> gathered_;         // per unit
     std::vector<int64_t> buckets_after_;  // per unit: the buckets of the units after it
+    bool on_host_ = false;
     bool in_micro_batch_ = false;
     int64_t forward_next_ = 0;    // the next unit whose forward gathers
     int64_t backward_next_ = -1;  // the next unit whose backward boundary comes

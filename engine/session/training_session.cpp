@@ -354,11 +354,6 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
                                 planMemory(config).nvme_bytes * int64_t(impl_->ranks.size()));
     // Sample prompts that cannot be encoded or do not fit are refused now, not at the first sample.
     if (config.train.sample_every > 0) SampleWriter check_prompts(config);
-    if (impl_->devices.front() != "cpu" && !isChoice(config.runtime.offload, Offload::None))
-        throw ConfigError("runtime.offload", "runtime.offload " + config.runtime.offload +
-                                                 " runs on CPU ranks so far, and runtime.device \"" +
-                                                 config.runtime.device + "\" resolved to " + impl_->devices.front() +
-                                                 ": set runtime.device cpu or runtime.offload none");
     if (impl_->devices.front() != "cpu") requireNcclBuiltIn();
     // So are starting weights that do not fit the model section (headers only, no data read).
     if (!config.train.init_from.empty() && options.resume_from.empty()) checkInitialWeights(config.model, config.train.init_from);

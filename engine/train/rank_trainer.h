@@ -75,6 +75,8 @@ struct RankSetup {
     MemoryAccount* memory = nullptr;
     // runtime.offload optimizer: where the rank's offloaded moments are counted; nullptr: in `memory`.
     MemoryAccount* host_memory = nullptr;
+    // Test hook: LayoutSetup::host_mirror (runtime.offload on CPU ranks through the GPU path).
+    bool host_mirror = false;
     // Parameters and gradients in fp64 instead of fp32: for the exactness tests only.
     bool fp64 = false;
     // Gradient bucket sizes: about 25 MiB after a small first one that starts the reduction early.

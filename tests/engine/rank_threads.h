@@ -19,6 +19,7 @@ namespace trainbench {
 struct RankThreadOptions {
     bool fp64 = false;               // parameters and gradients in fp64
     int64_t bucket_bytes = 25 << 20;  // every bucket, the first included
+    bool host_mirror = false;         // RankSetup::host_mirror
     // When set: one account per rank, its allocations counted there (peaks readable afterwards).
     std::vector<MemoryAccount*>* accounts = nullptr;
     // Per rank: RankSetup::edit_micro_batch (empty: none).
@@ -82,6 +83,7 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
                 setup.fp64 = options.fp64;
                 setup.memory = account;
                 setup.bucket_bytes = setup.first_bucket_bytes = options.bucket_bytes;
+                setup.host_mirror = options.host_mirror;
                 if (options.edit_micro_batch)
                     setup.edit_micro_batch = [&, r](int64_t step, int64_t micro, MicroBatch& batch) {
                         options.edit_micro_batch(r, step, micro, batch);

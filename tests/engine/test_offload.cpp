@@ -1,7 +1,8 @@
 // Offload suite (runtime.offload, runtime.offload_dir): the moment store's files against what was
 // put in them, the conformance splits at every stage and under expert parallelism bitwise equal
-// to the same split without offload (fp32 and fp64), a checkpoint of an offloaded run resumed
-// without offload, the planner's tiers, and the refusals (docs/design/offload.md).
+// to the same split without offload (fp32 and fp64), the same through the GPU ranks' host step
+// (its copies plain here) and its host slabs, a checkpoint of an offloaded run resumed without
+// offload, the planner's tiers, and the refusals (docs/design/offload.md).
 #include <QtTest/QtTest>
 
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "conformance_setup.h"
 #include "offload/direct_file.h"
+#include "offload/pinned_slabs.h"
 #include "offload/slice_store.h"
 #include "trainbench/param_count.h"
 #include "rank_threads.h"
@@ -42,11 +44,14 @@ RunConfig split(int64_t m, int64_t K, int64_t W, int64_t stage, int64_t EP = 1) 
 
 // Every rank's whole parameters after `steps` steps on rank threads, with 4 KiB buckets so that
 // there are many (the store's two staging slots take turns) and slices cross parameters.
-std::vector<std::vector<torch::Tensor>> weightsAfter(const RunConfig& config, int64_t steps, bool fp64) {
+// `host_mirror`: runtime.offload takes the GPU ranks' path (the host step), its copies plain.
+std::vector<std::vector<torch::Tensor>> weightsAfter(const RunConfig& config, int64_t steps, bool fp64,
+                                                     bool host_mirror = false) {
     std::vector<std::vector<torch::Tensor>> weights(config.runtime.world_size);
     RankThreadOptions options;
     options.fp64 = fp64;
     options.bucket_bytes = 4096;
+    options.host_mirror = host_mirror;
     onRankTrainers(config, options, [&](int r, RankTrainer& trainer) {
         for (int64_t step = 0; step < steps; ++step) {
             WindowResult window;
@@ -149,6 +154,84 @@ private Q_SLOTS:
                             QVERIFY2(torch::equal(weights[r][i], reference[r][i]),
                                      qPrintable(what + QString(": rank %1 parameter %2 differs").arg(r).arg(i)));
                 }
+                QVERIFY2(fs::is_empty(dir.path().toStdString()), "scratch files left behind");
+            }
+    }
+
+    // The host slabs: every request its own aligned region, none overlapping, packed into
+    // slabs of the size asked (a larger request alone in one); a request past the list, or
+    // larger than its region, names what the slabs hold.
+    void theHostSlabsCarveAlignedViews() {
+        PinnedSlabs::Options options;
+        options.slab_bytes = 64 << 10;
+        options.what = "the test's slices";
+        const std::vector<int64_t> requests = {1000 * 4, 3, 40000 * 4, 70000 * 4, 1, 8 * 8};
+        PinnedSlabs slabs(requests, options);
+        QCOMPARE(slabs.slabCount(), int64_t(4));  // (4000, 3) | 160000 alone | 280000 alone | (1, 64)
+        QVERIFY(!slabs.pinned());                 // no GPU here
+        const torch::ScalarType dtypes[] = {torch::kFloat32, torch::kByte, torch::kFloat32, torch::kFloat32,
+                                            torch::kByte, torch::kFloat64};
+        std::vector<std::pair<uintptr_t, uintptr_t>> spans;
+        for (size_t i = 0; i < requests.size(); ++i) {
+            const int64_t numel = requests[i] / int64_t(torch::elementSize(dtypes[i]));
+            torch::Tensor view = slabs.take(numel, dtypes[i]);
+            QCOMPARE(view.numel(), numel);
+            QCOMPARE(view.scalar_type(), dtypes[i]);
+            QVERIFY(view.is_contiguous());
+            const auto begin = reinterpret_cast<uintptr_t>(view.data_ptr());
+            QCOMPARE(int64_t(begin % kSlabAlignment), int64_t(0));
+            view.fill_(double(i + 1));
+            spans.emplace_back(begin, begin + uintptr_t(requests[i]));
+        }
+        for (size_t i = 0; i < spans.size(); ++i)
+            for (size_t j = i + 1; j < spans.size(); ++j)
+                QVERIFY2(spans[i].second <= spans[j].first || spans[j].second <= spans[i].first,
+                         qPrintable(QString("regions %1 and %2 overlap").arg(i).arg(j)));
+        QVERIFY(slabs.bytes() >= 4000 + 160000 + 280000 + 64);
+        try {
+            slabs.take(1, torch::kFloat32);
+            QFAIL("a seventh request was given a region");
+        } catch (const std::length_error& e) {
+            QVERIFY2(std::string(e.what()).find("the test's slices") != std::string::npos, e.what());
+        }
+        PinnedSlabs small({64}, options);
+        try {
+            small.take(1000, torch::kFloat32);
+            QFAIL("4000 bytes were given a 256-byte region");
+        } catch (const std::length_error& e) {
+            QVERIFY2(std::string(e.what()).find("the test's slices") != std::string::npos, e.what());
+            QVERIFY2(std::string(e.what()).find("4000") != std::string::npos, e.what());
+        }
+    }
+
+    // The GPU ranks' path on CPU ranks (host_mirror): the moments and a master of the rank's
+    // slices in host slabs (or offload_dir's file), the gradient slices copied down, the kernel
+    // on the master, the updated slices copied up before the all-gathers; under offload all the
+    // shards in host slabs stepped in place. The copies are plain here, so every rank's weights
+    // after three steps are bitwise those without offload, fp32 and fp64, stages 1-3.
+    void theHostStepGivesTheNumbersWithoutOffload() {
+        QTemporaryDir dir;
+        struct Case {
+            int64_t m, K, W, stage, EP;
+        };
+        const Case cases[] = {{8, 1, 1, 1, 1}, {2, 2, 2, 1, 1}, {1, 4, 2, 2, 1}, {2, 2, 2, 3, 1},
+                              {2, 1, 4, 3, 1}, {2, 2, 2, 1, 2}, {1, 2, 4, 3, 2}};
+        for (const Case& k : cases)
+            for (bool fp64 : {false, true}) {
+                const RunConfig plain = split(k.m, k.K, k.W, k.stage, k.EP);
+                const auto reference = weightsAfter(plain, 3, fp64);
+                for (const char* choice : {"optimizer", "all"})
+                    for (const std::string& where : {std::string(), dir.path().toStdString()}) {
+                        if (std::string(choice) == "all" && k.stage < 3) continue;
+                        const auto weights = weightsAfter(offloaded(plain, where, choice), 3, fp64, /*host_mirror=*/true);
+                        const QString what = QString("(%1,%2,%3) stage %4 EP %5 %6 %7 %8 host step")
+                                                 .arg(k.m).arg(k.K).arg(k.W).arg(k.stage).arg(k.EP)
+                                                 .arg(fp64 ? "fp64" : "fp32").arg(choice).arg(where.empty() ? "host" : "offload_dir");
+                        for (size_t r = 0; r < weights.size(); ++r)
+                            for (size_t i = 0; i < weights[r].size(); ++i)
+                                QVERIFY2(torch::equal(weights[r][i], reference[r][i]),
+                                         qPrintable(what + QString(": rank %1 parameter %2 differs").arg(r).arg(i)));
+                    }
                 QVERIFY2(fs::is_empty(dir.path().toStdString()), "scratch files left behind");
             }
     }
@@ -367,11 +450,14 @@ private Q_SLOTS:
         RunConfig all_below_stage3 = plain;  // all moves the weights' shards: stage 3 only
         all_below_stage3.runtime.offload = "all";
         QCOMPARE(refusedField(all_below_stage3), std::string("runtime.offload"));
-        RunConfig on_cuda = plain;  // the copies to and from a GPU are not built yet
+        // Offload on a GPU (the host step) is a valid config; on a machine without one the
+        // session refuses the device, not the offload.
+        RunConfig on_cuda = plain;
         on_cuda.runtime.zero_stage = 3;
         on_cuda.runtime.offload = "all";
         on_cuda.runtime.device = "cuda";
-        QCOMPARE(refusedField(on_cuda), std::string("runtime.offload"));
+        for (const ConfigIssue& issue : validateRunConfig(on_cuda)) QFAIL(issue.message.c_str());
+        if (!torch::cuda::is_available()) QCOMPARE(refusedField(on_cuda), std::string("runtime.device"));
         RunConfig unknown = plain;
         unknown.runtime.offload = "nvme";
         QCOMPARE(refusedField(unknown), std::string("runtime.offload"));

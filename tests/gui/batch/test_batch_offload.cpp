@@ -1,4 +1,4 @@
-// Tests the batch panel's offload choice: one undoable edit of runtime.offload (and offload_dir), the device peak without the AdamW moments, the host and disk rows, and the refusal at ZeRO stage 0 or on a CUDA device.
+// Tests the batch panel's offload choice: one undoable edit of runtime.offload (and offload_dir), the device peak without the AdamW moments, the host and disk rows, and the refusal at ZeRO stage 0 (a CUDA device offloads too: the engine's host step).
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -71,8 +71,8 @@ class TestBatchOffload : public QObject {
 private Q_SLOTS:
     void hostMemoryIsOneUndoableEditThatTakesTheMomentsOutOfThePeak();
     void theDiskTierEditsTheOffloadDirectory();
-    void offloadIsRefusedAtStageZeroAndOnCuda_data();
-    void offloadIsRefusedAtStageZeroAndOnCuda();
+    void offloadIsRefusedAtStageZero_data();
+    void offloadIsRefusedAtStageZero();
 };
 
 void TestBatchOffload::hostMemoryIsOneUndoableEditThatTakesTheMomentsOutOfThePeak() {
@@ -175,16 +175,14 @@ void TestBatchOffload::theDiskTierEditsTheOffloadDirectory() {
     QVERIFY(owner.config.runtime.offload_dir != scratch.path().toStdString());
 }
 
-void TestBatchOffload::offloadIsRefusedAtStageZeroAndOnCuda_data() {
+void TestBatchOffload::offloadIsRefusedAtStageZero_data() {
     QTest::addColumn<int>("zero_stage");
     QTest::addColumn<QString>("device");
     QTest::addColumn<QString>("reason");
     QTest::newRow("stage 0") << 0 << QStringLiteral("cpu") << QStringLiteral("needs ZeRO stage 1 or more");
-    QTest::newRow("cuda") << 1 << QStringLiteral("cuda") << QStringLiteral("set runtime.device to cpu");
-    QTest::newRow("cuda:0,1") << 2 << QStringLiteral("cuda:0,1") << QStringLiteral("set runtime.device to cpu");
 }
 
-void TestBatchOffload::offloadIsRefusedAtStageZeroAndOnCuda() {
+void TestBatchOffload::offloadIsRefusedAtStageZero() {
     QFETCH(int, zero_stage);
     QFETCH(QString, device);
     QFETCH(QString, reason);

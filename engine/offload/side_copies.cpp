@@ -1,0 +1,67 @@
+// SideCopies: a pool stream and three events per rank (two for the copies down, one to join).
+#include "offload/side_copies.h"
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <array>
+
+namespace trainbench {
+
+struct SideCopies::Cuda {
+    c10::DeviceIndex device;
+    c10::cuda::CUDAStream side;
+    std::array<at::cuda::CUDAEvent, 2> landed;  // toHost, per slot
+    at::cuda::CUDAEvent ordered;                // the current stream's work before a side copy
+    at::cuda::CUDAEvent done;                   // the side stream's work before a join
+    explicit Cuda(c10::DeviceIndex index) : device(index), side(c10::cuda::getStreamFromPool(false, index)) {}
+};
+
+SideCopies::SideCopies(const torch::Device& device) {
+    if (device.is_cuda()) cuda_ = std::make_unique<Cuda>(device.index() < 0 ? c10::cuda::current_device() : device.index());
+}
+
+SideCopies::~SideCopies() = default;
+
+void SideCopies::toHost(const torch::Tensor& dst, const torch::Tensor& src, int slot) {
+    if (!cuda_) {
+        dst.copy_(src);
+        return;
+    }
+    c10::cuda::CUDAGuard on(cuda_->device);
+    // The side stream starts after what the compute stream has queued (the reduction that made `src`).
+    cuda_->ordered.record(c10::cuda::getCurrentCUDAStream(cuda_->device));
+    cuda_->ordered.block(cuda_->side);
+    {
+        c10::cuda::CUDAStreamGuard side(cuda_->side);
+        dst.copy_(src, /*non_blocking=*/true);
+    }
+    cuda_->landed[slot].record(cuda_->side);
+}
+
+void SideCopies::waitHost(int slot) {
+    if (cuda_) cuda_->landed[slot].synchronize();
+}
+
+void SideCopies::toDevice(const torch::Tensor& dst, const torch::Tensor& src) {
+    if (!cuda_) {
+        dst.copy_(src);
+        return;
+    }
+    c10::cuda::CUDAGuard on(cuda_->device);
+    // After what the compute stream has queued: `dst` may be read or written there until now.
+    cuda_->ordered.record(c10::cuda::getCurrentCUDAStream(cuda_->device));
+    cuda_->ordered.block(cuda_->side);
+    c10::cuda::CUDAStreamGuard side(cuda_->side);
+    dst.copy_(src, /*non_blocking=*/true);
+}
+
+void SideCopies::joinCompute() {
+    if (!cuda_) return;
+    c10::cuda::CUDAGuard on(cuda_->device);
+    cuda_->done.record(cuda_->side);
+    cuda_->done.block(c10::cuda::getCurrentCUDAStream(cuda_->device));
+}
+
+}  // namespace trainbench

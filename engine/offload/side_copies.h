@@ -1,0 +1,41 @@
+// SideCopies: copies between a rank's device and host memory on a stream of their own, ordered
+// by events rather than by the host waiting for the device.
+#pragma once
+
+#include <memory>
+
+#include <torch/torch.h>
+
+namespace trainbench {
+
+// On a CUDA device the copies run on a stream from c10's pool, non-blocking (asynchronous when
+// the host side is pinned): a copy to the host starts once the work queued so far on the
+// device's current stream is done, and the host waits for that copy's event only; copies to the
+// device are joined into the current stream before what reads them. On any other device the
+// copies are plain copies, made at once, and the waits do nothing: the same code runs on CPU
+// rank threads.
+// Lifetimes: the tensors of a copy must live (and the host side stay unwritten) until the host
+// has waited for it (to the host) or joinCompute() (to the device) has been called.
+class SideCopies {
+public:
+    explicit SideCopies(const torch::Device& device);
+    ~SideCopies();
+    SideCopies(const SideCopies&) = delete;
+    SideCopies& operator=(const SideCopies&) = delete;
+
+    // host `dst` <- device `src`, after the current stream's work; `slot` (0 or 1) names the
+    // event waitHost() waits for (two copies in flight: the next bucket's while one is used).
+    void toHost(const torch::Tensor& dst, const torch::Tensor& src, int slot);
+    // The host waits for the last toHost() of `slot`.
+    void waitHost(int slot);
+    // device `dst` <- host `src`, after the current stream's work and the side copies before it.
+    void toDevice(const torch::Tensor& dst, const torch::Tensor& src);
+    // The current stream waits (on the device) for every copy made so far.
+    void joinCompute();
+
+private:
+    struct Cuda;
+    std::unique_ptr<Cuda> cuda_;  // null off CUDA
+};
+
+}  // namespace trainbench
