@@ -309,7 +309,9 @@ std::vector<ConfigField> buildFields() {
     r.text("offload", &RuntimeConfig::offload,
            "Offload: none keeps the AdamW moments beside the gradients; optimizer keeps each rank's shard of them "
            "off the device between steps (host memory, or offload_dir's files) and steps it on the CPU, bucket by "
-           "bucket; needs zero_stage >= 1 (at world_size 1 the same arithmetic as 0). The same numbers as none. "
+           "bucket (on a GPU rank the gradient slices come down to pinned host memory on a side stream once a step "
+           "and the updated slices go back up); needs zero_stage >= 1 (at world_size 1 the same arithmetic as 0). "
+           "The same numbers as none. "
            "all: the weights' shards too (zero_stage 3): each unit's gathered from the host account or offload_dir's "
            "file, the next unit's read while one is used",
            choiceNames<Offload>());

@@ -344,22 +344,24 @@ private Q_SLOTS:
 
     // The crash test of the store issue: SIGKILL mid-run, resume, and every loss of the
     // resumed curve equals the uninterrupted run's bit for bit (CPU, fp32). With the moments in
-    // offload_dir's files too: the kill leaves its scratch files, which are no record (the
-    // checkpoint is) and which the resumed run clears away.
+    // offload_dir's files too (and under offload all the weights' shards): the kill leaves its
+    // scratch files, which are no record (the checkpoint is) and which the resumed run clears away.
     void killedRunResumesToTheSameLossesBitwise_data() {
-        QTest::addColumn<bool>("offloaded");
-        QTest::newRow("moments in memory") << false;
-        QTest::newRow("moments in offload_dir") << true;
+        QTest::addColumn<QString>("offload");
+        QTest::newRow("moments in memory") << QString("none");
+        QTest::newRow("moments in offload_dir") << QString("optimizer");
+        QTest::newRow("moments and weights in offload_dir") << QString("all");
     }
     void killedRunResumesToTheSameLossesBitwise() {
-        QFETCH(bool, offloaded);
+        QFETCH(QString, offload);
+        const bool offloaded = offload != "none";
         QTemporaryDir store, scratch;
         // Long enough steps (seq_len 256, one thread) that the kill lands mid-run with seconds to spare.
         QStringList settings = {"--set", "train.steps=24", "--set", "train.checkpoint_every=3", "--set",
                                 "train.seq_len=256", "--set", "runtime.threads=1"};
         if (offloaded)
-            settings << "--set" << "runtime.zero_stage=1" << "--set" << "runtime.offload=optimizer" << "--set"
-                     << "runtime.offload_dir=" + scratch.path();
+            settings << "--set" << (offload == "all" ? "runtime.zero_stage=3" : "runtime.zero_stage=1") << "--set"
+                     << "runtime.offload=" + offload << "--set" << "runtime.offload_dir=" + scratch.path();
         auto scratchFiles = [&] { return QDir(scratch.path()).entryList(QDir::Files); };
         Result reference = runCli(QStringList{"run", kConfigs + "/tiny.json", "--store", store.path()} + settings);
         QVERIFY2(reference.code == 0, qPrintable(reference.err));
@@ -387,7 +389,7 @@ private Q_SLOTS:
             RunStore reader(store.path().toStdString());
             QCOMPARE(reader.findRun(run_id)->status, std::string("interrupted"));
         }
-        if (offloaded) QCOMPARE(scratchFiles().size(), 1);  // the killed rank's moments
+        if (offloaded) QCOMPARE(scratchFiles().size(), offload == "all" ? 2 : 1);  // the killed rank's moments (and shards)
         Result resumed = runCli({"resume", QString::fromStdString(run_id), "--store", store.path()});
         QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
         QVERIFY2(scratchFiles().isEmpty(), qPrintable(scratchFiles().join(", ")));

@@ -15,6 +15,7 @@
 #include "offload/direct_file.h"
 #include "offload/pinned_slabs.h"
 #include "offload/slice_store.h"
+#include "trainbench/batch_explorer.h"
 #include "trainbench/param_count.h"
 #include "rank_threads.h"
 #include "trainbench/checkpoints.h"
@@ -391,6 +392,57 @@ private Q_SLOTS:
         quiet.start();
         QVERIFY(quiet.wait(std::chrono::minutes(5)));
         for (const auto& p : quiet_inbox->drain().points) QVERIFY2(p.key.rfind("io/", 0) != 0, p.key.c_str());
+    }
+
+    // The explorer over layouts: with runtime.offload set, every layout that can offload is also
+    // measured with it (optimizer from stage 1, all at stage 3, to the config's directory), the
+    // rows without offload as before; a row carries its offload and trains with it.
+    void theExplorerMeasuresOffloadLayouts() {
+        RunConfig c = split(2, 2, 2, 1);
+        c.runtime.offload = "all";
+        c.runtime.zero_stage = 3;
+        c.runtime.offload_dir = "/work/some-dir";
+        const auto rows = explorationRows(c, 0, true);
+        int none = 0, optimizer = 0, all = 0;
+        for (const MemoryLayout& row : rows) {
+            if (row.offload == "none") {
+                ++none;
+                QVERIFY(!row.nvme);
+                continue;
+            }
+            QVERIFY(row.zero_stage >= 1);
+            QVERIFY(row.nvme);
+            if (row.offload == "optimizer") ++optimizer;
+            if (row.offload == "all") {
+                QCOMPARE(row.zero_stage, int64_t(3));
+                ++all;
+            }
+        }
+        QVERIFY(none > 0 && optimizer > 0 && all > 0);
+        // Every layout from stage 1 once more with optimizer; the stage 3 ones once more with all.
+        int sharded = 0, third = 0;
+        for (const MemoryLayout& row : rows)
+            if (row.offload == "none") sharded += row.zero_stage >= 1, third += row.zero_stage == 3;
+        QCOMPARE(optimizer, sharded);
+        QCOMPARE(all, third);
+        // Without offload asked, no offload rows.
+        c.runtime.offload = "none";
+        c.runtime.offload_dir.clear();
+        for (const MemoryLayout& row : explorationRows(c, 0, true)) QCOMPARE(row.offload, std::string("none"));
+
+        // The config's own layout, offloaded: each row measured with it.
+        QTemporaryDir scratch;
+        RunConfig own = offloaded(split(2, 2, 2, 3), scratch.path().toStdString(), "all");
+        ExploreOptions options;
+        options.steps_per_row = 2;
+        const ExploreResult result = exploreBatchSplits(own, 0, options);
+        QVERIFY(!result.rows.empty());
+        for (const ExploreRow& row : result.rows) {
+            QCOMPARE(row.offload, std::string("all"));
+            QVERIFY2(row.fits, row.note.c_str());
+            QVERIFY(row.tokens_per_s > 0);
+        }
+        QVERIFY(exploreResultToJson(result).find("\"offload\":\"all\"") != std::string::npos);
     }
 
     // On CPU ranks the tiers are accounts: with the moments offloaded to host memory the rank's
