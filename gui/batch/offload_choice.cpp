@@ -102,14 +102,10 @@ QString OffloadChoice::refusal(const RunConfig& config) {
     bool refused = false;
     const QString engine_reason = validationReason(config, Offload::Optimizer, &refused);
     if (!refused) return QString();
-    // The two rules the engine has, said shortly; anything newer in the engine's own words.
+    // The engine's rule said shortly; anything newer in the engine's own words.
     if (config.runtime.zero_stage < 1)
         return tr("Offload needs ZeRO stage 1 or more (the moments it moves are each rank's shard): choose "
                   "stage 1 above; on one rank it is the same arithmetic as stage 0.");
-    if (config.runtime.device.rfind("cuda", 0) == 0)
-        return tr("Offload runs on CPU ranks so far (runtime.device is \"%1\"; the device-to-host copies are "
-                  "not built yet): set runtime.device to cpu to use it.")
-            .arg(QString::fromStdString(config.runtime.device));
     return engine_reason;
 }
 

@@ -28,10 +28,8 @@ namespace trainbench::gui {
 // Each choice and each directory typed is one offloadRequested; the owner applies it (undoably)
 // and hands the panel the config back on refusal or undo.
 //
-// The engine refuses offload optimizer below ZeRO stage 1 and on CUDA devices, and offload all
-// away from stage 3 (validateRunConfig): then those choices are disabled and their tooltips say
-// why and what to do. "auto" is taken as
-// the CPU here (the window cannot ask torch); the session refuses it on a CUDA machine at start.
+// The engine refuses offload optimizer below ZeRO stage 1, and offload all away from stage 3
+// (validateRunConfig): then those choices are disabled and their tooltips say why and what to do.
 //
 // A note under the choice says what a user may not expect: a directory that does not exist (the
 // session would refuse it at start), on the target's CPU ranks that host memory is the device's
