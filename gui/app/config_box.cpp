@@ -17,6 +17,7 @@ namespace {
 ConfigBox::ConfigBox(QWidget* parent) : QGroupBox(tr("Config"), parent) {
     setObjectName(QStringLiteral("configBox"));
     auto* form = new QFormLayout(this);
+    form_ = form;
     form->setLabelAlignment(Qt::AlignRight);
     form->setRowWrapPolicy(QFormLayout::DontWrapRows);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
@@ -32,6 +33,8 @@ ConfigBox::ConfigBox(QWidget* parent) : QGroupBox(tr("Config"), parent) {
     lr_label_ = valueLabel(QStringLiteral("lrLabel"), this);
     schedule_label_ = valueLabel(QStringLiteral("scheduleLabel"), this);
     device_label_ = valueLabel(QStringLiteral("deviceLabel"), this);
+    target_label_ = valueLabel(QStringLiteral("targetLabel"), this);
+    target_label_->setToolTip(tr("target: the machine the Batch & memory tab plans for; runtime says where a run trains"));
     // The two numbers that decide cost stand out.
     QFont emphasis = batch_label_->font();
     emphasis.setBold(true);
@@ -48,6 +51,7 @@ ConfigBox::ConfigBox(QWidget* parent) : QGroupBox(tr("Config"), parent) {
     form->addRow(tr("Learning rate:"), lr_label_);
     form->addRow(tr("Schedule:"), schedule_label_);
     form->addRow(tr("Device:"), device_label_);
+    form->addRow(tr("Planned for:"), target_label_);
 }
 
 void ConfigBox::showConfig(const RunConfig& config, const QString& origin, bool watched) {
@@ -64,6 +68,8 @@ void ConfigBox::showConfig(const RunConfig& config, const QString& origin, bool 
     lr_label_->setText(summary.learning_rate);
     schedule_label_->setText(summary.schedule);
     device_label_->setText(summary.device);
+    target_label_->setText(summary.target);
+    form_->setRowVisible(target_label_, !summary.target.isEmpty());
 }
 
 }  // namespace trainbench::gui

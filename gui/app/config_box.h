@@ -5,13 +5,14 @@
 
 #include "trainbench/run_config.h"
 
+class QFormLayout;
 class QLabel;
 
 namespace trainbench::gui {
 
 // Object names tests find: configBox, configNameLabel, totalParamsLabel, activatedParamsLabel,
 // modelShapeLabel, batchLabel, tokensPerStepLabel, seqLenLabel, stepsLabel, lrLabel,
-// scheduleLabel, deviceLabel.
+// scheduleLabel, deviceLabel, targetLabel (its row shown while the target is not this machine).
 class ConfigBox : public QGroupBox {
     Q_OBJECT
 
@@ -23,6 +24,7 @@ public:
     void showConfig(const RunConfig& config, const QString& origin, bool watched);
 
 private:
+    QFormLayout* form_ = nullptr;
     QLabel* name_label_ = nullptr;
     QLabel* total_params_label_ = nullptr;
     QLabel* activated_params_label_ = nullptr;
@@ -34,6 +36,7 @@ private:
     QLabel* lr_label_ = nullptr;
     QLabel* schedule_label_ = nullptr;
     QLabel* device_label_ = nullptr;
+    QLabel* target_label_ = nullptr;
 };
 
 }  // namespace trainbench::gui

@@ -10,6 +10,7 @@
 #include "trainbench/batch_schedule.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/param_count.h"
+#include "trainbench/target_machine.h"
 
 namespace trainbench::gui {
 
@@ -69,6 +70,10 @@ ConfigSummary summarizeConfig(const RunConfig& config) {
         out.device += QStringLiteral(" · %1 ranks").arg(config.runtime.world_size);
     if (config.runtime.expert_parallel > 1)
         out.device += QStringLiteral(" · EP %1").arg(config.runtime.expert_parallel);
+    // The machine the batch panel plans for, when it is not the one runtime trains on; a named
+    // kind resolves from its table alone (only "here" asks this machine).
+    if (!isChoice(config.target.kind, TargetKind::Here))
+        out.target = QString::fromStdString(resolveTarget(config).label);
     return out;
 }
 

@@ -21,6 +21,7 @@ struct ConfigSummary {
     QString learning_rate;    // "0.003 → 0.0003"
     QString schedule;         // "cosine, 10 warmup steps"
     QString device;           // "cpu · fp32"
+    QString target;           // "8 x H100 80 GB" (the target section's machine); empty for this machine
 };
 
 ConfigSummary summarizeConfig(const RunConfig& config);

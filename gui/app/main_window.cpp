@@ -20,6 +20,7 @@
 #include "app/config_box.h"
 #include "batch/batch_panel.h"
 #include "compare/compare_view.h"
+#include "configure/config_presets.h"
 #include "configure/configure_view.h"
 #include "monitor/monitor_view.h"
 #include "monitor/run_dashboard.h"
@@ -31,11 +32,26 @@
 #include "runs/store_tail.h"
 #include "samples/samples_panel.h"
 #include "trainbench/batch_schedule.h"
+#include "trainbench/target_machine.h"
 #include "trainbench/run_store.h"
 
 namespace trainbench::gui {
 
 namespace {
+
+// The published configs whose guides' claims the batch panel's device-count dialog answers:
+// DeepSeek-V2-Lite on one GPU, V2 on four, V3 on eight.
+std::vector<PublishedConfig> publishedConfigs() {
+    const std::vector<std::pair<QString, int64_t>> claims{{QStringLiteral("configs/deepseek/config_16B.json"), 1},
+                                                          {QStringLiteral("configs/deepseek/config_236B.json"), 4},
+                                                          {QStringLiteral("configs/deepseek/config_671B.json"), 8}};
+    std::vector<PublishedConfig> published;
+    for (const auto& [file, devices] : claims)
+        for (const ConfigPreset& preset : configPresets())
+            if (preset.file == file)
+                published.push_back({QFileInfo(file).completeBaseName(), loadConfigPreset(preset), devices});
+    return published;
+}
 
 // The steps the run takes under its batch policy (an adaptive batch: at most).
 int64_t plannedSteps(const RunConfig& config) { return BatchSchedule(config).plannedSteps(); }
@@ -135,6 +151,13 @@ void MainWindow::buildUi() {
     connect(batch_panel_, &BatchPanel::offloadRequested, this, [this](const QString& offload, const QString& offload_dir) {
         if (!setOffload(offload, offload_dir)) batch_panel_->setRunConfig(config_);
     });
+    connect(batch_panel_, &BatchPanel::targetRequested, this, [this](const TargetConfig& target) {
+        if (!setTarget(target)) batch_panel_->setRunConfig(config_);
+    });
+    connect(batch_panel_, &BatchPanel::whatFitsRequested, this, [this](const RunConfig& config, const QString& description) {
+        if (!applyWhatFits(config, description)) batch_panel_->setRunConfig(config_);
+    });
+    batch_panel_->setPublishedConfigs(publishedConfigs());
     connect(batch_panel_, &BatchPanel::exploringChanged, controls_, &RunControls::updateStartButton);
     connect(batch_panel_, &BatchPanel::planChanged, this, [this] {
         controls_->updateStartButton();
@@ -264,6 +287,23 @@ bool MainWindow::setOffload(const QString& offload, const QString& offload_dir) 
     showConfigNumbers();
     configure_view_->recordWindowEdit(
         config_, offload_dir.isEmpty() ? tr("Offload: %1").arg(offload) : tr("Offload: %1 to %2").arg(offload, offload_dir));
+    return true;
+}
+
+bool MainWindow::setTarget(const TargetConfig& target) {
+    if (bridge_->isLive()) return false;
+    config_.target = target;
+    showConfigNumbers();
+    configure_view_->recordWindowEdit(
+        config_, tr("Target: %1").arg(QString::fromStdString(resolveTarget(config_).label)));
+    return true;
+}
+
+bool MainWindow::applyWhatFits(const RunConfig& config, const QString& description) {
+    if (bridge_->isLive()) return false;
+    config_ = config;
+    showConfigNumbers();
+    configure_view_->recordWindowEdit(config_, description);
     return true;
 }
 

@@ -85,6 +85,12 @@ public:
     // runtime.offload and runtime.offload_dir, as the Batch tab's offload choice sets them (an
     // undoable step on the Configure tab); false while a run is live.
     bool setOffload(const QString& offload, const QString& offload_dir);
+    // The target section, as the Batch tab's picker sets it (an undoable step); false while a run
+    // is live.
+    bool setTarget(const TargetConfig& target);
+    // The Batch tab's "Apply what fits": the config with the advised layout, m and K, as one
+    // undoable step named `description`; false while a run is live.
+    bool applyWhatFits(const RunConfig& config, const QString& description);
 
     EngineBridge* bridge() const { return bridge_; }
     RunControls* runControls() const { return controls_; }

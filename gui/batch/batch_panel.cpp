@@ -25,10 +25,12 @@
 #include "batch/explorer_table_model.h"
 #include "batch/explorer_worker.h"
 #include "batch/critical_batch_box.h"
+#include "batch/device_count_dialog.h"
 #include "batch/inference_cache_box.h"
 #include "batch/offload_choice.h"
 #include "batch/offload_tiers.h"
 #include "batch/plan_wording.h"
+#include "batch/target_picker.h"
 #include "trainbench/config_io.h"
 #include "trainbench/divisors.h"
 #include "trainbench/step_time.h"
@@ -148,6 +150,20 @@ void BatchPanel::buildUi() {
     left_scroll->setWidget(left_column);
     layout->addWidget(left_scroll, 0);
 
+    // The machine the plan is for, first: every number below is for it.
+    auto* target_box = new QGroupBox(tr("Target machine"), left_column);
+    auto* target_layout = new QVBoxLayout(target_box);
+    target_picker_ = new TargetPicker(target_box);
+    target_layout->addWidget(target_picker_);
+    connect(target_picker_, &TargetPicker::targetRequested, this, &BatchPanel::onTargetEdited);
+    device_count_button_ = new QPushButton(tr("By device count…"), target_box);
+    device_count_button_->setObjectName(QStringLiteral("deviceCountButton"));
+    device_count_button_->setToolTip(tr("What fits on 1 to 64 devices of this kind, and the published configs' "
+                                        "claims (16B on 1, 236B on 4, 671B on 8 GPUs of 80 GB)"));
+    connect(device_count_button_, &QPushButton::clicked, this, &BatchPanel::showDeviceCounts);
+    target_layout->addWidget(device_count_button_, 0, Qt::AlignLeft);
+    left->addWidget(target_box);
+
     // The split: m and K are edited, W comes from the runtime, B follows.
     auto* split_box = new QGroupBox(tr("Batch split"), left_column);
     auto* split_layout = new QVBoxLayout(split_box);
@@ -260,6 +276,15 @@ void BatchPanel::buildUi() {
     advice_label_->setWordWrap(true);
     advice_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout_form->addRow(advice_label_);
+    apply_fit_button_ = new QPushButton(tr("Apply what fits"), layout_box);
+    apply_fit_button_->setObjectName(QStringLiteral("applyWhatFitsButton"));
+    connect(apply_fit_button_, &QPushButton::clicked, this, &BatchPanel::applyWhatFits);
+    layout_form->addRow(apply_fit_button_);
+    fit_note_label_ = new QLabel(layout_box);
+    fit_note_label_->setObjectName(QStringLiteral("whatFitsNoteLabel"));
+    fit_note_label_->setWordWrap(true);
+    fit_note_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout_form->addRow(fit_note_label_);
     left->addWidget(layout_box);
     connect(zero_stage_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
     connect(recompute_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
@@ -486,6 +511,7 @@ void BatchPanel::showLayoutChoices() {
     recompute_combo_->setCurrentIndex(
         std::max(0, recompute_combo_->findData(QString::fromStdString(config_.runtime.activation_checkpointing))));
     offload_choice_->setRunConfig(config_, target_);
+    target_picker_->setRunConfig(config_, target_);
 }
 
 void BatchPanel::setCriticalBatch(double sequences, double relative_error, int64_t step) {
@@ -525,9 +551,38 @@ void BatchPanel::onOffloadEdited(const QString& offload, const QString& offload_
     Q_EMIT offloadRequested(offload, offload_dir);
 }
 
+void BatchPanel::onTargetEdited(const TargetConfig& target) {
+    config_.target = target;
+    showPlan();
+    updateControls();
+    Q_EMIT targetRequested(target);
+}
+
+bool BatchPanel::applyWhatFits() {
+    if (run_live_ || !what_fits_.applies) return false;
+    const WhatFitsEdit edit = what_fits_;
+    config_ = edit.config;
+    chosen_global_batch_ = std::max<int64_t>(config_.globalBatch(), 1);
+    showSplit();
+    showPlan();
+    updateControls();
+    Q_EMIT whatFitsRequested(edit.config, edit.description);
+    return true;
+}
+
+DeviceCountDialog* BatchPanel::showDeviceCounts() {
+    if (!device_count_dialog_) device_count_dialog_ = new DeviceCountDialog(this);
+    device_count_dialog_->showConfig(config_, published_);
+    device_count_dialog_->show();
+    device_count_dialog_->raise();
+    return device_count_dialog_;
+}
+
 void BatchPanel::showPlanNumbers() {
     plan_ = planOnTarget(config_, target_);
-    const TargetAdvice advice = adviseOnTarget(config_, target_);
+    advice_ = adviseOnTarget(config_, target_);
+    const TargetAdvice& advice = advice_;
+    what_fits_ = whatFitsEdit(config_, advice_, target_);
     const RunConfig placed = configOnTarget(config_, target_);
     const bool weights_off = isChoice(config_.runtime.offload, Offload::All) && config_.runtime.zero_stage >= 3;
     // A target of another size than runtime.world_size plans another global batch than the split's.
@@ -598,6 +653,18 @@ void BatchPanel::updateControls() {
     recompute_combo_->setEnabled(!run_live_);
     expert_parallel_combo_->setEnabled(!run_live_ && expert_parallel_combo_->count() > 1);
     offload_choice_->setRunLive(run_live_);
+    target_picker_->setRunLive(run_live_);
+    apply_fit_button_->setEnabled(!run_live_ && what_fits_.applies);
+    apply_fit_button_->setToolTip(what_fits_.applies ? what_fits_.description : what_fits_.note);
+    // What the user must still do stays in view after the button greys out: the directory.
+    const bool placeholder_dir = config_.runtime.offload_dir == kPlannedOffloadDir;
+    fit_note_label_->setText(what_fits_.applies ? what_fits_.note
+                             : placeholder_dir  ? tr("Applied: the state goes to files. Choose their directory on the "
+                                                     "Offload row (runtime.offload_dir reads %1 until then, and Start "
+                                                     "refuses it).")
+                                                     .arg(QString::fromLatin1(kPlannedOffloadDir))
+                                                : QString());
+    fit_note_label_->setVisible(!fit_note_label_->text().isEmpty());
     explore_button_->setEnabled(!run_live_ && !exploring);
     explore_button_->setToolTip(run_live_ ? tr("A run is live: explore when it has ended.")
                                           : tr("Train each split of B %1 for %2 steps and measure it.")

@@ -3,10 +3,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <QString>
 #include <QWidget>
 
+#include "batch/device_count_table.h"
+#include "batch/what_fits_edit.h"
 #include "trainbench/batch_explorer.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/run_config.h"
@@ -25,9 +28,11 @@ class ExplorerChart;
 class ExplorerTableModel;
 class ExplorerWorker;
 class CriticalBatchBox;
+class DeviceCountDialog;
 class InferenceCacheBox;
 class OffloadChoice;
 class OffloadTiers;
+class TargetPicker;
 
 // The panel edits a copy of the window's config and asks for each new split with
 // splitRequested; the owner applies it (or, refusing, hands the panel its config back).
@@ -42,11 +47,18 @@ class OffloadTiers;
 // with target.kind here that is this machine as runtime says. Start's refusal stays this
 // machine's (requirePlanFits): runtime says where a run trains.
 //
+// The target is picked at the top (TargetPicker: this machine, or N devices of a named GPU kind
+// or of a custom memory), each change one targetRequested. "Apply what fits", under the advice,
+// asks for the target's cheapest layout and m (whatFitsEdit) as one whatFitsRequested; "By
+// device count…" opens the DeviceCountDialog for the config and the published configs the owner
+// hands over (setPublishedConfigs).
+//
 // Widgets that tests drive carry object names: batchPanel, microBatchSpin, accumulationSpin,
-// planTargetLabel, planPeakLabel, stepTimeLabel, layoutAdviceLabel, zeroStageCombo, recomputationCombo,
+// planTargetLabel, planPeakLabel, stepTimeLabel, layoutAdviceLabel, applyWhatFitsButton, whatFitsNoteLabel,
+// deviceCountButton, zeroStageCombo, recomputationCombo,
 // exploreButton, stopExploreButton, applyRecommendationButton, explorerStatusLabel, explorerTable,
 // explorerChart; and those of the CriticalBatchBox, the OffloadChoice (offloadCombo, offloadDirEdit),
-// the OffloadTiers (planBudgetBar, planHostBar, planDiskBar, planVerdictLabel, ...) and the
+// the TargetPicker (targetKindCombo, targetDevicesSpin, ...), the OffloadTiers (planBudgetBar, planHostBar, planDiskBar, planVerdictLabel, ...) and the
 // InferenceCacheBox (decoding's cache in both MLA forms, beside the training numbers).
 class BatchPanel : public QWidget {
     Q_OBJECT
@@ -79,6 +91,11 @@ public:
     // planOnTarget(runConfig(), target()).
     const MemoryPlan& memoryPlan() const { return plan_; }
     const TargetMachine& target() const { return target_; }
+    // adviseOnTarget(runConfig(), target()), and what applying it would make of the config.
+    const TargetAdvice& targetAdvice() const { return advice_; }
+    const WhatFitsEdit& whatFits() const { return what_fits_; }
+    // The configs whose guides' claims the device-count dialog answers (config_16B on 1 ...).
+    void setPublishedConfigs(std::vector<PublishedConfig> published) { published_ = std::move(published); }
     // Why the engine would refuse to start the shown config for its memory (its own message),
     // or empty when it would start. A budget set with runtime.memory_limit_mb refuses only
     // when micro-batch 1 cannot fit (a larger one backs off while training).
@@ -95,6 +112,10 @@ public Q_SLOTS:
     // Sets m and K to the recommended split of the finished exploration; false when there is
     // none for the shown config's global batch.
     bool applyRecommendation();
+    // Asks for whatFits().config as one edit; false when it does not apply or a run is live.
+    bool applyWhatFits();
+    // Opens (or raises) the dialog of what fits by device count, computed for the shown config.
+    DeviceCountDialog* showDeviceCounts();
 
 Q_SIGNALS:
     // A "Measure at checkpoint" ended (its result is on the panel, or the error).
@@ -105,6 +126,12 @@ Q_SIGNALS:
     // runtime.offload ("none" | "optimizer" | "all") and runtime.offload_dir (empty: host memory) chosen
     // here, one edit each; the owner applies them (undoably) or hands the panel its config back.
     void offloadRequested(const QString& offload, const QString& offload_dir);
+    // The target section chosen with the picker; the owner applies it (undoably) or hands the
+    // panel its config back.
+    void targetRequested(const trainbench::TargetConfig& target);
+    // "Apply what fits": the whole config with the layout, m and K (and, when EP needs them, the
+    // ranks) the advice names, as one edit described by `description`.
+    void whatFitsRequested(const trainbench::RunConfig& config, const QString& description);
     void exploringChanged(bool exploring);
     // An exploration ended, with its rows in explorerModel() (and a recommendation, if any fit).
     void explorationFinished();
@@ -123,6 +150,7 @@ private:
     void requestSplit(int64_t micro_batch, int64_t accumulation);
     void onMemoryLayoutEdited();
     void onOffloadEdited(const QString& offload, const QString& offload_dir);
+    void onTargetEdited(const TargetConfig& target);
     // Each choice of the two layout boxes with the peak it would plan, the others as they are.
     void showLayoutChoices();
     void onRowExplored(const ExploreRow& row);
@@ -134,6 +162,9 @@ private:
     RunConfig config_;
     TargetMachine target_;
     MemoryPlan plan_;
+    TargetAdvice advice_;
+    WhatFitsEdit what_fits_;
+    std::vector<PublishedConfig> published_;
     QString start_refusal_;
     int64_t budget_bytes_ = 0;
     // The global batch micro-batch edits keep; K edits and new configs choose it.
@@ -163,6 +194,11 @@ private:
     QComboBox* expert_parallel_combo_ = nullptr;  // the EP values dividing W and the routed experts
     OffloadChoice* offload_choice_ = nullptr;
     OffloadTiers* offload_tiers_ = nullptr;  // the memory box's device, host and NVMe rows
+    TargetPicker* target_picker_ = nullptr;
+    QPushButton* device_count_button_ = nullptr;
+    DeviceCountDialog* device_count_dialog_ = nullptr;
+    QPushButton* apply_fit_button_ = nullptr;
+    QLabel* fit_note_label_ = nullptr;
 
     QCheckBox* layouts_check_ = nullptr;
     CriticalBatchBox* critical_batch_ = nullptr;

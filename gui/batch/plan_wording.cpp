@@ -12,8 +12,23 @@ namespace trainbench::gui {
 
 namespace {
 
-// "stage 2, recompute full, m 4", with the experts' division and the offload when there are.
-QString describeLayout(const MemoryLayout& l) {
+QString ranksText(int64_t world_size) {
+    return world_size == 1 ? QObject::tr("1 rank") : QObject::tr("%1 ranks").arg(world_size);
+}
+
+QString fewestRanksText(const LayoutAdvice& advice, bool without_offload) {
+    if (advice.fewest_ranks <= 0) return QObject::tr("No number of ranks up to 4096 fits m 1.");
+    return (without_offload ? QObject::tr("Fewest ranks at m 1 without offload: %1 (%2).")
+                            : QObject::tr("Fewest ranks at m 1: %1 (%2)."))
+        .arg(advice.fewest_ranks)
+        .arg(describeMemoryLayout(advice.fewest_ranks_layout));
+}
+
+QString milliseconds(double seconds) { return QObject::tr("%1 ms").arg(seconds * 1e3, 0, 'f', 1); }
+
+}  // namespace
+
+QString describeMemoryLayout(const MemoryLayout& l) {
     const QString stage = l.expert_parallel > 1 ? QObject::tr("stage %1 with EP %2").arg(l.zero_stage).arg(l.expert_parallel)
                                                 : QObject::tr("stage %1").arg(l.zero_stage);
     QString text = QObject::tr("%1, recompute %2, m %3")
@@ -25,22 +40,6 @@ QString describeLayout(const MemoryLayout& l) {
                     .arg(QString::fromStdString(l.offload), l.nvme ? QObject::tr("NVMe") : QObject::tr("host memory"));
     return text;
 }
-
-QString ranksText(int64_t world_size) {
-    return world_size == 1 ? QObject::tr("1 rank") : QObject::tr("%1 ranks").arg(world_size);
-}
-
-QString fewestRanksText(const LayoutAdvice& advice, bool without_offload) {
-    if (advice.fewest_ranks <= 0) return QObject::tr("No number of ranks up to 4096 fits m 1.");
-    return (without_offload ? QObject::tr("Fewest ranks at m 1 without offload: %1 (%2).")
-                            : QObject::tr("Fewest ranks at m 1: %1 (%2)."))
-        .arg(advice.fewest_ranks)
-        .arg(describeLayout(advice.fewest_ranks_layout));
-}
-
-QString milliseconds(double seconds) { return QObject::tr("%1 ms").arg(seconds * 1e3, 0, 'f', 1); }
-
-}  // namespace
 
 QString formatShareOfBudget(double share, const QString& what) {
     const QString measured = what.isEmpty() ? QObject::tr("peak") : what;
@@ -57,7 +56,7 @@ QString describeLayoutAdvice(const LayoutAdvice& advice, int64_t world_size) {
                              ? QObject::tr("Cheapest that fits on %1, %2 % to spare: %3.")
                                    .arg(ranksText(world_size))
                                    .arg(std::lround(100 * kLayoutSafetyMargin))
-                                   .arg(describeLayout(advice.cheapest))
+                                   .arg(describeMemoryLayout(advice.cheapest))
                              : QObject::tr("Nothing fits on %1, even at m 1.").arg(ranksText(world_size));
     return here + QLatin1Char(' ') + fewestRanksText(advice, false);
 }
@@ -78,7 +77,7 @@ QString describeTargetAdvice(const TargetAdvice& advice, const RunConfig& config
         here = QObject::tr("Nothing fits on %1 without offload. With offload, %2 % to spare: %3 (%4, K %5); %6.")
                    .arg(ranksText(world_size))
                    .arg(std::lround(100 * kLayoutSafetyMargin))
-                   .arg(describeLayout(layout.cheapest), needs)
+                   .arg(describeMemoryLayout(layout.cheapest), needs)
                    .arg(plan.gradient_accumulation_steps)
                    .arg(QString::fromStdString(describeStepTime(time)));
     } else {
