@@ -445,6 +445,49 @@ private Q_SLOTS:
         QVERIFY(exploreResultToJson(result).find("\"offload\":\"all\"") != std::string::npos);
     }
 
+    // An out-of-memory back-off under offload (the moments and the shards in offload_dir's files):
+    // the dropped window changes nothing in the files, the micro-batch halves, and every loss is
+    // that of a run started at the smaller micro-batch without offload.
+    void anOutOfMemoryBackOffUnderOffloadKeepsTheLosses() {
+        QTemporaryDir scratch(QDir::currentPath() + QStringLiteral("/offload-XXXXXX"));
+        auto run = [](const RunConfig& config) {
+            TrainingSession session(config);
+            auto inbox = session.bus().subscribe();
+            session.start();
+            if (!session.wait(std::chrono::minutes(5))) qFatal("run did not finish");
+            std::vector<double> losses;
+            int backoffs = 0;
+            const BusBatch batch = inbox->drain();
+            for (const auto& p : batch.points)
+                if (p.key == "train/loss") losses.push_back(p.value);
+            for (const auto& e : batch.events) backoffs += e.kind == "oom_backoff";
+            return std::tuple{session.summary(), losses, backoffs};
+        };
+        RunConfig base = split(8, 2, 1, 3);
+        base.model.inter_dim = 1024;  // activations that grow with m well beyond the budget's MiB rounding
+        base.train.steps = 4;
+        RunConfig small = withSplit(base, 4, 4, 1);
+        const auto [small_summary, reference, none] = run(small);
+        QCOMPARE(none, 0);
+        // A budget above m = 4's peak with everything offloaded and below m = 8's.
+        RunConfig offloaded_small = offloaded(small, scratch.path().toStdString(), "all");
+        const int64_t fits = std::get<0>(run(offloaded_small)).peak_memory_bytes;
+        const int64_t too_much = std::get<0>(run(offloaded(base, scratch.path().toStdString(), "all"))).peak_memory_bytes;
+        RunConfig limited = offloaded(base, scratch.path().toStdString(), "all");
+        limited.runtime.memory_limit_mb = fits / (1 << 20) + 1;  // whole MiB
+        QVERIFY2(too_much > limited.runtime.memory_limit_mb << 20,
+                 qPrintable(QString("m 8: %1, m 4: %2").arg(too_much).arg(fits)));
+        const auto [summary, losses, backoffs] = run(limited);
+        QCOMPARE(int(summary.status), int(RunStatus::Completed));
+        QCOMPARE(backoffs, 1);
+        QCOMPARE(summary.micro_batch_size, int64_t(4));
+        QCOMPARE(losses.size(), reference.size());
+        for (size_t i = 0; i < reference.size(); ++i)
+            QVERIFY2(std::fabs(losses[i] - reference[i]) <= 1e-5 * std::fabs(reference[i]),
+                     qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(losses[i]).arg(reference[i])));
+        QVERIFY2(fs::is_empty(scratch.path().toStdString()), "scratch files left behind");
+    }
+
     // On CPU ranks the tiers are accounts: with the moments offloaded to host memory the rank's
     // device account peaks lower by at least their bytes, and its host account holds them.
     void theDeviceAccountPeaksLowerByTheMoments() {
