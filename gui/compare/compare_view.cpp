@@ -81,7 +81,7 @@ CompareView::CompareView(const QString& store_folder, QWidget* parent) : QWidget
     const QString folder = store_folder.isEmpty() ? QString::fromStdString(RunStore::defaultFolder()) : store_folder;
     reader_ = new StoreReader(folder, this);
     connect(reader_, &StoreReader::failed, this, [this](const QString& message) {
-        status_label_->setText(tr("Cannot read the run store: %1").arg(message));
+        status_label_->setFullText(tr("Cannot read the run store: %1").arg(message));
         loaded_ = true;
         // A run's summary that could not be read again leaves it as shown: its tail has ended.
         for (size_t i = 0; i < tails_.size(); ++i)
@@ -120,11 +120,11 @@ void CompareView::buildUi() {
         tr("Runs whose configs differ only in train.seed / data.seed: one mean line with a min-max band."));
     bar->addWidget(group_seeds_check_);
     bar->addSpacing(12);
-    status_label_ = new QLabel(this);
+    status_label_ = new ElidedLabel(this);
     status_label_->setObjectName(QStringLiteral("compareStatusLabel"));
     status_label_->setStyleSheet(QStringLiteral("color: #555;"));
-    // The message may be cut rather than widen the window: every tab shares its minimum width.
-    status_label_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    // The message elides (whole in its tooltip) rather than widen the window: every tab shares
+    // its minimum width.
     bar->addWidget(status_label_, 1);
     export_button_ = new QPushButton(tr("Export CSV…"), this);
     export_button_->setObjectName(QStringLiteral("exportCsvButton"));
@@ -236,7 +236,7 @@ void CompareView::buildUi() {
     placeholder_->setColor(QColor(130, 130, 130));
     placeholder_->setFont(label_font);
 
-    status_label_->setText(tr("Select runs in the list to compare them."));
+    status_label_->setFullText(tr("Select runs in the list to compare them."));
     export_button_->setEnabled(false);
     group_seeds_check_->setEnabled(false);
     showConfigDiff();
@@ -256,7 +256,7 @@ void CompareView::setRuns(const QStringList& run_ids) {
         return;
     }
     loaded_ = false;
-    status_label_->setText(tr("Loading %n run(s)…", nullptr, static_cast<int>(run_ids.size())));
+    status_label_->setFullText(tr("Loading %n run(s)…", nullptr, static_cast<int>(run_ids.size())));
 
     std::vector<std::string> ids;
     for (const QString& id : run_ids) ids.push_back(id.toStdString());
@@ -355,10 +355,10 @@ void CompareView::showPointCount() {
     int running = 0;
     for (const RunInfo& info : runs_) running += info.record.status == "running" ? 1 : 0;
     if (runs_.empty())
-        status_label_->setText(run_ids_.isEmpty() ? tr("Select runs in the list to compare them.")
+        status_label_->setFullText(run_ids_.isEmpty() ? tr("Select runs in the list to compare them.")
                                                   : tr("None of the selected runs is in the store."));
     else
-        status_label_->setText(tr("%n run(s) · %1 points", nullptr, static_cast<int>(runs_.size()))
+        status_label_->setFullText(tr("%n run(s) · %1 points", nullptr, static_cast<int>(runs_.size()))
                                    .arg(formatGrouped(static_cast<int64_t>(points))) +
                                (running > 0 ? tr(" · %n running", nullptr, running) : QString()));
     export_button_->setEnabled(points > 0);
@@ -749,16 +749,16 @@ void CompareView::exportPlotWithDialog() {
         path += selected_filter.contains(QLatin1String("pdf")) ? QStringLiteral(".pdf") : QStringLiteral(".png");
     const int width = std::max(plot_->width(), 800);
     const int height = std::max(plot_->height(), 500);
-    if (!exportPlot(path, width, height)) status_label_->setText(tr("Cannot write %1 (a .png or .pdf file)").arg(path));
-    else status_label_->setText(tr("Exported %1").arg(path));
+    if (!exportPlot(path, width, height)) status_label_->setFullText(tr("Cannot write %1 (a .png or .pdf file)").arg(path));
+    else status_label_->setFullText(tr("Exported %1").arg(path));
 }
 
 void CompareView::exportWithDialog() {
     const QString suggested = QStringLiteral("compare-%1.csv").arg(key().replace(QLatin1Char('/'), QLatin1Char('_')));
     const QString path = QFileDialog::getSaveFileName(this, tr("Export curves"), suggested, tr("CSV files (*.csv)"));
     if (path.isEmpty()) return;
-    if (!exportCsv(path)) status_label_->setText(tr("Cannot write %1").arg(path));
-    else status_label_->setText(tr("Exported %1").arg(path));
+    if (!exportCsv(path)) status_label_->setFullText(tr("Cannot write %1").arg(path));
+    else status_label_->setFullText(tr("Exported %1").arg(path));
 }
 
 }  // namespace trainbench::gui

@@ -13,6 +13,7 @@
 
 #include "compare/compare_summary.h"
 #include "compare/curves_csv.h"
+#include "common/elided_label.h"
 #include "common/x_axis.h"
 #include "plotting/decimated_graph.h"
 #include "trainbench/metric_keys.h"
@@ -165,7 +166,7 @@ private:
     QPushButton* export_button_ = nullptr;
     QPushButton* export_plot_button_ = nullptr;
     QCheckBox* group_seeds_check_ = nullptr;
-    QLabel* status_label_ = nullptr;
+    ElidedLabel* status_label_ = nullptr;
     QCustomPlot* plot_ = nullptr;
     // The long curves of plot_, refilled for the view before each redraw.
     std::vector<std::unique_ptr<DecimatedGraph>> decimated_;
