@@ -24,19 +24,27 @@ SideCopies::SideCopies(const torch::Device& device) {
 
 SideCopies::~SideCopies() = default;
 
+namespace {
+
+// `dst.copy_(src)` on the side stream, after what the compute stream has queued until now (the
+// reduction that made a gradient slice; the reads and writes of a device slice).
+template <class Cuda>
+void copyOnSide(Cuda& cuda, const torch::Tensor& dst, const torch::Tensor& src) {
+    c10::cuda::CUDAGuard on(cuda.device);
+    cuda.ordered.record(c10::cuda::getCurrentCUDAStream(cuda.device));
+    cuda.ordered.block(cuda.side);
+    c10::cuda::CUDAStreamGuard side(cuda.side);
+    dst.copy_(src, /*non_blocking=*/true);
+}
+
+}  // namespace
+
 void SideCopies::toHost(const torch::Tensor& dst, const torch::Tensor& src, int slot) {
     if (!cuda_) {
         dst.copy_(src);
         return;
     }
-    c10::cuda::CUDAGuard on(cuda_->device);
-    // The side stream starts after what the compute stream has queued (the reduction that made `src`).
-    cuda_->ordered.record(c10::cuda::getCurrentCUDAStream(cuda_->device));
-    cuda_->ordered.block(cuda_->side);
-    {
-        c10::cuda::CUDAStreamGuard side(cuda_->side);
-        dst.copy_(src, /*non_blocking=*/true);
-    }
+    copyOnSide(*cuda_, dst, src);
     cuda_->landed[slot].record(cuda_->side);
 }
 
@@ -49,12 +57,7 @@ void SideCopies::toDevice(const torch::Tensor& dst, const torch::Tensor& src) {
         dst.copy_(src);
         return;
     }
-    c10::cuda::CUDAGuard on(cuda_->device);
-    // After what the compute stream has queued: `dst` may be read or written there until now.
-    cuda_->ordered.record(c10::cuda::getCurrentCUDAStream(cuda_->device));
-    cuda_->ordered.block(cuda_->side);
-    c10::cuda::CUDAStreamGuard side(cuda_->side);
-    dst.copy_(src, /*non_blocking=*/true);
+    copyOnSide(*cuda_, dst, src);
 }
 
 void SideCopies::joinCompute() {

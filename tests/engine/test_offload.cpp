@@ -64,6 +64,36 @@ std::vector<std::vector<torch::Tensor>> weightsAfter(const RunConfig& config, in
     return weights;
 }
 
+// Every case (m, K, W, stage, EP), fp32 and fp64: the weights of every rank after three steps
+// with offload optimizer (and at stage 3 all), in host memory and in offload_dir's files, equal
+// bitwise those of the same split without offload.
+struct SplitCase {
+    int64_t m, K, W, stage, EP;
+};
+
+void expectTheNumbersWithoutOffload(const std::vector<SplitCase>& cases, bool host_mirror) {
+    QTemporaryDir dir;
+    for (const SplitCase& k : cases)
+        for (bool fp64 : {false, true}) {
+            const RunConfig plain = split(k.m, k.K, k.W, k.stage, k.EP);
+            const auto reference = weightsAfter(plain, 3, fp64);
+            for (const char* choice : {"optimizer", "all"})
+                for (const std::string& where : {std::string(), dir.path().toStdString()}) {
+                    if (std::string(choice) == "all" && k.stage < 3) continue;
+                    const auto weights = weightsAfter(offloaded(plain, where, choice), 3, fp64, host_mirror);
+                    const QString what = QString("(%1,%2,%3) stage %4 EP %5 %6 %7 %8%9")
+                                             .arg(k.m).arg(k.K).arg(k.W).arg(k.stage).arg(k.EP)
+                                             .arg(fp64 ? "fp64" : "fp32").arg(choice)
+                                             .arg(where.empty() ? "host" : "offload_dir", host_mirror ? " host step" : "");
+                    for (size_t r = 0; r < weights.size(); ++r)
+                        for (size_t i = 0; i < weights[r].size(); ++i)
+                            QVERIFY2(torch::equal(weights[r][i], reference[r][i]),
+                                     qPrintable(what + QString(": rank %1 parameter %2 differs").arg(r).arg(i)));
+                }
+            QVERIFY2(fs::is_empty(dir.path().toStdString()), "scratch files left behind");
+        }
+}
+
 std::vector<double> losses(const RunConfig& config, SessionOptions options = {}) {
     TrainingSession session(config, options);
     auto inbox = session.bus().subscribe();
@@ -133,30 +163,9 @@ private Q_SLOTS:
     // same split without offload (the same kernel on the same elements, bucket by bucket; the
     // same all-gathers from the same shards), in fp32 and in fp64.
     void everySplitAndStageGivesTheNumbersWithoutOffload() {
-        QTemporaryDir dir;
-        struct Case {
-            int64_t m, K, W, stage, EP;
-        };
-        const Case cases[] = {{8, 1, 1, 1, 1}, {2, 4, 1, 2, 1}, {2, 2, 2, 1, 1}, {1, 4, 2, 2, 1}, {2, 2, 2, 3, 1},
-                              {2, 1, 4, 3, 1}, {2, 2, 2, 1, 2}, {1, 2, 4, 3, 2}, {8, 1, 1, 3, 1}, {1, 4, 2, 3, 1}};
-        for (const Case& k : cases)
-            for (bool fp64 : {false, true}) {
-                const RunConfig plain = split(k.m, k.K, k.W, k.stage, k.EP);
-                const auto reference = weightsAfter(plain, 3, fp64);
-                for (const char* choice : {"optimizer", "all"})
-                for (const std::string& where : {std::string(), dir.path().toStdString()}) {
-                    if (std::string(choice) == "all" && k.stage < 3) continue;
-                    const auto weights = weightsAfter(offloaded(plain, where, choice), 3, fp64);
-                    const QString what = QString("(%1,%2,%3) stage %4 EP %5 %6 %7 %8")
-                                             .arg(k.m).arg(k.K).arg(k.W).arg(k.stage).arg(k.EP)
-                                             .arg(fp64 ? "fp64" : "fp32").arg(choice).arg(where.empty() ? "host" : "offload_dir");
-                    for (size_t r = 0; r < weights.size(); ++r)
-                        for (size_t i = 0; i < weights[r].size(); ++i)
-                            QVERIFY2(torch::equal(weights[r][i], reference[r][i]),
-                                     qPrintable(what + QString(": rank %1 parameter %2 differs").arg(r).arg(i)));
-                }
-                QVERIFY2(fs::is_empty(dir.path().toStdString()), "scratch files left behind");
-            }
+        expectTheNumbersWithoutOffload({{8, 1, 1, 1, 1}, {2, 4, 1, 2, 1}, {2, 2, 2, 1, 1}, {1, 4, 2, 2, 1}, {2, 2, 2, 3, 1},
+                                        {2, 1, 4, 3, 1}, {2, 2, 2, 1, 2}, {1, 2, 4, 3, 2}, {8, 1, 1, 3, 1}, {1, 4, 2, 3, 1}},
+                                       /*host_mirror=*/false);
     }
 
     // The host slabs: every request its own aligned region, none overlapping, packed into
@@ -211,30 +220,9 @@ private Q_SLOTS:
     // shards in host slabs stepped in place. The copies are plain here, so every rank's weights
     // after three steps are bitwise those without offload, fp32 and fp64, stages 1-3.
     void theHostStepGivesTheNumbersWithoutOffload() {
-        QTemporaryDir dir;
-        struct Case {
-            int64_t m, K, W, stage, EP;
-        };
-        const Case cases[] = {{8, 1, 1, 1, 1}, {2, 2, 2, 1, 1}, {1, 4, 2, 2, 1}, {2, 2, 2, 3, 1},
-                              {2, 1, 4, 3, 1}, {2, 2, 2, 1, 2}, {1, 2, 4, 3, 2}};
-        for (const Case& k : cases)
-            for (bool fp64 : {false, true}) {
-                const RunConfig plain = split(k.m, k.K, k.W, k.stage, k.EP);
-                const auto reference = weightsAfter(plain, 3, fp64);
-                for (const char* choice : {"optimizer", "all"})
-                    for (const std::string& where : {std::string(), dir.path().toStdString()}) {
-                        if (std::string(choice) == "all" && k.stage < 3) continue;
-                        const auto weights = weightsAfter(offloaded(plain, where, choice), 3, fp64, /*host_mirror=*/true);
-                        const QString what = QString("(%1,%2,%3) stage %4 EP %5 %6 %7 %8 host step")
-                                                 .arg(k.m).arg(k.K).arg(k.W).arg(k.stage).arg(k.EP)
-                                                 .arg(fp64 ? "fp64" : "fp32").arg(choice).arg(where.empty() ? "host" : "offload_dir");
-                        for (size_t r = 0; r < weights.size(); ++r)
-                            for (size_t i = 0; i < weights[r].size(); ++i)
-                                QVERIFY2(torch::equal(weights[r][i], reference[r][i]),
-                                         qPrintable(what + QString(": rank %1 parameter %2 differs").arg(r).arg(i)));
-                    }
-                QVERIFY2(fs::is_empty(dir.path().toStdString()), "scratch files left behind");
-            }
+        expectTheNumbersWithoutOffload({{8, 1, 1, 1, 1}, {2, 2, 2, 1, 1}, {1, 4, 2, 2, 1}, {2, 2, 2, 3, 1}, {2, 1, 4, 3, 1},
+                                        {2, 2, 2, 1, 2}, {1, 2, 4, 3, 2}},
+                                       /*host_mirror=*/true);
     }
 
     // Ragged data (ranks count different targets) with an incomplete last window, through the
