@@ -5,6 +5,7 @@
 #include <QDialogButtonBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QStringList>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -27,6 +28,10 @@ QTableView* tableFor(DeviceCountModel* model, const QString& object_name, QWidge
     view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().lineSpacing() + 8);
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     view->horizontalHeader()->setStretchLastSection(false);
+    // The layout takes what the numbers leave: a long reason elides there, whole in its tooltip
+    // (and, for the claims, in the sentences under the table).
+    const int layout_section = model->columnCount() - (DeviceCountModel::ColumnCount - DeviceCountModel::Layout);
+    view->horizontalHeader()->setSectionResizeMode(layout_section, QHeaderView::Stretch);
     return view;
 }
 
@@ -62,7 +67,10 @@ DeviceCountDialog::DeviceCountDialog(QWidget* parent) : QDialog(parent) {
     layout->addWidget(claims_title_);
     claims_view_ = tableFor(claims_, QStringLiteral("claimsTable"), this);
     fitHeight(claims_view_, 3);
+    claims_view_->setMaximumHeight(claims_view_->minimumHeight());
     layout->addWidget(claims_view_, 0);
+    claims_answer_ = wrappedLabel(QStringLiteral("claimsAnswerLabel"), this);
+    layout->addWidget(claims_answer_);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     layout->addWidget(buttons);
@@ -81,6 +89,9 @@ void DeviceCountDialog::showConfig(const RunConfig& config, const std::vector<Pu
         claims.push_back(std::move(row));
     }
     claims_->setRows(claims);
+    QStringList answers;
+    for (const DeviceCountRow& row : claims) answers << describeClaim(row);
+    claims_answer_->setText(answers.join(QLatin1Char('\n')));
     QApplication::restoreOverrideCursor();
 
     const TargetMachine target = resolveTarget(config);
@@ -89,7 +100,7 @@ void DeviceCountDialog::showConfig(const RunConfig& config, const std::vector<Pu
                                    .arg(target.gpu ? tr("cuda") : tr("cpu"))
                              : QString::fromStdString(target.label).section(QStringLiteral(" x "), 1);
     title_->setText(tr("The open config on 1 to %1 devices of %2: for each count the cheapest layout that fits "
-                       "(10 % of the memory kept free), its m × K (K keeps the global batch), its peak, a node's host "
+                       "(10 % of the memory kept free), its m × K, its peak, a node's host "
                        "memory and NVMe when offloaded, and the predicted step.")
                         .arg(tableDeviceCounts().back())
                         .arg(kind));
@@ -100,6 +111,7 @@ void DeviceCountDialog::showConfig(const RunConfig& config, const std::vector<Pu
                                .arg(claim_kind ? claim_kind->devices_per_node : 8));
     claims_view_->setVisible(!published.empty());
     claims_title_->setVisible(!published.empty());
+    claims_answer_->setVisible(!published.empty());
 }
 
 }  // namespace trainbench::gui

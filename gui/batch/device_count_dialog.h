@@ -18,7 +18,7 @@ namespace trainbench::gui {
 // until shown again.
 //
 // Widgets that tests read carry object names: deviceCountDialog, deviceCountTitle,
-// deviceCountTable, claimsTitle, claimsTable.
+// deviceCountTable, claimsTitle, claimsTable, claimsAnswerLabel (each claim's answer in a sentence).
 class DeviceCountDialog : public QDialog {
     Q_OBJECT
 
@@ -36,6 +36,7 @@ private:
     DeviceCountModel* claims_ = nullptr;
     QLabel* title_ = nullptr;
     QLabel* claims_title_ = nullptr;
+    QLabel* claims_answer_ = nullptr;
     QTableView* counts_view_ = nullptr;
     QTableView* claims_view_ = nullptr;
 };

@@ -67,6 +67,20 @@ RunConfig claimConfig(const PublishedConfig& published) {
     return config;
 }
 
+QString describeClaim(const DeviceCountRow& row) {
+    const QString head = QObject::tr("%1 on %2").arg(row.name, QString::fromStdString(row.target.label));
+    if (!row.fits())
+        return row.advice.why_none.empty()
+                   ? QObject::tr("%1: does not fit, even at m 1.").arg(head)
+                   : QObject::tr("%1: does not fit: %2.").arg(head, QString::fromStdString(row.advice.why_none));
+    const MemoryLayout& layout = row.advice.layout.cheapest;
+    return QObject::tr("%1: fits, %2, m %3 × K %4, %5 a step (%6).")
+        .arg(head, layoutText(layout))
+        .arg(layout.micro_batch_size)
+        .arg(row.advice.layout.cheapest_plan.gradient_accumulation_steps)
+        .arg(formatDuration(row.time.step_s), QString::fromStdString(row.time.bound));
+}
+
 DeviceCountModel::DeviceCountModel(bool with_config_column, QObject* parent)
     : QAbstractTableModel(parent), with_config_(with_config_column) {}
 

@@ -41,6 +41,9 @@ struct PublishedConfig {
 // bench/offload_plan.sh plans.
 RunConfig claimConfig(const PublishedConfig& published);
 inline constexpr const char* kClaimKind = "h100-80";
+// A claim's answer in a sentence: "config_16B on 1 x H100 80 GB: fits, stage 3, recompute full,
+// offload all → host, m 8 × K 8, 22.5 s a step (PCIe)." or "…: does not fit: <why>."
+QString describeClaim(const DeviceCountRow& row);
 
 // Rows in columns: (Config,) Devices, Layout that fits, m × K, Peak / device, Host / node,
 // NVMe / node, Step. A row where nothing fits names why in the layout column (its tooltip the

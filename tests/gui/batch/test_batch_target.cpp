@@ -241,6 +241,7 @@ void TestBatchTarget::deviceCountRowsAreAdviseOnTargetAtEachCount() {
     MainWindow window(config, QStringLiteral("config_16B.json"));
     DeviceCountDialog* dialog = window.batchPanel()->showDeviceCounts();
     QVERIFY(dialog->isVisible());
+    if (qEnvironmentVariableIsSet("TRAINBENCH_TEST_GRAB")) dialog->grab().save(qEnvironmentVariable("TRAINBENCH_TEST_GRAB"));
     const DeviceCountModel* counts = dialog->countModel();
     QCOMPARE(counts->rowCount(), int(tableDeviceCounts().size()));
     for (int row = 0; row < counts->rowCount(); ++row) {
@@ -290,6 +291,7 @@ void TestBatchTarget::deviceCountRowsAreAdviseOnTargetAtEachCount() {
         const TargetAdvice advice = adviseOnTarget(claim, resolveTarget(claim));
         QCOMPARE(layoutAdviceToJson(shown.advice.layout), layoutAdviceToJson(advice.layout));
         QVERIFY(!claims->index(row, DeviceCountModel::Layout).data().toString().isEmpty());
+        QVERIFY(child<QLabel>(*dialog, "claimsAnswerLabel")->text().contains(describeClaim(shown)));
     }
 }
 
