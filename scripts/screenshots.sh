@@ -27,4 +27,11 @@ print(",".join(r["run_id"] for r in sorted(runs, key=lambda r: r["name"])))')"
   --set train.gradient_accumulation_steps=4 --set train.batch_policy=adaptive \
   --set train.batch_adapt_max_accumulation=32 --set train.batch_adapt_dwell_tokens=16384 >"$store/tiny_adaptive.json"
 "$app" "$store/tiny_adaptive.json" --store "$store" --run-steps 300 --screenshot "$out/adaptive.png"
-echo "screenshots: $out/{workbench,configure,batch,queue,compare,adaptive}.png"
+# Planning on this machine for another: DeepSeek-V2-Lite (16B) in bf16 at 4,096 tokens, planned for 8 x H100 80 GB.
+python3 -c '
+import json, sys
+model = json.load(open("configs/deepseek/config_16B.json"))
+json.dump({"model": model, "runtime": {"dtype": "bf16"}, "train": {"seq_len": 4096},
+           "target": {"kind": "h100-80", "devices": 8}}, open(sys.argv[1], "w"), indent=2)' "$store/config_16B_on_8xh100.json"
+"$app" "$store/config_16B_on_8xh100.json" --store "$store" --view batch --screenshot "$out/batch_target.png"
+echo "screenshots: $out/{workbench,configure,batch,queue,compare,adaptive,batch_target}.png"
