@@ -529,7 +529,30 @@ TargetAdvice adviseOnTarget(const RunConfig& config, const TargetMachine& target
     on_device.runtime.offload = choiceName(Offload::None);
     on_device.runtime.offload_dir.clear();
     advice.layout = adviseLayout(on_device, device);
-    if (advice.layout.cheapest.micro_batch_size > 0) return advice;
+    if (advice.layout.cheapest.micro_batch_size > 0) {
+        // With every rate of the target known, the cost order gives way to the predicted step:
+        // of the layouts that fit, the fastest (the cost order breaks ties).
+        if (!predictStepTime(withLayout(on_device, advice.layout.cheapest), advice.layout.cheapest_plan, target).unknown.empty())
+            return advice;
+        RunConfig unlimited = on_device;
+        unlimited.runtime.memory_limit_mb = 0;
+        const int64_t usable = static_cast<int64_t>(double(device) * (1.0 - kLayoutSafetyMargin));
+        const TierLimits limits = limitsOf(target, usable);
+        double best = predictStepTime(withLayout(unlimited, advice.layout.cheapest), advice.layout.cheapest_plan, target).step_s;
+        for (MemoryLayout layout : layoutsByCost(unlimited)) {
+            const MemoryPlan plan = planWithLargest(withLayout(unlimited, layout), limits);
+            if (plan.largest_fitting_micro_batch < 1) continue;
+            layout.micro_batch_size = plan.largest_fitting_micro_batch;
+            const RunConfig chosen = withLayout(unlimited, layout);
+            const MemoryPlan at = planFor(chosen, layout.micro_batch_size, limits);
+            const double step = predictStepTime(chosen, at, target).step_s;
+            if (step >= best) continue;
+            best = step;
+            advice.layout.cheapest = layout;
+            advice.layout.cheapest_plan = at;
+        }
+        return advice;
+    }
     // Offload: when the devices are GPUs (their memory apart from the host's) or the state can go
     // to disk.
     const bool disk = target.nvme_bytes > 0;

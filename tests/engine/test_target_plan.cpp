@@ -277,6 +277,36 @@ private Q_SLOTS:
         QVERIFY2(a.offloaded, a.why_none.c_str());
     }
 
+    // With every rate known the advice is the fastest predicted layout that fits, not the first
+    // in the cost order: config_16B on 16 H100s fits at stage 3 without recomputation, first in
+    // that order, but gathers every unit twice a micro-batch; no layout that fits is faster than
+    // the one advised.
+    void theAdviceOnAKnownMachineIsTheFastestThatFits() {
+        RunConfig c = published("config_16B.json");
+        c.train.gradient_accumulation_steps = 8;
+        c.target.kind = "h100-80";
+        c.target.devices = 16;
+        const TargetMachine t = resolveTarget(c);
+        const RunConfig placed = configOnTarget(c, t);
+        const TargetAdvice a = adviseOnTarget(c, t);
+        QVERIFY(!a.offloaded);
+        const double advised = predictStepTime(withLayout(placed, a.layout.cheapest), a.layout.cheapest_plan, t).step_s;
+        const LayoutAdvice first = adviseLayout(placed, t.device_memory_bytes);
+        const double in_order = predictStepTime(withLayout(placed, first.cheapest), first.cheapest_plan, t).step_s;
+        QVERIFY2(advised < in_order, qPrintable(QString("advised %1 s, cost order's %2 s").arg(advised).arg(in_order)));
+        const int64_t usable = static_cast<int64_t>(double(t.device_memory_bytes) * (1.0 - kLayoutSafetyMargin));
+        for (MemoryLayout layout : layoutsByCost(placed)) {
+            const MemoryPlan p = planMemory(withLayout(placed, layout), usable);
+            if (p.largest_fitting_micro_batch < 1) continue;
+            layout.micro_batch_size = p.largest_fitting_micro_batch;
+            const RunConfig there = withLayout(placed, layout);
+            const double step = predictStepTime(there, planMemory(there, usable), t).step_s;
+            QVERIFY2(step >= advised, qPrintable(QString("stage %1 EP %2 %3: %4 s < advised %5 s").arg(layout.zero_stage)
+                                                     .arg(layout.expert_parallel).arg(layout.activation_checkpointing.c_str())
+                                                     .arg(step).arg(advised)));
+        }
+    }
+
     void theTargetSectionIsValidated() {
         auto pathsOf = [](const RunConfig& c) {
             QStringList paths;

@@ -123,7 +123,9 @@ struct LayoutAdvice {
 };
 LayoutAdvice adviseLayout(const RunConfig& config, int64_t limit_bytes);
 
-// What fits a target machine. The layouts without offload first, cheapest first as above; when
+// What fits a target machine. The layouts without offload first: of those that fit, the one whose
+// predicted step is shortest when every rate of the target is known, else the cheapest in the
+// cost order as above; when
 // none fits its devices (a GPU target, or a runtime.offload_dir), the offload layouts: optimizer
 // then all, host memory then NVMe, each over layoutsByCost; of those that fit every tier, the
 // one whose predicted step is shortest (the first when the target's rates are unknown). When
