@@ -474,8 +474,12 @@ void MainWindow::onPhaseChanged(RunControls::Phase phase) {
 }
 
 void MainWindow::showReadyStatus() {
+    // Start trains where runtime says, whatever machine the plan is for.
+    const QString where = isChoice(config_.target.kind, TargetKind::Here)
+                              ? QString()
+                              : tr(" It trains on this machine (runtime), not on the planned target.");
     if (batch_panel_->startRefusal().isEmpty())
-        dashboard_->setStatusText(tr("Ready: press Start to train %1 steps.").arg(plannedSteps(config_)));
+        dashboard_->setStatusText(tr("Ready: press Start to train %1 steps.").arg(plannedSteps(config_)) + where);
     else
         dashboard_->setStatusText(tr("Does not fit this machine: see Batch & memory for what it needs."),
                                   /*error=*/true);

@@ -691,11 +691,17 @@ void BatchPanel::updateControls() {
 
     if (!exploring && !have_result_ && model_->rowCount() == 0) {
         const int64_t per_rank = config_.globalBatch() / std::max<int64_t>(config_.runtime.world_size, 1);
-        setExplorerStatus(tr("Explore trains each of the %1 splits of B %2 for %3 steps and measures its "
-                             "speed and peak memory.")
-                              .arg(divisorsOf(per_rank).size())
-                              .arg(config_.globalBatch())
-                              .arg(explore_steps_per_row_));
+        QString status = tr("Explore trains each of the %1 splits of B %2 for %3 steps and measures its "
+                            "speed and peak memory.")
+                             .arg(divisorsOf(per_rank).size())
+                             .arg(config_.globalBatch())
+                             .arg(explore_steps_per_row_);
+        // The plan is the target's; what the explorer measures is this machine.
+        if (!isChoice(config_.target.kind, TargetKind::Here))
+            status += tr(" It measures this machine (runtime: %1, %2 rank(s)), not the target the plan is for.")
+                          .arg(QString::fromStdString(config_.runtime.device))
+                          .arg(config_.runtime.world_size);
+        setExplorerStatus(status);
     } else if (!exploring && have_result_) {
         if (resultsMatchConfig()) setExplorerStatus(result_status_, result_is_error_);
         else setExplorerStatus(tr("These rows were measured for another global batch or config: explore again."));

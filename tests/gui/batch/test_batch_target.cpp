@@ -69,6 +69,7 @@ private Q_SLOTS:
     void applyWhatFitsTakesTheTargetsRanksWhenEpNeedsThem();
     void applyWhatFitsOnDiskLeavesTheDirectoryToTheUser();
     void deviceCountRowsAreAdviseOnTargetAtEachCount();
+    void theExplorerAndStartSayTheyAreAboutThisMachine();
 };
 
 void TestBatchTarget::pickerEditsTheTargetAsOneUndoableStep() {
@@ -293,6 +294,24 @@ void TestBatchTarget::deviceCountRowsAreAdviseOnTargetAtEachCount() {
         QVERIFY(!claims->index(row, DeviceCountModel::Layout).data().toString().isEmpty());
         QVERIFY(child<QLabel>(*dialog, "claimsAnswerLabel")->text().contains(describeClaim(shown)));
     }
+}
+
+// The plan follows the target; the explorer measures, and Start trains, on this machine: both
+// say so once the target is another machine, and say nothing of it while it is this one.
+void TestBatchTarget::theExplorerAndStartSayTheyAreAboutThisMachine() {
+    RunConfig config = preset("configs/tiny.json");
+    MainWindow here(config, QStringLiteral("tiny"));
+    const QString about = QStringLiteral("this machine");
+    QVERIFY(!child<QLabel>(here, "explorerStatusLabel")->text().contains(about));
+    QVERIFY(!child<QLabel>(here, "statusLabel")->text().contains(about));
+    config.target.kind = "h100-80";
+    config.target.devices = 8;
+    MainWindow planned(config, QStringLiteral("tiny"));
+    const QString explorer = child<QLabel>(planned, "explorerStatusLabel")->text();
+    QVERIFY2(explorer.contains(QStringLiteral("It measures this machine (runtime: cpu, 1 rank(s))")), qPrintable(explorer));
+    const QString status = child<QLabel>(planned, "statusLabel")->text();
+    QVERIFY2(status.contains(QStringLiteral("It trains on this machine (runtime), not on the planned target")),
+             qPrintable(status));
 }
 
 QTEST_MAIN(TestBatchTarget)
