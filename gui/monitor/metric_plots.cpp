@@ -44,6 +44,7 @@ const MemoryKind kMemoryKinds[] = {
     {metric::kPeakBytes, "peak", Qt::DashLine, 1.6},
     {metric::kReservedBytes, "reserved", Qt::DotLine, 1.6},
     {metric::kDeviceUsedBytes, "device used", Qt::DashDotLine, 1.4},
+    {metric::kHostBytes, "host (offload)", Qt::DashDotDotLine, 1.4},  // runtime.offload's host tier
 };
 
 const MemoryKind* memoryKindOf(const std::string& key, std::string* device) {

@@ -347,12 +347,13 @@ void TestMonitorView::memoryPerDevice() {
         plots.addPoints({point(step, "mem/cuda0/allocated_bytes", 2.0 * kGiB), point(step, "mem/cuda0/peak_bytes", 3.0 * kGiB),
                          point(step, "mem/cuda0/reserved_bytes", 3.5 * kGiB),
                          point(step, "mem/cuda0/device_used_bytes", 4.0 * kGiB),
+                         point(step, "mem/cuda0/host_bytes", 1.0 * kGiB),  // offload's host tier
                          point(step, "mem/cuda0/free_bytes", 70.0 * kGiB),  // not drawn
                          point(step, "mem/cuda0/utilization_percent", 99.0),  // bus activity, not memory
                          point(step, "mem/cuda1/peak_bytes", 5.0 * kGiB)});
     }
     plots.flushReplot();
-    QCOMPARE(plots.memoryGraphCount(), 5);
+    QCOMPARE(plots.memoryGraphCount(), 6);
     QVERIFY(!plots.memoryGraph(QStringLiteral("mem/cuda0/free_bytes")));
     QCPGraph* peak0 = plots.memoryGraph(QStringLiteral("mem/cuda0/peak_bytes"));
     QCPGraph* alloc0 = plots.memoryGraph(QStringLiteral("mem/cuda0/allocated_bytes"));
@@ -371,10 +372,11 @@ void TestMonitorView::memoryPerDevice() {
     for (int i = 0; i < plots.graphCount(); ++i)
         if (plots.graph(i)->valueAxis() == y && plots.graph(i)->dataCount() == 0) legend_names << plots.graph(i)->name();
     QCOMPARE(legend_names, (QStringList{QStringLiteral("cuda0"), QStringLiteral("cuda1"), QStringLiteral("allocated"),
-                                        QStringLiteral("peak"), QStringLiteral("reserved"), QStringLiteral("device used")}));
+                                        QStringLiteral("peak"), QStringLiteral("reserved"), QStringLiteral("device used"),
+                                        QStringLiteral("host (offload)")}));
     plots.showCrosshairAt(5.0);
     QVERIFY2(plots.crosshairText().contains(QStringLiteral(
-                 "cuda0  allocated 2.00 GiB · peak 3.00 GiB · reserved 3.50 GiB · device used 4.00 GiB")),
+                 "cuda0  allocated 2.00 GiB · peak 3.00 GiB · reserved 3.50 GiB · device used 4.00 GiB · host (offload) 1.00 GiB")),
              qPrintable(plots.crosshairText()));
     // The axis is in GiB and anchored at zero, with the highest peak in view.
     QCOMPARE(y->range().lower, 0.0);
