@@ -6,24 +6,19 @@
 #include <numeric>
 #include <utility>
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
-#include <QTableView>
 #include <QVBoxLayout>
 
 #include "common/display_format.h"
-#include "batch/explorer_chart.h"
-#include "batch/explorer_table_model.h"
-#include "batch/explorer_worker.h"
+#include "batch/explorer_box.h"
 #include "batch/critical_batch_box.h"
 #include "batch/device_count_dialog.h"
 #include "batch/inference_cache_box.h"
@@ -39,7 +34,6 @@ namespace trainbench::gui {
 
 namespace {
 
-const QColor kDoesNotFitColor(176, 0, 32);
 const QColor kNoteColor(150, 95, 0);
 
 // Far beyond any batch trained in practice (DeepSeek-V3: B 15,360 sequences), and small
@@ -81,22 +75,6 @@ private:
     std::vector<int64_t> divisors_{1};
 };
 
-// The config with its split folded into one micro-batch: equal for any two splits of one
-// global batch, so explored rows can be told apart from rows of another config.
-// With `layout_free` (an exploration over the memory layouts) the stage and the recomputation
-// are normalised away too: applying its recommendation keeps its rows current.
-std::string splitFreeKey(RunConfig config, bool layout_free) {
-    if (layout_free) {
-        config.runtime.zero_stage = 0;
-        config.runtime.activation_checkpointing = "none";
-    }
-    const int64_t world_size = std::max<int64_t>(config.runtime.world_size, 1);
-    config.train.micro_batch_size = config.globalBatch() / world_size;
-    config.train.gradient_accumulation_steps = 1;
-    config.train.global_batch_size.reset();
-    return runConfigToJson(config, /*indent=*/-1);
-}
-
 QLabel* valueLabel(const QString& object_name, QWidget* parent) {
     auto* label = new QLabel(parent);
     label->setObjectName(object_name);
@@ -113,20 +91,8 @@ QString colored(const QString& text, const QColor& color) {
 
 BatchPanel::BatchPanel(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("batchPanel"));
-    worker_ = new ExplorerWorker(this);
-    model_ = new ExplorerTableModel(this);
     buildUi();
-
-    connect(worker_, &ExplorerWorker::rowExplored, this, &BatchPanel::onRowExplored);
-    connect(worker_, &ExplorerWorker::finished, this, &BatchPanel::onExploreFinished);
-    connect(worker_, &ExplorerWorker::failed, this, &BatchPanel::onExploreFailed);
-
     setRunConfig(RunConfig{});
-}
-
-BatchPanel::~BatchPanel() {
-    // First of all: the exploring thread's last reports must not meet half-destroyed widgets.
-    delete worker_;
 }
 
 void BatchPanel::buildUi() {
@@ -332,64 +298,24 @@ void BatchPanel::buildUi() {
     left->addStretch(1);
 
     // The explorer: measured rather than planned, one short training session per split.
-    auto* explorer_box = new QGroupBox(tr("Explorer: every split of the global batch, measured"), this);
-    auto* explorer_layout = new QVBoxLayout(explorer_box);
-    auto* buttons = new QHBoxLayout;
-    explore_button_ = new QPushButton(tr("Explore"), explorer_box);
-    explore_button_->setObjectName(QStringLiteral("exploreButton"));
-    stop_button_ = new QPushButton(tr("Stop"), explorer_box);
-    stop_button_->setObjectName(QStringLiteral("stopExploreButton"));
-    apply_button_ = new QPushButton(tr("Apply recommendation"), explorer_box);
-    apply_button_->setObjectName(QStringLiteral("applyRecommendationButton"));
-    layouts_check_ = new QCheckBox(tr("over memory layouts"), explorer_box);
-    layouts_check_->setObjectName(QStringLiteral("exploreLayoutsCheck"));
-    layouts_check_->setToolTip(tr("Also measure every ZeRO stage and recomputation mode, at the splits the "
-                                  "planner puts within the budget"));
-    buttons->addWidget(explore_button_);
-    buttons->addWidget(stop_button_);
-    buttons->addWidget(layouts_check_);
-    buttons->addStretch(1);
-    buttons->addWidget(apply_button_);
-    explorer_layout->addLayout(buttons);
-    explorer_status_label_ = new QLabel(explorer_box);
-    explorer_status_label_->setObjectName(QStringLiteral("explorerStatusLabel"));
-    explorer_status_label_->setWordWrap(true);
-    explorer_status_label_->setMinimumHeight(explorer_status_label_->fontMetrics().lineSpacing() * 2);
-    explorer_status_label_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
-    explorer_layout->addWidget(explorer_status_label_);
-
-    table_ = new QTableView(explorer_box);
-    table_->setObjectName(QStringLiteral("explorerTable"));
-    table_->setModel(model_);
-    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table_->setSelectionMode(QAbstractItemView::SingleSelection);
-    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table_->setAlternatingRowColors(true);
-    table_->verticalHeader()->setVisible(false);
-    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().lineSpacing() + 8);
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setStretchLastSection(true);
-    // Room for the usual handful of splits (B = 16: five) without a scroll bar.
-    table_->setMinimumHeight(table_->horizontalHeader()->sizeHint().height() +
-                             6 * table_->verticalHeader()->defaultSectionSize() + 4);
-    explorer_layout->addWidget(table_, 0);
-
-    chart_ = new ExplorerChart(explorer_box);
-    explorer_layout->addWidget(chart_, 1);
+    explorer_ = new ExplorerBox(this);
+    connect(explorer_, &ExplorerBox::recommendationChosen, this, &BatchPanel::applyExploreRow);
+    // The critical batch's measurement and a run wait for the explorer: both follow it.
+    connect(explorer_, &ExplorerBox::exploringChanged, this, [this](bool exploring) {
+        updateControls();
+        Q_EMIT exploringChanged(exploring);
+    });
+    connect(explorer_, &ExplorerBox::explorationFinished, this, &BatchPanel::explorationFinished);
 
     // Beside the training numbers, under the explorer: decoding's cache, which training never holds.
     auto* right_column = new QWidget(this);
     auto* right = new QVBoxLayout(right_column);
     right->setContentsMargins(0, 0, 0, 0);
     right->setSpacing(10);
-    right->addWidget(explorer_box, 1);
+    right->addWidget(explorer_, 1);
     inference_cache_ = new InferenceCacheBox(right_column);
     right->addWidget(inference_cache_, 0);
     layout->addWidget(right_column, 1);
-
-    connect(explore_button_, &QPushButton::clicked, this, &BatchPanel::explore);
-    connect(stop_button_, &QPushButton::clicked, this, &BatchPanel::stopExploring);
-    connect(apply_button_, &QPushButton::clicked, this, &BatchPanel::applyRecommendation);
 }
 
 int64_t BatchPanel::memoryBudgetBytes(const RunConfig& config) {
@@ -408,11 +334,24 @@ void BatchPanel::setRunConfig(const RunConfig& config) {
 
 void BatchPanel::setRunLive(bool live) {
     run_live_ = live;
+    explorer_->setRunLive(live);
     updateControls();
 }
 
 bool BatchPanel::isExploring() const {
-    return worker_->isRunning();
+    return explorer_->isExploring();
+}
+
+void BatchPanel::setExploreStepsPerRow(int64_t steps) {
+    explorer_->setStepsPerRow(steps);
+}
+
+ExplorerTableModel* BatchPanel::explorerModel() const {
+    return explorer_->model();
+}
+
+ExplorerChart* BatchPanel::explorerChart() const {
+    return explorer_->chart();
 }
 
 void BatchPanel::showSplit() {
@@ -436,8 +375,6 @@ void BatchPanel::showSplit() {
                                .arg(formatGrouped(config_.tokensPerStep()))
                                .arg(global_batch)
                                .arg(formatGrouped(train.seq_len)));
-    // Until something is measured the chart shows which splits Explore would measure.
-    if (!isExploring() && model_->rowCount() == 0) chart_->resetSplits(divisorsOf(global_batch / world_size));
     if (global_batch != chosen_global_batch_) {
         split_hint_label_->setText(
             colored(tr("m %1 does not divide B %2 / W: K %3 makes B %4. An m that divides it restores B %2.")
@@ -665,53 +602,8 @@ void BatchPanel::updateControls() {
                                                      .arg(QString::fromLatin1(kPlannedOffloadDir))
                                                 : QString());
     fit_note_label_->setVisible(!fit_note_label_->text().isEmpty());
-    explore_button_->setEnabled(!run_live_ && !exploring);
-    explore_button_->setToolTip(run_live_ ? tr("A run is live: explore when it has ended.")
-                                          : tr("Train each split of B %1 for %2 steps and measure it.")
-                                                .arg(config_.globalBatch())
-                                                .arg(explore_steps_per_row_));
-    stop_button_->setEnabled(exploring && !stop_requested_);
-
-    const int recommended = model_->recommended();
-    bool can_apply = !run_live_ && !exploring && have_result_ && recommended >= 0 && resultsMatchConfig();
-    if (can_apply) {
-        const ExploreRow& best = model_->rows()[static_cast<size_t>(recommended)];
-        // Already in force: a click would change nothing.
-        can_apply = best.micro_batch_size != config_.train.micro_batch_size ||
-                    best.gradient_accumulation_steps != config_.train.gradient_accumulation_steps ||
-                    best.zero_stage != config_.runtime.zero_stage ||
-                    best.expert_parallel != config_.runtime.expert_parallel ||
-                    best.activation_checkpointing != config_.runtime.activation_checkpointing;
-        apply_button_->setToolTip(
-            tr("Set m %1 × K %2").arg(best.micro_batch_size).arg(best.gradient_accumulation_steps));
-    } else {
-        apply_button_->setToolTip(QString());
-    }
-    apply_button_->setEnabled(can_apply);
-
-    if (!exploring && !have_result_ && model_->rowCount() == 0) {
-        const int64_t per_rank = config_.globalBatch() / std::max<int64_t>(config_.runtime.world_size, 1);
-        QString status = tr("Explore trains each of the %1 splits of B %2 for %3 steps and measures its "
-                            "speed and peak memory.")
-                             .arg(divisorsOf(per_rank).size())
-                             .arg(config_.globalBatch())
-                             .arg(explore_steps_per_row_);
-        // The plan is the target's; what the explorer measures is this machine.
-        if (!isChoice(config_.target.kind, TargetKind::Here))
-            status += tr(" It measures this machine (runtime: %1, %2 rank(s)), not the target the plan is for.")
-                          .arg(QString::fromStdString(config_.runtime.device))
-                          .arg(config_.runtime.world_size);
-        setExplorerStatus(status);
-    } else if (!exploring && have_result_) {
-        if (resultsMatchConfig()) setExplorerStatus(result_status_, result_is_error_);
-        else setExplorerStatus(tr("These rows were measured for another global batch or config: explore again."));
-    }
-}
-
-void BatchPanel::setExplorerStatus(const QString& text, bool error) {
-    explorer_status_label_->setText(text);
-    explorer_status_label_->setStyleSheet(error ? QStringLiteral("color: %1;").arg(kDoesNotFitColor.name())
-                                                : QString());
+    // The explorer's Apply and status follow the shown config.
+    explorer_->setRunConfig(config_, budget_bytes_);
 }
 
 void BatchPanel::onMicroBatchEdited(int value) {
@@ -740,52 +632,18 @@ void BatchPanel::requestSplit(int64_t micro_batch, int64_t accumulation) {
 }
 
 bool BatchPanel::explore() {
-    if (run_live_ || isExploring()) return false;
-    const int64_t per_rank = config_.globalBatch() / std::max<int64_t>(config_.runtime.world_size, 1);
-    const std::vector<int64_t> splits = divisorsOf(per_rank);
-    ExploreParams params;
-    params.config = config_;
-    params.limit_bytes = memoryBudgetBytes(config_);
-    params.steps_per_row = explore_steps_per_row_;
-    params.over_layouts = layouts_check_->isChecked();
-    const std::vector<MemoryLayout> rows = explorationRows(config_, params.limit_bytes, params.over_layouts);
-    if (rows.empty()) {
-        setExplorerStatus(tr("No layout and split is planned within the budget: nothing to measure."), true);
-        return false;
-    }
-
-    model_->clear();
-    chart_->resetSplits(splits);
-    chart_->setBudget(params.limit_bytes);
-    expected_rows_ = static_cast<int64_t>(rows.size());
-    explored_over_layouts_ = params.over_layouts;
-    explored_key_ = splitFreeKey(config_, explored_over_layouts_);
-    have_result_ = false;
-    stop_requested_ = false;
-    if (!worker_->start(std::move(params))) return false;
-    setExplorerStatus(explored_over_layouts_ ? tr("Measuring stage %1 · %2, m %3 (1 of %4)…")
-                                                   .arg(rows.front().zero_stage)
-                                                   .arg(QString::fromStdString(rows.front().activation_checkpointing))
-                                                   .arg(rows.front().micro_batch_size)
-                                                   .arg(expected_rows_)
-                                             : tr("Measuring m %1 (1 of %2)…").arg(rows.front().micro_batch_size).arg(expected_rows_));
-    updateControls();
-    Q_EMIT exploringChanged(true);
-    return true;
+    return explorer_->explore();
 }
 
 void BatchPanel::stopExploring() {
-    if (!isExploring()) return;
-    worker_->cancel();
-    stop_requested_ = true;
-    stop_button_->setEnabled(false);
-    setExplorerStatus(tr("Stopping after the split being measured…"));
+    explorer_->stopExploring();
 }
 
 bool BatchPanel::applyRecommendation() {
-    const int recommended = model_->recommended();
-    if (run_live_ || isExploring() || !have_result_ || recommended < 0 || !resultsMatchConfig()) return false;
-    const ExploreRow best = model_->rows()[static_cast<size_t>(recommended)];
+    return explorer_->applyRecommendation();
+}
+
+void BatchPanel::applyExploreRow(const ExploreRow& best) {
     if (best.expert_parallel != config_.runtime.expert_parallel) {
         // The window hears of it as a layout, with the stage in force. The experts' combo shows
         // it first: a stage change below reads the layout back from the combos.
@@ -813,82 +671,6 @@ bool BatchPanel::applyRecommendation() {
     chosen_global_batch_ =
         best.micro_batch_size * best.gradient_accumulation_steps * std::max<int64_t>(config_.runtime.world_size, 1);
     requestSplit(best.micro_batch_size, best.gradient_accumulation_steps);
-    result_status_ = tr("Applied the recommendation: m %1 × K %2, %3 tokens/s when measured.")
-                         .arg(best.micro_batch_size)
-                         .arg(best.gradient_accumulation_steps)
-                         .arg(formatGrouped(std::llround(best.tokens_per_s)));
-    if (explored_over_layouts_)
-        result_status_ += tr(" Layout: ZeRO stage %1, recompute %2, offload %3.")
-                              .arg(best.zero_stage)
-                              .arg(QString::fromStdString(best.activation_checkpointing), QString::fromStdString(best.offload));
-    result_is_error_ = false;
-    setExplorerStatus(result_status_);
-    return true;
-}
-
-void BatchPanel::onRowExplored(const ExploreRow& row) {
-    model_->appendRow(row);
-    chart_->addRow(row);
-    const int64_t measured = model_->rowCount();
-    if (measured < expected_rows_ && worker_->isRunning() && !stop_requested_)
-        setExplorerStatus(tr("Measured %1 of %2 splits; measuring the next…").arg(measured).arg(expected_rows_));
-}
-
-void BatchPanel::onExploreFinished(const ExploreResult& result, bool cancelled) {
-    // Every row was queued before the result, so the model already holds them; a mismatch
-    // would mean a lost report, and the result is the authority.
-    if (model_->rows().size() != result.rows.size()) {
-        model_->clear();
-        chart_->resetSplits({});
-        for (const ExploreRow& row : result.rows) {
-            model_->appendRow(row);
-            chart_->addRow(row);
-        }
-    }
-    model_->setRecommended(result.recommended);
-    chart_->setRecommended(result.recommended);
-    have_result_ = true;
-
-    const QString head = cancelled && static_cast<int64_t>(result.rows.size()) < expected_rows_
-                             ? tr("Stopped after %1 of %2 splits. ").arg(result.rows.size()).arg(expected_rows_)
-                             : QString();
-    result_is_error_ = false;
-    if (result.recommended >= 0) {
-        const ExploreRow& best = result.rows[static_cast<size_t>(result.recommended)];
-        result_status_ = head + tr("Recommended: m %1 × K %2, %3 tokens/s at a measured peak of %4 "
-                                    "(the fastest split that keeps %5 % of the budget free).")
-                                     .arg(best.micro_batch_size)
-                                     .arg(best.gradient_accumulation_steps)
-                                     .arg(formatGrouped(std::llround(best.tokens_per_s)))
-                                     .arg(formatBytes(best.measured_peak_bytes))
-                                     .arg(std::lround(100.0 * result.safety_margin));
-        // Marked by the model (bold on green); a selection's highlight would paint over that.
-        table_->scrollTo(model_->index(result.recommended, 0));
-    } else if (result.rows.empty()) {
-        result_status_ = head + tr("No split was measured.");
-    } else {
-        result_status_ = head + tr("No split fits the budget with %1 % of it to spare: shorten train.seq_len, "
-                                   "use a smaller model or raise runtime.memory_limit_mb.")
-                                    .arg(std::lround(100.0 * result.safety_margin));
-        result_is_error_ = true;
-    }
-    // updateControls shows result_status_ while the rows match the config.
-    updateControls();
-    Q_EMIT exploringChanged(false);
-    Q_EMIT explorationFinished();
-}
-
-void BatchPanel::onExploreFailed(const QString& message) {
-    have_result_ = true;
-    result_status_ = tr("Could not explore: %1").arg(message);
-    result_is_error_ = true;
-    updateControls();
-    Q_EMIT exploringChanged(false);
-    Q_EMIT explorationFinished();
-}
-
-bool BatchPanel::resultsMatchConfig() const {
-    return !explored_key_.empty() && explored_key_ == splitFreeKey(config_, explored_over_layouts_);
 }
 
 }  // namespace trainbench::gui

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include <QString>
@@ -15,18 +14,16 @@
 #include "trainbench/run_config.h"
 #include "trainbench/target_machine.h"
 
-class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPushButton;
 class QSpinBox;
-class QTableView;
 
 namespace trainbench::gui {
 
+class ExplorerBox;
 class ExplorerChart;
 class ExplorerTableModel;
-class ExplorerWorker;
 class CriticalBatchBox;
 class DeviceCountDialog;
 class InferenceCacheBox;
@@ -55,9 +52,9 @@ class TargetPicker;
 //
 // Widgets that tests drive carry object names: batchPanel, microBatchSpin, accumulationSpin,
 // planTargetLabel, planPeakLabel, stepTimeLabel, layoutAdviceLabel, applyWhatFitsButton, whatFitsNoteLabel,
-// deviceCountButton, zeroStageCombo, recomputationCombo,
-// exploreButton, stopExploreButton, applyRecommendationButton, explorerStatusLabel, explorerTable,
-// explorerChart; and those of the CriticalBatchBox, the OffloadChoice (offloadCombo, offloadDirEdit),
+// deviceCountButton, zeroStageCombo, recomputationCombo; those of the ExplorerBox (exploreButton,
+// stopExploreButton, applyRecommendationButton, explorerStatusLabel, explorerTable, explorerChart);
+// and those of the CriticalBatchBox, the OffloadChoice (offloadCombo, offloadDirEdit),
 // the TargetPicker (targetKindCombo, targetDevicesSpin, ...), the OffloadTiers (planBudgetBar, planHostBar, planDiskBar, planVerdictLabel, ...) and the
 // InferenceCacheBox (decoding's cache in both MLA forms, beside the training numbers).
 class BatchPanel : public QWidget {
@@ -65,7 +62,6 @@ class BatchPanel : public QWidget {
 
 public:
     explicit BatchPanel(QWidget* parent = nullptr);
-    ~BatchPanel() override;
 
     // Shows a config chosen elsewhere; its global batch becomes the one micro-batch edits keep.
     void setRunConfig(const RunConfig& config);
@@ -83,7 +79,7 @@ public:
     bool isMeasuring() const;
     bool isExploring() const;
     // Training steps per explored split (the first is warm-up and not in the rate).
-    void setExploreStepsPerRow(int64_t steps) { explore_steps_per_row_ = steps; }
+    void setExploreStepsPerRow(int64_t steps);
 
     // The per-rank budget plans are compared against: runtime.memory_limit_mb when set, else
     // the device memory a rank may use (deviceMemoryBytesPerRank); 0 when unknown.
@@ -100,8 +96,8 @@ public:
     // or empty when it would start. A budget set with runtime.memory_limit_mb refuses only
     // when micro-batch 1 cannot fit (a larger one backs off while training).
     const QString& startRefusal() const { return start_refusal_; }
-    ExplorerTableModel* explorerModel() const { return model_; }
-    ExplorerChart* explorerChart() const { return chart_; }
+    ExplorerTableModel* explorerModel() const;
+    ExplorerChart* explorerChart() const;
 
 public Q_SLOTS:
     // Starts measuring every split of the shown config's global batch; false while a run is
@@ -144,7 +140,6 @@ private:
     void showPlan();
     void showPlanNumbers();
     void updateControls();
-    void setExplorerStatus(const QString& text, bool error = false);
     void onMicroBatchEdited(int value);
     void onAccumulationEdited(int value);
     void requestSplit(int64_t micro_batch, int64_t accumulation);
@@ -153,11 +148,9 @@ private:
     void onTargetEdited(const TargetConfig& target);
     // Each choice of the two layout boxes with the peak it would plan, the others as they are.
     void showLayoutChoices();
-    void onRowExplored(const ExploreRow& row);
-    void onExploreFinished(const ExploreResult& result, bool cancelled);
-    void onExploreFailed(const QString& message);
-    // Whether the rows on show were measured for the shown config (any split of the same B).
-    bool resultsMatchConfig() const;
+    // The explorer's recommended row made the config's: its layout and offload through the
+    // same requests as a user's choice, then its split.
+    void applyExploreRow(const ExploreRow& best);
 
     RunConfig config_;
     TargetMachine target_;
@@ -170,18 +163,8 @@ private:
     // The global batch micro-batch edits keep; K edits and new configs choose it.
     int64_t chosen_global_batch_ = 1;
     bool run_live_ = false;
-    int64_t explore_steps_per_row_ = 3;
-    int64_t expected_rows_ = 0;
-    std::string explored_key_;  // the explored config with its split normalised away
-    bool explored_over_layouts_ = false;  // ... and its layout too
-    bool have_result_ = false;  // an exploration has ended (its rows, or why it failed, are shown)
-    bool stop_requested_ = false;
-    QString result_status_;  // what the finished exploration found, shown while it matches the config
-    bool result_is_error_ = false;
 
-    ExplorerWorker* worker_ = nullptr;
-    ExplorerTableModel* model_ = nullptr;
-    ExplorerChart* chart_ = nullptr;
+    ExplorerBox* explorer_ = nullptr;
 
     QSpinBox* micro_batch_spin_ = nullptr;
     QSpinBox* accumulation_spin_ = nullptr;
@@ -200,7 +183,6 @@ private:
     QPushButton* apply_fit_button_ = nullptr;
     QLabel* fit_note_label_ = nullptr;
 
-    QCheckBox* layouts_check_ = nullptr;
     CriticalBatchBox* critical_batch_ = nullptr;
     InferenceCacheBox* inference_cache_ = nullptr;
     QLabel* collectives_label_ = nullptr;
@@ -214,12 +196,6 @@ private:
     QLabel* activations_label_ = nullptr;
     QLabel* logits_label_ = nullptr;
     QLabel* peak_label_ = nullptr;
-
-    QPushButton* explore_button_ = nullptr;
-    QPushButton* stop_button_ = nullptr;
-    QPushButton* apply_button_ = nullptr;
-    QLabel* explorer_status_label_ = nullptr;
-    QTableView* table_ = nullptr;
 };
 
 }  // namespace trainbench::gui
