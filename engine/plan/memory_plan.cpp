@@ -327,9 +327,10 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     const bool offloaded = offloading != Offload::None;
     const bool weights_off = offloading == Offload::All && stage >= 3;
     const bool on_nvme = offloaded && !config.runtime.offload_dir.empty();
-    // A GPU computing in bf16 with its master weights off the device keeps bf16 weights there.
-    p.weight_element_bytes =
-        offloaded && !layout.on_cpu && !isChoice(config.runtime.dtype, ComputeDtype::Fp32) ? 2 : 4;
+    // The engine keeps fp32 weights on every device (bf16 runs under autocast), with offload too:
+    // the planner counts what runs. (bf16 device weights beside an fp32 master on the host,
+    // 2 bytes here under bf16 with offload, are not built yet.)
+    p.weight_element_bytes = 4;
     const int64_t unit_elements = largest_unit / kFloat;
     // Offload all: the unit gathered and, on a GPU, the next one arriving (CPU ranks gather from
     // the host tier directly: one memory).

@@ -535,7 +535,9 @@ void BatchPanel::showPlanNumbers() {
                                   : tr("target.kind %1: a plan only; runtime says where a run trains, and Start "
                                        "checks this machine")
                                         .arg(QString::fromStdString(config_.target.kind)));
-    weights_label_->setText(weights_off ? tr("%1 (two units)").arg(formatBytes(plan_.weight_bytes))
+    // Offload all: the unit gathered and, on a GPU, the next one arriving (CPU ranks gather from
+    // the host tier directly).
+    weights_label_->setText(weights_off ? (target_.gpu ? tr("%1 (two units)") : tr("%1 (one unit)")).arg(formatBytes(plan_.weight_bytes))
                             : config_.runtime.zero_stage >= 3
                                 ? tr("%1 (1/%2 + one unit)").arg(formatBytes(plan_.weight_bytes)).arg(plan_.world_size)
                                 : formatBytes(plan_.weight_bytes));

@@ -123,8 +123,9 @@ private Q_SLOTS:
         c.runtime.offload = "optimizer";
         MemoryPlan p = planOnTarget(c, resolveTarget(c));
         const int64_t P = kTinyParams;
-        QCOMPARE(p.weight_element_bytes, int64_t(2));  // bf16 on the device, the fp32 master on the host
-        QCOMPARE(p.weight_bytes, 2 * P);
+        // fp32 weights on the device (bf16 computes under autocast), an fp32 master on the host
+        QCOMPARE(p.weight_element_bytes, int64_t(4));
+        QCOMPARE(p.weight_bytes, 4 * P);
         QCOMPARE(p.gradient_bytes, 4 * P);
         QVERIFY(!p.gradients_on_host);
         QCOMPARE(p.host_moment_bytes, 8 * P);
@@ -142,13 +143,13 @@ private Q_SLOTS:
         QCOMPARE(p.host_moment_bytes + p.host_master_bytes, int64_t(0));
         QCOMPARE(p.host_staging_bytes, 2 * 4 * P + 2 * 4 * P * 3);
 
-        // Offload all on two devices at stage 3: the unit gathered and the next, in bf16; the
+        // Offload all on two devices at stage 3: the unit gathered and the next (fp32); the
         // shard's fp32 home on the host.
         c = tinyOn("h100-80", 2);
         c.runtime.zero_stage = 3;
         c.runtime.offload = "all";
         p = planOnTarget(c, resolveTarget(c));
-        QCOMPARE(p.weight_bytes, 2 * kTinyLargestUnit * 2);
+        QCOMPARE(p.weight_bytes, 2 * kTinyLargestUnit * 4);
         QCOMPARE(p.host_master_bytes, (P + 1) / 2 * 4);
         QCOMPARE(p.host_moment_bytes, (P + 1) / 2 * 8);
         QCOMPARE(p.ranks_per_node, int64_t(2));
@@ -193,10 +194,10 @@ private Q_SLOTS:
         QVERIFY(near(s.compute_s, compute));
         QCOMPARE(s.collectives_s, 0.0);  // one device
         const double P = double(kTinyParams);
-        QVERIFY(near(s.optimizer_s, P * 30 / 200e9));  // 28 bytes a parameter and the bf16 copy
+        QVERIFY(near(s.optimizer_s, P * 28 / 200e9));  // 28 bytes touched a parameter
         QVERIFY(near(s.gradients_down_s, 4 * P / 50e9));
-        QVERIFY(near(s.weights_up_s, 2 * P / 50e9));
-        const double step = compute + std::max(compute, 4 * P / 50e9) + P * 30 / 200e9 + 2 * P / 50e9;
+        QVERIFY(near(s.weights_up_s, 4 * P / 50e9));
+        const double step = compute + std::max(compute, 4 * P / 50e9) + P * 28 / 200e9 + 4 * P / 50e9;
         QVERIFY(near(s.step_s, step));
         QVERIFY(s.unknown.empty());
         QVERIFY(!s.bound.empty());

@@ -31,9 +31,9 @@ struct MemoryPlan {
     int64_t optimizer_bytes = 0;  // AdamW: two fp32 moments per parameter (of this rank's slice at zero_stage 1)
     // runtime.offload: what leaves the device, per rank and tier (docs/design/offload.md). The
     // moments (optimizer_bytes, then no longer in the peak) go to host memory, or with
-    // runtime.offload_dir to its files. On a GPU the fp32 master weights of the rank's slice go
-    // with them, and under bf16 the device keeps bf16 weights (weight_element_bytes 2); on CPU
-    // ranks the weights are the master. With offload at stage >= 2 on a GPU, the fp32 slice sums
+    // runtime.offload_dir to its files. On a GPU an fp32 master of the rank's slice goes with
+    // them (the host step); on CPU ranks the weights are the master. weight_element_bytes: the
+    // device weights' bytes, 4 (bf16 device weights are not built). With offload at stage >= 2 on a GPU, the fp32 slice sums
     // of the gradients move to host memory when the device cannot keep them. `all` (stage 3)
     // moves the rank's weight shard too: the device holds the unit gathered and the next one.
     // On CPU ranks (one memory for both tiers) `fits` counts host_bytes with the peak.

@@ -151,20 +151,20 @@ void TestBatchTiers::anH100sHostTierIsPlanOnTargets() {
     // The layout the planner advises for this config (theAdviceOffloadsWhenNothingFitsWithout).
     RunConfig config = sixteenBOnOneH100();
     QCOMPARE(config.model.dim, int64_t(2048));
-    config.runtime.zero_stage = 2;
+    config.runtime.zero_stage = 3;
     config.runtime.activation_checkpointing = "full";
-    config.runtime.offload = "optimizer";
+    config.runtime.offload = "all";
     const TargetMachine target = resolveTarget(config);
     const MemoryPlan plan = planOnTarget(config, target);
     QVERIFY(target.gpu);
     QVERIFY(plan.fits && plan.host_bytes > 0 && plan.host_limit_bytes > 0);
-    QCOMPARE(plan.weight_element_bytes, int64_t(2));  // bf16 on the device, the fp32 master on the host
+    QCOMPARE(plan.weight_element_bytes, int64_t(4));  // fp32 on the device, as the engine keeps them
 
     BatchPanel panel;
     panel.setRunConfig(config);
     QCOMPARE(text(panel, "planTargetLabel"), QStringLiteral("1 x H100 80 GB"));
     QCOMPARE(text(panel, "planPeakLabel"), formatBytes(plan.peak_bytes));
-    QCOMPARE(text(panel, "planWeightsLabel"), formatBytes(plan.weight_bytes));
+    QCOMPARE(text(panel, "planWeightsLabel"), formatBytes(plan.weight_bytes) + QStringLiteral(" (two units)"));
     QCOMPARE(text(panel, "planBudgetLabel"), formatBytes(int64_t(81559) * 1024 * 1024));
     auto* device_bar = child<QProgressBar>(panel, "planBudgetBar");
     QCOMPARE(device_bar->value(), barValue(double(plan.peak_bytes) / double(plan.limit_bytes)));
@@ -186,8 +186,8 @@ void TestBatchTiers::anH100sHostTierIsPlanOnTargets() {
     QVERIFY2(text(panel, "planVerdictLabel").contains(QStringLiteral("Fits")), qPrintable(text(panel, "planVerdictLabel")));
     // The offload choice's peak is the target's too.
     auto* combo = child<QComboBox>(panel, "offloadCombo");
-    QVERIFY2(combo->itemText(OffloadChoice::HostMemory).endsWith(formatBytes(plan.peak_bytes)),
-             qPrintable(combo->itemText(OffloadChoice::HostMemory)));
+    QVERIFY2(combo->itemText(OffloadChoice::AllHostMemory).endsWith(formatBytes(plan.peak_bytes)),
+             qPrintable(combo->itemText(OffloadChoice::AllHostMemory)));
 }
 
 void TestBatchTiers::theAdviceOffloadsWhenNothingFitsWithout() {
