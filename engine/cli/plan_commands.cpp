@@ -149,10 +149,12 @@ int commandPlan(const RunConfig& config, bool as_json) {
                 (long long)plan.gradient_accumulation_steps, (long long)plan.world_size,
                 (long long)plan.tokens_per_step, (long long)plan.seq_len, (long long)stage,
                 placed.runtime.activation_checkpointing.c_str(), (long long)plan.expert_parallel);
-    const bool bf16_weights = plan.weight_element_bytes == 2;
     const bool weights_off = isChoice(placed.runtime.offload, Offload::All) && stage >= 3;
-    const std::string weights_label = std::string("weights (") + (bf16_weights ? "bf16" : "fp32") +
-                                      (weights_off ? ", two units)" : stage >= 3 ? ", 1/W + one unit)" : ")");
+    // Offload all: the unit gathered and, on a GPU, the next one arriving.
+    const std::string weights_label = std::string("weights (fp32") +
+                                      (weights_off ? (target.gpu ? ", two units)" : ", one unit)")
+                                       : stage >= 3 ? ", 1/W + one unit)"
+                                                    : ")");
     const std::pair<std::string, int64_t> rows[] = {
         {weights_label, plan.weight_bytes},
         {plan.gradients_on_host ? "gradients (fp32, on the host)" : stage >= 2 ? "gradients (fp32, 1/W)" : "gradients (fp32)",

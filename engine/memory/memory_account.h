@@ -17,6 +17,12 @@ struct MemoryAccount {
 
     // Starts a new peak window (per optimizer step) at the bytes held now.
     void resetPeak() { peak.store(current.load()); }
+    // Raises the peak to `now` when that is more (any thread may hold the account).
+    void notePeak(int64_t now) {
+        int64_t seen = peak.load(std::memory_order_relaxed);
+        while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+        }
+    }
 };
 
 // A fresh account that lives until the process ends (a few dozen bytes per rank and session):

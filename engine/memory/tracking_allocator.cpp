@@ -136,9 +136,7 @@ int64_t reserve(MemoryAccount* account, int64_t bytes) {
 
 // Once the block exists: the peak and the count move (a failed allocation moves neither).
 void noteAllocated(MemoryAccount* account, int64_t now) {
-    int64_t peak = account->peak.load(std::memory_order_relaxed);
-    while (now > peak && !account->peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
+    account->notePeak(now);
     account->allocations.fetch_add(1, std::memory_order_relaxed);
 }
 

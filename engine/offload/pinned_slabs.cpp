@@ -23,9 +23,7 @@ bool cudaPresent() {
 
 void charge(MemoryAccount* account, int64_t bytes) {
     if (!account) return;
-    const int64_t now = account->current.fetch_add(bytes) + bytes;
-    int64_t peak = account->peak.load();
-    while (now > peak && !account->peak.compare_exchange_weak(peak, now)) {}
+    account->notePeak(account->current.fetch_add(bytes) + bytes);
 }
 
 // A page-locked slab of exactly `bytes`, freed (and uncharged) with its last view.

@@ -1,6 +1,7 @@
 #include "offload/slice_store.h"
 
 #include <array>
+#include <optional>
 #include <stdexcept>
 
 #include "offload/direct_file.h"
@@ -109,18 +110,18 @@ private:
 
 }  // namespace
 
-std::unique_ptr<SliceStore> makeResidentSliceStore(const std::vector<int64_t>& slice_numels, int parts,
-                                                   const torch::TensorOptions& options) {
-    return std::make_unique<ResidentSliceStore>(slice_numels, parts, options);
-}
-
-std::unique_ptr<SliceStore> makeHostSliceStore(const std::vector<int64_t>& slice_numels, int parts,
-                                               torch::ScalarType dtype, const std::string& what) {
+std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels, int parts,
+                                           const torch::TensorOptions& like) {
+    std::optional<ScopedMemoryAccount> counted;
+    if (home.account) counted.emplace(home.account);
+    const torch::ScalarType dtype = like.dtype().toScalarType();
+    if (!home.file.empty()) return makeFileSliceStore(home.file, slice_numels, parts, dtype);
+    if (!home.host_slabs) return std::make_unique<ResidentSliceStore>(slice_numels, parts, like);
     std::vector<int64_t> requests;
     for (int64_t n : slice_numels)
         for (int part = 0; part < parts; ++part) requests.push_back(n * int64_t(torch::elementSize(dtype)));
     PinnedSlabs::Options options;
-    options.what = what;
+    options.what = home.what;
     return std::make_unique<ResidentSliceStore>(slice_numels, parts, dtype,
                                                 std::make_unique<PinnedSlabs>(requests, options));
 }

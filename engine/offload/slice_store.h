@@ -13,6 +13,8 @@
 
 #include <torch/torch.h>
 
+#include "memory/memory_account.h"
+
 namespace trainbench {
 
 class SliceStore {
@@ -32,14 +34,19 @@ public:
     virtual int64_t bytesWritten() const { return 0; }
 };
 
-// `parts` tensors of `slice_numels[b]` elements for every bucket b, with `options`.
-std::unique_ptr<SliceStore> makeResidentSliceStore(const std::vector<int64_t>& slice_numels, int parts,
-                                                   const torch::TensorOptions& options);
-// The same in host memory carved from a few large slabs (PinnedSlabs: pinned when CUDA is
-// there, so the copies to and from a GPU are asynchronous), for a rank whose device is not the
-// host; `what` is named when the slabs cannot be had.
-std::unique_ptr<SliceStore> makeHostSliceStore(const std::vector<int64_t>& slice_numels, int parts,
-                                               torch::ScalarType dtype, const std::string& what);
+// Where a store's `parts` slices of `slice_numels[b]` elements for every bucket b live: in
+// `file` (the NVMe tier) when set; else, with `host_slabs`, in host memory carved from a few
+// large slabs (PinnedSlabs: pinned when CUDA is there, so the copies to and from a GPU are
+// asynchronous) for a rank whose device is not the host; else in tensors like `like`. The
+// memory they take is counted in `account` (nullptr: the calling thread's).
+struct SliceHome {
+    std::string file;
+    bool host_slabs = false;
+    MemoryAccount* account = nullptr;
+    std::string what;  // what the slices are, named when the slabs cannot be had
+};
+std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels, int parts,
+                                           const torch::TensorOptions& like);
 // A scratch file `path` (removed when the store goes) holding every bucket's `parts` slices of
 // `dtype`; the tensors acquire() gives are host tensors. Throws std::runtime_error naming the
 // file when it cannot be made (see DirectFile).

@@ -113,6 +113,12 @@ public:
     int64_t paddedNumel(size_t bucket) const { return buckets_[bucket].padded; }
     // Elements of each rank's slice of bucket b.
     int64_t sliceNumel(size_t bucket) const { return buckets_[bucket].padded / shards_; }
+    // Every bucket's sliceNumel, in order.
+    std::vector<int64_t> sliceNumels() const {
+        std::vector<int64_t> out;
+        for (size_t b = 0; b < buckets_.size(); ++b) out.push_back(sliceNumel(b));
+        return out;
+    }
     // Rank `rank`'s slice of bucket b's gradient sums: a view of the flat buffer, or (transient)
     // the slice sum.
     torch::Tensor slice(size_t bucket, int rank) const;

@@ -4,6 +4,7 @@
 #include "parallel/fused_adamw.h"
 
 #include <map>
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 
@@ -49,19 +50,8 @@ bool ShardedAdamW::masterInStore() const { return options_.host_step && !(weight
 
 SliceStore& ShardedAdamW::moments() {
     if (!moments_) {
-        std::vector<int64_t> numels;
-        for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) numels.push_back(buckets_.sliceNumel(b));
-        const auto like = gradientSlice(0).options();
-        const torch::ScalarType dtype = like.dtype().toScalarType();
-        std::optional<ScopedMemoryAccount> host;
-        if (options_.host_memory) host.emplace(options_.host_memory);
-        const int parts = masterInStore() ? 3 : 2;
-        if (!options_.moments_file.empty())
-            moments_ = makeFileSliceStore(options_.moments_file, numels, parts, dtype);
-        else if (options_.host_step)
-            moments_ = makeHostSliceStore(numels, parts, dtype, "the AdamW moments");
-        else
-            moments_ = makeResidentSliceStore(numels, parts, like);
+        const SliceHome home{options_.moments_file, options_.host_step, options_.host_memory, "the AdamW moments"};
+        moments_ = makeSliceStore(home, buckets_.sliceNumels(), masterInStore() ? 3 : 2, gradientSlice(0).options());
         master_ready_ = false;
     }
     return *moments_;
@@ -71,8 +61,8 @@ torch::Tensor ShardedAdamW::hostGradients(size_t bucket) {
     const size_t bucket_count = static_cast<size_t>(buckets_.count());
     if (!copies_) {
         copies_ = std::make_unique<SideCopies>(gradientSlice(0).device());
-        int64_t widest = 0;
-        for (size_t b = 0; b < bucket_count; ++b) widest = std::max(widest, buckets_.sliceNumel(b));
+        const std::vector<int64_t> numels = buckets_.sliceNumels();
+        const int64_t widest = *std::max_element(numels.begin(), numels.end());
         const torch::ScalarType dtype = gradientSlice(0).scalar_type();
         const int64_t bytes = widest * int64_t(torch::elementSize(dtype));
         std::optional<ScopedMemoryAccount> host;

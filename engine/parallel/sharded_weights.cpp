@@ -1,7 +1,6 @@
 // Sharded weights: storage of each unit's flat buffer allocated while gathered, freed after.
 #include "parallel/sharded_weights.h"
 
-#include <optional>
 #include <stdexcept>
 
 #include <ATen/autocast_mode.h>
@@ -57,19 +56,8 @@ ShardedWeights::ShardedWeights(const std::vector<torch::Tensor>& params, std::ve
     if (buckets_.count() != with_parameters || reads_.size() != units_.size())
         throw std::logic_error("ShardedWeights: one bucket per unit with parameters, one backward flag per unit");
     const int rank = collectives_.rank();
-    {
-        std::vector<int64_t> numels;
-        for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) numels.push_back(buckets_.sliceNumel(b));
-        std::optional<ScopedMemoryAccount> host;
-        if (options.host_memory) host.emplace(options.host_memory);
-        const auto& first = params_[buckets_.members(0).front().param];
-        if (!options.shard_file.empty())
-            shards_ = makeFileSliceStore(options.shard_file, numels, 1, first.scalar_type());
-        else if (options.on_host && options.host_slabs)
-            shards_ = makeHostSliceStore(numels, 1, first.scalar_type(), "the weights' shards");
-        else
-            shards_ = makeResidentSliceStore(numels, 1, first.options());
-    }
+    SliceHome home{options.shard_file, options.on_host && options.host_slabs, options.host_memory, "the weights' shards"};
+    shards_ = makeSliceStore(home, buckets_.sliceNumels(), 1, params_[buckets_.members(0).front().param].options());
     // The buckets in order (the last unit first): each unit's shard is stored as its flat
     // buffer is made, and the whole buffer freed.
     for (int64_t u = unitCount(); u-- > 0;) {

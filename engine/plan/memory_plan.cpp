@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -370,8 +371,6 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
             staging += 2 * bucket_slice * (2 + (master ? 1 : 0));
             if (weights_off) staging += 2 * (unit_elements + p.world_size - 1) / p.world_size * kFloat;
             p.nvme_bytes = p.optimizer_bytes + master_bytes;
-            // the weights as the device computes with them, read each micro-batch
-            if (weights_off && p.weight_element_bytes != kFloat) p.nvme_bytes += moment_elements * p.weight_element_bytes;
         } else {
             p.host_moment_bytes = p.optimizer_bytes;
             p.host_master_bytes = master_bytes;
@@ -530,28 +529,41 @@ TargetAdvice adviseOnTarget(const RunConfig& config, const TargetMachine& target
     on_device.runtime.offload = choiceName(Offload::None);
     on_device.runtime.offload_dir.clear();
     advice.layout = adviseLayout(on_device, device);
+    RunConfig unlimited = on_device;
+    unlimited.runtime.memory_limit_mb = 0;
+    const int64_t usable = static_cast<int64_t>(double(device) * (1.0 - kLayoutSafetyMargin));
+    // A layout at its largest micro-batch within `limits`, with its plan and predicted step;
+    // nothing when even micro_batch_size 1 does not fit.
+    struct Fitted {
+        MemoryLayout layout;
+        MemoryPlan plan;
+        double step_s = 0;
+    };
+    auto fitted = [&](MemoryLayout layout, const TierLimits& limits) -> std::optional<Fitted> {
+        const MemoryPlan largest = planWithLargest(withLayout(unlimited, layout), limits);
+        if (largest.largest_fitting_micro_batch < 1) return std::nullopt;
+        layout.micro_batch_size = largest.largest_fitting_micro_batch;
+        const RunConfig chosen = withLayout(unlimited, layout);
+        Fitted f{layout, planFor(chosen, layout.micro_batch_size, limits)};
+        f.step_s = predictStepTime(chosen, f.plan, target).step_s;
+        return f;
+    };
+    auto take = [&](const Fitted& f) {
+        advice.layout.cheapest = f.layout;
+        advice.layout.cheapest_plan = f.plan;
+    };
     if (advice.layout.cheapest.micro_batch_size > 0) {
         // With every rate of the target known, the cost order gives way to the predicted step:
         // of the layouts that fit, the fastest (the cost order breaks ties).
-        if (!predictStepTime(withLayout(on_device, advice.layout.cheapest), advice.layout.cheapest_plan, target).unknown.empty())
-            return advice;
-        RunConfig unlimited = on_device;
-        unlimited.runtime.memory_limit_mb = 0;
-        const int64_t usable = static_cast<int64_t>(double(device) * (1.0 - kLayoutSafetyMargin));
-        const TierLimits limits = limitsOf(target, usable);
-        double best = predictStepTime(withLayout(unlimited, advice.layout.cheapest), advice.layout.cheapest_plan, target).step_s;
-        for (MemoryLayout layout : layoutsByCost(unlimited)) {
-            const MemoryPlan plan = planWithLargest(withLayout(unlimited, layout), limits);
-            if (plan.largest_fitting_micro_batch < 1) continue;
-            layout.micro_batch_size = plan.largest_fitting_micro_batch;
-            const RunConfig chosen = withLayout(unlimited, layout);
-            const MemoryPlan at = planFor(chosen, layout.micro_batch_size, limits);
-            const double step = predictStepTime(chosen, at, target).step_s;
-            if (step >= best) continue;
-            best = step;
-            advice.layout.cheapest = layout;
-            advice.layout.cheapest_plan = at;
-        }
+        const StepTimePlan first =
+            predictStepTime(withLayout(on_device, advice.layout.cheapest), advice.layout.cheapest_plan, target);
+        if (!first.unknown.empty()) return advice;
+        double best = first.step_s;
+        for (const MemoryLayout& layout : layoutsByCost(unlimited))
+            if (const auto f = fitted(layout, limitsOf(target, usable)); f && f->step_s < best) {
+                best = f->step_s;
+                take(*f);
+            }
         return advice;
     }
     // Offload: when the devices are GPUs (their memory apart from the host's) or the state can go
@@ -562,9 +574,6 @@ TargetAdvice adviseOnTarget(const RunConfig& config, const TargetMachine& target
                           "(one memory): set runtime.offload_dir to plan with a disk";
         return advice;
     }
-    const int64_t usable = static_cast<int64_t>(double(device) * (1.0 - kLayoutSafetyMargin));
-    RunConfig unlimited = on_device;
-    unlimited.runtime.memory_limit_mb = 0;
     TierLimits limits = limitsOf(target, usable);
     if (limits.host_per_node > 0) limits.host_per_node = static_cast<int64_t>(double(limits.host_per_node) * (1.0 - kLayoutSafetyMargin));
     double best_step = 0;
@@ -578,24 +587,18 @@ TargetAdvice adviseOnTarget(const RunConfig& config, const TargetMachine& target
                 if (layout.zero_stage < (choice == Offload::All ? 3 : 1)) continue;
                 layout.offload = choiceName(choice);
                 layout.nvme = nvme;
-                const RunConfig candidate = withLayout(unlimited, layout);
-                const MemoryPlan plan = planWithLargest(candidate, limits);
-                if (plan.largest_fitting_micro_batch < 1) {
+                const auto f = fitted(layout, limits);
+                if (!f) {
                     // The closest miss: its devices fit, and it exceeds the node's tiers the least.
-                    const MemoryPlan one = planFor(candidate, 1, limits);
+                    const MemoryPlan one = planFor(withLayout(unlimited, layout), 1, limits);
                     if (one.fits_device && (!device_fitted || overshoot(one) < overshoot(closest)))
                         device_fitted = true, closest = one;
                     continue;
                 }
-                layout.micro_batch_size = plan.largest_fitting_micro_batch;
-                const RunConfig chosen = withLayout(unlimited, layout);
-                const MemoryPlan at = planFor(chosen, layout.micro_batch_size, limits);
-                const double step = predictStepTime(chosen, at, target).step_s;
-                if (advice.offloaded && step >= best_step) continue;
+                if (advice.offloaded && f->step_s >= best_step) continue;
                 advice.offloaded = true;
-                best_step = step;
-                advice.layout.cheapest = layout;
-                advice.layout.cheapest_plan = at;
+                best_step = f->step_s;
+                take(*f);
             }
         }
     }

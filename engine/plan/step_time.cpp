@@ -99,9 +99,8 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         else needs(t, "target.host_memory_gbps");
     }
     if (on_nvme) {
-        // moments and master read, and written with the device-precision copy under all
-        const double bf16_copy = weights_off && plan.weight_element_bytes != 4 ? slice * we : 0.0;
-        const double read = rpn * (double(plan.nvme_bytes) - bf16_copy), written = rpn * double(plan.nvme_bytes);
+        // moments and master read and written back
+        const double read = rpn * double(plan.nvme_bytes), written = read;
         if (target.nvme_read_gbps > 0 && target.nvme_write_gbps > 0)
             t.nvme_step_s = seconds(read, target.nvme_read_gbps) + seconds(written, target.nvme_write_gbps);
         else

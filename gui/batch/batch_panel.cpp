@@ -541,10 +541,6 @@ void BatchPanel::showPlanNumbers() {
                             : config_.runtime.zero_stage >= 3
                                 ? tr("%1 (1/%2 + one unit)").arg(formatBytes(plan_.weight_bytes)).arg(plan_.world_size)
                                 : formatBytes(plan_.weight_bytes));
-    weights_label_->setToolTip(plan_.weight_element_bytes == 2
-                                   ? tr("bf16 on the device: the fp32 master of each rank's slice is offloaded with "
-                                        "the moments.")
-                                   : QString());
     collectives_label_->setText(plan_.world_size > 1 ? tr("%1 sent, %2 calls per step")
                                                            .arg(formatBytes(plan_.bytes_sent_per_step))
                                                            .arg(plan_.collectives_per_step)

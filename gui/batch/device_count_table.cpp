@@ -6,23 +6,12 @@
 #include <QColor>
 #include <QFont>
 
+#include "batch/plan_wording.h"
 #include "common/display_format.h"
 
 namespace trainbench::gui {
 
 namespace {
-
-// The layout without its m (which has a column of its own): "stage 3 with EP 4, recompute full,
-// offload all → NVMe".
-QString layoutText(const MemoryLayout& l) {
-    QString text = l.expert_parallel > 1 ? QObject::tr("stage %1 with EP %2").arg(l.zero_stage).arg(l.expert_parallel)
-                                         : QObject::tr("stage %1").arg(l.zero_stage);
-    text += QObject::tr(", recompute %1").arg(QString::fromStdString(l.activation_checkpointing));
-    if (!isChoice(l.offload, Offload::None))
-        text += QObject::tr(", offload %1 → %2")
-                    .arg(QString::fromStdString(l.offload), l.nvme ? QObject::tr("NVMe") : QObject::tr("host"));
-    return text;
-}
 
 QString noneText(const DeviceCountRow& row) {
     return row.advice.why_none.empty() ? QObject::tr("none, even at m 1")
@@ -75,7 +64,7 @@ QString describeClaim(const DeviceCountRow& row) {
                    : QObject::tr("%1: does not fit: %2.").arg(head, QString::fromStdString(row.advice.why_none));
     const MemoryLayout& layout = row.advice.layout.cheapest;
     return QObject::tr("%1: fits, %2, m %3 × K %4, %5 a step (%6).")
-        .arg(head, layoutText(layout))
+        .arg(head, describeMemoryLayout(layout, /*with_micro_batch=*/false))
         .arg(layout.micro_batch_size)
         .arg(row.advice.layout.cheapest_plan.gradient_accumulation_steps)
         .arg(formatDuration(row.time.step_s), QString::fromStdString(row.time.bound));
@@ -109,7 +98,7 @@ QString DeviceCountModel::text(const DeviceCountRow& row, Column column) const {
     switch (column) {
         case Config: return row.name;
         case Devices: return QString::number(row.devices);
-        case Layout: return row.fits() ? layoutText(layout) : noneText(row);
+        case Layout: return row.fits() ? describeMemoryLayout(layout, /*with_micro_batch=*/false) : noneText(row);
         case Split:
             return row.fits() ? QObject::tr("%1 × %2").arg(layout.micro_batch_size).arg(plan.gradient_accumulation_steps)
                               : QString();

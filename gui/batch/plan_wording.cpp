@@ -28,13 +28,11 @@ QString milliseconds(double seconds) { return QObject::tr("%1 ms").arg(seconds *
 
 }  // namespace
 
-QString describeMemoryLayout(const MemoryLayout& l) {
+QString describeMemoryLayout(const MemoryLayout& l, bool with_micro_batch) {
     const QString stage = l.expert_parallel > 1 ? QObject::tr("stage %1 with EP %2").arg(l.zero_stage).arg(l.expert_parallel)
                                                 : QObject::tr("stage %1").arg(l.zero_stage);
-    QString text = QObject::tr("%1, recompute %2, m %3")
-                       .arg(stage)
-                       .arg(QString::fromStdString(l.activation_checkpointing))
-                       .arg(l.micro_batch_size);
+    QString text = QObject::tr("%1, recompute %2").arg(stage, QString::fromStdString(l.activation_checkpointing));
+    if (with_micro_batch) text += QObject::tr(", m %1").arg(l.micro_batch_size);
     if (!isChoice(l.offload, Offload::None))
         text += QObject::tr(", offload %1 → %2")
                     .arg(QString::fromStdString(l.offload), l.nvme ? QObject::tr("NVMe") : QObject::tr("host memory"));

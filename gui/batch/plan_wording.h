@@ -14,8 +14,9 @@ namespace trainbench::gui {
 // The budget bar's text: a percentage up to twice the budget, a multiple beyond. `what` names
 // what the bar measures ("peak" unless given).
 QString formatShareOfBudget(double share, const QString& what = QString());
-// "stage 2, recompute full, m 4", with the experts' division and the offload when there are.
-QString describeMemoryLayout(const MemoryLayout& layout);
+// "stage 2, recompute full, m 4", with the experts' division and the offload when there are
+// (without the m where it has a place of its own).
+QString describeMemoryLayout(const MemoryLayout& layout, bool with_micro_batch = true);
 // The planner's "what fits" in a sentence: the cheapest layout on `world_size` ranks and the
 // fewest ranks at m 1.
 QString describeLayoutAdvice(const LayoutAdvice& advice, int64_t world_size);
