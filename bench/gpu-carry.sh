@@ -13,8 +13,16 @@ out="$root/build-gpu-cli"
 rm -rf "$out" && mkdir -p "$out"
 cp "$build/bin/trainbench-cli" "$out/"
 strip "$out/trainbench-cli"
+# Apache Arrow's libraries (data.source parquet) come from the pyarrow beside torch here, which the
+# GPU machine's python lacks: they travel stripped and xz-compressed (49 MB as 13.5 MB), and gpu.sh
+# unpacks them beside the CLI.
+for lib in $(ldd "$out/trainbench-cli" | awk '$1 ~ /^lib(arrow|parquet)\.so/ {print $3}'); do
+  strip -o "$out/$(basename "$lib")" "$lib"
+  xz -T0 -6 -f "$out/$(basename "$lib")"
+done
 # Anything it needs beyond torch, the CUDA wheels (libcu*, libnv*, libnccl) and the C runtime must be
 # among the carried packages (build-gpu-deps/).
-ldd "$out/trainbench-cli" | awk '/=>/ {print $1}' | grep -v -E '^(libtorch|libc10|libcu|libnccl|libnv|libgomp|libutil|libc\.|libm\.|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux|linux-vdso)' \
+ldd "$out/trainbench-cli" | awk '/=>/ {print $1}' | grep -v -E '^(libarrow\.|libparquet\.|libtorch|libc10|libcu|libnccl|libnv|libgomp|libutil|libc\.|libm\.|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux|linux-vdso)' \
   | sort > "$out/needs.txt" || true
-echo "staged $out/trainbench-cli ($(du -h "$out/trainbench-cli" | cut -f1)); beyond torch it needs: $(tr '\n' ' ' < "$out/needs.txt")"
+echo "staged $out/trainbench-cli ($(du -h "$out/trainbench-cli" | cut -f1), with Arrow's libraries $(du -sh "$out" | cut -f1));" \
+  "beyond torch it needs: $(tr '\n' ' ' < "$out/needs.txt")"

@@ -50,6 +50,12 @@ results() {
 
 cli="${TRAINBENCH_CLI:-}"
 carried="$root/build-gpu-cli/trainbench-cli"
+# The Arrow libraries the carried CLI links (data.source parquet), carried compressed (gpu-carry.sh).
+for packed in "$root"/build-gpu-cli/*.so.*.xz; do
+  [ -f "$packed" ] && python3 -c 'import lzma, shutil, sys
+with lzma.open(sys.argv[1]) as i, open(sys.argv[1][:-3], "wb") as o: shutil.copyfileobj(i, o)' "$packed"
+done
+export LD_LIBRARY_PATH="$root/build-gpu-cli:$LD_LIBRARY_PATH"
 if [ -z "$cli" ] && [ -x "$carried" ]; then
   if "$carried" schema >/dev/null 2>"$work/runs/carried-cli.err"; then
     cli="$carried"; echo "== the carried CLI runs against this torch: no build"

@@ -1,14 +1,32 @@
 #!/usr/bin/env bash
-# Creates (once) the Python environment that provides LibTorch, shared by every checkout.
+# Creates (once) the Python environment that provides LibTorch, and Apache Arrow's C++ libraries
+# for data.source parquet (the pyarrow wheel), shared by every checkout.
 # Location: $TRAINBENCH_TORCH_ENV, else ~/.cache/trainbench/torch-<version>.
 # Prints the environment's path on the last line of stdout.
 set -euo pipefail
 
 torch_version="${TRAINBENCH_TORCH_VERSION:-2.11.0}"
+pyarrow_version="${TRAINBENCH_PYARROW_VERSION:-26.0.1}"
 env_dir="${TRAINBENCH_TORCH_ENV:-${XDG_CACHE_HOME:-$HOME/.cache}/trainbench/torch-$torch_version}"
 stamp="$env_dir/.trainbench-ready"
+arrow_stamp="$env_dir/.trainbench-pyarrow"
+
+# pyarrow ships libarrow, libparquet and their headers, built with the C++11 string ABI torch and
+# g++ use (cmake/arrow_parquet.cmake finds them there). An environment made before pyarrow joined gets it
+# here, once; without it the build goes on and only data.source parquet is refused.
+ensure_pyarrow() {
+  if [ -f "$arrow_stamp" ] && [ "$(cat "$arrow_stamp")" = "$pyarrow_version" ]; then return 0; fi
+  echo "setup-torch: installing pyarrow==$pyarrow_version into $env_dir (Parquet data, once)" >&2
+  if "$env_dir/bin/pip" install --quiet --disable-pip-version-check "pyarrow==$pyarrow_version" >&2; then
+    echo "$pyarrow_version" > "$arrow_stamp"
+  else
+    echo "setup-torch: could not install pyarrow==$pyarrow_version from PyPI; the build goes on without" \
+         "data.source parquet (set TRAINBENCH_PYARROW_VERSION to a served version and rerun)." >&2
+  fi
+}
 
 if [ -f "$stamp" ]; then
+  ensure_pyarrow
   echo "setup-torch: using $env_dir (torch $(cat "$stamp"))" >&2
   echo "$env_dir"
   exit 0
@@ -32,5 +50,6 @@ mv "$env_dir.partial" "$env_dir"
 sed -i "s#$env_dir.partial#$env_dir#g" "$env_dir"/bin/* 2>/dev/null || true
 installed="$("$env_dir/bin/python" -c 'import torch; print(torch.__version__)')"
 echo "$installed" > "$stamp"
+ensure_pyarrow
 echo "setup-torch: ready, torch $installed" >&2
 echo "$env_dir"
