@@ -249,6 +249,11 @@ void ConfigForm::addEditorAccessory(const QString& path, QWidget* accessory) {
     }
 }
 
+void ConfigForm::setFieldShown(const QString& path, bool shown) {
+    for (const Field& field : fields_)
+        if (field.path == path) field.form->setRowVisible(field.label, shown);
+}
+
 void ConfigForm::addSectionRow(const QString& section, QWidget* widget) {
     if (QFormLayout* form = section_forms_.value(section)) form->addRow(widget);
 }

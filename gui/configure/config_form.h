@@ -56,6 +56,9 @@ public:
     void addEditorAccessory(const QString& path, QWidget* accessory);
     // Appends `widget` as a row of its own, the group's whole width, at the end of `section`.
     void addSectionRow(const QString& section, QWidget* widget);
+    // Shows or hides the row of `path` (its label, editor and accessory); every row is shown
+    // until told otherwise.
+    void setFieldShown(const QString& path, bool shown);
 
     // The dynamic property that marks an editor and its label (styled red by the form).
     static constexpr const char* kIssueProperty = "configIssue";

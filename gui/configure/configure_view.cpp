@@ -26,6 +26,7 @@
 #include "configure/config_form.h"
 #include "configure/config_json_view.h"
 #include "configure/config_presets.h"
+#include "configure/data_source_choice.h"
 #include "configure/data_summary_line.h"
 
 namespace trainbench::gui {
@@ -49,6 +50,23 @@ QString dialogFolder(const std::string& current) {
     if (!current.empty() && info.isDir()) return info.absoluteFilePath();
     if (!current.empty() && info.absoluteDir().exists()) return info.absolutePath();
     return QDir::homePath();
+}
+
+// The file dialog's filters, one per source that reads a file; the dialog opens on the one of
+// the source in force, so a user who picks JSON Lines sees their files first.
+const QStringList& dataFileFilters() {
+    static const QStringList filters{
+        QObject::tr("Text (*.txt *.md *.json *.text)"), QObject::tr("JSON Lines (*.jsonl *.jsonl.gz *.jsonl.zst *.ndjson)"),
+        QObject::tr("Parquet (*.parquet)"), QObject::tr("Token files (*.bin)"), QObject::tr("All files (*)")};
+    return filters;
+}
+
+QString dataFileFilterOf(const std::string& source) {
+    const QStringList& filters = dataFileFilters();
+    if (isChoice(source, DataSource::Jsonl)) return filters[1];
+    if (isChoice(source, DataSource::Parquet)) return filters[2];
+    if (isChoice(source, DataSource::Tokens)) return filters[3];
+    return filters[0];
 }
 
 QJsonObject configObject(const RunConfig& config) {
@@ -162,11 +180,13 @@ void ConfigureView::buildDataButtons() {
     // Push buttons with a menu: the style leaves room for the menu's arrow beside the text.
     auto* path_button = new QPushButton(tr("Browse"), form_);
     path_button->setObjectName(QStringLiteral("dataPathButton"));
-    path_button->setToolTip(tr("Choose the text (or token) file, or a folder of text files, for data.path"));
+    path_button->setToolTip(tr("Choose a file (text, JSON Lines, Parquet or tokens) or a folder for data.path; "
+                               "data.source follows what it holds"));
     auto* path_menu = new QMenu(path_button);
     QAction* folder = path_menu->addAction(tr("Folder…"));
     folder->setObjectName(QStringLiteral("chooseDataFolderAction"));
-    folder->setToolTip(tr("Every file in the folder and its subfolders, in name order (hidden ones left out)"));
+    folder->setToolTip(tr("Every file in the folder and its subfolders, in name order (hidden ones left out); "
+                          "a folder of .jsonl or .parquet files is read as jsonl or parquet, any other as text"));
     QAction* file = path_menu->addAction(tr("File…"));
     file->setObjectName(QStringLiteral("chooseDataFileAction"));
     path_menu->setToolTipsVisible(true);
@@ -177,7 +197,7 @@ void ConfigureView::buildDataButtons() {
 
     auto* tokenizer_button = new QPushButton(tr("Browse"), form_);
     tokenizer_button->setObjectName(QStringLiteral("tokenizerButton"));
-    tokenizer_button->setToolTip(tr("Choose a tokenizer for the text source, or read it as bytes"));
+    tokenizer_button->setToolTip(tr("Choose a tokenizer for the documents (text, jsonl, parquet), or read them as bytes"));
     auto* tokenizer_menu = new QMenu(tokenizer_button);
     QAction* tokenizer = tokenizer_menu->addAction(tr("Tokenizer file…"));
     tokenizer->setObjectName(QStringLiteral("chooseTokenizerAction"));
@@ -194,11 +214,11 @@ void ConfigureView::buildDataButtons() {
 
 void ConfigureView::chooseDataPathWithDialog(bool folder) {
     const QString start = dialogFolder(state_.config.data.path);
+    QString filter = dataFileFilterOf(state_.config.data.source);
     const QString path =
-        folder ? QFileDialog::getExistingDirectory(this, tr("Choose a folder of text files for data.path"), start)
+        folder ? QFileDialog::getExistingDirectory(this, tr("Choose a folder of data files for data.path"), start)
                : QFileDialog::getOpenFileName(this, tr("Choose a file for data.path"), start,
-                                              tr("Text files (*.txt *.md *.json *.jsonl);;Token files (*.bin);;All "
-                                                 "files (*)"));
+                                              dataFileFilters().join(QStringLiteral(";;")), &filter);
     if (!path.isEmpty()) chooseDataPath(path);
 }
 
@@ -223,7 +243,10 @@ bool ConfigureView::chooseDataField(const std::string& key, const QString& value
     RunConfig next = state_.config;
     std::string& field = key == "path" ? next.data.path : next.data.tokenizer;
     field = value.toStdString();
-    if (!value.isEmpty() && isChoice(next.data.source, DataSource::Markov)) next.data.source = choiceName(DataSource::Text);
+    // The source follows a chosen data file, in the same step, so one undo brings both back.
+    if (key == "path" && !value.isEmpty()) next.data.source = dataSourceForPath(value, next.data.source);
+    if (key == "tokenizer" && !value.isEmpty() && isChoice(next.data.source, DataSource::Markov))
+        next.data.source = choiceName(DataSource::Text);
     if (!sameConfig(next, state_.config))
         pushEdit(tr("Choose data.%1").arg(QString::fromStdString(key)), ConfigState{std::move(next), state_.name},
                  QString(), EditOrigin::Replacement);
@@ -414,6 +437,7 @@ void ConfigureView::showIssues() {
     }
     issues_list_->setVisible(!shown.empty());
     form_->markIssues(shown);
+    showDataRows();
 
     QString summary;
     QString color;
@@ -443,6 +467,19 @@ void ConfigureView::showIssues() {
     if (valid != last_valid_) {
         last_valid_ = valid;
         Q_EMIT validityChanged(valid);
+    }
+}
+
+void ConfigureView::showDataRows() {
+    // A field the source ignores is hidden, unless an issue names it: then it stays in sight
+    // to be cleared (a prompt_field left over after switching to text). data.path stays for
+    // every source: its Browse button is how a markov config comes to read a file.
+    const QStringList marked = form_->markedPaths();
+    for (const ConfigFieldInfo& info : configSchema()) {
+        if (info.section != "data") continue;
+        const QString key = QString::fromStdString(info.key);
+        const QString path = QStringLiteral("data.") + key;
+        form_->setFieldShown(path, dataFieldRead(key, state_.config.data) || marked.contains(path));
     }
 }
 

@@ -33,9 +33,13 @@ class DataSummaryLine;
 // (the window keeps the last valid config meanwhile). A JSON text that does not parse
 // changes nothing but its own error line.
 //
-// The data section closes with a DataSummaryLine: what describeData makes of the config (the
-// tokenizer, the vocabulary, the token counts), computed off the GUI thread. Its refusal
-// (model.vocab_size below the tokenizer's vocabulary, a folder without text) marks the field
+// The data section shows the fields its source reads (dataFieldRead: the markov language's for
+// markov, layout and tokenizer for the document sources text, jsonl and parquet, text_field,
+// prompt_field and completion_field for jsonl and parquet); data.path always, for its Browse
+// button, and a field an issue names, to be cleared. It closes with a
+// DataSummaryLine: what describeData makes of the config (the tokenizer, the vocabulary, the
+// token counts), computed off the GUI thread. Its refusal (model.vocab_size below the
+// tokenizer's vocabulary, a folder without text, a record without its field) marks the field
 // it names and joins the issue list, but does not make the config invalid: validateRunConfig
 // alone decides that, and Start refuses such a config with the engine's message.
 //
@@ -75,8 +79,9 @@ public:
     // Parses a JSON edit still waiting for its timer; false when the text does not parse.
     bool commitPendingEdit();
     // What the file buttons of the data section do once a path is chosen, each one undoable
-    // step: data.path (a file or folder), data.tokenizer (empty: bytes). A synthetic source
-    // becomes "text" on the way, since that is what a chosen file is read as. False while locked.
+    // step: data.path (a file or folder), data.tokenizer (empty: bytes). A chosen path sets
+    // data.source to what it holds (dataSourceForPath: .jsonl* jsonl, .parquet parquet, .bin
+    // tokens, else text); a tokenizer turns a synthetic source into "text". False while locked.
     bool chooseDataPath(const QString& path);
     bool chooseTokenizer(const QString& path);
 
@@ -110,6 +115,7 @@ private:
     void onFieldEdited(const QString& path, const QJsonValue& value);
     void onJsonParsed(const RunConfig& config);
     void showIssues();
+    void showDataRows();
     void focusField(const QString& path);
     void updateUndoActions();
     // The preset box names what is shown: the preset it came from, else the open file or

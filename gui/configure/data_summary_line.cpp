@@ -2,6 +2,8 @@
 #include "configure/data_summary_line.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 
 #include <QHBoxLayout>
 #include <QJsonDocument>
@@ -43,25 +45,70 @@ QString tokenizerKind(const DataSummary& summary, const DataConfig& data) {
     return kind;
 }
 
+bool readsRecords(const std::string& source) {
+    return isChoice(source, DataSource::Jsonl) || isChoice(source, DataSource::Parquet);
+}
+
+QString documentsText(int64_t count, bool pairs) {
+    if (pairs) return count == 1 ? QObject::tr("1 pair") : QObject::tr("%1 pairs").arg(formatGrouped(count));
+    return count == 1 ? QObject::tr("1 document") : QObject::tr("%1 documents").arg(formatGrouped(count));
+}
+
+// One part of a record corpus, "train: 3 pairs, 14 tokens, 6 counted": its documents, its
+// tokens and, for pairs, the tokens the loss counts. Each phrase keeps together; a narrow
+// line wraps after a comma.
+QString recordPartText(const QString& name, std::optional<int64_t> documents, std::optional<int64_t> tokens,
+                       std::optional<int64_t> counted, bool pairs) {
+    if (!tokens || *tokens == 0) return QObject::tr("%1: none").arg(name);
+    QStringList phrases;
+    if (documents) phrases << documentsText(*documents, pairs);
+    phrases << QObject::tr("%1 tokens").arg(formatGrouped(*tokens));
+    if (pairs && counted) phrases << QObject::tr("%1 counted").arg(formatGrouped(*counted));
+    for (QString& phrase : phrases) phrase.replace(QLatin1Char(' '), QChar(0x00A0));
+    return QObject::tr("%1: %2").arg(name, phrases.join(QStringLiteral(", ")));
+}
+
 }  // namespace
 
 QString dataSummaryText(const DataSummary& summary, const DataConfig& data) {
     QStringList parts;
-    if (isChoice(summary.source, DataSource::Text)) parts << tokenizerKind(summary, data);
-    else if (isChoice(summary.source, DataSource::Markov)) parts << QObject::tr("synthetic Markov language");
-    else if (isChoice(summary.source, DataSource::Tokens)) parts << QObject::tr("token file (%1)").arg(QString::fromStdString(data.dtype));
-    else parts << QString::fromStdString(summary.source);
+    QStringList record_parts;  // a line each, under the others
+    if (readsRecords(summary.source)) {
+        parts << (isChoice(summary.source, DataSource::Jsonl) ? QObject::tr("JSON Lines") : QObject::tr("Parquet"));
+        parts << tokenizerKind(summary, data);
+    } else if (isChoice(summary.source, DataSource::Text)) {
+        parts << tokenizerKind(summary, data);
+    } else if (isChoice(summary.source, DataSource::Markov)) {
+        parts << QObject::tr("synthetic Markov language");
+    } else if (isChoice(summary.source, DataSource::Tokens)) {
+        parts << QObject::tr("token file (%1)").arg(QString::fromStdString(data.dtype));
+    } else {
+        parts << QString::fromStdString(summary.source);
+    }
     parts << QObject::tr("vocab %1").arg(formatGrouped(summary.vocab_size));
-    if (summary.train_tokens) parts << QObject::tr("%1 train tokens").arg(formatGrouped(*summary.train_tokens));
-    else parts << QObject::tr("unbounded");
-    if (summary.val_tokens) parts << QObject::tr("%1 validation").arg(formatGrouped(*summary.val_tokens));
+    if (readsRecords(summary.source)) {
+        // Per part: the packed split cuts a document in two, so the parts' documents need not
+        // add up to the corpus's, and one total would be off by that document.
+        const bool pairs = readsPairs(data);
+        record_parts << recordPartText(QObject::tr("train"), summary.train_documents, summary.train_tokens,
+                                       summary.train_counted, pairs)
+                     << recordPartText(QObject::tr("validation"), summary.val_documents, summary.val_tokens,
+                                       summary.val_counted, pairs);
+    } else {
+        if (summary.train_tokens) parts << QObject::tr("%1 train tokens").arg(formatGrouped(*summary.train_tokens));
+        else parts << QObject::tr("unbounded");
+        if (summary.val_tokens) parts << QObject::tr("%1 validation").arg(formatGrouped(*summary.val_tokens));
+    }
+    QStringList tail;
     if (summary.tokens_per_byte)
-        parts << QObject::tr("%1 tokens per byte").arg(QString::number(*summary.tokens_per_byte, 'f', 2));
+        tail << QObject::tr("%1 tokens per byte").arg(QString::number(*summary.tokens_per_byte, 'f', 2));
     if (summary.entropy_floor_nats)
-        parts << QObject::tr("loss floor %1 nats").arg(QString::number(*summary.entropy_floor_nats, 'f', 3));
+        tail << QObject::tr("loss floor %1 nats").arg(QString::number(*summary.entropy_floor_nats, 'f', 3));
     // The line wraps between parts only: "3,905 validation" stays together.
+    parts += tail;
     for (QString& part : parts) part.replace(QLatin1Char(' '), QChar(0x00A0));
-    return parts.join(QStringLiteral(" · "));
+    // A record corpus's parts, three or four numbers each, read best as rows of their own.
+    return (QStringList{parts.join(QStringLiteral(" · "))} + record_parts).join(QLatin1Char('\n'));
 }
 
 DataSummaryLine::DataSummaryLine(QWidget* parent) : QWidget(parent) {
@@ -167,14 +214,19 @@ void DataSummaryLine::onDescribed(const DataSummary& summary) {
     state_ = State::Described;
     summary_ = summary;
     const int64_t window = summary.seq_len + 1;
+    QString tip;
     if (summary.train_windows) {
-        setToolTip(tr("Windows of train.seq_len + 1 = %1 tokens per epoch: %2 training, %3 validation")
-                       .arg(formatGrouped(window))
-                       .arg(formatGrouped(*summary.train_windows))
-                       .arg(summary.val_windows ? formatGrouped(*summary.val_windows) : tr("none")));
+        tip = tr("Windows of train.seq_len + 1 = %1 tokens per epoch: %2 training, %3 validation")
+                  .arg(formatGrouped(window))
+                  .arg(formatGrouped(*summary.train_windows))
+                  .arg(summary.val_windows ? formatGrouped(*summary.val_windows) : tr("none"));
     } else {
-        setToolTip(tr("An unbounded source: every window of %1 tokens is fresh").arg(formatGrouped(window)));
+        tip = tr("An unbounded source: every window of %1 tokens is fresh").arg(formatGrouped(window));
     }
+    if (readsPairs(config_.data) && summary.train_counted)
+        tip += QLatin1Char('\n') + tr("Counted: the tokens the loss counts as targets, each completion's and its end "
+                                      "token; a prompt's tokens are read as inputs only.");
+    setToolTip(tip);
     showText(dataSummaryText(summary, config_.data), QString());
     Q_EMIT answered();
 }

@@ -20,15 +20,20 @@ namespace trainbench::gui {
 class DataSummaryWorker;
 
 // One line, e.g. "byte-level BPE · vocab 32,000 · 1,234,567 train tokens · 65,432 validation ·
-// 0.27 tokens per byte"; the windows per epoch in its tooltip.
+// 0.27 tokens per byte"; for jsonl and parquet, a line for each part under it, with its
+// documents (pairs) and, for pairs, the tokens the loss counts:
+//   JSON Lines · bytes · vocab 256 · 1.27 tokens per byte
+//   train: 3 pairs, 14 tokens, 6 counted
+//   validation: none
+// The windows per epoch go in its tooltip.
 QString dataSummaryText(const DataSummary& summary, const DataConfig& data);
 
 // The line follows the config it is given: when what describeData reads changes (the data
 // section, model.vocab_size, train.seq_len, train.eval_every), it asks a DataSummaryWorker
 // again, a moment after the last change, so typing a path does not read every prefix of it.
 // Meanwhile it says so, with a bar while a corpus is tokenised. A refusal is shown in red and
-// kept as issue() for the view to mark its field. A text corpus over kAutoDescribeLimitBytes
-// is counted only when the user asks (the countTokensButton).
+// kept as issue() for the view to mark its field. A corpus of documents over
+// kAutoDescribeLimitBytes is counted only when the user asks (the countTokensButton).
 //
 // Object names: dataSummaryLine, dataSummaryLabel, dataSummaryProgress, countTokensButton.
 class DataSummaryLine : public QWidget {

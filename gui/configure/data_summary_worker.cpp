@@ -69,7 +69,7 @@ bool isHidden(const fs::path& path) {
     return path.filename().string().rfind('.', 0) == 0;
 }
 
-// Whether the files `path` stands for (as the text source reads it: a file, or a folder's
+// Whether the files `path` stands for (as the document sources read it: a file, or a folder's
 // files but hidden ones) hold more than `limit` bytes. Stops counting there, so a folder as
 // large as "/" answers at once. A path that cannot be read is left to describeData to name.
 bool holdsMoreThan(const std::string& path, int64_t limit) {
@@ -145,7 +145,7 @@ void DataSummaryWorker::startNext() {
         try {
             const DataConfig& data = request.config.data;
             QString oversized;
-            if (!request.force && isChoice(data.source, DataSource::Text)) {
+            if (!request.force && readsDocuments(data)) {
                 if (holdsMoreThan(data.path, kAutoDescribeLimitBytes)) oversized = QStringLiteral("data.path");
                 else if (!data.val_path.empty() && holdsMoreThan(data.val_path, kAutoDescribeLimitBytes))
                     oversized = QStringLiteral("data.val_path");

@@ -17,10 +17,11 @@ Q_DECLARE_METATYPE(trainbench::DataSummary)
 
 namespace trainbench::gui {
 
-// Describing a text corpus reads all of it (and, with data.tokenizer, tokenises it on every
-// core the first time): a path on its way to being typed ("/", "/home") must not start that.
-// Without `force`, a text corpus larger than this is measured only (its files' sizes, stopping
-// there) and reported with tooLarge; force describes it whatever its size.
+// Describing a corpus of documents (text, jsonl, parquet) reads all of it (and, with
+// data.tokenizer, tokenises it on every core the first time): a path on its way to being typed
+// ("/", "/home") must not start that. Without `force`, such a corpus larger than this on disk
+// is measured only (its files' sizes, stopping there) and reported with tooLarge; force
+// describes it whatever its size.
 constexpr int64_t kAutoDescribeLimitBytes = int64_t(512) << 20;
 
 // Thread contract:

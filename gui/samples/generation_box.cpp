@@ -186,9 +186,9 @@ QString GenerationBox::whyOff() const {
     if (!source_.problem.isEmpty()) return source_.problem;
     if (source_.reading || !source_.config) return tr("Reading run %1 from the store…").arg(source_.run_id);
     const RunConfig& config = *source_.config;
-    if (!isChoice(config.data.source, DataSource::Text))
-        return tr("This run trains on data.source \"%1\": only a run on text (data.source \"text\") has a tokenizer "
-                  "to write prompts and completions with.")
+    if (!readsDocuments(config.data))
+        return tr("This run trains on data.source \"%1\": only a run on text, jsonl or parquet has a tokenizer to "
+                  "write prompts and completions with.")
             .arg(QString::fromStdString(config.data.source));
     if (source_.newest_checkpoint <= 0)
         return tr("No checkpoint yet: the run writes one every train.checkpoint_every steps and when it ends.");

@@ -153,13 +153,14 @@ void SamplesPanel::updateTitle() {
 void SamplesPanel::updatePlaceholder() {
     QString text;
     if (run_id_.isEmpty()) {
-        text = tr("No run shown yet. A run on text (data.source \"text\") with train.sample_every above 0 writes "
-                  "samples here as it trains: every that many steps and at its end, the model continues each line of "
+        text = tr("No run shown yet. A run on text (data.source \"text\", \"jsonl\" or \"parquet\") with "
+                  "train.sample_every above 0 writes samples here as it trains: every that many steps and at its end, the model continues each line of "
                   "train.sample_prompts (none: the start of a document).");
     } else if (!source_.config) {
         text = tr("No samples of run %1.").arg(run_id_);
-    } else if (!isChoice(source_.config->data.source, DataSource::Text)) {
-        text = tr("This run writes no samples: it trains on data.source \"%1\", and samples need text.")
+    } else if (!readsDocuments(source_.config->data)) {
+        text = tr("This run writes no samples: it trains on data.source \"%1\", and samples need text "
+                  "(\"text\", \"jsonl\" or \"parquet\").")
                    .arg(QString::fromStdString(source_.config->data.source));
     } else if (source_.config->train.sample_every <= 0) {
         text = tr("This run writes no samples: train.sample_every is 0. Set it (Configure, train section) for the "

@@ -1,16 +1,20 @@
-// Tests that no text is cut off at the smallest supported window (1280 x 800): in every view, with the small preset and with DeepSeek-V3's config, each visible label's needed height fits the height it was given and its line fits its width unless it wraps; an elided label's tooltip holds its whole text; a combo's closed box shows its whole choice or holds it in its tooltip.
+// Tests that no text is cut off at the smallest supported window (1280 x 800): in every view, with the small preset and with DeepSeek-V3's config (and the Configure view on JSON Lines pairs, its record rows and longer data line shown), each visible label's needed height fits the height it was given and its line fits its width unless it wraps; an elided label's tooltip holds its whole text; a combo's closed box shows its whole choice or holds it in its tooltip.
 #include <QApplication>
 #include <QComboBox>
+#include <QFile>
 #include <QLabel>
 #include <QStandardPaths>
 #include <QStyle>
 #include <QStyleOptionComboBox>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "app/command_line.h"
 #include "app/main_window.h"
 #include "common/elided_label.h"
 #include "configure/config_presets.h"
+#include "configure/configure_view.h"
+#include "configure/data_summary_line.h"
 
 using namespace trainbench;
 using namespace trainbench::gui;
@@ -25,7 +29,31 @@ const QChar kEllipsis(0x2026);
 // The issue's user: DeepSeek-V2-Lite opened on a CPU machine and planned for 8 x H100 80 GB.
 const QString kSixteenBOnH100 = QStringLiteral("16B on 8 x H100");
 
+// The small preset reading prompt/completion pairs from a JSON Lines file: the data section
+// shows its record rows, and its summary line names pairs, tokens and counted targets.
+const QString kSmallOnJsonLines = QStringLiteral("small.json on JSON Lines pairs");
+
+QString pairsFile() {
+    static QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("pairs.jsonl"));
+    QFile file(path);
+    if (!file.exists() && file.open(QIODevice::WriteOnly)) {
+        for (int i = 0; i < 2000; ++i)
+            file.write(QByteArray("{\"prompt\": \"Question ") + QByteArray::number(i) +
+                       "?\", \"completion\": \"An answer of some length.\"}\n");
+    }
+    return path;
+}
+
 RunConfig preset(const QString& file) {
+    if (file == kSmallOnJsonLines) {
+        RunConfig config = preset(QStringLiteral("configs/small.json"));
+        config.data.source = "jsonl";
+        config.data.path = pairsFile().toStdString();
+        config.data.prompt_field = "prompt";
+        config.data.completion_field = "completion";
+        return config;
+    }
     if (file == kSixteenBOnH100) {
         RunConfig config = preset(QStringLiteral("configs/deepseek/config_16B.json"));
         config.runtime.dtype = "bf16";
@@ -144,6 +172,7 @@ void TestTextFits::everyViewShowsItsWholeText_data() {
     for (const QString& config : configs)
         for (const auto& [name, tab] : tabs)
             QTest::addRow("%s %s", qPrintable(config.section(QLatin1Char('/'), -1)), name) << config << int(tab);
+    QTest::addRow("%s configure", qPrintable(kSmallOnJsonLines)) << kSmallOnJsonLines << int(MainWindow::Tab::Configure);
 }
 
 void TestTextFits::everyViewShowsItsWholeText() {
@@ -154,6 +183,8 @@ void TestTextFits::everyViewShowsItsWholeText() {
     window.show();
     window.showTab(static_cast<MainWindow::Tab>(tab));
     QVERIFY(QTest::qWaitForWindowExposed(&window));
+    // The data line's final text is the one to fit: wait for its description.
+    QTRY_VERIFY_WITH_TIMEOUT(!window.configureView()->dataSummaryLine()->isBusy(), 60000);
     QTest::qWait(50);  // layouts settle (wrapped labels ask for their height a second time)
     QCOMPARE(window.size(), QSize(kScreenshotWidth, kScreenshotHeight));
     const QStringList problems = clippedText(&window);

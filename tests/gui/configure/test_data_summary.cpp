@@ -1,6 +1,7 @@
-// Tests the Configure view's data section: a text folder and a tokenizer chosen, the token counts described off the GUI thread.
+// Tests the Configure view's data section: a data file or folder and a tokenizer chosen (the source following the file), the rows each source reads, the token counts described off the GUI thread.
 #include <string>
 
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -22,6 +23,7 @@
 #include "app/main_window.h"
 #include "configure/config_form.h"
 #include "configure/configure_view.h"
+#include "configure/data_source_choice.h"
 #include "configure/data_summary_line.h"
 #include "configure/data_summary_worker.h"
 #include "trainbench/config_io.h"
@@ -67,6 +69,36 @@ QString plain(QString text) {
     return text.replace(QChar(0x00A0), QLatin1Char(' '));
 }
 
+// Whether the form shows the row of data.<key> (its editor, once the view is shown).
+bool rowShown(const ConfigureView& view, const char* key) {
+    QWidget* editor = view.form()->editor(QStringLiteral("data.") + QLatin1String(key));
+    return editor && editor->isVisibleTo(&view);
+}
+
+// The data rows shown, of those that depend on the source.
+QStringList sourceRows(const ConfigureView& view) {
+    QStringList shown;
+    for (const char* key : {"val_path", "val_fraction", "vocab_size", "order", "concentration", "seed", "layout",
+                            "doc_separator", "tokenizer", "dtype", "text_field", "prompt_field", "completion_field"})
+        if (rowShown(view, key)) shown << QString::fromLatin1(key);
+    return shown;
+}
+
+const QStringList kMarkovRows{"vocab_size", "order", "concentration", "seed"};
+const QStringList kTextRows{"val_path", "val_fraction", "layout", "doc_separator", "tokenizer"};
+const QStringList kRecordRows{"val_path", "val_fraction", "layout", "tokenizer", "text_field", "prompt_field",
+                              "completion_field"};
+const QStringList kTokenRows{"val_path", "val_fraction", "dtype"};
+
+// Types `text` into the line edit of `path` in place of what it shows, as a user would.
+void retypeLine(const ConfigureView& view, const char* path, const QString& text) {
+    auto* edit = qobject_cast<QLineEdit*>(view.form()->editor(QString::fromLatin1(path)));
+    QVERIFY2(edit, path);
+    edit->selectAll();
+    if (text.isEmpty()) QTest::keyClick(edit, Qt::Key_Delete);
+    else QTest::keyClicks(edit, text);
+}
+
 QStringList listTexts(const QListWidget* list) {
     QStringList out;
     for (int i = 0; i < list->count(); ++i) out << list->item(i)->text();
@@ -89,6 +121,12 @@ private Q_SLOTS:
     void aCorpusTooLargeWaitsForTheUser();
     void destroyedWhileTokenising();
     void buttonsFollowTheLock();
+    void aChosenPathSetsTheSource();
+    void rowsFollowTheSource();
+    void aRowWithAnIssueStaysShown();
+    void pairsCountOnlyTheirTargets();
+    void pairsHeldOutByDocuments();
+    void aBadRecordNamesItsFileLineAndField();
 
 private:
     QTemporaryDir dir_;
@@ -96,6 +134,7 @@ private:
     QString val_;        // val.txt
     QString tokenizer_;  // tokenizer.json
     QString cache_;      // TRAINBENCH_TOKEN_CACHE
+    QString pairs_;      // pairs.jsonl: three prompt/completion records
 };
 
 void TestDataSummary::initTestCase() {
@@ -109,6 +148,17 @@ void TestDataSummary::initTestCase() {
     writeFile(val_, "ab");
     tokenizer_ = dir_.filePath(QStringLiteral("tokenizer.json"));
     writeFile(tokenizer_, QJsonDocument(handwrittenTokenizer()).toJson());
+    // As bytes, each pair is its prompt's bytes (inputs only), its completion's and the end
+    // byte 0 (targets):
+    //   "ab" -> "c"      a b | c 0      4 tokens, 2 counted
+    //   "x"  -> "yz"     x | y z 0      4 tokens, 3 counted
+    //   "hello" -> ""    h e l l o | 0  6 tokens, 1 counted (the end alone)
+    // 14 tokens, 6 counted, from 11 bytes of text.
+    pairs_ = dir_.filePath(QStringLiteral("pairs.jsonl"));
+    writeFile(pairs_, "{\"prompt\": \"ab\", \"completion\": \"c\"}\n"
+                      "{\"prompt\": \"x\", \"completion\": \"yz\", \"id\": 2}\n"
+                      "\n"
+                      "{\"prompt\": \"hello\", \"completion\": \"\"}\n");
     qputenv("TRAINBENCH_STORE", dir_.filePath(QStringLiteral("store")).toLocal8Bit());
 }
 
@@ -348,6 +398,209 @@ void TestDataSummary::buttonsFollowTheLock() {
     QCOMPARE(view.config().data.path, std::string());
     view.setLocked(false);
     QVERIFY(child<QPushButton>(view, "dataPathButton")->isEnabled());
+}
+
+// A chosen file sets data.source by its name, a folder by the files it holds, each choice one
+// undoable step with its path; the dialog's filters offer each kind.
+void TestDataSummary::aChosenPathSetsTheSource() {
+    const QString parquet = dir_.filePath(QStringLiteral("rows.parquet"));
+    writeFile(parquet, "PAR1");
+    const QString tokens = dir_.filePath(QStringLiteral("ids.bin"));
+    writeFile(tokens, QByteArray(8, '\0'));
+    const QString records = dir_.filePath(QStringLiteral("records"));
+    QVERIFY(QDir().mkpath(records + QStringLiteral("/part")));
+    writeFile(records + QStringLiteral("/part/0.jsonl.gz"), "");
+    writeFile(records + QStringLiteral("/part/1.jsonl.zst"), "");
+    writeFile(records + QStringLiteral("/README.md"), "about");
+    const QString tables = dir_.filePath(QStringLiteral("tables"));
+    QVERIFY(QDir().mkpath(tables + QStringLiteral("/.cache")));
+    writeFile(tables + QStringLiteral("/a.parquet"), "PAR1");
+    // A hidden folder is left out, as the engine leaves it out.
+    writeFile(tables + QStringLiteral("/.cache/a.jsonl"), "");
+    writeFile(tables + QStringLiteral("/.cache/b.jsonl"), "");
+
+    MainWindow window(baseConfig(), QStringLiteral("tiny"));
+    ConfigureView* view = window.configureView();
+    const std::vector<std::pair<QString, std::string>> choices{
+        {pairs_, "jsonl"}, {parquet, "parquet"}, {corpus_ + QStringLiteral("/a.txt"), "text"}, {tokens, "tokens"},
+        {records, "jsonl"}, {tables, "parquet"}, {corpus_, "text"}};
+    for (const auto& [path, source] : choices) {
+        QVERIFY(view->chooseDataPath(path));
+        QCOMPARE(view->config().data.source, source);
+        QCOMPARE(view->config().data.path, path.toStdString());
+    }
+    QCOMPARE(window.runConfig().data.source, std::string("text"));
+    QCOMPARE(view->undoStack()->count(), int(choices.size()));
+    // Undo takes the source back with the path.
+    view->undoStack()->undo();
+    QCOMPARE(view->config().data.source, std::string("parquet"));
+    QCOMPARE(view->config().data.path, tables.toStdString());
+    for (size_t i = 1; i < choices.size(); ++i) view->undoStack()->undo();
+    QCOMPARE(view->config().data.source, std::string("markov"));
+    QCOMPARE(view->config().data.path, std::string());
+
+    // Every ending the engine reads as JSON Lines, in any case.
+    for (const char* name : {"a.jsonl", "a.JSONL", "a.jsonl.gz", "a.jsonl.zst", "a.ndjson"})
+        QCOMPARE(dataSourceForPath(dir_.filePath(QString::fromLatin1(name)), "markov"), std::string("jsonl"));
+    // A folder with as many of both keeps the record source in force.
+    writeFile(tables + QStringLiteral("/b.jsonl"), "");
+    QCOMPARE(dataSourceForPath(tables, "parquet"), std::string("parquet"));
+    QCOMPARE(dataSourceForPath(tables, "jsonl"), std::string("jsonl"));
+    QCOMPARE(dataSourceForPath(tables, "text"), std::string("jsonl"));
+}
+
+// The form shows what the source reads: the language's settings for markov, layout and
+// tokenizer for the document sources, the record fields for jsonl and parquet only, dtype for
+// tokens; the source and the path (with its Browse button) always. Undo brings the rows back
+// with the source.
+void TestDataSummary::rowsFollowTheSource() {
+    ConfigureView view(baseConfig(), QStringLiteral("tiny"));
+    QCOMPARE(sourceRows(view), kMarkovRows);
+    QVERIFY(rowShown(view, "source") && rowShown(view, "path"));
+    QVERIFY(child<QPushButton>(view, "dataPathButton")->isVisibleTo(&view));
+    QVERIFY(!child<QPushButton>(view, "tokenizerButton")->isVisibleTo(&view));
+
+    QVERIFY(view.chooseDataPath(pairs_));
+    QCOMPARE(view.config().data.source, std::string("jsonl"));
+    QCOMPARE(sourceRows(view), kRecordRows);
+    QVERIFY(child<QPushButton>(view, "tokenizerButton")->isVisibleTo(&view));
+    QCOMPARE(qobject_cast<QLineEdit*>(view.form()->editor(QStringLiteral("data.text_field")))->text(),
+             QStringLiteral("text"));
+
+    const QString parquet = dir_.filePath(QStringLiteral("rows.parquet"));
+    writeFile(parquet, "PAR1");
+    QVERIFY(view.chooseDataPath(parquet));
+    QCOMPARE(sourceRows(view), kRecordRows);
+    QVERIFY(view.chooseDataPath(corpus_));
+    QCOMPARE(sourceRows(view), kTextRows);
+    QVERIFY(rowShown(view, "source") && rowShown(view, "path"));
+
+    // Typed in the form, the source is an edit like any other.
+    auto* source = qobject_cast<QComboBox*>(view.form()->editor(QStringLiteral("data.source")));
+    QVERIFY(source);
+    source->activated(source->findText(QStringLiteral("parquet")));
+    QCOMPARE(view.config().data.source, std::string("parquet"));
+    QCOMPARE(sourceRows(view), kRecordRows);
+    source->activated(source->findText(QStringLiteral("markov")));
+    QCOMPARE(sourceRows(view), kMarkovRows);
+    // Edits of one field in a row are one step, as typing is: undo goes back to text.
+    view.undoStack()->undo();
+    QCOMPARE(view.config().data.source, std::string("text"));
+    QCOMPARE(sourceRows(view), kTextRows);
+    view.undoStack()->undo();
+    QCOMPARE(sourceRows(view), kRecordRows);
+    view.undoStack()->undo();
+    QCOMPARE(view.config().data.source, std::string("jsonl"));
+    QCOMPARE(sourceRows(view), kRecordRows);
+    view.undoStack()->undo();
+    QCOMPARE(sourceRows(view), kMarkovRows);
+
+    const QString tokens = dir_.filePath(QStringLiteral("ids.bin"));
+    writeFile(tokens, QByteArray(8, '\0'));
+    QVERIFY(view.chooseDataPath(tokens));
+    QCOMPARE(sourceRows(view), kTokenRows);
+}
+
+// A field the source ignores but an issue names stays in sight, marked, to be cleared.
+void TestDataSummary::aRowWithAnIssueStaysShown() {
+    RunConfig config = baseConfig();
+    config.data.source = "text";
+    config.data.path = corpus_.toStdString();
+    config.data.prompt_field = "prompt";
+    ConfigureView view(config, QStringLiteral("text"));
+    QVERIFY(!view.isValid());
+    QCOMPARE(view.form()->markedPaths(), QStringList{QStringLiteral("data.prompt_field")});
+    QVERIFY(rowShown(view, "prompt_field"));
+    QVERIFY(!rowShown(view, "completion_field"));
+    retypeLine(view, "data.prompt_field", QString());
+    QCOMPARE(view.config().data.prompt_field, std::string());
+    QVERIFY(view.isValid());
+    QCOMPARE(sourceRows(view), kTextRows);
+}
+
+// Pairs as bytes, nothing held out: the line names the format, the pairs, their tokens and the
+// targets counted (see initTestCase for the sums).
+void TestDataSummary::pairsCountOnlyTheirTargets() {
+    RunConfig config = baseConfig();
+    config.data.prompt_field = "prompt";
+    config.data.completion_field = "completion";
+    config.data.val_fraction = 0;
+    ConfigureView view(config, QStringLiteral("tiny"));
+    QVERIFY(view.chooseDataPath(pairs_));
+    QCOMPARE(view.config().data.source, std::string("jsonl"));
+    QTRY_COMPARE_WITH_TIMEOUT(plain(summaryLabel(view)->text()),
+                              QStringLiteral("JSON Lines · bytes · vocab 256 · %1 tokens per byte\n"
+                                             "train: 3 pairs, 14 tokens, 6 counted\n"
+                                             "validation: none")
+                                  .arg(QString::number(14.0 / 11.0, 'f', 2)),
+                              kDescribeTimeoutMs);
+    const DataSummary& summary = *view.dataSummaryLine()->summary();
+    QCOMPARE(*summary.train_documents, int64_t(3));
+    QCOMPARE(*summary.train_counted, int64_t(6));
+    QCOMPARE(*summary.val_tokens, int64_t(0));
+    // A phrase keeps together; a narrow line wraps after a comma.
+    QVERIFY(summaryLabel(view)->text().contains(QStringLiteral("train: 3\u00A0pairs, 14\u00A0tokens, 6\u00A0counted")));
+    QVERIFY2(view.dataSummaryLine()->toolTip().contains(QStringLiteral("a prompt's tokens are read as inputs only")),
+             qPrintable(view.dataSummaryLine()->toolTip()));
+
+    // The same records read as documents of their "prompt" field: every token counts.
+    RunConfig documents = view.config();
+    documents.data.text_field = "prompt";
+    documents.data.prompt_field.clear();
+    documents.data.completion_field.clear();
+    view.replaceConfig(documents, QStringLiteral("tiny"), QStringLiteral("documents"));
+    // "ab", "x", "hello" and their ends: 3 + 2 + 6 tokens from 8 bytes.
+    QTRY_COMPARE_WITH_TIMEOUT(plain(summaryLabel(view)->text()),
+                              QStringLiteral("JSON Lines · bytes · vocab 256 · %1 tokens per byte\n"
+                                             "train: 3 documents, 11 tokens\n"
+                                             "validation: none")
+                                  .arg(QString::number(11.0 / 8.0, 'f', 2)),
+                              kDescribeTimeoutMs);
+}
+
+// Padded rows hold out whole documents: the last pair of three is the validation part.
+void TestDataSummary::pairsHeldOutByDocuments() {
+    RunConfig config = baseConfig();
+    config.data.source = "jsonl";
+    config.data.path = pairs_.toStdString();
+    config.data.prompt_field = "prompt";
+    config.data.completion_field = "completion";
+    config.data.layout = "padded";
+    config.data.val_fraction = 0.34;  // floor(3 x 0.34) = 1 document
+    ConfigureView view(config, QStringLiteral("pairs"));
+    QTRY_COMPARE_WITH_TIMEOUT(plain(summaryLabel(view)->text()),
+                              QStringLiteral("JSON Lines · bytes · vocab 256 · %1 tokens per byte\n"
+                                             "train: 2 pairs, 8 tokens, 5 counted\n"
+                                             "validation: 1 pair, 6 tokens, 1 counted")
+                                  .arg(QString::number(14.0 / 11.0, 'f', 2)),
+                              kDescribeTimeoutMs);
+}
+
+// A record without the configured field is refused like any data error: in red on the line,
+// naming the file, the line and the setting, which the form marks.
+void TestDataSummary::aBadRecordNamesItsFileLineAndField() {
+    RunConfig config = baseConfig();
+    config.data.source = "jsonl";
+    config.data.path = pairs_.toStdString();
+    config.data.prompt_field = "prompt";
+    config.data.completion_field = "answer";
+    ConfigureView view(config, QStringLiteral("pairs"));
+    DataSummaryLine* line = view.dataSummaryLine();
+    QTRY_VERIFY_WITH_TIMEOUT(line->issue().has_value(), kDescribeTimeoutMs);
+    QCOMPARE(line->issue()->path, std::string("data.completion_field"));
+    const QString message = QString::fromStdString(line->issue()->message);
+    for (const QString& part : {pairs_, QStringLiteral("line 1"), QStringLiteral("\"answer\"")})
+        QVERIFY2(message.contains(part), qPrintable(message));
+    QCOMPARE(plain(summaryLabel(view)->text()), message);
+    QVERIFY(summaryLabel(view)->styleSheet().contains(QStringLiteral("#b00020")));
+    QCOMPARE(view.form()->markedPaths(), QStringList{QStringLiteral("data.completion_field")});
+    QVERIFY(rowShown(view, "completion_field"));
+    QCOMPARE(listTexts(child<QListWidget>(view, "configIssuesList")), QStringList{message});
+
+    retypeLine(view, "data.completion_field", QStringLiteral("completion"));
+    QTRY_VERIFY_WITH_TIMEOUT(line->summary().has_value(), kDescribeTimeoutMs);
+    QVERIFY(!line->issue());
+    QCOMPARE(view.form()->markedPaths(), QStringList());
 }
 
 QTEST_MAIN(TestDataSummary)
