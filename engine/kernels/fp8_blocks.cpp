@@ -83,11 +83,14 @@ Fp8Matrix quantiseFp8(const torch::Tensor& matrix, Fp8Grouping grouping, Fp8Scal
             std::fill(amax.begin(), amax.end(), 0.0f);
             for (int64_t r = r0; r < r1; ++r) {
                 const float* row = source + r * row_stride;
-                for (int64_t c = 0; c < cols; ++c) {
-                    const float v = row[c * col_stride];
-                    if (!std::isfinite(v)) refuseNonFinite(v, r, c, what);
-                    float& m = amax[c / col_extent];
-                    m = std::max(m, std::abs(v));
+                for (int64_t g = 0; g < col_groups; ++g) {
+                    float m = amax[g];
+                    for (int64_t c = g * col_extent, end = std::min(cols, c + col_extent); c < end; ++c) {
+                        const float v = row[c * col_stride];
+                        if (!std::isfinite(v)) refuseNonFinite(v, r, c, what);
+                        m = std::max(m, std::abs(v));
+                    }
+                    amax[g] = m;
                 }
             }
             float* band_scales = scales + band * col_groups;
@@ -96,8 +99,11 @@ Fp8Matrix quantiseFp8(const torch::Tensor& matrix, Fp8Grouping grouping, Fp8Scal
             for (int64_t r = r0; r < r1; ++r) {
                 const float* row = source + r * row_stride;
                 c10::Float8_e4m3fn* out = values + r * cols;
-                for (int64_t c = 0; c < cols; ++c)
-                    out[c] = saturatingE4m3(row[c * col_stride] / band_scales[c / col_extent]);
+                for (int64_t g = 0; g < col_groups; ++g) {
+                    const float scale = band_scales[g];
+                    for (int64_t c = g * col_extent, end = std::min(cols, c + col_extent); c < end; ++c)
+                        out[c] = saturatingE4m3(row[c * col_stride] / scale);
+                }
             }
         }
     });
@@ -116,8 +122,11 @@ torch::Tensor dequantiseFp8(const Fp8Matrix& q) {
     parallelFor(0, rows, itemsPerTask(cols), [&](int64_t first, int64_t last) {
         for (int64_t r = first; r < last; ++r) {
             const float* row_scales = scales + (r / row_extent) * col_groups;
-            for (int64_t c = 0; c < cols; ++c)
-                result[r * cols + c] = table[bits[r * cols + c]] * row_scales[c / col_extent];
+            for (int64_t g = 0; g < col_groups; ++g) {
+                const float scale = row_scales[g];
+                for (int64_t c = g * col_extent, end = std::min(cols, c + col_extent); c < end; ++c)
+                    result[r * cols + c] = table[bits[r * cols + c]] * scale;
+            }
         }
     });
     return out;
