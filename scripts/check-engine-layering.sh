@@ -7,7 +7,7 @@ set -euo pipefail
 engine="${1:-$(cd "$(dirname "$0")/.." && pwd)/engine}"
 # Lowest first.
 declare -A floor=(
-  [files]=0 [config]=0 [metrics]=0 [analysis]=0 [tokenizer]=0 [kernels]=0 [memory]=0 [comm]=0
+  [files]=0 [config]=0 [metrics]=0 [analysis]=0 [tokenizer]=0 [kernels]=0 [memory]=0 [comm]=0 [tensorboard]=0
   [model]=1 [offload]=1
   [data]=2 [parallel]=2 [weights]=2 [generate]=2
   [train]=3

@@ -8,6 +8,7 @@
 
 #include "cli/command_table.h"
 #include "cli/config_loading.h"
+#include "tensorboard/tensorboard_export.h"
 #include "trainbench/config_io.h"
 #include "trainbench/run_sample.h"
 #include "trainbench/run_store.h"
@@ -16,7 +17,7 @@ namespace trainbench::cli {
 namespace {
 
 struct StoreOptions {
-    std::string store, run_id, annotation, format = "jsonl";
+    std::string store, run_id, annotation, format = "jsonl", out;
     bool as_json = false;
 };
 
@@ -62,9 +63,27 @@ int commandAnnotate(const StoreOptions& o, bool is_tags) {
     return 0;
 }
 
+// TensorBoard reads files, not a stream: --out names the folder, and the file's path is printed.
+int exportTensorBoard(RunStore& store, const StoreOptions& o) {
+    try {
+        std::cout << tensorboard::exportRunToTensorBoard(store, o.run_id, o.out) << "\n";
+    } catch (const tensorboard::EventFileError& e) {
+        throw ConfigError("--out", std::string("--out: ") + e.what() + "; choose a folder this user can write");
+    }
+    return 0;
+}
+
 int commandExport(const StoreOptions& o) {
+    const bool to_tensorboard = o.format == "tensorboard";
+    if (to_tensorboard && o.out.empty())
+        throw ConfigError("--out", "export --format tensorboard writes an event file into a folder: --out DIR is "
+                                   "required, e.g. --out tensorboard/" + o.run_id + " (then `tensorboard --logdir tensorboard`)");
+    if (!to_tensorboard && !o.out.empty())
+        throw ConfigError("--out", "--out is for --format tensorboard; csv and jsonl print to stdout: drop --out and "
+                                   "redirect the output (> " + o.out + ")");
     RunStore store(storeFolder(o.store));
     requireRun(store, o.run_id);
+    if (to_tensorboard) return exportTensorBoard(store, o);
     auto points = store.metrics(o.run_id);
     const bool csv = o.format == "csv";
     if (csv) std::cout << "step,tokens,wall_time,key,value\n";
@@ -127,9 +146,14 @@ void addStoreCommands(CLI::App& app, CommandTable& table) {
     table.add(note, [runs_options] { return commandAnnotate(*runs_options, /*is_tags=*/false); });
 
     auto export_options = std::make_shared<StoreOptions>();
-    auto* exporter = app.add_subcommand("export", "Print every metric point of a run, one per line");
+    auto* exporter = app.add_subcommand(
+        "export", "Print every metric point of a run, one per line; or write them, the config and the events as a "
+                  "TensorBoard event file");
     exporter->add_option("run_id", export_options->run_id, "Run id (see `runs`)")->required();
-    exporter->add_option("--format", export_options->format, "csv or jsonl")->check(CLI::IsMember({"csv", "jsonl"}));
+    exporter->add_option("--format", export_options->format, "csv, jsonl (printed) or tensorboard (written under --out)")
+        ->check(CLI::IsMember({"csv", "jsonl", "tensorboard"}));
+    exporter->add_option("--out", export_options->out,
+                         "With --format tensorboard: the folder the event file goes into (created if missing)");
     addStoreOption(exporter, export_options->store);
     table.add(exporter, [export_options] { return commandExport(*export_options); });
 

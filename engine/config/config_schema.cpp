@@ -319,6 +319,9 @@ std::vector<ConfigField> buildFields() {
            "With offload optimizer or all: a directory on a local disk (NVMe) where each rank keeps its moments in a "
            "scratch file, read and written around the page cache (O_DIRECT, libaio), the next bucket read while one "
            "steps; checked before the run (writable, O_DIRECT, room for the planned bytes); empty: host memory");
+    r.text("tensorboard_dir", &RuntimeConfig::tensorboard_dir,
+           "A folder for TensorBoard: rank 0 writes every scalar of the run (with its step and wall time), the config "
+           "and the run's events there as event files while the run goes (`tensorboard --logdir` it). Empty: none");
     r.boolean("overlap_reduction", &RuntimeConfig::overlap_reduction,
               "With W > 1, all-reduce each gradient bucket as soon as the last backward has filled it, overlapping "
               "the rest of the backward (off: all buckets after it; same result)");

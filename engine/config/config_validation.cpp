@@ -1,6 +1,7 @@
 // Cross-field validation of a run config: every rule, with the field, the value and a fix.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "trainbench/config_io.h"
@@ -414,6 +415,25 @@ void checkTarget(Checker& c, const TargetConfig& t) {
                                                         "of one device in GiB), e.g. --set target.device_memory_gib=80"});
 }
 
+// runtime.tensorboard_dir is made when the run starts (store/run_recorder.cpp); refused here is
+// a path that can never become a folder: it, or the nearest part of it that exists, is a file.
+void checkTensorBoardDir(Checker& c, const std::string& dir) {
+    namespace fs = std::filesystem;
+    for (fs::path p = dir; !dir.empty();) {
+        std::error_code error;  // unreadable (permissions): left to the run's own attempt
+        const fs::file_type type = fs::status(p, error).type();
+        if (type == fs::file_type::not_found && p.has_parent_path() && p.parent_path() != p) {
+            p = p.parent_path();
+            continue;
+        }
+        if (type != fs::file_type::not_found && type != fs::file_type::none && type != fs::file_type::directory)
+            c.fail("runtime.tensorboard_dir", "\"" + dir + "\"",
+                   (p == fs::path(dir) ? std::string("is a file") : p.string() + " is a file") + ", not a folder",
+                   "name a folder (it is created if missing), or clear the field");
+        return;
+    }
+}
+
 void checkRuntime(Checker& c, const RuntimeConfig& r) {
     const std::string& dev = r.device;
     bool known = dev == "auto" || dev == "cpu" || dev == "cuda" || dev.rfind("cuda:", 0) == 0;
@@ -423,6 +443,7 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     c.positive("runtime.store_wait_s", r.store_wait_s);
     c.oneOf<Recomputation>("runtime.activation_checkpointing", r.activation_checkpointing);
     c.oneOf<Offload>("runtime.offload", r.offload);
+    checkTensorBoardDir(c, r.tensorboard_dir);
     if (isChoice(r.offload, Offload::All) && r.zero_stage != 3)
         c.issues.push_back({"runtime.offload", "runtime.offload all keeps each rank's shard of the weights off the "
                                                "device, and only runtime.zero_stage 3 shards the weights: set "

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "tensorboard/run_summaries.h"
+#include "tensorboard/tensorboard_recorder.h"
 #include "trainbench/config_io.h"
 
 namespace trainbench {
@@ -28,22 +30,37 @@ StoreHealthHooks holdTheSession(TrainingSession& session, const std::string& sto
     return hooks;
 }
 
+// The folder and file are made before the run's row, so a folder that cannot be made leaves no run behind.
+std::unique_ptr<tensorboard::TensorBoardRecorder> openTensorBoard(const TrainingSession& session) {
+    const std::string& dir = session.config().runtime.tensorboard_dir;
+    if (dir.empty()) return nullptr;
+    return std::make_unique<tensorboard::TensorBoardRecorder>(dir, session.summary().run_id);
+}
+
 }  // namespace
 
 RunRecorder::RunRecorder(const std::string& store_folder, TrainingSession& session, const std::string& name)
     : run_id_(session.summary().run_id), store_(std::make_unique<RunStore>(store_folder)) {
+    tensorboard_ = openTensorBoard(session);
     RunRecord record;
     record.run_id = run_id_;
     record.name = name;
     record.config_json = runConfigToJson(session.config());
     store_->createRun(record);
+    if (tensorboard_)
+        tensorboard_->start(session.bus(), record.config_json,
+                            tensorboard::runStartUnixTime(store_->findRun(run_id_)->created));
     writer_ = std::make_unique<StoreWriter>(store_folder, run_id_, session.bus().subscribe(),
                                             std::chrono::milliseconds(500), holdTheSession(session, store_folder));
 }
 
 RunRecorder::RunRecorder(const std::string& store_folder, TrainingSession& session, int64_t from_step)
     : run_id_(session.summary().run_id), store_(std::make_unique<RunStore>(store_folder)) {
+    tensorboard_ = openTensorBoard(session);
     store_->reopenRun(run_id_, from_step, runConfigToJson(session.config()));
+    if (tensorboard_)
+        tensorboard_->start(session.bus(), runConfigToJson(session.config()),
+                            tensorboard::runStartUnixTime(store_->findRun(run_id_)->created));
     writer_ = std::make_unique<StoreWriter>(store_folder, run_id_, session.bus().subscribe(),
                                             std::chrono::milliseconds(500), holdTheSession(session, store_folder));
 }
@@ -56,6 +73,7 @@ void RunRecorder::finish(const RunSummary& summary, bool interrupted) {
     if (finished_) return;
     finished_ = true;
     writer_->stop();
+    if (tensorboard_) tensorboard_->stop();
     const bool stopped_by_interrupt = interrupted && summary.status == RunStatus::Stopped;
     store_->finishRun(run_id_, stopped_by_interrupt ? "interrupted" : runStatusName(summary.status), summary.steps,
                       summary.final_loss, summary.error, runSummaryToJson(summary));

@@ -167,6 +167,9 @@ struct RuntimeConfig {
     // offload_dir for its gather, the next unit's read ahead).
     std::string offload = "none";
     std::string offload_dir;
+    // A folder TensorBoard reads: rank 0 writes the run's scalars, config and events there as
+    // event files while the run goes. Empty: none.
+    std::string tensorboard_dir;
 };
 
 // The machine a plan is for (`plan`, the batch panel): the one at hand ("here", what runtime

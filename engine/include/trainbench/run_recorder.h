@@ -10,11 +10,16 @@
 
 namespace trainbench {
 
+namespace tensorboard {
+class TensorBoardRecorder;
+}
+
 // Registers the session's run as `running` and starts the writer thread on its bus; call
 // before session.start() so no point is published unseen. While the store cannot be written
 // the writer holds the session (see TrainingSession::holdForStore) and, after
-// runtime.store_wait_s, fails it. The session must outlive the recorder. Throws StoreError when the store
-// cannot be opened (before anything is written).
+// runtime.store_wait_s, fails it. With runtime.tensorboard_dir set, the run's event file is written
+// beside the store, live. The session must outlive the recorder. Throws StoreError when the store
+// cannot be opened, ConfigError when the TensorBoard folder cannot be made (before anything is written).
 class RunRecorder {
 public:
     RunRecorder(const std::string& store_folder, TrainingSession& session, const std::string& name);
@@ -32,6 +37,7 @@ private:
     std::string run_id_;
     std::unique_ptr<RunStore> store_;
     std::unique_ptr<StoreWriter> writer_;
+    std::unique_ptr<tensorboard::TensorBoardRecorder> tensorboard_;  // null without runtime.tensorboard_dir
     bool finished_ = false;
 };
 
