@@ -60,7 +60,7 @@ RunRecorder::RunRecorder(const std::string& store_folder, TrainingSession& sessi
     store_->reopenRun(run_id_, from_step, runConfigToJson(session.config()));
     if (tensorboard_)
         tensorboard_->start(session.bus(), runConfigToJson(session.config()),
-                            tensorboard::runStartUnixTime(store_->findRun(run_id_)->created));
+                            tensorboard::runStartUnixTime(store_->findRun(run_id_)->created), from_step);
     writer_ = std::make_unique<StoreWriter>(store_folder, run_id_, session.bus().subscribe(),
                                             std::chrono::milliseconds(500), holdTheSession(session, store_folder));
 }

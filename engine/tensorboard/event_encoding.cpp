@@ -30,10 +30,8 @@ void putBytes(std::string& out, uint32_t field, std::string_view bytes) {
     out.append(bytes);
 }
 
-// Event{wall_time, step, summary: Summary{value: [value]}}.
-std::string summaryEvent(int64_t step, double wall_time, const std::string& value) {
-    std::string summary;
-    putBytes(summary, 1, value);
+// Event{wall_time, step}, the fields every event below starts with.
+std::string eventAt(int64_t step, double wall_time) {
     std::string event;
     if (wall_time != 0) {
         putTag(event, 1, Fixed64);
@@ -43,6 +41,14 @@ std::string summaryEvent(int64_t step, double wall_time, const std::string& valu
         putTag(event, 2, Varint);
         putVarint(event, static_cast<uint64_t>(step));  // a negative step: ten bytes, two's complement
     }
+    return event;
+}
+
+// Event{wall_time, step, summary: Summary{value: [value]}}.
+std::string summaryEvent(int64_t step, double wall_time, const std::string& value) {
+    std::string summary;
+    putBytes(summary, 1, value);
+    std::string event = eventAt(step, wall_time);
     putBytes(event, 5, summary);
     return event;
 }
@@ -80,6 +86,15 @@ std::string textEvent(const std::string& tag, int64_t step, double wall_time, co
     putBytes(v, 8, tensor);
     putBytes(v, 9, metadata);
     return summaryEvent(step, wall_time, v);
+}
+
+std::string sessionStartEvent(int64_t step, double wall_time) {
+    std::string session_log;
+    putTag(session_log, 1, Varint);
+    putVarint(session_log, 1);  // START
+    std::string event = eventAt(step, wall_time);
+    putBytes(event, 7, session_log);
+    return event;
 }
 
 }  // namespace trainbench::tensorboard

@@ -44,6 +44,8 @@ void EventFileWriter::addText(const std::string& tag, int64_t step, double wall_
     append(textEvent(tag, step, wall_time, text));
 }
 
+void EventFileWriter::addSessionStart(int64_t step, double wall_time) { append(sessionStartEvent(step, wall_time)); }
+
 void EventFileWriter::append(const std::string& event_bytes) {
     if (!file_) throw EventFileError(path_ + ": written after it was closed");
     const std::string record = frameRecord(event_bytes);

@@ -34,6 +34,8 @@ public:
     void addScalar(const std::string& tag, int64_t step, double wall_time, float value);
     // A text summary (the text plugin renders it as Markdown): a scalar string tensor.
     void addText(const std::string& tag, int64_t step, double wall_time, const std::string& text);
+    // A session begins at `step` (event_encoding.h: what a reader then forgets).
+    void addSessionStart(int64_t step, double wall_time);
     void flush();
     void close();
     const std::string& path() const { return path_; }

@@ -32,11 +32,13 @@ TensorBoardRecorder::TensorBoardRecorder(const std::string& tensorboard_dir, con
 
 TensorBoardRecorder::~TensorBoardRecorder() { stop(); }
 
-void TensorBoardRecorder::start(MetricBus& bus, const std::string& config_json, double run_start) {
+void TensorBoardRecorder::start(MetricBus& bus, const std::string& config_json, double run_start,
+                                std::optional<int64_t> resumed_from_step) {
     bus_ = &bus;
     inbox_ = bus.subscribe();
-    thread_ = std::thread([this, config_json, run_start] {
+    thread_ = std::thread([this, config_json, run_start, resumed_from_step] {
         try {
+            file_->addSessionStart(resumed_from_step ? *resumed_from_step + 1 : 0, static_cast<double>(std::time(nullptr)));
             writeConfig(*file_, config_json, run_start);
             file_->flush();
         } catch (const EventFileError&) {

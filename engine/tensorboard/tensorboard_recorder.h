@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -25,10 +26,14 @@ public:
     TensorBoardRecorder(const std::string& tensorboard_dir, const std::string& run_id,
                         std::chrono::milliseconds flush_period = std::chrono::seconds(2));
     ~TensorBoardRecorder();  // stop()
-    // Writes the config at step 0, subscribes to `bus` and starts the thread: call before the
-    // session starts, so no point is published unseen. `run_start`: the run's creation time in
-    // seconds since the Unix epoch (see runStartUnixTime), which the points' wall times count from.
-    void start(MetricBus& bus, const std::string& config_json, double run_start);
+    // Writes the session's start and the config at step 0, subscribes to `bus` and starts the
+    // thread: call before the session starts, so no point is published unseen. `run_start`: the
+    // run's creation time in seconds since the Unix epoch (see runStartUnixTime), which the
+    // points' wall times count from. A run resumed from a checkpoint at `resumed_from_step`
+    // starts its session at the step after: the run's earlier files may hold steps from there on
+    // (a killed process's), which the store dropped and TensorBoard then drops too.
+    void start(MetricBus& bus, const std::string& config_json, double run_start,
+               std::optional<int64_t> resumed_from_step = std::nullopt);
     // After the bus has closed: writes what is left, flushes and closes; also on a failed run.
     void stop();
     std::string path() const { return path_; }

@@ -2,7 +2,8 @@
 // `export --format tensorboard` both read back by TensorBoard's own reader (tests/tools/tb_read.py
 // in a test-only environment, tests/tools/setup-tensorboard-env.sh) and compared with
 // `export --format jsonl` (every scalar's tag, step, float32 value and wall time), the stored
-// config and the stored events; and every refusal, by the name of its option or field.
+// config and the stored events; a run resumed from an earlier checkpoint shows each step once;
+// and every refusal, by the name of its option or field.
 #include <QtTest/QtTest>
 
 #include <QDateTime>
@@ -50,17 +51,19 @@ class TestCliTensorBoard : public QObject {
     }
 
     // Everything TensorBoard read from `tb` against the store: the points as jsonl prints them,
-    // the config and the events.
-    void compareWithStore(const QJsonObject& tb) {
+    // the config and the events. `sessions`: how many processes wrote the run (a file each);
+    // `live`: written by the recorder, whose files each begin with a session start record.
+    void compareWithStore(const QJsonObject& tb, const QString& store_folder, const QString& run_id, bool live,
+                          int sessions = 1) {
         QVERIFY2(!tb.isEmpty(), "tb_read.py read nothing");
-        RunStore store(store_.toStdString());
-        const auto run = store.findRun(run_id_.toStdString());
+        RunStore store(store_folder.toStdString());
+        const auto run = store.findRun(run_id.toStdString());
         QVERIFY(run.has_value());
         // TensorBoard's wall times are Unix seconds: the run's creation time plus the point's own.
         const double created = double(QDateTime::fromString(QString::fromStdString(run->created), Qt::ISODate).toSecsSinceEpoch());
         QVERIFY(created > 1e9);
 
-        const Result jsonl = runCli({"export", run_id_, "--format", "jsonl", "--store", store_});
+        const Result jsonl = runCli({"export", run_id, "--format", "jsonl", "--store", store_folder});
         QCOMPARE(jsonl.code, 0);
         std::map<QString, std::vector<Point>> expected;
         int points = 0;
@@ -70,7 +73,7 @@ class TestCliTensorBoard : public QObject {
             expected[p["key"].toString()].emplace_back(p["step"].toInteger(), value, p["wall_time"].toDouble());
             ++points;
         }
-        QVERIFY(expected.count("train/loss") && expected["train/loss"].size() == 5);
+        QVERIFY(expected.count("train/loss") && expected["train/loss"].size() >= 5);
         const QJsonObject scalars = tb["scalars"].toObject();
         QCOMPARE(scalars.size(), int(expected.size()));
         for (auto& [key, want] : expected) {
@@ -95,15 +98,16 @@ class TestCliTensorBoard : public QObject {
         }
 
         const QJsonObject texts = tb["texts"].toObject();
+        // Each session writes the config it ran with; the store keeps the last.
         const QJsonArray config = texts["config"].toArray();
-        QCOMPARE(config.size(), 1);
-        QCOMPARE(config[0].toArray()[1].toInteger(), 0);
-        QString shown = config[0].toArray()[2].toString();
+        QCOMPARE(config.size(), sessions);
+        QCOMPARE(config.last().toArray()[1].toInteger(), 0);
+        QString shown = config.last().toArray()[2].toString();
         QVERIFY2(shown.startsWith("```json\n") && shown.endsWith("\n```"), qPrintable(shown.left(200)));
         shown = shown.mid(8, shown.size() - 12);
         QCOMPARE(QJsonDocument::fromJson(shown.toUtf8()), QJsonDocument::fromJson(QByteArray::fromStdString(run->config_json)));
 
-        const auto events = store.events(run_id_.toStdString());
+        const auto events = store.events(run_id.toStdString());
         QVERIFY(events.size() >= 3);  // running, a checkpoint, completed
         int shown_events = 0;
         for (auto it = texts.begin(); it != texts.end(); ++it)
@@ -118,9 +122,11 @@ class TestCliTensorBoard : public QObject {
             });
             QVERIFY2(found, qPrintable(QString::fromStdString(event.kind + " at step " + std::to_string(event.step) + ": " + event.message)));
         }
-        QCOMPARE(tb["file_versions"].toArray(), QJsonArray({"brain.Event:2"}));
-        // the version, the config, every point and every event: each record's CRCs checked
-        QCOMPARE(tb["records"].toInt(), 2 + points + int(events.size()));
+        QCOMPARE(tb["file_versions"].toArray().size(), sessions);
+        for (const auto& version : tb["file_versions"].toArray()) QCOMPARE(version.toString(), QString("brain.Event:2"));
+        // the version, the session's start (live), the config, every point and every event:
+        // each record's CRCs checked
+        if (sessions == 1) QCOMPARE(tb["records"].toInt(), 2 + (live ? 1 : 0) + points + int(events.size()));
     }
 
     QStringList filesIn(const QString& folder) { return QDir(folder).entryList(QDir::Files | QDir::Hidden); }
@@ -155,7 +161,7 @@ private Q_SLOTS:
         QCOMPARE(files.size(), 1);
         QVERIFY2(files[0].startsWith("events.out.tfevents.") && files[0].endsWith(".trainbench"), qPrintable(files[0]));
         if (!site_problem_.isEmpty()) QSKIP(qPrintable("no TensorBoard to read with: " + site_problem_));
-        compareWithStore(readEvents(folder));
+        compareWithStore(readEvents(folder), store_, run_id_, /*live=*/true);
     }
 
     // The export: the path printed, one whole file in the folder (no partial left), the same content.
@@ -167,7 +173,32 @@ private Q_SLOTS:
         QCOMPARE(r.out.trimmed(), out + "/" + filesIn(out)[0]);
         QVERIFY(filesIn(out)[0].contains("tfevents"));
         if (!site_problem_.isEmpty()) QSKIP(qPrintable("no TensorBoard to read with: " + site_problem_));
-        compareWithStore(readEvents(out));
+        compareWithStore(readEvents(out), store_, run_id_, /*live=*/false);
+    }
+
+    // A resume from an older checkpoint than the run reached (the newest is damaged, as after a
+    // crash mid-write): the store drops steps 5 and 6 and the resumed session trains them again;
+    // its file starts its session at step 5, so TensorBoard drops the first file's 5 and 6 too.
+    void resumedRunShowsEachStepOnce() {
+        if (!site_problem_.isEmpty()) QSKIP(qPrintable("no TensorBoard to read with: " + site_problem_));
+        const QString store = dir_.filePath("resume-store"), tb = dir_.filePath("resume-tb");
+        const Result first = runCli({"run", kConfigs + "/tiny.json", "--set", "train.steps=6", "--set",
+                                     "train.checkpoint_every=2", "--set", "runtime.tensorboard_dir=" + tb, "--store", store});
+        QVERIFY2(first.code == 0, qPrintable(first.err));
+        const QString id = lastJsonLine(first.out)["run_id"].toString();
+        QFile weights(store + "/checkpoints/" + id + "/step-00000006/model.safetensors");
+        QVERIFY(weights.open(QIODevice::ReadWrite));
+        QVERIFY(weights.resize(weights.size() / 2));
+        weights.close();
+        QTest::qWait(1100);  // the second file's name (its creation second) sorts after the first's
+        const Result resumed = runCli({"resume", id, "--store", store});
+        QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
+        QVERIFY2(resumed.err.contains("from step 4"), qPrintable(resumed.err));
+        QCOMPARE(filesIn(tb + "/" + id).size(), 2);
+        const QJsonObject read = readEvents(tb + "/" + id);
+        // The first file holds steps 5 and 6 too: without the second session start they would show twice.
+        QCOMPARE(read["scalars"].toObject()["train/loss"].toArray().size(), 6);
+        compareWithStore(read, store, id, /*live=*/true, /*sessions=*/2);
     }
 
     void refusals() {

@@ -86,6 +86,8 @@ private Q_SLOTS:
                                                         "4a" "08" "0a" "06" "0a" "04" "74657874"));
         // Event{wall_time 3.0, file_version "brain.Event:2"}
         QCOMPARE(fileVersionEvent(3.0), hexBytes("09" "0000000000000840" "1a" "0d") + "brain.Event:2");
+        // Event{wall_time 2.0, step 5, session_log{status START}}
+        QCOMPARE(sessionStartEvent(5, 2.0), hexBytes("09" "0000000000000040" "10" "05" "3a" "02" "08" "01"));
         // A negative step: ten varint bytes (two's complement), as protoc writes an int64.
         const std::string negative = scalarEvent("a", -1, 0.0, 0.0f);
         QCOMPARE(negative.substr(0, 11), hexBytes("10" "ffffffffffffffffff01"));

@@ -1,12 +1,14 @@
-"""Reads TensorBoard event files with TensorBoard's own reader and prints one JSON object.
+"""Reads TensorBoard event files as TensorBoard's server does and prints one JSON object.
 
 Usage: tb_read.py PATH   (an event file, or a folder of them as `tensorboard --logdir` reads)
 
 Prints {"scalars": {tag: [[wall_time, step, value], ...]},
         "texts": {tag: [[wall_time, step, text], ...]},
         "records": N, "file_versions": [...]}
-in the order the reader returns them. Every point is kept (size_guidance 0). A non-finite
-value prints as null. "records" counts the records of every file under PATH through
+in the order the reader returns them, through the accumulator TensorBoard's server loads runs
+with (plugin_event_accumulator: scalars migrated to tensors, a SessionLog START dropping what
+came before at its step and after). Every point is kept (size guidance 0). A non-finite value
+prints as null. "records" counts the records of every file under PATH through
 TensorBoard's record reader, which checks both CRC-32Cs of each and raises on a mismatch.
 The test-only environment comes from tests/tools/setup-tensorboard-env.sh.
 """
@@ -17,7 +19,7 @@ import math
 import os
 import sys
 
-from tensorboard.backend.event_processing import event_accumulator
+from tensorboard.backend.event_processing import plugin_event_accumulator
 from tensorboard.compat.proto import event_pb2
 from tensorboard.compat.tensorflow_stub import errors, pywrap_tensorflow
 from tensorboard.util import tensor_util
@@ -48,17 +50,17 @@ def finite(value):
 def main():
     path = sys.argv[1]
     records, versions = checked_records(path)
-    acc = event_accumulator.EventAccumulator(
-        path, size_guidance={event_accumulator.SCALARS: 0, event_accumulator.TENSORS: 0})
+    acc = plugin_event_accumulator.EventAccumulator(
+        path, size_guidance={plugin_event_accumulator.TENSORS: 0}, tensor_size_guidance={"scalars": 0, "text": 0})
     acc.Reload()
-    tags = acc.Tags()
-    scalars = {tag: [[e.wall_time, e.step, finite(e.value)] for e in acc.Scalars(tag)] for tag in tags["scalars"]}
-    texts = {}
-    for tag in tags["tensors"]:
-        if acc.SummaryMetadata(tag).plugin_data.plugin_name != "text":
-            continue
-        texts[tag] = [[e.wall_time, e.step, tensor_util.make_ndarray(e.tensor_proto).item().decode("utf-8")]
-                      for e in acc.Tensors(tag)]
+    scalars, texts = {}, {}
+    for tag in acc.Tags()["tensors"]:
+        plugin = acc.SummaryMetadata(tag).plugin_data.plugin_name
+        values = [(e.wall_time, e.step, tensor_util.make_ndarray(e.tensor_proto).item()) for e in acc.Tensors(tag)]
+        if plugin == "scalars":
+            scalars[tag] = [[wall, step, finite(float(value))] for wall, step, value in values]
+        elif plugin == "text":
+            texts[tag] = [[wall, step, value.decode("utf-8")] for wall, step, value in values]
     print(json.dumps({"scalars": scalars, "texts": texts, "records": records, "file_versions": versions}))
 
 
