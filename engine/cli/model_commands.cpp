@@ -63,6 +63,12 @@ int commandData(const ModelOptions& o) {
     std::printf("validation tokens     %s\n", count(s.val_tokens).c_str());
     std::printf("windows per epoch     train %s, validation %s (seq_len %lld + 1 tokens each)\n",
                 count(s.train_windows).c_str(), count(s.val_windows).c_str(), (long long)s.seq_len);
+    if (s.train_documents)
+        std::printf("documents             train %lld, validation %lld\n", (long long)*s.train_documents,
+                    (long long)*s.val_documents);
+    if (s.train_counted)
+        std::printf("counted targets       train %lld, validation %lld (tokens the loss counts)\n",
+                    (long long)*s.train_counted, (long long)*s.val_counted);
     if (s.entropy_floor_nats) std::printf("entropy floor         %.6f nats/token\n", *s.entropy_floor_nats);
     if (!s.tokenizer.empty()) std::printf("tokenizer             %s\n", s.tokenizer.c_str());
     if (s.tokens_per_byte) std::printf("tokens per byte       %.4f\n", *s.tokens_per_byte);

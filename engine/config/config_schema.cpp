@@ -257,8 +257,9 @@ std::vector<ConfigField> buildFields() {
     t.integer("max_bad_steps", &TrainConfig::max_bad_steps, "Consecutive non-finite steps tolerated before the run fails");
 
     Binder<DataConfig> d{"data", &RunConfig::data, &f};
-    d.text("source", &DataConfig::source, "markov: synthetic language with a known loss floor; text: files as bytes or through data.tokenizer; tokens: .bin token ids", choiceNames<DataSource>());
-    d.text("path", &DataConfig::path, "File or folder for text/tokens sources");
+    d.text("source", &DataConfig::source, "markov: synthetic language with a known loss floor; text: files as bytes or through data.tokenizer; tokens: .bin token ids; "
+             "jsonl: JSON Lines files (.jsonl, .jsonl.gz, .jsonl.zst), one record a line; parquet: Parquet files, one record a row", choiceNames<DataSource>());
+    d.text("path", &DataConfig::path, "File or folder for the text, tokens, jsonl and parquet sources");
     d.text("val_path", &DataConfig::val_path, "Separate validation file (default: the tail of path)");
     d.real("val_fraction", &DataConfig::val_fraction, "Fraction held out for validation");
     d.integer("vocab_size", &DataConfig::vocab_size, "Markov vocabulary (0: the model's vocab_size)");
@@ -268,11 +269,17 @@ std::vector<ConfigField> buildFields() {
     d.text("layout", &DataConfig::layout, "Text documents: packed (concatenated, each ending in byte 0) or padded (one per row, padding not counted)", choiceNames<RowLayout>());
     d.text("doc_separator", &DataConfig::doc_separator, "Splits text files into documents (default a blank line); empty: one document per file");
     d.text("tokenizer", &DataConfig::tokenizer,
-           "Text source: a Hugging Face tokenizer.json (byte-level BPE, as GPT-2, Llama 3, Qwen and DeepSeek ship) or a "
+           "text, jsonl, parquet: a Hugging Face tokenizer.json (byte-level BPE, as GPT-2, Llama 3, Qwen and DeepSeek ship) or a "
            "SentencePiece .model; each document becomes its tokens and the tokenizer's end-of-text token, tokenised once "
            "on every core into a cache beside the run store (TRAINBENCH_TOKEN_CACHE overrides); model.vocab_size must "
            "cover it. Empty: the bytes (ids 0-255, byte 0 ending documents)");
     d.text("dtype", &DataConfig::dtype, "Element type of a tokens file", choiceNames<TokenWidth>());
+    d.text("text_field", &DataConfig::text_field,
+           "jsonl, parquet: the field (column) holding each record's document text");
+    d.text("prompt_field", &DataConfig::prompt_field,
+           "jsonl, parquet: with completion_field, records are prompt/completion pairs; the prompt's tokens are "
+           "inputs but not targets (not in the loss, not in the token count), the completion and its end token count");
+    d.text("completion_field", &DataConfig::completion_field, "jsonl, parquet: the completion of a pair (see prompt_field)");
 
     Binder<RuntimeConfig> r{"runtime", &RunConfig::runtime, &f};
     r.text("device", &RuntimeConfig::device, "auto, cpu, cuda, or cuda:0,1");

@@ -246,10 +246,10 @@ void checkTrain(Checker& c, const RunConfig& config) {
         c.fail("train.sample_temperature", num(t.sample_temperature), "must be between 0 and 100",
                "use 0 for greedy samples or e.g. 0.8");
     if (t.sample_every > 0) {
-        if (!isChoice(config.data.source, DataSource::Text))
+        if (!readsDocuments(config.data))
             c.issues.push_back({"train.sample_every", "train.sample_every (" + num(t.sample_every) +
                                                           ") writes text, and data.source \"" + config.data.source +
-                                                          "\" has none: use data.source \"text\" or set "
+                                                          "\" has none: use data.source \"text\", \"jsonl\" or \"parquet\", or set "
                                                           "train.sample_every to 0"});
         if (t.sample_tokens >= config.model.max_seq_len)
             c.fail("train.sample_tokens", num(t.sample_tokens),
@@ -354,8 +354,29 @@ void checkTrain(Checker& c, const RunConfig& config) {
 void checkData(Checker& c, const RunConfig& config) {
     const DataConfig& d = config.data;
     c.oneOf<DataSource>("data.source", d.source);
-    if ((isChoice(d.source, DataSource::Text) || isChoice(d.source, DataSource::Tokens)) && d.path.empty())
+    if ((readsDocuments(d) || isChoice(d.source, DataSource::Tokens)) && d.path.empty())
         c.fail("data.path", "\"\"", "is required for source \"" + d.source + "\"", "set data.path to a file or folder");
+    const bool records = isChoice(d.source, DataSource::Jsonl) || isChoice(d.source, DataSource::Parquet);
+    if (records) {
+        if (readsPairs(d)) {
+            if (d.prompt_field.empty())
+                c.fail("data.prompt_field", "\"\"", "is required with data.completion_field (\"" + d.completion_field + "\")",
+                       "name the prompt's field, e.g. \"prompt\", or clear data.completion_field");
+            if (d.completion_field.empty())
+                c.fail("data.completion_field", "\"\"", "is required with data.prompt_field (\"" + d.prompt_field + "\")",
+                       "name the completion's field, e.g. \"completion\", or clear data.prompt_field");
+            if (!d.prompt_field.empty() && d.prompt_field == d.completion_field)
+                c.fail("data.completion_field", "\"" + d.completion_field + "\"", "is the same field as data.prompt_field",
+                       "name two different fields");
+        } else if (d.text_field.empty()) {
+            c.fail("data.text_field", "\"\"", "names no field", "set data.text_field (default \"text\"), or set "
+                                                               "data.prompt_field and data.completion_field for pairs");
+        }
+    } else if (readsPairs(d)) {
+        const std::string field = d.prompt_field.empty() ? "data.completion_field" : "data.prompt_field";
+        c.fail(field, "\"" + (d.prompt_field.empty() ? d.completion_field : d.prompt_field) + "\"",
+               "is read by data.source \"jsonl\" and \"parquet\" only", "set data.source to jsonl or parquet, or clear " + field);
+    }
     c.within("data.vocab_size", d.vocab_size, 0, kMaxVocab, "token ids of 32-bit files");
     if (!(d.val_fraction >= 0 && d.val_fraction < 1))
         c.fail("data.val_fraction", num(d.val_fraction), "must be in [0, 1)", "use e.g. 0.05");
@@ -383,11 +404,12 @@ void checkData(Checker& c, const RunConfig& config) {
         }
         c.positive("data.concentration", d.concentration);
     }
-    if (!d.tokenizer.empty() && !isChoice(d.source, DataSource::Text))
-        c.fail("data.tokenizer", "\"" + d.tokenizer + "\"", "is read by data.source \"text\" only",
-               "set data.source to text, or clear data.tokenizer");
-    if (isChoice(d.source, DataSource::Text) && d.tokenizer.empty() && config.model.vocab_size < 256)
-        c.fail("model.vocab_size", num(config.model.vocab_size), "must be >= 256 for data.source \"text\" (byte ids 0..255)",
+    if (!d.tokenizer.empty() && !readsDocuments(d))
+        c.fail("data.tokenizer", "\"" + d.tokenizer + "\"", "is read by data.source \"text\", \"jsonl\" and \"parquet\" only",
+               "set data.source to text, jsonl or parquet, or clear data.tokenizer");
+    if (readsDocuments(d) && d.tokenizer.empty() && config.model.vocab_size < 256)
+        c.fail("model.vocab_size", num(config.model.vocab_size),
+               "must be >= 256 for data.source \"" + d.source + "\" without data.tokenizer (byte ids 0..255)",
                "set model.vocab_size to 256 or more");
     c.oneOf<RowLayout>("data.layout", d.layout);
     c.oneOf<TokenWidth>("data.dtype", d.dtype);

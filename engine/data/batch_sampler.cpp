@@ -38,6 +38,14 @@ MicroBatch readMicroBatch(const TokenSource& source, Split split, const std::vec
     // target and every later target of a padded row are ignored too.
     auto inputs = window.slice(1, 0, seq_len).clamp_min(0).contiguous();
     auto targets = window.slice(1, 1, seq_len + 1).contiguous();
+    if (source.hasPromptTokens()) {
+        // A prompt's tokens are read as inputs but never predicted: their targets are ignored.
+        auto counted = torch::empty({rows, seq_len + 1}, torch::kUInt8);
+        uint8_t* marks = counted.data_ptr<uint8_t>();
+        for (int64_t r = 0; r < rows; ++r)
+            source.readCounted(split, indices[r], seq_len + 1, marks + r * (seq_len + 1));
+        targets.masked_fill_(counted.slice(1, 1, seq_len + 1).eq(0), -1);
+    }
     return {inputs, targets};
 }
 

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/text_source.h"
+#include "data/document_source.h"
 #include "data/token_source.h"
 
 namespace trainbench {
@@ -23,7 +23,7 @@ DataSummary describeData(const RunConfig& config) {
     const int64_t window = config.train.seq_len + 1;
     DataSummary s;
     s.source = config.data.source;
-    if (dataSource(config.data) == DataSource::Text) s.layout = config.data.layout;
+    if (readsDocuments(config.data)) s.layout = config.data.layout;
     s.vocab_size = source->vocabSize();
     s.seq_len = config.train.seq_len;
     s.train_tokens = bounded(source->tokenCount(Split::Train));
@@ -31,7 +31,11 @@ DataSummary describeData(const RunConfig& config) {
     s.train_windows = bounded(source->sampleCount(Split::Train, window));
     s.val_windows = bounded(source->sampleCount(Split::Validation, window));
     if (source->entropyFloor() >= 0) s.entropy_floor_nats = source->entropyFloor();
-    if (const auto* text = dynamic_cast<const TextSource*>(source.get())) {
+    if (const auto* text = dynamic_cast<const DocumentSource*>(source.get())) {
+        s.train_documents = text->documentCount(Split::Train);
+        s.val_documents = text->documentCount(Split::Validation);
+        s.train_counted = text->countedTokens(Split::Train);
+        s.val_counted = text->countedTokens(Split::Validation);
         s.tokenizer = config.data.tokenizer.empty() ? "bytes" : text->tokenizerKind() + " (" + config.data.tokenizer + ")";
         if (text->bytesRead() > 0)
             s.tokens_per_byte = double(text->tokenCount(Split::Train) + text->tokenCount(Split::Validation)) /
@@ -50,6 +54,10 @@ std::string dataSummaryToJson(const DataSummary& s) {
                        {"train_windows", orNull(s.train_windows)},
                        {"val_windows", orNull(s.val_windows)},
                        {"entropy_floor_nats", orNull(s.entropy_floor_nats)},
+                       {"train_documents", orNull(s.train_documents)},
+                       {"val_documents", orNull(s.val_documents)},
+                       {"train_counted", orNull(s.train_counted)},
+                       {"val_counted", orNull(s.val_counted)},
                        {"tokenizer", s.tokenizer.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.tokenizer)},
                        {"tokens_per_byte", orNull(s.tokens_per_byte)}};
     return out.dump();

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "data/markov_source.h"
-#include "data/text_source.h"
+#include "data/document_source.h"
 #include "data/token_file_source.h"
 #include "trainbench/config_io.h"
 
@@ -19,13 +19,13 @@ std::unique_ptr<TokenSource> construct(const RunConfig& config) {
     }
     if (d.path.empty())
         throw ConfigError("data.path", "data.path (\"\"): is required for data.source \"" + d.source +
-                                           "\"; set data.path to a " + (dataSource(d) == DataSource::Text ? "file or folder" : "token file"));
-    if (dataSource(d) == DataSource::Text) {
+                                           "\"; set data.path to a " + (readsDocuments(d) ? "file or folder" : "token file"));
+    if (readsDocuments(d)) {
         if (d.tokenizer.empty() && config.model.vocab_size < 256)
             throw ConfigError("model.vocab_size", "model.vocab_size (" + std::to_string(config.model.vocab_size) +
                                                       "): must be >= 256 to read data.path (\"" + d.path +
                                                       "\") as bytes; set model.vocab_size to 256 or more");
-        auto text = std::make_unique<TextSource>(d);
+        auto text = std::make_unique<DocumentSource>(d);
         if (text->vocabSize() > config.model.vocab_size)
             throw ConfigError("model.vocab_size", "model.vocab_size (" + std::to_string(config.model.vocab_size) +
                                                       ") is smaller than the vocabulary of data.tokenizer (\"" +

@@ -22,6 +22,13 @@ public:
     // Writes `length` token ids of sample `index` (a deterministic function of the index).
     // Positions that must not count as targets are written as -1.
     virtual void readSample(Split split, int64_t index, int64_t length, int64_t* out) const = 0;
+    // Whether some tokens are inputs only (a prompt's): readCounted then tells them apart.
+    virtual bool hasPromptTokens() const { return false; }
+    // Writes, for the `length` positions of sample `index`, 1 where the token counts as a target
+    // and 0 where it does not (a prompt's token, padding). Called only when hasPromptTokens().
+    virtual void readCounted(Split, int64_t, int64_t length, uint8_t* counted) const {
+        for (int64_t i = 0; i < length; ++i) counted[i] = 1;
+    }
     // The lowest reachable mean loss in nats per token, when known (synthetic sources).
     virtual double entropyFloor() const { return -1.0; }
     // A data file removed or changed since the source opened it, as a sentence naming the file;

@@ -16,6 +16,9 @@ std::unique_ptr<Tokenizer> openDataTokenizer(const std::string& path);
 struct Documents {
     std::vector<int32_t> ids;     // the documents back to back, each ending in its end token
     std::vector<int64_t> starts;  // document i is ids [starts[i], starts[i + 1]); size documents + 1
+    // Per id: 1 when it counts as a target, 0 for a prompt's (an input, never a target); empty
+    // when every id counts.
+    std::vector<uint8_t> counted;
 };
 
 // `bytes` holds the documents' bytes, each followed by one end byte (starts as in Documents).

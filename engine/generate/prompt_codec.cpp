@@ -5,10 +5,10 @@
 namespace trainbench {
 
 PromptCodec::PromptCodec(const DataConfig& data) {
-    if (!isChoice(data.source, DataSource::Text))
+    if (!readsDocuments(data))
         throw ConfigError("data.source", "data.source \"" + data.source +
                                              "\" has no text to encode prompts with; sampling needs a config whose "
-                                             "data.source is \"text\" (bytes, or data.tokenizer)");
+                                             "data.source is \"text\", \"jsonl\" or \"parquet\" (bytes, or data.tokenizer)");
     if (data.tokenizer.empty()) return;
     try {
         tokenizer_ = openTokenizer(data.tokenizer);

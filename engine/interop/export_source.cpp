@@ -15,7 +15,7 @@ HfExportSource exportSourceOfCheckpoint(const std::string& checkpoint_dir) {
     HfExportSource source;
     source.model = config.model;
     source.weights = (fs::path(checkpoint_dir) / "model.safetensors").string();
-    if (dataSource(config.data) == DataSource::Text) source.tokenizer = config.data.tokenizer;
+    if (readsDocuments(config.data)) source.tokenizer = config.data.tokenizer;
     return source;
 }
 

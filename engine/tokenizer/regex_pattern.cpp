@@ -5,6 +5,7 @@
 #include <pcre2.h>
 
 #include <cctype>     // std::isalnum
+#include <cstdio>     // std::snprintf
 #include <stdexcept>  // std::invalid_argument, std::runtime_error
 
 #include "tokenizer/utf8.h"
@@ -32,9 +33,61 @@ pcre2_match_data* threadMatchData() {
     return block.data;
 }
 
+int hexDigit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// The code unit of a `\uHHHH` escape starting at `at` (the backslash), or -1.
+long unicodeEscapeAt(const std::string& pattern, size_t at) {
+    if (at + 6 > pattern.size() || pattern[at] != '\\' || pattern[at + 1] != 'u') return -1;
+    long value = 0;
+    for (size_t i = at + 2; i < at + 6; ++i) {
+        const int digit = hexDigit(pattern[i]);
+        if (digit < 0) return -1;
+        value = value * 16 + digit;
+    }
+    return value;
+}
+
 }  // namespace
 
-RegexPattern::RegexPattern(const std::string& pattern) {
+// tokenizer.json patterns are Oniguruma's (Ruby syntax), where `\uHHHH` is a code point; PCRE2
+// writes it `\x{HHHH}`. A UTF-16 surrogate pair `\uD83D\uDE00` becomes its one code point. Every
+// other escape is copied as it is (an escaped backslash `\\u0041` stays a backslash and "u0041").
+std::string RegexPattern::fromOniguruma(const std::string& pattern) {
+    std::string out;
+    out.reserve(pattern.size());
+    for (size_t i = 0; i < pattern.size(); ++i) {
+        if (pattern[i] != '\\' || i + 1 >= pattern.size()) {
+            out += pattern[i];
+            continue;
+        }
+        long unit = unicodeEscapeAt(pattern, i);
+        if (unit < 0) {
+            out += pattern[i];
+            out += pattern[++i];
+            continue;
+        }
+        i += 5;
+        if (unit >= 0xD800 && unit <= 0xDBFF) {
+            const long low = unicodeEscapeAt(pattern, i + 1);
+            if (low >= 0xDC00 && low <= 0xDFFF) {
+                unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                i += 6;
+            }
+        }
+        char hex[16];
+        std::snprintf(hex, sizeof hex, "\\x{%lX}", unit);
+        out += hex;
+    }
+    return out;
+}
+
+RegexPattern::RegexPattern(const std::string& oniguruma_pattern) {
+    const std::string pattern = fromOniguruma(oniguruma_pattern);
     int error = 0;
     PCRE2_SIZE offset = 0;
     code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), PCRE2_UTF | PCRE2_UCP,

@@ -14,7 +14,9 @@ namespace trainbench {
 
 class RegexPattern {
 public:
-    // Throws std::invalid_argument with PCRE2's reason and the character offset it points at.
+    // `pattern` in the syntax tokenizer.json uses (Oniguruma's: `\uHHHH` escapes read as code
+    // points). Throws std::invalid_argument with PCRE2's reason and the character offset it
+    // points at (in the pattern as PCRE2 reads it: fromOniguruma's).
     explicit RegexPattern(const std::string& pattern);
     ~RegexPattern();
     RegexPattern(const RegexPattern&) = delete;
@@ -27,6 +29,9 @@ public:
     void findAll(std::string_view subject, std::vector<std::pair<size_t, size_t>>& matches) const;
     // Whether the pattern matches at the very start of `subject` (anchored there).
     bool matchesAtStart(std::string_view subject) const;
+
+    // The pattern as PCRE2 reads it: `\uHHHH` (and surrogate pairs of them) as `\x{...}`.
+    static std::string fromOniguruma(const std::string& pattern);
 
     // `literal` as a pattern that matches exactly it.
     static std::string escaped(std::string_view literal);

@@ -71,6 +71,59 @@ private Q_SLOTS:
         QCOMPARE(csv.out.trimmed().split('\n').size(), jsonl.out.trimmed().split('\n').size() + 1);
     }
 
+    // Prompt/completion pairs from a JSON Lines file: `data` counts documents and the targets
+    // the loss will count, a run trains on exactly those (by hand: each pair is a 10-byte
+    // prompt, a 5-byte completion and the end byte; a padded row of seq_len 15 + 1 holds one
+    // pair and counts its 5 completion bytes and the end byte), and a bad line is refused
+    // with exit 2 naming the file and the line, nothing recorded.
+    void jsonlPairsFromTheCommandLine() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("pairs.jsonl");
+        {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            for (int i = 0; i < 100; ++i)
+                file.write(QString("{\"prompt\": \"questions%1\", \"completion\": \"ans%2\"}\n")
+                               .arg(i % 10)
+                               .arg(i % 100, 2, 10, QChar('0'))
+                               .toUtf8());
+        }
+        const QStringList data{"--set", "data.source=jsonl", "--set", "data.path=" + path, "--set",
+                               "data.prompt_field=prompt", "--set", "data.completion_field=completion", "--set",
+                               "data.layout=padded", "--set", "model.vocab_size=256", "--set", "train.seq_len=15",
+                               "--set", "train.eval_every=0"};
+        Result described = runCli(QStringList{"data", kConfigs + "/tiny.json", "--json"} + data);
+        QVERIFY2(described.code == 0, qPrintable(described.err));
+        const QJsonObject d = QJsonDocument::fromJson(described.out.toUtf8()).object();
+        QCOMPARE(d["source"].toString(), QString("jsonl"));
+        QCOMPARE(d["train_documents"].toInt(), 95);  // val_fraction 0.05 holds out 5 documents
+        QCOMPARE(d["val_documents"].toInt(), 5);
+        QCOMPARE(d["train_tokens"].toInt(), 95 * 16);
+        QCOMPARE(d["train_counted"].toInt(), 95 * 6);
+        QCOMPARE(d["val_counted"].toInt(), 5 * 6);
+
+        QTemporaryDir store;
+        Result r = runCli(QStringList{"run", kConfigs + "/tiny.json", "--set", "train.steps=3", "--store", store.path()} + data);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject summary = lastJsonLine(r.out);
+        QCOMPARE(summary["status"].toString(), QString("completed"));
+        QCOMPARE(summary["tokens"].toInt(), 3 * 16 * 6);  // 16 rows a step (m 8 x K 2), 6 counted each
+
+        QFile broken(dir.filePath("broken.jsonl"));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write("{\"prompt\": \"a\", \"completion\": \"b\"}\n{\"prompt\": \"a\", \"completion\": \"b\"}\n{oops\n");
+        broken.close();
+        QTemporaryDir empty;
+        QStringList bad = data;
+        bad[3] = "data.path=" + broken.fileName();
+        Result refused = runCli(QStringList{"run", kConfigs + "/tiny.json", "--store", empty.path()} + bad);
+        QCOMPARE(refused.code, 2);
+        QVERIFY2(refused.err.contains(broken.fileName()) && refused.err.contains("line 3") &&
+                     refused.err.contains("not JSON"),
+                 qPrintable(refused.err));
+        QCOMPARE(RunStore(empty.path().toStdString()).listRuns().size(), size_t(0));
+    }
+
     void badInputExitsWithTwoAndWritesNothing_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("named");

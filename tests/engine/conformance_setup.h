@@ -60,4 +60,34 @@ inline RunConfig raggedTextConfig(const std::string& corpus) {
     return c;
 }
 
+// 64 prompt/completion pairs as JSON Lines: prompts of 1 to 12 letters, completions of 0 to 8
+// (an empty one has its end byte as its one target), so the rows, micro-batches and ranks
+// count very different numbers of targets and some prompts fill a whole window.
+inline std::string writePairCorpus(const QTemporaryDir& dir) {
+    const std::string path = dir.filePath("pairs.jsonl").toStdString();
+    std::ofstream out(path);
+    std::mt19937 engine(7);
+    const auto letters = [&](int count) {
+        std::string s;
+        for (int i = 0; i < count; ++i) s += char('a' + engine() % 26);
+        return s;
+    };
+    for (int doc = 0; doc < 64; ++doc) {
+        const std::string prompt = letters(1 + static_cast<int>(engine() % 12));
+        const std::string completion = letters(static_cast<int>(engine() % 9));
+        out << "{\"prompt\": \"" << prompt << "\", \"completion\": \"" << completion << "\"}\n";
+    }
+    return path;
+}
+
+// The conformance config on the pairs (byte vocabulary; `layout` packed or padded).
+inline RunConfig pairConfig(const std::string& corpus, const std::string& layout) {
+    RunConfig c = raggedTextConfig(corpus);
+    c.data.source = "jsonl";
+    c.data.prompt_field = "prompt";
+    c.data.completion_field = "completion";
+    c.data.layout = layout;
+    return c;
+}
+
 }  // namespace trainbench

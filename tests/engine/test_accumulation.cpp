@@ -8,9 +8,11 @@
 #include <fstream>
 #include <numbers>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "data/batch_sampler.h"
+#include "data/token_source.h"
 #include "conformance_setup.h"
 #include "rank_threads.h"
 #include "parallel/gradient_buckets.h"
@@ -127,6 +129,47 @@ private Q_SLOTS:
             QVERIFY2(error < 1e-10, qPrintable(QString("(%1,%2,%3): %4").arg(m).arg(K).arg(W).arg(error)));
             // Item 11: expert loads over the window and the ranks equal the full batch's exactly.
             for (size_t l = 0; l < full.window.loads.size(); ++l) QVERIFY(torch::equal(split.window.loads[l], full.window.loads[l]));
+        }
+    }
+
+    // Prompt/completion data (the prompts' targets not counted, so the micro-batches of one
+    // window count very different numbers of targets): every split logs the full batch's loss
+    // and gradient norm (fp32, 1e-5) and, in fp64, its gradients to 1e-10, packed and padded.
+    void promptCompletionSplitsAgree() {
+        QTemporaryDir dir;
+        const std::string corpus = writePairCorpus(dir);
+        for (const char* layout : {"padded", "packed"}) {
+            const RunConfig base = pairConfig(corpus, layout);
+            // The premise: counted targets differ between the micro-batches of m = 2.
+            std::set<int64_t> per_micro_batch;
+            {
+                const auto source = openTokenSource(base);
+                for (int64_t k = 0; k < 4; ++k) {
+                    const auto indices = sourceSampleIndices(sampleIndices(0, 0, k, 2, 4, 1),
+                                                             source->sampleCount(Split::Train, base.train.seq_len + 1),
+                                                             static_cast<uint64_t>(base.train.seed));
+                    per_micro_batch.insert(readMicroBatch(*source, Split::Train, indices, base.train.seq_len)
+                                               .targets.ne(-1).sum().item<int64_t>());
+                }
+            }
+            QVERIFY2(per_micro_batch.size() >= 2, qPrintable(QString("%1: %2 distinct counts, from %3 to %4").arg(layout).arg(per_micro_batch.size()).arg(*per_micro_batch.begin()).arg(*per_micro_batch.rbegin())));
+            const Series reference = trainAndCollect(withSplit(base, 8, 1, 1));
+            QCOMPARE(reference.loss.size(), size_t(base.train.steps));
+            const WindowProbe full = probeWindow(withSplit(base, 8, 1, 1), true);
+            QVERIFY(full.window.tokens > 0 && full.window.tokens < 8 * base.train.seq_len / 2);
+            for (const auto& [m, K, W] : std::vector<std::array<int64_t, 3>>{{2, 4, 1}, {2, 2, 2}, {1, 4, 2}}) {
+                const Series s = trainAndCollect(withSplit(base, m, K, W));
+                for (size_t i = 0; i < reference.loss.size(); ++i) {
+                    QVERIFY2(relativeDifference(s.loss[i], reference.loss[i]) < 1e-5,
+                             qPrintable(QString("%1 (%2,%3,%4) step %5 loss").arg(layout).arg(m).arg(K).arg(W).arg(i + 1)));
+                    QVERIFY2(relativeDifference(s.grad_norm[i], reference.grad_norm[i]) < 1e-5,
+                             qPrintable(QString("%1 (%2,%3,%4) step %5 grad norm").arg(layout).arg(m).arg(K).arg(W).arg(i + 1)));
+                }
+                const WindowProbe split = probeWindow(withSplit(base, m, K, W), true);
+                QCOMPARE(split.window.tokens, full.window.tokens);
+                const double error = maxRelativeGradientError(split, full);
+                QVERIFY2(error < 1e-10, qPrintable(QString("%1 (%2,%3,%4): %5").arg(layout).arg(m).arg(K).arg(W).arg(error)));
+            }
         }
     }
 

@@ -15,7 +15,7 @@
 #include "data/epoch_permutation.h"
 #include "data/evaluate.h"
 #include "data/markov_source.h"
-#include "data/text_source.h"
+#include "data/document_source.h"
 #include "data/token_file_source.h"
 #include "model/transformer.h"
 #include "trainbench/config_io.h"

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "data/text_source.h"
+#include "data/document_source.h"
 #include "handwritten_tokenizer.h"
 #include "trainbench/config_io.h"
 #include "trainbench/data_summary.h"
@@ -25,7 +25,7 @@ void writeFile(const QString& path, const std::string& text) {
     out << text;
 }
 
-std::vector<int64_t> sample(const TextSource& source, Split split, int64_t index, int64_t length) {
+std::vector<int64_t> sample(const DocumentSource& source, Split split, int64_t index, int64_t length) {
     std::vector<int64_t> out(length);
     source.readSample(split, index, length, out.data());
     return out;
@@ -72,7 +72,7 @@ private Q_SLOTS:
             ++calls;
             QVERIFY(done <= total);
         });
-        TextSource source(data_);
+        DocumentSource source(data_);
         setTokenizeProgress({});
         QVERIFY(calls >= 2);  // both parts tokenised, each reporting its end
         QCOMPARE(source.vocabSize(), int64_t(259));
@@ -89,16 +89,16 @@ private Q_SLOTS:
     // The cache: one file per corpus part, read instead of tokenising again; a damaged one is
     // tokenised afresh and rewritten.
     void theTokenCacheIsMadeOnceAndRepaired() {
-        { TextSource warm(data_); }
+        { DocumentSource warm(data_); }
         const auto files = cacheFiles(path("cache"));
         QCOMPARE(files.size(), size_t(2));  // the corpus and the validation file
         int calls = 0;
         setTokenizeProgress([&](const std::string&, int64_t, int64_t) { ++calls; });
-        { TextSource cached(data_); }
+        { DocumentSource cached(data_); }
         QCOMPARE(calls, 0);
         const auto size = std::filesystem::file_size(files[0]);
         std::filesystem::resize_file(files[0], size - 3);
-        TextSource repaired(data_);
+        DocumentSource repaired(data_);
         setTokenizeProgress({});
         QVERIFY(calls > 0);
         QCOMPARE(std::filesystem::file_size(files[0]), size);
@@ -110,7 +110,7 @@ private Q_SLOTS:
         writeFile(path("other.json"), QJsonDocument(other).toJson().toStdString());
         DataConfig changed = data_;
         changed.tokenizer = path("other.json").toStdString();
-        { TextSource again(changed); }
+        { DocumentSource again(changed); }
         QCOMPARE(cacheFiles(path("cache")).size(), size_t(4));
     }
 
@@ -150,10 +150,10 @@ private Q_SLOTS:
         writeFile(path("no_end.json"), QJsonDocument(no_end).toJson().toStdString());
         DataConfig d = data_;
         d.tokenizer = path("no_end.json").toStdString();
-        why = refusal([&] { TextSource s(d); });
+        why = refusal([&] { DocumentSource s(d); });
         QVERIFY2(why.rfind("data.tokenizer", 0) == 0 && why.find("end-of-text") != std::string::npos, why.c_str());
         d.tokenizer = path("missing.json").toStdString();
-        why = refusal([&] { TextSource s(d); });
+        why = refusal([&] { DocumentSource s(d); });
         QVERIFY2(why.rfind("data.tokenizer", 0) == 0 && why.find("missing.json") != std::string::npos, why.c_str());
         // Only the text source reads a tokenizer.
         RunConfig tokens = config;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "handwritten_tokenizer.h"
+#include "tokenizer/regex_pattern.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace trainbench;
@@ -288,6 +289,19 @@ private Q_SLOTS:
         QVERIFY2(mentions(bad, "259") && mentions(bad, "hand.json"), bad.c_str());
         const std::string invalid = errorOf([&] { tok->encode("ok \xFF\xFE"); });
         QVERIFY2(mentions(invalid, "UTF-8") && mentions(invalid, "byte 3"), invalid.c_str());
+    }
+
+    // tokenizer.json regexes are Oniguruma's: `\uHHHH` is a code point (PCRE2 would refuse it),
+    // a surrogate pair one code point, an escaped backslash stays one.
+    void onigurumaUnicodeEscapes() {
+        QCOMPARE(RegexPattern::fromOniguruma(R"([\u4e00-\u9FA5]+)"), R"([\x{4E00}-\x{9FA5}]+)"s);
+        QCOMPARE(RegexPattern::fromOniguruma(R"(\uD83D\uDE00|\u0041)"), R"(\x{1F600}|\x{41})"s);
+        QCOMPARE(RegexPattern::fromOniguruma(R"(\\u0041\p{L}\u12)"), R"(\\u0041\p{L}\u12)"s);
+        const RegexPattern cjk(R"([\u4e00-\u9fa5]+)");
+        std::vector<std::pair<size_t, size_t>> matches;
+        cjk.findAll("ab\xE4\xB8\xAD\xE6\x96\x87" "cd", matches);  // "ab中文cd"
+        QCOMPARE(matches.size(), size_t(1));
+        QCOMPARE(matches[0], (std::pair<size_t, size_t>{2, 8}));
     }
 
     void roundTripWithoutReference() {

@@ -19,7 +19,8 @@ The variants:
   llama3       Split on the Llama 3 regex + ByteLevel(use_regex=false), ignore_merges, special
                tokens past the model vocabulary (ids beyond it, as Llama 3's reserved ones), and
                whole words added to the vocabulary that only ignore_merges emits in one piece.
-  mixed        NFC normalizer; Splits with every behaviour and invert, Digits, ByteLevel with
+  mixed        NFC normalizer; Splits with every behaviour and invert (one written with \\uHHHH
+               escapes), Digits, ByteLevel with
                add_prefix_space; added tokens with lstrip, rstrip, single_word and normalized.
 """
 import json
@@ -68,7 +69,8 @@ def llama3(documents):
 def mixed(documents):
     pre = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(r"\p{N}{1,3}"), behavior="isolated"),
-        pre_tokenizers.Split(Regex("[一-龥぀-ゟ゠-ヿ]+"), behavior="isolated"),
+        # Oniguruma's \uHHHH escapes, as DeepSeek's tokenizer.json writes its CJK ranges.
+        pre_tokenizers.Split(Regex(r"[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"), behavior="isolated"),
         pre_tokenizers.Split("\n", behavior="merged_with_previous"),
         pre_tokenizers.Split(Regex(r"\t+"), behavior="merged_with_next"),
         pre_tokenizers.Split(Regex(r"[^.,;:]+"), behavior="contiguous", invert=True),

@@ -11,14 +11,18 @@ namespace trainbench {
 
 // Counts are std::nullopt for an unbounded source (markov).
 struct DataSummary {
-    std::string source;   // markov | text | tokens
-    std::string layout;   // text only: packed | padded; otherwise empty
+    std::string source;   // markov | text | tokens | jsonl | parquet
+    std::string layout;   // the document sources: packed | padded; otherwise empty
     int64_t vocab_size = 0;
     int64_t seq_len = 0;  // windows hold seq_len + 1 tokens
     std::optional<int64_t> train_tokens, val_tokens;
     std::optional<int64_t> train_windows, val_windows;  // samples per epoch
     std::optional<double> entropy_floor_nats;           // synthetic sources
-    // The text source: its tokenizer ("bytes", or the kind and file) and the tokens per byte
+    // The document sources (text, jsonl, parquet): documents (records) per part, and the tokens
+    // that count as targets (a prompt's do not; with no pairs, every token).
+    std::optional<int64_t> train_documents, val_documents;
+    std::optional<int64_t> train_counted, val_counted;
+    // The document sources: the tokenizer ("bytes", or the kind and file) and the tokens per byte
     // read (both parts; an end-of-document token counts as a token).
     std::string tokenizer;
     std::optional<double> tokens_per_byte;
@@ -28,7 +32,8 @@ struct DataSummary {
 DataSummary describeData(const RunConfig& config);
 
 // One JSON object: source, layout, vocab_size, seq_len, train_tokens, val_tokens, train_windows,
-// val_windows, entropy_floor_nats, tokenizer, tokens_per_byte (null where unbounded or unknown).
+// val_windows, entropy_floor_nats, train_documents, val_documents, train_counted, val_counted,
+// tokenizer, tokens_per_byte (null where unbounded or unknown).
 std::string dataSummaryToJson(const DataSummary& summary);
 
 }  // namespace trainbench

@@ -121,7 +121,7 @@ struct TrainConfig {
 
 // The data section. `markov` needs no file; `text` and `tokens` read `path`.
 struct DataConfig {
-    std::string source = "markov";  // markov | text | tokens
+    std::string source = "markov";  // markov | text | tokens | jsonl | parquet
     std::string path;
     std::string val_path;
     double val_fraction = 0.05;
@@ -137,6 +137,12 @@ struct DataConfig {
     std::string tokenizer;
     // tokens
     std::string dtype = "uint16";  // uint16 | uint32
+    // jsonl, parquet: each record (a JSON object, a Parquet row) is a document, its text in
+    // text_field; or, with prompt_field and completion_field set, a pair whose prompt tokens
+    // are inputs but never targets (not in the loss, not in the token count).
+    std::string text_field = "text";
+    std::string prompt_field;
+    std::string completion_field;
 };
 
 struct RuntimeConfig {
@@ -201,6 +207,15 @@ inline IncompleteWindow incompleteWindow(const TrainConfig& t) { return parseCho
 inline BatchPolicy batchPolicy(const TrainConfig& t) { return parseChoice<BatchPolicy>(t.batch_policy); }
 inline LrBatchRule lrBatchRule(const TrainConfig& t) { return parseChoice<LrBatchRule>(t.lr_batch_rule); }
 inline DataSource dataSource(const DataConfig& d) { return parseChoice<DataSource>(d.source); }
+// Sources of documents (text, jsonl, parquet): data.tokenizer, data.layout and the validation
+// split by documents apply; their text can be sampled and prompts encoded.
+// Never throws: safe on a config not validated yet.
+inline bool readsDocuments(const DataConfig& d) {
+    return isChoice(d.source, DataSource::Text) || isChoice(d.source, DataSource::Jsonl) ||
+           isChoice(d.source, DataSource::Parquet);
+}
+// jsonl and parquet records as prompt/completion pairs (else one text field each).
+inline bool readsPairs(const DataConfig& d) { return !d.prompt_field.empty() || !d.completion_field.empty(); }
 inline RowLayout rowLayout(const DataConfig& d) { return parseChoice<RowLayout>(d.layout); }
 inline TokenWidth tokenWidth(const DataConfig& d) { return parseChoice<TokenWidth>(d.dtype); }
 inline ComputeDtype computeDtype(const RuntimeConfig& r) { return parseChoice<ComputeDtype>(r.dtype); }

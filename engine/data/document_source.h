@@ -1,4 +1,5 @@
-// TextSource: the `text` source, the bytes of a file or folder cut into documents, packed or padded.
+// DocumentSource: the document sources (text, jsonl, parquet): files or records cut into
+// documents, packed or padded.
 #pragma once
 
 #include <memory>
@@ -16,22 +17,28 @@ namespace trainbench {
 // vocabulary is the tokenizer's (data/tokenized_documents.h: cached, on every core).
 constexpr int64_t kEndOfDocument = 0;
 
-// Documents are the files (every regular, non-hidden file of a folder, recursively, in sorted
-// path order) split at data.doc_separator, empty pieces dropped; each is followed by
-// kEndOfDocument. Layout `packed`: the documents form one stream cut into non-overlapping
+// `text`: documents are the files (every regular, non-hidden file of a folder, recursively, in
+// sorted path order) split at data.doc_separator, empty pieces dropped. `jsonl` and `parquet`:
+// each record is a document (data.text_field; an empty text is dropped), or a prompt/completion
+// pair whose prompt tokens are inputs that never count as targets. Each document is followed
+// by kEndOfDocument. Layout `packed`: the documents form one stream cut into non-overlapping
 // windows of L tokens, the validation part is the stream's last data.val_fraction. Layout
 // `padded`: sample i is document i, truncated to L tokens and padded with -1 (not counted),
 // the validation part is the last data.val_fraction of the documents. data.val_path, when
 // set, is read the same way and is the whole validation part.
-class TextSource : public TokenSource {
+class DocumentSource : public TokenSource {
 public:
     // Reads every file now; throws ConfigError naming the field, the path and a fix.
-    explicit TextSource(const DataConfig& data);
+    explicit DocumentSource(const DataConfig& data);
 
     int64_t vocabSize() const override { return vocab_size_; }
     int64_t sampleCount(Split split, int64_t length) const override;
     int64_t tokenCount(Split split) const override { return static_cast<int64_t>(part(split).ids.size()); }
     void readSample(Split split, int64_t index, int64_t length, int64_t* out) const override;
+    bool hasPromptTokens() const override { return !train_.counted.empty() || !val_.counted.empty(); }
+    void readCounted(Split split, int64_t index, int64_t length, uint8_t* counted) const override;
+    // The tokens of a split that count as targets (the prompts' do not; end tokens do).
+    int64_t countedTokens(Split split) const;
 
     // The text is read into memory at the start, so only a path that vanished is reported:
     // a resume would not find it.
@@ -46,7 +53,8 @@ public:
 
 private:
     using Part = Documents;  // ids: documents, each ending in its end token
-    Part readDocuments(const std::string& path, const std::string& field, const std::string& separator);
+    // The documents of `path` (data.path or data.val_path, named by `field`), tokenised.
+    Part readDocuments(const DataConfig& data, const std::string& path, const std::string& field);
     static Part slice(const Part& all, int64_t first_doc, int64_t last_doc);
     const Part& part(Split split) const { return split == Split::Train ? train_ : val_; }
 
