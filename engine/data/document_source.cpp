@@ -85,14 +85,13 @@ DocumentSource::Part DocumentSource::readDocuments(const DataConfig& data, const
     const std::string where = field + " (\"" + path + "\")";
     DocumentBuilder builder(static_cast<int32_t>(kEndOfDocument));
     const DataSource kind = dataSource(data);
-    if (kind == DataSource::Jsonl) {
+    if (kind == DataSource::Jsonl || kind == DataSource::Parquet) {
+        const bool jsonl = kind == DataSource::Jsonl;
         const RecordFields fields = RecordFields::of(data);
-        for (const fs::path& file : listDataFiles(path, field, jsonLinesSuffixes(), "JSON Lines files"))
-            readJsonLinesRecords(file, fields, builder, field);
-    } else if (kind == DataSource::Parquet) {
-        const RecordFields fields = RecordFields::of(data);
-        for (const fs::path& file : listDataFiles(path, field, {".parquet"}, "Parquet files"))
-            readParquetRecords(file, fields, builder, field);
+        const auto files = jsonl ? listDataFiles(path, field, jsonLinesSuffixes(), "JSON Lines files")
+                                 : listDataFiles(path, field, {".parquet"}, "Parquet files");
+        for (const fs::path& file : files)
+            (jsonl ? readJsonLinesRecords : readParquetRecords)(file, fields, builder, field);
     } else {
         int64_t readable = 0;
         for (const fs::path& file : listDataFiles(path, field)) {
@@ -139,27 +138,25 @@ int64_t DocumentSource::sampleCount(Split split, int64_t length) const {
     return length > 0 ? tokenCount(split) / length : 0;
 }
 
+DocumentSource::Span DocumentSource::span(const Part& p, int64_t index, int64_t length) const {
+    if (!padded_) return {index * length, length};
+    const int64_t first = p.starts[index];
+    return {first, std::min(length, p.starts[index + 1] - first)};
+}
+
 void DocumentSource::readSample(Split split, int64_t index, int64_t length, int64_t* out) const {
     const Part& p = part(split);
     if (index < 0 || index >= sampleCount(split, length))
         throw std::out_of_range("DocumentSource: sample " + std::to_string(index) + " of " +
                                 std::to_string(sampleCount(split, length)));
-    int64_t first = index * length, available = length;
-    if (padded_) {
-        first = p.starts[index];
-        available = std::min(length, p.starts[index + 1] - first);
-    }
+    const auto [first, available] = span(p, index, length);
     for (int64_t j = 0; j < available; ++j) out[j] = p.ids[first + j];
     std::fill(out + available, out + length, int64_t{-1});
 }
 
 void DocumentSource::readCounted(Split split, int64_t index, int64_t length, uint8_t* counted) const {
     const Part& p = part(split);
-    int64_t first = index * length, available = length;
-    if (padded_) {
-        first = p.starts[index];
-        available = std::min(length, p.starts[index + 1] - first);
-    }
+    const auto [first, available] = span(p, index, length);
     if (p.counted.empty()) std::fill(counted, counted + available, uint8_t{1});
     else std::copy(p.counted.begin() + first, p.counted.begin() + first + available, counted);
     std::fill(counted + available, counted + length, uint8_t{0});

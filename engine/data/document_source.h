@@ -56,6 +56,13 @@ private:
     // The documents of `path` (data.path or data.val_path, named by `field`), tokenised.
     Part readDocuments(const DataConfig& data, const std::string& path, const std::string& field);
     static Part slice(const Part& all, int64_t first_doc, int64_t last_doc);
+    // Where sample `index` of `length` positions lies in `p`: its first id and how many ids it
+    // holds (a padded row's document may be shorter than the window).
+    struct Span {
+        int64_t first;
+        int64_t available;
+    };
+    Span span(const Part& p, int64_t index, int64_t length) const;
     const Part& part(Split split) const { return split == Split::Train ? train_ : val_; }
 
     std::vector<std::string> paths_;  // data.path and data.val_path as given

@@ -60,6 +60,16 @@ RunConfig baseConfig() {
     return config;
 }
 
+// The pairs file as prompt/completion records, the completion read from `completion`.
+RunConfig pairsConfig(const QString& file, const std::string& completion = "completion") {
+    RunConfig config = baseConfig();
+    config.data.source = "jsonl";
+    config.data.path = file.toStdString();
+    config.data.prompt_field = "prompt";
+    config.data.completion_field = completion;
+    return config;
+}
+
 QLabel* summaryLabel(const QWidget& view) {
     return child<QLabel>(view, "dataSummaryLabel");
 }
@@ -560,11 +570,7 @@ void TestDataSummary::pairsCountOnlyTheirTargets() {
 
 // Padded rows hold out whole documents: the last pair of three is the validation part.
 void TestDataSummary::pairsHeldOutByDocuments() {
-    RunConfig config = baseConfig();
-    config.data.source = "jsonl";
-    config.data.path = pairs_.toStdString();
-    config.data.prompt_field = "prompt";
-    config.data.completion_field = "completion";
+    RunConfig config = pairsConfig(pairs_);
     config.data.layout = "padded";
     config.data.val_fraction = 0.34;  // floor(3 x 0.34) = 1 document
     ConfigureView view(config, QStringLiteral("pairs"));
@@ -579,11 +585,7 @@ void TestDataSummary::pairsHeldOutByDocuments() {
 // A record without the configured field is refused like any data error: in red on the line,
 // naming the file, the line and the setting, which the form marks.
 void TestDataSummary::aBadRecordNamesItsFileLineAndField() {
-    RunConfig config = baseConfig();
-    config.data.source = "jsonl";
-    config.data.path = pairs_.toStdString();
-    config.data.prompt_field = "prompt";
-    config.data.completion_field = "answer";
+    RunConfig config = pairsConfig(pairs_, "answer");
     ConfigureView view(config, QStringLiteral("pairs"));
     DataSummaryLine* line = view.dataSummaryLine();
     QTRY_VERIFY_WITH_TIMEOUT(line->issue().has_value(), kDescribeTimeoutMs);
