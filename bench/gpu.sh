@@ -16,7 +16,9 @@
 #      same limits;
 #   3. tiny bf16 on CUDA: finite, and the loss falls;
 #   4. medium bf16 at (m, K) = (8, 1) and (2, 4): tokens/s, MFU (6 x activated parameters x
-#      tokens/s / 989 TFLOP/s, the H200's dense bf16 peak), peak memory;
+#      tokens/s / 989 TFLOP/s, the H200's dense bf16 peak), peak memory; and medium fp8 at (8, 1)
+#      (runtime.dtype fp8: the block-scaled fp8 products, kernels/fp8_linear_cuda.h): the same
+#      numbers, and its loss against the bf16 run's step by step (reported, not gated);
 #   5. medium bf16 at (4, 2) with ZeRO stage 3, and with full recomputation.
 # The CLI: $TRAINBENCH_CLI if set (a dry run here: TRAINBENCH_CLI=build/bin/trainbench-cli), else
 # build-gpu-cli/trainbench-cli carried from a build machine (bench/gpu-carry.sh) when it runs
@@ -117,9 +119,12 @@ run tiny-cuda-stage3-offload-all tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --
   --set runtime.offload=all
 echo "== 3. tiny bf16 on CUDA"
 run tiny-bf16 tiny "$tiny_limit" --set train.steps=20 "${cuda[@]}" --set runtime.dtype=bf16
-echo "== 4. medium bf16: throughput at (8, 1) and (2, 4)"
+echo "== 4. medium bf16: throughput at (8, 1) and (2, 4); medium fp8 at (8, 1)"
 medium=(--set runtime.dtype=bf16 --set train.global_batch_size=null "${cuda[@]}")
 run medium-8-1 medium "$medium_limit" "${medium[@]}" --set train.steps=20 \
+  --set train.micro_batch_size=8 --set train.gradient_accumulation_steps=1
+# fp8 next to the bf16 run it is compared with (same shape, same data, same steps).
+run medium-fp8-8-1 medium "$medium_limit" "${medium[@]}" --set runtime.dtype=fp8 --set train.steps=20 \
   --set train.micro_batch_size=8 --set train.gradient_accumulation_steps=1
 run medium-2-4 medium "$medium_limit" "${medium[@]}" --set train.steps=20 \
   --set train.micro_batch_size=2 --set train.gradient_accumulation_steps=4
