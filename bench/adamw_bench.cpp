@@ -1,11 +1,13 @@
 // The CPU AdamW step against what memory allows: the machine's copy rate, the step trainbench
-// runs (ATen's fused AdamW kernel, as the sharded optimizer calls it, bucket by bucket), torch's
-// own C++ AdamW, and the step with the moments in offload_dir's files (the NVMe tier).
+// runs (ATen's fused AdamW kernel, as the sharded optimizer calls it, bucket by bucket), the same
+// with the moments stored in bf16 (runtime.optimizer_dtype bf16: kernels::adamWBf16Moments),
+// torch's own C++ AdamW, and the step with the moments in offload_dir's files (the NVMe tier),
+// fp32 and bf16.
 //
 //   build/bin/bench_adamw [MILLION_PARAMETERS=16] [STEPS=5] [OFFLOAD_DIR]
 //
 // An AdamW step touches 28 bytes per fp32 parameter: the weight read and written (8), the
-// gradient read (4), both moments read and written (16). Rates are the best of STEPS, on every
+// gradient read (4), both moments read and written (16); 20 with bf16 moments (8 for them). Rates are the best of STEPS, on every
 // core ATen uses. Prints one Markdown table (docs/BENCHMARKS.md).
 #include <torch/torch.h>
 
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
     const std::string dir = argc > 3 ? argv[3] : "";
     torch::NoGradGuard no_grad;
     std::printf("%lld parameters (fp32), %d threads, best of %d\n\n", (long long)n, at::get_num_threads(), steps);
-    std::printf("| step | ms | M params/s | GB/s (28 B per parameter; copy: 8 B) |\n|---|---|---|---|\n");
+    std::printf("| step | ms | M params/s | GB/s (28 B per parameter, 20 with bf16 moments; copy: 8 B) |\n|---|---|---|---|\n");
 
     auto src = torch::rand({n}), dst = torch::empty({n});
     row("copy (the memory's rate)", bestSeconds(steps, [&] { dst.copy_(src); }), double(n), 8.0 * double(n));
@@ -74,14 +76,27 @@ int main(int argc, char** argv) {
         }),
         double(n), 28.0 * double(n));
 
+    auto averages16 = torch::zeros({n}, torch::kBFloat16), squares16 = torch::zeros({n}, torch::kBFloat16);
+    row("fused, bf16 moments in memory (trainbench, optimizer_dtype bf16)", bestSeconds(steps, [&] {
+            ++count;
+            int64_t offset = 0;
+            for (int64_t numel : numels) {
+                fused(averages16.narrow(0, offset, numel), squares16.narrow(0, offset, numel), offset, numel);
+                offset += numel;
+            }
+        }),
+        double(n), 20.0 * double(n));
+
     auto parameter = torch::rand({n}).requires_grad_(true);
     parameter.mutable_grad() = torch::rand({n}) * 1e-3;
     torch::optim::AdamW reference({parameter}, torch::optim::AdamWOptions(1e-3).betas({0.9, 0.95}).weight_decay(0.1));
     row("torch::optim::AdamW (C++, unfused)", bestSeconds(steps, [&] { reference.step(); }), double(n), 28.0 * double(n));
 
-    if (!dir.empty()) {
-        auto store = makeFileSliceStore(dir + "/bench_adamw.moments", numels, 2, torch::kFloat32);
-        row("fused, moments in offload_dir's file", bestSeconds(steps, [&] {
+    for (torch::ScalarType dtype : {torch::kFloat32, torch::kBFloat16}) {
+        if (dir.empty()) break;
+        const bool bf16 = dtype == torch::kBFloat16;
+        auto store = makeFileSliceStore(dir + "/bench_adamw.moments", numels, 2, dtype);
+        row(bf16 ? "fused, bf16 moments in offload_dir's file" : "fused, moments in offload_dir's file", bestSeconds(steps, [&] {
                 ++count;
                 int64_t offset = 0;
                 for (size_t b = 0; b < numels.size(); ++b) {
@@ -94,8 +109,8 @@ int main(int argc, char** argv) {
                 }
                 store->flush();
             }),
-            double(n), 28.0 * double(n));
-        std::printf("\nfile traffic per step: %.0f MiB read, %.0f MiB written\n",
+            double(n), (bf16 ? 20.0 : 28.0) * double(n));
+        std::printf("\n%s moments' file traffic per step: %.0f MiB read, %.0f MiB written\n\n", bf16 ? "bf16" : "fp32",
                     double(store->bytesRead()) / double(steps) / (1 << 20), double(store->bytesWritten()) / double(steps) / (1 << 20));
     }
     return 0;

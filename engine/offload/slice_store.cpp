@@ -12,19 +12,20 @@ namespace {
 
 class ResidentSliceStore : public SliceStore {
 public:
-    ResidentSliceStore(const std::vector<int64_t>& numels, int parts, const torch::TensorOptions& options) {
+    ResidentSliceStore(const std::vector<int64_t>& numels, const std::vector<torch::ScalarType>& parts,
+                       const torch::TensorOptions& options) {
         for (int64_t n : numels) {
             slices_.emplace_back();
-            for (int part = 0; part < parts; ++part) slices_.back().push_back(torch::zeros({n}, options));
+            for (torch::ScalarType dtype : parts) slices_.back().push_back(torch::zeros({n}, options.dtype(dtype)));
         }
     }
     // Views of `slabs`, which the store keeps.
-    ResidentSliceStore(const std::vector<int64_t>& numels, int parts, torch::ScalarType dtype,
+    ResidentSliceStore(const std::vector<int64_t>& numels, const std::vector<torch::ScalarType>& parts,
                        std::unique_ptr<PinnedSlabs> slabs)
         : slabs_(std::move(slabs)) {
         for (int64_t n : numels) {
             slices_.emplace_back();
-            for (int part = 0; part < parts; ++part) slices_.back().push_back(slabs_->take(n, dtype).zero_());
+            for (torch::ScalarType dtype : parts) slices_.back().push_back(slabs_->take(n, dtype).zero_());
         }
     }
     std::vector<torch::Tensor> acquire(size_t b) override { return slices_.at(b); }
@@ -35,24 +36,31 @@ private:
     std::vector<std::vector<torch::Tensor>> slices_;
 };
 
-// Bucket b's region of the file: its parts one after another, each padded to whole blocks.
+// Bucket b's region of the file: its parts one after another, each padded to whole blocks (each
+// part's bytes those of its own dtype).
 // Bucket b is used in staging slot b % 2 while bucket b + 1 (or b - 1: the backward walks the
 // units the other way) is read into the other; a slot is read into again only once its last
 // write is complete.
 class FileSliceStore : public SliceStore {
 public:
-    FileSliceStore(const std::string& path, const std::vector<int64_t>& numels, int parts, torch::ScalarType dtype)
-        : numels_(numels), parts_(parts), dtype_(dtype), element_(int64_t(torch::elementSize(dtype))) {
+    FileSliceStore(const std::string& path, const std::vector<int64_t>& numels, const std::vector<torch::ScalarType>& parts)
+        : numels_(numels), parts_(parts) {
         int64_t offset = 0, widest = 0;
         for (int64_t n : numels_) {
-            const int64_t part = alignedUp(n * element_);
             offsets_.push_back(offset);
-            part_bytes_.push_back(part);
-            offset += parts_ * part;
-            widest = std::max(widest, part);
+            int64_t region = 0;
+            std::vector<int64_t> starts;
+            for (torch::ScalarType dtype : parts_) {
+                starts.push_back(region);
+                region += alignedUp(n * int64_t(torch::elementSize(dtype)));
+            }
+            part_starts_.push_back(std::move(starts));
+            region_bytes_.push_back(region);
+            offset += region;
+            widest = std::max(widest, region);
         }
         file_ = std::make_unique<DirectFile>(path, std::max<int64_t>(offset, kDirectAlignment));
-        for (auto& slot : slots_) slot.buffer = std::make_unique<AlignedBuffer>(parts_ * widest);
+        for (auto& slot : slots_) slot.buffer = std::make_unique<AlignedBuffer>(widest);
     }
 
     void prefetch(size_t b) override {
@@ -62,7 +70,7 @@ public:
         if (slot.write) file_->wait(slot.write), slot.write = 0;
         if (slot.read) file_->wait(slot.read), slot.read = 0;
         slot.bucket = int64_t(b);
-        slot.read = file_->read(offsets_[b], slot.buffer->data(), parts_ * part_bytes_[b]);
+        slot.read = file_->read(offsets_[b], slot.buffer->data(), region_bytes_[b]);
     }
 
     std::vector<torch::Tensor> acquire(size_t b) override {
@@ -73,17 +81,16 @@ public:
         // until it has.
         if (slot.write) file_->wait(slot.write), slot.write = 0;
         auto* base = static_cast<char*>(slot.buffer->data());
-        auto options = torch::TensorOptions().dtype(dtype_);
         std::vector<torch::Tensor> out;
-        for (int part = 0; part < parts_; ++part)
-            out.push_back(torch::from_blob(base + part * part_bytes_[b], {numels_[b]}, options));
+        for (size_t part = 0; part < parts_.size(); ++part)
+            out.push_back(torch::from_blob(base + part_starts_[b][part], {numels_[b]}, torch::TensorOptions().dtype(parts_[part])));
         return out;
     }
 
     void release(size_t b, bool modified) override {
         Slot& slot = slots_[b % 2];
         if (!modified) return;
-        slot.write = file_->write(offsets_[b], slot.buffer->data(), parts_ * part_bytes_[b]);
+        slot.write = file_->write(offsets_[b], slot.buffer->data(), region_bytes_[b]);
     }
 
     void flush() override {
@@ -100,35 +107,42 @@ private:
         int64_t read = 0, write = 0;  // tickets in flight; 0: none
     };
     std::vector<int64_t> numels_;
-    int parts_;
-    torch::ScalarType dtype_;
-    int64_t element_;
-    std::vector<int64_t> offsets_, part_bytes_;
+    std::vector<torch::ScalarType> parts_;
+    std::vector<int64_t> offsets_, region_bytes_;     // per bucket: where its region starts, its bytes
+    std::vector<std::vector<int64_t>> part_starts_;  // per bucket and part: the part's offset in the region
     std::unique_ptr<DirectFile> file_;
     std::array<Slot, 2> slots_;
 };
 
 }  // namespace
 
-std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels, int parts,
-                                           const torch::TensorOptions& like) {
+std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels,
+                                           const std::vector<torch::ScalarType>& parts, const torch::TensorOptions& like) {
     std::optional<ScopedMemoryAccount> counted;
     if (home.account) counted.emplace(home.account);
-    const torch::ScalarType dtype = like.dtype().toScalarType();
-    if (!home.file.empty()) return makeFileSliceStore(home.file, slice_numels, parts, dtype);
+    if (!home.file.empty()) return makeFileSliceStore(home.file, slice_numels, parts);
     if (!home.host_slabs) return std::make_unique<ResidentSliceStore>(slice_numels, parts, like);
     std::vector<int64_t> requests;
     for (int64_t n : slice_numels)
-        for (int part = 0; part < parts; ++part) requests.push_back(n * int64_t(torch::elementSize(dtype)));
+        for (torch::ScalarType dtype : parts) requests.push_back(n * int64_t(torch::elementSize(dtype)));
     PinnedSlabs::Options options;
     options.what = home.what;
-    return std::make_unique<ResidentSliceStore>(slice_numels, parts, dtype,
-                                                std::make_unique<PinnedSlabs>(requests, options));
+    return std::make_unique<ResidentSliceStore>(slice_numels, parts, std::make_unique<PinnedSlabs>(requests, options));
+}
+
+std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels, int parts,
+                                           const torch::TensorOptions& like) {
+    return makeSliceStore(home, slice_numels, std::vector<torch::ScalarType>(parts, like.dtype().toScalarType()), like);
+}
+
+std::unique_ptr<SliceStore> makeFileSliceStore(const std::string& path, const std::vector<int64_t>& slice_numels,
+                                               const std::vector<torch::ScalarType>& parts) {
+    return std::make_unique<FileSliceStore>(path, slice_numels, parts);
 }
 
 std::unique_ptr<SliceStore> makeFileSliceStore(const std::string& path, const std::vector<int64_t>& slice_numels,
                                                int parts, torch::ScalarType dtype) {
-    return std::make_unique<FileSliceStore>(path, slice_numels, parts, dtype);
+    return makeFileSliceStore(path, slice_numels, std::vector<torch::ScalarType>(parts, dtype));
 }
 
 }  // namespace trainbench

@@ -34,7 +34,8 @@ public:
     virtual int64_t bytesWritten() const { return 0; }
 };
 
-// Where a store's `parts` slices of `slice_numels[b]` elements for every bucket b live: in
+// Where a store's slices of `slice_numels[b]` elements for every bucket b, one per entry of
+// `parts` in that dtype (bf16 moments beside an fp32 master: each part's bytes its own), live: in
 // `file` (the NVMe tier) when set; else, with `host_slabs`, in host memory carved from a few
 // large slabs (PinnedSlabs: pinned when CUDA is there, so the copies to and from a GPU are
 // asynchronous) for a rank whose device is not the host; else in tensors like `like`. The
@@ -45,11 +46,16 @@ struct SliceHome {
     MemoryAccount* account = nullptr;
     std::string what;  // what the slices are, named when the slabs cannot be had
 };
+std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels,
+                                           const std::vector<torch::ScalarType>& parts, const torch::TensorOptions& like);
+// The same with `parts` slices of like's dtype.
 std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels, int parts,
                                            const torch::TensorOptions& like);
-// A scratch file `path` (removed when the store goes) holding every bucket's `parts` slices of
-// `dtype`; the tensors acquire() gives are host tensors. Throws std::runtime_error naming the
-// file when it cannot be made (see DirectFile).
+// A scratch file `path` (removed when the store goes) holding every bucket's slices, one per
+// entry of `parts` in that dtype; the tensors acquire() gives are host tensors. Throws
+// std::runtime_error naming the file when it cannot be made (see DirectFile).
+std::unique_ptr<SliceStore> makeFileSliceStore(const std::string& path, const std::vector<int64_t>& slice_numels,
+                                               const std::vector<torch::ScalarType>& parts);
 std::unique_ptr<SliceStore> makeFileSliceStore(const std::string& path, const std::vector<int64_t>& slice_numels,
                                                int parts, torch::ScalarType dtype);
 

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "parallel/fused_adamw.h"
+
 namespace trainbench {
 namespace {
 
@@ -49,7 +51,8 @@ NamedTensors adamWState(Transformer& model, torch::optim::AdamW& optimizer) {
     return moments;
 }
 
-void restoreOptimizer(Transformer& model, torch::optim::AdamW& optimizer, const NamedTensors& saved) {
+void restoreOptimizer(Transformer& model, torch::optim::AdamW& optimizer, const NamedTensors& saved,
+                      OptimizerDtype moments) {
     std::map<std::string, torch::Tensor> by_name(saved.begin(), saved.end());
     auto names = parameterNames(model);
     auto params = model->parameters();
@@ -58,8 +61,9 @@ void restoreOptimizer(Transformer& model, torch::optim::AdamW& optimizer, const 
         if (avg == by_name.end()) continue;
         auto state = std::make_unique<torch::optim::AdamWParamState>();
         state->step(by_name.at(names[i] + ".step").item<int64_t>());
-        state->exp_avg(avg->second.to(params[i].device(), params[i].scalar_type()));
-        state->exp_avg_sq(by_name.at(names[i] + ".exp_avg_sq").to(params[i].device(), params[i].scalar_type()));
+        const torch::ScalarType storage = momentDtype(moments, params[i].scalar_type());
+        state->exp_avg(avg->second.to(params[i].device(), storage));
+        state->exp_avg_sq(by_name.at(names[i] + ".exp_avg_sq").to(params[i].device(), storage));
         optimizer.state()[params[i].unsafeGetTensorImpl()] = std::move(state);
     }
 }

@@ -25,11 +25,15 @@ std::vector<bool> parameterDecays(Transformer& model);
 std::unique_ptr<torch::optim::AdamW> makeAdamW(Transformer& model, const TrainConfig& train);
 
 // An AdamW's state under the parameter names: `<name>.exp_avg`, `<name>.exp_avg_sq` (the
-// parameter's shape) and `<name>.step` (an int64 scalar), for the parameters it has stepped.
-// Sharded stages gather the same names (ShardedAdamW::gatherState).
+// parameter's shape, in the moments' storage dtype: fp32, or bf16 under runtime.optimizer_dtype
+// bf16) and `<name>.step` (an int64 scalar), for the parameters it has stepped. Sharded stages
+// gather the same names (ShardedAdamW::gatherState).
 NamedTensors adamWState(Transformer& model, torch::optim::AdamW& optimizer);
 
-// Restores the state adamWState wrote (any layout's, same model config) into `optimizer`.
-void restoreOptimizer(Transformer& model, torch::optim::AdamW& optimizer, const NamedTensors& saved);
+// Restores the state adamWState wrote (any layout's, same model config, either storage dtype)
+// into `optimizer`, the moments converted to momentDtype(`moments`, the parameter's dtype):
+// bf16 to fp32 is exact, fp32 to bf16 rounds to nearest even as a bf16 step's moments are.
+void restoreOptimizer(Transformer& model, torch::optim::AdamW& optimizer, const NamedTensors& saved,
+                      OptimizerDtype moments = OptimizerDtype::Fp32);
 
 }  // namespace trainbench

@@ -22,7 +22,7 @@ ExpertParallelLayout::ExpertParallelLayout(const LayoutSetup& setup, Transformer
     const bool sharded = cfg.runtime.zero_stage >= 1;
     if (!sharded) {
         optimizer_ = makeAdamW(model_, cfg.train);
-        if (resumed_optimizer) restoreOptimizer(model_, *optimizer_, *resumed_optimizer);
+        if (resumed_optimizer) restoreOptimizer(model_, *optimizer_, *resumed_optimizer, optimizerDtype(cfg.runtime));
     }
     // The replicated weights' gradients sum over every rank, the experts' over the ranks that
     // hold the same experts only; at stages 1-3 each set's state is sharded over its own ranks.
@@ -72,7 +72,7 @@ GroupSquares ExpertParallelLayout::groupSquares(const std::vector<int>& group_of
 }
 
 void ExpertParallelLayout::step(double lr, double grad_divisor) {
-    if (optimizer_) return replicatedStep(*optimizer_, lr, grad_divisor);
+    if (optimizer_) return replicatedStep(*optimizer_, lr, grad_divisor, optimizerDtype(setup_.config->runtime));
     dense().stepSlices(lr, grad_divisor);
     experts().stepSlices(lr, grad_divisor);
 }

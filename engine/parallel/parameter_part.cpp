@@ -53,6 +53,7 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         options.moments_file = spec_.moments_file;
         options.host_memory = spec_.host_memory;
         options.host_step = spec_.host_step;
+        options.moments = spec_.moments;
         optimizer_ = std::make_unique<ShardedAdamW>(params, decays, *buckets_, spec_.rank_in_group, options, weights_.get());
         if (resumed_optimizer) optimizer_->loadState(namesOf(parameterNames(model)), *resumed_optimizer);
     }

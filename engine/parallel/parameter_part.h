@@ -45,6 +45,8 @@ struct PartSpec {
     // runtime.offload on a rank whose device is not the host (or forced on CPU ranks by a
     // test): the optimizer steps in host memory (ShardedAdamW::Options::host_step).
     bool host_step = false;
+    // runtime.optimizer_dtype: the storage of the AdamW moments.
+    OptimizerDtype moments = OptimizerDtype::Fp32;
 };
 
 class ParameterPart {

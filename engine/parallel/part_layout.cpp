@@ -19,6 +19,7 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
     spec.overlap = may_overlap && spec.stage < 2 && setup_.world_size > 1 && !cfg.train.sync_each_micro_batch &&
                    cfg.runtime.overlap_reduction;
     spec.bucket_bytes = setup_.bucket_bytes;
+    spec.moments = optimizerDtype(cfg.runtime);
     spec.first_bucket_bytes = setup_.first_bucket_bytes;
     const Offload where = offload(cfg.runtime);
     if (where != Offload::None) spec.host_memory = setup_.host_memory;

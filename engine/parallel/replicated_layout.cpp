@@ -8,7 +8,7 @@ namespace trainbench {
 ReplicatedLayout::ReplicatedLayout(const LayoutSetup& setup, Transformer model, const NamedTensors* resumed_optimizer)
     : PartLayout(setup, std::move(model)) {
     optimizer_ = makeAdamW(model_, setup_.config->train);
-    if (resumed_optimizer) restoreOptimizer(model_, *optimizer_, *resumed_optimizer);
+    if (resumed_optimizer) restoreOptimizer(model_, *optimizer_, *resumed_optimizer, optimizerDtype(setup_.config->runtime));
     parts_.push_back(std::make_unique<ParameterPart>(specFor(allParameters(), *setup_.collectives, setup_.rank, true),
                                                      model_, setup_.config->train, nullptr));
 }
@@ -29,16 +29,18 @@ torch::Tensor sumPerGroup(const torch::Tensor& per_param, torch::Tensor& group_i
     return torch::zeros({groups}, per_param.options()).index_add_(0, group_index, per_param);
 }
 
-void replicatedStep(torch::optim::AdamW& optimizer, double lr, double grad_divisor) {
+void replicatedStep(torch::optim::AdamW& optimizer, double lr, double grad_divisor, OptimizerDtype moments) {
     for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    fusedAdamWStep(optimizer, grad_divisor);
+    fusedAdamWStep(optimizer, grad_divisor, moments);
 }
 
 GroupSquares ReplicatedLayout::groupSquares(const std::vector<int>& group_of_param, int64_t groups) {
     return {sumPerGroup(squaredGradientNorms(model_), group_index_, group_of_param, groups), {}};
 }
 
-void ReplicatedLayout::step(double lr, double grad_divisor) { replicatedStep(*optimizer_, lr, grad_divisor); }
+void ReplicatedLayout::step(double lr, double grad_divisor) {
+    replicatedStep(*optimizer_, lr, grad_divisor, optimizerDtype(setup_.config->runtime));
+}
 
 CheckpointTensors ReplicatedLayout::gatherCheckpoint() {
     CheckpointTensors out;

@@ -31,10 +31,11 @@ private:
 // What the replicated layouts share (also expert parallelism at stage 0, whose gradients are
 // whole too): the squared norm of each parameter's gradient (fp64 [P], model order), their sums
 // per noise-scale group (`group_index`: each parameter's group, on the device, made once), and
-// the step of torch's AdamW at a rate.
+// the step of torch's AdamW at a rate, its moments stored as `moments` says
+// (runtime.optimizer_dtype).
 torch::Tensor squaredGradientNorms(Transformer& model);
 torch::Tensor sumPerGroup(const torch::Tensor& per_param, torch::Tensor& group_index, const std::vector<int>& group_of_param,
                           int64_t groups);
-void replicatedStep(torch::optim::AdamW& optimizer, double lr, double grad_divisor);
+void replicatedStep(torch::optim::AdamW& optimizer, double lr, double grad_divisor, OptimizerDtype moments);
 
 }  // namespace trainbench

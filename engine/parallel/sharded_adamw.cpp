@@ -48,10 +48,17 @@ torch::Tensor ShardedAdamW::sliceSquaredNorms(const std::vector<int>& group_of_p
 
 bool ShardedAdamW::masterInStore() const { return options_.host_step && !(weights_ && weights_->shardsOnHost()); }
 
+torch::ScalarType ShardedAdamW::momentDtype() const {
+    return trainbench::momentDtype(options_.moments, gradientSlice(0).scalar_type());
+}
+
 SliceStore& ShardedAdamW::moments() {
     if (!moments_) {
         const SliceHome home{options_.moments_file, options_.host_step, options_.host_memory, "the AdamW moments"};
-        moments_ = makeSliceStore(home, buckets_.sliceNumels(), masterInStore() ? 3 : 2, gradientSlice(0).options());
+        // The two moments in their storage dtype; the host step's master in the gradients'.
+        std::vector<torch::ScalarType> parts(2, momentDtype());
+        if (masterInStore()) parts.push_back(gradientSlice(0).scalar_type());
+        moments_ = makeSliceStore(home, buckets_.sliceNumels(), parts, gradientSlice(0).options());
         master_ready_ = false;
     }
     return *moments_;
@@ -207,7 +214,7 @@ NamedTensors ShardedAdamW::gatherState(const std::vector<std::string>& names, Co
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
         const std::vector<torch::Tensor> moments = store.acquire(b);
         const torch::Tensor &exp_avg = moments[0], &exp_avg_sq = moments[1];
-        torch::Tensor averages = torch::empty({buckets_.paddedNumel(b)}, gradientSlice(b).options());
+        torch::Tensor averages = torch::empty({buckets_.paddedNumel(b)}, gradientSlice(b).options().dtype(momentDtype()));
         torch::Tensor squares = torch::empty_like(averages);
         collectives.allGatherAsync(exp_avg.to(averages.device()), averages)->wait();
         collectives.allGatherAsync(exp_avg_sq.to(averages.device()), squares)->wait();

@@ -15,13 +15,14 @@
 #include "offload/pinned_slabs.h"
 #include "offload/side_copies.h"
 #include "offload/slice_store.h"
+#include "trainbench/config_choices.h"
 
 namespace trainbench {
 
 // Rank r of W owns elements [r * S, (r + 1) * S) of each bucket (S = the bucket's padded
 // length / W). After the window's reduce-scatter its slice of the bucket holds the global
 // gradient sums there; this optimizer keeps the AdamW moments of those elements only (8P/W
-// bytes instead of 8P), steps them, and all-gathers the updated weights so every rank ends the
+// bytes instead of 8P; 4P/W with runtime.optimizer_dtype bf16), steps them, and all-gathers the updated weights so every rank ends the
 // step with the same full weights. The arithmetic is the fused AdamW kernel's, on views of the
 // slices, with each element's weight decay that of the parameter it belongs to: the numbers
 // are those of an unsharded AdamW, element by element.
@@ -45,6 +46,9 @@ public:
         // all-gathers read it. The same kernel on the same elements: the numbers of the step on
         // the device, bitwise on CPU ranks.
         bool host_step = false;
+        // runtime.optimizer_dtype: the moments' storage (bf16: in every home, files included, at
+        // half the bytes; the host step's master stays in the gradients' dtype).
+        OptimizerDtype moments = OptimizerDtype::Fp32;
     };
     // `params` as given to `buckets`; `decays[i]`: parameter i takes weight decay. With
     // `weights` (stage 3) the step updates its shards in place and gathers nothing: each unit is
@@ -65,11 +69,13 @@ public:
     int64_t bytesRead() const { return moments_ ? moments_->bytesRead() : 0; }
     int64_t bytesWritten() const { return moments_ ? moments_->bytesWritten() : 0; }
 
-    // The full moments under the parameter names (as adamWState writes them), on the host,
+    // The full moments under the parameter names (as adamWState writes them, in their storage
+    // dtype), on the host,
     // gathered from every rank: one all-gather per bucket and moment, so every rank calls it;
     // rank 0 gets them, the others an empty list. Empty before the first step.
     NamedTensors gatherState(const std::vector<std::string>& names, Collectives& collectives) const;
-    // Takes this rank's slices out of a saved full state (any world size or stage wrote it).
+    // Takes this rank's slices out of a saved full state (any world size or stage wrote it, with
+    // either storage dtype: converted as restoreOptimizer does).
     void loadState(const std::vector<std::string>& names, const NamedTensors& saved);
 
 private:
@@ -90,6 +96,7 @@ private:
     std::vector<Segment> segments_;
     mutable torch::Tensor segment_groups_;  // sliceSquaredNorms: each segment's group, on the device
     std::unique_ptr<SliceStore> moments_;  // per bucket: [slice] x2 (host step: x3), this rank's; made at first step
+    torch::ScalarType momentDtype() const;
     int64_t steps_ = 0;
 
     // host_step: the weights the kernel steps are a host master rather than the device's.

@@ -22,7 +22,8 @@ struct Checkpoint {
 };
 
 // `folder`/step-00000012: model.safetensors (reference names, fp32), optimizer.safetensors
-// (AdamW moments and step counts under the parameter names), trainer.json (state and the
+// (AdamW moments and step counts under the parameter names; the moments in their storage dtype,
+// fp32 or bf16 per runtime.optimizer_dtype, converted on resume), trainer.json (state and the
 // SHA-256 of both files) and trainer.json.sha256. Written into a `.partial` directory, each
 // file fsynced, then renamed. Returns the final directory.
 std::string writeCheckpoint(const std::string& folder, Transformer& model, const NamedTensors& optimizer_state,
