@@ -19,6 +19,7 @@
 
 #include "app/config_box.h"
 #include "batch/batch_panel.h"
+#include "common/precision_fits.h"
 #include "compare/compare_view.h"
 #include "configure/config_presets.h"
 #include "configure/configure_view.h"
@@ -150,6 +151,9 @@ void MainWindow::buildUi() {
             });
     connect(batch_panel_, &BatchPanel::offloadRequested, this, [this](const QString& offload, const QString& offload_dir) {
         if (!setOffload(offload, offload_dir)) batch_panel_->setRunConfig(config_);
+    });
+    connect(batch_panel_, &BatchPanel::precisionRequested, this, [this](const QString& dtype, const QString& optimizer_dtype) {
+        if (!setPrecision(dtype, optimizer_dtype)) batch_panel_->setRunConfig(config_);
     });
     connect(batch_panel_, &BatchPanel::targetRequested, this, [this](const TargetConfig& target) {
         if (!setTarget(target)) batch_panel_->setRunConfig(config_);
@@ -287,6 +291,16 @@ bool MainWindow::setOffload(const QString& offload, const QString& offload_dir) 
     showConfigNumbers();
     configure_view_->recordWindowEdit(
         config_, offload_dir.isEmpty() ? tr("Offload: %1").arg(offload) : tr("Offload: %1 to %2").arg(offload, offload_dir));
+    return true;
+}
+
+bool MainWindow::setPrecision(const QString& dtype, const QString& optimizer_dtype) {
+    if (bridge_->isLive()) return false;
+    config_.runtime.dtype = dtype.toStdString();
+    config_.runtime.optimizer_dtype = optimizer_dtype.toStdString();
+    showConfigNumbers();
+    configure_view_->recordWindowEdit(
+        config_, tr("Precision: %1").arg(precisionName(config_.runtime.dtype, config_.runtime.optimizer_dtype)));
     return true;
 }
 

@@ -85,6 +85,9 @@ public:
     // runtime.offload and runtime.offload_dir, as the Batch tab's offload choice sets them (an
     // undoable step on the Configure tab); false while a run is live.
     bool setOffload(const QString& offload, const QString& offload_dir);
+    // runtime.dtype and runtime.optimizer_dtype, as the Batch tab's precision box sets them (one
+    // undoable step); false while a run is live.
+    bool setPrecision(const QString& dtype, const QString& optimizer_dtype);
     // The target section, as the Batch tab's picker sets it (an undoable step); false while a run
     // is live.
     bool setTarget(const TargetConfig& target);

@@ -25,6 +25,7 @@
 #include "batch/offload_choice.h"
 #include "batch/offload_tiers.h"
 #include "batch/plan_wording.h"
+#include "batch/precision_box.h"
 #include "batch/target_picker.h"
 #include "trainbench/config_io.h"
 #include "trainbench/divisors.h"
@@ -252,6 +253,11 @@ void BatchPanel::buildUi() {
     fit_note_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout_form->addRow(fit_note_label_);
     left->addWidget(layout_box);
+    // What the compute precision and the moments' storage do to the peak and the largest m, at the
+    // layout chosen above.
+    precision_box_ = new PrecisionBox(left_column);
+    connect(precision_box_, &PrecisionBox::precisionRequested, this, &BatchPanel::onPrecisionEdited);
+    left->addWidget(precision_box_);
     connect(zero_stage_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
     connect(recompute_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
     connect(expert_parallel_combo_, &QComboBox::currentIndexChanged, this, &BatchPanel::onMemoryLayoutEdited);
@@ -449,6 +455,7 @@ void BatchPanel::showLayoutChoices() {
         std::max(0, recompute_combo_->findData(QString::fromStdString(config_.runtime.activation_checkpointing))));
     offload_choice_->setRunConfig(config_, target_);
     target_picker_->setRunConfig(config_, target_);
+    precision_box_->setRunConfig(config_, target_);
 }
 
 void BatchPanel::setCriticalBatch(double sequences, double relative_error, int64_t step) {
@@ -493,6 +500,14 @@ void BatchPanel::onTargetEdited(const TargetConfig& target) {
     showPlan();
     updateControls();
     Q_EMIT targetRequested(target);
+}
+
+void BatchPanel::onPrecisionEdited(const QString& dtype, const QString& optimizer_dtype) {
+    config_.runtime.dtype = dtype.toStdString();
+    config_.runtime.optimizer_dtype = optimizer_dtype.toStdString();
+    showPlan();
+    updateControls();
+    Q_EMIT precisionRequested(dtype, optimizer_dtype);
 }
 
 bool BatchPanel::applyWhatFits() {
@@ -589,6 +604,7 @@ void BatchPanel::updateControls() {
     expert_parallel_combo_->setEnabled(!run_live_ && expert_parallel_combo_->count() > 1);
     offload_choice_->setRunLive(run_live_);
     target_picker_->setRunLive(run_live_);
+    precision_box_->setRunLive(run_live_);
     apply_fit_button_->setEnabled(!run_live_ && what_fits_.applies);
     apply_fit_button_->setToolTip(what_fits_.applies ? what_fits_.description : what_fits_.note);
     // What the user must still do stays in view after the button greys out: the directory.

@@ -29,6 +29,7 @@ class DeviceCountDialog;
 class InferenceCacheBox;
 class OffloadChoice;
 class OffloadTiers;
+class PrecisionBox;
 class TargetPicker;
 
 // The panel edits a copy of the window's config and asks for each new split with
@@ -55,7 +56,8 @@ class TargetPicker;
 // deviceCountButton, zeroStageCombo, recomputationCombo; those of the ExplorerBox (exploreButton,
 // stopExploreButton, applyRecommendationButton, explorerStatusLabel, explorerTable, explorerChart);
 // and those of the CriticalBatchBox, the OffloadChoice (offloadCombo, offloadDirEdit),
-// the TargetPicker (targetKindCombo, targetDevicesSpin, ...), the OffloadTiers (planBudgetBar, planHostBar, planDiskBar, planVerdictLabel, ...) and the
+// the TargetPicker (targetKindCombo, targetDevicesSpin, ...), the PrecisionBox (precisionBox,
+// precisionChoice<i>, ...), the OffloadTiers (planBudgetBar, planHostBar, planDiskBar, planVerdictLabel, ...) and the
 // InferenceCacheBox (decoding's cache in both MLA forms, beside the training numbers).
 class BatchPanel : public QWidget {
     Q_OBJECT
@@ -84,6 +86,7 @@ public:
     // The per-rank budget plans are compared against: runtime.memory_limit_mb when set, else
     // the device memory a rank may use (deviceMemoryBytesPerRank); 0 when unknown.
     static int64_t memoryBudgetBytes(const RunConfig& config);
+    PrecisionBox* precisionBox() const { return precision_box_; }
     // planOnTarget(runConfig(), target()).
     const MemoryPlan& memoryPlan() const { return plan_; }
     const TargetMachine& target() const { return target_; }
@@ -122,6 +125,9 @@ Q_SIGNALS:
     // runtime.offload ("none" | "optimizer" | "all") and runtime.offload_dir (empty: host memory) chosen
     // here, one edit each; the owner applies them (undoably) or hands the panel its config back.
     void offloadRequested(const QString& offload, const QString& offload_dir);
+    // runtime.dtype and runtime.optimizer_dtype chosen in the precision box, as one edit; the owner
+    // applies it (undoably) or hands the panel its config back.
+    void precisionRequested(const QString& dtype, const QString& optimizer_dtype);
     // The target section chosen with the picker; the owner applies it (undoably) or hands the
     // panel its config back.
     void targetRequested(const trainbench::TargetConfig& target);
@@ -146,6 +152,7 @@ private:
     void onMemoryLayoutEdited();
     void onOffloadEdited(const QString& offload, const QString& offload_dir);
     void onTargetEdited(const TargetConfig& target);
+    void onPrecisionEdited(const QString& dtype, const QString& optimizer_dtype);
     // Each choice of the two layout boxes with the peak it would plan, the others as they are.
     void showLayoutChoices();
     // The explorer's recommended row made the config's: its layout and offload through the
@@ -177,6 +184,7 @@ private:
     QComboBox* expert_parallel_combo_ = nullptr;  // the EP values dividing W and the routed experts
     OffloadChoice* offload_choice_ = nullptr;
     OffloadTiers* offload_tiers_ = nullptr;  // the memory box's device, host and NVMe rows
+    PrecisionBox* precision_box_ = nullptr;
     TargetPicker* target_picker_ = nullptr;
     QPushButton* device_count_button_ = nullptr;
     DeviceCountDialog* device_count_dialog_ = nullptr;

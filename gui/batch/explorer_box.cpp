@@ -12,10 +12,12 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QStringList>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include "common/display_format.h"
+#include "common/precision_fits.h"
 #include "batch/explorer_chart.h"
 #include "batch/explorer_table_model.h"
 #include "batch/explorer_worker.h"
@@ -92,6 +94,10 @@ void ExplorerBox::buildUi() {
     status_label_->setMinimumHeight(status_label_->fontMetrics().lineSpacing() * 2);
     status_label_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     layout->addWidget(status_label_);
+    precision_label_ = new QLabel(this);
+    precision_label_->setObjectName(QStringLiteral("explorerPrecisionLabel"));
+    precision_label_->setWordWrap(true);
+    layout->addWidget(precision_label_);
 
     table_ = new QTableView(this);
     table_->setObjectName(QStringLiteral("explorerTable"));
@@ -127,7 +133,30 @@ void ExplorerBox::setRunConfig(const RunConfig& config, int64_t budget_bytes) {
         chart_->resetSplits(divisorsOf(per_rank));
         previewed_per_rank_ = per_rank;
     }
+    showPrecisions();
     updateControls();
+}
+
+void ExplorerBox::showPrecisions() {
+    const PrecisionFits fits = precisionFits(config_, budget_bytes_);
+    const PrecisionFit* own = fits.currentFit();
+    const QString measured = fits.auto_dtype && own ? tr("auto (%1 here)").arg(QString::fromStdString(own->dtype))
+                                                    : QString::fromStdString(config_.runtime.dtype);
+    QStringList each;
+    for (const PrecisionFit& fit : fits.rows)
+        each << (fits.budget ? tr("%1 %2").arg(precisionName(fit), largestMicroBatchText(fit, true))
+                             : tr("%1 %2").arg(precisionName(fit), formatBytes(fit.plan.peak_bytes)));
+    const bool none_fits = fits.budget && std::all_of(fits.rows.begin(), fits.rows.end(), [](const PrecisionFit& fit) {
+                               return fit.largest_micro_batch <= 0;
+                           });
+    precision_label_->setText(none_fits    ? tr("Measured in %1. The planner fits no m here in any precision.").arg(measured)
+                              : fits.budget ? tr("Measured in %1. The planner's largest m here: %2.").arg(measured, each.join(tr(", ")))
+                                          : tr("Measured in %1. The planner's peaks at m %2 here: %3.")
+                                                .arg(measured)
+                                                .arg(own ? own->plan.micro_batch_size : config_.train.micro_batch_size)
+                                                .arg(each.join(tr(", "))));
+    precision_label_->setToolTip(describePrecisionFits(fits, tr("this machine")) +
+                                 tr("\n\nThe explorer measures runtime.dtype only; the Precision box sets another."));
 }
 
 void ExplorerBox::setRunLive(bool live) {

@@ -29,8 +29,12 @@ class ExplorerTableModel;
 // rows only while they were measured for that config. It does not edit the config: Apply
 // recommendation hands the recommended row to its owner (recommendationChosen), who applies it.
 //
+// A line under the status names the precision the splits are measured in and, side by side, the
+// planner's largest m on this machine under each precision (precisionFits against the same
+// budget): what another precision would allow, without measuring it.
+//
 // Object names: exploreButton, stopExploreButton, applyRecommendationButton, exploreLayoutsCheck,
-// explorerStatusLabel, explorerTable, explorerChart.
+// explorerStatusLabel, explorerPrecisionLabel, explorerTable, explorerChart.
 class ExplorerBox : public QGroupBox {
     Q_OBJECT
 
@@ -69,6 +73,7 @@ private:
     void buildUi();
     void updateControls();
     void setStatus(const QString& text, bool error = false);
+    void showPrecisions();
     void onRowExplored(const ExploreRow& row);
     void onExploreFinished(const ExploreResult& result, bool cancelled);
     void onExploreFailed(const QString& message);
@@ -96,6 +101,7 @@ private:
     QPushButton* apply_button_ = nullptr;
     QCheckBox* layouts_check_ = nullptr;
     QLabel* status_label_ = nullptr;
+    QLabel* precision_label_ = nullptr;
     QTableView* table_ = nullptr;
 };
 

@@ -258,6 +258,24 @@ void ConfigForm::addSectionRow(const QString& section, QWidget* widget) {
     if (QFormLayout* form = section_forms_.value(section)) form->addRow(widget);
 }
 
+void ConfigForm::addRowAfter(const QString& path, QWidget* widget) {
+    for (const Field& field : fields_) {
+        if (field.path != path) continue;
+        int row = -1;
+        QFormLayout::ItemRole role;
+        field.form->getWidgetPosition(field.label, &row, &role);
+        if (row >= 0) field.form->insertRow(row + 1, widget);
+        return;
+    }
+}
+
+void ConfigForm::setChoiceToolTip(const QString& path, const QString& choice, const QString& tooltip) {
+    auto* combo = qobject_cast<QComboBox*>(editor(path));
+    if (!combo) return;
+    const int index = combo->findText(choice);
+    if (index >= 0) combo->setItemData(index, tooltip.isEmpty() ? QVariant() : QVariant(tooltip), Qt::ToolTipRole);
+}
+
 QWidget* ConfigForm::createEditor(Field& field, const ConfigFieldInfo& info) {
     const bool optional = info.default_json == "null";
     const QString path = field.path;

@@ -56,6 +56,11 @@ public:
     void addEditorAccessory(const QString& path, QWidget* accessory);
     // Appends `widget` as a row of its own, the group's whole width, at the end of `section`.
     void addSectionRow(const QString& section, QWidget* widget);
+    // Inserts `widget` as a row of its own, the group's whole width, right under the row of `path`.
+    void addRowAfter(const QString& path, QWidget* widget);
+    // The tooltip of one choice in the combo box of `path` (shown over its item in the open list);
+    // empty: none.
+    void setChoiceToolTip(const QString& path, const QString& choice, const QString& tooltip);
     // Shows or hides the row of `path` (its label, editor and accessory); every row is shown
     // until told otherwise.
     void setFieldShown(const QString& path, bool shown);

@@ -20,6 +20,7 @@
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QStringList>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
@@ -28,6 +29,10 @@
 #include "configure/config_presets.h"
 #include "configure/data_source_choice.h"
 #include "configure/data_summary_line.h"
+#include "common/display_format.h"
+#include "common/precision_fits.h"
+#include "trainbench/config_choices.h"
+#include "trainbench/target_machine.h"
 
 namespace trainbench::gui {
 
@@ -154,6 +159,11 @@ void ConfigureView::buildUi() {
     data_line_ = new DataSummaryLine(form_);
     form_->addSectionRow(QStringLiteral("data"), data_line_);
     connect(data_line_, &DataSummaryLine::issueChanged, this, &ConfigureView::showIssues);
+    precision_line_ = new QLabel(form_);
+    precision_line_->setObjectName(QStringLiteral("precisionEffectLabel"));
+    precision_line_->setWordWrap(true);
+    precision_line_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    form_->addRowAfter(QStringLiteral("runtime.optimizer_dtype"), precision_line_);
     json_view_ = new ConfigJsonView(splitter_);
     splitter_->addWidget(form_scroll_);
     splitter_->addWidget(json_view_);
@@ -379,6 +389,7 @@ void ConfigureView::applyState(const ConfigState& state, EditOrigin origin) {
     if (origin != EditOrigin::Json) json_view_->showConfig(state_.config);
     issues_ = validateRunConfig(state_.config);
     data_line_->setConfig(state_.config, issues_.empty());
+    showPrecisionEffect();
     showIssues();
     if (origin != EditOrigin::Window && windowCanShow(issues_)) Q_EMIT configEdited(state_.config, state_.name);
 }
@@ -481,6 +492,53 @@ void ConfigureView::showDataRows() {
         const QString path = QStringLiteral("data.") + key;
         form_->setFieldShown(path, dataFieldRead(key, state_.config.data) || marked.contains(path));
     }
+}
+
+void ConfigureView::showPrecisionEffect() {
+    const QString dtype_path = QStringLiteral("runtime.dtype");
+    const QString moments_path = QStringLiteral("runtime.optimizer_dtype");
+    // The planner's arithmetic assumes a config validation accepts.
+    if (!issues_.empty()) {
+        precision_line_->hide();
+        for (const std::string& dtype : choiceNames<ComputeDtype>())
+            form_->setChoiceToolTip(dtype_path, QString::fromStdString(dtype), QString());
+        for (const std::string& moments : choiceNames<OptimizerDtype>())
+            form_->setChoiceToolTip(moments_path, QString::fromStdString(moments), QString());
+        return;
+    }
+    const RunConfig& config = state_.config;
+    const TargetMachine target = resolveTarget(config);
+    const PrecisionFits fits = precisionFitsOnTarget(config, target);
+    const PrecisionFit& own = *fits.currentFit();
+    const QString where = QString::fromStdString(target.label);
+    QStringList others;
+    for (const PrecisionFit& fit : fits.rows) {
+        if (&fit == &own) continue;
+        others << (fits.budget ? tr("%1 %2").arg(precisionName(fit), largestMicroBatchText(fit, true))
+                               : tr("%1 %2").arg(precisionName(fit), formatBytes(fit.plan.peak_bytes)));
+    }
+    const QString now = fits.auto_dtype ? tr("%1 (now, auto)").arg(precisionName(own)) : tr("%1 (now)").arg(precisionName(own));
+    precision_line_->setText(
+        fits.budget ? tr("%1: peak %2, largest m %3 on %4. Largest m with %5.")
+                          .arg(now, formatBytes(own.plan.peak_bytes), largestMicroBatchText(own, true), where,
+                               others.join(tr(", ")))
+                    : tr("%1: peak %2 at m %3 on %4 (no budget known). Peak with %5.")
+                          .arg(now, formatBytes(own.plan.peak_bytes))
+                          .arg(own.plan.micro_batch_size)
+                          .arg(where, others.join(tr(", "))));
+    precision_line_->setToolTip(describePrecisionFits(fits, where));
+    precision_line_->show();
+    // Each choice with what it would plan, the other field as the config has it.
+    for (const std::string& dtype : choiceNames<ComputeDtype>()) {
+        const PrecisionFit fit = precisionFitOnTarget(config, target, fits, dtype, config.runtime.optimizer_dtype);
+        QString tip = describePrecisionFit(fit, fits.budget);
+        if (isChoice(dtype, ComputeDtype::Auto)) tip = tr("auto resolves to %1 on %2. %3").arg(QString::fromStdString(fit.dtype), where, tip);
+        form_->setChoiceToolTip(dtype_path, QString::fromStdString(dtype), tip);
+    }
+    for (const std::string& moments : choiceNames<OptimizerDtype>())
+        form_->setChoiceToolTip(moments_path, QString::fromStdString(moments),
+                                describePrecisionFit(precisionFitOnTarget(config, target, fits, config.runtime.dtype, moments),
+                                                     fits.budget));
 }
 
 void ConfigureView::focusField(const QString& path) {

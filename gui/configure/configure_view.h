@@ -43,6 +43,12 @@ class DataSummaryLine;
 // it names and joins the issue list, but does not make the config invalid: validateRunConfig
 // alone decides that, and Start refuses such a config with the engine's message.
 //
+// runtime.dtype and runtime.optimizer_dtype show their memory effect before a run: under them a
+// line (precisionEffectLabel) gives the planned peak and largest m of the config's precision on
+// its target and the largest m under the others (precisionFitsOnTarget, as the Batch tab's
+// Precision box), and each choice of the two combos has the peak and largest m it would plan as
+// its tooltip. An invalid config hides the line and leaves the choices without numbers.
+//
 // Widgets that tests drive carry object names: configureView, configForm (editors named by
 // dotted path, see ConfigForm), configJsonEdit, configJsonStatus, presetCombo,
 // loadPresetButton, configIssuesSummary, configIssuesList, configLockNote, configureSplitter,
@@ -95,6 +101,7 @@ public:
     ConfigForm* form() const { return form_; }
     ConfigJsonView* jsonView() const { return json_view_; }
     DataSummaryLine* dataSummaryLine() const { return data_line_; }
+    QLabel* precisionEffectLine() const { return precision_line_; }
     QSplitter* splitter() const { return splitter_; }
 
 Q_SIGNALS:
@@ -116,6 +123,7 @@ private:
     void onJsonParsed(const RunConfig& config);
     void showIssues();
     void showDataRows();
+    void showPrecisionEffect();
     void focusField(const QString& path);
     void updateUndoActions();
     // The preset box names what is shown: the preset it came from, else the open file or
@@ -143,6 +151,7 @@ private:
     QLabel* issues_summary_ = nullptr;
     QListWidget* issues_list_ = nullptr;
     DataSummaryLine* data_line_ = nullptr;
+    QLabel* precision_line_ = nullptr;
 };
 
 }  // namespace trainbench::gui

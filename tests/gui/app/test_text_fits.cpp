@@ -1,8 +1,12 @@
-// Tests that no text is cut off at the smallest supported window (1280 x 800): in every view, with the small preset and with DeepSeek-V3's config (and the Configure view on JSON Lines pairs, its record rows and longer data line shown), each visible label's needed height fits the height it was given and its line fits its width unless it wraps; an elided label's tooltip holds its whole text; a combo's closed box shows its whole choice or holds it in its tooltip.
+// Tests that no text is cut off at the smallest supported window (1280 x 800): in every view, with the small preset and with DeepSeek-V3's config (and the Configure view on JSON Lines pairs, its record rows and longer data line shown), each visible label's needed height fits the height it was given and its line fits its width unless it wraps; a scroll area that never scrolls sideways holds a widget no wider than it; an elided label's tooltip holds its whole text; a combo's closed box shows its whole choice or holds it in its tooltip; a check box or radio button shows its whole text.
+#include <QAbstractButton>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QLabel>
+#include <QRadioButton>
+#include <QScrollArea>
 #include <QStandardPaths>
 #include <QStyle>
 #include <QStyleOptionComboBox>
@@ -119,6 +123,27 @@ QStringList clippedText(QWidget* root) {
                             .arg(combo->objectName(), describe(combo->parentWidget()), combo->currentText())
                             .arg(needed)
                             .arg(field.width());
+    }
+    // A check box's or radio button's text beside its indicator.
+    for (QAbstractButton* button : root->findChildren<QAbstractButton*>()) {
+        if (!qobject_cast<QCheckBox*>(button) && !qobject_cast<QRadioButton*>(button)) continue;
+        if (!button->isVisible() || button->text().isEmpty()) continue;
+        if (button->sizeHint().width() > button->width() + kSlackPx)
+            problems << QStringLiteral("button %1 (in %2) \"%3\": needs %4 px, has %5")
+                            .arg(button->objectName(), describe(button->parentWidget()), button->text())
+                            .arg(button->sizeHint().width())
+                            .arg(button->width());
+    }
+    // A scroll area that never scrolls sideways cuts off whatever its widget is wider than it
+    // (a box whose rows need more than the panel's column).
+    for (QScrollArea* area : root->findChildren<QScrollArea*>()) {
+        if (!area->isVisible() || !area->widget() || area->horizontalScrollBarPolicy() != Qt::ScrollBarAlwaysOff) continue;
+        const int needed = area->widget()->width(), given = area->viewport()->width();
+        if (needed > given + kSlackPx)
+            problems << QStringLiteral("scroll area %1: its widget is %2 px wide, shows %3")
+                            .arg(area->objectName())
+                            .arg(needed)
+                            .arg(given);
     }
     return problems;
 }
