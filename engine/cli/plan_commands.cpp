@@ -80,7 +80,7 @@ void printOffloadTiers(const RunConfig& config, const MemoryPlan& plan) {
     const bool all = isChoice(config.runtime.offload, Offload::All);
     std::printf("offloaded (runtime.offload %s), host memory per rank:\n", config.runtime.offload.c_str());
     const std::pair<const char*, int64_t> rows[] = {
-        {"AdamW moments (fp32)", plan.host_moment_bytes},
+        {config.runtime.optimizer_dtype == "bf16" ? "AdamW moments (bf16)" : "AdamW moments (fp32)", plan.host_moment_bytes},
         {all ? "weights' shard (fp32 master)" : "master weights (fp32)", plan.host_master_bytes},
         {"gradient slice sums (fp32)", plan.host_gradient_bytes},
         {"staging buffers", plan.host_staging_bytes},
@@ -113,6 +113,21 @@ void printStepTime(const StepTimePlan& t, int64_t K) {
                     ms(t.gradients_down_s), ms(t.optimizer_s), ms(t.nvme_step_s), ms(t.weights_up_s));
 }
 
+// The four precisions at the config's layout (planPrecisions): what fp8 and bf16 moments buy.
+void printPrecisions(const std::vector<PrecisionFit>& fits) {
+    const MemoryPlan& first = fits.front().plan;
+    std::printf("precisions at this layout (runtime.dtype, runtime.optimizer_dtype; peak at micro_batch_size %lld):\n",
+                (long long)first.micro_batch_size);
+    std::printf("  %-6s %-7s %10s %14s %14s %14s\n", "dtype", "moments", "largest m", "peak", "activations",
+                "AdamW moments");
+    for (const PrecisionFit& f : fits)
+        std::printf("  %-6s %-7s %10s %10.1f MiB %10.1f MiB %10.1f MiB\n", f.dtype.c_str(), f.optimizer_dtype.c_str(),
+                    first.limit_bytes > 0 ? std::to_string(f.largest_micro_batch).c_str() : "-", mib(f.plan.peak_bytes),
+                    mib(f.plan.activation_bytes), mib(f.plan.optimizer_bytes));
+    std::printf("  (bf16 is planned at fp32's bytes: on the CPU its tensors stay fp32; on CUDA autocast's copies "
+                "are counted at 4 bytes too)\n");
+}
+
 int commandPlan(const RunConfig& config, bool as_json) {
     const TargetMachine target = resolveTarget(config);
     const RunConfig placed = configOnTarget(config, target);
@@ -120,6 +135,7 @@ int commandPlan(const RunConfig& config, bool as_json) {
     const TargetAdvice target_advice = adviseOnTarget(config, target);
     const LayoutAdvice& advice = target_advice.layout;
     const StepTimePlan time = predictStepTime(placed, plan, target);
+    const std::vector<PrecisionFit> precisions = planPrecisionsOnTarget(config, target);
     if (as_json) {
         // The plan's fields, the target, the step time, and what fits under "advice".
         nlohmann::json j = nlohmann::json::parse(memoryPlanToJson(plan));
@@ -132,6 +148,7 @@ int commandPlan(const RunConfig& config, bool as_json) {
             j["advice"]["cheapest"]["step_time"] =
                 nlohmann::json::parse(stepTimePlanToJson(predictStepTime(chosen, advice.cheapest_plan, target)));
         }
+        j["precisions"] = nlohmann::json::parse(precisionFitsToJson(precisions));
         j["inference_cache"] = nlohmann::json::parse(inferenceCachePlanToJson(planInferenceCache(config.model)));
         std::cout << j.dump() << "\n";
         return 0;
@@ -160,8 +177,9 @@ int commandPlan(const RunConfig& config, bool as_json) {
         {plan.gradients_on_host ? "gradients (fp32, on the host)" : stage >= 2 ? "gradients (fp32, 1/W)" : "gradients (fp32)",
          plan.gradient_bytes},
         {stage >= 2 ? "buckets in flight (fp32)" : "sync-each running sums (fp32)", plan.bucket_bytes},
-        {isChoice(placed.runtime.offload, Offload::None) ? (stage >= 1 ? "AdamW moments (fp32, 1/W)" : "AdamW moments (fp32)")
-                                                          : "AdamW moments (offloaded)",
+        {isChoice(placed.runtime.offload, Offload::None)
+             ? "AdamW moments (" + placed.runtime.optimizer_dtype + (stage >= 1 ? ", 1/W)" : ")")
+             : "AdamW moments (offloaded)",
          isChoice(placed.runtime.offload, Offload::None) ? plan.optimizer_bytes : 0},
         {recomputation(placed.runtime) == Recomputation::Full          ? "activations (recomputed blocks)"
          : recomputation(placed.runtime) == Recomputation::Feedforward ? "activations (recomputed FFNs)"
@@ -213,6 +231,7 @@ int commandPlan(const RunConfig& config, bool as_json) {
         else
             std::printf("  no number of ranks up to 4096 fits micro_batch_size 1: shorten train.seq_len\n");
     }
+    printPrecisions(precisions);
     printInferenceCache(config);
     return 0;
 }

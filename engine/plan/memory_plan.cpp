@@ -1,19 +1,6 @@
-// The memory planner. Activation counts follow what autograd keeps alive in this engine's
-// forward pass (engine/model), tensor by tensor, per token:
-//   RMSNorm            its input and output (one node, see model/rms_norm.cpp) 2 x width
-//   MLA                q (or its LoRA input, norm and output), kv_a, the latent norm's two
-//                      outputs, kv, the attention's query and key, its output and log-sum-exp,
-//                      and (composed form) the heads' reshape copy
-//   dense MLP          the w1 and w3 outputs, and (composed form) the SiLU output and the
-//                      product: 2 or 4 x inter_dim
-//   MoE                gate scores, routed copies of the input, per routed slot the expert's
-//                      hidden tensors (2 or 4), the concatenated expert outputs, the shared
-//                      experts' hidden tensors (2 or 4), and three int64 index vectors
-//   residual streams   one per block output, plus the embedding output
-//   head               log-softmax output over the vocabulary
-// plus, at the start of backward, the gradient of the log-softmax and of the logits.
-// The fused form is the CPU kernels' (engine/kernels, fp32 or bf16 on the CPU): the gated MLP's node
-// keeps its two first projections only, the attention's output is already in the heads' order.
+// The memory planner: weights, gradients, buckets, AdamW moments, the offload tiers and the
+// collectives per rank from the config alone. What the activations keep, per token and in every
+// precision (runtime.dtype fp8's terms included), is counted in plan/activation_bytes.cpp.
 #include "trainbench/memory_plan.h"
 
 #include <unistd.h>
@@ -24,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/cpu_kernels.h"
+#include "plan/activation_bytes.h"
 #include "trainbench/config_io.h"
 #include "trainbench/divisors.h"
 #include "trainbench/param_count.h"
@@ -34,96 +21,10 @@
 namespace trainbench {
 namespace {
 
-constexpr int64_t kFloat = 4;
-constexpr int64_t kIndex = 8;
-// More bytes than any device holds (512 PiB): what a product of sizes is clamped to, so that
-// a micro-batch far too large for any machine (the planner tries every divisor of m x K, up
-// to 2^40 tokens) says "does not fit" instead of wrapping around 64 bits.
-constexpr int64_t kMoreThanAnyDevice = int64_t(1) << 59;
-int64_t clampedProduct(__int128 a, __int128 b) {
-    const __int128 product = a * b;
-    return product > kMoreThanAnyDevice ? kMoreThanAnyDevice : static_cast<int64_t>(product);
-}
-
-// Bytes saved for backward per token by one attention sub-block (its input norm included).
-// `layout` says which form runs: the CPU kernels' (fused) or the composed one, and on a CPU the
-// composed attention is ATen's math form, which keeps the softmax probabilities (h x T per token).
-struct Layout {
-    bool on_cpu = false;
-    bool fused = false;  // the CPU kernels run (on a CPU, either precision)
-    int64_t seq_len = 0;
-};
-
-int64_t attentionBytesPerToken(const ModelConfig& c, const Layout& layout) {
-    const int64_t h = c.n_heads, qk = c.qkHeadDim(), v = c.v_head_dim, kv = c.kv_lora_rank, r = c.qk_rope_head_dim;
-    int64_t floats = 2 * c.dim;                                  // attn_norm
-    floats += c.q_lora_rank > 0 ? 3 * c.q_lora_rank + h * qk : h * qk;  // q path
-    // kv_a (the latent norm reads its slice in place), the latent norm's output, kv.
-    floats += (kv + r) + kv + h * (c.qk_nope_head_dim + v);
-    floats += 2 * h * qk;                                        // the attention's query and key
-    floats += (layout.fused ? 1 : 2) * h * v + h;                // output, log-sum-exp, reshape
-    if (layout.on_cpu && !layout.fused) floats += h * layout.seq_len;  // probabilities
-    return floats * kFloat;                                      // (its output: the MLP's norm's input)
-}
-
-// The gated MLP's hidden tensors per row: its node's two first projections, or the composed
-// form's four.
-int64_t hiddenTensors(bool fused) { return fused ? 2 : 4; }
-
-// The feed-forward norm's input is the residual after attention, its output the MLP's input.
-int64_t denseFfnBytesPerToken(const ModelConfig& c, bool fused) {
-    return (2 * c.dim + hiddenTensors(fused) * c.inter_dim + c.dim) * kFloat;
-}
-
-// Expert parallelism adds, per routed slot, the copy received from the exchange and the
-// experts' outputs in that order before they go home (the rows a rank receives average the
-// rows it sends).
-int64_t moeFfnBytesPerToken(const ModelConfig& c, int64_t expert_parallel, bool fused) {
-    const int64_t k = c.n_activated_experts;
-    int64_t floats = 2 * c.dim + c.n_routed_experts;  // ffn_norm, gate scores
-    floats += k * c.dim;                              // dispatched copies of the input
-    if (expert_parallel > 1) floats += 2 * k * c.dim;
-    floats += hiddenTensors(fused) * k * c.moe_inter_dim;  // routed experts' hidden tensors
-    floats += k * c.dim;                              // concatenated expert outputs
-    floats += hiddenTensors(fused) * c.n_shared_experts * c.moe_inter_dim;
-    floats += c.dim;                                  // the block output
-    return floats * kFloat + 3 * k * kIndex;
-}
-
-int64_t embeddingOutputBytes(const ModelConfig& c) { return c.dim * kFloat; }
-int64_t headBytesPerToken(const ModelConfig& c) {
-    return 2 * c.dim * kFloat + c.vocab_size * kFloat + 2 * kIndex;  // final norm, log-softmax, tokens
-}
-int64_t feedForwardBytesPerToken(const ModelConfig& c, int64_t layer, int64_t expert_parallel, const Layout& layout) {
-    return layer < c.n_dense_layers ? denseFfnBytesPerToken(c, layout.fused)
-                                    : moeFfnBytesPerToken(c, expert_parallel, layout.fused);
-}
-
-int64_t blockBytesPerToken(const ModelConfig& c, int64_t layer, int64_t expert_parallel, const Layout& layout) {
-    return attentionBytesPerToken(c, layout) + feedForwardBytesPerToken(c, layer, expert_parallel, layout);
-}
-
-// With full recomputation each block keeps only its input; the largest block's activations
-// exist once more, while that block runs again in the backward. With the feed-forward parts
-// recomputed each block keeps its attention's activations and its output; the largest
-// feed-forward part's exist once more.
-int64_t activationBytes(const ModelConfig& c, int64_t tokens, Recomputation recomputation, int64_t ep,
-                        const Layout& layout) {
-    int64_t per_token = embeddingOutputBytes(c) + headBytesPerToken(c);
-    int64_t largest = 0;
-    for (int64_t layer = 0; layer < c.n_layers; ++layer) {
-        if (recomputation == Recomputation::Full) {
-            largest = std::max(largest, blockBytesPerToken(c, layer, ep, layout));
-            per_token += c.dim * kFloat;
-        } else if (recomputation == Recomputation::Feedforward) {
-            largest = std::max(largest, feedForwardBytesPerToken(c, layer, ep, layout));
-            per_token += attentionBytesPerToken(c, layout) + c.dim * kFloat;
-        } else {
-            per_token += blockBytesPerToken(c, layer, ep, layout);
-        }
-    }
-    return clampedProduct(per_token + largest, tokens);
-}
+using activations::clampedProduct;
+using activations::kFloat;
+using activations::kMoreThanAnyDevice;
+using activations::onCpu;
 
 // Elements of the largest unit ZeRO stage 3 gathers whole (model/weight_residency.h): the
 // embedding, a block, or the final norm with the head.
@@ -249,10 +150,6 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
     p.bytes_sent_per_step = static_cast<int64_t>(std::min(sent, double(kMoreThanAnyDevice)));
 }
 
-bool onCpu(const RunConfig& config) {
-    return config.runtime.device == "cpu" || (config.runtime.device == "auto" && !torch::cuda::is_available());
-}
-
 // What a plan is checked against: the device's budget, and a node's host memory and NVMe shared
 // by its ranks (0: not checked; NVMe -1: not checked, 0: none there).
 struct TierLimits {
@@ -319,11 +216,9 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         held_slice_elements = (dense + p.world_size - 1) / p.world_size + (experts + replicas - 1) / replicas;
     }
     // The CPU kernels run on the CPU in either precision: bf16 there rounds only their products'
-    // operands, the tensors they keep stay fp32 (kernels/product_precision.h).
-    Layout layout;
-    layout.on_cpu = onCpu(config);
-    layout.fused = layout.on_cpu && kernels::cpuKernelsEnabled();
-    layout.seq_len = config.train.seq_len;
+    // operands, the tensors they keep stay fp32 (kernels/product_precision.h); fp8 keeps the
+    // projections' and gated MLPs' inputs in fp8.
+    const activations::Layout layout = activations::layoutOf(config);
     const Offload offloading = offload(config.runtime);
     const bool offloaded = offloading != Offload::None;
     const bool weights_off = offloading == Offload::All && stage >= 3;
@@ -352,9 +247,12 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
                                                                                : 0;
     // Stages 1 and up keep the moments of this rank's slices only.
     const int64_t moment_elements = stage >= 1 ? held_slice_elements : params;
-    p.optimizer_bytes = 2 * moment_elements * kFloat;
+    // runtime.optimizer_dtype bf16: both moments stored in bf16 (the update computed in fp32), in
+    // every tier they live in: the device, host memory or the NVMe files.
+    const int64_t moment_bytes = isChoice(config.runtime.optimizer_dtype, OptimizerDtype::Bf16) ? 2 : kFloat;
+    p.optimizer_bytes = 2 * moment_elements * moment_bytes;
     p.activation_bytes =
-        activationBytes(config.model, tokens, recomputation(config.runtime), p.expert_parallel, layout);
+        activations::activationBytes(config.model, tokens, recomputation(config.runtime), p.expert_parallel, layout);
     // Off the device, per rank. The master is the rank's slice of fp32 weights: on a GPU the
     // optimizer's copy (the device's weights come back from it), under all the shard's home.
     if (offloaded) {
@@ -367,8 +265,9 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         int64_t staging = layout.on_cpu ? 0 : 2 * bucket_slice;
         if (on_nvme) {
             // Each moment region is whole 4 KiB blocks; two slots of the widest bucket's slice
-            // (moments, and the master with them), and under all the next unit's shard.
-            staging += 2 * bucket_slice * (2 + (master ? 1 : 0));
+            // (moments, in their dtype, and the fp32 master with them), and under all the next
+            // unit's shard.
+            staging += 2 * bucket_slice * (2 * moment_bytes + (master ? kFloat : 0)) / kFloat;
             if (weights_off) staging += 2 * (unit_elements + p.world_size - 1) / p.world_size * kFloat;
             p.nvme_bytes = p.optimizer_bytes + master_bytes;
         } else {

@@ -50,6 +50,67 @@ private Q_SLOTS:
         QVERIFY2(custom.err.contains("target.device_memory_gib"), qPrintable(custom.err));
     }
 
+    // The four precisions side by side: text and JSON, at the config's layout and on a target.
+    void planShowsThePrecisions() {
+        const QString small = kConfigs + "/small.json";
+        // 1800 MiB: fp32 and bf16 fit m = 4 of small's global batch 16, fp8 m = 8.
+        const QStringList here = {"--set", "runtime.device=cpu", "--set", "runtime.memory_limit_mb=1800"};
+        Result r = runCli(QStringList{"plan", small, "--json"} + here);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject p = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        for (const char* key : {"weight_bytes", "optimizer_bytes", "activation_bytes", "peak_bytes", "limit_bytes",
+                                "largest_fitting_micro_batch", "advice", "inference_cache"})
+            QVERIFY2(p.contains(key), key);  // the plan's own fields stay
+        const QJsonArray precisions = p["precisions"].toArray();
+        QCOMPARE(precisions.size(), 4);
+        const char* dtypes[] = {"fp32", "bf16", "fp8", "fp8"};
+        const char* moments[] = {"fp32", "fp32", "fp32", "bf16"};
+        const int largest[] = {4, 4, 8, 8};
+        for (int i = 0; i < 4; ++i) {
+            const QJsonObject f = precisions[i].toObject();
+            QCOMPARE(f["dtype"].toString(), QString(dtypes[i]));
+            QCOMPARE(f["optimizer_dtype"].toString(), QString(moments[i]));
+            QCOMPARE(f["largest_micro_batch"].toInt(), largest[i]);
+            QCOMPARE(f["micro_batch_size"].toInt(), 4);
+            QCOMPARE(f["limit_bytes"].toDouble(), 1800.0 * 1024 * 1024);
+            QCOMPARE(f["plan"].toObject()["peak_bytes"].toDouble(), f["peak_bytes"].toDouble());
+        }
+        // The config's own precision (fp32) is the plan above it.
+        QCOMPARE(precisions[0].toObject()["peak_bytes"].toDouble(), p["peak_bytes"].toDouble());
+        QCOMPARE(precisions[0].toObject()["activation_bytes"].toDouble(), p["activation_bytes"].toDouble());
+        QVERIFY(precisions[2].toObject()["activation_bytes"].toDouble() < p["activation_bytes"].toDouble());
+        QCOMPARE(precisions[3].toObject()["optimizer_bytes"].toDouble() * 2, p["optimizer_bytes"].toDouble());
+
+        Result text = runCli(QStringList{"plan", small} + here);
+        QVERIFY2(text.code == 0, qPrintable(text.err));
+        QVERIFY2(text.out.contains("precisions at this layout"), qPrintable(text.out));
+        const QStringList lines = text.out.split('\n');
+        auto row = [&](const QString& dtype, const QString& moments) {
+            for (const QString& line : lines) {
+                const QStringList words = line.simplified().split(' ');
+                if (words.size() >= 3 && words[0] == dtype && words[1] == moments) return words;
+            }
+            return QStringList();
+        };
+        QCOMPARE(row("fp32", "fp32").value(2), QString("4"));
+        QCOMPARE(row("fp8", "fp32").value(2), QString("8"));
+        QCOMPARE(row("fp8", "bf16").value(2), QString("8"));
+
+        // On a target: each precision against the target's device (16B needs offload or more
+        // devices on one H100: nothing fits without, in any precision).
+        Result target = runCli({"plan", kConfigs + "/deepseek/config_16B.json", "--json", "--target", "1xh100-80", "--set",
+                                "train.seq_len=4096", "--set", "train.micro_batch_size=1", "--set",
+                                "train.gradient_accumulation_steps=8"});
+        QVERIFY2(target.code == 0, qPrintable(target.err));
+        const QJsonArray on_target = QJsonDocument::fromJson(target.out.toUtf8()).object()["precisions"].toArray();
+        QCOMPARE(on_target.size(), 4);
+        for (const auto& value : on_target) {
+            QCOMPARE(value.toObject()["limit_bytes"].toDouble(), 81559.0 * 1024 * 1024);
+            QCOMPARE(value.toObject()["largest_micro_batch"].toInt(), 0);
+        }
+        QVERIFY(on_target[3].toObject()["peak_bytes"].toDouble() < on_target[1].toObject()["peak_bytes"].toDouble());
+    }
+
     void probeMeasuresThisMachine() {
         QTemporaryDir dir(QDir::currentPath() + "/probe-XXXXXX");  // a real disk: /tmp may be tmpfs
         QVERIFY(dir.isValid());

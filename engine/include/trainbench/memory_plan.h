@@ -14,6 +14,9 @@ namespace trainbench {
 // micro-batch once the optimizer has stepped: weights, the buckets beyond the gradients, both AdamW
 // moments, the activations saved by the forward pass, the gradient of the logits being formed,
 // and the parameter gradients (views of the reduction buckets, alive for the whole run).
+// runtime.dtype changes the activations only (fp8: the projections' and gated MLPs' inputs kept
+// in fp8, engine/plan/activation_bytes.cpp; bf16: counted as fp32, see there); weights,
+// gradients and buckets stay fp32 in every precision; runtime.optimizer_dtype sets the moments'.
 struct MemoryPlan {
     int64_t micro_batch_size = 0;
     int64_t gradient_accumulation_steps = 0;
@@ -28,7 +31,8 @@ struct MemoryPlan {
     int64_t gradient_bytes = 0;   // fp32, one per parameter
     int64_t bucket_bytes = 0;     // beyond the gradients (which are views of the buckets): the sync-each mode's
                                   // sums; stages 2 and 3: the buckets whole while reduced
-    int64_t optimizer_bytes = 0;  // AdamW: two fp32 moments per parameter (of this rank's slice at zero_stage 1)
+    int64_t optimizer_bytes = 0;  // AdamW: two moments per parameter (of this rank's slice at zero_stage >= 1),
+                                  // 4 bytes each, 2 under runtime.optimizer_dtype bf16 (in every tier)
     // runtime.offload: what leaves the device, per rank and tier (docs/design/offload.md). The
     // moments (optimizer_bytes, then no longer in the peak) go to host memory, or with
     // runtime.offload_dir to its files. On a GPU an fp32 master of the rank's slice goes with
@@ -39,7 +43,7 @@ struct MemoryPlan {
     // On CPU ranks (one memory for both tiers) `fits` counts host_bytes with the peak.
     int64_t weight_element_bytes = 4;
     bool gradients_on_host = false;
-    int64_t host_moment_bytes = 0;
+    int64_t host_moment_bytes = 0;    // optimizer_bytes, moved (their dtype's bytes)
     int64_t host_master_bytes = 0;    // fp32 weights of the slice (under all: the shard's home)
     int64_t host_gradient_bytes = 0;
     int64_t host_staging_bytes = 0;   // buffers copies and file reads pass through
@@ -52,7 +56,8 @@ struct MemoryPlan {
     bool fits_device = true;
     bool fits_host = true;
     bool fits_nvme = true;
-    int64_t activation_bytes = 0; // saved for backward by one micro-batch's forward pass
+    int64_t activation_bytes = 0; // saved for backward by one micro-batch's forward pass (runtime.dtype's),
+                                  // with a recomputed part's again and fp8's larger backward working set
     int64_t logits_bytes = 0;     // the logits' gradient and its softmax, alive at backward start
     int64_t peak_bytes = 0;
     // What each rank sends per optimizer step (ring algorithms: an all-reduce of n bytes sends
@@ -76,7 +81,53 @@ struct MemoryPlan {
 // 0 and no config limit: nothing to fit against).
 MemoryPlan planMemory(const RunConfig& config, int64_t limit_bytes = 0);
 
+// What one layer's forward keeps for the backward per token, as the planner counts it for
+// `config` (its device, the CPU kernels on or off, runtime.dtype, runtime.expert_parallel):
+// the attention sub-block with its input norm, and the feed-forward part with its norm and the
+// block output (the table at the top of engine/plan/activation_bytes.cpp).
+struct LayerActivationBytes {
+    int64_t attention = 0;
+    int64_t feed_forward = 0;
+};
+LayerActivationBytes layerActivationBytesPerToken(const RunConfig& config, int64_t layer);
+
+// A row of n features kept in fp8: n E4M3 bytes and one fp32 scale per 1 x 128 tile (what
+// kernels::fp8Bytes gives one row in row tiles).
+int64_t fp8RowBytes(int64_t n);
+
+// runtime.dtype fp8's terms for one layer per token, in the forms `config`'s device runs: the
+// bytes of the fp32 tensors the fp32 count keeps that fp8 does not (the inputs its projections
+// and gated MLPs keep in fp8 instead), and the bytes of the fp8 copies kept. Under fp8,
+// layerActivationBytesPerToken = the fp32 count - dropped + fp8, part by part.
+// backward_excess: on the CPU, what the fp8 gated node's backward holds beyond the fp32 node's
+// while it runs (about 8 x hidden width fp32 per row, measured); the activations count it once
+// (activation_bytes.cpp).
+struct Fp8LayerTerms {
+    int64_t attention_dropped = 0;
+    int64_t attention_fp8 = 0;
+    int64_t feed_forward_dropped = 0;
+    int64_t feed_forward_fp8 = 0;
+    int64_t backward_excess = 0;
+};
+Fp8LayerTerms fp8LayerTerms(const RunConfig& config, int64_t layer);
+
+// One precision's plan at the config's layout: runtime.dtype and runtime.optimizer_dtype set,
+// everything else as the config says.
+struct PrecisionFit {
+    std::string dtype;            // "fp32" | "bf16" | "fp8"
+    std::string optimizer_dtype;  // "fp32" | "bf16"
+    MemoryPlan plan;              // at the config's micro-batch
+    int64_t largest_micro_batch = 0;  // plan.largest_fitting_micro_batch under the same limit
+};
+// fp32, bf16, fp8, and fp8 with bf16 moments, in that order, against `limit_bytes` as planMemory takes it.
+// (fp32 and bf16 plan the same: the planner counts bf16's tensors at 4 bytes.)
+std::vector<PrecisionFit> planPrecisions(const RunConfig& config, int64_t limit_bytes = 0);
+std::string precisionFitsToJson(const std::vector<PrecisionFit>& fits);
+
 struct TargetMachine;
+// The four precisions as planOnTarget plans them (`plan --target`).
+std::vector<PrecisionFit> planPrecisionsOnTarget(const RunConfig& config, const TargetMachine& target);
+
 // Plans `config` as it would run on `target` (configOnTarget): the device budget, and the host
 // memory and NVMe of a node shared by its ranks.
 MemoryPlan planOnTarget(const RunConfig& config, const TargetMachine& target);
