@@ -285,9 +285,16 @@ std::vector<ConfigField> buildFields() {
     r.text("device", &RuntimeConfig::device, "auto, cpu, cuda, or cuda:0,1");
     r.integer("world_size", &RuntimeConfig::world_size, "Data-parallel ranks (W)");
     r.text("dtype", &RuntimeConfig::dtype,
-           "Compute precision; master weights and gradients stay fp32. auto: bf16 on a GPU, and on a CPU with "
-           "AVX-512 BF16 or AMX for models of dim >= 256; fp32 otherwise",
+           "Compute precision; master weights and gradients stay fp32. fp8: DeepSeek-V3's recipe, the MLA projections "
+           "and every MLP's products on block-scaled E4M3 operands, their inputs kept in fp8 for the backward (on a CPU "
+           "emulated exactly, on CUDA compute capability 9.0); embedding, head, router, norms and attention stay in "
+           "higher precision. auto: bf16 on a GPU, and on a CPU with AVX-512 BF16 or AMX for models of dim >= 256; "
+           "fp32 otherwise",
            choiceNames<ComputeDtype>());
+    r.text("optimizer_dtype", &RuntimeConfig::optimizer_dtype,
+           "Storage of the AdamW moments: fp32, or bf16 (4 bytes a parameter instead of 8; the update is computed "
+           "in fp32 and the moments rounded back, as DeepSeek-V3 did); master weights and gradients stay fp32",
+           choiceNames<OptimizerDtype>());
     r.real("comm_timeout_s", &RuntimeConfig::comm_timeout_s, "Seconds a collective may wait before the run fails");
     r.integer("threads", &RuntimeConfig::threads, "Intra-op CPU threads per rank (0: cores / world_size)");
     r.integer("memory_limit_mb", &RuntimeConfig::memory_limit_mb,

@@ -461,6 +461,7 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     bool known = dev == "auto" || dev == "cpu" || dev == "cuda" || dev.rfind("cuda:", 0) == 0;
     if (!known) c.fail("runtime.device", "\"" + dev + "\"", "must be auto, cpu, cuda or cuda:i,j,...", "e.g. cpu or cuda:0");
     c.oneOf<ComputeDtype>("runtime.dtype", r.dtype);
+    c.oneOf<OptimizerDtype>("runtime.optimizer_dtype", r.optimizer_dtype);
     c.positive("runtime.comm_timeout_s", r.comm_timeout_s);
     c.positive("runtime.store_wait_s", r.store_wait_s);
     c.oneOf<Recomputation>("runtime.activation_checkpointing", r.activation_checkpointing);

@@ -8,6 +8,7 @@
 #include "data/batch_sampler.h"
 #include "trainbench/config_io.h"
 #include "memory/host_to_device.h"
+#include "model/compute_precision.h"
 
 namespace trainbench {
 
@@ -24,6 +25,8 @@ EvalResult evaluateModel(Transformer& model, const TokenSource& source, const Ru
                                                    "train.seq_len");
 
     torch::NoGradGuard no_grad;
+    // runtime.dtype's precision: `eval --set runtime.dtype=fp8` is the fp8 forward's loss.
+    const ComputeScope precision(device.type(), computePrecisionOf(config, model));
     const bool was_training = model->is_training();
     model->eval();
     // Summed on the device; the one host synchronisation is at the end.

@@ -9,6 +9,7 @@
 #include "model/transformer.h"
 #include "trainbench/config_io.h"
 #include "weights/hf_weights.h"
+#include "model/compute_precision.h"
 
 namespace trainbench {
 
@@ -33,6 +34,7 @@ TextGeneration generateText(const TextGenerationRequest& request) {
     std::vector<Generation> generated;
     GenerationTiming timing;
     try {
+        const ComputeScope precision(c10::kCPU, computePrecisionOf(config, model));
         generated = generate(model, prompts, options, &timing);
     } catch (const std::invalid_argument& e) {
         throw ConfigError("--prompt", e.what());

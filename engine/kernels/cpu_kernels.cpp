@@ -40,11 +40,11 @@ bool cpuKernelsTake(std::initializer_list<const torch::Tensor*> tensors) {
 }
 
 void saveProductPrecision(torch::autograd::AutogradContext* ctx) {
-    ctx->saved_data["bf16_products"] = productPrecision() == ProductPrecision::kBf16;
+    ctx->saved_data["product_precision"] = static_cast<int64_t>(productPrecision());
 }
 
 ProductPrecision savedProductPrecision(torch::autograd::AutogradContext* ctx) {
-    return ctx->saved_data["bf16_products"].toBool() ? ProductPrecision::kBf16 : ProductPrecision::kOperands;
+    return static_cast<ProductPrecision>(ctx->saved_data["product_precision"].toInt());
 }
 
 bool cpuSupports(VectorIsa isa) {

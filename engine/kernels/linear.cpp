@@ -4,6 +4,8 @@
 
 #include "kernels/blas.h"
 #include "kernels/cpu_kernels.h"
+#include "kernels/fp8_linear.h"
+#include "kernels/fp8_linear_cuda.h"
 
 namespace trainbench::kernels {
 namespace {
@@ -58,6 +60,12 @@ public:
 }  // namespace
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight) {
+    // runtime.dtype fp8: the recipe's node, emulated on the CPU (on fp32 tensors: an fp64
+    // reference run never computes in fp8), on the tensor cores on CUDA.
+    if (productPrecision() == ProductPrecision::kFp8) {
+        if (x.is_cuda()) return fp8LinearCuda(x, weight);
+        if (x.scalar_type() == torch::kFloat32 && weight.scalar_type() == torch::kFloat32) return fp8Linear(x, weight);
+    }
     if (x.dim() >= 1 && weight.dim() == 2 && x.size(-1) == weight.size(1) && cpuKernelsTake({&x, &weight}))
         return CpuLinear::apply(x, weight);
     return torch::nn::functional::linear(x, weight);

@@ -1,5 +1,7 @@
-// The precision the kernels' matrix products run in: their operands' own, or bf16 operands with
-// fp32 accumulation (runtime.dtype bf16 on the CPU).
+// The precision the kernels' matrix products run in: their operands' own, bf16 operands with
+// fp32 accumulation (runtime.dtype bf16 on the CPU), or fp8 (runtime.dtype fp8): the projections
+// and gated MLPs take DeepSeek-V3's block-scaled E4M3 recipe (fp8_linear.h, fp8_gated_mlp.h) and
+// every other product runs at its operands' precision (fp32 on the CPU: the attention core).
 //
 // Under bf16 the kernels keep their fp32 tensors and element-wise loops; only the products round
 // their operands to bf16, as autocast's products would, and accumulate in fp32 (Bf16Route
@@ -12,7 +14,7 @@
 
 namespace trainbench::kernels {
 
-enum class ProductPrecision { kOperands, kBf16 };
+enum class ProductPrecision { kOperands, kBf16, kFp8 };
 
 ProductPrecision productPrecision();
 

@@ -2,7 +2,7 @@
 // the input; the backward runs the forward again with gradients on and back-propagates through it.
 #include "model/transformer.h"
 
-#include "kernels/bf16_compute_scope.h"
+#include "kernels/compute_scope.h"
 
 namespace trainbench {
 namespace {
@@ -19,10 +19,10 @@ public:
     static variable_list forward(AutogradContext* ctx, torch::Tensor x, BlockImpl* block, RotaryTable* rotary,
                                  int64_t part) {
         const c10::DeviceType device = x.device().type();
-        const bool bf16 = Bf16ComputeScope::active(device);
+        const ComputePrecision precision = ComputeScope::active(device);
         ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
         ctx->saved_data["rotary"] = reinterpret_cast<int64_t>(rotary);
-        ctx->saved_data["bf16"] = bf16;
+        ctx->saved_data["precision"] = static_cast<int64_t>(precision);
         ctx->saved_data["part"] = part;
         ctx->save_for_backward({x});
         torch::Tensor aux;
@@ -46,7 +46,8 @@ public:
         {
             torch::AutoGradMode with_gradients(true);
             // The same precision as the first forward, and its tokens not counted twice.
-            Bf16ComputeScope bf16(x.device().type(), ctx->saved_data["bf16"].toBool());
+            ComputeScope precision(x.device().type(),
+                                   static_cast<ComputePrecision>(ctx->saved_data["precision"].toInt()));
             MoE moe = block->moe();
             if (moe) moe->countLoads(false);
             try {

@@ -7,7 +7,9 @@
 #include <map>
 #include <mutex>
 
+#include "kernels/fp8_gated_mlp.h"
 #include "kernels/gated_mlp.h"
+#include "kernels/product_precision.h"
 #include "memory/host_to_device.h"
 
 namespace trainbench {
@@ -174,6 +176,19 @@ torch::Tensor groupedExperts(const torch::Tensor& rows, const std::vector<MLP>& 
         weights.push_back(e->gateWeight());
         weights.push_back(e->downWeight());
         weights.push_back(e->upWeight());
+    }
+    // runtime.dtype fp8: on the CPU one node for every expert; elsewhere each expert's rows
+    // through its own fp8 projections (the recipe quantises per expert).
+    if (kernels::productPrecision() == kernels::ProductPrecision::kFp8) {
+        if (kernels::fp8GatedMlpTakes(rows, weights)) return kernels::fp8GatedMlp(rows, weights, rows_per_expert);
+        std::vector<torch::Tensor> outputs;
+        int64_t start = 0;
+        for (size_t e = 0; e < experts.size(); ++e) {
+            MLP expert = experts[e];  // a handle: forward is not const
+            outputs.push_back(expert->forward(rows.narrow(0, start, rows_per_expert[e])));
+            start += rows_per_expert[e];
+        }
+        return torch::cat(outputs, 0);
     }
     // On the CPU in fp32 or fp64: one node of BLAS products on the weights in place, no stacking.
     if (kernels::gatedMlpTakes(rows, weights)) return kernels::gatedMlp(rows, weights, rows_per_expert);

@@ -79,7 +79,7 @@ torch::Tensor TransformerImpl::logits(const torch::Tensor& tokens, torch::Tensor
     }
     const int64_t head_unit = static_cast<int64_t>(layers->size()) + 1;
     enter(head_unit);
-    return leave(head_unit, {project(head, norm(h))})[0];
+    return leave(head_unit, {projectOutsideFp8(head, norm(h))})[0];
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
@@ -188,7 +188,7 @@ torch::Tensor TransformerImpl::decode(const torch::Tensor& tokens, KvCache& cach
     auto h = embed(tokens);
     for (size_t i = 0; i < layers->size(); ++i)
         h = layers->ptr<BlockImpl>(i)->decode(h, *rotary_, cache, cache.layers[i], rows, starts);
-    return project(head, norm(h));
+    return projectOutsideFp8(head, norm(h));
 }
 
 }  // namespace trainbench

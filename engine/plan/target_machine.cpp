@@ -29,9 +29,13 @@ int64_t freeBytesIn(const std::string& directory) {
     return int64_t(fs.f_bavail) * int64_t(fs.f_frsize);
 }
 
-bool computesInBf16(const RunConfig& config) {
-    // On a GPU "auto" is bf16 (trainbench/compute_dtype.h).
-    return !isChoice(config.runtime.dtype, ComputeDtype::Fp32);
+// The kind's dense peak in runtime.dtype. On a GPU "auto" is bf16 (trainbench/compute_dtype.h).
+// fp8 runs only the Linears' products in fp8 (attention, head and router stay bf16): its peak
+// bounds the step from above, and a kind without fp8 products (A100) has none.
+double peakTflops(const RunConfig& config, const DeviceKind& kind) {
+    if (isChoice(config.runtime.dtype, ComputeDtype::Fp32)) return kind.fp32_tflops;
+    if (isChoice(config.runtime.dtype, ComputeDtype::Fp8)) return kind.fp8_tflops;
+    return kind.bf16_tflops;
 }
 
 }  // namespace
@@ -90,7 +94,7 @@ TargetMachine resolveTarget(const RunConfig& config) {
         m.device_memory_bytes = t.device_memory_gib > 0 ? gibBytes(t.device_memory_gib) : kind->memory_mib * 1024 * 1024;
         m.host_memory_bytes = gibBytes(either(t.host_memory_gib, kind->host_memory_gib));
         m.nvme_bytes = gibBytes(either(t.nvme_gib, kind->nvme_gib));
-        m.compute_tflops = either(t.compute_tflops, computesInBf16(config) ? kind->bf16_tflops : kind->fp32_tflops);
+        m.compute_tflops = either(t.compute_tflops, peakTflops(config, *kind));
         m.pcie_gbps = either(t.pcie_gbps, kind->pcie_gbps);
         m.interconnect_gbps = either(t.interconnect_gbps, kind->interconnect_gbps);
         m.network_gbps = either(t.network_gbps, kind->network_gbps);

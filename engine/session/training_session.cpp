@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
+#include "kernels/fp8_linear_cuda.h"
 #include "data/token_source.h"
 #include "trainbench/hf_interop.h"
 #include "memory/cuda_memory.h"
@@ -333,6 +334,12 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
         impl_->devices = rankDevices(config.runtime);
         for (int r = 0; r < config.runtime.world_size; ++r) impl_->ranks.push_back(r);
     }
+    // fp8 on a GPU needs the block-scaled fp8 products (compute capability 9.0).
+    if (isChoice(config.runtime.dtype, ComputeDtype::Fp8))
+        for (const std::string& device : impl_->devices)
+            if (device.rfind("cuda:", 0) == 0)
+                if (auto why = kernels::fp8CudaUnsupportedReason(std::stoi(device.substr(5))); !why.empty())
+                    throw ConfigError("runtime.dtype", why);
     // A config that cannot fit is refused in a moment, before a byte of it is allocated.
     requirePlanFits(config, deviceMemoryBytesPerRank(config, impl_->devices.front()));
     // Bad data is bad input: refuse it here (ConfigError naming the file), not in a rank thread.

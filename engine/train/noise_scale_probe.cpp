@@ -6,6 +6,7 @@
 
 #include "data/batch_sampler.h"
 #include "data/evaluate.h"
+#include "model/compute_precision.h"
 #include "train/fresh_gradient_norms.h"
 #include "trainbench/config_io.h"
 #include "memory/host_to_device.h"
@@ -40,7 +41,10 @@ NoiseScaleMeasurement measureNoiseScale(Transformer& model, const TokenSource& s
             std::iota(indices.begin(), indices.end(), k * b);
             MicroBatch batch = readMicroBatch(source, Split::Validation, indices, t.seq_len);
             norms.beginMicroBatch();
-            LossParts parts = model->loss(copyToDevice(batch.tokens, device), copyToDevice(batch.targets, device));
+            LossParts parts = [&] {
+                const ComputeScope precision(device.type(), computePrecisionOf(config, model));
+                return model->loss(copyToDevice(batch.tokens, device), copyToDevice(batch.targets, device));
+            }();
             (parts.token_loss_sum + parts.aux_loss_sum).backward();
             norms.endMicroBatch(parts.token_count);
             tokens += parts.token_count;

@@ -17,7 +17,6 @@
 #include "memory/device_selection.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/memory_plan.h"
-#include "kernels/bf16_compute_scope.h"
 #include "train/checkpoint.h"
 #include "memory/host_to_device.h"
 #include "train/fresh_gradient_norms.h"
@@ -64,7 +63,7 @@ RankTrainer::RankTrainer(const RankSetup& setup)
       schedule_(cfg_),
       adaptation_(schedule_.adapts() ? std::optional<BatchAdaptation>(std::in_place, cfg_.train, schedule_.unit())
                                      : std::nullopt),
-      bf16_(!setup.fp64 && resolveComputeDtype(cfg_, cudaDeviceIndex(setup.device) >= 0) == "bf16") {
+      precision_(computePrecision(cfg_, setup.device, setup.fp64)) {
     model_->setRecomputation(recomputation(cfg_.runtime));
 }
 
@@ -187,7 +186,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         if (fresh_norms_) fresh_norms_->beginMicroBatch();
         try {
             LossParts parts = [&] {
-                Bf16ComputeScope bf16(device_.type(), bf16_);  // the forward only; backward follows its graph
+                ComputeScope precision(device_.type(), precision_);  // the forward only; backward follows its graph
                 return model_->loss(copyToDevice(batch.tokens, device_), copyToDevice(batch.targets, device_));
             }();
             layout_->beforeBackward(last);

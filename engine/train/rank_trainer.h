@@ -18,6 +18,7 @@
 #include "comm/collectives.h"
 #include "parallel/gradient_layout.h"
 #include "train/batch_adaptation.h"
+#include "model/compute_precision.h"
 #include "train/fresh_gradient_norms.h"
 #include "train/micro_batch_reader.h"
 #include "train/run_control.h"
@@ -171,7 +172,8 @@ private:
     // train.batch_policy adaptive: when the batch grows; empty under the other policies.
     std::optional<BatchAdaptation> adaptation_;
     std::string growth_reason_;  // the last growth's estimate, for its batch_change event
-    bool bf16_;  // computing in bf16 (runtime.dtype bf16, or auto resolved so): autocast forward passes, fp32 master weights
+    // runtime.dtype (auto resolved; fp32 for an fp64 run): the forward passes' precision, fp32 master weights
+    ComputePrecision precision_;
     std::unique_ptr<TokenSource> source_;
     // Declared after source_ so it is destroyed (and its reads joined) first.
     std::unique_ptr<MicroBatchReader> reader_;

@@ -4,6 +4,7 @@
 
 #include "generate/generation.h"
 #include "trainbench/config_io.h"
+#include "model/compute_precision.h"
 
 namespace trainbench {
 
@@ -50,7 +51,11 @@ std::vector<RunSample> SampleWriter::write(Transformer& model, int64_t steps_don
     options.max_new_tokens = config_.train.sample_tokens;
     options.seed = uint64_t(config_.train.seed) + uint64_t(steps_done);
     options.end_token = codec_.endOfText();
-    const auto generated = generate(model, ids_, options);
+    std::vector<Generation> generated;
+    {
+        const ComputeScope precision(model->parameters().front().device().type(), computePrecisionOf(config_, model));
+        generated = generate(model, ids_, options);
+    }
     std::vector<RunSample> samples;
     for (size_t i = 0; i < generated.size(); ++i) {
         RunSample sample;

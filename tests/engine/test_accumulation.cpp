@@ -17,7 +17,7 @@
 #include "rank_threads.h"
 #include "parallel/gradient_buckets.h"
 #include "comm/in_process_collectives.h"
-#include "kernels/bf16_compute_scope.h"
+#include "kernels/compute_scope.h"
 #include "train/rank_trainer.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/config_io.h"
@@ -296,7 +296,7 @@ private Q_SLOTS:
         w.mutable_grad() = torch::ones({1, 1});
         const auto x = torch::full({1, 1}, std::ldexp(1.0, -10));
         for (int k = 0; k < 64; ++k) {
-            Bf16ComputeScope bf16(c10::DeviceType::CPU, true);
+            ComputeScope bf16(c10::DeviceType::CPU, ComputePrecision::kBf16);
             auto y = torch::nn::functional::linear(x, w);  // d y / d w = x
             QCOMPARE(y.scalar_type(), torch::kBFloat16);   // the product really ran in bf16
             y.sum().backward();

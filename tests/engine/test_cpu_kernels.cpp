@@ -30,7 +30,7 @@
 #include "model/gate.h"
 #include "model/rotary.h"
 #include "model/transformer.h"
-#include "kernels/bf16_compute_scope.h"
+#include "kernels/compute_scope.h"
 #include "trainbench/presets.h"
 
 using namespace trainbench;
@@ -722,7 +722,7 @@ private Q_SLOTS:
             setCpuKernelsEnabled(kernels);
             model->zero_grad();
             LossParts parts = [&] {
-                Bf16ComputeScope scope(c10::kCPU, bf16);
+                ComputeScope scope(c10::kCPU, bf16 ? ComputePrecision::kBf16 : ComputePrecision::kFp32);
                 return model->loss(tokens, targets);
             }();
             (parts.token_loss_sum + parts.aux_loss_sum).backward();
@@ -738,7 +738,7 @@ private Q_SLOTS:
         const auto [loss_kernels, grads_kernels] = run(true, true);
         const auto [loss_autocast, grads_autocast] = run(false, true);
         QVERIFY(all_fp32);
-        QVERIFY(!Bf16ComputeScope::active(c10::kCPU));
+        QVERIFY(ComputeScope::active(c10::kCPU) == ComputePrecision::kFp32);
         QVERIFY2(std::abs(loss_kernels - loss_autocast) < 1e-2 * loss_autocast,
                  qPrintable(QString("%1 vs %2").arg(loss_kernels, 0, 'g', 10).arg(loss_autocast, 0, 'g', 10)));
         QVERIFY(std::abs(loss_kernels - loss_fp32) > 1e-7 * loss_fp32);  // the products were rounded

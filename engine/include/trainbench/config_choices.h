@@ -22,7 +22,8 @@ enum class LrBatchRule { Sqrt, Linear, None };        // train.lr_batch_rule
 enum class DataSource { Markov, Text, Tokens, Jsonl, Parquet };  // data.source
 enum class RowLayout { Packed, Padded };              // data.layout
 enum class TokenWidth { UInt16, UInt32 };             // data.dtype
-enum class ComputeDtype { Fp32, Bf16, Auto };         // runtime.dtype
+enum class ComputeDtype { Fp32, Bf16, Fp8, Auto };   // runtime.dtype
+enum class OptimizerDtype { Fp32, Bf16 };            // runtime.optimizer_dtype
 enum class Recomputation { None, Feedforward, Full };  // runtime.activation_checkpointing
 enum class Offload { None, Optimizer, All };          // runtime.offload
 enum class TargetKind { Here, A100_40, A100_80, H100_80, H200_141, B200_180, Custom };  // target.kind
@@ -41,7 +42,8 @@ TRAINBENCH_CHOICE_NAMES(LrBatchRule, "sqrt", "linear", "none");
 TRAINBENCH_CHOICE_NAMES(DataSource, "markov", "text", "tokens", "jsonl", "parquet");
 TRAINBENCH_CHOICE_NAMES(RowLayout, "packed", "padded");
 TRAINBENCH_CHOICE_NAMES(TokenWidth, "uint16", "uint32");
-TRAINBENCH_CHOICE_NAMES(ComputeDtype, "fp32", "bf16", "auto");
+TRAINBENCH_CHOICE_NAMES(ComputeDtype, "fp32", "bf16", "fp8", "auto");
+TRAINBENCH_CHOICE_NAMES(OptimizerDtype, "fp32", "bf16");
 TRAINBENCH_CHOICE_NAMES(Recomputation, "none", "feedforward", "full");
 TRAINBENCH_CHOICE_NAMES(Offload, "none", "optimizer", "all");
 TRAINBENCH_CHOICE_NAMES(TargetKind, "here", "a100-40", "a100-80", "h100-80", "h200-141", "b200-180", "custom");

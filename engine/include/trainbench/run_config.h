@@ -148,7 +148,10 @@ struct DataConfig {
 struct RuntimeConfig {
     std::string device = "cpu";  // auto | cpu | cuda | cuda:0,1
     int64_t world_size = 1;
-    std::string dtype = "fp32";  // fp32 | bf16 | auto (trainbench/compute_dtype.h)
+    std::string dtype = "fp32";  // fp32 | bf16 | fp8 | auto (trainbench/compute_dtype.h)
+    // The AdamW moments' storage: fp32, or bf16 as DeepSeek-V3 kept them (the update itself is
+    // computed in fp32 and the moments rounded back; master weights and gradients stay fp32).
+    std::string optimizer_dtype = "fp32";
     double comm_timeout_s = 300.0;
     int64_t threads = 0;  // intra-op threads per rank; 0: all cores / world_size
     int64_t memory_limit_mb = 0;
@@ -219,6 +222,7 @@ inline bool readsPairs(const DataConfig& d) { return !d.prompt_field.empty() || 
 inline RowLayout rowLayout(const DataConfig& d) { return parseChoice<RowLayout>(d.layout); }
 inline TokenWidth tokenWidth(const DataConfig& d) { return parseChoice<TokenWidth>(d.dtype); }
 inline ComputeDtype computeDtype(const RuntimeConfig& r) { return parseChoice<ComputeDtype>(r.dtype); }
+inline OptimizerDtype optimizerDtype(const RuntimeConfig& r) { return parseChoice<OptimizerDtype>(r.optimizer_dtype); }
 inline Recomputation recomputation(const RuntimeConfig& r) { return parseChoice<Recomputation>(r.activation_checkpointing); }
 inline Offload offload(const RuntimeConfig& r) { return parseChoice<Offload>(r.offload); }
 inline TargetKind targetKind(const TargetConfig& t) { return parseChoice<TargetKind>(t.kind); }
