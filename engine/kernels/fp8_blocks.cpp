@@ -28,7 +28,9 @@ const std::array<float, 256>& e4m3Values() {
     return table;
 }
 
-[[noreturn]] void refuseNonFinite(float v, int64_t row, int64_t col, const std::string& what) {
+}  // namespace
+
+void refuseNonFiniteFp8(float v, int64_t row, int64_t col, const std::string& what) {
     std::ostringstream message;
     message << "non-finite value "
             << (std::isnan(v) ? "nan"
@@ -37,8 +39,6 @@ const std::array<float, 256>& e4m3Values() {
             << " in " << what << " (row " << row << ", column " << col << ") before fp8 quantisation";
     throw Fp8NonFiniteError(message.str());
 }
-
-}  // namespace
 
 int64_t groupRows(Fp8Grouping grouping) { return grouping == Fp8Grouping::kRowTiles ? 1 : kFp8Group; }
 int64_t groupCols(Fp8Grouping grouping) { return grouping == Fp8Grouping::kColumnTiles ? 1 : kFp8Group; }
@@ -87,7 +87,7 @@ Fp8Matrix quantiseFp8(const torch::Tensor& matrix, Fp8Grouping grouping, Fp8Scal
                     float m = amax[g];
                     for (int64_t c = g * col_extent, end = std::min(cols, c + col_extent); c < end; ++c) {
                         const float v = row[c * col_stride];
-                        if (!std::isfinite(v)) refuseNonFinite(v, r, c, what);
+                        if (!std::isfinite(v)) refuseNonFiniteFp8(v, r, c, what);
                         m = std::max(m, std::abs(v));
                     }
                     amax[g] = m;

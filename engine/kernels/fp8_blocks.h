@@ -37,6 +37,10 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Raises Fp8NonFiniteError for the value v at (row, col) of `what`, in the words every fp8
+// quantiser uses.
+[[noreturn]] void refuseNonFiniteFp8(float v, int64_t row, int64_t col, const std::string& what);
+
 struct Fp8Matrix {
     torch::Tensor values;  // [R, C] at::kFloat8_e4m3fn: v / scale of the element's group, clamped to +-448
     torch::Tensor scales;  // fp32, one per group (shapes above)

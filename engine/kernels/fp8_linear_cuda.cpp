@@ -40,19 +40,12 @@ torch::Tensor padTo(const torch::Tensor& m, int64_t rows, int64_t cols) {
 
 
 // The first non-finite element of `matrix` in row-major order, refused with quantiseFp8's message
-// (fp8_blocks.cpp's refuseNonFinite). Only reached after a failed check: its cost is irrelevant.
+// (refuseNonFiniteFp8). Only reached after a failed check: its cost is irrelevant.
 [[noreturn]] void refuseFirstNonFinite(const torch::Tensor& matrix, const std::string& what) {
     const auto rows = matrix.to(torch::kFloat32).reshape({-1, matrix.size(-1)});
     const int64_t index = at::isfinite(rows).logical_not().reshape({-1}).to(torch::kInt32).argmax().item<int64_t>();
     const int64_t row = index / rows.size(1), col = index % rows.size(1);
-    const float v = rows[row][col].item<float>();
-    std::ostringstream message;
-    message << "non-finite value "
-            << (std::isnan(v) ? "nan"
-                : v > 0       ? "inf"
-                              : "-inf")
-            << " in " << what << " (row " << row << ", column " << col << ") before fp8 quantisation";
-    throw Fp8NonFiniteError(message.str());
+    refuseNonFiniteFp8(rows[row][col].item<float>(), row, col, what);
 }
 
 // The checks of one pass: one device-to-host sync for all of them (the price of refusing a NaN

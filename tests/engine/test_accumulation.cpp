@@ -21,33 +21,13 @@
 #include "train/rank_trainer.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/config_io.h"
-#include "trainbench/training_session.h"
+#include "train_and_collect.h"
 
 using namespace trainbench;
 
 namespace {
 
 RunConfig tinyConfig() { return conformanceConfig(); }
-
-struct Series {
-    std::vector<double> loss, grad_norm, lr, collectives;
-};
-
-Series trainAndCollect(const RunConfig& config) {
-    TrainingSession session(config);
-    auto inbox = session.bus().subscribe();
-    session.start();
-    if (!session.wait(std::chrono::minutes(5))) qFatal("run did not finish");
-    if (session.status() != RunStatus::Completed) qFatal("run ended %s: %s", runStatusName(session.status()), session.summary().error.c_str());
-    Series s;
-    for (const auto& p : inbox->drain().points) {
-        if (p.key == "train/loss") s.loss.push_back(p.value);
-        if (p.key == "train/grad_norm") s.grad_norm.push_back(p.value);
-        if (p.key == "train/lr") s.lr.push_back(p.value);
-        if (p.key == "comm/collectives") s.collectives.push_back(p.value);
-    }
-    return s;
-}
 
 double relativeDifference(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
 

@@ -142,6 +142,7 @@ private Q_SLOTS:
         QTest::newRow("zero stage 4") << "runtime.zero_stage=4" << "runtime.zero_stage";
         QTest::newRow("recomputation mode") << "runtime.activation_checkpointing=some" << "runtime.activation_checkpointing";
         QTest::newRow("dtype") << "runtime.dtype=fp16" << "runtime.dtype";
+        QTest::newRow("optimizer dtype") << "runtime.optimizer_dtype=fp8" << "runtime.optimizer_dtype";
     }
 
     // Each choice field: every name of its table (written out here) is accepted and reads back as
@@ -160,7 +161,8 @@ private Q_SLOTS:
             {"train.lr_batch_rule", {"sqrt", "linear", "none"}, [](const RunConfig& c) { return int(lrBatchRule(c.train)); }},
             {"data.layout", {"packed", "padded"}, [](const RunConfig& c) { return int(rowLayout(c.data)); }},
             {"data.dtype", {"uint16", "uint32"}, [](const RunConfig& c) { return int(tokenWidth(c.data)); }},
-            {"runtime.dtype", {"fp32", "bf16", "auto"}, [](const RunConfig& c) { return int(computeDtype(c.runtime)); }},
+            {"runtime.dtype", {"fp32", "bf16", "fp8", "auto"}, [](const RunConfig& c) { return int(computeDtype(c.runtime)); }},
+            {"runtime.optimizer_dtype", {"fp32", "bf16"}, [](const RunConfig& c) { return int(optimizerDtype(c.runtime)); }},
             {"runtime.activation_checkpointing", {"none", "feedforward", "full"},
              [](const RunConfig& c) { return int(recomputation(c.runtime)); }},
         };

@@ -8,28 +8,11 @@
 
 #include "trainbench/batch_explorer.h"
 #include "trainbench/config_io.h"
-#include "trainbench/training_session.h"
+#include "train_and_collect.h"
 
 using namespace trainbench;
 
 namespace {
-
-struct Series {
-    std::vector<double> loss;
-};
-
-Series trainAndCollect(const RunConfig& config) {
-    TrainingSession session(config);
-    auto inbox = session.bus().subscribe();
-    session.start();
-    if (!session.wait(std::chrono::minutes(10))) qFatal("run did not finish");
-    if (session.status() != RunStatus::Completed)
-        qFatal("run ended %s: %s", runStatusName(session.status()), session.summary().error.c_str());
-    Series s;
-    for (const auto& p : inbox->drain().points)
-        if (p.key == "train/loss") s.loss.push_back(p.value);
-    return s;
-}
 
 std::pair<double, bool> worstDifference(const std::vector<double>& a, const std::vector<double>& b) {
     double worst = 0;
