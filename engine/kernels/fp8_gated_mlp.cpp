@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "kernels/fp8_blocks.h"
+#include "kernels/gated_mlp.h"
 
 namespace trainbench::kernels {
 namespace {
@@ -144,18 +145,12 @@ public:
 }  // namespace
 
 bool fp8GatedMlpTakes(const torch::Tensor& rows, at::TensorList weights) {
-    if (weights.empty() || weights.size() % 3 != 0 || rows.dim() < 1 || !rows.is_cpu() ||
-        rows.scalar_type() != torch::kFloat32 || rows.size(-1) == 0)
+    const auto fp32OnCpu = [](const torch::Tensor& t) { return t.is_cpu() && t.scalar_type() == torch::kFloat32; };
+    if (!gatedMlpShapesAgree(rows, weights) || !fp32OnCpu(rows) || rows.size(-1) == 0 || weights[0].size(0) == 0)
         return false;
-    const int64_t d = rows.size(-1), I = weights[0].dim() == 2 ? weights[0].size(0) : -1;
-    for (size_t i = 0; i < weights.size(); ++i) {
-        const auto& w = weights[i];
-        const bool down = i % 3 == 1;
-        if (w.dim() != 2 || !w.is_cpu() || w.scalar_type() != torch::kFloat32 || w.size(0) != (down ? d : I) ||
-            w.size(1) != (down ? I : d))
-            return false;
-    }
-    return I > 0;
+    for (const auto& w : weights)
+        if (!fp32OnCpu(w)) return false;
+    return true;
 }
 
 torch::Tensor fp8GatedMlp(const torch::Tensor& rows, at::TensorList weights, const std::vector<int64_t>& rows_per_group) {

@@ -155,17 +155,21 @@ public:
 
 }  // namespace
 
-bool gatedMlpTakes(const torch::Tensor& rows, at::TensorList weights) {
+bool gatedMlpShapesAgree(const torch::Tensor& rows, at::TensorList weights) {
     if (weights.empty() || weights.size() % 3 != 0 || rows.dim() < 1) return false;
     const int64_t d = rows.size(-1), I = weights[0].dim() == 2 ? weights[0].size(0) : -1;
-    if (!cpuKernelsTake({&rows})) return false;
     for (size_t i = 0; i < weights.size(); ++i) {
         const auto& w = weights[i];
         const bool down = i % 3 == 1;
-        if (w.dim() != 2 || w.size(0) != (down ? d : I) || w.size(1) != (down ? I : d) || !w.is_contiguous())
-            return false;
-        if (!cpuKernelsTake({&rows, &w})) return false;
+        if (w.dim() != 2 || w.size(0) != (down ? d : I) || w.size(1) != (down ? I : d)) return false;
     }
+    return true;
+}
+
+bool gatedMlpTakes(const torch::Tensor& rows, at::TensorList weights) {
+    if (!gatedMlpShapesAgree(rows, weights) || !cpuKernelsTake({&rows})) return false;
+    for (const auto& w : weights)
+        if (!w.is_contiguous() || !cpuKernelsTake({&rows, &w})) return false;
     return true;
 }
 

@@ -9,7 +9,11 @@
 
 namespace trainbench::kernels {
 
-// weights: w1 [I, d], w2 [d, I], w3 [I, d] of each group in turn. Whether gatedMlp takes these.
+// weights: w1 [I, d], w2 [d, I], w3 [I, d] of each group in turn, for rows [..., d]: whether
+// they are shaped so (any device, dtype or strides).
+bool gatedMlpShapesAgree(const torch::Tensor& rows, at::TensorList weights);
+
+// Whether gatedMlp takes these: shaped as above, contiguous weights, and cpuKernelsTake.
 bool gatedMlpTakes(const torch::Tensor& rows, at::TensorList weights);
 
 // rows [..., d]; the first rows_per_group[0] rows (in row-major order) go through the first

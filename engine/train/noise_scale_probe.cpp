@@ -32,6 +32,7 @@ NoiseScaleMeasurement measureNoiseScale(Transformer& model, const TokenSource& s
     for (auto& p : params) p.mutable_grad() = torch::Tensor();
     std::vector<int> groups = noiseScaleGroupsOf(model);
     NoiseScaleSums sums;
+    const ComputePrecision precision = computePrecisionOf(config, model);  // runtime.dtype's
     {
         FreshGradientNorms norms(params, groups, device);
         norms.beginWindow();
@@ -42,7 +43,7 @@ NoiseScaleMeasurement measureNoiseScale(Transformer& model, const TokenSource& s
             MicroBatch batch = readMicroBatch(source, Split::Validation, indices, t.seq_len);
             norms.beginMicroBatch();
             LossParts parts = [&] {
-                const ComputeScope precision(device.type(), computePrecisionOf(config, model));
+                const ComputeScope scope(device.type(), precision);
                 return model->loss(copyToDevice(batch.tokens, device), copyToDevice(batch.targets, device));
             }();
             (parts.token_loss_sum + parts.aux_loss_sum).backward();

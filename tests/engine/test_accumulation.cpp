@@ -29,8 +29,6 @@ namespace {
 
 RunConfig tinyConfig() { return conformanceConfig(); }
 
-double relativeDifference(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
-
 // The gradient of optimizer step 0 (the reduced sums, divided by N here as the update does;
 // before clipping) as seen by rank 0, with W rank threads on in-process collectives.
 struct WindowProbe {

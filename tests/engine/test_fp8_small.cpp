@@ -14,16 +14,6 @@ using namespace trainbench;
 
 namespace {
 
-std::pair<double, bool> worstDifference(const std::vector<double>& a, const std::vector<double>& b) {
-    double worst = 0;
-    bool differs = false;
-    for (size_t i = 0; i < b.size(); ++i) {
-        worst = std::max(worst, std::fabs(a[i] - b[i]) / std::fabs(b[i]));
-        differs = differs || a[i] != b[i];
-    }
-    return {worst, differs};
-}
-
 // The explorer's row at m = `m` (measured by the tracking allocator, and planned).
 ExploreRow rowAt(const RunConfig& config, int64_t m) {
     ExploreOptions options;

@@ -21,19 +21,6 @@ using namespace trainbench;
 
 namespace {
 
-double relativeDifference(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
-
-// The largest relative difference over the steps, and whether any step differs at all.
-std::pair<double, bool> worstDifference(const std::vector<double>& a, const std::vector<double>& b) {
-    double worst = 0;
-    bool differs = false;
-    for (size_t i = 0; i < b.size(); ++i) {
-        worst = std::max(worst, relativeDifference(a[i], b[i]));
-        differs = differs || a[i] != b[i];
-    }
-    return {worst, differs};
-}
-
 // The first window's summed gradients on rank 0, divided by its tokens.
 std::vector<torch::Tensor> firstWindowGradients(const RunConfig& config) {
     std::vector<torch::Tensor> gradients;

@@ -3,7 +3,10 @@
 
 #include <QtGlobal>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include "trainbench/training_session.h"
@@ -30,6 +33,20 @@ inline Series trainAndCollect(const RunConfig& config) {
         if (p.key == "comm/collectives") s.collectives.push_back(p.value);
     }
     return s;
+}
+
+inline double relativeDifference(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
+
+// The largest relative difference of `a` to `b` over the steps, and whether any step differs at all
+// (a comparison that must not pass because nothing changed).
+inline std::pair<double, bool> worstDifference(const std::vector<double>& a, const std::vector<double>& b) {
+    double worst = 0;
+    bool differs = false;
+    for (size_t i = 0; i < b.size(); ++i) {
+        worst = std::max(worst, relativeDifference(a[i], b[i]));
+        differs = differs || a[i] != b[i];
+    }
+    return {worst, differs};
 }
 
 }  // namespace trainbench
