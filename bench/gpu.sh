@@ -12,8 +12,9 @@
 #      within 1e-6 at step 1, and at every step within 1e-6 or 10x the difference of stage 0
 #      run twice (CUDA's atomic adds), whichever is larger (one GPU: the sharded paths at W = 1);
 #      and runtime.offload (the host step: pinned slabs, side-stream copies) at stage 1 with
-#      optimizer and at stage 3 with all, each against the same stage without offload within the
-#      same limits;
+#      optimizer, at stage 2 with optimizer (the gradient sums copied down in the last backward)
+#      and at stage 3 with all, each against the same stage without offload within the same
+#      limits;
 #   3. tiny bf16 on CUDA: finite, and the loss falls;
 #   4. medium bf16 at (m, K) = (8, 1) and (2, 4): tokens/s, MFU (6 x activated parameters x
 #      tokens/s / 989 TFLOP/s, the H200's dense bf16 peak), peak memory; and medium fp8 at (8, 1)
@@ -114,6 +115,9 @@ run tiny-cuda-stage1 tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.
 run tiny-cuda-stage3 tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.zero_stage=3
 run tiny-cuda-recompute tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.activation_checkpointing=full
 run tiny-cuda-stage1-offload tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.zero_stage=1 \
+  --set runtime.offload=optimizer
+run tiny-cuda-stage2 tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.zero_stage=2
+run tiny-cuda-stage2-offload tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.zero_stage=2 \
   --set runtime.offload=optimizer
 run tiny-cuda-stage3-offload-all tiny "$tiny_limit" "${tiny[@]}" "${cuda[@]}" --set runtime.zero_stage=3 \
   --set runtime.offload=all

@@ -60,7 +60,8 @@ def main():
     runs, out_path, elapsed = sys.argv[1], sys.argv[2], float(sys.argv[3])
     loss = {name: series(runs, name, "train/loss") for name in
             ["tiny-cpu", "tiny-cuda", "tiny-cuda-repeat", "tiny-cuda-stage1", "tiny-cuda-stage3", "tiny-cuda-recompute",
-             "tiny-cuda-stage1-offload", "tiny-cuda-stage3-offload-all", "tiny-bf16"]}
+             "tiny-cuda-stage1-offload", "tiny-cuda-stage2", "tiny-cuda-stage2-offload", "tiny-cuda-stage3-offload-all",
+             "tiny-bf16"]}
     gates = {}
 
     diffs = relative_differences(loss["tiny-cuda"], loss["tiny-cpu"])
@@ -86,7 +87,7 @@ def main():
             "largest relative loss difference against stage 0 on CUDA over 20 steps (1e-6, or 10x the repeat floor)")
     # runtime.offload: the host step (the CPU's fused AdamW on pinned copies) against the same
     # stage stepped on the device.
-    for offloaded, plain in [("stage1-offload", "stage1"), ("stage3-offload-all", "stage3")]:
+    for offloaded, plain in [("stage1-offload", "stage1"), ("stage2-offload", "stage2"), ("stage3-offload-all", "stage3")]:
         d = relative_differences(loss["tiny-cuda-" + offloaded], loss["tiny-cuda-" + plain])
         key = "tiny_cuda_" + offloaded.replace("-", "_") + "_equals_" + plain
         gates[key + "_at_step_1"] = gate(

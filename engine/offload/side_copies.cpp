@@ -2,6 +2,7 @@
 #include "offload/side_copies.h"
 
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -35,6 +36,10 @@ void copyOnSide(Cuda& cuda, const torch::Tensor& dst, const torch::Tensor& src) 
     cuda.ordered.block(cuda.side);
     c10::cuda::CUDAStreamGuard side(cuda.side);
     dst.copy_(src, /*non_blocking=*/true);
+    // The device side may be freed on the compute stream before the copy has run (a reduced
+    // slice, once queued): its memory is not reused there until the side stream is past it.
+    for (const torch::Tensor* t : {&dst, &src})
+        if (t->is_cuda()) c10::cuda::CUDACachingAllocator::recordStream(t->storage().data_ptr(), cuda.side);
 }
 
 }  // namespace

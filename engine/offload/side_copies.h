@@ -14,8 +14,9 @@ namespace trainbench {
 // device are joined into the current stream before what reads them. On any other device the
 // copies are plain copies, made at once, and the waits do nothing: the same code runs on CPU
 // rank threads.
-// Lifetimes: the tensors of a copy must live (and the host side stay unwritten) until the host
-// has waited for it (to the host) or joinCompute() (to the device) has been called.
+// Lifetimes: the host side of a copy must live (and stay unwritten) until the host has waited
+// for it (to the host) or joinCompute() (to the device) has been called; the device side may be
+// freed at once (its memory is held for the side stream).
 class SideCopies {
 public:
     explicit SideCopies(const torch::Device& device);

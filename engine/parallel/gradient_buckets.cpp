@@ -10,7 +10,7 @@ namespace trainbench {
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64_t bucket_bytes,
                                  int64_t first_bucket_bytes, int64_t shards, bool transient)
-    : GradientBuckets(params, shards, transient, Layout{}) {
+    : GradientBuckets(params, shards, transient, SliceSums::OnDevice, Layout{}) {
     std::vector<size_t> current;
     int64_t numel = 0;
     int64_t limit = first_bucket_bytes;
@@ -28,8 +28,10 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64
 }
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, const std::vector<std::vector<size_t>>& groups,
-                                 int64_t shards, bool transient)
-    : GradientBuckets(params, shards, transient, Layout{}) {
+                                 int64_t shards, bool transient, SliceSums sums, MemoryAccount* host_account)
+    : GradientBuckets(params, shards, transient, sums, Layout{}) {
+    if (sums != SliceSums::OnDevice && !transient)
+        throw std::logic_error("GradientBuckets: only transient buckets keep their slice sums on the host");
     std::vector<char> placed(params.size(), 0);
     for (const auto& group : groups) {
         for (size_t i : group) {
@@ -40,15 +42,21 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, const
     }
     if (std::find(placed.begin(), placed.end(), 0) != placed.end())
         throw std::logic_error("GradientBuckets: a parameter in no group");
+    if (sums != SliceSums::OnDevice && !buckets_.empty())
+        host_sums_ = std::make_unique<HostSliceSums>(sliceNumels(), options_.dtype().toScalarType(), options_.device(),
+                                                     host_account, /*staging=*/sums == SliceSums::OnHost);
+    landed_.assign(buckets_.size(), 0);
 }
 
-GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64_t shards, bool transient, Layout)
+GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64_t shards, bool transient,
+                                 SliceSums sums, Layout)
     : params_(params),
       bucket_of_(params.size()),
       member_of_(params.size()),
       arrived_(params.size(), 0),
       shards_(std::max<int64_t>(shards, 1)),
-      transient_(transient) {
+      transient_(transient),
+      sums_where_(sums) {
     for (size_t i = 0; i < params.size(); ++i) index_of_[params[i].unsafeGetTensorImpl()] = i;
 }
 
@@ -65,8 +73,9 @@ void GradientBuckets::addBucket(const std::vector<size_t>& params) {
     const auto& first = params_[params.front()];
     const auto dtype = first.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
     options_ = first.options().dtype(dtype);
-    if (transient_) b.slice_sum = torch::zeros({b.padded / shards_}, options_);
-    else b.flat = torch::zeros({b.padded}, options_);
+    if (transient_) {
+        if (sums_where_ != SliceSums::OnHost) b.slice_sum = torch::zeros({b.padded / shards_}, options_);
+    } else b.flat = torch::zeros({b.padded}, options_);
     for (size_t j = 0; j < b.members.size(); ++j) {
         const Member& m = b.members[j];
         auto& p = params_[m.param];
@@ -101,19 +110,29 @@ void GradientBuckets::zero() {
         return;
     }
     for (auto& b : buckets_) {
-        b.slice_sum.zero_();
+        if (b.slice_sum.defined()) b.slice_sum.zero_();
         b.flat = torch::Tensor();
         b.work.reset();
     }
+    // (CopiedDown: the copies of a dropped window may still be in flight from the device sums.)
+    if (host_sums_ && sums_where_ == SliceSums::OnHost) host_sums_->zero();
+    else if (host_sums_) host_sums_->settle();
+    std::fill(landed_.begin(), landed_.end(), 0);
     for (auto& p : params_)
         if (p.grad().defined()) p.mutable_grad() = torch::Tensor();
 }
 
 torch::Tensor GradientBuckets::slice(size_t bucket, int rank) const {
     const Bucket& b = buckets_[bucket];
+    if (sums_where_ == SliceSums::OnHost) return host_sums_->sum(bucket);
     if (transient_) return b.slice_sum;
     const int64_t n = b.padded / shards_;
     return b.flat.narrow(0, rank * n, n);
+}
+
+torch::Tensor GradientBuckets::landedSlice(size_t bucket) const {
+    if (sums_where_ != SliceSums::CopiedDown || !landed_[bucket]) return torch::Tensor();
+    return host_sums_->sum(bucket);
 }
 
 torch::Tensor GradientBuckets::gatherBuffer(size_t bucket) const {
@@ -124,11 +143,12 @@ void GradientBuckets::ensureFlat(Bucket& b) {
     if (!b.flat.defined()) b.flat = torch::zeros({b.padded}, options_);
 }
 
-void GradientBuckets::beginMicroBatch(Collectives& collectives, bool hooks) {
+void GradientBuckets::beginMicroBatch(Collectives& collectives, bool hooks, bool last) {
     beginOverlap(collectives, BucketReduction::ReduceScatter);
     {
         std::lock_guard lock(overlap_mutex_);
         rank_ = collectives.rank();
+        last_micro_batch_ = last;
         retired_ = 0;
         for (auto& b : buckets_) b.flat = torch::Tensor();
     }
@@ -198,7 +218,18 @@ void GradientBuckets::retireBefore(size_t bucket) {
         b.work->wait();
         b.work.reset();
         const int64_t n = b.padded / shards_;
-        b.slice_sum.add_(b.flat.narrow(0, rank_ * n, n));
+        const torch::Tensor reduced = b.flat.narrow(0, rank_ * n, n);
+        if (sums_where_ == SliceSums::OnHost) {
+            // Queued down now, added once it has landed; the bucket can go at once.
+            host_sums_->add(retired_, reduced);
+        } else {
+            b.slice_sum.add_(reduced);
+            if (host_sums_) {
+                // CopiedDown: the last micro-batch's sum is the window's; any other changes it.
+                if (last_micro_batch_) host_sums_->copy(retired_, b.slice_sum);
+                landed_[retired_] = last_micro_batch_;
+            }
+        }
         b.flat = torch::Tensor();
     }
 }

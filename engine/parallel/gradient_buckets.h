@@ -10,6 +10,8 @@
 #include <torch/torch.h>
 
 #include "comm/collectives.h"
+#include "memory/memory_account.h"
+#include "offload/host_slice_sums.h"
 
 namespace trainbench {
 
@@ -34,14 +36,27 @@ enum class BucketReduction { AllReduce, ReduceScatter };
 // reduce-scatters per bucket and window. So these buckets are the model's units (the second
 // constructor), whose size does not grow with the depth: buckets of a fixed size would hold a
 // model smaller than one of them whole, more than stage 1 holds.
+//
+// Where the slice sums of transient buckets live, and how the optimizer's host step (runtime.offload
+// on a GPU rank) gets them (HostSliceSums):
+// - OnDevice: on the device, read there.
+// - CopiedDown: on the device, and in the window's last micro-batch each bucket's finished sum
+//   is copied to the host as soon as its last reduce-scatter is added, while the backward goes on
+//   with earlier units (landedSlice); 4P/W bytes of host memory for the copies.
+// - OnHost: in host memory only (when the device cannot keep them): each bucket's reduced slice
+//   comes down as soon as its reduce-scatter is done, every micro-batch, and is added there.
+enum class SliceSums { OnDevice, CopiedDown, OnHost };
+
 class GradientBuckets {
 public:
     GradientBuckets(const std::vector<torch::Tensor>& params, int64_t bucket_bytes = 25 << 20,
                     int64_t first_bucket_bytes = 1 << 20, int64_t shards = 1, bool transient = false);
     // Buckets given explicitly, in the order of `groups` (each a list of indices into `params`,
     // every parameter in exactly one): ZeRO stages 2 and 3 bucket by the model's units, backward first.
+    // Transient buckets may keep their slice sums on the host (`sums`), counted in `host_account`.
     GradientBuckets(const std::vector<torch::Tensor>& params, const std::vector<std::vector<size_t>>& groups,
-                    int64_t shards, bool transient);
+                    int64_t shards, bool transient, SliceSums sums = SliceSums::OnDevice,
+                    MemoryAccount* host_account = nullptr);
     ~GradientBuckets();
     GradientBuckets(const GradientBuckets&) = delete;
     GradientBuckets& operator=(const GradientBuckets&) = delete;
@@ -59,7 +74,8 @@ public:
     // a rank that left the window early still runs begin/end once per micro-batch it skipped.
     // With `hooks` false the gradients stay in .grad until the caller sends buckets out with
     // launchThrough (stage 3, at each unit's backward boundary) or endMicroBatch.
-    void beginMicroBatch(Collectives& collectives, bool hooks = true);
+    // `last`: the window's last micro-batch (SliceSums::CopiedDown copies the finished sums down).
+    void beginMicroBatch(Collectives& collectives, bool hooks = true, bool last = false);
     void endMicroBatch();
     // Transient buckets without hooks: takes the gradients of every bucket up to and including
     // `bucket` not sent yet, and starts their reduce-scatters in order (each followed by the
@@ -120,8 +136,13 @@ public:
         return out;
     }
     // Rank `rank`'s slice of bucket b's gradient sums: a view of the flat buffer, or (transient)
-    // the slice sum.
+    // the slice sum, on the host with SliceSums::OnHost (its additions done first).
     torch::Tensor slice(size_t bucket, int rank) const;
+    bool sliceSumsOnHost() const { return sums_where_ == SliceSums::OnHost; }
+    // SliceSums::CopiedDown: bucket b's sums on the host when the last micro-batch copied them
+    // down and nothing changed them since (waited for); undefined otherwise (a rank that left
+    // the window early: its last micro-batches were filler calls), and the caller copies.
+    torch::Tensor landedSlice(size_t bucket) const;
     // A whole-bucket buffer for the weights' all-gather: the flat buffer itself, or (transient)
     // a fresh one.
     torch::Tensor gatherBuffer(size_t bucket) const;
@@ -130,7 +151,7 @@ private:
     class ReadyHook;
     struct Bucket;
     struct Layout {};  // the public constructors' common part, before any bucket is added
-    GradientBuckets(const std::vector<torch::Tensor>& params, int64_t shards, bool transient, Layout);
+    GradientBuckets(const std::vector<torch::Tensor>& params, int64_t shards, bool transient, SliceSums sums, Layout);
     void addBucket(const std::vector<size_t>& params);  // members in the order given
     void takeGradients(Bucket& b);  // .grad into the (transient) bucket, then freed; caller holds overlap_mutex_
     void onGradientReady(size_t param);
@@ -141,7 +162,7 @@ private:
         std::vector<Member> members;
         int64_t padded = 0;    // numel padded to a multiple of shards_
         torch::Tensor flat;    // [padded]; .grad of each member views it (transient: while reduced)
-        torch::Tensor slice_sum;  // transient: [padded / shards_], this rank's slice summed over micro-batches
+        torch::Tensor slice_sum;  // transient on the device: [padded / shards_], this rank's slice summed over micro-batches
         torch::Tensor sums;    // running sums for the sync-each mode
         int64_t waiting = 0;   // overlap: members whose gradient is not in yet
         std::shared_ptr<CollectiveWork> work;  // overlap: the bucket's reduction in flight
@@ -154,6 +175,10 @@ private:
     std::unordered_map<const void*, size_t> index_of_;  // TensorImpl of a parameter -> its index
     int64_t shards_ = 1;
     bool transient_ = false;
+    SliceSums sums_where_ = SliceSums::OnDevice;
+    std::unique_ptr<HostSliceSums> host_sums_;  // SliceSums::OnHost and CopiedDown
+    std::vector<char> landed_;                  // CopiedDown: per bucket, its host copy is current
+    bool last_micro_batch_ = false;
     torch::TensorOptions options_;  // of the flat buffers
     int rank_ = 0;         // transient: set by beginMicroBatch
     size_t retired_ = 0;   // transient: buckets whose reduction has been added into the sums

@@ -35,6 +35,9 @@ struct LayoutSetup {
     // Test hook: runtime.offload on CPU ranks takes the GPU ranks' path (the optimizer steps a
     // host master, the gradient slices copied down and the weights up), the copies plain ones.
     bool host_mirror = false;
+    // With the host step at zero_stage >= 2: the gradients' slice sums live in host memory (the
+    // planner's gradients_on_host, when the device cannot keep them beside the rest).
+    bool gradient_sums_on_host = false;
 };
 
 // What a stop requested inside a window does.

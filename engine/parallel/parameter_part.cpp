@@ -30,7 +30,13 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
                 if (auto it = index.find(p.unsafeGetTensorImpl()); it != index.end()) units.back().push_back(it->second);
             reads.push_back(TransformerImpl::unitReadsWeightsInBackward(static_cast<int64_t>(reads.size())));
         }
-        buckets_ = std::make_unique<GradientBuckets>(params, ShardedWeights::bucketGroups(units), shards, /*transient=*/true);
+        // The host step reads the sums on the host: copied down as the last backward finishes
+        // each unit, or kept there when the device cannot hold them.
+        const SliceSums sums = !spec_.host_step            ? SliceSums::OnDevice
+                               : spec_.slice_sums_on_host ? SliceSums::OnHost
+                                                           : SliceSums::CopiedDown;
+        buckets_ = std::make_unique<GradientBuckets>(params, ShardedWeights::bucketGroups(units), shards,
+                                                     /*transient=*/true, sums, spec_.host_memory);
         if (spec_.stage >= 3) {
             ShardedWeights::Options where;
             where.shard_file = spec_.shard_file;
@@ -72,8 +78,8 @@ void ParameterPart::beginWindow() {
 
 void ParameterPart::beginMicroBatch(bool last) {
     if (spec_.overlap && last) buckets_->armHooks();
-    if (weights_) weights_->beginMicroBatch();
-    else if (buckets_->transient()) buckets_->beginMicroBatch(*spec_.group);
+    if (weights_) weights_->beginMicroBatch(last);
+    else if (buckets_->transient()) buckets_->beginMicroBatch(*spec_.group, /*hooks=*/true, last);
 }
 
 void ParameterPart::endMicroBatch() {

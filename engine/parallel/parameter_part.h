@@ -45,6 +45,10 @@ struct PartSpec {
     // runtime.offload on a rank whose device is not the host (or forced on CPU ranks by a
     // test): the optimizer steps in host memory (ShardedAdamW::Options::host_step).
     bool host_step = false;
+    // With host_step at stage >= 2, when the device cannot keep them (the planner's
+    // gradients_on_host): the gradients' slice sums in host memory, each micro-batch's reduced
+    // slices copied down and added there as their reduce-scatters finish.
+    bool slice_sums_on_host = false;
     // runtime.optimizer_dtype: the storage of the AdamW moments.
     OptimizerDtype moments = OptimizerDtype::Fp32;
 };

@@ -25,6 +25,7 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
     if (where != Offload::None) spec.host_memory = setup_.host_memory;
     spec.weights_on_host = where == Offload::All;
     spec.host_step = where != Offload::None && (setup_.device.type() != torch::kCPU || setup_.host_mirror);
+    spec.slice_sums_on_host = spec.host_step && spec.stage >= 2 && setup_.gradient_sums_on_host;
     if (!cfg.runtime.offload_dir.empty()) {
         spec.moments_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name);
         if (spec.weights_on_host) spec.shard_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name, "weights");

@@ -65,28 +65,38 @@ SliceStore& ShardedAdamW::moments() {
 }
 
 torch::Tensor ShardedAdamW::hostGradients(size_t bucket) {
+    // Summed on the host as the micro-batches went: nothing to bring down.
+    if (buckets_.sliceSumsOnHost()) return gradientSlice(bucket);
     const size_t bucket_count = static_cast<size_t>(buckets_.count());
-    if (!copies_) {
-        copies_ = std::make_unique<SideCopies>(gradientSlice(0).device());
-        const std::vector<int64_t> numels = buckets_.sliceNumels();
-        const int64_t widest = *std::max_element(numels.begin(), numels.end());
-        const torch::ScalarType dtype = gradientSlice(0).scalar_type();
-        const int64_t bytes = widest * int64_t(torch::elementSize(dtype));
-        std::optional<ScopedMemoryAccount> host;
-        if (options_.host_memory) host.emplace(options_.host_memory);
-        PinnedSlabs::Options where;
-        where.what = "the gradient slices' staging";
-        staging_slabs_ = std::make_unique<PinnedSlabs>(std::vector<int64_t>{bytes, bytes}, where);
-        for (auto& slot : staging_) slot = staging_slabs_->take(widest, dtype);
-    }
+    // Copied down as the last backward finished each bucket (GradientBuckets' CopiedDown), or
+    // else brought down now into two pinned staging slices, bucket b + 1's while b steps.
     auto start = [&](size_t b) {
+        if (b >= bucket_count || buckets_.landedSlice(b).defined()) return;
+        if (!staging_slabs_) {
+            const std::vector<int64_t> numels = buckets_.sliceNumels();
+            const int64_t widest = *std::max_element(numels.begin(), numels.end());
+            const torch::ScalarType dtype = gradientSlice(0).scalar_type();
+            const int64_t bytes = widest * int64_t(torch::elementSize(dtype));
+            std::optional<ScopedMemoryAccount> host;
+            if (options_.host_memory) host.emplace(options_.host_memory);
+            PinnedSlabs::Options where;
+            where.what = "the gradient slices' staging";
+            staging_slabs_ = std::make_unique<PinnedSlabs>(std::vector<int64_t>{bytes, bytes}, where);
+            for (auto& slot : staging_) slot = staging_slabs_->take(widest, dtype);
+        }
         const int64_t n = buckets_.sliceNumel(b);
-        copies_->toHost(staging_[b % 2].narrow(0, 0, n), gradientSlice(b), int(b % 2));
+        sideCopies().toHost(staging_[b % 2].narrow(0, 0, n), gradientSlice(b), int(b % 2));
     };
     if (bucket == 0) start(0);
-    if (bucket + 1 < bucket_count) start(bucket + 1);  // its slot's last reader, bucket - 1, has stepped
-    copies_->waitHost(int(bucket % 2));
+    start(bucket + 1);  // its slot's last reader, bucket - 1, has stepped
+    if (torch::Tensor landed = buckets_.landedSlice(bucket); landed.defined()) return landed;
+    sideCopies().waitHost(int(bucket % 2));
     return staging_[bucket % 2].narrow(0, 0, buckets_.sliceNumel(bucket));
+}
+
+SideCopies& ShardedAdamW::sideCopies() {
+    if (!copies_) copies_ = std::make_unique<SideCopies>(params_.front().device());
+    return *copies_;
 }
 
 torch::Tensor ShardedAdamW::hostMaster(size_t bucket, const std::vector<torch::Tensor>& moments,
@@ -121,6 +131,29 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
                                         torch::TensorOptions()
                                             .dtype(torch::kFloat32)
                                             .device(host ? torch::Device(torch::kCPU) : params_[segments_.front().param].device()));
+    // Stages 1 and 2: the updated slices travel in whole-bucket buffers: at stage 1 the buckets
+    // themselves (the gradient sums are spent, so each rank writes its new weights over its
+    // slice; the buckets hold weights until the next window zeroes them), at stage 2 one fresh
+    // buffer a bucket at a time. The all-gather fills in the other ranks' slices; every
+    // parameter is read back.
+    const bool one_at_a_time = buckets_.transient();
+    std::vector<torch::Tensor> buffers(bucket_count);
+    std::vector<std::shared_ptr<CollectiveWork>> gathers(bucket_count);
+    auto unpack = [&](size_t b) {
+        gathers[b]->wait();
+        for (const GradientBuckets::Member& m : buckets_.members(b))
+            if (params_[m.param].requires_grad()) params_[m.param].view({-1}).copy_(buffers[b].narrow(0, m.offset, m.numel));
+        buffers[b] = torch::Tensor();
+        gathers[b].reset();  // the call holds its buffers: kept, every bucket's would live to the end
+    };
+    auto gather = [&](size_t b) {
+        const int64_t n = buckets_.sliceNumel(b);
+        gathers[b] = collectives.allGatherAsync(buffers[b].narrow(0, rank_ * n, n), buffers[b]);
+        if (one_at_a_time) unpack(b);
+    };
+    // With the slice sums on the host (stage 2) the device has no slice of its own to take the
+    // update: it goes up straight into the bucket's gather buffer, gathered at once.
+    const bool gather_while_stepping = host && !weights_ && buckets_.sliceSumsOnHost();
     // Bucket by bucket, so the next bucket's moments are read while this one steps; the
     // arithmetic is elementwise, the same numbers in any grouping.
     for (size_t b = 0; b < bucket_count; ++b) {
@@ -154,14 +187,25 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
             stepped = true;
         }
         // The updated slice goes up: at stages 1 and 2 over the gradient slice, spent now, which
-        // the all-gather below sends (at stage 1 it is the bucket's own slice); at stage 3 over
-        // the shard on the device. Under offload all the shard stepped is the one kept.
-        if (host && masterInStore()) copies_->toDevice(weights_ ? shard : gradientSlice(b), master);
+        // the all-gather below sends (at stage 1 it is the bucket's own slice), or with the
+        // slice sums on the host into the gather buffer; at stage 3 over the shard on the
+        // device. Under offload all the shard stepped is the one kept.
+        if (host && masterInStore()) {
+            if (gather_while_stepping) {
+                const int64_t n = buckets_.sliceNumel(b);
+                buffers[b] = buckets_.gatherBuffer(b);
+                sideCopies().toDevice(buffers[b].narrow(0, rank_ * n, n), master);
+                sideCopies().joinCompute();
+            } else {
+                sideCopies().toDevice(weights_ ? shard : gradientSlice(b), master);
+            }
+        }
         store.release(b, stepped || (first_on_host && masterInStore()));
         if (weights_) weights_->releaseShard(b, stepped);
+        if (gather_while_stepping) gather(b);
     }
     if (host) {
-        copies_->joinCompute();
+        sideCopies().joinCompute();
         master_ready_ = true;
     }
     store.flush();
@@ -169,20 +213,11 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
         weights_->flushShards();
         return;
     }  // stage 3: the shards are the weights, gathered when next used
-    // The updated slices travel in whole-bucket buffers: at stage 1 the buckets themselves (the
-    // gradient sums are spent, so each rank writes its new weights over its slice; the buckets
-    // hold weights until the next window zeroes them), at stage 2 one fresh buffer a bucket at
-    // a time. The all-gather fills in the other ranks' slices; every parameter is read back.
-    const bool one_at_a_time = buckets_.transient();
-    std::vector<torch::Tensor> buffers(bucket_count);
-    std::vector<std::shared_ptr<CollectiveWork>> gathers(bucket_count);
-    auto unpack = [&](size_t b) {
-        gathers[b]->wait();
-        for (const GradientBuckets::Member& m : buckets_.members(b))
-            if (params_[m.param].requires_grad()) params_[m.param].view({-1}).copy_(buffers[b].narrow(0, m.offset, m.numel));
-        buffers[b] = torch::Tensor();
-        gathers[b].reset();  // the call holds its buffers: kept, every bucket's would live to the end
-    };
+    if (gather_while_stepping) {
+        for (size_t b = 0; b < bucket_count; ++b)
+            if (gathers[b]) unpack(b);
+        return;
+    }
     for (size_t b = 0; b < bucket_count; ++b) {
         buffers[b] = buckets_.gatherBuffer(b);
         const int64_t n = buckets_.sliceNumel(b);
@@ -197,8 +232,7 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
                 if (s.bucket == b)
                     slice.narrow(0, s.slice_offset, s.numel).copy_(params_[s.param].view({-1}).narrow(0, s.param_offset, s.numel));
         }
-        gathers[b] = collectives.allGatherAsync(slice, buffers[b]);
-        if (one_at_a_time) unpack(b);
+        gather(b);
     }
     if (!one_at_a_time)
         for (size_t b = 0; b < bucket_count; ++b) unpack(b);

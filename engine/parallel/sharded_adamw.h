@@ -39,9 +39,12 @@ public:
         // The step on the host (runtime.offload on a GPU rank; a test hook on CPU ranks, where
         // the copies are plain copies): the moments, and an fp32 master of the rank's slices
         // (in the moments' store as their third part; under offload all the weights' shards
-        // are the master), stay in host memory. Each bucket's gradient slice comes down once per
-        // step, after the window's reduction (the accumulator stays on the device), into one of
-        // two pinned staging slices while the bucket before it steps; the updated slice goes
+        // are the master), stay in host memory. The gradient slices reach the host once per step
+        // (the accumulator stays on the device while it fits): at stages 2 and 3 each bucket's
+        // finished sum is copied down as the window's last backward adds its last reduce-scatter
+        // (GradientBuckets' SliceSums::CopiedDown), or the sums live on the host throughout
+        // (SliceSums::OnHost); at stage 1 each comes down after the window's reduction, into one
+        // of two pinned staging slices while the bucket before it steps. The updated slice goes
         // back up on the same side stream, joined into the compute stream before the
         // all-gathers read it. The same kernel on the same elements: the numbers of the step on
         // the device, bitwise on CPU ranks.
@@ -110,7 +113,9 @@ private:
     // host_step: the master is the third part of the moments' store (false: the weights'
     // shards, in host memory under offload all, are stepped in place).
     bool masterInStore() const;
-    // host_step: bucket b's gradient slice on the host, bucket b + 1's copy started.
+    SideCopies& sideCopies();  // made at the first use
+    // host_step: bucket b's gradient slice on the host, bucket b + 1's copy started (with the
+    // buckets' slice sums on the host: the sum itself).
     torch::Tensor hostGradients(size_t bucket);
     // host_step: bucket b's master, filled from the device's weights at the first step.
     torch::Tensor hostMaster(size_t bucket, const std::vector<torch::Tensor>& moments, const torch::Tensor& shard);

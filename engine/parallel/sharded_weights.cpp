@@ -125,9 +125,9 @@ void ShardedWeights::releaseAll() {
     for (size_t u = 0; u < units_.size(); ++u) release(static_cast<int64_t>(u));
 }
 
-void ShardedWeights::beginMicroBatch() {
+void ShardedWeights::beginMicroBatch(bool last) {
     releaseAll();
-    buckets_.beginMicroBatch(collectives_, /*hooks=*/false);
+    buckets_.beginMicroBatch(collectives_, /*hooks=*/false, last);
     in_micro_batch_ = true;
     forward_next_ = 0;
     backward_next_ = unitCount() - 1;

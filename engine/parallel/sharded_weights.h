@@ -74,8 +74,9 @@ public:
     int64_t bytesRead() const { return shards_->bytesRead(); }
     int64_t bytesWritten() const { return shards_->bytesWritten(); }
 
-    // Around each micro-batch's forward and backward (the buckets' micro-batch included).
-    void beginMicroBatch();
+    // Around each micro-batch's forward and backward (the buckets' micro-batch included; `last`:
+    // the window's last, see GradientBuckets::beginMicroBatch).
+    void beginMicroBatch(bool last = false);
     // Makes whatever calls the micro-batch has left (all of them for one that never ran),
     // releases every unit and sends the last buckets out.
     void endMicroBatch();

@@ -274,7 +274,9 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
             p.host_moment_bytes = p.optimizer_bytes;
             p.host_master_bytes = master_bytes;
         }
-        p.host_gradient_bytes = gradients_on_host ? held_slice_elements * kFloat : 0;
+        // The slice sums on the host: kept there (gradients_on_host), or on a GPU at stages 2 and
+        // 3 their copies, made as the last backward finishes each unit.
+        p.host_gradient_bytes = gradients_on_host || (!layout.on_cpu && stage >= 2) ? held_slice_elements * kFloat : 0;
         p.host_staging_bytes = staging;
         p.host_bytes = p.host_moment_bytes + p.host_master_bytes + p.host_gradient_bytes + p.host_staging_bytes;
     }

@@ -106,14 +106,21 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         else
             needs(t, target.nvme_read_gbps > 0 ? "target.nvme_write_gbps" : "target.nvme_read_gbps");
     }
-    const double tail = std::max(t.optimizer_s, t.nvme_step_s) + t.weights_up_s;
-    t.step_s = double(K - 1) * t.micro_batch_s + std::max(t.micro_batch_s, t.gradients_down_s) + tail;
+    // The gradient sums come down while the last backward runs at stages 2 and 3 (each unit's
+    // as it is finished); at stage 1 after the window's reduction, bucket b + 1's while b steps.
+    const bool down_in_backward = plan.zero_stage >= 2;
+    const double down_in_tail = down_in_backward ? 0.0 : t.gradients_down_s;
+    const double tail = std::max({t.optimizer_s, t.nvme_step_s, down_in_tail}) + t.weights_up_s;
+    const double last_micro_batch =
+        down_in_backward ? std::max(t.micro_batch_s, t.gradients_down_s) : t.micro_batch_s;
+    t.step_s = double(K - 1) * t.micro_batch_s + last_micro_batch + tail;
 
     // The bound: the term that takes the largest share of the step.
     const std::pair<const char*, double> shares[] = {
         {"compute", double(K) * t.compute_s},
         {"collectives", double(K) * t.collectives_s},
-        {"PCIe", double(K) * t.pcie_s + std::max(0.0, t.gradients_down_s - t.micro_batch_s) + t.weights_up_s},
+        {"PCIe", double(K) * t.pcie_s + std::max(0.0, last_micro_batch - t.micro_batch_s) +
+                     std::max(0.0, down_in_tail - std::max(t.optimizer_s, t.nvme_step_s)) + t.weights_up_s},
         {"NVMe", double(K) * t.nvme_read_s + t.nvme_step_s},
         {"CPU AdamW", t.optimizer_s},
     };

@@ -164,6 +164,9 @@ struct TrainingSession::Impl {
     bool joined = false;
     mutable std::mutex abort_mutex;
     std::string abort_reason;  // set by abortRun: the run ends failed with it
+    // The plan's gradients_on_host: with offload at stage >= 2 on a GPU that cannot keep the
+    // gradients' slice sums beside the rest, the ranks keep them in host memory.
+    bool gradient_sums_on_host = false;
 
     // Every rank's memory, twice a second, between the per-step peaks: the GUI's memory curve
     // moves while a long step runs. Ends when the last rank does. A failing CUDA probe loses its
@@ -238,6 +241,7 @@ struct TrainingSession::Impl {
             setup.resume_from = options.resume_from;
             setup.memory = memory[slot];
             setup.host_memory = host_memory[slot];
+            setup.gradient_sums_on_host = gradient_sums_on_host;
             setup.recover_out_of_memory = options.recover_out_of_memory;
             setup.explored_best = options.explored_best;
             if (rank == fail_rank) setup.fail_at_step = fail_step;
@@ -341,7 +345,9 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
                 if (auto why = kernels::fp8CudaUnsupportedReason(std::stoi(device.substr(5))); !why.empty())
                     throw ConfigError("runtime.dtype", why);
     // A config that cannot fit is refused in a moment, before a byte of it is allocated.
-    requirePlanFits(config, deviceMemoryBytesPerRank(config, impl_->devices.front()));
+    const int64_t device_bytes = deviceMemoryBytesPerRank(config, impl_->devices.front());
+    requirePlanFits(config, device_bytes);
+    impl_->gradient_sums_on_host = planMemory(config, device_bytes).gradients_on_host;
     // Bad data is bad input: refuse it here (ConfigError naming the file), not in a rank thread.
     {
         auto source = openTokenSource(config);

@@ -78,6 +78,8 @@ struct RankSetup {
     MemoryAccount* host_memory = nullptr;
     // Test hook: LayoutSetup::host_mirror (runtime.offload on CPU ranks through the GPU path).
     bool host_mirror = false;
+    // LayoutSetup::gradient_sums_on_host: the session sets it from the plan (a test, directly).
+    bool gradient_sums_on_host = false;
     // Parameters and gradients in fp64 instead of fp32: for the exactness tests only.
     bool fp64 = false;
     // Gradient bucket sizes: about 25 MiB after a small first one that starts the reduction early.

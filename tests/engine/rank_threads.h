@@ -20,8 +20,11 @@ struct RankThreadOptions {
     bool fp64 = false;               // parameters and gradients in fp64
     int64_t bucket_bytes = 25 << 20;  // every bucket, the first included
     bool host_mirror = false;         // RankSetup::host_mirror
+    bool gradient_sums_on_host = false;  // RankSetup::gradient_sums_on_host (with host_mirror)
     // When set: one account per rank, its allocations counted there (peaks readable afterwards).
     std::vector<MemoryAccount*>* accounts = nullptr;
+    // When set: one host account per rank (RankSetup::host_memory: what runtime.offload keeps there).
+    std::vector<MemoryAccount*>* host_accounts = nullptr;
     // Per rank: RankSetup::edit_micro_batch (empty: none).
     std::function<void(int rank, int64_t step, int64_t micro, MicroBatch& batch)> edit_micro_batch;
 };
@@ -61,6 +64,8 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
     auto& replicas = groups.replicas;
     if (options.accounts)
         while (static_cast<int>(options.accounts->size()) < W) options.accounts->push_back(newMemoryAccount());
+    if (options.host_accounts)
+        while (static_cast<int>(options.host_accounts->size()) < W) options.host_accounts->push_back(newMemoryAccount());
     std::vector<std::string> errors(W);
     std::vector<std::thread> threads;
     for (int r = 0; r < W; ++r)
@@ -82,8 +87,10 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
                 setup.started = std::chrono::steady_clock::now();
                 setup.fp64 = options.fp64;
                 setup.memory = account;
+                if (options.host_accounts) setup.host_memory = (*options.host_accounts)[r];
                 setup.bucket_bytes = setup.first_bucket_bytes = options.bucket_bytes;
                 setup.host_mirror = options.host_mirror;
+                setup.gradient_sums_on_host = options.gradient_sums_on_host;
                 if (options.edit_micro_batch)
                     setup.edit_micro_batch = [&, r](int64_t step, int64_t micro, MicroBatch& batch) {
                         options.edit_micro_batch(r, step, micro, batch);

@@ -13,6 +13,7 @@
 
 #include "conformance_setup.h"
 #include "offload/direct_file.h"
+#include "offload/host_slice_sums.h"
 #include "offload/pinned_slabs.h"
 #include "offload/slice_store.h"
 #include "trainbench/batch_explorer.h"
@@ -45,14 +46,18 @@ RunConfig split(int64_t m, int64_t K, int64_t W, int64_t stage, int64_t EP = 1) 
 
 // Every rank's whole parameters after `steps` steps on rank threads, with 4 KiB buckets so that
 // there are many (the store's two staging slots take turns) and slices cross parameters.
-// `host_mirror`: runtime.offload takes the GPU ranks' path (the host step), its copies plain.
+// The ranks' path under runtime.offload: on the device (CPU ranks), or the GPU ranks' host step
+// (its copies plain here), there with the gradients' slice sums on the device or the host.
+enum class OffloadPath { Device, HostStep, HostStepSumsOnHost };
+
 std::vector<std::vector<torch::Tensor>> weightsAfter(const RunConfig& config, int64_t steps, bool fp64,
-                                                     bool host_mirror = false) {
+                                                     OffloadPath path = OffloadPath::Device) {
     std::vector<std::vector<torch::Tensor>> weights(config.runtime.world_size);
     RankThreadOptions options;
     options.fp64 = fp64;
     options.bucket_bytes = 4096;
-    options.host_mirror = host_mirror;
+    options.host_mirror = path != OffloadPath::Device;
+    options.gradient_sums_on_host = path == OffloadPath::HostStepSumsOnHost;
     onRankTrainers(config, options, [&](int r, RankTrainer& trainer) {
         for (int64_t step = 0; step < steps; ++step) {
             WindowResult window;
@@ -71,7 +76,7 @@ struct SplitCase {
     int64_t m, K, W, stage, EP;
 };
 
-void expectTheNumbersWithoutOffload(const std::vector<SplitCase>& cases, bool host_mirror) {
+void expectTheNumbersWithoutOffload(const std::vector<SplitCase>& cases, OffloadPath path) {
     QTemporaryDir dir;
     for (const SplitCase& k : cases)
         for (bool fp64 : {false, true}) {
@@ -80,11 +85,14 @@ void expectTheNumbersWithoutOffload(const std::vector<SplitCase>& cases, bool ho
             for (const char* choice : {"optimizer", "all"})
                 for (const std::string& where : {std::string(), dir.path().toStdString()}) {
                     if (std::string(choice) == "all" && k.stage < 3) continue;
-                    const auto weights = weightsAfter(offloaded(plain, where, choice), 3, fp64, host_mirror);
+                    const auto weights = weightsAfter(offloaded(plain, where, choice), 3, fp64, path);
                     const QString what = QString("(%1,%2,%3) stage %4 EP %5 %6 %7 %8%9")
                                              .arg(k.m).arg(k.K).arg(k.W).arg(k.stage).arg(k.EP)
                                              .arg(fp64 ? "fp64" : "fp32").arg(choice)
-                                             .arg(where.empty() ? "host" : "offload_dir", host_mirror ? " host step" : "");
+                                             .arg(where.empty() ? "host" : "offload_dir",
+                                                  path == OffloadPath::Device     ? ""
+                                                  : path == OffloadPath::HostStep ? " host step"
+                                                                                  : " host step, sums on the host");
                     for (size_t r = 0; r < weights.size(); ++r)
                         for (size_t i = 0; i < weights[r].size(); ++i)
                             QVERIFY2(torch::equal(weights[r][i], reference[r][i]),
@@ -165,7 +173,7 @@ private Q_SLOTS:
     void everySplitAndStageGivesTheNumbersWithoutOffload() {
         expectTheNumbersWithoutOffload({{8, 1, 1, 1, 1}, {2, 4, 1, 2, 1}, {2, 2, 2, 1, 1}, {1, 4, 2, 2, 1}, {2, 2, 2, 3, 1},
                                         {2, 1, 4, 3, 1}, {2, 2, 2, 1, 2}, {1, 2, 4, 3, 2}, {8, 1, 1, 3, 1}, {1, 4, 2, 3, 1}},
-                                       /*host_mirror=*/false);
+                                       OffloadPath::Device);
     }
 
     // The host slabs: every request its own aligned region, none overlapping, packed into
@@ -222,7 +230,111 @@ private Q_SLOTS:
     void theHostStepGivesTheNumbersWithoutOffload() {
         expectTheNumbersWithoutOffload({{8, 1, 1, 1, 1}, {2, 2, 2, 1, 1}, {1, 4, 2, 2, 1}, {2, 2, 2, 3, 1}, {2, 1, 4, 3, 1},
                                         {2, 2, 2, 1, 2}, {1, 2, 4, 3, 2}},
-                                       /*host_mirror=*/true);
+                                       OffloadPath::HostStep);
+    }
+
+    // The gradients' slice sums in host memory (stages 2 and 3, what a GPU that cannot keep them
+    // does): every micro-batch's reduced slices come down as their reduce-scatters finish and are
+    // added there in the same order, the update goes up into the gather buffer (stage 2) or the
+    // shard: every rank's weights after three steps bitwise those without offload, K 1 and 4, W
+    // 1, 2 and 4, expert parallelism, fp32 and fp64, host memory and offload_dir.
+    void theGradientSumsOnTheHostGiveTheNumbersWithoutOffload() {
+        expectTheNumbersWithoutOffload({{2, 4, 1, 2, 1}, {1, 4, 2, 2, 1}, {8, 1, 1, 3, 1}, {2, 2, 2, 3, 1}, {2, 1, 4, 3, 1},
+                                        {1, 2, 4, 3, 2}, {1, 2, 4, 2, 2}},
+                                       OffloadPath::HostStepSumsOnHost);
+    }
+
+    // The host's slice sums against the same additions made in place: three buckets and one,
+    // each micro-batch's slices added as they come (the copies of two in flight, the oldest
+    // landed first), bit for bit the device's running sums; zero() starts again from zero; the
+    // host account holds the sums and two staging slices of the widest, 256-byte aligned.
+    void theHostSliceSumsAddInTheDevicesOrder() {
+        for (const std::vector<int64_t>& numels : {std::vector<int64_t>{1000, 37, 4096}, std::vector<int64_t>{513}}) {
+            MemoryAccount* host = newMemoryAccount();
+            HostSliceSums sums(numels, torch::kFloat32, torch::kCPU, host);
+            int64_t expected_bytes = 0, widest = 0;
+            for (int64_t n : numels) {
+                expected_bytes += (n * 4 + 255) / 256 * 256;
+                widest = std::max(widest, n);
+            }
+            expected_bytes += 2 * ((widest * 4 + 255) / 256 * 256);
+            QVERIFY2(host->current.load() >= expected_bytes && host->current.load() <= expected_bytes + 512,
+                     qPrintable(QString("host account %1, expected %2").arg(host->current.load()).arg(expected_bytes)));
+            for (int round = 0; round < 2; ++round) {
+                std::vector<torch::Tensor> reference;
+                for (int64_t n : numels) reference.push_back(torch::zeros({n}));
+                torch::manual_seed(7 + round);
+                for (int micro = 0; micro < 5; ++micro)
+                    for (size_t b = 0; b < numels.size(); ++b) {
+                        // Magnitudes far apart, so the order of the additions shows in the bits.
+                        const torch::Tensor slice = torch::randn({numels[b]}) * std::pow(10.0, 3 * (micro % 3) - 3);
+                        reference[b].add_(slice);
+                        sums.add(b, slice.clone());
+                    }
+                for (size_t b = 0; b < numels.size(); ++b)
+                    QVERIFY2(torch::equal(sums.sum(b), reference[b]), qPrintable(QString("bucket %1 round %2").arg(b).arg(round)));
+                sums.zero();
+                for (size_t b = 0; b < numels.size(); ++b) QCOMPARE(sums.sum(b).abs().sum().item<double>(), 0.0);
+            }
+        }
+    }
+
+    // The gradient sums' tiers, by the accounts (stage 2, W 2, the host step), against hand counts
+    // from the model's units (each unit a bucket padded to W, the rank's slice s_u 4 bytes an
+    // element, every host region 256-byte aligned): with the sums on the device the host account
+    // holds the moments, the master and the last backward's copies of the sums, 4 regions of
+    // each s_u; with them on the host, the same plus two staging slices of the widest s_u, and the
+    // device account's peak is lower by nearly all of the sums.
+    void theGradientSumsOnTheHostLeaveTheDeviceAccount() {
+        RunConfig c = split(2, 2, 2, 2);
+        c.model = tinyTestModel(512, 64);  // state large beside the activations
+        c.runtime.offload = "optimizer";
+        struct Peaks {
+            int64_t device = 0, host = 0, sums = 0, widest = 0;
+        };
+        auto peaksOf = [&](bool sums_on_host) {
+            std::vector<MemoryAccount*> accounts, host_accounts;
+            RankThreadOptions options;
+            options.host_mirror = true;
+            options.gradient_sums_on_host = sums_on_host;
+            options.accounts = &accounts;
+            options.host_accounts = &host_accounts;
+            Peaks peaks;
+            onRankTrainers(c, options, [&](int r, RankTrainer& trainer) {
+                for (int64_t step = 0; step < 2; ++step) {
+                    WindowResult window;
+                    if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
+                    trainer.applyUpdate(step, window);
+                }
+                if (r != 0) return;
+                for (const auto& unit : trainer.model()->units()) {
+                    int64_t numel = 0;
+                    for (const auto& p : unit) numel += p.numel();
+                    const int64_t region = ((numel + 1) / 2 * 4 + 255) / 256 * 256;
+                    if (numel > 0) peaks.sums += region;
+                    peaks.widest = std::max(peaks.widest, region);
+                }
+            });
+            peaks.device = accounts[0]->peak.load();
+            peaks.host = host_accounts[0]->peak.load();
+            return peaks;
+        };
+        const Peaks on_device = peaksOf(false), on_host = peaksOf(true);
+        // (each slab of plain host memory takes 256 bytes more, to align its first region)
+        QVERIFY2(on_device.host >= 4 * on_device.sums && on_device.host <= 4 * on_device.sums + 4096,
+                 qPrintable(QString("host account %1 with the sums on the device, 4 x their %2 by hand")
+                                .arg(on_device.host).arg(on_device.sums)));
+        const int64_t staging = on_host.host - on_device.host;
+        QVERIFY2(std::llabs(staging - 2 * on_host.widest) <= 512,
+                 qPrintable(QString("host account +%1 with the sums on the host, two staging slices %2 by hand")
+                                .arg(staging).arg(2 * on_host.widest)));
+        qInfo("stage 2, W 2: host account %lld bytes with the sums on the device, %lld on the host; device peak %lld "
+              "and %lld; the slice sums %lld by hand",
+              (long long)on_device.host, (long long)on_host.host, (long long)on_device.device,
+              (long long)on_host.device, (long long)on_host.sums);
+        QVERIFY2(double(on_device.device - on_host.device) >= 0.9 * double(on_host.sums),
+                 qPrintable(QString("device peak %1 with the sums there, %2 without; the sums %3")
+                                .arg(on_device.device).arg(on_host.device).arg(on_host.sums)));
     }
 
     // Ragged data (ranks count different targets) with an incomplete last window, through the

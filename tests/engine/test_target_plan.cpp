@@ -163,6 +163,8 @@ private Q_SLOTS:
         const MemoryPlan roomy = planOnTarget(c, resolveTarget(c));
         QVERIFY(!roomy.gradients_on_host);
         QCOMPARE(roomy.gradient_bytes, 4 * kTinyParams);
+        // The host still holds their copies, made as the last backward finishes each unit.
+        QCOMPARE(roomy.host_gradient_bytes, 4 * kTinyParams);
         // A device one byte short of that peak: the sums go to the host and the rest fits.
         c.target.device_memory_gib = double(roomy.peak_bytes - 1) / kGiB;
         const MemoryPlan tight = planOnTarget(c, resolveTarget(c));
@@ -197,8 +199,14 @@ private Q_SLOTS:
         QVERIFY(near(s.optimizer_s, P * 28 / 200e9));  // 28 bytes touched a parameter
         QVERIFY(near(s.gradients_down_s, 4 * P / 50e9));
         QVERIFY(near(s.weights_up_s, 4 * P / 50e9));
-        const double step = compute + std::max(compute, 4 * P / 50e9) + P * 28 / 200e9 + 4 * P / 50e9;
+        // Stage 1: the gradients come down after the window, beside the CPU step.
+        const double step = 2 * compute + std::max(P * 28 / 200e9, 4 * P / 50e9) + 4 * P / 50e9;
         QVERIFY(near(s.step_s, step));
+        // Stage 2: during the last backward (each unit's sum as it is finished).
+        RunConfig stage2 = c;
+        stage2.runtime.zero_stage = 2;
+        const StepTimePlan s2 = predictStepTime(configOnTarget(stage2, t), planOnTarget(stage2, t), t);
+        QVERIFY(near(s2.step_s, compute + std::max(compute, 4 * P / 50e9) + P * 28 / 200e9 + 4 * P / 50e9));
         QVERIFY(s.unknown.empty());
         QVERIFY(!s.bound.empty());
 

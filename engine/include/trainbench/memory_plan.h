@@ -37,8 +37,10 @@ struct MemoryPlan {
     // moments (optimizer_bytes, then no longer in the peak) go to host memory, or with
     // runtime.offload_dir to its files. On a GPU an fp32 master of the rank's slice goes with
     // them (the host step); on CPU ranks the weights are the master. weight_element_bytes: the
-    // device weights' bytes, 4 (bf16 device weights are not built). With offload at stage >= 2 on a GPU, the fp32 slice sums
-    // of the gradients move to host memory when the device cannot keep them. `all` (stage 3)
+    // device weights' bytes, 4 (bf16 device weights are not built). With offload at stage >= 2 on
+    // a GPU, the fp32 slice sums of the gradients move to host memory when the device cannot keep
+    // them (gradients_on_host); otherwise the host holds their copies, made during the last
+    // backward (host_gradient_bytes either way). `all` (stage 3)
     // moves the rank's weight shard too: the device holds the unit gathered and the next one.
     // On CPU ranks (one memory for both tiers) `fits` counts host_bytes with the peak.
     int64_t weight_element_bytes = 4;
