@@ -168,7 +168,9 @@ int commandPlan(const RunConfig& config, bool as_json) {
                 placed.runtime.activation_checkpointing.c_str(), (long long)plan.expert_parallel);
     const bool weights_off = isChoice(placed.runtime.offload, Offload::All) && stage >= 3;
     // Offload all: the unit gathered and, on a GPU, the next one arriving.
-    const std::string weights_label = std::string("weights (fp32") +
+    // bf16 device weights beside the host's fp32 master (offload on a GPU at stages 1 and 2).
+    const std::string weights_label = std::string(plan.weight_element_bytes == 2 ? "weights (bf16, the embedding fp32"
+                                                                                 : "weights (fp32") +
                                       (weights_off ? (target.gpu ? ", two units)" : ", one unit)")
                                        : stage >= 3 ? ", 1/W + one unit)"
                                                     : ")");

@@ -37,6 +37,15 @@ HostSliceSums::HostSliceSums(const std::vector<int64_t>& slice_numels, torch::Sc
     zero();
 }
 
+HostSliceSums::~HostSliceSums() {
+    try {
+        for (int slot : {0, 1})
+            if (pending_[slot].busy) copies_.waitHost(slot);
+    } catch (...) {
+        // A failed device: nothing left to wait for.
+    }
+}
+
 int HostSliceSums::nextSlot() {
     const int slot = next_slot_;
     next_slot_ = 1 - next_slot_;

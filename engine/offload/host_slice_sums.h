@@ -30,6 +30,7 @@ public:
     // `staging`: the two staging slices add() needs (copy() alone needs none).
     HostSliceSums(const std::vector<int64_t>& slice_numels, torch::ScalarType dtype, const torch::Device& device,
                   MemoryAccount* host_account, bool staging = true);
+    ~HostSliceSums();  // waits for the copies in flight: their pinned memory goes with it
     HostSliceSums(const HostSliceSums&) = delete;
     HostSliceSums& operator=(const HostSliceSums&) = delete;
 

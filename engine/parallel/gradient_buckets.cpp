@@ -109,15 +109,16 @@ void GradientBuckets::zero() {
         for (auto& b : buckets_) b.flat.zero_();
         return;
     }
+    // First the copies of a dropped window still in flight (CopiedDown: from the device sums
+    // zeroed below).
+    if (host_sums_ && sums_where_ == SliceSums::OnHost) host_sums_->zero();
+    else if (host_sums_) host_sums_->settle();
+    std::fill(landed_.begin(), landed_.end(), 0);
     for (auto& b : buckets_) {
         if (b.slice_sum.defined()) b.slice_sum.zero_();
         b.flat = torch::Tensor();
         b.work.reset();
     }
-    // (CopiedDown: the copies of a dropped window may still be in flight from the device sums.)
-    if (host_sums_ && sums_where_ == SliceSums::OnHost) host_sums_->zero();
-    else if (host_sums_) host_sums_->settle();
-    std::fill(landed_.begin(), landed_.end(), 0);
     for (auto& p : params_)
         if (p.grad().defined()) p.mutable_grad() = torch::Tensor();
 }

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "model/product_weights.h"
 #include "parallel/adamw_state.h"
 
 namespace trainbench {
@@ -62,6 +63,33 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         options.moments = spec_.moments;
         optimizer_ = std::make_unique<ShardedAdamW>(params, decays, *buckets_, spec_.rank_in_group, options, weights_.get());
         if (resumed_optimizer) optimizer_->loadState(namesOf(parameterNames(model)), *resumed_optimizer);
+    }
+    if (spec_.bf16_device_weights && optimizer_ && !weights_) {
+        // The master first, from the fp32 weights; then the device keeps their bf16 rounding,
+        // which is what autocast would have made of them at every use. Each such parameter's
+        // gradient stays fp32 (grad_dtype): autograd accumulates into the buckets' fp32 views.
+        optimizer_->captureMaster();
+        const std::vector<bool> product = productWeightMask(model);
+        torch::NoGradGuard no_grad;
+        for (size_t j = 0; j < spec_.indices.size(); ++j) {
+            torch::Tensor p = all[spec_.indices[j]];
+            if (!product[spec_.indices[j]] || !p.requires_grad()) continue;
+            const torch::Tensor grad = p.grad();
+            p.set_data(p.detach().to(torch::kBFloat16));
+            p.set_grad_dtype(torch::kFloat32);
+            if (grad.defined()) p.mutable_grad() = grad;
+            bf16_weights_.push_back(j);
+        }
+    }
+}
+
+void ParameterPart::masterWeightsInto(std::vector<torch::Tensor>& out) {
+    if (bf16_weights_.empty()) return;
+    const std::vector<torch::Tensor> master = optimizer_->gatherMaster(*spec_.group);
+    for (size_t j : bf16_weights_) {
+        const size_t i = spec_.indices[j];
+        if (j < master.size() && master[j].defined())
+            out[i] = master[j].to(out[i].defined() ? out[i].device() : master[j].device());
     }
 }
 

@@ -49,6 +49,9 @@ struct PartSpec {
     // gradients_on_host): the gradients' slice sums in host memory, each micro-batch's reduced
     // slices copied down and added there as their reduce-scatters finish.
     bool slice_sums_on_host = false;
+    // With host_step at stages 1 and 2 under bf16 autocast: the linear layers' weights held in
+    // bf16 on the device (productWeightMask), their fp32 master only in the optimizer's store.
+    bool bf16_device_weights = false;
     // runtime.optimizer_dtype: the storage of the AdamW moments.
     OptimizerDtype moments = OptimizerDtype::Fp32;
 };
@@ -98,6 +101,9 @@ public:
     NamedTensors gatherWeights(const std::vector<std::string>& names) const;
     // Stage 3, collective: whole copies of this part's parameters put at their model positions.
     void wholeParametersInto(std::vector<torch::Tensor>& out);
+    // With bf16 device weights, collective: the fp32 master of each weight held in bf16, whole,
+    // put at its model position on the weight's device (the others left as they are).
+    void masterWeightsInto(std::vector<torch::Tensor>& out);
 
 private:
     std::vector<std::string> namesOf(const std::vector<std::string>& names) const;
@@ -106,6 +112,7 @@ private:
     std::unique_ptr<GradientBuckets> buckets_;
     std::unique_ptr<ShardedWeights> weights_;  // stage 3
     std::unique_ptr<ShardedAdamW> optimizer_;  // stages 1-3
+    std::vector<size_t> bf16_weights_;         // positions in spec_.indices held in bf16 on the device
 };
 
 }  // namespace trainbench

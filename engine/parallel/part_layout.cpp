@@ -1,5 +1,7 @@
 #include "parallel/part_layout.h"
 
+#include "kernels/compute_scope.h"
+#include "model/compute_precision.h"
 #include "offload/offload_dir.h"
 
 namespace trainbench {
@@ -26,6 +28,12 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
     spec.weights_on_host = where == Offload::All;
     spec.host_step = where != Offload::None && (setup_.device.type() != torch::kCPU || setup_.host_mirror);
     spec.slice_sums_on_host = spec.host_step && spec.stage >= 2 && setup_.gradient_sums_on_host;
+    // bf16 device weights where bf16 is autocast's (a GPU, or the CPU with its kernels off): its
+    // products round the weights to bf16 anyway. Stage 3 gathers fp32 units, and expert
+    // parallelism's checkpoints gather the experts from the devices: neither holds them in bf16.
+    const bool autocast_bf16 = computePrecisionOf(cfg, model_) == ComputePrecision::kBf16 &&
+                               (setup_.device.type() != torch::kCPU || !kernels::cpuKernelsEnabled());
+    spec.bf16_device_weights = spec.host_step && spec.stage <= 2 && cfg.runtime.expert_parallel <= 1 && autocast_bf16;
     if (!cfg.runtime.offload_dir.empty()) {
         spec.moments_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name);
         if (spec.weights_on_host) spec.shard_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name, "weights");
@@ -56,6 +64,7 @@ std::vector<torch::Tensor> PartLayout::wholeParameters() {
     std::vector<torch::Tensor> out;
     if (!parts_.front()->weights()) {
         for (auto& p : model_->parameters()) out.push_back(p.detach().clone());
+        for (auto& part : parts_) part->masterWeightsInto(out);  // bf16 device weights: their master
         return out;
     }
     out.resize(model_->parameters().size());

@@ -238,6 +238,43 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
         for (size_t b = 0; b < bucket_count; ++b) unpack(b);
 }
 
+void ShardedAdamW::captureMaster() {
+    if (!masterInStore() || weights_) return;  // stage 3 steps its shards (the master under all)
+    torch::NoGradGuard no_grad;
+    SliceStore& store = moments();
+    master_ready_ = false;
+    for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
+        const std::vector<torch::Tensor> parts = store.acquire(b);
+        store.prefetch(b + 1);
+        hostMaster(b, parts, torch::Tensor());
+        store.release(b, true);
+    }
+    store.flush();
+    master_ready_ = true;
+}
+
+std::vector<torch::Tensor> ShardedAdamW::gatherMaster(Collectives& collectives) {
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> whole(params_.size());
+    if (!masterInStore() || !moments_ || !master_ready_) return {};
+    SliceStore& store = *moments_;
+    for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
+        const std::vector<torch::Tensor> parts = store.acquire(b);
+        const torch::Tensor& master = parts[2];
+        // Gathered where the collectives run (the rank's device), then kept on the host.
+        const torch::Device device = params_.front().device();
+        torch::Tensor all = torch::empty({buckets_.paddedNumel(b)}, master.options().device(device));
+        collectives.allGatherAsync(master.to(device), all)->wait();
+        store.release(b, false);
+        all = all.cpu();
+        for (const GradientBuckets::Member& m : buckets_.members(b)) {
+            const auto& p = params_[m.param];
+            if (p.requires_grad()) whole[m.param] = all.narrow(0, m.offset, m.numel).view(p.sizes()).clone();
+        }
+    }
+    return whole;
+}
+
 NamedTensors ShardedAdamW::gatherState(const std::vector<std::string>& names, Collectives& collectives) const {
     torch::NoGradGuard no_grad;
     NamedTensors state;
@@ -248,7 +285,9 @@ NamedTensors ShardedAdamW::gatherState(const std::vector<std::string>& names, Co
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
         const std::vector<torch::Tensor> moments = store.acquire(b);
         const torch::Tensor &exp_avg = moments[0], &exp_avg_sq = moments[1];
-        torch::Tensor averages = torch::empty({buckets_.paddedNumel(b)}, gradientSlice(b).options().dtype(momentDtype()));
+        // On the rank's device, where the collectives run (the slice sums may be on the host).
+        torch::Tensor averages = torch::empty({buckets_.paddedNumel(b)},
+                                              exp_avg.options().dtype(momentDtype()).device(params_.front().device()));
         torch::Tensor squares = torch::empty_like(averages);
         collectives.allGatherAsync(exp_avg.to(averages.device()), averages)->wait();
         collectives.allGatherAsync(exp_avg_sq.to(averages.device()), squares)->wait();

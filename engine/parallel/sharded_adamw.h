@@ -81,6 +81,15 @@ public:
     // either storage dtype: converted as restoreOptimizer does).
     void loadState(const std::vector<std::string>& names, const NamedTensors& saved);
 
+    // host_step at stages 1 and 2: fills the fp32 master of this rank's slices from the weights
+    // as they are now (otherwise the first step does), so that the device's weights may then be
+    // rounded to bf16 without the master losing a bit. Again after loadState.
+    void captureMaster();
+    // host_step, collective (every rank calls it; one all-gather per bucket): the whole fp32
+    // master of every parameter, on the host, in the order of `params` (undefined for a frozen
+    // one, whose slices the master does not step); empty before the master exists.
+    std::vector<torch::Tensor> gatherMaster(Collectives& collectives);
+
 private:
     // A parameter's elements inside this rank's slice of its bucket.
     struct Segment {

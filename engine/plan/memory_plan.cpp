@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/activation_bytes.h"
+#include "trainbench/compute_dtype.h"
 #include "trainbench/config_io.h"
 #include "trainbench/divisors.h"
 #include "trainbench/param_count.h"
@@ -223,16 +224,20 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     const bool offloaded = offloading != Offload::None;
     const bool weights_off = offloading == Offload::All && stage >= 3;
     const bool on_nvme = offloaded && !config.runtime.offload_dir.empty();
-    // The engine keeps fp32 weights on every device (bf16 runs under autocast), with offload too:
-    // the planner counts what runs. (bf16 device weights beside an fp32 master on the host,
-    // 2 bytes here under bf16 with offload, are not built yet.)
-    p.weight_element_bytes = 4;
+    // fp32 weights on the device (bf16 runs under autocast), except where the engine holds the
+    // linear layers' weights in bf16 beside the host step's fp32 master: offload on a GPU under
+    // bf16 at stages 1 and 2 without expert parallelism (engine/parallel/part_layout.cpp). The
+    // embedding stays fp32 there (the norms and the router too: a few MB, not counted).
+    const bool bf16_weights = offloaded && !layout.on_cpu && stage >= 1 && stage <= 2 && p.expert_parallel <= 1 &&
+                              resolveComputeDtype(config, /*on_cuda=*/true) == "bf16";
+    p.weight_element_bytes = bf16_weights ? 2 : 4;
+    const int64_t fp32_kept = bf16_weights ? counts.embedding * 2 : 0;
     const int64_t unit_elements = largest_unit / kFloat;
     // Offload all: the unit gathered and, on a GPU, the next one arriving (CPU ranks gather from
     // the host tier directly: one memory).
     p.weight_bytes = weights_off  ? (layout.on_cpu ? 1 : 2) * unit_elements * p.weight_element_bytes
                      : stage >= 3 ? (held_slice_elements + unit_elements) * p.weight_element_bytes
-                                  : params * p.weight_element_bytes;
+                                  : params * p.weight_element_bytes + fp32_kept;
     p.gradients_on_host = gradients_on_host;
     p.gradient_bytes = gradients_on_host ? 0 : stage >= 2 ? held_slice_elements * kFloat : params * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;

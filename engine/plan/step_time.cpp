@@ -82,7 +82,8 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         if (target.pcie_gbps > 0) {
             t.pcie_s = seconds(up_and_down, target.pcie_gbps);
             if (!plan.gradients_on_host) t.gradients_down_s = seconds(4.0 * slice, target.pcie_gbps);
-            if (!weights_off) t.weights_up_s = seconds(slice * we, target.pcie_gbps);
+            // The fp32 master goes up (bf16 device weights are rounded there).
+            if (!weights_off) t.weights_up_s = seconds(slice * 4.0, target.pcie_gbps);
         } else {
             needs(t, "target.pcie_gbps");
         }
@@ -94,7 +95,9 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     t.micro_batch_s = std::max({t.compute_s, t.collectives_s, t.pcie_s, t.nvme_read_s});
 
     if (offloaded) {
-        const double touched = rpn * slice * double(cpuAdamWBytesPerParameter(plan.weight_element_bytes));
+        // (bf16 device weights are rounded on the device from the fp32 master: the CPU step
+        // writes no bf16 copy)
+        const double touched = rpn * slice * double(cpuAdamWBytesPerParameter(4));
         if (target.host_memory_gbps > 0) t.optimizer_s = seconds(touched, target.host_memory_gbps);
         else needs(t, "target.host_memory_gbps");
     }

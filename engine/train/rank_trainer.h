@@ -124,6 +124,8 @@ public:
     // Copies of the whole parameters (model()->parameters()'s order) on every rank; at stage 3
     // every rank must call it (one all-gather per unit).
     std::vector<torch::Tensor> wholeParameters() { return layout_->wholeParameters(); }
+    // What a checkpoint of now would hold (rank 0; every rank must call it: the gathers).
+    CheckpointTensors gatherCheckpoint() { return layout_->gatherCheckpoint(); }
     int64_t bucketCount() const { return layout_ ? layout_->bucketCount() : 0; }
     // Expert parallelism: the buckets of the routed experts' gradients (0 without).
     int64_t expertBucketCount() const { return layout_ ? layout_->expertBucketCount() : 0; }

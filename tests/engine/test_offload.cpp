@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "conformance_setup.h"
+#include "offload_runs.h"
 #include "offload/direct_file.h"
 #include "offload/host_slice_sums.h"
 #include "offload/pinned_slabs.h"
@@ -29,53 +30,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-RunConfig offloaded(RunConfig c, const std::string& dir, const char* what = "optimizer") {
-    c.runtime.offload = what;
-    c.runtime.offload_dir = dir;
-    return c;
-}
-
-RunConfig split(int64_t m, int64_t K, int64_t W, int64_t stage, int64_t EP = 1) {
-    RunConfig c = withSplit(conformanceConfig(), m, K, W);
-    c.train.weight_decay = 0.1;
-    c.train.eval_every = 0;
-    c.runtime.zero_stage = stage;
-    c.runtime.expert_parallel = EP;
-    return c;
-}
-
-// Every rank's whole parameters after `steps` steps on rank threads, with 4 KiB buckets so that
-// there are many (the store's two staging slots take turns) and slices cross parameters.
-// The ranks' path under runtime.offload: on the device (CPU ranks), or the GPU ranks' host step
-// (its copies plain here), there with the gradients' slice sums on the device or the host.
-enum class OffloadPath { Device, HostStep, HostStepSumsOnHost };
-
-std::vector<std::vector<torch::Tensor>> weightsAfter(const RunConfig& config, int64_t steps, bool fp64,
-                                                     OffloadPath path = OffloadPath::Device) {
-    std::vector<std::vector<torch::Tensor>> weights(config.runtime.world_size);
-    RankThreadOptions options;
-    options.fp64 = fp64;
-    options.bucket_bytes = 4096;
-    options.host_mirror = path != OffloadPath::Device;
-    options.gradient_sums_on_host = path == OffloadPath::HostStepSumsOnHost;
-    onRankTrainers(config, options, [&](int r, RankTrainer& trainer) {
-        for (int64_t step = 0; step < steps; ++step) {
-            WindowResult window;
-            if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
-            trainer.applyUpdate(step, window);
-        }
-        weights[r] = trainer.wholeParameters();
-    });
-    return weights;
-}
-
 // Every case (m, K, W, stage, EP), fp32 and fp64: the weights of every rank after three steps
 // with offload optimizer (and at stage 3 all), in host memory and in offload_dir's files, equal
 // bitwise those of the same split without offload.
-struct SplitCase {
-    int64_t m, K, W, stage, EP;
-};
-
 void expectTheNumbersWithoutOffload(const std::vector<SplitCase>& cases, OffloadPath path) {
     QTemporaryDir dir;
     for (const SplitCase& k : cases)

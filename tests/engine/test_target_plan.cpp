@@ -123,9 +123,11 @@ private Q_SLOTS:
         c.runtime.offload = "optimizer";
         MemoryPlan p = planOnTarget(c, resolveTarget(c));
         const int64_t P = kTinyParams;
-        // fp32 weights on the device (bf16 computes under autocast), an fp32 master on the host
-        QCOMPARE(p.weight_element_bytes, int64_t(4));
-        QCOMPARE(p.weight_bytes, 4 * P);
+        // The linear layers' weights in bf16 on the device (the embedding fp32), an fp32 master
+        // on the host
+        const int64_t E = countParameters(builtinTinyConfig().model).embedding;
+        QCOMPARE(p.weight_element_bytes, int64_t(2));
+        QCOMPARE(p.weight_bytes, 2 * P + 2 * E);
         QCOMPARE(p.gradient_bytes, 4 * P);
         QVERIFY(!p.gradients_on_host);
         QCOMPARE(p.host_moment_bytes, 8 * P);

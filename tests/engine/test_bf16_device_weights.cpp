@@ -1,0 +1,154 @@
+// bf16 device weights (runtime.offload on a GPU under bf16, ZeRO stages 1 and 2): the linear
+// layers' weights held in bf16 on the device beside the host step's fp32 master. On CPU ranks
+// through the CPU's autocast (its kernels off) and the host step with plain copies: the same
+// numbers as fp32 weights under autocast, the master in the checkpoints, the device's bytes
+// (docs/design/offload.md).
+#include <QtTest/QtTest>
+
+#include <QTemporaryDir>
+
+#include "kernels/cpu_kernels.h"
+#include "offload_runs.h"
+
+using namespace trainbench;
+
+namespace {
+
+// The CPU's bf16 through autocast, as a GPU computes it, for one test.
+struct AutocastOnTheCpu {
+    bool were = kernels::cpuKernelsEnabled();
+    AutocastOnTheCpu() { kernels::setCpuKernelsEnabled(false); }
+    ~AutocastOnTheCpu() { kernels::setCpuKernelsEnabled(were); }
+};
+
+RunConfig bf16Split(int64_t m, int64_t K, int64_t W, int64_t stage) {
+    RunConfig c = split(m, K, W, stage);
+    c.runtime.dtype = "bf16";
+    return c;
+}
+
+// The linear layers, by hand from the model section: per layer wq (or wq_a and wq_b), wkv_a,
+// wkv_b and wo, the dense MLP's three or each expert's three and the shared experts' three; the
+// head.
+int64_t linearLayers(const ModelConfig& mc) {
+    int64_t linears = 1;
+    for (int64_t layer = 0; layer < mc.n_layers; ++layer)
+        linears += (mc.q_lora_rank > 0 ? 5 : 4) +
+                   (layer < mc.n_dense_layers ? 3 : 3 * mc.n_routed_experts + (mc.n_shared_experts > 0 ? 3 : 0));
+    return linears;
+}
+
+// Their elements, by hand from the shapes.
+int64_t linearElements(const ModelConfig& mc) {
+    const int64_t qk = mc.qk_nope_head_dim + mc.qk_rope_head_dim;
+    int64_t n = mc.vocab_size * mc.dim;  // the head
+    for (int64_t layer = 0; layer < mc.n_layers; ++layer) {
+        n += mc.q_lora_rank > 0 ? mc.dim * mc.q_lora_rank + mc.q_lora_rank * mc.n_heads * qk : mc.dim * mc.n_heads * qk;
+        n += mc.dim * (mc.kv_lora_rank + mc.qk_rope_head_dim) + mc.kv_lora_rank * mc.n_heads * (mc.qk_nope_head_dim + mc.v_head_dim);
+        n += mc.n_heads * mc.v_head_dim * mc.dim;
+        n += layer < mc.n_dense_layers ? 3 * mc.dim * mc.inter_dim
+                                       : 3 * mc.dim * mc.moe_inter_dim * (mc.n_routed_experts + mc.n_shared_experts);
+    }
+    return n;
+}
+
+}  // namespace
+
+class TestBf16DeviceWeights : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // Every linear layer's weight is held in bf16 (counted by hand), the fp32 master on the host; the
+    // weights every rank ends with after three steps, read from the master, are bitwise those of
+    // the same split without offload in fp32 weights under autocast (its products round the same
+    // weights the same way, and the weights' gradients come back fp32 either way), K 1 and 4, W
+    // 1, 2 and 4, the sums on the device or the host, host memory and offload_dir.
+    void bf16DeviceWeightsGiveAutocastsNumbers() {
+        AutocastOnTheCpu autocast;
+        QTemporaryDir dir;
+        for (const SplitCase& k : std::vector<SplitCase>{{8, 1, 1, 1, 1}, {2, 4, 1, 2, 1}, {2, 2, 2, 1, 1}, {1, 4, 2, 2, 1},
+                                                         {2, 1, 4, 2, 1}})
+            for (bool sums_on_host : {false, true}) {
+                if (sums_on_host && k.stage < 2) continue;
+                const RunConfig plain = bf16Split(k.m, k.K, k.W, k.stage);
+                const int64_t linears = linearLayers(plain.model);
+                const auto reference = weightsAfter(plain, 3, false);
+                for (const std::string& where : {std::string(), dir.path().toStdString()}) {
+                    int64_t bf16 = -1;
+                    const auto weights = weightsAfter(offloaded(plain, where), 3, false,
+                                                      sums_on_host ? OffloadPath::HostStepSumsOnHost : OffloadPath::HostStep,
+                                                      &bf16);
+                    const QString what = QString("(%1,%2,%3) stage %4 %5 %6").arg(k.m).arg(k.K).arg(k.W).arg(k.stage)
+                                             .arg(sums_on_host ? "sums on the host" : "sums on the device")
+                                             .arg(where.empty() ? "host" : "offload_dir");
+                    QVERIFY2(bf16 == linears, qPrintable(what + QString(": %1 weights in bf16, %2 linear layers").arg(bf16).arg(linears)));
+                    for (size_t r = 0; r < weights.size(); ++r)
+                        for (size_t i = 0; i < weights[r].size(); ++i) {
+                            QCOMPARE(weights[r][i].scalar_type(), torch::kFloat32);
+                            QVERIFY2(torch::equal(weights[r][i], reference[r][i]),
+                                     qPrintable(what + QString(": rank %1 parameter %2 differs").arg(r).arg(i)));
+                        }
+                }
+            }
+    }
+
+
+    // The checkpoint holds the fp32 master, not the device's bf16 rounding: every tensor of the
+    // model written at stage 2, W 2 equals the one the same split writes without offload.
+    void theCheckpointHoldsTheMaster() {
+        AutocastOnTheCpu autocast;
+        auto checkpointOf = [](const RunConfig& config, OffloadPath path) {
+            NamedTensors model;
+            onRankTrainers(config, offloadPathOptions(path), [&](int r, RankTrainer& trainer) {
+                for (int64_t step = 0; step < 2; ++step) {
+                    WindowResult window;
+                    if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
+                    trainer.applyUpdate(step, window);
+                }
+                CheckpointTensors whole = trainer.gatherCheckpoint();
+                if (r == 0) model = std::move(whole.model);
+            });
+            return model;
+        };
+        const RunConfig plain = bf16Split(1, 2, 2, 2);
+        const NamedTensors reference = checkpointOf(plain, OffloadPath::Device);
+        const NamedTensors written = checkpointOf(offloaded(plain, ""), OffloadPath::HostStep);
+        QCOMPARE(written.size(), reference.size());
+        QVERIFY(!written.empty());
+        for (size_t i = 0; i < written.size(); ++i) {
+            QCOMPARE(QString::fromStdString(written[i].first), QString::fromStdString(reference[i].first));
+            QCOMPARE(written[i].second.scalar_type(), reference[i].second.scalar_type());
+            QVERIFY2(torch::equal(written[i].second.cpu(), reference[i].second.cpu()), written[i].first.c_str());
+        }
+    }
+
+    // The device's bytes: once the layout is made, the rank's device account holds 2 bytes less
+    // for every element of the linear layers (counted by hand from their shapes) than the same
+    // run with fp32 weights (runtime.dtype fp32: nothing rounded), stage 1, W 2.
+    void theDeviceHoldsTwoBytesLessPerLinearWeight() {
+        AutocastOnTheCpu autocast;
+        auto heldAfterPrepare = [](const RunConfig& config) {
+            std::vector<MemoryAccount*> accounts, host_accounts;
+            RankThreadOptions options = offloadPathOptions(OffloadPath::HostStep);
+            options.accounts = &accounts;
+            options.host_accounts = &host_accounts;
+            int64_t held = 0;
+            onRankTrainers(config, options, [&](int r, RankTrainer&) {
+                if (r == 0) held = accounts[0]->current.load();
+            });
+            return held;
+        };
+        RunConfig bf16 = offloaded(bf16Split(2, 2, 2, 1), "");
+        RunConfig fp32 = bf16;
+        fp32.runtime.dtype = "fp32";
+        const int64_t with_bf16 = heldAfterPrepare(bf16), with_fp32 = heldAfterPrepare(fp32);
+        const int64_t expected = 2 * linearElements(bf16.model);
+        qInfo("stage 1, W 2: the rank's device account holds %lld bytes with fp32 weights, %lld with bf16 ones; the "
+              "linear layers' elements x 2 by hand: %lld",
+              (long long)with_fp32, (long long)with_bf16, (long long)expected);
+        QVERIFY2(std::llabs((with_fp32 - with_bf16) - expected) <= 4096,
+                 qPrintable(QString("%1 bytes less, %2 expected").arg(with_fp32 - with_bf16).arg(expected)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBf16DeviceWeights)
+#include "test_bf16_device_weights.moc"
