@@ -61,7 +61,7 @@ def main():
     loss = {name: series(runs, name, "train/loss") for name in
             ["tiny-cpu", "tiny-cuda", "tiny-cuda-repeat", "tiny-cuda-stage1", "tiny-cuda-stage3", "tiny-cuda-recompute",
              "tiny-cuda-stage1-offload", "tiny-cuda-stage2", "tiny-cuda-stage2-offload", "tiny-cuda-stage3-offload-all",
-             "tiny-bf16"]}
+             "tiny-bf16", "tiny-bf16-stage1", "tiny-bf16-stage1-offload"]}
     gates = {}
 
     diffs = relative_differences(loss["tiny-cuda"], loss["tiny-cpu"])
@@ -102,6 +102,18 @@ def main():
     gates["tiny_bf16_learns"] = gate(
         len(bf16) == 20 and finite and bf16[-1] < bf16[0], [bf16[0], bf16[-1]] if bf16 else None, "last < first",
         "first and last loss of tiny bf16 on CUDA")
+
+    # bf16 device weights (offload under bf16 at stage 1: the linear layers' weights in bf16 beside
+    # the host's fp32 master) against fp32 weights under autocast at the same stage: step 1 is the
+    # same forward on the same rounded weights; later steps carry the host's AdamW against the
+    # device's, whose last bits differ, through bf16 products.
+    d = relative_differences(loss["tiny-bf16-stage1-offload"], loss["tiny-bf16-stage1"])
+    gates["tiny_bf16_device_weights_equal_autocast_at_step_1"] = gate(
+        d is not None and len(d) == 20 and d[0] <= 1e-6, d[0] if d else None, 1e-6,
+        "relative loss difference, bf16 device weights (offload, stage 1) against fp32 weights under autocast, step 1")
+    gates["tiny_bf16_device_weights_equal_autocast"] = gate(
+        d is not None and len(d) == 20 and max(d) <= 1e-4, max(d) if d else None, 1e-4,
+        "largest relative loss difference over 20 steps, bf16 device weights against fp32 weights under autocast")
 
     activated = None
     try:

@@ -83,9 +83,11 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
     }
 }
 
-void ParameterPart::masterWeightsInto(std::vector<torch::Tensor>& out) {
+void ParameterPart::masterWeightsInto(std::vector<torch::Tensor>& out, bool every_rank) {
     if (bf16_weights_.empty()) return;
-    const std::vector<torch::Tensor> master = optimizer_->gatherMaster(*spec_.group);
+    std::vector<bool> wanted(spec_.indices.size(), false);
+    for (size_t j : bf16_weights_) wanted[j] = true;
+    const std::vector<torch::Tensor> master = optimizer_->gatherMaster(*spec_.group, wanted, every_rank);
     for (size_t j : bf16_weights_) {
         const size_t i = spec_.indices[j];
         if (j < master.size() && master[j].defined())

@@ -102,8 +102,9 @@ public:
     // Stage 3, collective: whole copies of this part's parameters put at their model positions.
     void wholeParametersInto(std::vector<torch::Tensor>& out);
     // With bf16 device weights, collective: the fp32 master of each weight held in bf16, whole,
-    // put at its model position on the weight's device (the others left as they are).
-    void masterWeightsInto(std::vector<torch::Tensor>& out);
+    // put at its model position on the weight's device (the others left as they are), on every
+    // rank or (`every_rank` false) on the group's first only.
+    void masterWeightsInto(std::vector<torch::Tensor>& out, bool every_rank);
 
 private:
     std::vector<std::string> namesOf(const std::vector<std::string>& names) const;

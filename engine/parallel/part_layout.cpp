@@ -64,7 +64,7 @@ std::vector<torch::Tensor> PartLayout::wholeParameters() {
     std::vector<torch::Tensor> out;
     if (!parts_.front()->weights()) {
         for (auto& p : model_->parameters()) out.push_back(p.detach().clone());
-        for (auto& part : parts_) part->masterWeightsInto(out);  // bf16 device weights: their master
+        for (auto& part : parts_) part->masterWeightsInto(out, /*every_rank=*/true);  // bf16 device weights: their master
         return out;
     }
     out.resize(model_->parameters().size());

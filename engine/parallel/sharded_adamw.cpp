@@ -253,7 +253,8 @@ void ShardedAdamW::captureMaster() {
     master_ready_ = true;
 }
 
-std::vector<torch::Tensor> ShardedAdamW::gatherMaster(Collectives& collectives) {
+std::vector<torch::Tensor> ShardedAdamW::gatherMaster(Collectives& collectives, const std::vector<bool>& wanted,
+                                                      bool every_rank) {
     torch::NoGradGuard no_grad;
     std::vector<torch::Tensor> whole(params_.size());
     if (!masterInStore() || !moments_ || !master_ready_) return {};
@@ -266,10 +267,14 @@ std::vector<torch::Tensor> ShardedAdamW::gatherMaster(Collectives& collectives) 
         torch::Tensor all = torch::empty({buckets_.paddedNumel(b)}, master.options().device(device));
         collectives.allGatherAsync(master.to(device), all)->wait();
         store.release(b, false);
+        if (!every_rank && rank_ != 0) continue;  // one host copy of the model, not one a rank
+        bool any = false;
+        for (const GradientBuckets::Member& m : buckets_.members(b)) any = any || wanted[m.param];
+        if (!any) continue;
         all = all.cpu();
         for (const GradientBuckets::Member& m : buckets_.members(b)) {
             const auto& p = params_[m.param];
-            if (p.requires_grad()) whole[m.param] = all.narrow(0, m.offset, m.numel).view(p.sizes()).clone();
+            if (wanted[m.param] && p.requires_grad()) whole[m.param] = all.narrow(0, m.offset, m.numel).view(p.sizes()).clone();
         }
     }
     return whole;

@@ -86,9 +86,10 @@ public:
     // rounded to bf16 without the master losing a bit. Again after loadState.
     void captureMaster();
     // host_step, collective (every rank calls it; one all-gather per bucket): the whole fp32
-    // master of every parameter, on the host, in the order of `params` (undefined for a frozen
-    // one, whose slices the master does not step); empty before the master exists.
-    std::vector<torch::Tensor> gatherMaster(Collectives& collectives);
+    // master of each parameter `wanted` (in the order of `params`), on the host, kept on every
+    // rank or (`every_rank` false) on rank 0 only, the others getting undefined tensors; empty
+    // before the master exists.
+    std::vector<torch::Tensor> gatherMaster(Collectives& collectives, const std::vector<bool>& wanted, bool every_rank);
 
 private:
     // A parameter's elements inside this rank's slice of its bucket.

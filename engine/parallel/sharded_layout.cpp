@@ -20,7 +20,7 @@ CheckpointTensors ShardedLayout::gatherCheckpoint() {
     if (part().weights()) return out;
     // Weights held in bf16 on the device are written from their fp32 master (collective).
     std::vector<torch::Tensor> master(names.size());
-    part().masterWeightsInto(master);
+    part().masterWeightsInto(master, /*every_rank=*/false);
     if (setup_.rank != 0) return out;
     std::unordered_map<std::string, torch::Tensor> by_name;
     for (size_t i = 0; i < names.size(); ++i)

@@ -121,8 +121,9 @@ public:
     RankResult run();
 
     Transformer& model() { return model_; }
-    // Copies of the whole parameters (model()->parameters()'s order) on every rank; at stage 3
-    // every rank must call it (one all-gather per unit).
+    // Copies of the whole parameters (model()->parameters()'s order) on every rank; at stage 3,
+    // and with bf16 device weights (read from the master), every rank must call it (one
+    // all-gather per unit or bucket).
     std::vector<torch::Tensor> wholeParameters() { return layout_->wholeParameters(); }
     // What a checkpoint of now would hold (rank 0; every rank must call it: the gathers).
     CheckpointTensors gatherCheckpoint() { return layout_->gatherCheckpoint(); }
