@@ -555,7 +555,12 @@ void BatchPanel::showPlanNumbers() {
     weights_label_->setText(weights_off ? (target_.gpu ? tr("%1 (two units)") : tr("%1 (one unit)")).arg(formatBytes(plan_.weight_bytes))
                             : config_.runtime.zero_stage >= 3
                                 ? tr("%1 (1/%2 + one unit)").arg(formatBytes(plan_.weight_bytes)).arg(plan_.world_size)
-                                : formatBytes(plan_.weight_bytes));
+                            : plan_.weight_element_bytes == 2 ? tr("%1 (bf16)").arg(formatBytes(plan_.weight_bytes))
+                                                              : formatBytes(plan_.weight_bytes));
+    weights_label_->setToolTip(plan_.weight_element_bytes == 2
+                                   ? tr("The linear layers' weights in bf16 on the device, beside the fp32 master in "
+                                        "host memory (offload under bf16 at ZeRO stages 1 and 2); the embedding in fp32")
+                                   : QString());
     collectives_label_->setText(plan_.world_size > 1 ? tr("%1 sent, %2 calls per step")
                                                            .arg(formatBytes(plan_.bytes_sent_per_step))
                                                            .arg(plan_.collectives_per_step)

@@ -24,6 +24,7 @@
 #include "runs/engine_bridge.h"
 #include "tiny_gui_config.h"
 #include "trainbench/memory_plan.h"
+#include "trainbench/param_count.h"
 #include "trainbench/presets.h"
 #include "trainbench/step_time.h"
 #include "trainbench/target_machine.h"
@@ -101,6 +102,7 @@ class TestBatchTiers : public QObject {
 private Q_SLOTS:
     void theDiskTierOfCpuRanksIsPlanOnTargets();
     void anH100sHostTierIsPlanOnTargets();
+    void theAdvisedLayoutHoldsBf16Weights();
     void theAdviceOffloadsWhenNothingFitsWithout();
     void theAdviceSaysWhyNothingFits();
     void offloadAllIsOfferedAtStageThreeOnly_data();
@@ -188,6 +190,29 @@ void TestBatchTiers::anH100sHostTierIsPlanOnTargets() {
     auto* combo = child<QComboBox>(panel, "offloadCombo");
     QVERIFY2(combo->itemText(OffloadChoice::AllHostMemory).endsWith(formatBytes(plan.peak_bytes)),
              qPrintable(combo->itemText(OffloadChoice::AllHostMemory)));
+}
+
+// The layout the planner advises for 16B on one H100 (docs/BENCHMARKS.md): stage 2, offload
+// optimizer, m 4: the linear layers' weights in bf16 on the device, the embedding fp32, 2 P + 2 E
+// bytes counted by hand, and the panel says so.
+void TestBatchTiers::theAdvisedLayoutHoldsBf16Weights() {
+    RunConfig config = sixteenBOnOneH100();
+    config.runtime.zero_stage = 2;
+    config.runtime.activation_checkpointing = "full";
+    config.runtime.offload = "optimizer";
+    config.train.global_batch_size = 64;
+    config.train.micro_batch_size = 4;
+    config.train.gradient_accumulation_steps = 16;
+    const MemoryPlan plan = planOnTarget(config, resolveTarget(config));
+    const ParamCount counts = countParameters(config.model);
+    QCOMPARE(plan.weight_element_bytes, int64_t(2));
+    QCOMPARE(plan.weight_bytes, 2 * counts.total + 2 * counts.embedding);
+    QVERIFY(plan.fits);
+
+    BatchPanel panel;
+    panel.setRunConfig(config);
+    QCOMPARE(text(panel, "planWeightsLabel"), formatBytes(plan.weight_bytes) + QStringLiteral(" (bf16)"));
+    QVERIFY(child<QLabel>(panel, "planWeightsLabel")->toolTip().contains(QStringLiteral("fp32 master")));
 }
 
 void TestBatchTiers::theAdviceOffloadsWhenNothingFitsWithout() {
