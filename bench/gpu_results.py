@@ -56,6 +56,14 @@ def gate(passed, value, limit, note):
     return {"pass": bool(passed), "value": value, "limit": limit, "what": note}
 
 
+def closeness_gates(gates, first_key, every_key, d, first_limit, every_limit, first_note, every_note):
+    """Two gates on 20 steps' relative loss differences `d`: at step 1, and the largest."""
+    gates[first_key] = gate(d is not None and len(d) == 20 and d[0] <= first_limit, d[0] if d else None,
+                            first_limit, first_note)
+    gates[every_key] = gate(d is not None and len(d) == 20 and max(d) <= every_limit, max(d) if d else None,
+                            every_limit, every_note)
+
+
 def main():
     runs, out_path, elapsed = sys.argv[1], sys.argv[2], float(sys.argv[3])
     loss = {name: series(runs, name, "train/loss") for name in
@@ -65,12 +73,9 @@ def main():
     gates = {}
 
     diffs = relative_differences(loss["tiny-cuda"], loss["tiny-cpu"])
-    gates["tiny_fp32_cuda_equals_cpu_at_step_1"] = gate(
-        diffs is not None and len(diffs) == 20 and diffs[0] <= 1e-5, diffs[0] if diffs else None, 1e-5,
-        "relative loss difference at step 1, CUDA fp32 against the CPU's composed path")
-    gates["tiny_fp32_cuda_equals_cpu_over_20_steps"] = gate(
-        diffs is not None and len(diffs) == 20 and max(diffs) <= 1e-4, max(diffs) if diffs else None, 1e-4,
-        "largest relative loss difference over 20 steps")
+    closeness_gates(gates, "tiny_fp32_cuda_equals_cpu_at_step_1", "tiny_fp32_cuda_equals_cpu_over_20_steps", diffs,
+                    1e-5, 1e-4, "relative loss difference at step 1, CUDA fp32 against the CPU's composed path",
+                    "largest relative loss difference over 20 steps")
     # Stage 0 against itself: the run-to-run floor of CUDA's atomic adds.
     repeat = relative_differences(loss["tiny-cuda-repeat"], loss["tiny-cuda"])
     floor = max(repeat) if repeat else 0.0
@@ -78,25 +83,20 @@ def main():
     gates["tiny_cuda_stage0_repeat_floor"] = gate(repeat is not None and len(repeat) == 20, floor, "(measured)",
                                                   "largest relative loss difference of stage 0 run twice on CUDA")
     for layout in ["stage1", "stage3", "recompute"]:
-        d = relative_differences(loss["tiny-cuda-" + layout], loss["tiny-cuda"])
-        gates["tiny_cuda_" + layout + "_equals_stage0_at_step_1"] = gate(
-            d is not None and len(d) == 20 and d[0] <= 1e-6, d[0] if d else None, 1e-6,
-            "relative loss difference against stage 0 on CUDA at step 1")
-        gates["tiny_cuda_" + layout + "_equals_stage0"] = gate(
-            d is not None and len(d) == 20 and max(d) <= every_step_limit, max(d) if d else None, every_step_limit,
-            "largest relative loss difference against stage 0 on CUDA over 20 steps (1e-6, or 10x the repeat floor)")
+        key = "tiny_cuda_" + layout + "_equals_stage0"
+        closeness_gates(gates, key + "_at_step_1", key, relative_differences(loss["tiny-cuda-" + layout], loss["tiny-cuda"]),
+                        1e-6, every_step_limit, "relative loss difference against stage 0 on CUDA at step 1",
+                        "largest relative loss difference against stage 0 on CUDA over 20 steps (1e-6, or 10x the "
+                        "repeat floor)")
     # runtime.offload: the host step (the CPU's fused AdamW on pinned copies) against the same
     # stage stepped on the device.
     for offloaded, plain in [("stage1-offload", "stage1"), ("stage2-offload", "stage2"), ("stage3-offload-all", "stage3")]:
         d = relative_differences(loss["tiny-cuda-" + offloaded], loss["tiny-cuda-" + plain])
         key = "tiny_cuda_" + offloaded.replace("-", "_") + "_equals_" + plain
-        gates[key + "_at_step_1"] = gate(
-            d is not None and len(d) == 20 and d[0] <= 1e-6, d[0] if d else None, 1e-6,
-            "relative loss difference against " + plain + " without offload on CUDA at step 1")
-        gates[key] = gate(
-            d is not None and len(d) == 20 and max(d) <= every_step_limit, max(d) if d else None, every_step_limit,
-            "largest relative loss difference against " + plain + " without offload on CUDA over 20 steps "
-            "(1e-6, or 10x the repeat floor)")
+        closeness_gates(gates, key + "_at_step_1", key, d, 1e-6, every_step_limit,
+                        "relative loss difference against " + plain + " without offload on CUDA at step 1",
+                        "largest relative loss difference against " + plain + " without offload on CUDA over 20 steps "
+                        "(1e-6, or 10x the repeat floor)")
     bf16 = [loss["tiny-bf16"][s] for s in sorted(loss["tiny-bf16"])]
     finite = bool(bf16) and all(v == v and abs(v) != float("inf") for v in bf16)
     gates["tiny_bf16_learns"] = gate(
@@ -107,13 +107,12 @@ def main():
     # the host's fp32 master) against fp32 weights under autocast at the same stage: step 1 is the
     # same forward on the same rounded weights; later steps carry the host's AdamW against the
     # device's, whose last bits differ, through bf16 products.
-    d = relative_differences(loss["tiny-bf16-stage1-offload"], loss["tiny-bf16-stage1"])
-    gates["tiny_bf16_device_weights_equal_autocast_at_step_1"] = gate(
-        d is not None and len(d) == 20 and d[0] <= 1e-6, d[0] if d else None, 1e-6,
-        "relative loss difference, bf16 device weights (offload, stage 1) against fp32 weights under autocast, step 1")
-    gates["tiny_bf16_device_weights_equal_autocast"] = gate(
-        d is not None and len(d) == 20 and max(d) <= 1e-4, max(d) if d else None, 1e-4,
-        "largest relative loss difference over 20 steps, bf16 device weights against fp32 weights under autocast")
+    closeness_gates(gates, "tiny_bf16_device_weights_equal_autocast_at_step_1", "tiny_bf16_device_weights_equal_autocast",
+                    relative_differences(loss["tiny-bf16-stage1-offload"], loss["tiny-bf16-stage1"]), 1e-6, 1e-4,
+                    "relative loss difference, bf16 device weights (offload, stage 1) against fp32 weights under "
+                    "autocast, step 1",
+                    "largest relative loss difference over 20 steps, bf16 device weights against fp32 weights under "
+                    "autocast")
 
     activated = None
     try:

@@ -53,11 +53,7 @@ inline std::vector<std::vector<torch::Tensor>> weightsAfter(const RunConfig& con
     RankThreadOptions options = offloadPathOptions(path);
     options.fp64 = fp64;
     onRankTrainers(config, options, [&](int r, RankTrainer& trainer) {
-        for (int64_t step = 0; step < steps; ++step) {
-            WindowResult window;
-            if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
-            trainer.applyUpdate(step, window);
-        }
+        trainSteps(trainer, steps);
         weights[r] = trainer.wholeParameters();
         if (r == 0 && bf16_weights) {
             *bf16_weights = 0;

@@ -108,4 +108,15 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
         if (!e.empty()) qFatal("ranks failed: %s", e.c_str());
 }
 
+// Optimizer steps [0, steps) on a prepared trainer, each window complete (else it throws);
+// `seen` gets each window's result.
+inline void trainSteps(RankTrainer& trainer, int64_t steps, const std::function<void(const WindowResult&)>& seen = {}) {
+    for (int64_t step = 0; step < steps; ++step) {
+        WindowResult window;
+        if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
+        trainer.applyUpdate(step, window);
+        if (seen) seen(window);
+    }
+}
+
 }  // namespace trainbench

@@ -99,11 +99,7 @@ private Q_SLOTS:
         auto checkpointOf = [](const RunConfig& config, OffloadPath path) {
             NamedTensors model;
             onRankTrainers(config, offloadPathOptions(path), [&](int r, RankTrainer& trainer) {
-                for (int64_t step = 0; step < 2; ++step) {
-                    WindowResult window;
-                    if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
-                    trainer.applyUpdate(step, window);
-                }
+                trainSteps(trainer, 2);
                 CheckpointTensors whole = trainer.gatherCheckpoint();
                 if (r == 0) model = std::move(whole.model);
             });

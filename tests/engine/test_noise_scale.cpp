@@ -108,12 +108,9 @@ std::vector<WindowResult> windowsOf(const RunConfig& config, int64_t steps, bool
     RankThreadOptions options;
     options.fp64 = fp64;
     onRankTrainers(config, options, [&](int r, RankTrainer& trainer) {
-        for (int64_t step = 0; step < steps; ++step) {
-            WindowResult window;
-            if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
-            trainer.applyUpdate(step, window);
+        trainSteps(trainer, steps, [&](const WindowResult& window) {
             if (r == 0) out.push_back(window);
-        }
+        });
     });
     return out;
 }
