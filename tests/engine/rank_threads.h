@@ -25,6 +25,7 @@ struct RankThreadOptions {
     std::vector<MemoryAccount*>* accounts = nullptr;
     // When set: one host account per rank (RankSetup::host_memory: what runtime.offload keeps there).
     std::vector<MemoryAccount*>* host_accounts = nullptr;
+    std::string resume_from;  // RankSetup::resume_from: a checkpoint directory
     // Per rank: RankSetup::edit_micro_batch (empty: none).
     std::function<void(int rank, int64_t step, int64_t micro, MicroBatch& batch)> edit_micro_batch;
 };
@@ -88,6 +89,7 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
                 setup.fp64 = options.fp64;
                 setup.memory = account;
                 if (options.host_accounts) setup.host_memory = (*options.host_accounts)[r];
+                setup.resume_from = options.resume_from;
                 setup.bucket_bytes = setup.first_bucket_bytes = options.bucket_bytes;
                 setup.host_mirror = options.host_mirror;
                 setup.gradient_sums_on_host = options.gradient_sums_on_host;
@@ -108,10 +110,11 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
         if (!e.empty()) qFatal("ranks failed: %s", e.c_str());
 }
 
-// Optimizer steps [0, steps) on a prepared trainer, each window complete (else it throws);
-// `seen` gets each window's result.
-inline void trainSteps(RankTrainer& trainer, int64_t steps, const std::function<void(const WindowResult&)>& seen = {}) {
-    for (int64_t step = 0; step < steps; ++step) {
+// Optimizer steps [first, first + steps) on a prepared trainer, each window complete (else it
+// throws); `seen` gets each window's result.
+inline void trainSteps(RankTrainer& trainer, int64_t steps, const std::function<void(const WindowResult&)>& seen = {},
+                       int64_t first = 0) {
+    for (int64_t step = first; step < first + steps; ++step) {
         WindowResult window;
         if (trainer.accumulateWindow(step, window) != WindowOutcome::Complete) throw std::runtime_error("window");
         trainer.applyUpdate(step, window);

@@ -9,6 +9,8 @@
 
 #include "kernels/cpu_kernels.h"
 #include "offload_runs.h"
+#include "train/checkpoint.h"
+#include "trainbench/config_io.h"
 
 using namespace trainbench;
 
@@ -115,6 +117,42 @@ private Q_SLOTS:
             QCOMPARE(written[i].second.scalar_type(), reference[i].second.scalar_type());
             QVERIFY2(torch::equal(written[i].second.cpu(), reference[i].second.cpu()), written[i].first.c_str());
         }
+    }
+
+    // A checkpoint resumes into bf16 device weights with the master it holds, not the device's
+    // rounding: two steps without offload, written; two more with bf16 device weights (stage 2,
+    // W 2, the sums on the host) from it; every rank's weights bitwise those of four steps
+    // without offload.
+    void aCheckpointResumesIntoBf16Weights() {
+        AutocastOnTheCpu autocast;
+        QTemporaryDir dir;
+        const RunConfig plain = bf16Split(1, 2, 2, 2);
+        const auto uninterrupted = weightsAfter(plain, 4, false);
+        std::string written;
+        onRankTrainers(plain, offloadPathOptions(OffloadPath::Device), [&](int r, RankTrainer& trainer) {
+            trainSteps(trainer, 2);
+            CheckpointTensors whole = trainer.gatherCheckpoint();
+            if (r != 0) return;
+            TrainerState state;
+            state.step = 2;
+            state.config_json = runConfigToJson(plain);
+            written = writeCheckpoint(dir.path().toStdString(), whole.model, whole.optimizer, state);
+        });
+        RankThreadOptions options = offloadPathOptions(OffloadPath::HostStepSumsOnHost);
+        options.resume_from = written;
+        std::vector<std::vector<torch::Tensor>> resumed(plain.runtime.world_size);
+        int64_t bf16 = 0;
+        onRankTrainers(offloaded(plain, ""), options, [&](int r, RankTrainer& trainer) {
+            trainSteps(trainer, 2, {}, /*first=*/2);
+            resumed[r] = trainer.wholeParameters();
+            if (r == 0)
+                for (const auto& p : trainer.model()->parameters()) bf16 += p.scalar_type() == torch::kBFloat16;
+        });
+        QCOMPARE(bf16, linearLayers(plain.model));
+        for (size_t r = 0; r < resumed.size(); ++r)
+            for (size_t i = 0; i < resumed[r].size(); ++i)
+                QVERIFY2(torch::equal(resumed[r][i], uninterrupted[r][i]),
+                         qPrintable(QString("rank %1 parameter %2 differs").arg(r).arg(i)));
     }
 
     // The device's bytes: once the layout is made, the rank's device account holds 2 bytes less
