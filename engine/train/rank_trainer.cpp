@@ -115,6 +115,8 @@ void RankTrainer::prepare() {
     layout.bucket_bytes = s_.bucket_bytes;
     layout.first_bucket_bytes = s_.first_bucket_bytes;
     layout_ = makeGradientLayout(layout, model_, checkpoint ? &checkpoint->optimizer : nullptr);
+    // What making the layout wrote (a resumed state, bf16 weights' master) is no step's traffic.
+    file_traffic_seen_ = layout_->offloadFileTraffic();
     params_ = model_->parameters();  // this rank's: under expert parallelism its experts only
     group_of_param_ = noiseScaleGroupsOf(model_);
     moe_layers_ = model_->moeLayers();
