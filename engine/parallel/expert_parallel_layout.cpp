@@ -83,14 +83,17 @@ CheckpointTensors ExpertParallelLayout::gatherCheckpoint() {
     // At stage 1 the ranks holding the same experts first gather their moments (the first of
     // them, ranks 0 to EP - 1, gets them); at stage 3 their weights too. Then rank 0's expert
     // group gathers every expert, weights and moments.
-    NamedTensors expert_moments, expert_weights;
+    NamedTensors expert_moments, expert_weights, masters;
+    if (!experts().weights()) masters = stateDictWithMasters(names);  // collective in each part's group
     if (experts().sharded()) expert_moments = experts().gatherMoments(names);
     if (experts().weights()) expert_weights = experts().gatherWeights(names);
     if (setup_.rank < setup_.config->runtime.expert_parallel) {
         if (experts().weights()) {
             for (auto& item : gatherExperts(expert_weights)) out.model.push_back(std::move(item));
         } else {
-            out.model = gatherExperts(stateDict(model_));
+            // (bf16 device weights: the dense ones' master on rank 0, each expert's on the first
+            // of its replicas, ranks 0 to EP - 1, the ranks gathering here)
+            out.model = gatherExperts(masters);
         }
         if (experts().sharded()) {
             for (auto& item : gatherExperts(expert_moments)) out.optimizer.push_back(std::move(item));

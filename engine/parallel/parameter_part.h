@@ -50,7 +50,8 @@ struct PartSpec {
     // slices copied down and added there as their reduce-scatters finish.
     bool slice_sums_on_host = false;
     // With host_step at stages 1 and 2 under bf16 autocast: the linear layers' weights held in
-    // bf16 on the device (productWeightMask), their fp32 master only in the optimizer's store.
+    // bf16 on the device (productWeightMask), their fp32 master only in the optimizer's store
+    // (each part's: under expert parallelism the experts' over their replicas).
     bool bf16_device_weights = false;
     // runtime.optimizer_dtype: the storage of the AdamW moments.
     OptimizerDtype moments = OptimizerDtype::Fp32;

@@ -1,5 +1,7 @@
 #include "parallel/part_layout.h"
 
+#include <unordered_map>
+
 #include "kernels/compute_scope.h"
 #include "model/compute_precision.h"
 #include "offload/offload_dir.h"
@@ -29,11 +31,10 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
     spec.host_step = where != Offload::None && (setup_.device.type() != torch::kCPU || setup_.host_mirror);
     spec.slice_sums_on_host = spec.host_step && spec.stage >= 2 && setup_.gradient_sums_on_host;
     // bf16 device weights where bf16 is autocast's (a GPU, or the CPU with its kernels off): its
-    // products round the weights to bf16 anyway. Stage 3 gathers fp32 units, and expert
-    // parallelism's checkpoints gather the experts from the devices: neither holds them in bf16.
+    // products round the weights to bf16 anyway. Stage 3 gathers fp32 units: not there.
     const bool autocast_bf16 = computePrecisionOf(cfg, model_) == ComputePrecision::kBf16 &&
                                (setup_.device.type() != torch::kCPU || !kernels::cpuKernelsEnabled());
-    spec.bf16_device_weights = spec.host_step && spec.stage <= 2 && cfg.runtime.expert_parallel <= 1 && autocast_bf16;
+    spec.bf16_device_weights = spec.host_step && spec.stage <= 2 && autocast_bf16;
     if (!cfg.runtime.offload_dir.empty()) {
         spec.moments_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name);
         if (spec.weights_on_host) spec.shard_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name, "weights");
@@ -80,6 +81,18 @@ torch::Tensor PartLayout::shardedSquares(const std::vector<int>& group_of_param,
         setup_.collectives->allReduce(list, ReduceOp::Sum);
     }
     return squares;
+}
+
+NamedTensors PartLayout::stateDictWithMasters(const std::vector<std::string>& names) {
+    std::vector<torch::Tensor> master(names.size());
+    for (auto& part : parts_) part->masterWeightsInto(master, /*every_rank=*/false);
+    std::unordered_map<std::string, torch::Tensor> by_name;
+    for (size_t i = 0; i < names.size(); ++i)
+        if (master[i].defined()) by_name.emplace(names[i], master[i]);
+    NamedTensors state = stateDict(model_);
+    for (auto& [name, tensor] : state)
+        if (auto found = by_name.find(name); found != by_name.end()) tensor = found->second;
+    return state;
 }
 
 CheckpointTensors PartLayout::gatherFirstPart(const std::vector<std::string>& names) const {

@@ -1,7 +1,5 @@
 #include "parallel/sharded_layout.h"
 
-#include <unordered_map>
-
 #include "parallel/adamw_state.h"
 
 namespace trainbench {
@@ -19,15 +17,8 @@ CheckpointTensors ShardedLayout::gatherCheckpoint() {
     CheckpointTensors out = gatherFirstPart(names);
     if (part().weights()) return out;
     // Weights held in bf16 on the device are written from their fp32 master (collective).
-    std::vector<torch::Tensor> master(names.size());
-    part().masterWeightsInto(master, /*every_rank=*/false);
-    if (setup_.rank != 0) return out;
-    std::unordered_map<std::string, torch::Tensor> by_name;
-    for (size_t i = 0; i < names.size(); ++i)
-        if (master[i].defined()) by_name.emplace(names[i], master[i]);
-    out.model = stateDict(model_);
-    for (auto& [name, tensor] : out.model)
-        if (auto found = by_name.find(name); found != by_name.end()) tensor = found->second;
+    NamedTensors model = stateDictWithMasters(names);
+    if (setup_.rank == 0) out.model = std::move(model);
     return out;
 }
 

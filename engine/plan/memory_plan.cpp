@@ -226,9 +226,9 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     const bool on_nvme = offloaded && !config.runtime.offload_dir.empty();
     // fp32 weights on the device (bf16 runs under autocast), except where the engine holds the
     // linear layers' weights in bf16 beside the host step's fp32 master: offload on a GPU under
-    // bf16 at stages 1 and 2 without expert parallelism (engine/parallel/part_layout.cpp). The
-    // embedding stays fp32 there (the norms and the router too: a few MB, not counted).
-    const bool bf16_weights = offloaded && !layout.on_cpu && stage >= 1 && stage <= 2 && p.expert_parallel <= 1 &&
+    // bf16 at stages 1 and 2 (engine/parallel/part_layout.cpp). The embedding stays fp32 there
+    // (the norms and the router too: a few MB, not counted).
+    const bool bf16_weights = offloaded && !layout.on_cpu && stage >= 1 && stage <= 2 &&
                               resolveComputeDtype(config, /*on_cuda=*/true) == "bf16";
     p.weight_element_bytes = bf16_weights ? 2 : 4;
     const int64_t fp32_kept = bf16_weights ? counts.embedding * 2 : 0;

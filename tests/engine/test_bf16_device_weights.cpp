@@ -23,20 +23,20 @@ struct AutocastOnTheCpu {
     ~AutocastOnTheCpu() { kernels::setCpuKernelsEnabled(were); }
 };
 
-RunConfig bf16Split(int64_t m, int64_t K, int64_t W, int64_t stage) {
-    RunConfig c = split(m, K, W, stage);
+RunConfig bf16Split(int64_t m, int64_t K, int64_t W, int64_t stage, int64_t EP = 1) {
+    RunConfig c = split(m, K, W, stage, EP);
     c.runtime.dtype = "bf16";
     return c;
 }
 
-// The linear layers, by hand from the model section: per layer wq (or wq_a and wq_b), wkv_a,
-// wkv_b and wo, the dense MLP's three or each expert's three and the shared experts' three; the
-// head.
-int64_t linearLayers(const ModelConfig& mc) {
+// The linear layers a rank holds, by hand from the model section: per layer wq (or wq_a and
+// wq_b), wkv_a, wkv_b and wo, the dense MLP's three or each of its routed experts' three (1/EP of
+// them) and the shared experts' three; the head.
+int64_t linearLayers(const ModelConfig& mc, int64_t EP = 1) {
     int64_t linears = 1;
     for (int64_t layer = 0; layer < mc.n_layers; ++layer)
         linears += (mc.q_lora_rank > 0 ? 5 : 4) +
-                   (layer < mc.n_dense_layers ? 3 : 3 * mc.n_routed_experts + (mc.n_shared_experts > 0 ? 3 : 0));
+                   (layer < mc.n_dense_layers ? 3 : 3 * mc.n_routed_experts / EP + (mc.n_shared_experts > 0 ? 3 : 0));
     return linears;
 }
 
@@ -68,18 +68,18 @@ private Q_SLOTS:
         AutocastOnTheCpu autocast;
         QTemporaryDir dir;
         for (const SplitCase& k : std::vector<SplitCase>{{8, 1, 1, 1, 1}, {2, 4, 1, 2, 1}, {2, 2, 2, 1, 1}, {1, 4, 2, 2, 1},
-                                                         {2, 1, 4, 2, 1}})
+                                                         {2, 1, 4, 2, 1}, {2, 2, 2, 1, 2}, {1, 2, 4, 2, 2}})
             for (bool sums_on_host : {false, true}) {
                 if (sums_on_host && k.stage < 2) continue;
-                const RunConfig plain = bf16Split(k.m, k.K, k.W, k.stage);
-                const int64_t linears = linearLayers(plain.model);
+                const RunConfig plain = bf16Split(k.m, k.K, k.W, k.stage, k.EP);
+                const int64_t linears = linearLayers(plain.model, k.EP);
                 const auto reference = weightsAfter(plain, 3, false);
                 for (const std::string& where : {std::string(), dir.path().toStdString()}) {
                     int64_t bf16 = -1;
                     const auto weights = weightsAfter(offloaded(plain, where), 3, false,
                                                       sums_on_host ? OffloadPath::HostStepSumsOnHost : OffloadPath::HostStep,
                                                       &bf16);
-                    const QString what = QString("(%1,%2,%3) stage %4 %5 %6").arg(k.m).arg(k.K).arg(k.W).arg(k.stage)
+                    const QString what = QString("(%1,%2,%3) stage %4 EP %5 %6 %7").arg(k.m).arg(k.K).arg(k.W).arg(k.stage).arg(k.EP)
                                              .arg(sums_on_host ? "sums on the host" : "sums on the device")
                                              .arg(where.empty() ? "host" : "offload_dir");
                     QVERIFY2(bf16 == linears, qPrintable(what + QString(": %1 weights in bf16, %2 linear layers").arg(bf16).arg(linears)));
@@ -95,7 +95,8 @@ private Q_SLOTS:
 
 
     // The checkpoint holds the fp32 master, not the device's bf16 rounding: every tensor of the
-    // model written at stage 2, W 2 equals the one the same split writes without offload.
+    // model written at stage 2, W 2 (and at stage 1, W 4 with the experts over EP 2, gathered
+    // from each expert's first replica) equals the one the same split writes without offload.
     void theCheckpointHoldsTheMaster() {
         AutocastOnTheCpu autocast;
         auto checkpointOf = [](const RunConfig& config, OffloadPath path) {
@@ -107,15 +108,16 @@ private Q_SLOTS:
             });
             return model;
         };
-        const RunConfig plain = bf16Split(1, 2, 2, 2);
-        const NamedTensors reference = checkpointOf(plain, OffloadPath::Device);
-        const NamedTensors written = checkpointOf(offloaded(plain, ""), OffloadPath::HostStep);
-        QCOMPARE(written.size(), reference.size());
-        QVERIFY(!written.empty());
-        for (size_t i = 0; i < written.size(); ++i) {
-            QCOMPARE(QString::fromStdString(written[i].first), QString::fromStdString(reference[i].first));
-            QCOMPARE(written[i].second.scalar_type(), reference[i].second.scalar_type());
-            QVERIFY2(torch::equal(written[i].second.cpu(), reference[i].second.cpu()), written[i].first.c_str());
+        for (const RunConfig& plain : {bf16Split(1, 2, 2, 2), bf16Split(1, 2, 4, 1, 2)}) {
+            const NamedTensors reference = checkpointOf(plain, OffloadPath::Device);
+            const NamedTensors written = checkpointOf(offloaded(plain, ""), OffloadPath::HostStep);
+            QCOMPARE(written.size(), reference.size());
+            QVERIFY(!written.empty());
+            for (size_t i = 0; i < written.size(); ++i) {
+                QCOMPARE(QString::fromStdString(written[i].first), QString::fromStdString(reference[i].first));
+                QCOMPARE(written[i].second.scalar_type(), reference[i].second.scalar_type());
+                QVERIFY2(torch::equal(written[i].second.cpu(), reference[i].second.cpu()), written[i].first.c_str());
+            }
         }
     }
 

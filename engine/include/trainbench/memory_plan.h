@@ -38,8 +38,8 @@ struct MemoryPlan {
     // runtime.offload_dir to its files. On a GPU an fp32 master of the rank's slice goes with
     // them (the host step); on CPU ranks the weights are the master. weight_element_bytes: the
     // device weights' bytes: 4, or 2 where the engine keeps the linear layers' weights in bf16
-    // beside the host step's fp32 master (offload on a GPU under bf16 at stages 1 and 2 without
-    // expert parallelism; the embedding stays fp32 and is counted so). With offload at stage >= 2 on
+    // beside the host step's fp32 master (offload on a GPU under bf16 at stages 1 and 2; the
+    // embedding stays fp32 and is counted so). With offload at stage >= 2 on
     // a GPU, the fp32 slice sums of the gradients move to host memory when the device cannot keep
     // them (gradients_on_host); otherwise the host holds their copies, made during the last
     // backward (host_gradient_bytes either way). `all` (stage 3)
