@@ -81,7 +81,10 @@ void printOffloadTiers(const RunConfig& config, const MemoryPlan& plan) {
     std::printf("offloaded (runtime.offload %s), host memory per rank:\n", config.runtime.offload.c_str());
     const std::pair<const char*, int64_t> rows[] = {
         {config.runtime.optimizer_dtype == "bf16" ? "AdamW moments (bf16)" : "AdamW moments (fp32)", plan.host_moment_bytes},
-        {all ? "weights' shard (fp32 master)" : "master weights (fp32)", plan.host_master_bytes},
+        {!all                             ? "master weights (fp32)"
+         : plan.weight_element_bytes == 2 ? "master (fp32) + shard (bf16)"
+                                          : "weights' shard (fp32 master)",
+         plan.host_master_bytes},
         {"gradient slice sums (fp32)", plan.host_gradient_bytes},
         {"staging buffers", plan.host_staging_bytes},
         {"host memory", plan.host_bytes},
@@ -168,7 +171,7 @@ int commandPlan(const RunConfig& config, bool as_json) {
                 placed.runtime.activation_checkpointing.c_str(), (long long)plan.expert_parallel);
     const bool weights_off = isChoice(placed.runtime.offload, Offload::All) && stage >= 3;
     // Offload all: the unit gathered and, on a GPU, the next one arriving.
-    // bf16 device weights beside the host's fp32 master (offload on a GPU at stages 1 and 2).
+    // bf16 device weights beside the host's fp32 master (offload on a GPU).
     const std::string weights_label = std::string(plan.weight_element_bytes == 2 ? "weights (bf16, the embedding fp32"
                                                                                  : "weights (fp32") +
                                       (weights_off ? (target.gpu ? ", two units)" : ", one unit)")

@@ -13,7 +13,7 @@ namespace trainbench {
 struct SideCopies::Cuda {
     c10::DeviceIndex device;
     c10::cuda::CUDAStream side;
-    std::array<at::cuda::CUDAEvent, 2> landed;  // toHost, per slot
+    std::array<at::cuda::CUDAEvent, 2> landed;  // per slot: its last copy
     at::cuda::CUDAEvent ordered;                // the current stream's work before a side copy
     at::cuda::CUDAEvent done;                   // the side stream's work before a join
     explicit Cuda(c10::DeviceIndex index) : device(index), side(c10::cuda::getStreamFromPool(false, index)) {}
@@ -57,12 +57,13 @@ void SideCopies::waitHost(int slot) {
     if (cuda_) cuda_->landed[slot].synchronize();
 }
 
-void SideCopies::toDevice(const torch::Tensor& dst, const torch::Tensor& src) {
+void SideCopies::toDevice(const torch::Tensor& dst, const torch::Tensor& src, int slot) {
     if (!cuda_) {
         dst.copy_(src);
         return;
     }
     copyOnSide(*cuda_, dst, src);
+    if (slot >= 0) cuda_->landed[slot].record(cuda_->side);
 }
 
 void SideCopies::joinCompute() {

@@ -27,10 +27,12 @@ public:
     // host `dst` <- device `src`, after the current stream's work; `slot` (0 or 1) names the
     // event waitHost() waits for (two copies in flight: the next bucket's while one is used).
     void toHost(const torch::Tensor& dst, const torch::Tensor& src, int slot);
-    // The host waits for the last toHost() of `slot`.
+    // The host waits for the last copy of `slot` (either way; the side stream runs in order, so
+    // every copy before it is done too).
     void waitHost(int slot);
-    // device `dst` <- host `src`, after the current stream's work and the side copies before it.
-    void toDevice(const torch::Tensor& dst, const torch::Tensor& src);
+    // device `dst` <- host `src`, after the current stream's work and the side copies before it;
+    // with a `slot` (0 or 1) waitHost() can wait for it (before `src` is written again).
+    void toDevice(const torch::Tensor& dst, const torch::Tensor& src, int slot = -1);
     // The current stream waits (on the device) for every copy made so far.
     void joinCompute();
 

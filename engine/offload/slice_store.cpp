@@ -12,20 +12,20 @@ namespace {
 
 class ResidentSliceStore : public SliceStore {
 public:
-    ResidentSliceStore(const std::vector<int64_t>& numels, const std::vector<torch::ScalarType>& parts,
+    ResidentSliceStore(const std::vector<int64_t>& numels, const std::vector<SliceParts>& parts,
                        const torch::TensorOptions& options) {
-        for (int64_t n : numels) {
+        for (size_t b = 0; b < numels.size(); ++b) {
             slices_.emplace_back();
-            for (torch::ScalarType dtype : parts) slices_.back().push_back(torch::zeros({n}, options.dtype(dtype)));
+            for (torch::ScalarType dtype : parts[b]) slices_.back().push_back(torch::zeros({numels[b]}, options.dtype(dtype)));
         }
     }
     // Views of `slabs`, which the store keeps.
-    ResidentSliceStore(const std::vector<int64_t>& numels, const std::vector<torch::ScalarType>& parts,
+    ResidentSliceStore(const std::vector<int64_t>& numels, const std::vector<SliceParts>& parts,
                        std::unique_ptr<PinnedSlabs> slabs)
         : slabs_(std::move(slabs)) {
-        for (int64_t n : numels) {
+        for (size_t b = 0; b < numels.size(); ++b) {
             slices_.emplace_back();
-            for (torch::ScalarType dtype : parts) slices_.back().push_back(slabs_->take(n, dtype).zero_());
+            for (torch::ScalarType dtype : parts[b]) slices_.back().push_back(slabs_->take(numels[b], dtype).zero_());
         }
     }
     std::vector<torch::Tensor> acquire(size_t b) override { return slices_.at(b); }
@@ -43,14 +43,15 @@ private:
 // write is complete.
 class FileSliceStore : public SliceStore {
 public:
-    FileSliceStore(const std::string& path, const std::vector<int64_t>& numels, const std::vector<torch::ScalarType>& parts)
+    FileSliceStore(const std::string& path, const std::vector<int64_t>& numels, const std::vector<SliceParts>& parts)
         : numels_(numels), parts_(parts) {
         int64_t offset = 0, widest = 0;
-        for (int64_t n : numels_) {
+        for (size_t b = 0; b < numels_.size(); ++b) {
+            const int64_t n = numels_[b];
             offsets_.push_back(offset);
             int64_t region = 0;
             std::vector<int64_t> starts;
-            for (torch::ScalarType dtype : parts_) {
+            for (torch::ScalarType dtype : parts_[b]) {
                 starts.push_back(region);
                 region += alignedUp(n * int64_t(torch::elementSize(dtype)));
             }
@@ -82,8 +83,8 @@ public:
         if (slot.write) file_->wait(slot.write), slot.write = 0;
         auto* base = static_cast<char*>(slot.buffer->data());
         std::vector<torch::Tensor> out;
-        for (size_t part = 0; part < parts_.size(); ++part)
-            out.push_back(torch::from_blob(base + part_starts_[b][part], {numels_[b]}, torch::TensorOptions().dtype(parts_[part])));
+        for (size_t part = 0; part < parts_[b].size(); ++part)
+            out.push_back(torch::from_blob(base + part_starts_[b][part], {numels_[b]}, torch::TensorOptions().dtype(parts_[b][part])));
         return out;
     }
 
@@ -107,7 +108,7 @@ private:
         int64_t read = 0, write = 0;  // tickets in flight; 0: none
     };
     std::vector<int64_t> numels_;
-    std::vector<torch::ScalarType> parts_;
+    std::vector<SliceParts> parts_;  // per bucket
     std::vector<int64_t> offsets_, region_bytes_;     // per bucket: where its region starts, its bytes
     std::vector<std::vector<int64_t>> part_starts_;  // per bucket and part: the part's offset in the region
     std::unique_ptr<DirectFile> file_;
@@ -117,32 +118,38 @@ private:
 }  // namespace
 
 std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels,
-                                           const std::vector<torch::ScalarType>& parts, const torch::TensorOptions& like) {
+                                           const std::vector<SliceParts>& parts, const torch::TensorOptions& like) {
+    if (parts.size() != slice_numels.size()) throw std::logic_error("makeSliceStore: one list of parts per bucket");
     std::optional<ScopedMemoryAccount> counted;
     if (home.account) counted.emplace(home.account);
-    if (!home.file.empty()) return makeFileSliceStore(home.file, slice_numels, parts);
+    if (!home.file.empty()) return std::make_unique<FileSliceStore>(home.file, slice_numels, parts);
     if (!home.host_slabs) return std::make_unique<ResidentSliceStore>(slice_numels, parts, like);
     std::vector<int64_t> requests;
-    for (int64_t n : slice_numels)
-        for (torch::ScalarType dtype : parts) requests.push_back(n * int64_t(torch::elementSize(dtype)));
+    for (size_t b = 0; b < slice_numels.size(); ++b)
+        for (torch::ScalarType dtype : parts[b]) requests.push_back(slice_numels[b] * int64_t(torch::elementSize(dtype)));
     PinnedSlabs::Options options;
     options.what = home.what;
     return std::make_unique<ResidentSliceStore>(slice_numels, parts, std::make_unique<PinnedSlabs>(requests, options));
 }
 
+std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels,
+                                           const SliceParts& parts, const torch::TensorOptions& like) {
+    return makeSliceStore(home, slice_numels, std::vector<SliceParts>(slice_numels.size(), parts), like);
+}
+
 std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels, int parts,
                                            const torch::TensorOptions& like) {
-    return makeSliceStore(home, slice_numels, std::vector<torch::ScalarType>(parts, like.dtype().toScalarType()), like);
+    return makeSliceStore(home, slice_numels, SliceParts(parts, like.dtype().toScalarType()), like);
 }
 
 std::unique_ptr<SliceStore> makeFileSliceStore(const std::string& path, const std::vector<int64_t>& slice_numels,
-                                               const std::vector<torch::ScalarType>& parts) {
-    return std::make_unique<FileSliceStore>(path, slice_numels, parts);
+                                               const SliceParts& parts) {
+    return std::make_unique<FileSliceStore>(path, slice_numels, std::vector<SliceParts>(slice_numels.size(), parts));
 }
 
 std::unique_ptr<SliceStore> makeFileSliceStore(const std::string& path, const std::vector<int64_t>& slice_numels,
                                                int parts, torch::ScalarType dtype) {
-    return makeFileSliceStore(path, slice_numels, std::vector<torch::ScalarType>(parts, dtype));
+    return makeFileSliceStore(path, slice_numels, SliceParts(parts, dtype));
 }
 
 }  // namespace trainbench

@@ -46,8 +46,14 @@ struct SliceHome {
     MemoryAccount* account = nullptr;
     std::string what;  // what the slices are, named when the slabs cannot be had
 };
+// The dtypes of one bucket's slices, one per part.
+using SliceParts = std::vector<torch::ScalarType>;
 std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels,
-                                           const std::vector<torch::ScalarType>& parts, const torch::TensorOptions& like);
+                                           const SliceParts& parts, const torch::TensorOptions& like);
+// The same with each bucket's parts its own (`parts[b]`: stage 3's shards of the units' bf16
+// weights beside those of their fp32 norms).
+std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels,
+                                           const std::vector<SliceParts>& parts, const torch::TensorOptions& like);
 // The same with `parts` slices of like's dtype.
 std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vector<int64_t>& slice_numels, int parts,
                                            const torch::TensorOptions& like);
@@ -55,7 +61,7 @@ std::unique_ptr<SliceStore> makeSliceStore(const SliceHome& home, const std::vec
 // entry of `parts` in that dtype; the tensors acquire() gives are host tensors. Throws
 // std::runtime_error naming the file when it cannot be made (see DirectFile).
 std::unique_ptr<SliceStore> makeFileSliceStore(const std::string& path, const std::vector<int64_t>& slice_numels,
-                                               const std::vector<torch::ScalarType>& parts);
+                                               const SliceParts& parts);
 std::unique_ptr<SliceStore> makeFileSliceStore(const std::string& path, const std::vector<int64_t>& slice_numels,
                                                int parts, torch::ScalarType dtype);
 

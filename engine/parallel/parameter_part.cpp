@@ -15,6 +15,18 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
     for (size_t i : spec_.indices) params.push_back(all[i]);
     const bool sharded = spec_.stage >= 1;
     const int64_t shards = sharded ? spec_.group->worldSize() : 1;
+    // bf16 device weights: the linear layers' trained weights (positions in spec_.indices).
+    std::vector<bool> bf16(params.size(), false);
+    if (spec_.bf16_device_weights && sharded) {
+        const std::vector<bool> product = productWeightMask(model);
+        for (size_t j = 0; j < params.size(); ++j)
+            if (product[spec_.indices[j]] && params[j].requires_grad()) {
+                bf16[j] = true;
+                bf16_weights_.push_back(j);
+            }
+    }
+    std::vector<std::vector<size_t>> units;
+    std::vector<bool> reads;
     if (spec_.stage >= 2) {
         // The buckets are the model's units (this part's members of each), last unit first:
         // at stage 3 each unit's gradients go out at its backward boundary; at stage 2 a unit's
@@ -23,8 +35,6 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         // smaller than one of them whole, above stage 1's peak).
         std::unordered_map<const void*, size_t> index;
         for (size_t j = 0; j < params.size(); ++j) index[params[j].unsafeGetTensorImpl()] = j;
-        std::vector<std::vector<size_t>> units;
-        std::vector<bool> reads;
         for (const auto& unit : model->units()) {
             units.emplace_back();
             for (const auto& p : unit)
@@ -36,16 +46,10 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         const SliceSums sums = !spec_.host_step            ? SliceSums::OnDevice
                                : spec_.slice_sums_on_host ? SliceSums::OnHost
                                                            : SliceSums::CopiedDown;
-        buckets_ = std::make_unique<GradientBuckets>(params, ShardedWeights::bucketGroups(units), shards,
-                                                     /*transient=*/true, sums, spec_.host_memory);
-        if (spec_.stage >= 3) {
-            ShardedWeights::Options where;
-            where.shard_file = spec_.shard_file;
-            where.host_memory = spec_.weights_on_host ? spec_.host_memory : nullptr;
-            where.on_host = spec_.weights_on_host;
-            where.host_slabs = spec_.host_step;
-            weights_ = std::make_unique<ShardedWeights>(params, units, reads, *buckets_, *spec_.group, where);
-        }
+        // Stage 3's buckets hold the weights too: bf16 ones in buckets of their own.
+        const bool split = spec_.stage >= 3 && !bf16_weights_.empty();
+        buckets_ = std::make_unique<GradientBuckets>(params, ShardedWeights::bucketGroups(units, split ? bf16 : std::vector<bool>{}),
+                                                     shards, /*transient=*/true, sums, spec_.host_memory);
     } else {
         buckets_ = std::make_unique<GradientBuckets>(params, spec_.bucket_bytes, spec_.first_bucket_bytes, shards);
     }
@@ -61,24 +65,32 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         options.host_memory = spec_.host_memory;
         options.host_step = spec_.host_step;
         options.moments = spec_.moments;
-        optimizer_ = std::make_unique<ShardedAdamW>(params, decays, *buckets_, spec_.rank_in_group, options, weights_.get());
+        options.shards_are_master = spec_.stage >= 3 && spec_.weights_on_host && bf16_weights_.empty();
+        optimizer_ = std::make_unique<ShardedAdamW>(params, decays, *buckets_, spec_.rank_in_group, options);
         if (resumed_optimizer) optimizer_->loadState(namesOf(parameterNames(model)), *resumed_optimizer);
+        // bf16 device weights: the master first, from the fp32 weights; then the device keeps
+        // their bf16 rounding, which is what autocast would have made of them at every use.
+        if (!bf16_weights_.empty()) optimizer_->captureMaster();
     }
-    if (spec_.bf16_device_weights && optimizer_ && !weights_) {
-        // The master first, from the fp32 weights; then the device keeps their bf16 rounding,
-        // which is what autocast would have made of them at every use. Each such parameter's
-        // gradient stays fp32 (grad_dtype): autograd accumulates into the buckets' fp32 views.
-        optimizer_->captureMaster();
-        const std::vector<bool> product = productWeightMask(model);
+    if (spec_.stage >= 3) {
+        ShardedWeights::Options where;
+        where.shard_file = spec_.shard_file;
+        where.host_memory = spec_.weights_on_host ? spec_.host_memory : nullptr;
+        where.on_host = spec_.weights_on_host;
+        where.host_slabs = spec_.host_step;
+        where.bf16 = bf16;  // the shards rounded as they are made
+        weights_ = std::make_unique<ShardedWeights>(params, units, reads, *buckets_, *spec_.group, where);
+        optimizer_->attachWeights(weights_.get());
+    } else if (!bf16_weights_.empty()) {
+        // Each such parameter's gradient stays fp32 (grad_dtype): autograd accumulates into the
+        // buckets' fp32 views.
         torch::NoGradGuard no_grad;
-        for (size_t j = 0; j < spec_.indices.size(); ++j) {
-            torch::Tensor p = all[spec_.indices[j]];
-            if (!product[spec_.indices[j]] || !p.requires_grad()) continue;
+        for (size_t j : bf16_weights_) {
+            torch::Tensor p = params[j];
             const torch::Tensor grad = p.grad();
             p.set_data(p.detach().to(torch::kBFloat16));
             p.set_grad_dtype(torch::kFloat32);
             if (grad.defined()) p.mutable_grad() = grad;
-            bf16_weights_.push_back(j);
         }
     }
 }
@@ -155,13 +167,24 @@ NamedTensors ParameterPart::gatherMoments(const std::vector<std::string>& names)
     return optimizer_->gatherState(namesOf(names), *spec_.group);
 }
 
-NamedTensors ParameterPart::gatherWeights(const std::vector<std::string>& names) const {
-    return weights_->gatherState(namesOf(names));
+NamedTensors ParameterPart::gatherWeights(const std::vector<std::string>& names) {
+    NamedTensors state = weights_->gatherState(namesOf(names));
+    if (bf16_weights_.empty()) return state;
+    // The bf16 weights' master in their place (the group's first rank holds both).
+    std::vector<torch::Tensor> master(names.size());
+    masterWeightsInto(master, /*every_rank=*/false);
+    std::unordered_map<std::string, torch::Tensor> by_name;
+    for (size_t j : bf16_weights_)
+        if (master[spec_.indices[j]].defined()) by_name.emplace(names[spec_.indices[j]], master[spec_.indices[j]]);
+    for (auto& [name, tensor] : state)
+        if (auto found = by_name.find(name); found != by_name.end()) tensor = found->second;
+    return state;
 }
 
 void ParameterPart::wholeParametersInto(std::vector<torch::Tensor>& out) {
     auto whole = weights_->wholeParameters();
     for (size_t j = 0; j < whole.size(); ++j) out[spec_.indices[j]] = std::move(whole[j]);
+    masterWeightsInto(out, /*every_rank=*/true);  // bf16 weights: their fp32 master
 }
 
 }  // namespace trainbench

@@ -49,9 +49,10 @@ struct PartSpec {
     // gradients_on_host): the gradients' slice sums in host memory, each micro-batch's reduced
     // slices copied down and added there as their reduce-scatters finish.
     bool slice_sums_on_host = false;
-    // With host_step at stages 1 and 2 under bf16 autocast: the linear layers' weights held in
-    // bf16 on the device (productWeightMask), their fp32 master only in the optimizer's store
-    // (each part's: under expert parallelism the experts' over their replicas).
+    // With host_step under bf16 autocast: the linear layers' weights held in bf16 on the device
+    // (productWeightMask; at stage 3 their shards and gathered units, in buckets of their own,
+    // under offload all their shards off the device too), their fp32 master only in the
+    // optimizer's store (each part's: under expert parallelism the experts' over their replicas).
     bool bf16_device_weights = false;
     // runtime.optimizer_dtype: the storage of the AdamW moments.
     OptimizerDtype moments = OptimizerDtype::Fp32;
@@ -99,7 +100,8 @@ public:
     // Collective over the group: the whole moments (sharded) or weights (stage 3) under the
     // parameter names (`names` in model order); the group's first rank gets them.
     NamedTensors gatherMoments(const std::vector<std::string>& names) const;
-    NamedTensors gatherWeights(const std::vector<std::string>& names) const;
+    // (bf16 device weights: their fp32 master, not the shards' rounding.)
+    NamedTensors gatherWeights(const std::vector<std::string>& names);
     // Stage 3, collective: whole copies of this part's parameters put at their model positions.
     void wholeParametersInto(std::vector<torch::Tensor>& out);
     // With bf16 device weights, collective: the fp32 master of each weight held in bf16, whole,

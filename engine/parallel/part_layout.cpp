@@ -31,10 +31,10 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
     spec.host_step = where != Offload::None && (setup_.device.type() != torch::kCPU || setup_.host_mirror);
     spec.slice_sums_on_host = spec.host_step && spec.stage >= 2 && setup_.gradient_sums_on_host;
     // bf16 device weights where bf16 is autocast's (a GPU, or the CPU with its kernels off): its
-    // products round the weights to bf16 anyway. Stage 3 gathers fp32 units: not there.
+    // products round the weights to bf16 anyway.
     const bool autocast_bf16 = computePrecisionOf(cfg, model_) == ComputePrecision::kBf16 &&
                                (setup_.device.type() != torch::kCPU || !kernels::cpuKernelsEnabled());
-    spec.bf16_device_weights = spec.host_step && spec.stage <= 2 && autocast_bf16;
+    spec.bf16_device_weights = spec.host_step && autocast_bf16;
     if (!cfg.runtime.offload_dir.empty()) {
         spec.moments_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name);
         if (spec.weights_on_host) spec.shard_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name, "weights");
@@ -95,8 +95,8 @@ NamedTensors PartLayout::stateDictWithMasters(const std::vector<std::string>& na
     return state;
 }
 
-CheckpointTensors PartLayout::gatherFirstPart(const std::vector<std::string>& names) const {
-    const ParameterPart& part = *parts_.front();
+CheckpointTensors PartLayout::gatherFirstPart(const std::vector<std::string>& names) {
+    ParameterPart& part = *parts_.front();
     CheckpointTensors out;
     if (part.sharded()) out.optimizer = part.gatherMoments(names);
     if (part.weights()) {

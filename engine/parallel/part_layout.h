@@ -44,7 +44,7 @@ protected:
     torch::Tensor shardedSquares(const std::vector<int>& group_of_param, int64_t groups) const;
     // The first part's share of a checkpoint: its moments when sharded, its weights (and the
     // model's buffers) at stage 3. Collective over the world.
-    CheckpointTensors gatherFirstPart(const std::vector<std::string>& names) const;
+    CheckpointTensors gatherFirstPart(const std::vector<std::string>& names);
     // The model's state dict with every weight held in bf16 on the device replaced by its fp32
     // master (collective: each part over its group; the masters land on each group's first rank,
     // elsewhere the device's weights stay).

@@ -27,6 +27,12 @@ ShardedAdamW::ShardedAdamW(const std::vector<torch::Tensor>& params, const std::
     }
 }
 
+void ShardedAdamW::attachWeights(ShardedWeights* weights) {
+    if (weights && weights->shardsAreMaster() != options_.shards_are_master)
+        throw std::logic_error("ShardedAdamW: the weights' shards are the master, or not, against Options::shards_are_master");
+    weights_ = weights;
+}
+
 torch::Tensor ShardedAdamW::gradientSlice(size_t bucket) const { return buckets_.slice(bucket, rank_); }
 
 torch::Tensor ShardedAdamW::sliceSquaredNorms(const std::vector<int>& group_of_param, int64_t groups) const {
@@ -46,7 +52,7 @@ torch::Tensor ShardedAdamW::sliceSquaredNorms(const std::vector<int>& group_of_p
     return out.index_add_(0, segment_groups_, squares);
 }
 
-bool ShardedAdamW::masterInStore() const { return options_.host_step && !(weights_ && weights_->shardsOnHost()); }
+bool ShardedAdamW::masterInStore() const { return options_.host_step && !options_.shards_are_master; }
 
 torch::ScalarType ShardedAdamW::momentDtype() const {
     return trainbench::momentDtype(options_.moments, gradientSlice(0).scalar_type());
@@ -107,6 +113,9 @@ torch::Tensor ShardedAdamW::hostMaster(size_t bucket, const std::vector<torch::T
     // The first step (or the first after a load): the device's weights as they are, padding and
     // the elements of frozen parameters zero at stages 1 and 2 as the all-gather sends them.
     if (weights_) {
+        // (bf16 shards hold no master: captureMaster took it before they were rounded)
+        if (shard.scalar_type() != master.scalar_type())
+            throw std::logic_error("ShardedAdamW: the master of bf16 weights was not captured");
         master.copy_(shard);
     } else {
         master.zero_();
@@ -196,6 +205,10 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
                 buffers[b] = buckets_.gatherBuffer(b);
                 sideCopies().toDevice(buffers[b].narrow(0, rank_ * n, n), master);
                 sideCopies().joinCompute();
+            } else if (weights_ && weights_->shardsOnHost()) {
+                shard.copy_(master);  // the bf16 shards off the device, rounded where they are
+            } else if (weights_ && shard.scalar_type() != master.scalar_type()) {
+                uploadRounded(b, shard, master);
             } else {
                 sideCopies().toDevice(weights_ ? shard : gradientSlice(b), master);
             }
@@ -238,14 +251,36 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
         for (size_t b = 0; b < bucket_count; ++b) unpack(b);
 }
 
+void ShardedAdamW::uploadRounded(size_t bucket, const torch::Tensor& shard, const torch::Tensor& master) {
+    if (!rounded_slabs_) {
+        const std::vector<int64_t> numels = buckets_.sliceNumels();
+        const int64_t widest = *std::max_element(numels.begin(), numels.end());
+        const int64_t bytes = widest * int64_t(torch::elementSize(shard.scalar_type()));
+        std::optional<ScopedMemoryAccount> host;
+        if (options_.host_memory) host.emplace(options_.host_memory);
+        PinnedSlabs::Options where;
+        where.what = "the rounded weights' staging";
+        rounded_slabs_ = std::make_unique<PinnedSlabs>(std::vector<int64_t>{bytes, bytes}, where);
+        for (auto& slot : rounded_) slot = rounded_slabs_->take(widest, shard.scalar_type());
+    }
+    // A slot is written again once its last copy (bucket b - 2's, or a gradient slice's after
+    // it on the same stream) is done.
+    const int slot = int(bucket % 2);
+    sideCopies().waitHost(slot);
+    torch::Tensor staged = rounded_[slot].narrow(0, 0, shard.numel());
+    staged.copy_(master);
+    sideCopies().toDevice(shard, staged, slot);
+}
+
 void ShardedAdamW::captureMaster() {
-    if (!masterInStore() || weights_) return;  // stage 3 steps its shards (the master under all)
+    if (!masterInStore()) return;
     torch::NoGradGuard no_grad;
     SliceStore& store = moments();
     master_ready_ = false;
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
         const std::vector<torch::Tensor> parts = store.acquire(b);
         store.prefetch(b + 1);
+        if (weights_) throw std::logic_error("ShardedAdamW: the master is captured before the shards are made");
         hostMaster(b, parts, torch::Tensor());
         store.release(b, true);
     }

@@ -52,12 +52,18 @@ public:
         // runtime.optimizer_dtype: the moments' storage (bf16: in every home, files included, at
         // half the bytes; the host step's master stays in the gradients' dtype).
         OptimizerDtype moments = OptimizerDtype::Fp32;
+        // Stage 3 under offload all with fp32 weights: the weights' shards, off the device, are
+        // the master and are stepped where they are (ShardedWeights::shardsAreMaster).
+        bool shards_are_master = false;
     };
     // `params` as given to `buckets`; `decays[i]`: parameter i takes weight decay. With
     // `weights` (stage 3) the step updates its shards in place and gathers nothing: each unit is
     // all-gathered at its next use.
     ShardedAdamW(const std::vector<torch::Tensor>& params, const std::vector<bool>& decays, GradientBuckets& buckets,
                  int rank, Options options, ShardedWeights* weights = nullptr);
+    // Stage 3: the weights' shards, made after this optimizer (so that captureMaster could read
+    // the fp32 weights before the shards rounded them).
+    void attachWeights(ShardedWeights* weights);
 
     // The sums of squares of the gradient sums in this rank's slices (fp64 [groups] on this
     // rank's device), element g over the parameters whose `group_of_param` is g: all-reduced
@@ -81,9 +87,10 @@ public:
     // either storage dtype: converted as restoreOptimizer does).
     void loadState(const std::vector<std::string>& names, const NamedTensors& saved);
 
-    // host_step at stages 1 and 2: fills the fp32 master of this rank's slices from the weights
-    // as they are now (otherwise the first step does), so that the device's weights may then be
-    // rounded to bf16 without the master losing a bit. Again after loadState.
+    // host_step: fills the fp32 master of this rank's slices from the whole weights as they are
+    // now (otherwise the first step does, from the device's weights), so that the device's
+    // weights may then be rounded to bf16 without the master losing a bit: at stages 1 and 2
+    // before they are rounded, at stage 3 before the shards are made. Again after loadState.
     void captureMaster();
     // host_step, collective (every rank calls it; one all-gather per bucket): the whole fp32
     // master of each parameter `wanted` (in the order of `params`), on the host, kept on every
@@ -116,6 +123,8 @@ private:
     std::unique_ptr<SideCopies> copies_;
     std::unique_ptr<PinnedSlabs> staging_slabs_;
     torch::Tensor staging_[2];  // the gradient slices' landing places, [widest slice] each
+    std::unique_ptr<PinnedSlabs> rounded_slabs_;
+    torch::Tensor rounded_[2];  // stage 3, bf16 shards on the device: the master rounded, going up
     bool master_ready_ = false;  // the master holds the device's weights (set by the first step)
 
     torch::Tensor gradientSlice(size_t bucket) const;
@@ -129,6 +138,9 @@ private:
     torch::Tensor hostGradients(size_t bucket);
     // host_step: bucket b's master, filled from the device's weights at the first step.
     torch::Tensor hostMaster(size_t bucket, const std::vector<torch::Tensor>& moments, const torch::Tensor& shard);
+    // host_step at stage 3 with the shard on the device in bf16: the master rounded on the host
+    // (half the bytes cross PCIe) into a pinned slot, which then goes up on the side stream.
+    void uploadRounded(size_t bucket, const torch::Tensor& shard, const torch::Tensor& master);
 };
 
 }  // namespace trainbench

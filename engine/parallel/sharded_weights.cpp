@@ -30,9 +30,19 @@ void allocateStorage(const torch::Tensor& flat) {
 
 }  // namespace
 
-std::vector<std::vector<size_t>> ShardedWeights::bucketGroups(const std::vector<std::vector<size_t>>& units) {
+std::vector<std::vector<size_t>> ShardedWeights::bucketGroups(const std::vector<std::vector<size_t>>& units,
+                                                              const std::vector<bool>& split) {
     std::vector<std::vector<size_t>> groups;
-    for (size_t u = units.size(); u-- > 0;) groups.emplace_back(units[u].rbegin(), units[u].rend());
+    for (size_t u = units.size(); u-- > 0;) {
+        if (split.empty()) {
+            groups.emplace_back(units[u].rbegin(), units[u].rend());
+            continue;
+        }
+        std::vector<size_t> marked, rest;
+        for (auto i = units[u].rbegin(); i != units[u].rend(); ++i) (split[*i] ? marked : rest).push_back(*i);
+        for (auto* group : {&marked, &rest})
+            if (!group->empty()) groups.push_back(std::move(*group));
+    }
     return groups;
 }
 
@@ -47,32 +57,61 @@ ShardedWeights::ShardedWeights(const std::vector<torch::Tensor>& params, std::ve
       gathered_(units_.size(), 0),
       on_host_(options.on_host) {
     torch::NoGradGuard no_grad;
-    buckets_after_.assign(units_.size(), 0);
-    int64_t with_parameters = 0;
-    for (size_t u = units_.size(); u-- > 0;) {
-        buckets_after_[u] = with_parameters;
-        if (!units_[u].empty()) ++with_parameters;
+    if (reads_.size() != units_.size()) throw std::logic_error("ShardedWeights: one backward flag per unit");
+    // Each bucket's unit: the buckets hold the last unit first, each unit's one after another.
+    std::vector<int64_t> unit_of(params_.size(), -1);
+    for (size_t u = 0; u < units_.size(); ++u)
+        for (size_t i : units_[u]) unit_of[i] = static_cast<int64_t>(u);
+    bucket_range_.assign(units_.size(), {});
+    std::vector<size_t> members(units_.size(), 0);
+    int64_t previous = unitCount();
+    for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
+        const int64_t u = unit_of[buckets_.members(b).front().param];
+        for (const GradientBuckets::Member& m : buckets_.members(b))
+            if (unit_of[m.param] != u)
+                throw std::logic_error("ShardedWeights: the buckets were not built from these units (bucketGroups)");
+        if (u > previous || (u < previous && bucket_range_[u].count > 0))
+            throw std::logic_error("ShardedWeights: the buckets are not the units' in backward order (bucketGroups)");
+        if (u < previous) bucket_range_[u].first = b;
+        ++bucket_range_[u].count;
+        members[u] += buckets_.members(b).size();
+        previous = u;
     }
-    if (buckets_.count() != with_parameters || reads_.size() != units_.size())
-        throw std::logic_error("ShardedWeights: one bucket per unit with parameters, one backward flag per unit");
+    buckets_after_.assign(units_.size(), 0);
+    size_t after = 0;
+    for (size_t u = units_.size(); u-- > 0;) {
+        if (members[u] != units_[u].size())
+            throw std::logic_error("ShardedWeights: the buckets were not built from these units (bucketGroups)");
+        buckets_after_[u] = after;
+        after += bucket_range_[u].count;
+    }
+    // Each bucket's dtype: bf16 where its parameters are held so, else theirs.
+    auto held_bf16 = [&](size_t param) { return !options.bf16.empty() && options.bf16[param]; };
+    std::vector<SliceParts> dtypes;
+    for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
+        const auto& list = buckets_.members(b);
+        const bool bf16 = held_bf16(list.front().param);
+        for (const GradientBuckets::Member& m : list)
+            if (held_bf16(m.param) != bf16)
+                throw std::logic_error("ShardedWeights: bf16 and other parameters share a bucket (bucketGroups' split)");
+        dtypes.push_back({bf16 ? torch::kBFloat16 : params_[list.front().param].scalar_type()});
+        any_bf16_ = any_bf16_ || bf16;
+    }
     const int rank = collectives_.rank();
     SliceHome home{options.shard_file, options.on_host && options.host_slabs, options.host_memory, "the weights' shards"};
-    shards_ = makeSliceStore(home, buckets_.sliceNumels(), 1, params_[buckets_.members(0).front().param].options());
-    // The buckets in order (the last unit first): each unit's shard is stored as its flat
-    // buffer is made, and the whole buffer freed.
-    for (int64_t u = unitCount(); u-- > 0;) {
-        if (units_[u].empty()) continue;
-        const auto& unit = units_[u];
-        const size_t b = static_cast<size_t>(bucketOf(u));
-        if (buckets_.members(b).size() != unit.size())
-            throw std::logic_error("ShardedWeights: the buckets were not built from these units (bucketGroups)");
+    shards_ = makeSliceStore(home, buckets_.sliceNumels(), dtypes, params_[buckets_.members(0).front().param].options());
+    // Each bucket's shard is stored as its flat buffer is made (in its dtype: bf16 weights
+    // rounded here), and the whole buffer freed.
+    for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
         const auto& first = params_[buckets_.members(b).front().param];
-        torch::Tensor flat = torch::zeros({buckets_.paddedNumel(b)}, first.options());
+        torch::Tensor flat = torch::zeros({buckets_.paddedNumel(b)}, first.options().dtype(dtypes[b].front()));
         for (const GradientBuckets::Member& m : buckets_.members(b)) {
             torch::Tensor& p = params_[m.param];
             if (!p.is_contiguous()) throw std::logic_error("ShardedWeights: a parameter is not contiguous");
             flat.narrow(0, m.offset, m.numel).copy_(p.reshape({-1}));
             p.set_data(flat.narrow(0, m.offset, m.numel).view(p.sizes()));
+            // autograd accumulates a bf16 weight's gradient into its fp32 bucket view
+            if (held_bf16(m.param)) p.set_grad_dtype(torch::kFloat32);
         }
         const int64_t n = buckets_.sliceNumel(b);
         shards_->acquire(b).front().copy_(flat.narrow(0, rank * n, n));
@@ -96,28 +135,33 @@ std::vector<torch::Tensor> ShardedWeights::wholeParameters() {
 void ShardedWeights::gather(int64_t unit) {
     torch::NoGradGuard no_grad;
     if (gathered_[unit] || units_[unit].empty()) return;
-    const size_t b = static_cast<size_t>(bucketOf(unit));
-    allocateStorage(flats_[b]);
     gathered_[unit] = 1;
-    const torch::Tensor shard = shards_->acquire(b).front();
-    // A pinned shard goes up without the host waiting: the optimizer writes shards only after
-    // the host has waited for the compute stream's work so far (its first gradient copy).
-    const bool up = flats_[b].is_cuda() && shard.is_cpu();
-    collectives_.allGatherAsync(shard.to(flats_[b].device(), /*non_blocking=*/up && shard.is_pinned()), flats_[b])->wait();
-    shards_->release(b, false);
+    const BucketRange range = bucket_range_[unit];
+    for (size_t b = range.first; b < range.first + range.count; ++b) {
+        allocateStorage(flats_[b]);
+        const torch::Tensor shard = shards_->acquire(b).front();
+        // A pinned shard goes up without the host waiting: the optimizer writes shards only after
+        // the host has waited for the compute stream's work so far (its first gradient copy).
+        const bool up = flats_[b].is_cuda() && shard.is_cpu();
+        collectives_.allGatherAsync(shard.to(flats_[b].device(), /*non_blocking=*/up && shard.is_pinned()), flats_[b])->wait();
+        shards_->release(b, false);
+    }
 }
 
 void ShardedWeights::prefetchFrom(int64_t unit, int direction) {
     for (; unit >= 0 && unit < unitCount(); unit += direction)
         if (!units_[unit].empty()) {
-            shards_->prefetch(static_cast<size_t>(bucketOf(unit)));
+            // (a unit has at most two buckets: one staging slot each)
+            const BucketRange range = bucket_range_[unit];
+            for (size_t b = range.first; b < range.first + range.count; ++b) shards_->prefetch(b);
             return;
         }
 }
 
 void ShardedWeights::release(int64_t unit) {
     if (!gathered_[unit]) return;
-    freeStorage(flats_[bucketOf(unit)]);
+    const BucketRange range = bucket_range_[unit];
+    for (size_t b = range.first; b < range.first + range.count; ++b) freeStorage(flats_[b]);
     gathered_[unit] = 0;
 }
 
@@ -148,7 +192,7 @@ void ShardedWeights::afterForward(int64_t unit) {
     release(unit);
     // Autocast's bf16 copies of the weights would keep the whole model alive until the forward
     // ends: dropped with the unit (the saved ones live on in the graph).
-    if (!units_[unit].empty() && at::autocast::is_autocast_enabled(flats_[bucketOf(unit)].device().type()))
+    if (!units_[unit].empty() && at::autocast::is_autocast_enabled(flats_[bucket_range_[unit].first].device().type()))
         at::autocast::clear_cache();
 }
 
@@ -160,10 +204,11 @@ void ShardedWeights::beforeBackward(int64_t unit) {
     // its gradients get their bucket. Whole at a time: this unit's weights and gradients, and
     // the next unit's gradients in flight.
     releaseAll();
-    if (buckets_after_[unit] > 0) buckets_.launchThrough(static_cast<size_t>(buckets_after_[unit] - 1));
+    if (buckets_after_[unit] > 0) buckets_.launchThrough(buckets_after_[unit] - 1);
     if (!units_[unit].empty()) {
         if (reads_[unit]) gather(unit);
-        buckets_.viewGradientsInto(static_cast<size_t>(bucketOf(unit)));
+        const BucketRange range = bucket_range_[unit];
+        for (size_t b = range.first; b < range.first + range.count; ++b) buckets_.viewGradientsInto(b);
         prefetchFrom(unit - 1, -1);
     }
     backward_next_ = unit - 1;

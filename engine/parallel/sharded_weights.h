@@ -15,15 +15,16 @@
 
 namespace trainbench {
 
-// The model's units (WeightResidency) are the gradient buckets, backward first: bucket
-// U - 1 - u holds unit u, padded to a multiple of W. Rank r keeps elements [r * S, (r + 1) * S)
-// of each bucket's weights as its shard (4P/W bytes, the fp32 master the optimizer steps);
-// every parameter is a view into its unit's flat buffer, whose storage exists only while the
-// unit is gathered. Per micro-batch, in this order on every rank:
+// The model's units (WeightResidency) are the gradient buckets, backward first: the buckets
+// U - 1 - u hold unit u (with bf16 device weights two of them, see Options::bf16), each padded to
+// a multiple of W. Rank r keeps elements [r * S, (r + 1) * S) of each bucket's weights as its
+// shard (4P/W bytes, the fp32 master the optimizer steps; 2P/W for bf16 weights, whose master
+// is the optimizer's); every parameter is a view into its bucket's flat buffer, whose storage
+// exists only while the unit is gathered. Per micro-batch, in this order on every rank:
 //   forward    all-gather of unit u before its forward, released after (u = 0..U-1);
 //   backward   at unit u's boundary: the release of unit u + 1, the reduce-scatter of its
 //              gradients, the all-gather of unit u (not for the embedding, whose backward reads
-//              no weight) (u = U-1..0); unit u's gradients accumulate in place in its bucket;
+//              no weight) (u = U-1..0); unit u's gradients accumulate in place in its buckets;
 //   end        the reduce-scatter of unit 0's gradients.
 // So at most one unit's weights are whole at a time, its gradients forming, and the gradients of
 // the unit after it in flight.
@@ -47,6 +48,11 @@ public:
         // With on_host and no shard_file: the shards in host slabs (pinned on a GPU rank, whose
         // gathers then copy them up without the host waiting) rather than tensors of the device.
         bool host_slabs = false;
+        // Per parameter (empty: none): held in bf16, rounded from its fp32 value when the shards
+        // are taken (runtime.offload under bf16 autocast, which rounds the products' weights
+        // anyway). Such parameters must fill buckets of their own (bucketGroups' `split`); their
+        // shards are bf16 wherever they live and their gradients stay fp32 (grad_dtype).
+        std::vector<bool> bf16;
     };
     // `units[u]`: indices into `params` of unit u's parameters (forward order, possibly none);
     // `reads[u]`: its backward reads its weights. `buckets` must have been built with
@@ -59,8 +65,11 @@ public:
     ShardedWeights(const ShardedWeights&) = delete;
     ShardedWeights& operator=(const ShardedWeights&) = delete;
 
-    // The buckets' groups for `units`: the last unit first, each unit's parameters last first.
-    static std::vector<std::vector<size_t>> bucketGroups(const std::vector<std::vector<size_t>>& units);
+    // The buckets' groups for `units`: the last unit first, each unit's parameters last first;
+    // with `split` (per parameter) a unit's parameters marked there in one bucket and the rest
+    // in another (Options::bf16: one dtype a flat buffer).
+    static std::vector<std::vector<size_t>> bucketGroups(const std::vector<std::vector<size_t>>& units,
+                                                         const std::vector<bool>& split = {});
 
     // This rank's slice of bucket b's weights [S]: what the optimizer steps in place, until
     // releaseShard(b) (`modified`: it was stepped). One bucket at a time, and the one prefetched.
@@ -70,6 +79,8 @@ public:
     void flushShards() { shards_->flush(); }
     // The shards live in host memory (or the file), not on the rank's device.
     bool shardsOnHost() const { return on_host_; }
+    // The shards are the fp32 master the optimizer steps in place (off the device, none in bf16).
+    bool shardsAreMaster() const { return on_host_ && !any_bf16_; }
     // The shards' file traffic since the start (0 with the shards in tensors).
     int64_t bytesRead() const { return shards_->bytesRead(); }
     int64_t bytesWritten() const { return shards_->bytesWritten(); }
@@ -93,9 +104,13 @@ public:
     int64_t unitCount() const { return static_cast<int64_t>(units_.size()); }
 
 private:
-    // The buckets hold the units with parameters, the last unit first: unit u's is the count of
-    // such units after it (buckets_after_[u]); -1 for a unit without parameters.
-    int64_t bucketOf(int64_t unit) const { return units_[unit].empty() ? -1 : buckets_after_[unit]; }
+    // The buckets hold the units with parameters, the last unit first: unit u's are
+    // [first_bucket_[u], first_bucket_[u] + bucket_count_[u]); its successors' all come before.
+    struct BucketRange {
+        size_t first = 0, count = 0;
+    };
+    std::vector<BucketRange> bucket_range_;  // per unit
+    std::vector<size_t> buckets_after_;       // per unit: the buckets of the units after it
     void gather(int64_t unit);
     // The shard of the next unit with parameters from `unit` on in `direction` (+1 forward,
     // -1 backward) starts coming in.
@@ -111,8 +126,8 @@ private:
     std::vector<torch::Tensor> flats_;   // per bucket: [padded]; the parameters view it
     std::unique_ptr<SliceStore> shards_;  // per bucket: [S], this rank's
     std::vector<char> gathered_;         // per unit
-    std::vector<int64_t> buckets_after_;  // per unit: the buckets of the units after it
     bool on_host_ = false;
+    bool any_bf16_ = false;
     bool in_micro_batch_ = false;
     int64_t forward_next_ = 0;    // the next unit whose forward gathers
     int64_t backward_next_ = -1;  // the next unit whose backward boundary comes

@@ -226,18 +226,24 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     const bool on_nvme = offloaded && !config.runtime.offload_dir.empty();
     // fp32 weights on the device (bf16 runs under autocast), except where the engine holds the
     // linear layers' weights in bf16 beside the host step's fp32 master: offload on a GPU under
-    // bf16 at stages 1 and 2 (engine/parallel/part_layout.cpp). The embedding stays fp32 there
-    // (the norms and the router too: a few MB, not counted).
-    const bool bf16_weights = offloaded && !layout.on_cpu && stage >= 1 && stage <= 2 &&
+    // bf16 (engine/parallel/part_layout.cpp), at stage 3 their shards and gathered units too. The
+    // embedding stays fp32 there and is counted so (the norms and the router too: a few MB, not
+    // counted).
+    const bool bf16_weights = offloaded && !layout.on_cpu && stage >= 1 &&
                               resolveComputeDtype(config, /*on_cuda=*/true) == "bf16";
     p.weight_element_bytes = bf16_weights ? 2 : 4;
-    const int64_t fp32_kept = bf16_weights ? counts.embedding * 2 : 0;
     const int64_t unit_elements = largest_unit / kFloat;
+    // A unit gathered whole: the largest in its dtype (with bf16 weights the embedding's unit
+    // may be the largest, at 4 bytes).
+    const int64_t unit_bytes = bf16_weights ? std::max(unit_elements * 2, counts.embedding * kFloat) : largest_unit;
+    // The embedding's 2 bytes more than the others: whole at stages 1 and 2, its 1/W at stage 3.
+    const int64_t embedding_kept = !bf16_weights ? 0 : stage >= 3 ? (counts.embedding + p.world_size - 1) / p.world_size * 2
+                                                                   : counts.embedding * 2;
     // Offload all: the unit gathered and, on a GPU, the next one arriving (CPU ranks gather from
     // the host tier directly: one memory).
-    p.weight_bytes = weights_off  ? (layout.on_cpu ? 1 : 2) * unit_elements * p.weight_element_bytes
-                     : stage >= 3 ? (held_slice_elements + unit_elements) * p.weight_element_bytes
-                                  : params * p.weight_element_bytes + fp32_kept;
+    p.weight_bytes = weights_off  ? (layout.on_cpu ? 1 : 2) * unit_bytes
+                     : stage >= 3 ? held_slice_elements * p.weight_element_bytes + embedding_kept + unit_bytes
+                                  : params * p.weight_element_bytes + embedding_kept;
     p.gradients_on_host = gradients_on_host;
     p.gradient_bytes = gradients_on_host ? 0 : stage >= 2 ? held_slice_elements * kFloat : params * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
@@ -262,18 +268,23 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     // optimizer's copy (the device's weights come back from it), under all the shard's home.
     if (offloaded) {
         const bool master = !layout.on_cpu || weights_off;
-        const int64_t master_bytes = master ? moment_elements * kFloat : 0;
+        // Under all with bf16 weights the shards off the device are bf16 (the embedding's fp32),
+        // beside the fp32 master.
+        const int64_t bf16_shards = weights_off && bf16_weights ? moment_elements * 2 + embedding_kept : 0;
+        const int64_t master_bytes = (master ? moment_elements * kFloat : 0) + bf16_shards;
         // What a copy or a file read passes through: the bucket being moved and the next.
         // (stages 2 and 3 bucket by unit: the widest is the largest unit)
         const int64_t widest = stage >= 2 ? largest_unit : std::min<int64_t>(params * kFloat, bucket);
         const int64_t bucket_slice = (widest + p.world_size - 1) / p.world_size;
         int64_t staging = layout.on_cpu ? 0 : 2 * bucket_slice;
+        // Stage 3 with the shards on the device in bf16: the master rounded into two bf16 slots.
+        if (bf16_weights && stage >= 3 && !weights_off) staging += bucket_slice;
         if (on_nvme) {
             // Each moment region is whole 4 KiB blocks; two slots of the widest bucket's slice
             // (moments, in their dtype, and the fp32 master with them), and under all the next
             // unit's shard.
             staging += 2 * bucket_slice * (2 * moment_bytes + (master ? kFloat : 0)) / kFloat;
-            if (weights_off) staging += 2 * (unit_elements + p.world_size - 1) / p.world_size * kFloat;
+            if (weights_off) staging += 2 * (unit_elements + p.world_size - 1) / p.world_size * p.weight_element_bytes;
             p.nvme_bytes = p.optimizer_bytes + master_bytes;
         } else {
             p.host_moment_bytes = p.optimizer_bytes;

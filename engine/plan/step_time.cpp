@@ -82,8 +82,9 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         if (target.pcie_gbps > 0) {
             t.pcie_s = seconds(up_and_down, target.pcie_gbps);
             if (!plan.gradients_on_host) t.gradients_down_s = seconds(4.0 * slice, target.pcie_gbps);
-            // The fp32 master goes up (bf16 device weights are rounded there).
-            if (!weights_off) t.weights_up_s = seconds(slice * 4.0, target.pcie_gbps);
+            // The fp32 master goes up at stages 1 and 2 (bf16 device weights are rounded there);
+            // at stage 3 the shard in its own dtype (the host rounds bf16 ones).
+            if (!weights_off) t.weights_up_s = seconds(slice * (plan.zero_stage >= 3 ? we : 4.0), target.pcie_gbps);
         } else {
             needs(t, "target.pcie_gbps");
         }
@@ -95,9 +96,9 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     t.micro_batch_s = std::max({t.compute_s, t.collectives_s, t.pcie_s, t.nvme_read_s});
 
     if (offloaded) {
-        // (bf16 device weights are rounded on the device from the fp32 master: the CPU step
-        // writes no bf16 copy)
-        const double touched = rpn * slice * double(cpuAdamWBytesPerParameter(4));
+        // (bf16 device weights are rounded on the device from the fp32 master at stages 1 and 2:
+        // the CPU step writes no bf16 copy; at stage 3 it writes the bf16 shard)
+        const double touched = rpn * slice * double(cpuAdamWBytesPerParameter(plan.zero_stage >= 3 ? int64_t(we) : 4));
         if (target.host_memory_gbps > 0) t.optimizer_s = seconds(touched, target.host_memory_gbps);
         else needs(t, "target.host_memory_gbps");
     }

@@ -552,14 +552,16 @@ void BatchPanel::showPlanNumbers() {
                                         .arg(QString::fromStdString(config_.target.kind)));
     // Offload all: the unit gathered and, on a GPU, the next one arriving (CPU ranks gather from
     // the host tier directly).
-    weights_label_->setText(weights_off ? (target_.gpu ? tr("%1 (two units)") : tr("%1 (one unit)")).arg(formatBytes(plan_.weight_bytes))
-                            : config_.runtime.zero_stage >= 3
-                                ? tr("%1 (1/%2 + one unit)").arg(formatBytes(plan_.weight_bytes)).arg(plan_.world_size)
+    const QString weights = plan_.weight_element_bytes == 2 ? tr("%1 bf16").arg(formatBytes(plan_.weight_bytes))
+                                                            : formatBytes(plan_.weight_bytes);
+    weights_label_->setText(weights_off ? (target_.gpu ? tr("%1 (two units)") : tr("%1 (one unit)")).arg(weights)
+                            : config_.runtime.zero_stage >= 3 ? tr("%1 (1/%2 + one unit)").arg(weights).arg(plan_.world_size)
                             : plan_.weight_element_bytes == 2 ? tr("%1 (bf16)").arg(formatBytes(plan_.weight_bytes))
-                                                              : formatBytes(plan_.weight_bytes));
+                                                              : weights);
     weights_label_->setToolTip(plan_.weight_element_bytes == 2
-                                   ? tr("The linear layers' weights in bf16 on the device, beside the fp32 master in "
-                                        "host memory (offload under bf16 at ZeRO stages 1 and 2); the embedding in fp32")
+                                   ? tr("The linear layers' weights in bf16 on the device (at ZeRO stage 3 their shards "
+                                        "and the units gathered from them), beside the fp32 master in host memory "
+                                        "(offload under bf16); the embedding in fp32")
                                    : QString());
     collectives_label_->setText(plan_.world_size > 1 ? tr("%1 sent, %2 calls per step")
                                                            .arg(formatBytes(plan_.bytes_sent_per_step))

@@ -166,7 +166,9 @@ void OffloadTiers::showHost(const MemoryPlan& plan, const TargetMachine& target)
     QStringList parts;
     const std::pair<QString, int64_t> kinds[] = {
         {tr("AdamW moments (fp32)"), plan.host_moment_bytes},
-        {tr("master weights (fp32)"), plan.host_master_bytes},
+        {plan.weight_element_bytes == 2 ? tr("master weights (fp32; under offload all the bf16 shards too)")
+                                         : tr("master weights (fp32)"),
+         plan.host_master_bytes},
         {tr("gradient slice sums (fp32), which the device cannot keep"), plan.host_gradient_bytes},
         {tr("staging buffers copies and file reads pass through"), plan.host_staging_bytes},
     };

@@ -145,12 +145,21 @@ private Q_SLOTS:
         QCOMPARE(p.host_moment_bytes + p.host_master_bytes, int64_t(0));
         QCOMPARE(p.host_staging_bytes, 2 * 4 * P + 2 * 4 * P * 3);
 
-        // Offload all on two devices at stage 3: the unit gathered and the next (fp32); the
-        // shard's fp32 home on the host.
+        // Offload all on two devices at stage 3: the unit gathered and the next, in bf16 (the
+        // embedding's unit, at 4 bytes, is smaller); on the host the fp32 master and the bf16
+        // shard (the embedding's 1/W at 4 bytes).
         c = tinyOn("h100-80", 2);
         c.runtime.zero_stage = 3;
         c.runtime.offload = "all";
         p = planOnTarget(c, resolveTarget(c));
+        QVERIFY(4 * E < 2 * kTinyLargestUnit);
+        QCOMPARE(p.weight_element_bytes, int64_t(2));
+        QCOMPARE(p.weight_bytes, 2 * kTinyLargestUnit * 2);
+        QCOMPARE(p.host_master_bytes, (P + 1) / 2 * 4 + (P + 1) / 2 * 2 + (E + 1) / 2 * 2);
+        // The same in fp32 (nothing rounded): fp32 units, the shard is the master.
+        c.runtime.dtype = "fp32";
+        p = planOnTarget(c, resolveTarget(c));
+        QCOMPARE(p.weight_element_bytes, int64_t(4));
         QCOMPARE(p.weight_bytes, 2 * kTinyLargestUnit * 4);
         QCOMPARE(p.host_master_bytes, (P + 1) / 2 * 4);
         QCOMPARE(p.host_moment_bytes, (P + 1) / 2 * 8);

@@ -38,8 +38,9 @@ struct MemoryPlan {
     // runtime.offload_dir to its files. On a GPU an fp32 master of the rank's slice goes with
     // them (the host step); on CPU ranks the weights are the master. weight_element_bytes: the
     // device weights' bytes: 4, or 2 where the engine keeps the linear layers' weights in bf16
-    // beside the host step's fp32 master (offload on a GPU under bf16 at stages 1 and 2; the
-    // embedding stays fp32 and is counted so). With offload at stage >= 2 on
+    // beside the host step's fp32 master (offload on a GPU under bf16; at stage 3 the shards and
+    // the gathered units, under all the shards off the device too; the embedding stays fp32 and
+    // is counted so). With offload at stage >= 2 on
     // a GPU, the fp32 slice sums of the gradients move to host memory when the device cannot keep
     // them (gradients_on_host); otherwise the host holds their copies, made during the last
     // backward (host_gradient_bytes either way). `all` (stage 3)
@@ -48,7 +49,8 @@ struct MemoryPlan {
     int64_t weight_element_bytes = 4;
     bool gradients_on_host = false;
     int64_t host_moment_bytes = 0;    // optimizer_bytes, moved (their dtype's bytes)
-    int64_t host_master_bytes = 0;    // fp32 weights of the slice (under all: the shard's home)
+    int64_t host_master_bytes = 0;    // fp32 weights of the slice (under all: the shard's home; with
+                                      // bf16 weights the bf16 shards too, beside the master)
     int64_t host_gradient_bytes = 0;
     int64_t host_staging_bytes = 0;   // buffers copies and file reads pass through
     int64_t host_bytes = 0;           // the sum of the four

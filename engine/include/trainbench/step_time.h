@@ -41,7 +41,8 @@ std::string stepTimePlanToJson(const StepTimePlan& time);
 
 // AdamW's bytes touched per parameter on the CPU: the gradient read, both moments and the fp32
 // weight read and written (4 + 16 + 8), and with a bf16 copy of the weights written by the CPU
-// the copy too. (The engine rounds bf16 device weights on the device: the step counts 28.)
+// the copy too. (The engine rounds bf16 device weights on the device at stages 1 and 2: the step
+// counts 28 there; at stage 3 the host rounds the bf16 shards: 30.)
 int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes);
 
 }  // namespace trainbench

@@ -160,13 +160,13 @@ void TestBatchTiers::anH100sHostTierIsPlanOnTargets() {
     const MemoryPlan plan = planOnTarget(config, target);
     QVERIFY(target.gpu);
     QVERIFY(plan.fits && plan.host_bytes > 0 && plan.host_limit_bytes > 0);
-    QCOMPARE(plan.weight_element_bytes, int64_t(4));  // fp32 on the device, as the engine keeps them
+    QCOMPARE(plan.weight_element_bytes, int64_t(2));  // bf16 units on the device, the master on the host
 
     BatchPanel panel;
     panel.setRunConfig(config);
     QCOMPARE(text(panel, "planTargetLabel"), QStringLiteral("1 x H100 80 GB"));
     QCOMPARE(text(panel, "planPeakLabel"), formatBytes(plan.peak_bytes));
-    QCOMPARE(text(panel, "planWeightsLabel"), formatBytes(plan.weight_bytes) + QStringLiteral(" (two units)"));
+    QCOMPARE(text(panel, "planWeightsLabel"), formatBytes(plan.weight_bytes) + QStringLiteral(" bf16 (two units)"));
     QCOMPARE(text(panel, "planBudgetLabel"), formatBytes(int64_t(81559) * 1024 * 1024));
     auto* device_bar = child<QProgressBar>(panel, "planBudgetBar");
     QCOMPARE(device_bar->value(), barValue(double(plan.peak_bytes) / double(plan.limit_bytes)));
