@@ -15,7 +15,8 @@
 #      optimizer, at stage 2 with optimizer (the gradient sums copied down in the last backward)
 #      and at stage 3 with all, each against the same stage without offload within the same
 #      limits;
-#   3. tiny bf16 on CUDA: finite, and the loss falls; bf16 device weights (offload at stage 1)
+#   3. tiny bf16 on CUDA: finite, and the loss falls; bf16 device weights (offload at stage 1,
+#      and offload all at stage 3)
 #      against fp32 weights under autocast: 1e-6 at step 1, 1e-4 over 20 steps;
 #   4. medium bf16 at (m, K) = (8, 1) and (2, 4): tokens/s, MFU (6 x activated parameters x
 #      tokens/s / 989 TFLOP/s, the H200's dense bf16 peak), peak memory; and medium fp8 at (8, 1)
@@ -129,6 +130,11 @@ run tiny-bf16-stage1 tiny "$tiny_limit" --set train.steps=20 "${cuda[@]}" --set 
   --set runtime.zero_stage=1
 run tiny-bf16-stage1-offload tiny "$tiny_limit" --set train.steps=20 "${cuda[@]}" --set runtime.dtype=bf16 \
   --set runtime.zero_stage=1 --set runtime.offload=optimizer
+# At stage 3 under offload all: bf16 shards and units against fp32 ones under autocast.
+run tiny-bf16-stage3 tiny "$tiny_limit" --set train.steps=20 "${cuda[@]}" --set runtime.dtype=bf16 \
+  --set runtime.zero_stage=3
+run tiny-bf16-stage3-offload-all tiny "$tiny_limit" --set train.steps=20 "${cuda[@]}" --set runtime.dtype=bf16 \
+  --set runtime.zero_stage=3 --set runtime.offload=all
 echo "== 4. medium bf16: throughput at (8, 1) and (2, 4); medium fp8 at (8, 1)"
 medium=(--set runtime.dtype=bf16 --set train.global_batch_size=null "${cuda[@]}")
 run medium-8-1 medium "$medium_limit" "${medium[@]}" --set train.steps=20 \

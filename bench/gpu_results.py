@@ -69,7 +69,8 @@ def main():
     loss = {name: series(runs, name, "train/loss") for name in
             ["tiny-cpu", "tiny-cuda", "tiny-cuda-repeat", "tiny-cuda-stage1", "tiny-cuda-stage3", "tiny-cuda-recompute",
              "tiny-cuda-stage1-offload", "tiny-cuda-stage2", "tiny-cuda-stage2-offload", "tiny-cuda-stage3-offload-all",
-             "tiny-bf16", "tiny-bf16-stage1", "tiny-bf16-stage1-offload"]}
+             "tiny-bf16", "tiny-bf16-stage1", "tiny-bf16-stage1-offload", "tiny-bf16-stage3",
+             "tiny-bf16-stage3-offload-all"]}
     gates = {}
 
     diffs = relative_differences(loss["tiny-cuda"], loss["tiny-cpu"])
@@ -113,6 +114,13 @@ def main():
                     "autocast, step 1",
                     "largest relative loss difference over 20 steps, bf16 device weights against fp32 weights under "
                     "autocast")
+    # The same at stage 3 under offload all: bf16 shards and units, the bf16 shards in host memory.
+    closeness_gates(gates, "tiny_bf16_stage3_shards_equal_autocast_at_step_1", "tiny_bf16_stage3_shards_equal_autocast",
+                    relative_differences(loss["tiny-bf16-stage3-offload-all"], loss["tiny-bf16-stage3"]), 1e-6, 1e-4,
+                    "relative loss difference, bf16 shards and units (offload all, stage 3) against fp32 ones under "
+                    "autocast, step 1",
+                    "largest relative loss difference over 20 steps, bf16 shards (offload all, stage 3) against fp32 "
+                    "ones under autocast")
 
     activated = None
     try:
