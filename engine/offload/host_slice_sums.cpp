@@ -61,9 +61,9 @@ void HostSliceSums::add(size_t bucket, const torch::Tensor& reduced_slice) {
     pending_[slot] = {true, true, bucket, n};
 }
 
-void HostSliceSums::copy(size_t bucket, const torch::Tensor& device_sum) {
+void HostSliceSums::copy(size_t bucket, const torch::Tensor& device_sum, const std::function<void()>& before) {
     const int slot = nextSlot();
-    copies_.toHost(sums_[bucket], device_sum, slot);
+    copies_.toHost(sums_[bucket], device_sum, slot, before);
     pending_[slot] = {true, false, bucket, device_sum.numel()};
 }
 

@@ -23,7 +23,8 @@ namespace trainbench {
 //   slice can be freed as soon as the copy is queued. The additions are the device's would-be
 //   `sum += slice` in fp32 (or fp64), in the same order: the same numbers bit for bit.
 // - copy(): the device keeps the sums, and the last micro-batch's finished sum of bucket b comes
-//   down into sum b, straight (no staging), while the backward goes on with earlier buckets.
+//   down into sum b, straight (no staging), while the backward goes on with earlier buckets (at
+//   stage 1 the bucket's reduced slice, after its reduce-scatter).
 class HostSliceSums {
 public:
     // `slice_numels`: each bucket's slice; `device`: where the reduced slices come from;
@@ -36,8 +37,9 @@ public:
 
     // Adds bucket b's reduced slice (on the device, this rank's) into its sum.
     void add(size_t bucket, const torch::Tensor& reduced_slice);
-    // Sum b becomes bucket b's device sum (which must not change until settle()).
-    void copy(size_t bucket, const torch::Tensor& device_sum);
+    // Sum b becomes bucket b's device sum (which must not change until settle()), once
+    // `before` has run on the copies' stream (see SideCopies::toHost).
+    void copy(size_t bucket, const torch::Tensor& device_sum, const std::function<void()>& before = {});
     // Every addition queued so far done: the sums are final until the next add().
     void settle();
     // Bucket b's sum, on the host (settled first).

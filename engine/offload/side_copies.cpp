@@ -44,10 +44,17 @@ void copyOnSide(Cuda& cuda, const torch::Tensor& dst, const torch::Tensor& src) 
 
 }  // namespace
 
-void SideCopies::toHost(const torch::Tensor& dst, const torch::Tensor& src, int slot) {
+void SideCopies::toHost(const torch::Tensor& dst, const torch::Tensor& src, int slot,
+                        const std::function<void()>& before) {
     if (!cuda_) {
+        if (before) before();
         dst.copy_(src);
         return;
+    }
+    if (before) {
+        c10::cuda::CUDAGuard on(cuda_->device);
+        c10::cuda::CUDAStreamGuard side(cuda_->side);
+        before();
     }
     copyOnSide(*cuda_, dst, src);
     cuda_->landed[slot].record(cuda_->side);

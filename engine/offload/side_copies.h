@@ -2,6 +2,7 @@
 // by events rather than by the host waiting for the device.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include <torch/torch.h>
@@ -26,7 +27,10 @@ public:
 
     // host `dst` <- device `src`, after the current stream's work; `slot` (0 or 1) names the
     // event waitHost() waits for (two copies in flight: the next bucket's while one is used).
-    void toHost(const torch::Tensor& dst, const torch::Tensor& src, int slot);
+    // `before` runs first with the side stream current: a collective's wait() there orders the
+    // copy after the collective on the device, the host not waiting (elsewhere the host waits).
+    void toHost(const torch::Tensor& dst, const torch::Tensor& src, int slot,
+                const std::function<void()>& before = {});
     // The host waits for the last copy of `slot` (either way; the side stream runs in order, so
     // every copy before it is done too).
     void waitHost(int slot);

@@ -103,9 +103,20 @@ GradientBuckets::~GradientBuckets() {
         if (p.requires_grad()) torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
 }
 
+void GradientBuckets::copySlicesDown(MemoryAccount* host_account) {
+    if (transient_ || buckets_.empty()) throw std::logic_error("GradientBuckets::copySlicesDown: persistent buckets only");
+    sums_where_ = SliceSums::CopiedDown;
+    host_sums_ = std::make_unique<HostSliceSums>(sliceNumels(), options_.dtype().toScalarType(), options_.device(),
+                                                 host_account, /*staging=*/false);
+    landed_.assign(buckets_.size(), 0);
+}
+
 void GradientBuckets::zero() {
     torch::NoGradGuard no_grad;
     if (!transient_) {
+        // The copies of the slices still in flight read the buffers zeroed here.
+        if (host_sums_) host_sums_->settle();
+        std::fill(landed_.begin(), landed_.end(), 0);
         for (auto& b : buckets_) b.flat.zero_();
         return;
     }
@@ -314,6 +325,13 @@ void GradientBuckets::launch(size_t bucket) {
         // In place: this rank's slice of the bucket receives its slice of the sum.
         const int64_t slice = b.flat.numel() / shards_;
         b.work = overlap_->reduceScatterAsync(b.flat, b.flat.narrow(0, overlap_->rank() * slice, slice));
+        if (!transient_ && sums_where_ == SliceSums::CopiedDown) {
+            // Stage 1 under the host step: the window's reduced slice comes down once the
+            // reduce-scatter is done, the device ordering the copy after it.
+            std::shared_ptr<CollectiveWork> work = b.work;
+            host_sums_->copy(bucket, b.flat.narrow(0, overlap_->rank() * slice, slice), [work] { work->wait(); });
+            landed_[bucket] = 1;
+        }
     }
 }
 

@@ -42,7 +42,9 @@ enum class BucketReduction { AllReduce, ReduceScatter };
 // - OnDevice: on the device, read there.
 // - CopiedDown: on the device, and in the window's last micro-batch each bucket's finished sum
 //   is copied to the host as soon as its last reduce-scatter is added, while the backward goes on
-//   with earlier units (landedSlice); 4P/W bytes of host memory for the copies.
+//   with earlier units (landedSlice); 4P/W bytes of host memory for the copies. Stage 1's
+//   persistent buckets take it too (copySlicesDown): the reduced slice, after the window's one
+//   reduce-scatter.
 // - OnHost: in host memory only (when the device cannot keep them): each bucket's reduced slice
 //   comes down as soon as its reduce-scatter is done, every micro-batch, and is added there.
 enum class SliceSums { OnDevice, CopiedDown, OnHost };
@@ -88,6 +90,11 @@ public:
     // while hooks are armed their buckets stop waiting for them, so later buckets can start.
     void noGradientComing(const std::vector<torch::Tensor>& params);
     bool transient() const { return transient_; }
+    // Buckets that persist (stage 1) under the host step: from now on each bucket's slice is
+    // copied to host memory (counted in `host_account`) on a side stream as soon as its
+    // reduce-scatter is done, the copy ordered after it on the device (during the window's last
+    // backward when the reduction overlaps it), and landedSlice() finds it there.
+    void copySlicesDown(MemoryAccount* host_account);
 
     // Overlapped reduction, in four calls per window. beginOverlap(), at the window's start:
     // this window's buckets will reduce through `collectives`, none started yet. armHooks(),

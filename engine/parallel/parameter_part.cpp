@@ -52,6 +52,10 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
                                                      shards, /*transient=*/true, sums, spec_.host_memory);
     } else {
         buckets_ = std::make_unique<GradientBuckets>(params, spec_.bucket_bytes, spec_.first_bucket_bytes, shards);
+        // Stage 1's host step finds each bucket's reduced slice on the host, copied down as its
+        // reduce-scatter finished (during the window's last backward when they overlap).
+        // (One rank reduces nothing: its slices are read after the backward, through staging.)
+        if (sharded && spec_.host_step && shards > 1) buckets_->copySlicesDown(spec_.host_memory);
     }
     if (sharded) {
         const std::vector<bool> all_decays = parameterDecays(model);

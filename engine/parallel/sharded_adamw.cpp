@@ -9,6 +9,24 @@
 #include <stdexcept>
 
 namespace trainbench {
+namespace {
+
+// Two pinned slots of the widest of `numels` in `dtype` (`slots`), counted in `account`; the
+// slabs they view, which the caller keeps.
+std::unique_ptr<PinnedSlabs> twoSlots(const std::vector<int64_t>& numels, torch::ScalarType dtype,
+                                      MemoryAccount* account, const char* what, torch::Tensor (&slots)[2]) {
+    const int64_t widest = *std::max_element(numels.begin(), numels.end());
+    const int64_t bytes = widest * int64_t(torch::elementSize(dtype));
+    std::optional<ScopedMemoryAccount> host;
+    if (account) host.emplace(account);
+    PinnedSlabs::Options where;
+    where.what = what;
+    auto slabs = std::make_unique<PinnedSlabs>(std::vector<int64_t>{bytes, bytes}, where);
+    for (auto& slot : slots) slot = slabs->take(widest, dtype);
+    return slabs;
+}
+
+}  // namespace
 
 ShardedAdamW::ShardedAdamW(const std::vector<torch::Tensor>& params, const std::vector<bool>& decays,
                            GradientBuckets& buckets, int rank, Options options, ShardedWeights* weights)
@@ -78,18 +96,9 @@ torch::Tensor ShardedAdamW::hostGradients(size_t bucket) {
     // else brought down now into two pinned staging slices, bucket b + 1's while b steps.
     auto start = [&](size_t b) {
         if (b >= bucket_count || buckets_.landedSlice(b).defined()) return;
-        if (!staging_slabs_) {
-            const std::vector<int64_t> numels = buckets_.sliceNumels();
-            const int64_t widest = *std::max_element(numels.begin(), numels.end());
-            const torch::ScalarType dtype = gradientSlice(0).scalar_type();
-            const int64_t bytes = widest * int64_t(torch::elementSize(dtype));
-            std::optional<ScopedMemoryAccount> host;
-            if (options_.host_memory) host.emplace(options_.host_memory);
-            PinnedSlabs::Options where;
-            where.what = "the gradient slices' staging";
-            staging_slabs_ = std::make_unique<PinnedSlabs>(std::vector<int64_t>{bytes, bytes}, where);
-            for (auto& slot : staging_) slot = staging_slabs_->take(widest, dtype);
-        }
+        if (!staging_slabs_)
+            staging_slabs_ = twoSlots(buckets_.sliceNumels(), gradientSlice(0).scalar_type(), options_.host_memory,
+                                      "the gradient slices' staging", staging_);
         const int64_t n = buckets_.sliceNumel(b);
         sideCopies().toHost(staging_[b % 2].narrow(0, 0, n), gradientSlice(b), int(b % 2));
     };
@@ -252,17 +261,9 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
 }
 
 void ShardedAdamW::uploadRounded(size_t bucket, const torch::Tensor& shard, const torch::Tensor& master) {
-    if (!rounded_slabs_) {
-        const std::vector<int64_t> numels = buckets_.sliceNumels();
-        const int64_t widest = *std::max_element(numels.begin(), numels.end());
-        const int64_t bytes = widest * int64_t(torch::elementSize(shard.scalar_type()));
-        std::optional<ScopedMemoryAccount> host;
-        if (options_.host_memory) host.emplace(options_.host_memory);
-        PinnedSlabs::Options where;
-        where.what = "the rounded weights' staging";
-        rounded_slabs_ = std::make_unique<PinnedSlabs>(std::vector<int64_t>{bytes, bytes}, where);
-        for (auto& slot : rounded_) slot = rounded_slabs_->take(widest, shard.scalar_type());
-    }
+    if (!rounded_slabs_)
+        rounded_slabs_ = twoSlots(buckets_.sliceNumels(), shard.scalar_type(), options_.host_memory,
+                                  "the rounded weights' staging", rounded_);
     // A slot is written again once its last copy (bucket b - 2's, or a gradient slice's after
     // it on the same stream) is done.
     const int slot = int(bucket % 2);

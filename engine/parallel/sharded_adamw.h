@@ -43,8 +43,10 @@ public:
         // (the accumulator stays on the device while it fits): at stages 2 and 3 each bucket's
         // finished sum is copied down as the window's last backward adds its last reduce-scatter
         // (GradientBuckets' SliceSums::CopiedDown), or the sums live on the host throughout
-        // (SliceSums::OnHost); at stage 1 each comes down after the window's reduction, into one
-        // of two pinned staging slices while the bucket before it steps. The updated slice goes
+        // (SliceSums::OnHost); at stage 1 each bucket's reduced slice is copied down as its
+        // reduce-scatter finishes (GradientBuckets::copySlicesDown); a slice not there (one
+        // rank, or the sync-each mode) comes down into one of two pinned staging slices while
+        // the bucket before it steps. The updated slice goes
         // back up on the same side stream, joined into the compute stream before the
         // all-gathers read it. The same kernel on the same elements: the numbers of the step on
         // the device, bitwise on CPU ranks.

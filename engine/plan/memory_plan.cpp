@@ -290,9 +290,11 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
             p.host_moment_bytes = p.optimizer_bytes;
             p.host_master_bytes = master_bytes;
         }
-        // The slice sums on the host: kept there (gradients_on_host), or on a GPU at stages 2 and
-        // 3 their copies, made as the last backward finishes each unit.
-        p.host_gradient_bytes = gradients_on_host || (!layout.on_cpu && stage >= 2) ? held_slice_elements * kFloat : 0;
+        // The slice sums on the host: kept there (gradients_on_host), or on a GPU their copies,
+        // made as the last backward finishes each unit (stages 2 and 3) or each bucket's
+        // reduce-scatter (stage 1 over several ranks).
+        const bool copied_down = !layout.on_cpu && (stage >= 2 || (stage == 1 && p.world_size > 1));
+        p.host_gradient_bytes = gradients_on_host || copied_down ? held_slice_elements * kFloat : 0;
         p.host_staging_bytes = staging;
         p.host_bytes = p.host_moment_bytes + p.host_master_bytes + p.host_gradient_bytes + p.host_staging_bytes;
     }

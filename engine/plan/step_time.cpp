@@ -111,8 +111,12 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
             needs(t, target.nvme_read_gbps > 0 ? "target.nvme_write_gbps" : "target.nvme_read_gbps");
     }
     // The gradient sums come down while the last backward runs at stages 2 and 3 (each unit's
-    // as it is finished); at stage 1 after the window's reduction, bucket b + 1's while b steps.
-    const bool down_in_backward = plan.zero_stage >= 2;
+    // as it is finished) and at stage 1 over several ranks whose reduction overlaps it (each
+    // bucket's after its reduce-scatter); otherwise after the window's reduction, bucket b + 1's
+    // while b steps.
+    const bool down_in_backward =
+        plan.zero_stage >= 2 || (plan.zero_stage == 1 && plan.world_size > 1 && config.runtime.overlap_reduction &&
+                                 !config.train.sync_each_micro_batch);
     const double down_in_tail = down_in_backward ? 0.0 : t.gradients_down_s;
     const double tail = std::max({t.optimizer_s, t.nvme_step_s, down_in_tail}) + t.weights_up_s;
     const double last_micro_batch =

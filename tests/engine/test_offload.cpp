@@ -10,10 +10,13 @@
 #include <QTemporaryDir>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "conformance_setup.h"
 #include "offload_runs.h"
+#include "comm/in_process_collectives.h"
 #include "offload/direct_file.h"
+#include "parallel/gradient_buckets.h"
 #include "offload/host_slice_sums.h"
 #include "offload/pinned_slabs.h"
 #include "offload/slice_store.h"
@@ -234,6 +237,79 @@ private Q_SLOTS:
                 for (size_t b = 0; b < numels.size(); ++b) QCOMPARE(sums.sum(b).abs().sum().item<double>(), 0.0);
             }
         }
+    }
+
+    // Stage 1 under the host step (GradientBuckets::copySlicesDown), two rank threads: in a
+    // window of two micro-batches whose last backward reduces each bucket as its gradients are
+    // in, every bucket is launched during that backward and its reduced slice is on the host
+    // when the window ends, equal to the device's slice and to the sums by hand (fp64 of each
+    // rank's and micro-batch's gradients, exact in fp32 here); the host account holds one slice
+    // of each bucket (256-byte aligned), and zero() forgets the copies.
+    void stage1SlicesComeDownAsTheirReductionsFinish() {
+        const int W = 2;
+        const std::vector<int64_t> sizes{300, 17, 1000, 64, 200, 500};
+        auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
+        std::vector<std::string> failures(W);
+        auto gradientOf = [&](size_t i, int rank, int micro) {
+            // Small integers: every sum exact in fp32, whatever the order.
+            return (torch::arange(sizes[i], torch::kFloat64).remainder(7) + double(rank * 10 + micro * 3 + int(i)));
+        };
+        auto body = [&](int r) {
+            InProcessCollectives collectives(hub, r, W);
+            std::vector<torch::Tensor> params;
+            for (int64_t n : sizes) params.push_back(torch::zeros({n}, torch::kFloat32).requires_grad_(true));
+            GradientBuckets buckets(params, /*bucket_bytes=*/2048, /*first_bucket_bytes=*/512, /*shards=*/W);
+            if (buckets.count() < 3) throw std::runtime_error("expected several buckets");
+            MemoryAccount* host = newMemoryAccount();
+            buckets.copySlicesDown(host);
+            int64_t expected_bytes = 0;
+            for (int64_t n : buckets.sliceNumels()) expected_bytes += (n * 4 + 255) / 256 * 256;
+            if (host->current.load() < expected_bytes || host->current.load() > expected_bytes + 512)
+                throw std::runtime_error("host account " + std::to_string(host->current.load()) + ", expected " +
+                                         std::to_string(expected_bytes));
+            buckets.zero();
+            buckets.beginOverlap(collectives, BucketReduction::ReduceScatter);
+            for (int micro = 0; micro < 2; ++micro) {
+                if (micro == 1) buckets.armHooks();
+                torch::Tensor loss = torch::zeros({}, torch::kFloat32);
+                for (size_t i = 0; i < params.size(); ++i)
+                    loss = loss + (params[i] * gradientOf(i, r, micro).to(torch::kFloat32)).sum();
+                loss.backward();
+            }
+            buckets.launchRemaining();
+            if (buckets.launchedDuringBackward() != buckets.count())
+                throw std::runtime_error("buckets launched during the backward: " +
+                                         std::to_string(buckets.launchedDuringBackward()));
+            buckets.finishOverlap();
+            for (size_t b = 0; b < size_t(buckets.count()); ++b) {
+                // The whole bucket by hand, then this rank's slice of it.
+                torch::Tensor whole = torch::zeros({buckets.paddedNumel(b)}, torch::kFloat64);
+                for (const GradientBuckets::Member& m : buckets.members(b))
+                    for (int rank = 0; rank < W; ++rank)
+                        for (int micro = 0; micro < 2; ++micro) whole.narrow(0, m.offset, m.numel).add_(gradientOf(m.param, rank, micro));
+                const int64_t n = buckets.sliceNumel(b);
+                const torch::Tensor expected = whole.narrow(0, r * n, n).to(torch::kFloat32);
+                const torch::Tensor landed = buckets.landedSlice(b);
+                if (!landed.defined()) throw std::runtime_error("bucket " + std::to_string(b) + " not on the host");
+                if (!torch::equal(landed, buckets.slice(b, r)) || !torch::equal(landed, expected))
+                    throw std::runtime_error("bucket " + std::to_string(b) + ": the host's slice differs");
+            }
+            buckets.zero();
+            for (size_t b = 0; b < size_t(buckets.count()); ++b)
+                if (buckets.landedSlice(b).defined()) throw std::runtime_error("a copy outlived zero()");
+        };
+        std::vector<std::thread> threads;
+        for (int r = 0; r < W; ++r)
+            threads.emplace_back([&, r] {
+                try {
+                    body(r);
+                } catch (const std::exception& e) {
+                    failures[r] = e.what();
+                    hub->abort("rank failed");
+                }
+            });
+        for (auto& t : threads) t.join();
+        for (int r = 0; r < W; ++r) QVERIFY2(failures[r].empty(), qPrintable(QString("rank %1: %2").arg(r).arg(failures[r].c_str())));
     }
 
     // The gradient sums' tiers, by the accounts (stage 2, W 2, the host step), against hand counts
