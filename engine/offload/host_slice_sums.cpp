@@ -40,7 +40,7 @@ HostSliceSums::HostSliceSums(const std::vector<int64_t>& slice_numels, torch::Sc
 HostSliceSums::~HostSliceSums() {
     try {
         for (int slot : {0, 1})
-            if (pending_[slot].busy) copies_.waitHost(slot);
+            if (pending_[slot].busy || (slot == 0 && copies_pending_)) copies_.waitHost(slot);
     } catch (...) {
         // A failed device: nothing left to wait for.
     }
@@ -62,9 +62,10 @@ void HostSliceSums::add(size_t bucket, const torch::Tensor& reduced_slice) {
 }
 
 void HostSliceSums::copy(size_t bucket, const torch::Tensor& device_sum, const std::function<void()>& before) {
-    const int slot = nextSlot();
-    copies_.toHost(sums_[bucket], device_sum, slot, before);
-    pending_[slot] = {true, false, bucket, device_sum.numel()};
+    if (staging_[0].defined()) throw std::logic_error("HostSliceSums::copy: made with staging slices, for add()");
+    // No host wait here (it runs in the backward's hooks): only settle() waits.
+    copies_.toHost(sums_[bucket], device_sum, /*slot=*/0, before);
+    copies_pending_ = true;
 }
 
 void HostSliceSums::land(int slot) {
@@ -79,6 +80,10 @@ void HostSliceSums::settle() {
     // The older of the two first, so each sum takes its additions in the order they came.
     for (int slot : {next_slot_, 1 - next_slot_})
         if (pending_[slot].busy) land(slot);
+    if (copies_pending_) {
+        copies_.waitHost(0);
+        copies_pending_ = false;
+    }
 }
 
 torch::Tensor HostSliceSums::sum(size_t bucket) {

@@ -24,7 +24,8 @@ namespace trainbench {
 //   `sum += slice` in fp32 (or fp64), in the same order: the same numbers bit for bit.
 // - copy(): the device keeps the sums, and the last micro-batch's finished sum of bucket b comes
 //   down into sum b, straight (no staging), while the backward goes on with earlier buckets (at
-//   stage 1 the bucket's reduced slice, after its reduce-scatter).
+//   stage 1 the bucket's reduced slice, after its reduce-scatter). The host waits for none of
+//   them until settle(). (A store uses one of the two ways.)
 class HostSliceSums {
 public:
     // `slice_numels`: each bucket's slice; `device`: where the reduced slices come from;
@@ -61,6 +62,9 @@ private:
     torch::Tensor staging_[2];
     Pending pending_[2];
     int next_slot_ = 0;
+    // copy(): each into its own sum, so none waits for another; the last one's event (slot 0)
+    // stands for all of them (the side stream runs in order).
+    bool copies_pending_ = false;
 
     int nextSlot();       // the slot the next copy takes, its previous copy landed
     void land(int slot);  // waits for the slot's copy (and adds it into its sum)

@@ -16,7 +16,9 @@ struct SideCopies::Cuda {
     std::array<at::cuda::CUDAEvent, 2> landed;  // per slot: its last copy
     at::cuda::CUDAEvent ordered;                // the current stream's work before a side copy
     at::cuda::CUDAEvent done;                   // the side stream's work before a join
-    explicit Cuda(c10::DeviceIndex index) : device(index), side(c10::cuda::getStreamFromPool(false, index)) {}
+    // From the high-priority pool: ProcessGroupNCCL takes its streams from the low-priority one,
+    // and a copy sharing a collective's stream would wait behind it.
+    explicit Cuda(c10::DeviceIndex index) : device(index), side(c10::cuda::getStreamFromPool(true, index)) {}
 };
 
 SideCopies::SideCopies(const torch::Device& device) {

@@ -45,6 +45,15 @@ ShardedAdamW::ShardedAdamW(const std::vector<torch::Tensor>& params, const std::
     }
 }
 
+ShardedAdamW::~ShardedAdamW() {
+    try {
+        if (copies_)
+            for (int slot : {0, 1}) copies_->waitHost(slot);
+    } catch (...) {
+        // A failed device: nothing left to wait for.
+    }
+}
+
 void ShardedAdamW::attachWeights(ShardedWeights* weights) {
     if (weights && weights->shardsAreMaster() != options_.shards_are_master)
         throw std::logic_error("ShardedAdamW: the weights' shards are the master, or not, against Options::shards_are_master");

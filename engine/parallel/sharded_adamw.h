@@ -63,6 +63,7 @@ public:
     // all-gathered at its next use.
     ShardedAdamW(const std::vector<torch::Tensor>& params, const std::vector<bool>& decays, GradientBuckets& buckets,
                  int rank, Options options, ShardedWeights* weights = nullptr);
+    ~ShardedAdamW();  // waits for the copies in flight: their pinned slots go with it
     // Stage 3: the weights' shards, made after this optimizer (so that captureMaster could read
     // the fp32 weights before the shards rounded them).
     void attachWeights(ShardedWeights* weights);
