@@ -38,27 +38,67 @@ HostSliceSums::HostSliceSums(const std::vector<int64_t>& slice_numels, torch::Sc
 }
 
 HostSliceSums::~HostSliceSums() {
+    {
+        std::unique_lock lock(mutex_);
+        waitIdle(lock);
+        stopping_ = true;
+    }
+    changed_.notify_all();
+    if (adder_.joinable()) adder_.join();
     try {
-        for (int slot : {0, 1})
-            if (pending_[slot].busy || (slot == 0 && copies_pending_)) copies_.waitHost(slot);
+        if (copies_pending_) copies_.waitHost(0);
     } catch (...) {
         // A failed device: nothing left to wait for.
     }
 }
 
-int HostSliceSums::nextSlot() {
-    const int slot = next_slot_;
-    next_slot_ = 1 - next_slot_;
-    if (pending_[slot].busy) land(slot);  // two buckets back: its copy has long been queued
-    return slot;
-}
-
 void HostSliceSums::add(size_t bucket, const torch::Tensor& reduced_slice) {
     if (!staging_[0].defined()) throw std::logic_error("HostSliceSums::add: made without staging slices");
-    const int slot = nextSlot();
+    const int slot = next_slot_;
+    next_slot_ = 1 - next_slot_;
+    {
+        // The slot's last slice added (two buckets back: its copy long queued).
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return !pending_[slot].busy || failure_; });
+        if (failure_) std::rethrow_exception(failure_);
+        if (!adder_.joinable()) adder_ = std::thread([this] { addLanded(); });
+    }
     const int64_t n = reduced_slice.numel();
     copies_.toHost(staging_[slot].narrow(0, 0, n), reduced_slice, slot);
-    pending_[slot] = {true, true, bucket, n};
+    {
+        std::lock_guard lock(mutex_);
+        pending_[slot] = {true, bucket, n};
+        queued_.push_back(slot);
+    }
+    changed_.notify_all();
+}
+
+void HostSliceSums::addLanded() {
+    torch::NoGradGuard no_grad;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        changed_.wait(lock, [&] { return stopping_ || !queued_.empty(); });
+        if (queued_.empty()) return;  // stopping, nothing left
+        const int slot = queued_.front();
+        const Pending p = pending_[slot];
+        lock.unlock();
+        std::exception_ptr error;
+        try {
+            copies_.waitHost(slot);
+            sums_[p.bucket].add_(staging_[slot].narrow(0, 0, p.numel));
+        } catch (...) {
+            error = std::current_exception();
+        }
+        lock.lock();
+        if (error && !failure_) failure_ = error;
+        queued_.pop_front();
+        pending_[slot].busy = false;
+        changed_.notify_all();
+    }
+}
+
+void HostSliceSums::waitIdle(std::unique_lock<std::mutex>& lock) {
+    changed_.wait(lock, [&] { return queued_.empty(); });
 }
 
 void HostSliceSums::copy(size_t bucket, const torch::Tensor& device_sum, const std::function<void()>& before) {
@@ -68,18 +108,12 @@ void HostSliceSums::copy(size_t bucket, const torch::Tensor& device_sum, const s
     copies_pending_ = true;
 }
 
-void HostSliceSums::land(int slot) {
-    torch::NoGradGuard no_grad;
-    copies_.waitHost(slot);
-    Pending& p = pending_[slot];
-    if (p.added) sums_[p.bucket].add_(staging_[slot].narrow(0, 0, p.numel));
-    p.busy = false;
-}
-
 void HostSliceSums::settle() {
-    // The older of the two first, so each sum takes its additions in the order they came.
-    for (int slot : {next_slot_, 1 - next_slot_})
-        if (pending_[slot].busy) land(slot);
+    {
+        std::unique_lock lock(mutex_);
+        waitIdle(lock);
+        if (failure_) std::rethrow_exception(failure_);
+    }
     if (copies_pending_) {
         copies_.waitHost(0);
         copies_pending_ = false;

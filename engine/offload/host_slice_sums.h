@@ -2,8 +2,14 @@
 // on the device (runtime.offload at ZeRO stage >= 2 when the device cannot keep them).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include <torch/torch.h>
@@ -15,24 +21,24 @@
 namespace trainbench {
 
 // One sum per bucket, [its slice's elements], in host memory from pinned slabs (plain host
-// memory without CUDA), counted in the host account. Two ways in:
+// memory without CUDA), counted in the host account. Two ways in (a store uses one):
 // - add(): a micro-batch's reduced slice of bucket b comes down on a side stream into one of two
-//   staging slices, as soon as its reduce-scatter is done, and the host adds it into sum b once
-//   that copy has landed: when its staging slice is needed again (two buckets later) or at
-//   settle(). So the host waits for a copy only when it is two buckets behind, and the device's
-//   slice can be freed as soon as the copy is queued. The additions are the device's would-be
-//   `sum += slice` in fp32 (or fp64), in the same order: the same numbers bit for bit.
+//   staging slices, as soon as its reduce-scatter is done, and a thread of this store adds it
+//   into sum b once that copy has landed, so the caller (the backward's hooks) neither waits for
+//   the copy nor makes the addition; it waits only when both staging slices are still being
+//   added, two buckets behind. The additions are the device's would-be `sum += slice` in fp32
+//   (or fp64), in the same order (one thread, first in first out): the same numbers bit for bit.
 // - copy(): the device keeps the sums, and the last micro-batch's finished sum of bucket b comes
 //   down into sum b, straight (no staging), while the backward goes on with earlier buckets (at
 //   stage 1 the bucket's reduced slice, after its reduce-scatter). The host waits for none of
-//   them until settle(). (A store uses one of the two ways.)
+//   them until settle().
 class HostSliceSums {
 public:
     // `slice_numels`: each bucket's slice; `device`: where the reduced slices come from;
     // `staging`: the two staging slices add() needs (copy() alone needs none).
     HostSliceSums(const std::vector<int64_t>& slice_numels, torch::ScalarType dtype, const torch::Device& device,
                   MemoryAccount* host_account, bool staging = true);
-    ~HostSliceSums();  // waits for the copies in flight: their pinned memory goes with it
+    ~HostSliceSums();  // waits for the copies and additions in flight: their pinned memory goes with it
     HostSliceSums(const HostSliceSums&) = delete;
     HostSliceSums& operator=(const HostSliceSums&) = delete;
 
@@ -41,7 +47,8 @@ public:
     // Sum b becomes bucket b's device sum (which must not change until settle()), once
     // `before` has run on the copies' stream (see SideCopies::toHost).
     void copy(size_t bucket, const torch::Tensor& device_sum, const std::function<void()>& before = {});
-    // Every addition queued so far done: the sums are final until the next add().
+    // Every addition and copy queued so far done: the sums are final until the next add().
+    // Rethrows what an addition failed with.
     void settle();
     // Bucket b's sum, on the host (settled first).
     torch::Tensor sum(size_t bucket);
@@ -51,8 +58,7 @@ public:
 
 private:
     struct Pending {
-        bool busy = false;
-        bool added = false;  // add(): the staging slice goes into the sum once landed; copy(): landed is all
+        bool busy = false;  // copied into or being added from
         size_t bucket = 0;
         int64_t numel = 0;
     };
@@ -60,14 +66,21 @@ private:
     std::unique_ptr<PinnedSlabs> slabs_;
     std::vector<torch::Tensor> sums_;
     torch::Tensor staging_[2];
-    Pending pending_[2];
     int next_slot_ = 0;
     // copy(): each into its own sum, so none waits for another; the last one's event (slot 0)
     // stands for all of them (the side stream runs in order).
     bool copies_pending_ = false;
 
-    int nextSlot();       // the slot the next copy takes, its previous copy landed
-    void land(int slot);  // waits for the slot's copy (and adds it into its sum)
+    // add()'s additions, on `adder_`: the slots in the order their copies were queued.
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    Pending pending_[2];
+    std::deque<int> queued_;
+    bool stopping_ = false;
+    std::exception_ptr failure_;
+    std::thread adder_;  // started by the first add()
+    void addLanded();    // the thread: waits for each queued copy, adds it, frees its slot
+    void waitIdle(std::unique_lock<std::mutex>& lock);  // nothing queued or being added
 };
 
 }  // namespace trainbench
