@@ -107,9 +107,9 @@ void printStepTime(const StepTimePlan& t, int64_t K) {
     auto ms = [](double s) { return s * 1e3; };
     std::printf("step time: %s\n", describeStepTime(t).c_str());
     std::printf("  per micro-batch (x%lld, overlapped): compute %.1f ms (%.3g TFLOP), collectives %.1f ms, PCIe %.1f ms, "
-                "NVMe reads %.1f ms\n",
+                "NVMe reads %.1f ms, host adds %.1f ms\n",
                 (long long)K, ms(t.compute_s), t.flops_per_micro_batch / 1e12, ms(t.collectives_s), ms(t.pcie_s),
-                ms(t.nvme_read_s));
+                ms(t.nvme_read_s), ms(t.host_adds_s));
     if (t.optimizer_s + t.nvme_step_s + t.weights_up_s + t.gradients_down_s > 0)
         std::printf("  per step: gradients down %.1f ms (beside the last backward), CPU AdamW %.1f ms, NVMe %.1f ms "
                     "(pipelined with it), weights up %.1f ms\n",

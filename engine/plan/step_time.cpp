@@ -93,7 +93,14 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         if (target.nvme_read_gbps > 0) t.nvme_read_s = seconds(rpn * 2.0 * slice * we, target.nvme_read_gbps);
         else needs(t, "target.nvme_read_gbps");
     }
-    t.micro_batch_s = std::max({t.compute_s, t.collectives_s, t.pcie_s, t.nvme_read_s});
+    // The gradient sums kept on the host: each micro-batch's slice is added there, 12 bytes an
+    // element (the sum read and written, the slice read) at the node's host memory bandwidth,
+    // on a thread of its own beside the backward.
+    if (offloaded && target.gpu && plan.gradients_on_host) {
+        if (target.host_memory_gbps > 0) t.host_adds_s = seconds(rpn * 12.0 * slice, target.host_memory_gbps);
+        else needs(t, "target.host_memory_gbps");
+    }
+    t.micro_batch_s = std::max({t.compute_s, t.collectives_s, t.pcie_s, t.nvme_read_s, t.host_adds_s});
 
     if (offloaded) {
         // (bf16 device weights are rounded on the device from the fp32 master at stages 1 and 2:
@@ -131,6 +138,7 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
                      std::max(0.0, down_in_tail - std::max(t.optimizer_s, t.nvme_step_s)) + t.weights_up_s},
         {"NVMe", double(K) * t.nvme_read_s + t.nvme_step_s},
         {"CPU AdamW", t.optimizer_s},
+        {"host memory", double(K) * t.host_adds_s},
     };
     for (const auto& [name, share] : shares)
         if (share > t.bound_s) t.bound = name, t.bound_s = share;
@@ -166,6 +174,7 @@ std::string stepTimePlanToJson(const StepTimePlan& t) {
                           {"collectives_s", t.collectives_s},
                           {"pcie_s", t.pcie_s},
                           {"nvme_read_s", t.nvme_read_s},
+                          {"host_adds_s", t.host_adds_s},
                           {"micro_batch_s", t.micro_batch_s},
                           {"gradients_down_s", t.gradients_down_s},
                           {"optimizer_s", t.optimizer_s},

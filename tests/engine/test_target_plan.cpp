@@ -184,6 +184,16 @@ private Q_SLOTS:
         QCOMPARE(tight.host_gradient_bytes, 4 * kTinyParams);
         QVERIFY(tight.fits_device);
         QCOMPARE(tight.peak_bytes, roomy.peak_bytes - 4 * kTinyParams);
+        // Each micro-batch's slice is then added on the host: 12 bytes an element (the sum read
+        // and written, the slice read) at the node's host memory bandwidth; none while the
+        // device keeps them.
+        c.target.host_memory_gbps = 50;  // (a custom device knows none)
+        const TargetMachine target = resolveTarget(c);
+        QCOMPARE(target.host_memory_gbps, 50.0);
+        const StepTimePlan adds = predictStepTime(configOnTarget(c, target), tight, target);
+        QVERIFY(near(adds.host_adds_s, 12.0 * double(kTinyParams) / (target.host_memory_gbps * 1e9)));
+        QVERIFY(adds.micro_batch_s >= adds.host_adds_s);
+        QCOMPARE(predictStepTime(configOnTarget(c, target), roomy, target).host_adds_s, 0.0);
         // Never on CPU ranks: one memory, nothing gained.
         RunConfig cpu = c;
         cpu.target.kind = "here";

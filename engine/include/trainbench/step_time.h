@@ -20,7 +20,8 @@ struct StepTimePlan {
     double collectives_s = 0;     // the step's collective bytes / K at the node's (or network's) rate
     double pcie_s = 0;            // offload all: the shard up for both gathers; slice sums kept on the host: down
     double nvme_read_s = 0;       // offload all with offload_dir: the shard read (the node's ranks together)
-    double micro_batch_s = 0;     // the longest of the four
+    double host_adds_s = 0;       // slice sums kept on the host: each slice added there (the node's ranks)
+    double micro_batch_s = 0;     // the longest of the five
     double gradients_down_s = 0;  // the gradient slice to the host, overlapping the last backward
     double optimizer_s = 0;       // CPU AdamW: bytes touched / the node's host memory bandwidth
     double nvme_step_s = 0;       // moments and master read and written
