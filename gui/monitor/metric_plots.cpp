@@ -77,7 +77,9 @@ QVector<double> visibleValues(const QCPGraph* graph, const QCPRange& keys) {
 
 MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     setObjectName(QStringLiteral("metricPlots"));
-    setMinimumSize(480, 420);
+    // (with the critical batch and expert load below it and the tabs above, the window still fits
+    // 1280 x 800: their minimums and the chrome together stay under that height)
+    setMinimumSize(480, 400);
     setNoAntialiasingOnDrag(true);
     setAutoAddPlottableToLegend(false);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
