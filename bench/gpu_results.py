@@ -104,23 +104,20 @@ def main():
         len(bf16) == 20 and finite and bf16[-1] < bf16[0], [bf16[0], bf16[-1]] if bf16 else None, "last < first",
         "first and last loss of tiny bf16 on CUDA")
 
-    # bf16 device weights (offload under bf16 at stage 1: the linear layers' weights in bf16 beside
-    # the host's fp32 master) against fp32 weights under autocast at the same stage: step 1 is the
-    # same forward on the same rounded weights; later steps carry the host's AdamW against the
-    # device's, whose last bits differ, through bf16 products.
-    closeness_gates(gates, "tiny_bf16_device_weights_equal_autocast_at_step_1", "tiny_bf16_device_weights_equal_autocast",
-                    relative_differences(loss["tiny-bf16-stage1-offload"], loss["tiny-bf16-stage1"]), 1e-6, 1e-4,
-                    "relative loss difference, bf16 device weights (offload, stage 1) against fp32 weights under "
-                    "autocast, step 1",
-                    "largest relative loss difference over 20 steps, bf16 device weights against fp32 weights under "
-                    "autocast")
-    # The same at stage 3 under offload all: bf16 shards and units, the bf16 shards in host memory.
-    closeness_gates(gates, "tiny_bf16_stage3_shards_equal_autocast_at_step_1", "tiny_bf16_stage3_shards_equal_autocast",
-                    relative_differences(loss["tiny-bf16-stage3-offload-all"], loss["tiny-bf16-stage3"]), 1e-6, 1e-4,
-                    "relative loss difference, bf16 shards and units (offload all, stage 3) against fp32 ones under "
-                    "autocast, step 1",
-                    "largest relative loss difference over 20 steps, bf16 shards (offload all, stage 3) against fp32 "
-                    "ones under autocast")
+    # bf16 device weights (offload under bf16: the linear layers' weights in bf16 beside the host's
+    # fp32 master; at stage 3 under offload all their shards and units, the shards in host memory)
+    # against fp32 weights under autocast at the same stage: step 1 is the same forward on the same
+    # rounded weights; later steps carry the host's AdamW against the device's, whose last bits
+    # differ, through bf16 products.
+    for key, run, reference, what in [
+            ("tiny_bf16_device_weights_equal_autocast", "tiny-bf16-stage1-offload", "tiny-bf16-stage1",
+             "bf16 device weights (offload, stage 1)"),
+            ("tiny_bf16_stage3_shards_equal_autocast", "tiny-bf16-stage3-offload-all", "tiny-bf16-stage3",
+             "bf16 shards and units (offload all, stage 3)")]:
+        closeness_gates(gates, key + "_at_step_1", key, relative_differences(loss[run], loss[reference]), 1e-6, 1e-4,
+                        "relative loss difference, " + what + " against fp32 weights under autocast, step 1",
+                        "largest relative loss difference over 20 steps, " + what + " against fp32 weights under "
+                        "autocast")
 
     activated = None
     try:

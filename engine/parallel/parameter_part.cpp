@@ -171,17 +171,22 @@ NamedTensors ParameterPart::gatherMoments(const std::vector<std::string>& names)
     return optimizer_->gatherState(namesOf(names), *spec_.group);
 }
 
+void replaceNamed(NamedTensors& state, const std::vector<std::string>& names,
+                  const std::vector<torch::Tensor>& replacements) {
+    std::unordered_map<std::string, torch::Tensor> by_name;
+    for (size_t i = 0; i < names.size(); ++i)
+        if (replacements[i].defined()) by_name.emplace(names[i], replacements[i]);
+    for (auto& [name, tensor] : state)
+        if (auto found = by_name.find(name); found != by_name.end()) tensor = found->second;
+}
+
 NamedTensors ParameterPart::gatherWeights(const std::vector<std::string>& names) {
     NamedTensors state = weights_->gatherState(namesOf(names));
     if (bf16_weights_.empty()) return state;
     // The bf16 weights' master in their place (the group's first rank holds both).
     std::vector<torch::Tensor> master(names.size());
     masterWeightsInto(master, /*every_rank=*/false);
-    std::unordered_map<std::string, torch::Tensor> by_name;
-    for (size_t j : bf16_weights_)
-        if (master[spec_.indices[j]].defined()) by_name.emplace(names[spec_.indices[j]], master[spec_.indices[j]]);
-    for (auto& [name, tensor] : state)
-        if (auto found = by_name.find(name); found != by_name.end()) tensor = found->second;
+    replaceNamed(state, names, master);
     return state;
 }
 

@@ -58,6 +58,11 @@ struct PartSpec {
     OptimizerDtype moments = OptimizerDtype::Fp32;
 };
 
+// Each entry of `state` named names[i] becomes replacements[i] where that is defined (the fp32
+// master of a weight held in bf16 on the device, in place of its rounding).
+void replaceNamed(NamedTensors& state, const std::vector<std::string>& names,
+                  const std::vector<torch::Tensor>& replacements);
+
 class ParameterPart {
 public:
     // `resumed_optimizer`: the whole saved AdamW state; a sharded part takes its slices of it.

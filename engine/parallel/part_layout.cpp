@@ -1,7 +1,5 @@
 #include "parallel/part_layout.h"
 
-#include <unordered_map>
-
 #include "kernels/compute_scope.h"
 #include "model/compute_precision.h"
 #include "offload/offload_dir.h"
@@ -86,12 +84,8 @@ torch::Tensor PartLayout::shardedSquares(const std::vector<int>& group_of_param,
 NamedTensors PartLayout::stateDictWithMasters(const std::vector<std::string>& names) {
     std::vector<torch::Tensor> master(names.size());
     for (auto& part : parts_) part->masterWeightsInto(master, /*every_rank=*/false);
-    std::unordered_map<std::string, torch::Tensor> by_name;
-    for (size_t i = 0; i < names.size(); ++i)
-        if (master[i].defined()) by_name.emplace(names[i], master[i]);
     NamedTensors state = stateDict(model_);
-    for (auto& [name, tensor] : state)
-        if (auto found = by_name.find(name); found != by_name.end()) tensor = found->second;
+    replaceNamed(state, names, master);
     return state;
 }
 

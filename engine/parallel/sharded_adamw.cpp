@@ -29,8 +29,8 @@ std::unique_ptr<PinnedSlabs> twoSlots(const std::vector<int64_t>& numels, torch:
 }  // namespace
 
 ShardedAdamW::ShardedAdamW(const std::vector<torch::Tensor>& params, const std::vector<bool>& decays,
-                           GradientBuckets& buckets, int rank, Options options, ShardedWeights* weights)
-    : params_(params), decays_(decays), buckets_(buckets), rank_(rank), options_(options), weights_(weights) {
+                           GradientBuckets& buckets, int rank, Options options)
+    : params_(params), decays_(decays), buckets_(buckets), rank_(rank), options_(options) {
     for (size_t b = 0; b < static_cast<size_t>(buckets_.count()); ++b) {
         const int64_t slice = buckets_.sliceNumel(b);
         const int64_t low = rank_ * slice, high = low + slice;

@@ -58,14 +58,13 @@ public:
         // the master and are stepped where they are (ShardedWeights::shardsAreMaster).
         bool shards_are_master = false;
     };
-    // `params` as given to `buckets`; `decays[i]`: parameter i takes weight decay. With
-    // `weights` (stage 3) the step updates its shards in place and gathers nothing: each unit is
-    // all-gathered at its next use.
+    // `params` as given to `buckets`; `decays[i]`: parameter i takes weight decay.
     ShardedAdamW(const std::vector<torch::Tensor>& params, const std::vector<bool>& decays, GradientBuckets& buckets,
-                 int rank, Options options, ShardedWeights* weights = nullptr);
+                 int rank, Options options);
     ~ShardedAdamW();  // waits for the copies in flight: their pinned slots go with it
     // Stage 3: the weights' shards, made after this optimizer (so that captureMaster could read
-    // the fp32 weights before the shards rounded them).
+    // the fp32 weights before the shards rounded them). From then on the step updates the shards
+    // in place and gathers nothing: each unit is all-gathered at its next use.
     void attachWeights(ShardedWeights* weights);
 
     // The sums of squares of the gradient sums in this rank's slices (fp64 [groups] on this
@@ -115,7 +114,7 @@ private:
     GradientBuckets& buckets_;
     int rank_;
     Options options_;
-    ShardedWeights* weights_;
+    ShardedWeights* weights_ = nullptr;  // stage 3 (attachWeights)
     std::vector<Segment> segments_;
     mutable torch::Tensor segment_groups_;  // sliceSquaredNorms: each segment's group, on the device
     std::unique_ptr<SliceStore> moments_;  // per bucket: [slice] x2 (host step: x3), this rank's; made at first step
