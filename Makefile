@@ -28,7 +28,7 @@ run: build
 	fi
 
 test: build
-	@cd $(BUILD_DIR) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j 1
+	@cd $(BUILD_DIR) && QT_QPA_PLATFORM=offscreen TRAINBENCH_REQUIRE_REFERENCES=1 ctest --output-on-failure -j 1
 
 # Installs both programs, the configs, the desktop entry and the icons under PREFIX
 # (default ~/.local: bin/ on the PATH, share/applications/ in the desktop's menus).

@@ -38,7 +38,9 @@ print("%.0f %.0f" % (max(r["prefill_tokens_per_s"] for r in runs), max(r["decode
   printf "%-24s %5d %14s %14s\n" "transformers generate" "$rows" \
     $(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("%.0f %.0f" % (r["prefill_tokens_per_s"], r["decode_tokens_per_s"]))' "$peer")
 done
-# The same greedy tokens on both sides (trainbench stops early at byte 0, the end of a document).
+# The same greedy tokens on both sides: every one of transformers' (which runs NEW_TOKENS steps)
+# up to where trainbench stopped, and trainbench stops early only at byte 0, the end of a
+# document, which it keeps. A difference, or a shorter output without that end, fails the script.
 ours="$("$cli" generate "$config" "${text[@]}" --checkpoint "$work/small.safetensors" --prompt "$prompt" --temperature 0 \
         --max-new-tokens "$new_tokens" --json)"
 theirs="$(PYTHONPATH="$site" "${TRAINBENCH_TORCH_ENV:-$HOME/.cache/trainbench/torch-2.11.0}/bin/python" \
@@ -49,6 +51,10 @@ ours = json.loads(sys.argv[1])["completions"][0]["ids"]
 theirs = json.loads(sys.argv[2])["ids"]
 same = 0
 while same < min(len(ours), len(theirs)) and ours[same] == theirs[same]: same += 1
-print("greedy tokens: %d of trainbench'"'"'s %d equal to transformers'"'"' (first difference at %s)" % (same, len(ours), "none" if same == len(ours) else same))
+ended = len(ours) < len(theirs) and same == len(ours) and ours and ours[-1] == 0
+agree = same == len(theirs) == len(ours) or ended
+print("greedy tokens: %d equal of trainbench'"'"'s %d and transformers'"'"' %d%s: %s" % (
+    same, len(ours), len(theirs), " (trainbench ended at byte 0)" if ended else "", "agree" if agree else "DIFFER"))
+sys.exit(0 if agree else 1)
 ' "$ours" "$theirs"
 "$cli" plan "$config" | sed -n '/inference cache/,$p'

@@ -73,16 +73,20 @@ def main():
              "tiny-bf16-stage3-offload-all"]}
     gates = {}
 
-    diffs = relative_differences(loss["tiny-cuda"], loss["tiny-cpu"])
-    closeness_gates(gates, "tiny_fp32_cuda_equals_cpu_at_step_1", "tiny_fp32_cuda_equals_cpu_over_20_steps", diffs,
-                    1e-5, 1e-4, "relative loss difference at step 1, CUDA fp32 against the CPU's composed path",
-                    "largest relative loss difference over 20 steps")
     # Stage 0 against itself: the run-to-run floor of CUDA's atomic adds.
     repeat = relative_differences(loss["tiny-cuda-repeat"], loss["tiny-cuda"])
     floor = max(repeat) if repeat else 0.0
     every_step_limit = max(1e-6, 10 * floor)
     gates["tiny_cuda_stage0_repeat_floor"] = gate(repeat is not None and len(repeat) == 20, floor, "(measured)",
                                                   "largest relative loss difference of stage 0 run twice on CUDA")
+    # CUDA against the CPU over 20 steps: beyond step 1 a near-tie in the MoE's top-k can flip on
+    # either side and the gate-bias update parts the runs, as it parts two CUDA runs; the limit is
+    # 1e-4 or 10x that floor, whichever is larger.
+    diffs = relative_differences(loss["tiny-cuda"], loss["tiny-cpu"])
+    closeness_gates(gates, "tiny_fp32_cuda_equals_cpu_at_step_1", "tiny_fp32_cuda_equals_cpu_over_20_steps", diffs,
+                    1e-5, max(1e-4, 10 * floor),
+                    "relative loss difference at step 1, CUDA fp32 against the CPU's composed path",
+                    "largest relative loss difference over 20 steps (1e-4, or 10x the CUDA repeat floor)")
     for layout in ["stage1", "stage3", "recompute"]:
         key = "tiny_cuda_" + layout + "_equals_stage0"
         closeness_gates(gates, key + "_at_step_1", key, relative_differences(loss["tiny-cuda-" + layout], loss["tiny-cuda"]),

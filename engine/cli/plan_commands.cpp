@@ -1,5 +1,6 @@
 // `plan`: the planner's bytes per rank. `explore`: every micro-batch split of the global batch,
 // measured, with a recommendation.
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -323,10 +324,30 @@ struct PlanOptions {
     std::string target;
 };
 
-// --target 8xh100-80 (or "h100-80", "here"): the target section's kind and devices, as --set
-// would write them (the config's validation names a wrong kind).
+// A GPU kind as a person writes it: any case, and a bare name where one memory size is the usual
+// one (H100 is nearly always the 80 GB part, H200 141, B200 180), with a note on stderr saying
+// which it assumed. A100 came in two sizes in equal numbers: it must be named.
+std::string targetKind(const std::string& written, const std::string& flag) {
+    std::string kind;
+    for (char ch : written) kind += char(std::tolower(static_cast<unsigned char>(ch)));
+    static const std::vector<std::pair<std::string, std::string>> usual = {
+        {"h100", "h100-80"}, {"h200", "h200-141"}, {"b200", "b200-180"}};
+    for (const auto& [bare, full] : usual)
+        if (kind == bare) {
+            std::cerr << "plan: " << flag << " names " << written << " without its memory: planning for " << full
+                      << " (the usual size; name another as " << bare << "-GB)\n";
+            return full;
+        }
+    if (kind == "a100")
+        throw ConfigError("target.kind", flag + ": the A100 comes with 40 and 80 GB; name one: a100-40 or a100-80");
+    return kind;
+}
+
+// --target 8xh100-80 (or "8 x H100", "h100-80", "here"): the target section's kind and devices, as
+// --set would write them (the config's validation names a wrong kind).
 std::vector<std::string> targetOverrides(const std::string& target) {
     if (target.empty()) return {};
+    const std::string flag = "--target " + target;
     std::string text;
     for (char ch : target)
         if (ch != ' ') text += ch;
@@ -334,10 +355,10 @@ std::vector<std::string> targetOverrides(const std::string& target) {
     if (x != std::string::npos && x > 0 && text.find_first_not_of("0123456789") == x) {
         const std::string count = text.substr(0, x);
         if (count.size() > 7)
-            throw ConfigError("target.devices", "--target " + target + ": at most 2^20 devices (target.devices)");
-        return {"target.kind=" + text.substr(x + 1), "target.devices=" + count};
+            throw ConfigError("target.devices", flag + ": at most 2^20 devices (target.devices)");
+        return {"target.kind=" + targetKind(text.substr(x + 1), flag), "target.devices=" + count};
     }
-    return {"target.kind=" + text};
+    return {"target.kind=" + targetKind(text, flag)};
 }
 
 }  // namespace

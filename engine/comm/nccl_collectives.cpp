@@ -201,6 +201,8 @@ private:
 
 }  // namespace
 
+bool ncclBuiltIn() { return true; }
+
 void requireNcclBuiltIn() {}
 
 void prepareNcclEnvironment() {
@@ -219,6 +221,8 @@ std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store>
 }
 
 #else
+
+bool ncclBuiltIn() { return false; }
 
 void prepareNcclEnvironment() {}
 

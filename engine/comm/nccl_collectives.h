@@ -12,6 +12,8 @@
 
 namespace trainbench {
 
+// Whether this build carries ProcessGroupNCCL (CMake found the torch wheel's nccl.h).
+bool ncclBuiltIn();
 // Throws ConfigError (runtime.device) unless this build carries ProcessGroupNCCL, which it does
 // when CMake found the torch wheel's nccl.h.
 void requireNcclBuiltIn();

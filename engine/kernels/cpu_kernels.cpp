@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace trainbench::kernels {
 namespace {
@@ -47,7 +48,27 @@ ProductPrecision savedProductPrecision(torch::autograd::AutogradContext* ctx) {
     return static_cast<ProductPrecision>(ctx->saved_data["product_precision"].toInt());
 }
 
+namespace {
+
+// TRAINBENCH_CPU_ISA: the widest instruction set the engine's own choices may take on this CPU,
+// so that a machine with AVX-512 or AMX runs the paths an AVX2-only CPU runs (with ATen's,
+// oneDNN's and MKL's own variables: docs/DEVELOPMENT.md, "CPU paths"). Unset: the CPU's own.
+VectorIsa isaCeiling() {
+    static const VectorIsa ceiling = [] {
+        const char* value = std::getenv("TRAINBENCH_CPU_ISA");
+        if (!value || !*value) return VectorIsa::Avx512;
+        const std::string name = value;
+        if (name == "avx2" || name == "AVX2") return VectorIsa::Avx2;
+        if (name == "baseline" || name == "default") return VectorIsa::Baseline;
+        return VectorIsa::Avx512;
+    }();
+    return ceiling;
+}
+
+}  // namespace
+
 bool cpuSupports(VectorIsa isa) {
+    if (static_cast<int>(isa) > static_cast<int>(isaCeiling())) return false;
 #if defined(__x86_64__) && defined(__GNUC__)
     switch (isa) {
         case VectorIsa::Avx512: return __builtin_cpu_supports("avx512f");

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "kernels/vector_math.h"
 #include "trainbench/compute_dtype.h"
 
 namespace at::native {
@@ -14,11 +15,12 @@ void mkldnn_matmul(const at::Tensor& mat1, const at::Tensor& mat2, const at::Ten
 namespace trainbench::kernels {
 namespace {
 
-// ATen refuses oneDNN's bf16 products on x86 CPUs without AVX-512 BW, VL and DQ.
+// ATen refuses oneDNN's bf16 products on x86 CPUs without AVX-512 BW, VL and DQ (nor does the
+// engine take them where TRAINBENCH_CPU_ISA rules AVX-512 out).
 bool cpuTakesBf16Products() {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+    return cpuSupports(VectorIsa::Avx512) && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
            __builtin_cpu_supports("avx512dq");
 #else
     return false;

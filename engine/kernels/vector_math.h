@@ -14,6 +14,9 @@ namespace trainbench::kernels {
 // has is used. The kernels' sources are compiled with -ffp-contract=off: no variant fuses a
 // multiply-add another does not, so all give the same bits and a test can compare them.
 enum class VectorIsa { Baseline, Avx2, Avx512 };
+// Whether this CPU has `isa` and TRAINBENCH_CPU_ISA (avx2, baseline) does not rule it out: the
+// engine's own paths (these loops, oneDNN's bf16 products, "auto"'s bf16) then take what an
+// older CPU would.
 bool cpuSupports(VectorIsa isa);
 VectorIsa vectorIsa();
 // A test's choice (one the CPU supports), or nullopt for the widest again.

@@ -1,6 +1,8 @@
 // runtime.dtype "auto": the device, the CPU's matrix instructions and the model's width decide.
 #include "trainbench/compute_dtype.h"
 
+#include "kernels/vector_math.h"
+
 namespace trainbench {
 
 CpuMatrixFeatures cpuMatrixFeatures() {
@@ -8,8 +10,10 @@ CpuMatrixFeatures cpuMatrixFeatures() {
         CpuMatrixFeatures f;
 #if defined(__x86_64__) && defined(__GNUC__)
         __builtin_cpu_init();
-        f.avx512_bf16 = __builtin_cpu_supports("avx512bf16") != 0;
-        f.amx_bf16 = __builtin_cpu_supports("amx-bf16") != 0;
+        // Neither where TRAINBENCH_CPU_ISA rules AVX-512 out (kernels/vector_math.h).
+        const bool wide = kernels::cpuSupports(kernels::VectorIsa::Avx512);
+        f.avx512_bf16 = wide && __builtin_cpu_supports("avx512bf16") != 0;
+        f.amx_bf16 = wide && __builtin_cpu_supports("amx-bf16") != 0;
 #endif
         return f;
     }();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include <QComboBox>
@@ -22,6 +23,8 @@
 #include "batch/critical_batch_box.h"
 #include "batch/device_count_dialog.h"
 #include "batch/inference_cache_box.h"
+#include "batch/machine_figures.h"
+#include "batch/machine_probe_box.h"
 #include "batch/offload_choice.h"
 #include "batch/offload_tiers.h"
 #include "batch/plan_wording.h"
@@ -180,6 +183,8 @@ void BatchPanel::buildUi() {
     // The critical batch the last run measured (its noise scale), against this B.
     critical_batch_ = new CriticalBatchBox(split_box);
     split_layout->addWidget(critical_batch_);
+    // This machine measures one thing at a time: the machine probe waits while this measures.
+    connect(critical_batch_, &CriticalBatchBox::measuringStarted, this, &BatchPanel::updateControls);
     connect(critical_batch_, &CriticalBatchBox::measured, this, [this](bool ok) {
         updateControls();
         Q_EMIT criticalBatchMeasured(ok);
@@ -236,6 +241,15 @@ void BatchPanel::buildUi() {
     step_time_label_->setWordWrap(true);
     step_time_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout_form->addRow(tr("Step time:"), step_time_label_);
+    // This machine's rates, measured here when the step time lacks them; the plan follows.
+    machine_probe_ = new MachineProbeBox(layout_box);
+    layout_form->addRow(machine_probe_);
+    connect(machine_probe_, &MachineProbeBox::measuringStarted, this, &BatchPanel::updateControls);
+    connect(machine_probe_, &MachineProbeBox::measured, this, [this](bool ok) {
+        if (ok) showPlan();
+        updateControls();
+        Q_EMIT machineMeasured(ok);
+    });
     // What fits the budget: the cheapest layout on these ranks (with offload when nothing fits
     // without), and the fewest ranks at m = 1.
     advice_label_ = new QLabel(layout_box);
@@ -400,6 +414,12 @@ void BatchPanel::showPlan() {
     // One budget for everything shown: runtime.memory_limit_mb wins inside requirePlanFits too.
     budget_bytes_ = memoryBudgetBytes(config_);
     target_ = resolveTarget(config_);
+    planned_config_ = config_;
+    if (const std::optional<MachineFigures>& figures = machine_probe_->figures();
+        figures && target_.kind == TargetKind::Here) {
+        planned_config_ = withMachineFigures(config_, target_, figures->probe);
+        target_ = resolveTarget(planned_config_);
+    }
     start_refusal_.clear();
     try {
         requirePlanFits(config_, budget_bytes_);
@@ -468,6 +488,14 @@ void BatchPanel::setLatestCheckpoint(const QString& path, int64_t step) {
 
 bool BatchPanel::isMeasuring() const { return critical_batch_->isMeasuring(); }
 
+bool BatchPanel::measureMachine() {
+    return !run_live_ && !isExploring() && machine_probe_->measure();
+}
+
+bool BatchPanel::isMeasuringMachine() const { return machine_probe_->isMeasuring(); }
+
+void BatchPanel::setMachineProbeBytes(int64_t bytes) { machine_probe_->setProbeBytes(bytes); }
+
 bool BatchPanel::measureCriticalBatch() {
     if (run_live_ || isExploring() || !critical_batch_->measure()) return false;
     updateControls();
@@ -524,7 +552,7 @@ bool BatchPanel::applyWhatFits() {
 
 DeviceCountDialog* BatchPanel::showDeviceCounts() {
     if (!device_count_dialog_) device_count_dialog_ = new DeviceCountDialog(this);
-    device_count_dialog_->showConfig(config_, published_);
+    device_count_dialog_->showConfig(planned_config_, published_);  // its "here" rows with the measured rates
     device_count_dialog_->show();
     device_count_dialog_->raise();
     return device_count_dialog_;
@@ -570,6 +598,7 @@ void BatchPanel::showPlanNumbers() {
     const StepTimePlan time = predictStepTime(placed, plan_, target_);
     step_time_label_->setText(QString::fromStdString(describeStepTime(time)));
     step_time_label_->setToolTip(describeStepTimeTerms(time, plan_.gradient_accumulation_steps));
+    machine_probe_->setPlan(config_, target_, time);
     advice_label_->setText(describeTargetAdvice(advice, config_, target_));
     // The gradients are the buckets' views: only the sync-each mode's running sums add bytes.
     buckets_label_->setText(plan_.bucket_bytes == 0            ? tr("none (gradient views)")
@@ -603,7 +632,10 @@ void BatchPanel::showPlanNumbers() {
 
 void BatchPanel::updateControls() {
     const bool exploring = isExploring();
-    critical_batch_->setBlocked(run_live_ || exploring);
+    // One measurement of this machine at a time, and none beside a run or the explorer: each
+    // would measure what the other leaves of the cores.
+    critical_batch_->setBlocked(run_live_ || exploring || machine_probe_->isMeasuring());
+    machine_probe_->setBlocked(run_live_ || exploring || critical_batch_->isMeasuring());
     micro_batch_spin_->setEnabled(!run_live_);
     accumulation_spin_->setEnabled(!run_live_);
     zero_stage_combo_->setEnabled(!run_live_);

@@ -27,6 +27,7 @@ class ExplorerTableModel;
 class CriticalBatchBox;
 class DeviceCountDialog;
 class InferenceCacheBox;
+class MachineProbeBox;
 class OffloadChoice;
 class OffloadTiers;
 class PrecisionBox;
@@ -45,6 +46,12 @@ class TargetPicker;
 // with target.kind here that is this machine as runtime says. Start's refusal stays this
 // machine's (requirePlanFits): runtime says where a run trains.
 //
+// This machine knows no rate until it is measured: under the step time, "Measure this machine"
+// (MachineProbeBox) runs the machine probe off the GUI thread and keeps its figures in the
+// settings as this machine's; with target.kind here the plan reads them wherever the target
+// section leaves a rate 0 (plannedConfig). They stay out of the config, which may travel to
+// another machine; the next start plans with them without measuring.
+//
 // The target is picked at the top (TargetPicker: this machine, or N devices of a named GPU kind
 // or of a custom memory), each change one targetRequested. "Apply what fits", under the advice,
 // asks for the target's cheapest layout and m (whatFitsEdit) as one whatFitsRequested; "By
@@ -53,7 +60,8 @@ class TargetPicker;
 //
 // Widgets that tests drive carry object names: batchPanel, microBatchSpin, accumulationSpin,
 // planTargetLabel, planPeakLabel, stepTimeLabel, layoutAdviceLabel, applyWhatFitsButton, whatFitsNoteLabel,
-// deviceCountButton, zeroStageCombo, recomputationCombo; those of the ExplorerBox (exploreButton,
+// deviceCountButton, zeroStageCombo, recomputationCombo; those of the MachineProbeBox
+// (measureMachineButton, machineProbeProgress, machineProbeLabel); those of the ExplorerBox (exploreButton,
 // stopExploreButton, applyRecommendationButton, explorerStatusLabel, explorerTable, explorerChart);
 // and those of the CriticalBatchBox, the OffloadChoice (offloadCombo, offloadDirEdit),
 // the TargetPicker (targetKindCombo, targetDevicesSpin, ...), the PrecisionBox (precisionBox,
@@ -79,6 +87,14 @@ public:
     // Starts that measurement; false when there is no checkpoint, a run is live or one runs.
     bool measureCriticalBatch();
     bool isMeasuring() const;
+    // "Measure this machine": its host copy and CPU matrix rates (and runtime.offload_dir's),
+    // kept in the settings and planned with; false while a run is live, the explorer or another
+    // measurement runs. machineMeasured follows.
+    bool measureMachine();
+    bool isMeasuringMachine() const;
+    // Bytes per copy buffer and through the directory in that measurement (256 MiB, as
+    // `trainbench-cli probe`); tests measure less.
+    void setMachineProbeBytes(int64_t bytes);
     bool isExploring() const;
     // Training steps per explored split (the first is warm-up and not in the rate).
     void setExploreStepsPerRow(int64_t steps);
@@ -87,6 +103,9 @@ public:
     // the device memory a rank may use (deviceMemoryBytesPerRank); 0 when unknown.
     static int64_t memoryBudgetBytes(const RunConfig& config);
     PrecisionBox* precisionBox() const { return precision_box_; }
+    // runConfig() with this machine's measured rates in its target section (target.kind here,
+    // where the section leaves them 0): the config target() is resolved from.
+    const RunConfig& plannedConfig() const { return planned_config_; }
     // planOnTarget(runConfig(), target()).
     const MemoryPlan& memoryPlan() const { return plan_; }
     const TargetMachine& target() const { return target_; }
@@ -119,6 +138,9 @@ public Q_SLOTS:
 Q_SIGNALS:
     // A "Measure at checkpoint" ended (its result is on the panel, or the error).
     void criticalBatchMeasured(bool ok);
+    // A "Measure this machine" ended: ok, its figures are kept and planned with; else the
+    // engine's message is on the panel.
+    void machineMeasured(bool ok);
     void splitRequested(int64_t micro_batch_size, int64_t gradient_accumulation_steps);
     // runtime.zero_stage and runtime.activation_checkpointing chosen here; the owner applies them.
     void memoryLayoutRequested(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel);
@@ -160,6 +182,7 @@ private:
     void applyExploreRow(const ExploreRow& best);
 
     RunConfig config_;
+    RunConfig planned_config_;  // config_ with this machine's measured rates (plannedConfig)
     TargetMachine target_;
     MemoryPlan plan_;
     TargetAdvice advice_;
@@ -195,6 +218,7 @@ private:
     InferenceCacheBox* inference_cache_ = nullptr;
     QLabel* collectives_label_ = nullptr;
     QLabel* step_time_label_ = nullptr;
+    MachineProbeBox* machine_probe_ = nullptr;
     QLabel* advice_label_ = nullptr;
     QLabel* target_label_ = nullptr;
     QLabel* weights_label_ = nullptr;

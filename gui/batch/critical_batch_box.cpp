@@ -78,6 +78,7 @@ bool CriticalBatchBox::measure() {
     if (!worker_->start(checkpoint_path_, checkpoint_step_)) return false;
     label_->setText(tr("Measuring the critical batch of the step-%1 checkpoint…").arg(checkpoint_step_));
     updateButton();
+    Q_EMIT measuringStarted();
     return true;
 }
 

@@ -35,6 +35,8 @@ public:
     bool isMeasuring() const;
 
 Q_SIGNALS:
+    // A measurement started (the button's or measure()'s).
+    void measuringStarted();
     // A measurement ended (its result is shown, or the error).
     void measured(bool ok);
 

@@ -1,4 +1,4 @@
-// How the memory plan reads in words: the budget bar's share, the planner's "what fits" on the target, and the step time's terms.
+// How the memory plan reads in words: the budget bar's share, the planner's "what fits" on the target, the step time's terms and this machine's measured rates.
 #include "batch/plan_wording.h"
 
 #include <QObject>
@@ -25,6 +25,11 @@ QString fewestRanksText(const LayoutAdvice& advice, bool without_offload) {
 }
 
 QString milliseconds(double seconds) { return QObject::tr("%1 ms").arg(seconds * 1e3, 0, 'f', 1); }
+
+// A measured rate to two or three significant digits: "38", "1.2", "0.11", "0.004".
+QString rate(double value) {
+    return value >= 10 ? QString::number(value, 'f', 0) : value >= 1 ? QString::number(value, 'f', 1) : QString::number(value, 'g', 2);
+}
 
 }  // namespace
 
@@ -102,6 +107,16 @@ QString describeStepTimeTerms(const StepTimePlan& t, int64_t gradient_accumulati
                      .arg(milliseconds(t.gradients_down_s), milliseconds(t.optimizer_s), milliseconds(t.nvme_step_s),
                           milliseconds(t.weights_up_s));
     return lines.join(QLatin1Char('\n'));
+}
+
+QString describeMachineFigures(const MachineProbe& p) {
+    QString text = QObject::tr("measured: host copy %1 GB/s, CPU %2 TFLOP/s fp32 (%3)")
+                       .arg(rate(p.host_copy_gbps), rate(p.cpu_fp32_tflops),
+                            p.threads == 1 ? QObject::tr("1 thread") : QObject::tr("%1 threads").arg(p.threads));
+    if (!p.directory.empty())
+        text += QObject::tr("; %1: written %2 GB/s, read %3 GB/s")
+                    .arg(QString::fromStdString(p.directory), rate(p.directory_write_gbps), rate(p.directory_read_gbps));
+    return text;
 }
 
 }  // namespace trainbench::gui

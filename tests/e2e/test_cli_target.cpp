@@ -42,6 +42,22 @@ private Q_SLOTS:
         QVERIFY2(text.out.contains("host memory per rank"), qPrintable(text.out));
         QVERIFY2(text.out.contains("step time: predicted"), qPrintable(text.out));
 
+        // Kinds in any case, and a bare name where one memory size is the usual one, said on stderr.
+        Result upper = runCli(QStringList{"plan", config, "--json", "--target", "1xH100-80"} + batch);
+        QVERIFY2(upper.code == 0, qPrintable(upper.err));
+        QCOMPARE(upper.out, flag.out);
+        Result bare = runCli(QStringList{"plan", config, "--json", "--target", "1 x H100"} + batch);
+        QVERIFY2(bare.code == 0, qPrintable(bare.err));
+        QCOMPARE(bare.out, flag.out);
+        QVERIFY2(bare.err.contains("h100-80"), qPrintable(bare.err));
+        Result h200 = runCli(QStringList{"plan", config, "--json", "--target", "8xh200"} + batch);
+        QVERIFY2(h200.code == 0, qPrintable(h200.err));
+        QCOMPARE(QJsonDocument::fromJson(h200.out.toUtf8()).object()["target"].toObject()["label"].toString(),
+                 QString("8 x H200 141 GB"));
+        Result a100 = runCli({"plan", config, "--target", "8xA100"});
+        QCOMPARE(a100.code, 2);
+        QVERIFY2(a100.err.contains("a100-40") && a100.err.contains("a100-80"), qPrintable(a100.err));
+
         Result bad = runCli({"plan", config, "--target", "8xh900"});
         QCOMPARE(bad.code, 2);
         QVERIFY2(bad.err.contains("target.kind"), qPrintable(bad.err));

@@ -6,6 +6,8 @@
 // and every refusal, by the name of its option or field.
 #include <QtTest/QtTest>
 
+#include "../reference_missing.h"
+
 #include <QDateTime>
 #include <QDir>
 #include <QJsonArray>
@@ -160,7 +162,7 @@ private Q_SLOTS:
         const QStringList files = filesIn(folder);
         QCOMPARE(files.size(), 1);
         QVERIFY2(files[0].startsWith("events.out.tfevents.") && files[0].endsWith(".trainbench"), qPrintable(files[0]));
-        if (!site_problem_.isEmpty()) QSKIP(qPrintable("no TensorBoard to read with: " + site_problem_));
+        if (!site_problem_.isEmpty()) TRAINBENCH_REFERENCE_MISSING(qPrintable("no TensorBoard to read with: " + site_problem_));
         compareWithStore(readEvents(folder), store_, run_id_, /*live=*/true);
     }
 
@@ -172,7 +174,7 @@ private Q_SLOTS:
         QCOMPARE(filesIn(out).size(), 1);
         QCOMPARE(r.out.trimmed(), out + "/" + filesIn(out)[0]);
         QVERIFY(filesIn(out)[0].contains("tfevents"));
-        if (!site_problem_.isEmpty()) QSKIP(qPrintable("no TensorBoard to read with: " + site_problem_));
+        if (!site_problem_.isEmpty()) TRAINBENCH_REFERENCE_MISSING(qPrintable("no TensorBoard to read with: " + site_problem_));
         compareWithStore(readEvents(out), store_, run_id_, /*live=*/false);
     }
 
@@ -180,7 +182,7 @@ private Q_SLOTS:
     // crash mid-write): the store drops steps 5 and 6 and the resumed session trains them again;
     // its file starts its session at step 5, so TensorBoard drops the first file's 5 and 6 too.
     void resumedRunShowsEachStepOnce() {
-        if (!site_problem_.isEmpty()) QSKIP(qPrintable("no TensorBoard to read with: " + site_problem_));
+        if (!site_problem_.isEmpty()) TRAINBENCH_REFERENCE_MISSING(qPrintable("no TensorBoard to read with: " + site_problem_));
         const QString store = dir_.filePath("resume-store"), tb = dir_.filePath("resume-tb");
         const Result first = runCli({"run", kConfigs + "/tiny.json", "--set", "train.steps=6", "--set",
                                      "train.checkpoint_every=2", "--set", "runtime.tensorboard_dir=" + tb, "--store", store});

@@ -9,16 +9,42 @@
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
 
+#include "model/safetensors.h"
 #include "trainbench/checkpoints.h"
 #include "trainbench/training_session.h"
 
 namespace trainbench {
 
-// Trains `config` (its steps far beyond reach) until three steps are done and stops it; the
-// stop must end the run Stopped with a checkpoint at the steps it completed, from which two more
-// steps must train and log their losses. Empty when all of that held, else what did not.
+// The losses a session logs, in step order.
+inline std::vector<double> loggedLosses(BusSubscription& inbox) {
+    std::vector<double> losses;
+    for (const auto& p : inbox.drain().points)
+        if (p.key == "train/loss") losses.push_back(p.value);
+    return losses;
+}
+
+// The tensors of two checkpoints' files of one name, compared by name, bit for bit. Empty when
+// equal, else the first difference.
+inline std::string sameCheckpointFile(const std::string& a, const std::string& b, const std::string& file) {
+    const NamedTensors left = readSafetensors(a + "/" + file), right = readSafetensors(b + "/" + file);
+    if (left.size() != right.size()) return file + ": " + std::to_string(left.size()) + " against " +
+                                            std::to_string(right.size()) + " tensors";
+    for (size_t i = 0; i < left.size(); ++i) {
+        if (left[i].first != right[i].first) return file + ": " + left[i].first + " against " + right[i].first;
+        if (!torch::equal(left[i].second, right[i].second)) return file + ": " + left[i].first + " differs";
+    }
+    return {};
+}
+
+// Trains `config` (its steps far beyond reach, a constant learning rate so that the schedule
+// does not depend on train.steps) until three steps are done and stops it; the stop must end the
+// run Stopped with a checkpoint at the steps it completed. From it two more steps must train to
+// the uninterrupted run's numbers bit for bit: the same two losses, and the same weights and
+// optimizer state in the checkpoints both write at their end (a wrongly gathered moment or
+// shard would show there). Empty when all of that held, else what did not.
 inline std::string stopAndResume(RunConfig config) {
     config.train.steps = 100000;
+    config.train.schedule = "constant";
     QTemporaryDir dir;
     SessionOptions options;
     options.checkpoint_dir = dir.path().toStdString();
@@ -41,17 +67,41 @@ inline std::string stopAndResume(RunConfig config) {
     if (checkpoint->step != session.summary().steps)
         return "the checkpoint is of step " + std::to_string(checkpoint->step) + ", the run stopped after " +
                std::to_string(session.summary().steps);
+    config.train.steps = checkpoint->step + 2;
+
+    QTemporaryDir resumed_dir, whole_dir;
     SessionOptions resume;
     resume.resume_from = checkpoint->path;
-    config.train.steps = checkpoint->step + 2;
+    resume.checkpoint_dir = resumed_dir.path().toStdString();
     TrainingSession more(config, resume);
     auto inbox = more.bus().subscribe();
     more.start();
     if (!more.wait(std::chrono::minutes(2))) return "the resumed run did not end";
     if (more.summary().status != RunStatus::Completed) return "the resumed run failed: " + more.summary().error;
-    size_t losses = 0;
-    for (const auto& p : inbox->drain().points) losses += p.key == "train/loss" ? 1 : 0;
-    return losses == 2 ? std::string() : "the resumed run logged " + std::to_string(losses) + " losses, not 2";
+    const std::vector<double> resumed = loggedLosses(*inbox);
+    if (resumed.size() != 2) return "the resumed run logged " + std::to_string(resumed.size()) + " losses, not 2";
+
+    SessionOptions whole_options;
+    whole_options.checkpoint_dir = whole_dir.path().toStdString();
+    TrainingSession whole(config, whole_options);
+    auto whole_inbox = whole.bus().subscribe();
+    whole.start();
+    if (!whole.wait(std::chrono::minutes(2))) return "the uninterrupted run did not end";
+    if (whole.summary().status != RunStatus::Completed) return "the uninterrupted run failed: " + whole.summary().error;
+    const std::vector<double> losses = loggedLosses(*whole_inbox);
+    if (losses.size() != size_t(config.train.steps))
+        return "the uninterrupted run logged " + std::to_string(losses.size()) + " losses";
+    for (size_t i = 0; i < 2; ++i)
+        if (resumed[i] != losses[losses.size() - 2 + i])
+            return "step " + std::to_string(checkpoint->step + 1 + int64_t(i)) + ": resumed loss " +
+                   std::to_string(resumed[i]) + ", uninterrupted " + std::to_string(losses[losses.size() - 2 + i]);
+    const CheckpointInfo resumed_end = checkpointOfStep(resume.checkpoint_dir, config.train.steps);
+    const CheckpointInfo whole_end = checkpointOfStep(whole_options.checkpoint_dir, config.train.steps);
+    for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {
+        const std::string problem = sameCheckpointFile(resumed_end.path, whole_end.path, file);
+        if (!problem.empty()) return "at step " + std::to_string(config.train.steps) + ", " + problem;
+    }
+    return {};
 }
 
 }  // namespace trainbench

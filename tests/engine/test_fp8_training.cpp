@@ -68,6 +68,8 @@ private Q_SLOTS:
         double worst_loss = 0, worst_norm = 0;
         for (const auto& [m, K, W] : std::vector<std::array<int64_t, 3>>{{2, 4, 1}, {2, 2, 2}, {1, 4, 2}}) {
             const Series s = trainAndCollect(withSplit(base, m, K, W));
+            for (size_t i = 0; i < s.loss.size(); ++i)
+                qInfo("DBG (%d,%d,%d) step %zu loss %.9g ref %.9g norm %.9g ref %.9g", int(m), int(K), int(W), i + 1, s.loss[i], reference.loss[i], s.grad_norm[i], reference.grad_norm[i]);
             QCOMPARE(s.loss.size(), reference.loss.size());
             worst_loss = std::max(worst_loss, worstDifference(s.loss, reference.loss).first);
             worst_norm = std::max(worst_norm, worstDifference(s.grad_norm, reference.grad_norm).first);

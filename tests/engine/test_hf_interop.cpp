@@ -5,7 +5,10 @@
 // started from it; fp8 blocks dequantised against a hand computation; every refusal by name.
 #include <QtTest/QtTest>
 
+#include "../reference_missing.h"
+
 #include <QDir>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -17,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "generate/generation.h"
 #include "weights/hf_names.h"
 #include "weights/hf_weights.h"
 #include "model/safetensors.h"
@@ -105,7 +109,7 @@ class TestHfInterop : public QObject {
         return QJsonDocument::fromJson(lines.last().toUtf8()).object();
     }
     void requireTransformers() {
-        if (!site_problem_.isEmpty()) QSKIP(qPrintable("no transformers to compare with: " + site_problem_));
+        if (!site_problem_.isEmpty()) TRAINBENCH_REFERENCE_MISSING(qPrintable("no transformers to compare with: " + site_problem_));
     }
     // The trained checkpoint exported in fp32 to dir_/name; the options it was written with.
     HfExportOptions exportedFp32(const QString& name) {
@@ -210,6 +214,67 @@ private Q_SLOTS:
         const double reference = dtype == "fp32" ? ours : imported;
         QVERIFY2(relative(theirs["loss"].toDouble(), reference) < 1e-5,
                  qPrintable(QString("transformers %1, ours %2").arg(theirs["loss"].toDouble(), 0, 'g', 12).arg(reference, 0, 'g', 12)));
+    }
+
+    // Greedy generation against transformers' own generate() on the exported weights: the
+    // trained run continues three prompts (taken from the validation stream) for 24 tokens each
+    // with both attention caches, no end token on either side, and every token equals
+    // transformers', the counts too (a shorter output is a failure, not agreement).
+    void greedyGenerationEqualsTransformers() {
+        const HfExportOptions options = exportedFp32("hf-generate");
+        Transformer model(config_.model);
+        loadWeightsInto(model, checkpoint_);
+        model->eval();
+        std::vector<std::vector<int64_t>> prompts;
+        QStringList prompt_args;
+        std::ifstream val(dir_.filePath("val.bin").toStdString(), std::ios::binary);
+        for (int length : {5, 12, 23}) {
+            std::vector<int64_t> prompt;
+            QStringList ids;
+            for (int i = 0; i < length; ++i) {
+                uint16_t id = 0;
+                val.read(reinterpret_cast<char*>(&id), 2);
+                prompt.push_back(id);
+                ids << QString::number(id);
+            }
+            prompts.push_back(prompt);
+            prompt_args << ids.join(',');
+        }
+        constexpr int64_t kNewTokens = 24;
+        requireTransformers();
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("PYTHONPATH", site_);
+        env.insert("HF_HUB_OFFLINE", "1");
+        const Process p = runProcess(python_,
+                                     QStringList{sourcePath("tests/tools/hf_generate_greedy.py"),
+                                                 QString::fromStdString(options.out_dir), QString::number(kNewTokens)} +
+                                         prompt_args,
+                                     env);
+        QVERIFY2(p.code == 0, qPrintable(p.err.right(3000)));
+        const QJsonObject theirs = QJsonDocument::fromJson(p.out.trimmed().split('\n').last().toUtf8()).object();
+        QCOMPARE(theirs["class"].toString(), QString("DeepseekV3ForCausalLM"));
+        const QJsonArray rows = theirs["ids"].toArray();
+        QCOMPARE(rows.size(), qsizetype(prompts.size()));
+        for (CacheForm form : {CacheForm::Naive, CacheForm::Absorbed}) {
+            GenerationOptions greedy;
+            greedy.sampling.temperature = 0;
+            greedy.max_new_tokens = kNewTokens;
+            greedy.form = form;
+            const std::vector<Generation> ours = generate(model, prompts, greedy);
+            for (size_t i = 0; i < prompts.size(); ++i) {
+                const QJsonArray row = rows[qsizetype(i)].toArray();
+                QCOMPARE(qsizetype(ours[i].tokens.size()), qsizetype(kNewTokens));
+                QCOMPARE(row.size(), qsizetype(kNewTokens));
+                for (int64_t t = 0; t < kNewTokens; ++t)
+                    QVERIFY2(ours[i].tokens[size_t(t)] == row[qsizetype(t)].toInteger(),
+                             qPrintable(QString("prompt %1, %2 cache, new token %3: ours %4, transformers %5")
+                                            .arg(i)
+                                            .arg(form == CacheForm::Naive ? "naive" : "absorbed")
+                                            .arg(t)
+                                            .arg(ours[i].tokens[size_t(t)])
+                                            .arg(row[qsizetype(t)].toInteger())));
+            }
+        }
     }
 
     // The softmax router exports as DeepseekV2 (greedy within limited groups, no bias), here with

@@ -2,6 +2,8 @@
 // TCPStore rendezvous through which GPU process ranks meet (real c10d, on the loopback).
 #include <QtTest/QtTest>
 
+#include "../reference_missing.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -258,7 +260,7 @@ private Q_SLOTS:
     }
     void theCliMeetsItsPeersUnderTorchrun() {
         QFETCH(bool, agent_serves);
-        if (!QFileInfo::exists(TRAINBENCH_TORCHRUN)) QSKIP("no torchrun next to this build's torch");
+        if (!QFileInfo::exists(TRAINBENCH_TORCHRUN)) TRAINBENCH_REFERENCE_MISSING("no torchrun next to this build's torch");
         QProcess torchrun;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         for (const char* name : {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_NTASKS"})

@@ -4,6 +4,8 @@
 // refusal, and encoding from several threads at once.
 #include <QtTest/QtTest>
 
+#include "../reference_missing.h"
+
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -333,7 +335,7 @@ private Q_SLOTS:
         QFETCH(bool, round_trip);
         if (!makeReferences()) {
             if (reference_skip_.startsWith("bpe_reference.py")) QFAIL(qPrintable(reference_skip_));
-            QSKIP(qPrintable(reference_skip_));
+            TRAINBENCH_REFERENCE_MISSING(qPrintable(reference_skip_));
         }
         QJsonObject ref;
         const auto tok = openVariant(name, ref);
@@ -367,7 +369,7 @@ private Q_SLOTS:
 
     // Several threads encoding at once agree with one thread; and the speed, for the record.
     void encodesOnSeveralThreads() {
-        if (!makeReferences()) QSKIP(qPrintable(reference_skip_));
+        if (!makeReferences()) TRAINBENCH_REFERENCE_MISSING(qPrintable(reference_skip_));
         QJsonObject ref;
         const auto tok = openVariant("llama3", ref);
         QVERIFY(tok);
@@ -414,7 +416,7 @@ private Q_SLOTS:
         const QString spm_encode = QStandardPaths::findExecutable("spm_encode");
         const QString spm_decode = QStandardPaths::findExecutable("spm_decode");
         if (spm_train.isEmpty() || spm_encode.isEmpty() || spm_decode.isEmpty())
-            QSKIP("spm_train, spm_encode or spm_decode is not on PATH (Debian: apt install sentencepiece); "
+            TRAINBENCH_REFERENCE_MISSING("spm_train, spm_encode or spm_decode is not on PATH (Debian: apt install sentencepiece); "
                   "the SentencePiece comparison is skipped");
         // SentencePiece reads one sentence per line.
         std::string lines;

@@ -1,4 +1,4 @@
-// Tests that no text is cut off at the smallest supported window (1280 x 800): in every view, with the small preset and with DeepSeek-V3's config (and the Configure view on JSON Lines pairs, its record rows and longer data line shown), each visible label's needed height fits the height it was given and its line fits its width unless it wraps; a scroll area that never scrolls sideways holds a widget no wider than it; an elided label's tooltip holds its whole text; a combo's closed box shows its whole choice or holds it in its tooltip; a check box or radio button shows its whole text.
+// Tests that no text is cut off at the smallest supported window (1280 x 800): in every view, with the small preset and with DeepSeek-V3's config (and the Configure view on JSON Lines pairs, its record rows and longer data line shown), each visible label's needed height fits the height it was given and its line fits its width unless it wraps; a scroll area that never scrolls sideways holds a widget no wider than it; an elided label's tooltip holds its whole text; a combo's closed box shows its whole choice or holds it in its tooltip; a check box or radio button shows its whole text; a plot's axis titles fit the plot.
 #include <QAbstractButton>
 #include <QApplication>
 #include <QCheckBox>
@@ -12,6 +12,8 @@
 #include <QStyleOptionComboBox>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <qcustomplot.h>
 
 #include "app/command_line.h"
 #include "app/main_window.h"
@@ -134,6 +136,25 @@ QStringList clippedText(QWidget* root) {
                             .arg(button->sizeHint().width())
                             .arg(button->width());
     }
+    // A plot's axis title is drawn centred on its axis and cut at the plot's edges: a vertical
+    // title longer than the plot is tall loses its ends (QCustomPlot neither wraps nor elides).
+    for (QCustomPlot* plot : root->findChildren<QCustomPlot*>()) {
+        if (!plot->isVisible()) continue;
+        for (QCPAxisRect* rect : plot->axisRects())
+            for (QCPAxis* axis : rect->axes()) {
+                if (!axis->visible() || axis->label().isEmpty()) continue;
+                const int length = QFontMetrics(axis->labelFont()).horizontalAdvance(axis->label());
+                const bool vertical = axis->orientation() == Qt::Vertical;
+                const double centre = vertical ? rect->center().y() : rect->center().x();
+                const int extent = vertical ? plot->height() : plot->width();
+                if (centre - length / 2.0 < -kSlackPx || centre + length / 2.0 > extent + kSlackPx)
+                    problems << QStringLiteral("axis title \"%1\" of plot %2: %3 px long, centred at %4 of %5 px")
+                                    .arg(axis->label(), describe(plot))
+                                    .arg(length)
+                                    .arg(centre)
+                                    .arg(extent);
+            }
+    }
     // A scroll area that never scrolls sideways cuts off whatever its widget is wider than it
     // (a box whose rows need more than the panel's column).
     for (QScrollArea* area : root->findChildren<QScrollArea*>()) {
@@ -181,6 +202,16 @@ void TestTextFits::theCheckFindsCutText() {
     const QStringList problems = clippedText(&window);
     QCOMPARE(problems.size(), 2);
     elided->setToolTip(QString());
+    QCOMPARE(clippedText(&window).size(), 3);
+    // A plot 80 px tall whose left axis title is far longer than that.
+    auto* plot = new QCustomPlot(&window);
+    plot->setGeometry(200, 0, 180, 80);
+    plot->yAxis->setLabel(sentence);
+    plot->show();
+    plot->replot();
+    QCOMPARE(clippedText(&window).size(), 4);
+    plot->yAxis->setLabel(QStringLiteral("m"));
+    plot->replot();
     QCOMPARE(clippedText(&window).size(), 3);
 }
 

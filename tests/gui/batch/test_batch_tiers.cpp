@@ -8,6 +8,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardItemModel>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
@@ -100,6 +101,9 @@ class TestBatchTiers : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // The step times of this machine compared here are those without measured rates: none of
+    // a user's settings (MachineFigures) may fill them in.
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
     void theDiskTierOfCpuRanksIsPlanOnTargets();
     void anH100sHostTierIsPlanOnTargets();
     void theAdvisedLayoutHoldsBf16Weights();
