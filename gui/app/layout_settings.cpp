@@ -6,6 +6,8 @@
 #include <QString>
 #include <QTabWidget>
 
+#include "common/workbench_settings.h"
+
 namespace trainbench::gui {
 
 namespace {
@@ -19,11 +21,7 @@ const char* const kTabKey = "mainWindow/tab";
 
 }  // namespace
 
-std::unique_ptr<QSettings> openLayoutSettings() {
-    const QString file = qEnvironmentVariable("TRAINBENCH_SETTINGS");
-    if (!file.isEmpty()) return std::make_unique<QSettings>(file, QSettings::IniFormat);
-    return std::make_unique<QSettings>(QStringLiteral("Trainbench"), QStringLiteral("Trainbench"));
-}
+std::unique_ptr<QSettings> openLayoutSettings() { return openWorkbenchSettings(); }
 
 void saveWindowLayout(const WindowLayout& layout) {
     const std::unique_ptr<QSettings> settings = openLayoutSettings();

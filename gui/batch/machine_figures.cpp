@@ -9,6 +9,7 @@
 #include <QSysInfo>
 #include <QVariant>
 
+#include "common/workbench_settings.h"
 #include "trainbench/memory_plan.h"
 
 namespace trainbench::gui {
@@ -40,12 +41,6 @@ bool lacks(const std::vector<std::string>& unknown, const char* field) {
 }
 
 }  // namespace
-
-std::unique_ptr<QSettings> openWorkbenchSettings() {
-    const QString file = qEnvironmentVariable("TRAINBENCH_SETTINGS");
-    if (!file.isEmpty()) return std::make_unique<QSettings>(file, QSettings::IniFormat);
-    return std::make_unique<QSettings>(QStringLiteral("Trainbench"), QStringLiteral("Trainbench"));
-}
 
 QString machineFiguresGroup() {
     QString host = QSysInfo::machineHostName();

@@ -1,12 +1,10 @@
 // MachineFigures: this machine's measured rates (the machine probe's), kept in the settings under its host name, and what they fill in of a target section planned for this machine.
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <QSettings>
 #include <QString>
 
 #include "trainbench/machine_probe.h"
@@ -15,14 +13,9 @@
 
 namespace trainbench::gui {
 
-// The workbench's settings: the INI file TRAINBENCH_SETTINGS names, else organisation and
-// application "Trainbench". The store the window's layout is kept in (app/layout_settings.h),
-// opened here too because a view may not include app/.
-std::unique_ptr<QSettings> openWorkbenchSettings();
-
-// The group of this machine's figures in those settings: "machineProbe/<host name>". A home
-// directory shared by a cluster's nodes shares its settings too; the host name keeps each
-// machine's figures its own.
+// The group of this machine's figures in the workbench's settings (common/workbench_settings.h):
+// "machineProbe/<host name>". A home directory shared by a cluster's nodes shares its settings
+// too; the host name keeps each machine's figures its own.
 QString machineFiguresGroup();
 
 // What was measured here and when. The directory's rates are those of the last directory

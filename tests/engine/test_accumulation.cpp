@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "cpu_paths_report.h"
 #include "data/batch_sampler.h"
 #include "data/token_source.h"
 #include "conformance_setup.h"

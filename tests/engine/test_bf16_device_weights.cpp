@@ -10,6 +10,7 @@
 
 #include <map>
 
+#include "cpu_paths_report.h"
 #include "kernels/cpu_kernels.h"
 #include "offload_runs.h"
 #include "train/checkpoint.h"

@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "cpu_paths_report.h"
 #include "kernels/bf16_rounding.h"
 #include "kernels/blas.h"
 #include "kernels/causal_attention.h"

@@ -10,6 +10,7 @@
 #include <map>
 #include <thread>
 
+#include "cpu_paths_report.h"
 #include "conformance_setup.h"
 #include "model/all_to_all.h"
 #include "rank_threads.h"

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "cpu_paths_report.h"
 #include "kernels/fp8_blocks.h"
 #include "kernels/fp8_gated_mlp.h"
 #include "kernels/fp8_linear.h"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_paths_report.h"
 #include "kernels/fp8_blocks.h"
 #include "kernels/fp8_linear.h"
 #include "kernels/linear.h"

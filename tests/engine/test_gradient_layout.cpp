@@ -8,6 +8,7 @@
 #include <map>
 #include <thread>
 
+#include "cpu_paths_report.h"
 #include "conformance_setup.h"
 #include "parallel/adamw_state.h"
 #include "parallel/gradient_layout.h"

@@ -6,6 +6,7 @@
 
 #include <ATen/autocast_mode.h>
 
+#include "cpu_paths_report.h"
 #include "kernels/cpu_kernels.h"
 #include "model/grouped_experts.h"
 #include "model/mlp.h"

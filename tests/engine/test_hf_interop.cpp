@@ -5,6 +5,7 @@
 // started from it; fp8 blocks dequantised against a hand computation; every refusal by name.
 #include <QtTest/QtTest>
 
+#include "cpu_paths_report.h"
 #include "../reference_missing.h"
 
 #include <QDir>

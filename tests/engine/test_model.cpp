@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "cpu_paths_report.h"
 #include "model/gate.h"
 #include "model/moe.h"
 #include "model/rms_norm.h"

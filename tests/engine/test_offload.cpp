@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "cpu_paths_report.h"
 #include "conformance_setup.h"
 #include "offload_runs.h"
 #include "comm/in_process_collectives.h"

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 
+#include "cpu_paths_report.h"
 #include "conformance_setup.h"
 #include "kernels/vector_math.h"
 #include "parallel/fused_adamw.h"

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "cpu_paths_report.h"
 #include "conformance_setup.h"
 #include "data/batch_sampler.h"
 #include "data/token_source.h"
