@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stages this machine's CLI for the GPU machine, so a device window spends no minutes building:
-# build-gpu-cli/trainbench-cli (stripped), carried with build-gpu-deps/ by the device run
+# build-gpu-cli/trainbench-cli and bench_fp8_cuda_check (stripped), carried with build-gpu-deps/ by the device run
 # (carry: ["build-gpu-deps", "build-gpu-cli"]). The torch wheel there is the one here
 # (2.11.0+cu130), so the CLI runs against its libraries (gpu.sh puts them on LD_LIBRARY_PATH,
 # and checks that it starts; else it builds). Usage: bench/gpu-carry.sh [BUILD_DIR]
@@ -13,6 +13,10 @@ out="$root/build-gpu-cli"
 rm -rf "$out" && mkdir -p "$out"
 cp "$build/bin/trainbench-cli" "$out/"
 strip "$out/trainbench-cli"
+# test_fp8_cuda's GPU case without Qt (gpu.sh runs it).
+if [ -x "$build/bin/bench_fp8_cuda_check" ]; then
+  cp "$build/bin/bench_fp8_cuda_check" "$out/" && strip "$out/bench_fp8_cuda_check"
+fi
 # Apache Arrow's libraries (data.source parquet) come from the pyarrow beside torch here, which the
 # GPU machine's python lacks: they travel stripped and xz-compressed (49 MB as 13.5 MB), and gpu.sh
 # unpacks them beside the CLI.

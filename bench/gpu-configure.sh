@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Configures the engine and CLI (no GUI, tests or benchmarks) the way the GPU check machine
+# Configures the engine, CLI and benchmarks (no GUI or tests) the way the GPU check machine
 # does: Ninja, the torch of the `python3` given as $PYTHON (default python3), and only the
 # carried Debian packages of DEPS (bench/gpu-deps.sh) for pkg-config, SQLite, CLI11 and JSON.
 # Fails fast, saying what is missing, when the configure fails, when PCRE2 or SentencePiece
@@ -20,7 +20,7 @@ unset PKG_CONFIG_PATH
 generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" \
   -DCMAKE_PREFIX_PATH="$deps/usr" -DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf" \
-  -DTRAINBENCH_BUILD_GUI=OFF -DTRAINBENCH_BUILD_TESTS=OFF -DTRAINBENCH_BUILD_BENCH=OFF >"$log" 2>&1 || {
+  -DTRAINBENCH_BUILD_GUI=OFF -DTRAINBENCH_BUILD_TESTS=OFF -DTRAINBENCH_BUILD_BENCH=ON >"$log" 2>&1 || {
   tail -30 "$log"; echo "gpu-configure: cmake failed (log: $log)"; exit 1; }
 for lib in pkgcfg_lib_PCRE2_pcre2-8 pkgcfg_lib_SentencePiece_sentencepiece; do
   found="$(grep "^$lib:" "$build/CMakeCache.txt" | cut -d= -f2-)"

@@ -25,6 +25,9 @@
 #      (runtime.dtype fp8: the block-scaled fp8 products, kernels/fp8_linear_cuda.h): the same
 #      numbers, and its loss against the bf16 run's step by step (reported, not gated);
 #   5. medium bf16 at (4, 2) with ZeRO stage 3, and with full recomputation.
+# Before 4, bench_fp8_cuda_check (test_fp8_cuda's GPU case without Qt): the fp8 Linear on the
+# tensor cores against the CPU emulation on the same operands, y, dx and dW within 1e-3 (fp32
+# out) or 5e-3 (bf16 out), the bounds tests/engine/fp8_cuda_comparison.h derives.
 # The CLI: $TRAINBENCH_CLI if set (a dry run here: TRAINBENCH_CLI=build/bin/trainbench-cli), else
 # build-gpu-cli/trainbench-cli carried from a build machine (bench/gpu-carry.sh) when it runs
 # against this machine's torch, else a build of the engine and CLI with bench/gpu-deps.sh's
@@ -75,11 +78,14 @@ if [ -z "$cli" ]; then
   start=$(date +%s)
   # Fails fast, before the long build, when ProcessGroupNCCL is not in.
   REQUIRE_NCCL=1 bash "$root/bench/gpu-configure.sh" "$deps" "$root/build-gpu" "$work/runs/cmake.log" || { results; exit 1; }
-  cmake --build "$root/build-gpu" --target trainbench-cli -j "$(nproc)" >"$work/runs/build.log" 2>&1 || {
+  cmake --build "$root/build-gpu" --target trainbench-cli bench_fp8_cuda_check -j "$(nproc)" >"$work/runs/build.log" 2>&1 || {
     grep -B2 -A8 "error" "$work/runs/build.log" | head -60; results; exit 1; }
   echo "built in $(( $(date +%s) - start )) s"
   cli="$root/build-gpu/bin/trainbench-cli"
+  fp8_check="$root/build-gpu/bin/bench_fp8_cuda_check"
 fi
+# test_fp8_cuda's GPU case without Qt: beside the CLI (carried by gpu-carry.sh, or built above).
+fp8_check="${fp8_check:-$(dirname "$cli")/bench_fp8_cuda_check}"
 store="$work/store"
 
 # run NAME CONFIG LIMIT_S [--set ...]: one run; its summary, stderr and points under runs/NAME.*,
@@ -137,6 +143,14 @@ run tiny-bf16-stage3 tiny "$tiny_limit" --set train.steps=20 "${cuda[@]}" --set 
   --set runtime.zero_stage=3
 run tiny-bf16-stage3-offload-all tiny "$tiny_limit" --set train.steps=20 "${cuda[@]}" --set runtime.dtype=bf16 \
   --set runtime.zero_stage=3 --set runtime.offload=all
+echo "== 4a. fp8 on the tensor cores against the CPU emulation, the same operands (test_fp8_cuda's bounds)"
+if [ -x "$fp8_check" ]; then
+  timeout -k 10 60 "$fp8_check" >"$work/runs/fp8-cuda-check.json" 2>"$work/runs/fp8-cuda-check.err"
+  echo "fp8-cuda-check: exit $?: $(tail -c 600 "$work/runs/fp8-cuda-check.json")"
+else
+  echo "fp8-cuda-check: no $fp8_check (carry it with gpu-carry.sh, or let gpu.sh build)" | tee "$work/runs/fp8-cuda-check.err"
+fi
+results
 echo "== 4. medium bf16: throughput at (8, 1) and (2, 4); medium fp8 at (8, 1)"
 medium=(--set runtime.dtype=bf16 --set train.global_batch_size=null "${cuda[@]}")
 run medium-8-1 medium "$medium_limit" "${medium[@]}" --set train.steps=20 \

@@ -123,6 +123,17 @@ def main():
                         "largest relative loss difference over 20 steps, " + what + " against fp32 weights under "
                         "autocast")
 
+    # bench_fp8_cuda_check: the fp8 Linear on the tensor cores against the CPU emulation.
+    try:
+        with open(os.path.join(runs, "fp8-cuda-check.json")) as f:
+            check = json.loads(f.read().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError):
+        check = None
+    gates["fp8_cuda_equals_cpu_emulation"] = gate(
+        bool(check) and check.get("pass") is True, (check or {}).get("cases") or (check or {}).get("skipped"),
+        "y, dx within 1e-3 (fp32 out) or 5e-3 (bf16 out), dW within 1e-3",
+        "the fp8 Linear on the tensor cores against the CPU emulation, the same operands (relative Frobenius)")
+
     activated = None
     try:
         with open(os.path.join(runs, "medium-params.json")) as f:
