@@ -1,10 +1,7 @@
-// MachineProbeWorker: probeMachine on a std::thread, its result queued to the GUI thread.
+// MachineProbeWorker: probeMachine on a BackgroundCall, its result queued to the GUI thread.
 #include "batch/machine_probe_worker.h"
 
-#include <exception>
 #include <utility>
-
-#include <QMetaObject>
 
 namespace trainbench::gui {
 
@@ -12,40 +9,16 @@ MachineProbeWorker::MachineProbeWorker(QObject* parent) : QObject(parent) {
     qRegisterMetaType<trainbench::MachineProbe>("trainbench::MachineProbe");
 }
 
-MachineProbeWorker::~MachineProbeWorker() { joinThread(); }
-
 bool MachineProbeWorker::start(MachineProbeParams params) {
-    if (running_) return false;
-    joinThread();  // the previous measurement has reported, so its thread has ended or is about to
-    running_ = true;
-    thread_ = std::thread([this, params = std::move(params)] {
-        auto report = [this](auto emit_signal) {
-            QMetaObject::invokeMethod(
-                this,
-                [this, emit_signal] {
-                    running_ = false;
-                    joinThread();
-                    emit_signal();
-                },
-                Qt::QueuedConnection);
-        };
-        // Everything is caught here: an exception leaving a std::thread would end the program.
-        try {
+    return call_.start(
+        [this, params = std::move(params)]() -> std::function<void()> {
             const MachineProbe probe = probeMachine(params.threads, params.copy_bytes, params.directory,
                                                     params.directory_bytes, "runtime.offload_dir");
-            report([this, probe] { Q_EMIT measured(probe); });
-        } catch (const std::exception& error) {
-            const QString message = QString::fromStdString(error.what());
-            report([this, message] { Q_EMIT failed(message); });
-        } catch (...) {
-            report([this] { Q_EMIT failed(tr("the machine probe stopped with an unknown error")); });
-        }
-    });
-    return true;
-}
-
-void MachineProbeWorker::joinThread() {
-    if (thread_.joinable()) thread_.join();
+            return [this, probe] { Q_EMIT measured(probe); };
+        },
+        [this](const QString& message) {
+            Q_EMIT failed(message.isEmpty() ? tr("the machine probe stopped with an unknown error") : message);
+        });
 }
 
 }  // namespace trainbench::gui

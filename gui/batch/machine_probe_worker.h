@@ -3,11 +3,11 @@
 
 #include <cstdint>
 #include <string>
-#include <thread>
 
 #include <QObject>
 #include <QString>
 
+#include "common/background_call.h"
 #include "trainbench/machine_probe.h"
 
 Q_DECLARE_METATYPE(trainbench::MachineProbe)
@@ -33,11 +33,10 @@ class MachineProbeWorker : public QObject {
 
 public:
     explicit MachineProbeWorker(QObject* parent = nullptr);
-    ~MachineProbeWorker() override;
 
     // False (and nothing happens) while a measurement runs.
     bool start(MachineProbeParams params);
-    bool isRunning() const { return running_; }
+    bool isRunning() const { return call_.running(); }
 
 Q_SIGNALS:
     void measured(const trainbench::MachineProbe& probe);
@@ -45,9 +44,7 @@ Q_SIGNALS:
     void failed(const QString& message);
 
 private:
-    void joinThread();
-    std::thread thread_;
-    bool running_ = false;
+    BackgroundCall call_{this};
 };
 
 }  // namespace trainbench::gui

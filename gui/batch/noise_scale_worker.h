@@ -2,11 +2,11 @@
 #pragma once
 
 #include <cstdint>
-#include <thread>
 
 #include <QObject>
 #include <QString>
 
+#include "common/background_call.h"
 #include "trainbench/run_config.h"
 #include "trainbench/weights_io.h"
 
@@ -23,22 +23,19 @@ class NoiseScaleWorker : public QObject {
 
 public:
     explicit NoiseScaleWorker(QObject* parent = nullptr);
-    ~NoiseScaleWorker() override;
 
     // False (and nothing happens) while a measurement runs. `checkpoint`: a checkpoint
     // directory, measured with the config it was trained with (micro-batches of its
     // train.micro_batch_size).
     bool start(const QString& checkpoint, int64_t step);
-    bool isRunning() const { return running_; }
+    bool isRunning() const { return call_.running(); }
 
 Q_SIGNALS:
     void measured(const trainbench::NoiseScaleMeasurement& result, qint64 step);
     void failed(const QString& message);
 
 private:
-    void joinThread();
-    std::thread thread_;
-    bool running_ = false;
+    BackgroundCall call_{this};
 };
 
 }  // namespace trainbench::gui
