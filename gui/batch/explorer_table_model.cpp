@@ -16,7 +16,7 @@ namespace {
 const QColor kRecommendedBackground(222, 242, 222);
 const QColor kDoesNotFitText(176, 0, 32);
 
-QString dash() { return QStringLiteral("—"); }
+QString dash() { return missingValue(); }
 
 // "stage 3 · full", "stage 0 · EP 4": the sharding stage, the expert parallelism and the
 // recomputation, when on.

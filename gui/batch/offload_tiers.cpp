@@ -250,7 +250,7 @@ void OffloadTiers::showVerdict(const MemoryPlan& plan, const RunConfig& config, 
         say(tr("✓ Fits: %1 to spare").arg(formatBytes(limit - used)), true);
     }
     if (limit <= 0 && plan.fits) {
-        largest_fitting_label_->setText(tr("—"));
+        largest_fitting_label_->setText(missingValue());
         return;
     }
     const int64_t per_rank = plan.global_batch_size / std::max<int64_t>(plan.world_size, 1);

@@ -74,8 +74,10 @@ QString formatBatchEquation(int64_t micro_batch, int64_t accumulation, int64_t w
         .arg(global == 1 ? QStringLiteral("sequence") : QStringLiteral("sequences"));
 }
 
+QString missingValue() { return QStringLiteral("—"); }
+
 QString formatDuration(double seconds) {
-    if (!std::isfinite(seconds)) return QStringLiteral("—");
+    if (!std::isfinite(seconds)) return missingValue();
     const auto whole = static_cast<long long>(std::floor(seconds));
     if (whole < 60) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
     return QStringLiteral("%1:%2:%3")

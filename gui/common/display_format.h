@@ -23,6 +23,10 @@ QString formatRankPeaks(const std::vector<std::pair<QString, int64_t>>& peaks);
 // time axis and crosshair): under a minute to a tenth of a second, "42.0 s"; beyond, a clock
 // of whole seconds, "1:01:05" (h:mm:ss); "—" when not finite.
 QString formatDuration(double seconds);
+
+// What a cell or a label shows for a value that is not there (not measured, not finite, no
+// budget): one dash, the same in every view.
+QString missingValue();
 // The batch identity m × K × W = B, in sequences.
 QString formatBatchEquation(int64_t micro_batch, int64_t accumulation, int64_t world_size);
 

@@ -99,7 +99,7 @@ QString precisionName(const PrecisionFit& fit) {
 }
 
 QString largestMicroBatchText(const PrecisionFit& fit, bool budget) {
-    if (!budget) return QStringLiteral("—");
+    if (!budget) return missingValue();
     return fit.largest_micro_batch > 0 ? QString::number(fit.largest_micro_batch) : QObject::tr("none");
 }
 

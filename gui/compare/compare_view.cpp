@@ -43,18 +43,11 @@ QColor runColor(size_t index) {
 }
 
 QString numberOrDash(double value, int decimals) {
-    return std::isfinite(value) ? QString::number(value, 'f', decimals) : QStringLiteral("—");
-}
-
-QString secondsText(double seconds) {
-    if (!std::isfinite(seconds)) return QStringLiteral("—");
-    if (seconds < 60.0) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
-    const auto whole = static_cast<long long>(seconds);
-    return QStringLiteral("%1 min %2 s").arg(whole / 60).arg(whole % 60, 2, 10, QLatin1Char('0'));
+    return std::isfinite(value) ? QString::number(value, 'f', decimals) : missingValue();
 }
 
 QString countOrDash(int64_t value) {
-    return value > 0 ? QString::number(value) : QStringLiteral("—");
+    return value > 0 ? QString::number(value) : missingValue();
 }
 
 QTableWidgetItem* cell(const QString& text, Qt::Alignment alignment = Qt::AlignRight | Qt::AlignVCenter) {
@@ -470,16 +463,16 @@ void CompareView::showSummary() {
         summary_table_->setItem(row, BestLoss, cell(numberOrDash(s.best_loss, 4)));
         summary_table_->setItem(row, TokensPerS,
                                 cell(std::isfinite(s.tokens_per_s) ? formatGrouped(std::llround(s.tokens_per_s))
-                                                                   : QStringLiteral("—")));
+                                                                   : missingValue()));
         summary_table_->setItem(row, PeakMemory,
                                 cell(std::isfinite(s.peak_memory_bytes)
                                          ? formatBytes(static_cast<int64_t>(s.peak_memory_bytes))
-                                         : QStringLiteral("—")));
+                                         : missingValue()));
         summary_table_->setItem(row, MicroBatch, cell(countOrDash(s.micro_batch_size)));
         summary_table_->setItem(row, Accumulation, cell(countOrDash(s.accumulation_steps)));
         summary_table_->setItem(row, World, cell(countOrDash(s.world_size)));
         summary_table_->setItem(row, GlobalBatch, cell(countOrDash(s.global_batch_size)));
-        summary_table_->setItem(row, WallTime, cell(secondsText(s.wall_time_s)));
+        summary_table_->setItem(row, WallTime, cell(formatDuration(s.wall_time_s)));
     }
 }
 
@@ -500,7 +493,7 @@ void CompareView::showConfigDiff() {
         diff_table_->setItem(row, 0, cell(rows[r].key, Qt::AlignLeft | Qt::AlignVCenter));
         for (int c = 0; c < rows[r].values.size(); ++c) {
             const QString& value = rows[r].values[c];
-            QTableWidgetItem* item = cell(value.isEmpty() ? QStringLiteral("—") : value, Qt::AlignLeft | Qt::AlignVCenter);
+            QTableWidgetItem* item = cell(value.isEmpty() ? missingValue() : value, Qt::AlignLeft | Qt::AlignVCenter);
             item->setToolTip(value);
             diff_table_->setItem(row, c + 1, item);
         }

@@ -561,7 +561,7 @@ void MetricPlots::fitRow(Plot plot, const QCPRange& keys) {
 }
 
 QString MetricPlots::formatValue(const Series& series, double value) const {
-    if (!std::isfinite(value)) return QStringLiteral("—");
+    if (!std::isfinite(value)) return missingValue();
     switch (series.format) {
     case ValueFormat::Loss: return QString::number(value, 'f', 4);
     case ValueFormat::Plain: return QString::number(value, 'g', 4);

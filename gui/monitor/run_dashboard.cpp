@@ -30,7 +30,7 @@ namespace {
 
 
 QString formatLoss(double value) {
-    return std::isfinite(value) ? QString::number(value, 'f', 4) : QStringLiteral("—");
+    return std::isfinite(value) ? QString::number(value, 'f', 4) : missingValue();
 }
 
 QString capitalized(QString text) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <initializer_list>
 
+#include "common/display_format.h"
+
 namespace trainbench::gui {
 
 namespace {
@@ -23,7 +25,7 @@ double niceStep(double exact) {
 }  // namespace
 
 QString formatSi(double value, int significant) {
-    if (!std::isfinite(value)) return QStringLiteral("—");
+    if (!std::isfinite(value)) return missingValue();
     const double magnitude = std::abs(value);
     struct Scale {
         double factor;
@@ -36,7 +38,7 @@ QString formatSi(double value, int significant) {
 }
 
 QString formatBytes(double bytes) {
-    if (!std::isfinite(bytes)) return QStringLiteral("—");
+    if (!std::isfinite(bytes)) return missingValue();
     if (std::abs(bytes) >= kGiB) return QStringLiteral("%1 GiB").arg(bytes / kGiB, 0, 'f', 2);
     if (std::abs(bytes) >= kMiB) return QStringLiteral("%1 MiB").arg(bytes / kMiB, 0, 'f', 1);
     return QStringLiteral("%1 KiB").arg(bytes / 1024.0, 0, 'f', 1);

@@ -6,6 +6,8 @@
 
 #include <QColor>
 
+#include "common/display_format.h"
+
 namespace trainbench::gui {
 
 namespace {
@@ -63,7 +65,7 @@ QVariant RunQueue::data(const QModelIndex& index, int role) const {
         case StatusColumn: return stateName(job.state);
         case LossColumn:
             return hasEnded(job.state) && std::isfinite(job.final_loss) ? QString::number(job.final_loss, 'f', 4)
-                                                                         : QStringLiteral("—");
+                                                                         : missingValue();
         case RunIdColumn: return job.run_id;
         case ColumnCount: break;
         }

@@ -8,6 +8,7 @@
 #include <QColor>
 #include <QDateTime>
 
+#include "common/display_format.h"
 #include "runs/store_reader.h"
 
 namespace trainbench::gui {
@@ -69,7 +70,7 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
         case Steps: return QVariant::fromValue<qlonglong>(run.steps);
         case FinalLoss:
             return run.final_loss && std::isfinite(*run.final_loss) ? QString::number(*run.final_loss, 'f', 4)
-                                                                    : QStringLiteral("—");
+                                                                    : missingValue();
         case Created: return createdText(run.created, QStringLiteral("MM-dd HH:mm"));
         case Tags: return QString::fromStdString(run.tags);
         case ColumnCount: break;

@@ -32,7 +32,7 @@ const char* const kErrorColor = "#b00020";
 constexpr int kDefaultNewTokens = 64;
 
 QString tokensPerSecond(double rate) {
-    return std::isfinite(rate) && rate > 0 ? formatGrouped(std::llround(rate)) : QStringLiteral("—");
+    return std::isfinite(rate) && rate > 0 ? formatGrouped(std::llround(rate)) : missingValue();
 }
 
 }  // namespace
