@@ -15,12 +15,18 @@
 
 namespace trainbench {
 
-// The losses a session logs, in step order.
-inline std::vector<double> loggedLosses(BusSubscription& inbox) {
-    std::vector<double> losses;
-    for (const auto& p : inbox.drain().points)
+// Trains `config` with `options` to its end; the losses it logged, in step order, in `losses`.
+// Empty when it completed, else what went wrong (`what` names the run).
+inline std::string trainToEnd(const RunConfig& config, const SessionOptions& options, const std::string& what,
+                              std::vector<double>& losses) {
+    TrainingSession session(config, options);
+    auto inbox = session.bus().subscribe();
+    session.start();
+    if (!session.wait(std::chrono::minutes(2))) return what + " did not end";
+    if (session.summary().status != RunStatus::Completed) return what + " failed: " + session.summary().error;
+    for (const auto& p : inbox->drain().points)
         if (p.key == "train/loss") losses.push_back(p.value);
-    return losses;
+    return {};
 }
 
 // The tensors of two checkpoints' files of one name, compared by name, bit for bit. Empty when
@@ -73,22 +79,14 @@ inline std::string stopAndResume(RunConfig config) {
     SessionOptions resume;
     resume.resume_from = checkpoint->path;
     resume.checkpoint_dir = resumed_dir.path().toStdString();
-    TrainingSession more(config, resume);
-    auto inbox = more.bus().subscribe();
-    more.start();
-    if (!more.wait(std::chrono::minutes(2))) return "the resumed run did not end";
-    if (more.summary().status != RunStatus::Completed) return "the resumed run failed: " + more.summary().error;
-    const std::vector<double> resumed = loggedLosses(*inbox);
+    std::vector<double> resumed, losses;
+    if (std::string problem = trainToEnd(config, resume, "the resumed run", resumed); !problem.empty()) return problem;
     if (resumed.size() != 2) return "the resumed run logged " + std::to_string(resumed.size()) + " losses, not 2";
 
     SessionOptions whole_options;
     whole_options.checkpoint_dir = whole_dir.path().toStdString();
-    TrainingSession whole(config, whole_options);
-    auto whole_inbox = whole.bus().subscribe();
-    whole.start();
-    if (!whole.wait(std::chrono::minutes(2))) return "the uninterrupted run did not end";
-    if (whole.summary().status != RunStatus::Completed) return "the uninterrupted run failed: " + whole.summary().error;
-    const std::vector<double> losses = loggedLosses(*whole_inbox);
+    if (std::string problem = trainToEnd(config, whole_options, "the uninterrupted run", losses); !problem.empty())
+        return problem;
     if (losses.size() != size_t(config.train.steps))
         return "the uninterrupted run logged " + std::to_string(losses.size()) + " losses";
     for (size_t i = 0; i < 2; ++i)
