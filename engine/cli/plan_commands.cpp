@@ -281,10 +281,8 @@ int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json,
 
 // `probe`: this machine's rates, and the target fields that carry them into `plan`.
 int commandProbe(const RunConfig& config, const std::string& directory, int64_t mib_per_test, bool as_json) {
-    const int threads = config.runtime.threads > 0 ? int(config.runtime.threads)
-                                                   : int(std::max<unsigned>(1, std::thread::hardware_concurrency()));
     const std::string dir = directory.empty() ? config.runtime.offload_dir : directory;
-    const MachineProbe probe = probeMachine(threads, mib_per_test << 20, dir, mib_per_test << 20,
+    const MachineProbe probe = probeMachine(probeThreads(config), mib_per_test << 20, dir, mib_per_test << 20,
                                             directory.empty() ? "runtime.offload_dir" : "--dir");
     if (as_json) {
         std::cout << machineProbeToJson(probe) << "\n";
@@ -298,16 +296,16 @@ int commandProbe(const RunConfig& config, const std::string& directory, int64_t 
         std::snprintf(text, sizeof text, "%.3g", value);
         return std::string(text);
     };
-    std::string flags = "--set target.host_memory_gbps=" + figure(probe.host_copy_gbps);
-    // The products' measured rate is what a CPU step reaches (docs/BENCHMARKS.md: 1.4 s predicted
-    // a micro-batch of small against 1.37 s measured), not a datasheet peak: all of it counts.
-    if (config.runtime.device == "cpu")
-        flags += " --set target.compute_tflops=" + figure(probe.cpu_fp32_tflops) + " --set target.mfu=1";
+    // The fields a plan reads them from, filled by the rule the batch panel plans with.
+    const TargetConfig rates = withProbedRates(TargetConfig{}, probe, config.runtime.device == "cpu", probe.directory);
+    std::string flags = "--set target.host_memory_gbps=" + figure(rates.host_memory_gbps);
+    if (rates.compute_tflops > 0)
+        flags += " --set target.compute_tflops=" + figure(rates.compute_tflops) + " --set target.mfu=" + figure(rates.mfu);
     if (!probe.directory.empty()) {
         std::printf("%s (O_DIRECT, %s): write %.2f GB/s, read %.2f GB/s\n", probe.directory.c_str(),
                     readableBytes(probe.directory_bytes).c_str(), probe.directory_write_gbps, probe.directory_read_gbps);
-        flags += " --set target.nvme_read_gbps=" + figure(probe.directory_read_gbps) +
-                 " --set target.nvme_write_gbps=" + figure(probe.directory_write_gbps);
+        flags += " --set target.nvme_read_gbps=" + figure(rates.nvme_read_gbps) +
+                 " --set target.nvme_write_gbps=" + figure(rates.nvme_write_gbps);
     } else {
         std::printf("no directory probed (--dir DIR, or runtime.offload_dir in the config)\n");
     }

@@ -102,4 +102,24 @@ std::string machineProbeToJson(const MachineProbe& p) {
         .dump();
 }
 
+int probeThreads(const RunConfig& config) {
+    return config.runtime.threads > 0 ? int(config.runtime.threads)
+                                      : int(std::max<unsigned>(1, std::thread::hardware_concurrency()));
+}
+
+TargetConfig withProbedRates(TargetConfig target, const MachineProbe& probe, bool cpu_ranks,
+                             const std::string& offload_dir) {
+    if (target.host_memory_gbps <= 0 && probe.host_copy_gbps > 0) target.host_memory_gbps = probe.host_copy_gbps;
+    if (cpu_ranks && target.compute_tflops <= 0 && probe.cpu_fp32_tflops > 0) {
+        target.compute_tflops = probe.cpu_fp32_tflops;
+        target.mfu = 1;
+    }
+    if (!probe.directory.empty() && probe.directory == offload_dir) {
+        if (target.nvme_read_gbps <= 0 && probe.directory_read_gbps > 0) target.nvme_read_gbps = probe.directory_read_gbps;
+        if (target.nvme_write_gbps <= 0 && probe.directory_write_gbps > 0)
+            target.nvme_write_gbps = probe.directory_write_gbps;
+    }
+    return target;
+}
+
 }  // namespace trainbench

@@ -104,18 +104,7 @@ MachineFigures storeMachineFigures(const MachineProbe& probe) {
 
 RunConfig withMachineFigures(RunConfig config, const TargetMachine& target, const MachineProbe& figures) {
     if (target.kind != TargetKind::Here) return config;
-    TargetConfig& t = config.target;
-    if (t.host_memory_gbps <= 0 && figures.host_copy_gbps > 0) t.host_memory_gbps = figures.host_copy_gbps;
-    // The products' measured rate is what a CPU step reaches, not a peak: all of it counts.
-    if (!target.gpu && t.compute_tflops <= 0 && figures.cpu_fp32_tflops > 0) {
-        t.compute_tflops = figures.cpu_fp32_tflops;
-        t.mfu = 1;
-    }
-    // A directory's rates are its device's: another offload_dir may be on another disk.
-    if (!figures.directory.empty() && figures.directory == config.runtime.offload_dir) {
-        if (t.nvme_read_gbps <= 0 && figures.directory_read_gbps > 0) t.nvme_read_gbps = figures.directory_read_gbps;
-        if (t.nvme_write_gbps <= 0 && figures.directory_write_gbps > 0) t.nvme_write_gbps = figures.directory_write_gbps;
-    }
+    config.target = withProbedRates(config.target, figures, !target.gpu, config.runtime.offload_dir);
     return config;
 }
 

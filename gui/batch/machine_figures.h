@@ -31,13 +31,10 @@ std::optional<MachineFigures> loadMachineFigures();
 // Stores `probe` as this machine's, measured now, and returns what is stored then.
 MachineFigures storeMachineFigures(const MachineProbe& probe);
 
-// The target section the planner reads, for `target` (config's resolveTarget) of kind here:
-// each rate the section leaves 0 and the figures know, filled in as `trainbench-cli probe`
-// tells a user to set them: host_memory_gbps the copy rate; on CPU ranks compute_tflops the
-// matrix rate with mfu 1 (what a CPU step reaches, docs/BENCHMARKS.md); nvme_read_gbps and
-// nvme_write_gbps the directory's when it is runtime.offload_dir. Rates the config sets stay
-// its own; another kind is returned unchanged. The config itself never carries the figures:
-// they are this machine's, and a config travels.
+// `config` with the figures in the target section's rates it leaves 0 (withProbedRates: the rule
+// `trainbench-cli probe` prints), for `target` (config's resolveTarget) of kind here; another
+// kind is returned unchanged. The window's config never carries the figures: they are this
+// machine's, and a config travels.
 RunConfig withMachineFigures(RunConfig config, const TargetMachine& target, const MachineProbe& figures);
 
 // Whether measuring would give a field of `unknown` (StepTimePlan::unknown) for `config` planned

@@ -1,8 +1,6 @@
 // MachineProbeBox: the batch panel's offer to measure this machine for the step time: a button, a busy bar while the probe runs on its worker, and a line saying what was measured; the figures kept in the settings.
 #include "batch/machine_probe_box.h"
 
-#include <algorithm>
-#include <thread>
 #include <utility>
 
 #include <QColor>
@@ -20,12 +18,6 @@ namespace trainbench::gui {
 namespace {
 
 const QColor kErrorColor(176, 0, 32);
-
-// The threads a run of `config` computes on, as `trainbench-cli probe` counts them.
-int probeThreads(const RunConfig& config) {
-    return config.runtime.threads > 0 ? int(config.runtime.threads)
-                                      : int(std::max<unsigned>(1, std::thread::hardware_concurrency()));
-}
 
 }  // namespace
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "trainbench/run_config.h"
+
 namespace trainbench {
 
 struct MachineProbe {
@@ -28,5 +30,17 @@ MachineProbe probeMachine(int threads, int64_t copy_bytes, const std::string& di
                           const std::string& field);
 
 std::string machineProbeToJson(const MachineProbe& probe);
+
+// The threads a run of `config` computes on, which the probe measures with: runtime.threads, or
+// every core.
+int probeThreads(const RunConfig& config);
+
+// `target` with the rates a probe measured in the fields it leaves 0 (what `trainbench-cli probe`
+// tells a user to set, and what the batch panel plans with): host_memory_gbps the copy rate; on
+// CPU ranks compute_tflops the matrix rate with mfu 1 (the products' measured rate is what a CPU
+// step reaches, not a datasheet peak: all of it counts); nvme_read_gbps and nvme_write_gbps the
+// directory's, when the probe measured `offload_dir` (another directory may be another disk).
+TargetConfig withProbedRates(TargetConfig target, const MachineProbe& probe, bool cpu_ranks,
+                             const std::string& offload_dir);
 
 }  // namespace trainbench
