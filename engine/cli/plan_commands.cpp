@@ -76,12 +76,27 @@ nlohmann::json targetToJson(const TargetMachine& t) {
             {"nvme_write_gbps", t.nvme_write_gbps}};
 }
 
+// One line: each piece of state, its tier and whether it is sharded ("AdamW moments: host, 1/W;
+// ..."), with the step's place.
+std::string placementSentence(const Placement& place) {
+    const auto piece = [](const char* what, Tier tier, bool sharded) {
+        return std::string(what) + " " + tierName(tier) + (sharded ? " (1/W)" : "");
+    };
+    std::string out = piece("weights", place.weights, place.sharded.weights) +
+                      (place.bf16_device_weights ? " in bf16" : "") + ", " +
+                      piece("gradient sums", place.gradient_sums, place.sharded.gradients) + ", " +
+                      piece("AdamW moments", place.moments, place.sharded.moments);
+    if (place.master != Tier::Device) out += ", fp32 master " + std::string(tierName(place.master));
+    out += place.host_step ? "; the optimizer steps on the host" : "; the optimizer steps on the device";
+    return out;
+}
+
 // The host and NVMe tiers of an offloaded plan, per rank and per node.
 void printOffloadTiers(const RunConfig& config, const MemoryPlan& plan) {
-    const bool all = isChoice(config.runtime.offload, Offload::All);
+    const bool all = plan.placement.weightsOffDevice();
     std::printf("offloaded (runtime.offload %s), host memory per rank:\n", config.runtime.offload.c_str());
     const std::pair<const char*, int64_t> rows[] = {
-        {config.runtime.optimizer_dtype == "bf16" ? "AdamW moments (bf16)" : "AdamW moments (fp32)", plan.host_moment_bytes},
+        {isChoice(config.runtime.optimizer_dtype, OptimizerDtype::Bf16) ? "AdamW moments (bf16)" : "AdamW moments (fp32)", plan.host_moment_bytes},
         {!all                             ? "master weights (fp32)"
          : plan.weight_element_bytes == 2 ? "master (fp32) + shard (bf16)"
                                           : "weights' shard (fp32 master)",
@@ -170,23 +185,27 @@ int commandPlan(const RunConfig& config, bool as_json) {
                 (long long)plan.gradient_accumulation_steps, (long long)plan.world_size,
                 (long long)plan.tokens_per_step, (long long)plan.seq_len, (long long)stage,
                 placed.runtime.activation_checkpointing.c_str(), (long long)plan.expert_parallel);
-    const bool weights_off = isChoice(placed.runtime.offload, Offload::All) && stage >= 3;
+    std::printf("where state lives: %s\n", placementSentence(plan.placement).c_str());
+    const Placement& place = plan.placement;
+    const bool weights_off = place.weightsOffDevice();
     // Offload all: the unit gathered and, on a GPU, the next one arriving.
     // bf16 device weights beside the host's fp32 master (offload on a GPU).
     const std::string weights_label = std::string(plan.weight_element_bytes == 2 ? "weights (bf16, the embedding fp32"
                                                                                  : "weights (fp32") +
                                       (weights_off ? (target.gpu ? ", two units)" : ", one unit)")
-                                       : stage >= 3 ? ", 1/W + one unit)"
+                                       : place.sharded.weights ? ", 1/W + one unit)"
                                                     : ")");
     const std::pair<std::string, int64_t> rows[] = {
         {weights_label, plan.weight_bytes},
-        {plan.gradients_on_host ? "gradients (fp32, on the host)" : stage >= 2 ? "gradients (fp32, 1/W)" : "gradients (fp32)",
+        {plan.gradients_on_host         ? "gradients (fp32, on the host)"
+         : place.sharded.gradients ? "gradients (fp32, 1/W)"
+                                   : "gradients (fp32)",
          plan.gradient_bytes},
-        {stage >= 2 ? "buckets in flight (fp32)" : "sync-each running sums (fp32)", plan.bucket_bytes},
-        {isChoice(placed.runtime.offload, Offload::None)
-             ? "AdamW moments (" + placed.runtime.optimizer_dtype + (stage >= 1 ? ", 1/W)" : ")")
+        {place.sharded.gradients ? "buckets in flight (fp32)" : "sync-each running sums (fp32)", plan.bucket_bytes},
+        {place.moments == Tier::Device
+             ? "AdamW moments (" + placed.runtime.optimizer_dtype + (place.sharded.moments ? ", 1/W)" : ")")
              : "AdamW moments (offloaded)",
-         isChoice(placed.runtime.offload, Offload::None) ? plan.optimizer_bytes : 0},
+         place.moments == Tier::Device ? plan.optimizer_bytes : 0},
         {recomputation(placed.runtime) == Recomputation::Full          ? "activations (recomputed blocks)"
          : recomputation(placed.runtime) == Recomputation::Feedforward ? "activations (recomputed FFNs)"
                                                                     : "activations, one micro-batch",
@@ -195,7 +214,7 @@ int commandPlan(const RunConfig& config, bool as_json) {
         {"peak", plan.peak_bytes},
     };
     for (const auto& [label, bytes] : rows) std::printf("  %-32s %12.1f MiB\n", label.c_str(), mib(bytes));
-    if (!isChoice(placed.runtime.offload, Offload::None)) printOffloadTiers(placed, plan);
+    if (place.moments != Tier::Device) printOffloadTiers(placed, plan);
     if (plan.world_size > 1)
         std::printf("collectives per step and rank: %lld calls, %.1f MiB sent\n", (long long)plan.collectives_per_step,
                     mib(plan.bytes_sent_per_step));

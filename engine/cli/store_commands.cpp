@@ -66,7 +66,9 @@ int commandAnnotate(const StoreOptions& o, bool is_tags) {
 // TensorBoard reads files, not a stream: --out names the folder, and the file's path is printed.
 int exportTensorBoard(RunStore& store, const StoreOptions& o) {
     try {
-        std::cout << tensorboard::exportRunToTensorBoard(store, o.run_id, o.out) << "\n";
+        const RunRecord run = *store.findRun(o.run_id);  // requireRun has checked it is there
+        const tensorboard::StoredRun stored{run.created, run.config_json, store.metrics(o.run_id), store.events(o.run_id)};
+        std::cout << tensorboard::exportRunToTensorBoard(stored, o.out) << "\n";
     } catch (const tensorboard::EventFileError& e) {
         throw ConfigError("--out", std::string("--out: ") + e.what() + "; choose a folder this user can write");
     }

@@ -6,7 +6,7 @@
 #include "data/token_source.h"
 #include "model/transformer.h"
 #include "trainbench/run_config.h"
-#include "trainbench/weights_io.h"
+#include "trainbench/eval_result.h"
 
 namespace trainbench {
 

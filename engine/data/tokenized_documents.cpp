@@ -13,7 +13,7 @@
 #include <thread>
 #include <tuple>
 
-#include "trainbench/run_store.h"
+#include "trainbench/data_folder.h"
 #include "files/sha256.h"
 #include "trainbench/config_io.h"
 #include "trainbench/tokenize_progress.h"
@@ -101,7 +101,7 @@ void setTokenizeProgress(TokenizeProgress progress) {
 
 std::string tokenCacheFolder() {
     if (const char* folder = std::getenv("TRAINBENCH_TOKEN_CACHE"); folder && *folder) return folder;
-    return (fs::path(RunStore::defaultFolder()) / "token-cache").string();
+    return (fs::path(dataFolder()) / "token-cache").string();
 }
 
 Documents tokenizeDocuments(const Documents& bytes, const Tokenizer& tokenizer, int32_t end_token,

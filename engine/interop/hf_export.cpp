@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "files/remove_tree.h"
-#include "interop/hf_config.h"
+#include "weights/hf_config.h"
 #include "weights/hf_names.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"

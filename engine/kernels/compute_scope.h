@@ -8,6 +8,7 @@
 
 #include "kernels/cpu_kernels.h"
 #include "kernels/product_precision.h"
+#include "trainbench/config_choices.h"
 
 namespace trainbench {
 
@@ -67,9 +68,15 @@ private:
     at::ScalarType previous_dtype_ = at::kBFloat16;
 };
 
-// runtime.dtype resolved ("fp32", "bf16" or "fp8": trainbench/compute_dtype.h) as a precision.
-inline ComputePrecision computePrecisionNamed(const std::string& dtype) {
-    return dtype == "bf16" ? ComputePrecision::kBf16 : dtype == "fp8" ? ComputePrecision::kFp8 : ComputePrecision::kFp32;
+// runtime.dtype resolved (fp32, bf16 or fp8: trainbench/compute_dtype.h) as a precision.
+inline ComputePrecision asComputePrecision(ComputeDtype dtype) {
+    switch (dtype) {
+        case ComputeDtype::Bf16: return ComputePrecision::kBf16;
+        case ComputeDtype::Fp8: return ComputePrecision::kFp8;
+        case ComputeDtype::Fp32:
+        case ComputeDtype::Auto: break;  // resolved before it gets here
+    }
+    return ComputePrecision::kFp32;
 }
 
 }  // namespace trainbench

@@ -6,7 +6,7 @@ namespace trainbench {
 
 ComputePrecision computePrecision(const RunConfig& config, torch::Device device, bool fp64) {
     if (fp64) return ComputePrecision::kFp32;
-    return computePrecisionNamed(resolveComputeDtype(config, device.is_cuda()));
+    return asComputePrecision(resolveComputeDtype(config, device.is_cuda()));
 }
 
 }  // namespace trainbench

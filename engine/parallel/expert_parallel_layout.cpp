@@ -19,7 +19,7 @@ ExpertParallelLayout::ExpertParallelLayout(const LayoutSetup& setup, Transformer
     ep.experts_per_rank = cfg.model.n_routed_experts / ep.size;
     for (auto& moe : model_->moeLayers()) moe->distribute(ep);
     // From here on this rank holds its own experts only: the saved state restores by name.
-    const bool sharded = cfg.runtime.zero_stage >= 1;
+    const bool sharded = setup.placement.sharded.moments;
     if (!sharded) {
         optimizer_ = makeAdamW(model_, cfg.train);
         if (resumed_optimizer) restoreOptimizer(model_, *optimizer_, *resumed_optimizer, optimizerDtype(cfg.runtime));

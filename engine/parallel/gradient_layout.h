@@ -14,6 +14,7 @@
 #include "memory/memory_account.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
+#include "trainbench/placement.h"
 #include "trainbench/run_config.h"
 
 namespace trainbench {
@@ -32,12 +33,8 @@ struct LayoutSetup {
     // runtime.offload optimizer: the account of the rank's host tier (the moments); nullptr:
     // the thread's own.
     MemoryAccount* host_memory = nullptr;
-    // Test hook: runtime.offload on CPU ranks takes the GPU ranks' path (the optimizer steps a
-    // host master, the gradient slices copied down and the weights up), the copies plain ones.
-    bool host_mirror = false;
-    // With the host step at zero_stage >= 2: the gradients' slice sums live in host memory (the
-    // planner's gradients_on_host, when the device cannot keep them beside the rest).
-    bool gradient_sums_on_host = false;
+    // What is sharded and where each piece of state lives (placementFor).
+    Placement placement;
 };
 
 // What a stop requested inside a window does.

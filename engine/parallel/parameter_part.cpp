@@ -13,11 +13,15 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
     const std::vector<torch::Tensor> all = model->parameters();
     std::vector<torch::Tensor> params;
     for (size_t i : spec_.indices) params.push_back(all[i]);
-    const bool sharded = spec_.stage >= 1;
+    const Placement& place = spec_.placement;
+    const bool sharded = place.sharded.moments;
     const int64_t shards = sharded ? spec_.group->worldSize() : 1;
-    // bf16 device weights: the linear layers' trained weights (positions in spec_.indices).
+    // bf16 device weights: the linear layers' trained weights (positions in spec_.indices),
+    // their fp32 master only in the optimizer's store (each part's: under expert parallelism the
+    // experts' over their replicas); at stage 3 their shards and gathered units too, in buckets
+    // of their own, under offload all their shards off the device as well.
     std::vector<bool> bf16(params.size(), false);
-    if (spec_.bf16_device_weights && sharded) {
+    if (place.bf16_device_weights && sharded) {
         const std::vector<bool> product = productWeightMask(model);
         for (size_t j = 0; j < params.size(); ++j)
             if (product[spec_.indices[j]] && params[j].requires_grad()) {
@@ -27,7 +31,7 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
     }
     std::vector<std::vector<size_t>> units;
     std::vector<bool> reads;
-    if (spec_.stage >= 2) {
+    if (place.sharded.gradients) {
         // The buckets are the model's units (this part's members of each), last unit first:
         // at stage 3 each unit's gradients go out at its backward boundary; at stage 2 a unit's
         // go out once its backward has made them all, so the whole gradients of about two units
@@ -42,12 +46,13 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
             reads.push_back(TransformerImpl::unitReadsWeightsInBackward(static_cast<int64_t>(reads.size())));
         }
         // The host step reads the sums on the host: copied down as the last backward finishes
-        // each unit, or kept there when the device cannot hold them.
-        const SliceSums sums = !spec_.host_step            ? SliceSums::OnDevice
-                               : spec_.slice_sums_on_host ? SliceSums::OnHost
-                                                           : SliceSums::CopiedDown;
+        // each unit, or kept there when the device cannot hold them (each micro-batch's reduced
+        // slices copied down and added there as their reduce-scatters finish).
+        const SliceSums sums = !place.host_step                     ? SliceSums::OnDevice
+                               : place.gradient_sums == Tier::Host ? SliceSums::OnHost
+                                                                    : SliceSums::CopiedDown;
         // Stage 3's buckets hold the weights too: bf16 ones in buckets of their own.
-        const bool split = spec_.stage >= 3 && !bf16_weights_.empty();
+        const bool split = place.sharded.weights && !bf16_weights_.empty();
         buckets_ = std::make_unique<GradientBuckets>(params, ShardedWeights::bucketGroups(units, split ? bf16 : std::vector<bool>{}),
                                                      shards, /*transient=*/true, sums, spec_.host_memory);
     } else {
@@ -55,7 +60,7 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         // Stage 1's host step finds each bucket's reduced slice on the host, copied down as its
         // reduce-scatter finished (during the window's last backward when they overlap).
         // (One rank reduces nothing: its slices are read after the backward, through staging.)
-        if (sharded && spec_.host_step && shards > 1) buckets_->copySlicesDown(spec_.host_memory);
+        if (sharded && place.host_step && shards > 1) buckets_->copySlicesDown(spec_.host_memory);
     }
     if (sharded) {
         const std::vector<bool> all_decays = parameterDecays(model);
@@ -67,21 +72,21 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         options.weight_decay = train.weight_decay;
         options.moments_file = spec_.moments_file;
         options.host_memory = spec_.host_memory;
-        options.host_step = spec_.host_step;
+        options.host_step = place.host_step;
         options.moments = spec_.moments;
-        options.shards_are_master = spec_.stage >= 3 && spec_.weights_on_host && bf16_weights_.empty();
+        options.shards_are_master = place.sharded.weights && place.weightsOffDevice() && bf16_weights_.empty();
         optimizer_ = std::make_unique<ShardedAdamW>(params, decays, *buckets_, spec_.rank_in_group, options);
         if (resumed_optimizer) optimizer_->loadState(namesOf(parameterNames(model)), *resumed_optimizer);
         // bf16 device weights: the master first, from the fp32 weights; then the device keeps
         // their bf16 rounding, which is what autocast would have made of them at every use.
         if (!bf16_weights_.empty()) optimizer_->captureMaster();
     }
-    if (spec_.stage >= 3) {
+    if (place.sharded.weights) {
         ShardedWeights::Options where;
         where.shard_file = spec_.shard_file;
-        where.host_memory = spec_.weights_on_host ? spec_.host_memory : nullptr;
-        where.on_host = spec_.weights_on_host;
-        where.host_slabs = spec_.host_step;
+        where.host_memory = place.weightsOffDevice() ? spec_.host_memory : nullptr;
+        where.on_host = place.weightsOffDevice();
+        where.host_slabs = place.host_step;
         where.bf16 = bf16;  // the shards rounded as they are made
         weights_ = std::make_unique<ShardedWeights>(params, units, reads, *buckets_, *spec_.group, where);
         optimizer_->attachWeights(weights_.get());

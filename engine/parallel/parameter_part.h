@@ -17,6 +17,7 @@
 #include "parallel/gradient_buckets.h"
 #include "parallel/sharded_adamw.h"
 #include "parallel/sharded_weights.h"
+#include "trainbench/placement.h"
 #include "trainbench/run_config.h"
 
 namespace trainbench {
@@ -25,7 +26,8 @@ struct PartSpec {
     std::vector<size_t> indices;  // into the model's parameters (model order)
     Collectives* group = nullptr;
     int rank_in_group = 0;
-    int64_t stage = 0;  // runtime.zero_stage
+    // What is sharded and where it lives (the layout's, one rule for every part).
+    Placement placement;
     // Buckets reduce while the window's last backward runs (GradientBuckets::beginOverlap).
     bool overlap = false;
     // train.sync_each_micro_batch: every micro-batch's gradients reduced into running sums.
@@ -34,26 +36,13 @@ struct PartSpec {
     // model's units instead.
     int64_t bucket_bytes = 25 << 20;
     int64_t first_bucket_bytes = 1 << 20;
-    // runtime.offload_dir: the scratch file of this part's moments on this rank; empty: tensors.
+    // placement.moments in File: the scratch file of this part's moments on this rank.
     std::string moments_file;
-    // runtime.offload all with offload_dir (stage 3): the scratch file of this part's weight shards.
+    // placement.weights in File: the scratch file of this part's weight shards.
     std::string shard_file;
     // runtime.offload: the account the moments (under all the weights' shards too) are counted
     // in; nullptr: the thread's.
     MemoryAccount* host_memory = nullptr;
-    bool weights_on_host = false;  // runtime.offload all
-    // runtime.offload on a rank whose device is not the host (or forced on CPU ranks by a
-    // test): the optimizer steps in host memory (ShardedAdamW::Options::host_step).
-    bool host_step = false;
-    // With host_step at stage >= 2, when the device cannot keep them (the planner's
-    // gradients_on_host): the gradients' slice sums in host memory, each micro-batch's reduced
-    // slices copied down and added there as their reduce-scatters finish.
-    bool slice_sums_on_host = false;
-    // With host_step under bf16 autocast: the linear layers' weights held in bf16 on the device
-    // (productWeightMask; at stage 3 their shards and gathered units, in buckets of their own,
-    // under offload all their shards off the device too), their fp32 master only in the
-    // optimizer's store (each part's: under expert parallelism the experts' over their replicas).
-    bool bf16_device_weights = false;
     // runtime.optimizer_dtype: the storage of the AdamW moments.
     OptimizerDtype moments = OptimizerDtype::Fp32;
 };

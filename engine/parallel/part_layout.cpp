@@ -1,7 +1,5 @@
 #include "parallel/part_layout.h"
 
-#include "kernels/compute_scope.h"
-#include "model/compute_precision.h"
 #include "offload/offload_dir.h"
 
 namespace trainbench {
@@ -15,28 +13,20 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
     spec.indices = std::move(indices);
     spec.group = &group;
     spec.rank_in_group = rank_in_group;
-    spec.stage = cfg.runtime.zero_stage;
+    spec.placement = setup_.placement;
     spec.sync_each_micro_batch = cfg.train.sync_each_micro_batch;
-    // Stages 2 and 3 reduce-scatter every micro-batch during its backward: nothing to overlap.
-    spec.overlap = may_overlap && spec.stage < 2 && setup_.world_size > 1 && !cfg.train.sync_each_micro_batch &&
-                   cfg.runtime.overlap_reduction;
+    // Sharded gradients (stages 2 and 3) reduce-scatter every micro-batch during its backward:
+    // nothing to overlap.
+    spec.overlap = may_overlap && !spec.placement.sharded.gradients && setup_.world_size > 1 &&
+                   !cfg.train.sync_each_micro_batch && cfg.runtime.overlap_reduction;
     spec.bucket_bytes = setup_.bucket_bytes;
     spec.moments = optimizerDtype(cfg.runtime);
     spec.first_bucket_bytes = setup_.first_bucket_bytes;
-    const Offload where = offload(cfg.runtime);
-    if (where != Offload::None) spec.host_memory = setup_.host_memory;
-    spec.weights_on_host = where == Offload::All;
-    spec.host_step = where != Offload::None && (setup_.device.type() != torch::kCPU || setup_.host_mirror);
-    spec.slice_sums_on_host = spec.host_step && spec.stage >= 2 && setup_.gradient_sums_on_host;
-    // bf16 device weights where bf16 is autocast's (a GPU, or the CPU with its kernels off): its
-    // products round the weights to bf16 anyway.
-    const bool autocast_bf16 = computePrecisionOf(cfg, model_) == ComputePrecision::kBf16 &&
-                               (setup_.device.type() != torch::kCPU || !kernels::cpuKernelsEnabled());
-    spec.bf16_device_weights = spec.host_step && autocast_bf16;
-    if (!cfg.runtime.offload_dir.empty()) {
+    if (spec.placement.moments != Tier::Device) spec.host_memory = setup_.host_memory;
+    if (spec.placement.moments == Tier::File)
         spec.moments_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name);
-        if (spec.weights_on_host) spec.shard_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name, "weights");
-    }
+    if (spec.placement.weights == Tier::File)
+        spec.shard_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name, "weights");
     return spec;
 }
 

@@ -59,9 +59,8 @@
 
 #include <algorithm>
 
-#include <torch/torch.h>
-
 #include "kernels/cpu_kernels.h"
+#include "trainbench/device_type.h"
 #include "trainbench/memory_plan.h"
 
 namespace trainbench {
@@ -162,7 +161,7 @@ Fp8LayerTerms fp8Terms(const ModelConfig& c, int64_t layer, const Layout& layout
 }  // namespace
 
 bool onCpu(const RunConfig& config) {
-    return config.runtime.device == "cpu" || (config.runtime.device == "auto" && !torch::cuda::is_available());
+    return deviceTypeOf(config.runtime) == DeviceType::Cpu;
 }
 
 Layout layoutOf(const RunConfig& config) {

@@ -3,8 +3,6 @@
 // precision (runtime.dtype fp8's terms included), is counted in plan/activation_bytes.cpp.
 #include "trainbench/memory_plan.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <optional>
 #include <sstream>
@@ -14,6 +12,7 @@
 #include "plan/activation_bytes.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/config_io.h"
+#include "trainbench/device_type.h"
 #include "trainbench/divisors.h"
 #include "trainbench/param_count.h"
 #include "trainbench/step_time.h"
@@ -99,24 +98,24 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
         // Stage 2: every micro-batch's buckets reduce-scattered (each set over its ranks), the
         // weights all-gathered once; the buckets are the units' dense parts (every unit has one)
         // and the MoE blocks' experts.
-        const int64_t stage = config.runtime.zero_stage;
+        const Sharding& sharded = p.placement.sharded;
         // (and the noise scale's one all-reduce of the routed experts' small batches in the group)
         const int64_t exchanges = 5 * moe_layers * K + (config.train.noise_scale && K * W >= 2 ? 1 : 0);
-        if (stage >= 3)
+        if (sharded.weights)
             p.collectives_per_step = K * (3 * (c.n_layers + 2) - 1 + 3 * moe_layers) + 1 + 3 + exchanges;
-        else if (stage >= 2)
+        else if (sharded.gradients)
             p.collectives_per_step = (K + 1) * (c.n_layers + 2 + moe_layers) + 1 + 3 + exchanges;
-        else if (stage == 1)
+        else if (sharded.moments)
             p.collectives_per_step = 2 * bucketsOf(dense) + 1 + exchanges + 3 + bucketsOf(experts) * (R > 1 ? 2 : 1);
         else
             p.collectives_per_step = bucketsOf(dense) + 1 + exchanges + 1 + (R > 1 ? bucketsOf(experts) : 0);
         // Stages 0-2: reduce-scatters (or all-reduces) and the all-gather, each set over its
         // ranks; stage 3: per micro-batch the gathers before forward and backward and the
         // reduce-scatter (the embedding's backward gathers nothing).
-        const double rounds = stage >= 2 ? double(K + 1) : 2.0;
-        const double dense_sent = stage >= 3 ? double(K) * double(3 * dense - counts.embedding * kFloat)
-                                             : rounds * double(dense);
-        const double expert_sent = stage >= 3 ? double(K) * double(3 * experts) : rounds * double(experts);
+        const double rounds = sharded.gradients ? double(K + 1) : 2.0;
+        const double dense_sent = sharded.weights ? double(K) * double(3 * dense - counts.embedding * kFloat)
+                                                  : rounds * double(dense);
+        const double expert_sent = sharded.weights ? double(K) * double(3 * experts) : rounds * double(experts);
         p.bytes_sent_per_step = static_cast<int64_t>(std::min(double(W - 1) / double(W) * dense_sent +
                                                                   (R > 1 ? double(R - 1) / double(R) * expert_sent : 0.0) +
                                                                   double(K) * double(p.all_to_all_bytes_per_micro_batch),
@@ -128,25 +127,20 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
     const int64_t buckets = bucketsOf(grads);
     const int64_t units = config.model.n_layers + 2;
     double sent = 0;
-    switch (config.runtime.zero_stage) {
-        case 0: {
-            const int64_t rounds = config.train.sync_each_micro_batch ? K : 1;
-            p.collectives_per_step = rounds * buckets + 1;
-            sent = 2.0 * share * double(grads) * double(rounds);
-            break;
-        }
-        case 1:
-            p.collectives_per_step = 2 * buckets + 2;
-            sent = 2.0 * share * double(grads);
-            break;
-        case 2:
-            p.collectives_per_step = (K + 1) * units + 2;  // a bucket per unit
-            sent = double(K + 1) * share * double(grads);
-            break;
-        default:
-            p.collectives_per_step = K * (3 * units - 1) + 2;
-            sent = double(K) * share * double(3 * grads - counts.embedding * kFloat);
-            break;
+    const Sharding& sharded = p.placement.sharded;
+    if (sharded.weights) {
+        p.collectives_per_step = K * (3 * units - 1) + 2;
+        sent = double(K) * share * double(3 * grads - counts.embedding * kFloat);
+    } else if (sharded.gradients) {
+        p.collectives_per_step = (K + 1) * units + 2;  // a bucket per unit
+        sent = double(K + 1) * share * double(grads);
+    } else if (sharded.moments) {
+        p.collectives_per_step = 2 * buckets + 2;
+        sent = 2.0 * share * double(grads);
+    } else {
+        const int64_t rounds = config.train.sync_each_micro_batch ? K : 1;
+        p.collectives_per_step = rounds * buckets + 1;
+        sent = 2.0 * share * double(grads) * double(rounds);
     }
     p.bytes_sent_per_step = static_cast<int64_t>(std::min(sent, double(kMoreThanAnyDevice)));
 }
@@ -160,15 +154,13 @@ struct TierLimits {
     int64_t ranks_per_node = 1;
 };
 
-MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, bool gradients_on_host);
+MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, bool gradients_off_device);
 
-// The plan with the gradients' slice sums on the device, or in host memory when offload allows
-// it and the device cannot keep them.
+// The plan with the gradients' slice sums on the device, or in host memory when the placement
+// allows it and the device cannot keep them.
 MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits) {
     MemoryPlan plan = planFor(config, micro_batch, limits, false);
-    // (CPU ranks: one memory, nothing gained by moving them)
-    if (plan.fits_device || isChoice(config.runtime.offload, Offload::None) || plan.zero_stage < 2 || onCpu(config))
-        return plan;
+    if (plan.fits_device || !plan.placement.gradientSumsMayLeaveDevice()) return plan;
     return planFor(config, micro_batch, limits, true);
 }
 
@@ -176,8 +168,14 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_b
     return planFor(config, micro_batch, TierLimits{limit_bytes});
 }
 
-MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, bool gradients_on_host) {
+MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, bool gradients_off_device) {
     MemoryPlan p;
+    // Where each piece of state lives: the rule the layouts build from (engine/parallel/placement.cpp).
+    PlacementQuery query;
+    query.device = deviceTypeOf(config.runtime);
+    query.gradient_sums_off_device = gradients_off_device;
+    p.placement = placementFor(config, query);
+    const Placement& place = p.placement;
     p.micro_batch_size = micro_batch;
     p.world_size = config.runtime.world_size;
     p.zero_stage = config.runtime.zero_stage;
@@ -190,7 +188,6 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     const ParamCount counts = countParameters(config.model);
     // Under expert parallelism a rank holds the dense weights and its share of the experts.
     const int64_t params = counts.total - counts.routed_experts + counts.routed_experts / p.expert_parallel;
-    const int64_t stage = config.runtime.zero_stage;
     const int64_t slice_elements = (params + p.world_size - 1) / p.world_size;
     // Stage 3 holds its shard of every unit and one unit gathered whole at a time.
     const int64_t largest_unit = largestUnitElements(config.model, counts, p.expert_parallel) * kFloat;
@@ -220,44 +217,43 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     // operands, the tensors they keep stay fp32 (kernels/product_precision.h); fp8 keeps the
     // projections' and gated MLPs' inputs in fp8.
     const activations::Layout layout = activations::layoutOf(config);
-    const Offload offloading = offload(config.runtime);
-    const bool offloaded = offloading != Offload::None;
-    const bool weights_off = offloading == Offload::All && stage >= 3;
-    const bool on_nvme = offloaded && !config.runtime.offload_dir.empty();
-    // fp32 weights on the device (bf16 runs under autocast), except where the engine holds the
-    // linear layers' weights in bf16 beside the host step's fp32 master: offload on a GPU under
-    // bf16 (engine/parallel/part_layout.cpp), at stage 3 their shards and gathered units too. The
-    // embedding stays fp32 there and is counted so (the norms and the router too: a few MB, not
-    // counted).
-    const bool bf16_weights = offloaded && !layout.on_cpu && stage >= 1 &&
-                              resolveComputeDtype(config, /*on_cuda=*/true) == "bf16";
+    const bool offloaded = place.moments != Tier::Device;
+    const bool weights_off = place.weightsOffDevice();
+    const bool on_nvme = place.moments == Tier::File;
+    // fp32 weights on the device (bf16 runs under autocast), except where the placement holds the
+    // linear layers' weights in bf16 beside the host step's fp32 master, at stage 3 their shards
+    // and gathered units too. The embedding stays fp32 there and is counted so (the norms and the
+    // router too: a few MB, not counted).
+    const bool bf16_weights = place.bf16_device_weights;
     p.weight_element_bytes = bf16_weights ? 2 : 4;
     const int64_t unit_elements = largest_unit / kFloat;
     // A unit gathered whole: the largest in its dtype (with bf16 weights the embedding's unit
     // may be the largest, at 4 bytes).
     const int64_t unit_bytes = bf16_weights ? std::max(unit_elements * 2, counts.embedding * kFloat) : largest_unit;
     // The embedding's 2 bytes more than the others: whole at stages 1 and 2, its 1/W at stage 3.
-    const int64_t embedding_kept = !bf16_weights ? 0 : stage >= 3 ? (counts.embedding + p.world_size - 1) / p.world_size * 2
+    const int64_t embedding_kept = !bf16_weights ? 0 : place.sharded.weights ? (counts.embedding + p.world_size - 1) / p.world_size * 2
                                                                    : counts.embedding * 2;
     // Offload all: the unit gathered and, on a GPU, the next one arriving (CPU ranks gather from
     // the host tier directly: one memory).
     p.weight_bytes = weights_off  ? (layout.on_cpu ? 1 : 2) * unit_bytes
-                     : stage >= 3 ? held_slice_elements * p.weight_element_bytes + embedding_kept + unit_bytes
+                     : place.sharded.weights ? held_slice_elements * p.weight_element_bytes + embedding_kept + unit_bytes
                                   : params * p.weight_element_bytes + embedding_kept;
-    p.gradients_on_host = gradients_on_host;
-    p.gradient_bytes = gradients_on_host ? 0 : stage >= 2 ? held_slice_elements * kFloat : params * kFloat;
+    p.gradients_on_host = place.gradient_sums == Tier::Host;
+    p.gradient_bytes = p.gradients_on_host       ? 0
+                       : place.sharded.gradients ? held_slice_elements * kFloat
+                                                 : params * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
     p.logits_bytes = clampedProduct(2 * kFloat * tokens, config.model.vocab_size);
     const int64_t head_unit = (counts.head + config.model.dim) * kFloat;
     const int64_t adjacent_units = largestAdjacentUnitsElements(config.model, counts, p.expert_parallel) * kFloat;
     const int64_t stage2_buckets =
         std::max<int64_t>(head_unit + counts.head * kFloat, adjacent_units + largest_param - p.logits_bytes);
-    p.bucket_bytes = stage >= 3   ? largest_unit + std::max<int64_t>(0, largest_unit - p.logits_bytes)
-                     : stage >= 2 ? stage2_buckets
+    p.bucket_bytes = place.sharded.weights     ? largest_unit + std::max<int64_t>(0, largest_unit - p.logits_bytes)
+                     : place.sharded.gradients ? stage2_buckets
                      : p.world_size > 1 && config.train.sync_each_micro_batch ? params * kFloat
                                                                                : 0;
     // Stages 1 and up keep the moments of this rank's slices only.
-    const int64_t moment_elements = stage >= 1 ? held_slice_elements : params;
+    const int64_t moment_elements = place.sharded.moments ? held_slice_elements : params;
     // runtime.optimizer_dtype bf16: both moments stored in bf16 (the update computed in fp32), in
     // every tier they live in: the device, host memory or the NVMe files.
     const int64_t moment_bytes = isChoice(config.runtime.optimizer_dtype, OptimizerDtype::Bf16) ? 2 : kFloat;
@@ -267,18 +263,18 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     // Off the device, per rank. The master is the rank's slice of fp32 weights: on a GPU the
     // optimizer's copy (the device's weights come back from it), under all the shard's home.
     if (offloaded) {
-        const bool master = !layout.on_cpu || weights_off;
+        const bool master = place.master != Tier::Device;
         // Under all with bf16 weights the shards off the device are bf16 (the embedding's fp32),
         // beside the fp32 master.
         const int64_t bf16_shards = weights_off && bf16_weights ? moment_elements * 2 + embedding_kept : 0;
         const int64_t master_bytes = (master ? moment_elements * kFloat : 0) + bf16_shards;
         // What a copy or a file read passes through: the bucket being moved and the next.
         // (stages 2 and 3 bucket by unit: the widest is the largest unit)
-        const int64_t widest = stage >= 2 ? largest_unit : std::min<int64_t>(params * kFloat, bucket);
+        const int64_t widest = place.sharded.gradients ? largest_unit : std::min<int64_t>(params * kFloat, bucket);
         const int64_t bucket_slice = (widest + p.world_size - 1) / p.world_size;
         int64_t staging = layout.on_cpu ? 0 : 2 * bucket_slice;
         // Stage 3 with the shards on the device in bf16: the master rounded into two bf16 slots.
-        if (bf16_weights && stage >= 3 && !weights_off) staging += bucket_slice;
+        if (bf16_weights && place.sharded.weights && !weights_off) staging += bucket_slice;
         if (on_nvme) {
             // Each moment region is whole 4 KiB blocks; two slots of the widest bucket's slice
             // (moments, in their dtype, and the fp32 master with them), and under all the next
@@ -290,11 +286,11 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
             p.host_moment_bytes = p.optimizer_bytes;
             p.host_master_bytes = master_bytes;
         }
-        // The slice sums on the host: kept there (gradients_on_host), or on a GPU their copies,
-        // made as the last backward finishes each unit (stages 2 and 3) or each bucket's
-        // reduce-scatter (stage 1 over several ranks).
-        const bool copied_down = !layout.on_cpu && (stage >= 2 || (stage == 1 && p.world_size > 1));
-        p.host_gradient_bytes = gradients_on_host || copied_down ? held_slice_elements * kFloat : 0;
+        // The slice sums on the host: kept there (gradients_on_host), or under the host step their
+        // copies, made as the last backward finishes each unit (sharded gradients) or each
+        // bucket's reduce-scatter (sharded moments over several ranks).
+        const bool copied_down = place.host_step && (place.sharded.gradients || p.world_size > 1);
+        p.host_gradient_bytes = p.gradients_on_host || copied_down ? held_slice_elements * kFloat : 0;
         p.host_staging_bytes = staging;
         p.host_bytes = p.host_moment_bytes + p.host_master_bytes + p.host_gradient_bytes + p.host_staging_bytes;
     }
@@ -565,17 +561,27 @@ std::string layoutAdviceToJson(const LayoutAdvice& a) {
     return j.dump();
 }
 
-int64_t hostMemoryBytesPerRank(const RunConfig& config) {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0) return 0;
-    return int64_t(pages) * int64_t(page) / std::max<int64_t>(1, config.runtime.world_size);
+namespace {
+
+nlohmann::json placementJson(const Placement& place) {
+    return {{"sharded", {{"moments", place.sharded.moments}, {"gradients", place.sharded.gradients},
+                         {"weights", place.sharded.weights}}},
+            {"host_step", place.host_step},
+            {"moments", tierName(place.moments)},
+            {"master", tierName(place.master)},
+            {"gradient_sums", tierName(place.gradient_sums)},
+            {"weights", tierName(place.weights)},
+            {"bf16_device_weights", place.bf16_device_weights}};
 }
+
+}  // namespace
 
 std::string memoryPlanToJson(const MemoryPlan& p) {
     nlohmann::json j = {
         {"micro_batch_size", p.micro_batch_size},
         {"gradient_accumulation_steps", p.gradient_accumulation_steps},
         {"zero_stage", p.zero_stage},
+        {"placement", placementJson(p.placement)},
         {"activation_checkpointing", p.activation_checkpointing},
         {"expert_parallel", p.expert_parallel},
         {"seq_len", p.seq_len},

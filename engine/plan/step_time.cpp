@@ -68,10 +68,10 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     }
 
     // The rank's slice (the shard whose moments it keeps), and what crosses PCIe and the disks.
-    const Offload offloading = offload(config.runtime);
-    const bool offloaded = offloading != Offload::None;
-    const bool weights_off = offloading == Offload::All && plan.zero_stage >= 3;
-    const bool on_nvme = offloaded && !config.runtime.offload_dir.empty();
+    const Placement& place = plan.placement;
+    const bool offloaded = place.moments != Tier::Device;
+    const bool weights_off = place.weightsOffDevice();
+    const bool on_nvme = place.moments == Tier::File;
     const double slice = double(plan.optimizer_bytes) / 8.0;  // two fp32 moments per element
     const double rpn = double(plan.ranks_per_node);
     const double we = double(plan.weight_element_bytes);
@@ -84,7 +84,7 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
             if (!plan.gradients_on_host) t.gradients_down_s = seconds(4.0 * slice, target.pcie_gbps);
             // The fp32 master goes up at stages 1 and 2 (bf16 device weights are rounded there);
             // at stage 3 the shard in its own dtype (the host rounds bf16 ones).
-            if (!weights_off) t.weights_up_s = seconds(slice * (plan.zero_stage >= 3 ? we : 4.0), target.pcie_gbps);
+            if (!weights_off) t.weights_up_s = seconds(slice * (place.sharded.weights ? we : 4.0), target.pcie_gbps);
         } else {
             needs(t, "target.pcie_gbps");
         }
@@ -105,7 +105,7 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     if (offloaded) {
         // (bf16 device weights are rounded on the device from the fp32 master at stages 1 and 2:
         // the CPU step writes no bf16 copy; at stage 3 it writes the bf16 shard)
-        const double touched = rpn * slice * double(cpuAdamWBytesPerParameter(plan.zero_stage >= 3 ? int64_t(we) : 4));
+        const double touched = rpn * slice * double(cpuAdamWBytesPerParameter(place.sharded.weights ? int64_t(we) : 4));
         if (target.host_memory_gbps > 0) t.optimizer_s = seconds(touched, target.host_memory_gbps);
         else needs(t, "target.host_memory_gbps");
     }
@@ -122,8 +122,8 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     // bucket's after its reduce-scatter); otherwise after the window's reduction, bucket b + 1's
     // while b steps.
     const bool down_in_backward =
-        plan.zero_stage >= 2 || (plan.zero_stage == 1 && plan.world_size > 1 && config.runtime.overlap_reduction &&
-                                 !config.train.sync_each_micro_batch);
+        place.sharded.gradients || (place.sharded.moments && plan.world_size > 1 && config.runtime.overlap_reduction &&
+                                    !config.train.sync_each_micro_batch);
     const double down_in_tail = down_in_backward ? 0.0 : t.gradients_down_s;
     const double tail = std::max({t.optimizer_s, t.nvme_step_s, down_in_tail}) + t.weights_up_s;
     const double last_micro_batch =

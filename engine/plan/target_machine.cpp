@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "trainbench/device_type.h"
 #include "trainbench/memory_plan.h"
 
 namespace trainbench {
@@ -74,8 +75,7 @@ TargetMachine resolveTarget(const RunConfig& config) {
     if (m.kind == TargetKind::Here) {
         RunConfig here = config;
         here.runtime.world_size = m.devices;
-        m.gpu = config.runtime.device.rfind("cuda", 0) == 0 ||
-                (config.runtime.device == "auto" && deviceMemoryBytesPerRank(here) != hostMemoryBytesPerRank(here));
+        m.gpu = deviceTypeOf(config.runtime) == DeviceType::Cuda;
         m.devices_per_node = t.devices_per_node > 0 ? t.devices_per_node : m.devices;
         m.device_memory_bytes = t.device_memory_gib > 0 ? gibBytes(t.device_memory_gib) : deviceMemoryBytesPerRank(here);
         // On CPU ranks the host is the device: what offload keeps there counts in the device's

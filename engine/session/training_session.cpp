@@ -11,10 +11,12 @@
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
+#include "kernels/cpu_kernels.h"
 #include "kernels/fp8_linear_cuda.h"
 #include "data/token_source.h"
-#include "trainbench/hf_interop.h"
+#include "trainbench/hf_directory.h"
 #include "memory/cuda_memory.h"
+#include "trainbench/device_type.h"
 #include "memory/device_selection.h"
 #include "memory/memory_account.h"
 #include "trainbench/memory_plan.h"
@@ -51,7 +53,7 @@ namespace {
 // Resolves runtime.device into one device per rank.
 std::vector<std::string> rankDevices(const RuntimeConfig& runtime) {
     std::string device = runtime.device;
-    if (device == "auto") device = torch::cuda::is_available() ? "cuda" : "cpu";
+    if (device == "auto") device = deviceTypeOf(runtime) == DeviceType::Cuda ? "cuda" : "cpu";
     std::vector<std::string> out;
     if (device == "cpu") {
         out.assign(runtime.world_size, "cpu");
@@ -92,13 +94,12 @@ std::string launchedRankDevice(const RuntimeConfig& runtime, const ProcessLaunch
         throw ConfigError("runtime.world_size", "runtime.world_size (" + std::to_string(runtime.world_size) + ") but " +
                                                     where + ": the launcher's world size wins; set it to " +
                                                     std::to_string(launch.world_size) + " or leave it out");
-    const bool cuda_available = torch::cuda::is_available();
-    if (runtime.device == "cpu" || (runtime.device == "auto" && !cuda_available))
+    if (deviceTypeOf(runtime) == DeviceType::Cpu)
         throw ConfigError("runtime.device",
                           where + ": separate processes meet through NCCL, which needs CUDA, and CPU process groups "
                                   "need Gloo, whose headers this torch wheel does not ship. On CPUs start one process "
                                   "and set runtime.world_size: its ranks run as threads");
-    if (!cuda_available)
+    if (!torch::cuda::is_available())
         throw ConfigError("runtime.device", where + ": runtime.device is \"" + runtime.device +
                                                 "\" but no CUDA device is visible to this process");
     const int available = static_cast<int>(torch::cuda::device_count());
@@ -112,19 +113,18 @@ std::string launchedRankDevice(const RuntimeConfig& runtime, const ProcessLaunch
     return "cuda:" + std::to_string(launch.local_rank);
 }
 
-}  // namespace
-
-const char* runStatusName(RunStatus status) {
-    switch (status) {
-        case RunStatus::Created: return "created";
-        case RunStatus::Running: return "running";
-        case RunStatus::Paused: return "paused";
-        case RunStatus::Completed: return "completed";
-        case RunStatus::Stopped: return "stopped";
-        case RunStatus::Failed: return "failed";
-    }
-    return "unknown";
+// Where this run's state lives: the placement rule asked with what the session knows (the
+// ranks' device, whether the CPU kernels run) and the plan's budget (whether the device can keep
+// the gradient sums beside the rest).
+Placement placementOfRun(const RunConfig& config, const std::string& rank_device, int64_t device_bytes) {
+    PlacementQuery query;
+    query.device = cudaDeviceIndex(rank_device) >= 0 ? DeviceType::Cuda : DeviceType::Cpu;
+    query.cpu_autocast = !kernels::cpuKernelsEnabled();
+    query.gradient_sums_off_device = planMemory(config, device_bytes).placement.gradient_sums == Tier::Host;
+    return placementFor(config, query);
 }
+
+}  // namespace
 
 struct TrainingSession::Impl {
     RunConfig config;
@@ -166,7 +166,7 @@ struct TrainingSession::Impl {
     std::string abort_reason;  // set by abortRun: the run ends failed with it
     // The plan's gradients_on_host: with offload at stage >= 2 on a GPU that cannot keep the
     // gradients' slice sums beside the rest, the ranks keep them in host memory.
-    bool gradient_sums_on_host = false;
+    Placement placement;  // every rank's (their devices are of one kind)
 
     // Every rank's memory, twice a second, between the per-step peaks: the GUI's memory curve
     // moves while a long step runs. Ends when the last rank does. A failing CUDA probe loses its
@@ -241,7 +241,7 @@ struct TrainingSession::Impl {
             setup.resume_from = options.resume_from;
             setup.memory = memory[slot];
             setup.host_memory = host_memory[slot];
-            setup.gradient_sums_on_host = gradient_sums_on_host;
+            setup.placement = placement;
             setup.recover_out_of_memory = options.recover_out_of_memory;
             setup.explored_best = options.explored_best;
             if (rank == fail_rank) setup.fail_at_step = fail_step;
@@ -347,7 +347,7 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
     // A config that cannot fit is refused in a moment, before a byte of it is allocated.
     const int64_t device_bytes = deviceMemoryBytesPerRank(config, impl_->devices.front());
     requirePlanFits(config, device_bytes);
-    impl_->gradient_sums_on_host = planMemory(config, device_bytes).gradients_on_host;
+    impl_->placement = placementOfRun(config, impl_->devices.front(), device_bytes);
     // Bad data is bad input: refuse it here (ConfigError naming the file), not in a rank thread.
     {
         auto source = openTokenSource(config);

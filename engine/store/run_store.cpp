@@ -15,6 +15,8 @@
 
 #include "store/curve_chunks.h"
 #include "store/sqlite_handle.h"
+#include "trainbench/data_folder.h"
+#include "trainbench/event_kind.h"
 
 namespace trainbench {
 namespace {
@@ -133,13 +135,7 @@ std::string checkpointChecksum(const std::string& checkpoint_path) {
 
 }  // namespace
 
-std::string RunStore::defaultFolder() {
-    if (const char* explicit_folder = std::getenv("TRAINBENCH_STORE"); explicit_folder && *explicit_folder)
-        return explicit_folder;
-    if (const char* data = std::getenv("XDG_DATA_HOME"); data && *data) return std::string(data) + "/trainbench";
-    const char* home = std::getenv("HOME");
-    return std::string(home ? home : ".") + "/.local/share/trainbench";
-}
+std::string RunStore::defaultFolder() { return dataFolder(); }
 
 struct RunStore::Impl {
     sqlite3* db = nullptr;
@@ -245,7 +241,7 @@ void RunStore::commitBatch(const std::string& run_id, const std::vector<MetricPo
             Statement checkpoint(impl_->db, "INSERT INTO checkpoints(run, step, path, checksum) VALUES(?1,?2,?3,?4)");
             for (const auto& e : events) {
                 event.bind(1, run_id).bind(2, e.step).bind(3, e.wall_time).bind(4, e.kind).bind(5, e.message).run();
-                if (e.kind == "checkpoint")
+                if (eventKindNamed(e.kind) == EventKind::Checkpoint)
                     checkpoint.bind(1, run_id).bind(2, e.step).bind(3, e.message).bind(4, checkpointChecksum(e.message)).run();
             }
             Statement beat(impl_->db, "UPDATE runs SET heartbeat=?1 WHERE id=?2");

@@ -1,4 +1,4 @@
-// exportRunToTensorBoard: the store's points, events and config, merged by step into one file.
+// exportRunToTensorBoard: a stored run's points, events and config, merged by step into one file.
 #include "tensorboard/tensorboard_export.h"
 
 #include <unistd.h>
@@ -10,9 +10,7 @@
 
 namespace trainbench::tensorboard {
 
-std::string exportRunToTensorBoard(RunStore& store, const std::string& run_id, const std::string& out_dir) {
-    const auto run = store.findRun(run_id);
-    if (!run) throw EventFileError("run '" + run_id + "' is not in the store " + store.path());
+std::string exportRunToTensorBoard(const StoredRun& run, const std::string& out_dir) {
     std::error_code error;
     std::filesystem::create_directories(out_dir, error);
     if (error || !std::filesystem::is_directory(out_dir))
@@ -24,12 +22,12 @@ std::string exportRunToTensorBoard(RunStore& store, const std::string& run_id, c
     const std::string partial = (folder / (".trainbench-export-" + std::to_string(getpid()) + ".partial")).string();
     try {
         EventFileWriter file(partial);
-        const double start = runStartUnixTime(run->created);
-        writeConfig(file, run->config_json, start);
+        const double start = runStartUnixTime(run.created);
+        writeConfig(file, run.config_json, start);
         // Points (ordered by step) and events (in the order they happened) merged by step, as the
         // run published them.
-        const auto points = store.metrics(run_id);
-        const auto events = store.events(run_id);
+        const auto& points = run.points;
+        const auto& events = run.events;
         size_t e = 0;
         for (const auto& point : points) {
             for (; e < events.size() && events[e].step < point.step; ++e) writeEvent(file, events[e], start);

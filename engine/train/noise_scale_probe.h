@@ -8,7 +8,7 @@
 #include "model/transformer.h"
 #include "trainbench/noise_scale.h"
 #include "trainbench/run_config.h"
-#include "trainbench/weights_io.h"
+#include "trainbench/noise_scale_measurement.h"
 
 namespace trainbench {
 

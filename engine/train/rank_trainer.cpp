@@ -108,8 +108,7 @@ void RankTrainer::prepare() {
     layout.device = device_;
     layout.collectives = s_.collectives;
     layout.host_memory = s_.host_memory;
-    layout.host_mirror = s_.host_mirror;
-    layout.gradient_sums_on_host = s_.gradient_sums_on_host;
+    layout.placement = s_.placement;
     layout.expert_collectives = s_.expert_collectives;
     layout.replica_collectives = s_.replica_collectives;
     layout.bucket_bytes = s_.bucket_bytes;

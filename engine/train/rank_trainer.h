@@ -30,7 +30,7 @@
 #include "trainbench/live_advice.h"
 #include "trainbench/metric_bus.h"
 #include "trainbench/run_config.h"
-#include "trainbench/training_session.h"
+#include "trainbench/run_status.h"
 
 namespace trainbench {
 
@@ -76,10 +76,9 @@ struct RankSetup {
     MemoryAccount* memory = nullptr;
     // runtime.offload optimizer: where the rank's offloaded moments are counted; nullptr: in `memory`.
     MemoryAccount* host_memory = nullptr;
-    // Test hook: LayoutSetup::host_mirror (runtime.offload on CPU ranks through the GPU path).
-    bool host_mirror = false;
-    // LayoutSetup::gradient_sums_on_host: the session sets it from the plan (a test, directly).
-    bool gradient_sums_on_host = false;
+    // What is sharded and where the state lives: placementFor(config, ...), which the session
+    // asks with the plan's budget (a test with its own hooks). Its sharding must be the config's.
+    Placement placement;
     // Parameters and gradients in fp64 instead of fp32: for the exactness tests only.
     bool fp64 = false;
     // Gradient bucket sizes: about 25 MiB after a small first one that starts the reduction early.

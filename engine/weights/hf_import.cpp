@@ -11,7 +11,7 @@
 #include "weights/hf_names.h"
 #include "model/transformer.h"
 #include "trainbench/config_io.h"
-#include "trainbench/hf_interop.h"
+#include "trainbench/hf_directory.h"
 
 namespace trainbench {
 namespace {

@@ -4,7 +4,7 @@
 #include "weights/hf_weights.h"
 #include "model/transformer.h"
 #include "trainbench/config_io.h"
-#include "trainbench/hf_interop.h"
+#include "trainbench/hf_directory.h"
 
 namespace trainbench {
 namespace {

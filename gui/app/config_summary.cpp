@@ -63,8 +63,8 @@ ConfigSummary summarizeConfig(const RunConfig& config) {
     // "auto" shows what it means here (a device "auto" is taken as this machine's CPU).
     QString dtype = QString::fromStdString(config.runtime.dtype);
     if (isChoice(config.runtime.dtype, ComputeDtype::Auto))
-        dtype += QStringLiteral(" → %1").arg(QString::fromStdString(
-            resolveComputeDtype(config, /*on_cuda=*/config.runtime.device.rfind("cuda", 0) == 0)));
+        dtype += QStringLiteral(" → %1").arg(QString::fromLatin1(
+            choiceName(resolveComputeDtype(config, /*on_cuda=*/config.runtime.device.rfind("cuda", 0) == 0))));
     out.device = QStringLiteral("%1 · %2").arg(QString::fromStdString(config.runtime.device), dtype);
     if (config.runtime.world_size > 1)
         out.device += QStringLiteral(" · %1 ranks").arg(config.runtime.world_size);

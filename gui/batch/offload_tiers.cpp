@@ -19,7 +19,9 @@ const QColor kFitsColor(30, 120, 40);
 const QColor kDoesNotFitColor(176, 0, 32);
 constexpr int kBarSteps = 1000;
 
-bool offloaded(const RunConfig& config) { return !isChoice(config.runtime.offload, Offload::None); }
+// Where the plan's placement keeps the moments: off the device, and in offload_dir's files.
+bool offloaded(const MemoryPlan& plan) { return plan.placement.moments != Tier::Device; }
+bool onDisk(const MemoryPlan& plan) { return plan.placement.moments == Tier::File; }
 
 QLabel* tierLabel(const QString& object_name, QWidget* parent) {
     auto* label = new QLabel(parent);
@@ -98,8 +100,8 @@ OffloadTiers::OffloadTiers(QFormLayout* form, QWidget* box) : QObject(box), form
 }
 
 QString OffloadTiers::describeMoments(const MemoryPlan& plan, const RunConfig& config, const QString& on_device) {
-    if (!offloaded(config)) return on_device;
-    return config.runtime.offload_dir.empty()
+    if (!offloaded(plan)) return on_device;
+    return !onDisk(plan)
                ? tr("%1 in host memory").arg(formatBytes(plan.optimizer_bytes))
                : tr("%1 on disk").arg(formatBytes(plan.optimizer_bytes));
 }
@@ -113,8 +115,8 @@ QString OffloadTiers::describeNodeShare(int64_t bytes_per_rank, int64_t ranks_pe
 
 void OffloadTiers::showPlan(const MemoryPlan& plan, const RunConfig& config, const TargetMachine& target,
                             const TargetAdvice& advice) {
-    const bool host_row = offloaded(config) || advice.offloaded;
-    const bool nvme_row = (offloaded(config) && !config.runtime.offload_dir.empty()) ||
+    const bool host_row = offloaded(plan) || advice.offloaded;
+    const bool nvme_row = onDisk(plan) ||
                           (advice.offloaded && advice.layout.cheapest.nvme);
     form_->setRowVisible(host_label_, host_row);
     form_->setRowVisible(host_bar_, host_row);
@@ -202,7 +204,7 @@ void OffloadTiers::showHost(const MemoryPlan& plan, const TargetMachine& target)
 
 void OffloadTiers::showNvme(const MemoryPlan& plan, const RunConfig& config) {
     const int64_t rpn = std::max<int64_t>(1, plan.ranks_per_node);
-    const bool on_disk = offloaded(config) && !config.runtime.offload_dir.empty();
+    const bool on_disk = onDisk(plan);
     if (!on_disk) {
         disk_label_->setText(tr("none (no offload_dir)"));
     } else {

@@ -21,7 +21,7 @@ std::string resolvedDtype(const RunConfig& config, const std::string& dtype, boo
     if (!isChoice(dtype, ComputeDtype::Auto)) return dtype;
     RunConfig chosen = config;
     chosen.runtime.dtype = dtype;
-    return resolveComputeDtype(chosen, on_cuda);
+    return choiceName(resolveComputeDtype(chosen, on_cuda));
 }
 
 // Plans one precision of a config: planOnTarget or planMemory, with the budget it is given.

@@ -10,6 +10,7 @@
 
 #include <QtGlobal>
 
+#include "kernels/cpu_kernels.h"
 #include "memory/memory_account.h"
 #include "comm/in_process_collectives.h"
 #include "train/rank_trainer.h"
@@ -19,8 +20,8 @@ namespace trainbench {
 struct RankThreadOptions {
     bool fp64 = false;               // parameters and gradients in fp64
     int64_t bucket_bytes = 25 << 20;  // every bucket, the first included
-    bool host_mirror = false;         // RankSetup::host_mirror
-    bool gradient_sums_on_host = false;  // RankSetup::gradient_sums_on_host (with host_mirror)
+    bool host_mirror = false;            // PlacementQuery::host_step_on_cpu
+    bool gradient_sums_on_host = false;  // PlacementQuery::gradient_sums_off_device (with host_mirror)
     // When set: one account per rank, its allocations counted there (peaks readable afterwards).
     std::vector<MemoryAccount*>* accounts = nullptr;
     // When set: one host account per rank (RankSetup::host_memory: what runtime.offload keeps there).
@@ -91,8 +92,12 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
                 if (options.host_accounts) setup.host_memory = (*options.host_accounts)[r];
                 setup.resume_from = options.resume_from;
                 setup.bucket_bytes = setup.first_bucket_bytes = options.bucket_bytes;
-                setup.host_mirror = options.host_mirror;
-                setup.gradient_sums_on_host = options.gradient_sums_on_host;
+                PlacementQuery query;
+                query.host_step_on_cpu = options.host_mirror;
+                query.gradient_sums_off_device = options.gradient_sums_on_host;
+                query.fp64 = options.fp64;
+                query.cpu_autocast = !kernels::cpuKernelsEnabled();
+                setup.placement = placementFor(*setup.config, query);
                 if (options.edit_micro_batch)
                     setup.edit_micro_batch = [&, r](int64_t step, int64_t micro, MicroBatch& batch) {
                         options.edit_micro_batch(r, step, micro, batch);

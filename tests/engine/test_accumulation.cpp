@@ -332,19 +332,19 @@ private Q_SLOTS:
         const CpuMatrixFeatures plain, avx512{true, false}, amx{false, true};
         c.runtime.dtype = "auto";
         c.model.dim = 64;
-        QCOMPARE(resolveComputeDtype(c, false, plain), std::string("fp32"));
-        QCOMPARE(resolveComputeDtype(c, false, avx512), std::string("fp32"));  // too narrow to pay
-        QCOMPARE(resolveComputeDtype(c, true, plain), std::string("bf16"));    // a GPU
+        QCOMPARE(resolveComputeDtype(c, false, plain), ComputeDtype::Fp32);
+        QCOMPARE(resolveComputeDtype(c, false, avx512), ComputeDtype::Fp32);  // too narrow to pay
+        QCOMPARE(resolveComputeDtype(c, true, plain), ComputeDtype::Bf16);    // a GPU
         c.model.dim = 256;
-        QCOMPARE(resolveComputeDtype(c, false, plain), std::string("fp32"));
-        QCOMPARE(resolveComputeDtype(c, false, avx512), std::string("bf16"));
-        QCOMPARE(resolveComputeDtype(c, false, amx), std::string("bf16"));
+        QCOMPARE(resolveComputeDtype(c, false, plain), ComputeDtype::Fp32);
+        QCOMPARE(resolveComputeDtype(c, false, avx512), ComputeDtype::Bf16);
+        QCOMPARE(resolveComputeDtype(c, false, amx), ComputeDtype::Bf16);
         QVERIFY(QString::fromStdString(explainComputeDtype(c, false, amx)).contains("AMX"));
         QVERIFY(QString::fromStdString(explainComputeDtype(c, false, plain)).contains("neither"));
         c.runtime.dtype = "fp32";  // an explicit choice stands everywhere
-        QCOMPARE(resolveComputeDtype(c, true, amx), std::string("fp32"));
+        QCOMPARE(resolveComputeDtype(c, true, amx), ComputeDtype::Fp32);
         c.runtime.dtype = "bf16";
-        QCOMPARE(resolveComputeDtype(c, false, plain), std::string("bf16"));
+        QCOMPARE(resolveComputeDtype(c, false, plain), ComputeDtype::Bf16);
     }
 
     // An auto run trains exactly as the dtype it resolves to (bitwise), and says which it chose.
@@ -354,7 +354,7 @@ private Q_SLOTS:
             c.model.dim = dim;
             c.train.steps = 3;
             c.runtime.dtype = "auto";
-            const std::string resolved = resolveComputeDtype(c, false);
+            const std::string resolved = choiceName(resolveComputeDtype(c, false));
             TrainingSession session(c);
             auto inbox = session.bus().subscribe();
             session.start();

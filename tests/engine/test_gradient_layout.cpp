@@ -51,6 +51,7 @@ LayoutSetup setupFor(const RunConfig& c, RankGroups& groups, int r) {
     setup.rank = r;
     setup.world_size = static_cast<int>(c.runtime.world_size);
     setup.collectives = groups.world[r].get();
+    setup.placement = placementFor(c, PlacementQuery{});
     if (c.runtime.expert_parallel > 1) {
         setup.expert_collectives = groups.experts[r].get();
         setup.replica_collectives = groups.replicas[r].get();

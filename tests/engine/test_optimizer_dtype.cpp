@@ -136,6 +136,7 @@ NamedTensors stateAfterLoading(const RunConfig& config, const NamedTensors& save
     LayoutSetup setup;
     setup.config = &config;
     setup.collectives = groups.world[0].get();
+    setup.placement = placementFor(config, PlacementQuery{});
     auto layout = makeGradientLayout(setup, model, &saved);
     return layout->gatherCheckpoint().optimizer;
 }

@@ -70,3 +70,5 @@ std::string exploreResultToJson(const ExploreResult& result);
 ExploredBest readExploredBest(const std::string& path);
 
 }  // namespace trainbench
+
+// Floor: explore/ (engine/README.md)

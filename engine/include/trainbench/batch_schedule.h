@@ -75,3 +75,5 @@ private:
 };
 
 }  // namespace trainbench
+
+// Floor: train/ (engine/README.md)

@@ -27,3 +27,5 @@ std::optional<CheckpointInfo> checkpointToResume(const std::string& folder, std:
 CheckpointInfo checkpointOfStep(const std::string& folder, int64_t step);
 
 }  // namespace trainbench
+
+// Floor: train/ (engine/README.md)

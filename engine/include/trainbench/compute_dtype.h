@@ -24,10 +24,10 @@ CpuMatrixFeatures cpuMatrixFeatures();
 // 1.12x and small at dim 512 at 1.39x).
 constexpr int64_t kAutoBf16MinDimOnCpu = 256;
 
-// "fp32" or "bf16": the precision a rank computes in. Explicit values stand; "auto" is bf16 on a
+// The precision a rank computes in (never Auto). Explicit values stand; "auto" is bf16 on a
 // CUDA device, bf16 on a CPU with fast bf16 products for models at least kAutoBf16MinDimOnCpu
 // wide, fp32 otherwise. `on_cuda`: the rank's device is a GPU.
-std::string resolveComputeDtype(const RunConfig& config, bool on_cuda,
+ComputeDtype resolveComputeDtype(const RunConfig& config, bool on_cuda,
                                 const CpuMatrixFeatures& cpu = cpuMatrixFeatures());
 
 // One sentence for the run's events: what "auto" chose and why.
@@ -35,3 +35,5 @@ std::string explainComputeDtype(const RunConfig& config, bool on_cuda,
                                 const CpuMatrixFeatures& cpu = cpuMatrixFeatures());
 
 }  // namespace trainbench
+
+// Floor: kernels/ (engine/README.md)

@@ -69,3 +69,5 @@ template <class E> E parseChoice(const std::string& name) {
 }
 
 }  // namespace trainbench
+
+// Floor: config/ (engine/README.md)

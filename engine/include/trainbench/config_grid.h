@@ -44,3 +44,5 @@ std::vector<std::string> splitGridValues(const std::string& text);
 GridAxis parseGridAxis(const std::string& text);
 
 }  // namespace trainbench
+
+// Floor: config/ (engine/README.md)

@@ -67,3 +67,5 @@ struct ConfigFieldInfo {
 const std::vector<ConfigFieldInfo>& configSchema();
 
 }  // namespace trainbench
+
+// Floor: config/ (engine/README.md)

@@ -37,3 +37,5 @@ DataSummary describeData(const RunConfig& config);
 std::string dataSummaryToJson(const DataSummary& summary);
 
 }  // namespace trainbench
+
+// Floor: data/ (engine/README.md)

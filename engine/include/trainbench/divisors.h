@@ -22,3 +22,5 @@ inline std::vector<int64_t> divisorsOf(int64_t n) {
 }
 
 }  // namespace trainbench
+
+// Floor: config/ (engine/README.md)

@@ -27,3 +27,5 @@ const char* eventKindName(EventKind kind);
 std::optional<EventKind> eventKindNamed(std::string_view name);
 
 }  // namespace trainbench
+
+// Floor: metrics/ (engine/README.md)

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "trainbench/hf_directory.h"
 #include "trainbench/run_config.h"
 
 namespace trainbench {
@@ -33,10 +34,6 @@ struct HfExportSummary {
     int64_t shards = 0;
 };
 
-// The architecture a model section exports as: the sigmoid router as DeepseekV3, the softmax
-// one as DeepseekV2. Throws ConfigError naming the model field that transformers cannot express.
-std::string hfArchitectureFor(const ModelConfig& model);
-
 // Writes `weights_path` (a model.safetensors file or a checkpoint directory, reference names)
 // as a Hugging Face directory at options.out_dir: config.json, generation_config.json,
 // model.safetensors or shards with model.safetensors.index.json, and the tokenizer's files.
@@ -59,19 +56,6 @@ HfExportSummary exportCheckpointToHuggingFace(const std::string& checkpoint_dir,
 // "5GB" (10^9), "500MB", "2GiB" (2^30), "1048576": bytes. Throws ConfigError naming `option`.
 int64_t parseByteSize(const std::string& text, const std::string& option);
 
-// A Hugging Face directory's config.json as a model section. Refuses, naming the key, what this
-// engine does not model (another architecture, tied embeddings, attention biases, another
-// activation or norm epsilon, non-interleaved rotary, a router normalisation the reference does
-// not have); ignores what does not change the model (token ids, cache and parallel settings).
-// `notes` gets what was left out that a user should know (a multi-token-prediction layer).
-ModelConfig readHuggingFaceConfig(const std::string& dir, std::vector<std::string>* notes = nullptr);
-
-// True when `path` is a directory holding a config.json (a Hugging Face model directory).
-bool isHuggingFaceDirectory(const std::string& path);
-
-// Checks that a train.init_from weights source fits the model section without reading the
-// tensors' data (names, shapes, dtypes from the headers; for an HF directory also its
-// config.json): throws ConfigError naming train.init_from and the first mismatch.
-void checkInitialWeights(const ModelConfig& model, const std::string& path);
-
 }  // namespace trainbench
+
+// Floor: interop/ (engine/README.md)

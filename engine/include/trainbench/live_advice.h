@@ -123,3 +123,5 @@ private:
 };
 
 }  // namespace trainbench
+
+// Floor: analysis/ (engine/README.md)

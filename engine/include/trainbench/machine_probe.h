@@ -44,3 +44,5 @@ TargetConfig withProbedRates(TargetConfig target, const MachineProbe& probe, boo
                              const std::string& offload_dir);
 
 }  // namespace trainbench
+
+// Floor: plan/ (engine/README.md)

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "trainbench/device_budget.h"
+#include "trainbench/placement.h"
 #include "trainbench/run_config.h"
 
 namespace trainbench {
@@ -25,6 +27,8 @@ struct MemoryPlan {
     int64_t global_batch_size = 0;  // m x K x W sequences
     int64_t tokens_per_step = 0;    // global batch x seq_len
     int64_t zero_stage = 0;
+    // What is sharded and where each piece of state lives (the rule the layouts build from).
+    Placement placement;
     std::string activation_checkpointing = "none";
     int64_t expert_parallel = 1;  // each rank holds the dense weights and 1/EP of the routed experts
     int64_t weight_bytes = 0;     // stage 3: this rank's shard (4P/W) and the one unit gathered at a time
@@ -200,16 +204,6 @@ RunConfig withLayout(RunConfig config, const MemoryLayout& layout);
 // The directory withLayout names for a layout whose state goes to NVMe when the config has none.
 inline constexpr const char* kPlannedOffloadDir = "<offload_dir>";
 
-// The physical memory a rank may use on its device: the host's RAM shared by the CPU ranks,
-// or the GPU's memory. 0 when unknown. (Torch-free; CUDA sizes come from the session.)
-int64_t hostMemoryBytesPerRank(const RunConfig& config);
-
-// What a rank of this config may use: runtime.memory_limit_mb when set, else the first GPU's
-// total bytes for a CUDA device (or "auto" with one visible), else the host's share. 0: unknown.
-int64_t deviceMemoryBytesPerRank(const RunConfig& config);
-// The same for a rank whose device is resolved ("cpu" or "cuda:i"): that GPU's total bytes.
-int64_t deviceMemoryBytesPerRank(const RunConfig& config, const std::string& rank_device);
-
 // One JSON object, every field above (the `plan` command's output).
 std::string memoryPlanToJson(const MemoryPlan& plan);
 
@@ -245,3 +239,5 @@ void requirePlanFits(const RunConfig& config, int64_t device_bytes);
 std::string outOfMemoryAdvice(const RunConfig& config);
 
 }  // namespace trainbench
+
+// Floor: plan/ (engine/README.md)

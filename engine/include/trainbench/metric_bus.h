@@ -63,3 +63,5 @@ private:
 };
 
 }  // namespace trainbench
+
+// Floor: metrics/ (engine/README.md)

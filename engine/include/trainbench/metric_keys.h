@@ -98,3 +98,5 @@ struct LoadKey {
 std::optional<LoadKey> parseLoadKey(std::string_view key);
 
 }  // namespace trainbench::metric
+
+// Floor: metrics/ (engine/README.md)

@@ -24,3 +24,5 @@ struct RunEvent {
 };
 
 }  // namespace trainbench
+
+// Floor: metrics/ (engine/README.md)

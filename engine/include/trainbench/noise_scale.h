@@ -62,3 +62,5 @@ private:
 };
 
 }  // namespace trainbench
+
+// Floor: analysis/ (engine/README.md)

@@ -27,3 +27,5 @@ struct ParamCount {
 ParamCount countParameters(const ModelConfig& model);
 
 }  // namespace trainbench
+
+// Floor: model/ (engine/README.md)

@@ -9,3 +9,5 @@ namespace trainbench {
 RunConfig builtinTinyConfig();
 
 }  // namespace trainbench
+
+// Floor: config/ (engine/README.md)

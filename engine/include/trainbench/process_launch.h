@@ -39,3 +39,5 @@ std::optional<ProcessLaunch> processLaunchFromEnvironment(
     const std::function<const char*(const char*)>& lookup = [](const char* name) { return std::getenv(name); });
 
 }  // namespace trainbench
+
+// Floor: comm/ (engine/README.md)

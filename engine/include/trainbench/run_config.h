@@ -262,3 +262,5 @@ struct RunConfig {
 };
 
 }  // namespace trainbench
+
+// Floor: config/ (engine/README.md)

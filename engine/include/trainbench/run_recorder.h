@@ -42,3 +42,5 @@ private:
 };
 
 }  // namespace trainbench
+
+// Floor: store/ (engine/README.md)

@@ -25,3 +25,5 @@ std::string sampleEventMessage(const RunSample& sample);
 std::optional<RunSample> sampleOfEvent(const RunEvent& event);
 
 }  // namespace trainbench
+
+// Floor: metrics/ (engine/README.md)

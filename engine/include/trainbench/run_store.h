@@ -43,7 +43,7 @@ public:
 // readers, in this or other processes, may open the same folder while one writer commits.
 class RunStore {
 public:
-    // The folder: $TRAINBENCH_STORE, else $XDG_DATA_HOME/trainbench, else ~/.local/share/trainbench.
+    // The folder: dataFolder() (trainbench/data_folder.h).
     static std::string defaultFolder();
 
     // Opens (creating if needed) `folder`/runs.db in WAL mode and migrates its schema. Runs left
@@ -97,3 +97,5 @@ private:
 };
 
 }  // namespace trainbench
+
+// Floor: store/ (engine/README.md)

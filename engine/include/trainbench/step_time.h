@@ -47,3 +47,5 @@ std::string stepTimePlanToJson(const StepTimePlan& time);
 int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes);
 
 }  // namespace trainbench
+
+// Floor: plan/ (engine/README.md)

@@ -51,3 +51,5 @@ private:
 };
 
 }  // namespace trainbench
+
+// Floor: store/ (engine/README.md)

@@ -63,3 +63,5 @@ TargetMachine resolveTarget(const RunConfig& config);
 RunConfig configOnTarget(RunConfig config, const TargetMachine& target);
 
 }  // namespace trainbench
+
+// Floor: plan/ (engine/README.md)

@@ -43,3 +43,5 @@ struct TextGeneration {
 TextGeneration generateText(const TextGenerationRequest& request);
 
 }  // namespace trainbench
+
+// Floor: interop/ (engine/README.md)

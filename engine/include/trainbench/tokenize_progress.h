@@ -20,3 +20,5 @@ void setTokenizeProgress(TokenizeProgress progress);
 std::string tokenCacheFolder();
 
 }  // namespace trainbench
+
+// Floor: data/ (engine/README.md)

@@ -11,11 +11,9 @@
 #include "trainbench/metric_bus.h"
 #include "trainbench/process_launch.h"
 #include "trainbench/run_config.h"
+#include "trainbench/run_status.h"
 
 namespace trainbench {
-
-enum class RunStatus { Created, Running, Paused, Completed, Stopped, Failed };
-const char* runStatusName(RunStatus status);
 
 // What a finished (or stopped) run reports: the CLI's summary JSON line.
 struct RunSummary {
@@ -110,3 +108,5 @@ private:
 };
 
 }  // namespace trainbench
+
+// Floor: session/ (engine/README.md)

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "trainbench/eval_result.h"
+#include "trainbench/noise_scale_measurement.h"
 #include "trainbench/run_config.h"
 
 namespace trainbench {
@@ -12,28 +14,11 @@ namespace trainbench {
 // Throws ConfigError for an invalid config, std::runtime_error when the file cannot be written.
 void writeInitialWeights(const RunConfig& config, uint64_t seed, const std::string& path);
 
-struct EvalResult {
-    double loss = 0;     // mean token loss in nats
-    int64_t tokens = 0;  // counted target tokens
-    int64_t windows = 0;
-};
-
 // Loads weights from a safetensors file, a checkpoint directory or a Hugging Face directory (every
 // name and shape checked) and evaluates the mean
 // token loss over the data section's validation windows. Throws ConfigError naming the first
 // mismatching tensor or the bad input.
 EvalResult evaluateWeightsFile(const RunConfig& config, const std::string& weights_path);
-
-// The gradient noise scale of a model at fixed weights (`trainbench-cli noise-scale`).
-struct NoiseScaleMeasurement {
-    double grad_sq = 0;        // |G|^2 of the mean token gradient
-    double trace = 0;          // tr(Sigma) per token
-    double critical_batch_tokens = 0;     // trace / grad_sq (0 when grad_sq is not positive)
-    double critical_batch_sequences = 0;  // the same in sequences of the mean counted length
-    int64_t micro_batches = 0;
-    int64_t micro_batch_size = 0;
-    int64_t tokens = 0;  // counted targets over all micro-batches
-};
 
 // Loads weights as evaluateWeightsFile does (a model.safetensors file, or a checkpoint
 // directory holding one) and measures the noise scale over the validation windows in
@@ -46,3 +31,5 @@ NoiseScaleMeasurement measureNoiseScaleOfWeights(const RunConfig& config, const 
 NoiseScaleMeasurement measureNoiseScaleOfCheckpoint(const std::string& checkpoint_dir, int64_t micro_batch_size);
 
 }  // namespace trainbench
+
+// Floor: interop/ (engine/README.md)

@@ -1,5 +1,5 @@
 // The model section and transformers' DeepseekV2/V3 config, field by field, both ways.
-#include "interop/hf_config.h"
+#include "weights/hf_config.h"
 
 #include <cmath>
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include <set>
 
 #include "trainbench/config_io.h"
-#include "trainbench/hf_interop.h"
+#include "trainbench/hf_directory.h"
 
 namespace trainbench {
 namespace {

@@ -20,15 +20,15 @@ CpuMatrixFeatures cpuMatrixFeatures() {
     return features;
 }
 
-std::string resolveComputeDtype(const RunConfig& config, bool on_cuda, const CpuMatrixFeatures& cpu) {
-    const std::string& asked = config.runtime.dtype;
-    if (asked != "auto") return asked;
-    if (on_cuda) return "bf16";
-    return cpu.fastBf16() && config.model.dim >= kAutoBf16MinDimOnCpu ? "bf16" : "fp32";
+ComputeDtype resolveComputeDtype(const RunConfig& config, bool on_cuda, const CpuMatrixFeatures& cpu) {
+    const ComputeDtype asked = computeDtype(config.runtime);
+    if (asked != ComputeDtype::Auto) return asked;
+    if (on_cuda) return ComputeDtype::Bf16;
+    return cpu.fastBf16() && config.model.dim >= kAutoBf16MinDimOnCpu ? ComputeDtype::Bf16 : ComputeDtype::Fp32;
 }
 
 std::string explainComputeDtype(const RunConfig& config, bool on_cuda, const CpuMatrixFeatures& cpu) {
-    const std::string chosen = resolveComputeDtype(config, on_cuda, cpu);
+    const char* chosen = choiceName(resolveComputeDtype(config, on_cuda, cpu));
     std::string why;
     if (computeDtype(config.runtime) != ComputeDtype::Auto) why = "as runtime.dtype says";
     else if (on_cuda) why = "on a GPU";
@@ -37,7 +37,7 @@ std::string explainComputeDtype(const RunConfig& config, bool on_cuda, const Cpu
         why = "model.dim " + std::to_string(config.model.dim) + " < " + std::to_string(kAutoBf16MinDimOnCpu) +
               ": too narrow for bf16 to pay on this CPU";
     else why = std::string("this CPU has ") + (cpu.amx_bf16 ? "AMX" : "AVX-512 BF16");
-    return "computing in " + chosen + " (runtime.dtype " + config.runtime.dtype + ": " + why + ")";
+    return std::string("computing in ") + chosen + " (runtime.dtype " + config.runtime.dtype + ": " + why + ")";
 }
 
 }  // namespace trainbench

@@ -1,0 +1,49 @@
+#include "trainbench/placement.h"
+
+#include <algorithm>
+
+#include "trainbench/compute_dtype.h"
+
+namespace trainbench {
+
+Sharding shardingOf(int64_t zero_stage) {
+    // Indexed by the stage (validated 0-3).
+    static constexpr Sharding kStages[] = {
+        {/*moments=*/false, /*gradients=*/false, /*weights=*/false},
+        {/*moments=*/true, /*gradients=*/false, /*weights=*/false},
+        {/*moments=*/true, /*gradients=*/true, /*weights=*/false},
+        {/*moments=*/true, /*gradients=*/true, /*weights=*/true},
+    };
+    return kStages[std::clamp<int64_t>(zero_stage, 0, 3)];
+}
+
+const char* tierName(Tier tier) {
+    switch (tier) {
+        case Tier::Device: return "device";
+        case Tier::Host: return "host";
+        case Tier::File: return "file";
+    }
+    return "device";
+}
+
+Placement placementFor(const RunConfig& config, const PlacementQuery& query) {
+    Placement p;
+    p.sharded = shardingOf(config.runtime.zero_stage);
+    const Offload offloading = offload(config.runtime);
+    if (offloading == Offload::None) return p;  // everything on the device
+    // Offload needs stage 1 (its shards are what leaves) and all needs stage 3 (config validation).
+    const Tier off_device = config.runtime.offload_dir.empty() ? Tier::Host : Tier::File;
+    p.moments = off_device;
+    p.host_step = query.device == DeviceType::Cuda || query.host_step_on_cpu;
+    if (offloading == Offload::All) p.weights = off_device;
+    if (p.host_step || p.weightsOffDevice()) p.master = off_device;
+    if (query.gradient_sums_off_device && p.gradientSumsMayLeaveDevice()) p.gradient_sums = Tier::Host;
+    // bf16 autocast (a GPU, or CPU ranks with their kernels off) rounds the products' weights to
+    // bf16 at every use: with the master on the host, the device may as well keep them so.
+    const bool autocast = query.device == DeviceType::Cuda || query.cpu_autocast;
+    const bool bf16 = !query.fp64 && resolveComputeDtype(config, query.device == DeviceType::Cuda) == ComputeDtype::Bf16;
+    p.bf16_device_weights = p.host_step && autocast && bf16;
+    return p;
+}
+
+}  // namespace trainbench
