@@ -19,7 +19,6 @@
 
 #include "app/config_box.h"
 #include "batch/batch_panel.h"
-#include "common/precision_fits.h"
 #include "compare/compare_view.h"
 #include "configure/config_presets.h"
 #include "configure/configure_view.h"
@@ -33,7 +32,7 @@
 #include "runs/store_tail.h"
 #include "samples/samples_panel.h"
 #include "trainbench/batch_schedule.h"
-#include "trainbench/target_machine.h"
+#include "trainbench/config_io.h"
 #include "trainbench/run_store.h"
 
 namespace trainbench::gui {
@@ -139,27 +138,10 @@ void MainWindow::buildUi() {
     tabs_->addTab(batch_panel_, tr("Batch && memory"));
     connect(dashboard_, &RunDashboard::criticalBatchMeasured, batch_panel_, &BatchPanel::setCriticalBatch);
     connect(dashboard_, &RunDashboard::checkpointWritten, batch_panel_, &BatchPanel::setLatestCheckpoint);
-    connect(batch_panel_, &BatchPanel::splitRequested, this, [this](int64_t micro_batch, int64_t accumulation) {
+    connect(batch_panel_, &BatchPanel::configEditRequested, this, [this](const ConfigEdit& edit) {
         // The panel disables its edits while a run is live; should one slip through, it gets
-        // the window's config back, so it never shows a split that is not in force.
-        if (!setBatchSplit(micro_batch, accumulation)) batch_panel_->setRunConfig(config_);
-    });
-    connect(batch_panel_, &BatchPanel::memoryLayoutRequested, this,
-            [this](int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel) {
-                if (!setMemoryLayout(zero_stage, activation_checkpointing, expert_parallel))
-                    batch_panel_->setRunConfig(config_);
-            });
-    connect(batch_panel_, &BatchPanel::offloadRequested, this, [this](const QString& offload, const QString& offload_dir) {
-        if (!setOffload(offload, offload_dir)) batch_panel_->setRunConfig(config_);
-    });
-    connect(batch_panel_, &BatchPanel::precisionRequested, this, [this](const QString& dtype, const QString& optimizer_dtype) {
-        if (!setPrecision(dtype, optimizer_dtype)) batch_panel_->setRunConfig(config_);
-    });
-    connect(batch_panel_, &BatchPanel::targetRequested, this, [this](const TargetConfig& target) {
-        if (!setTarget(target)) batch_panel_->setRunConfig(config_);
-    });
-    connect(batch_panel_, &BatchPanel::whatFitsRequested, this, [this](const RunConfig& config, const QString& description) {
-        if (!applyWhatFits(config, description)) batch_panel_->setRunConfig(config_);
+        // the window's config back, so it never shows a config that is not in force.
+        if (!applyEdit(edit)) batch_panel_->setRunConfig(config_);
     });
     batch_panel_->setPublishedConfigs(publishedConfigs());
     connect(batch_panel_, &BatchPanel::exploringChanged, controls_, &RunControls::updateStartButton);
@@ -258,66 +240,17 @@ bool MainWindow::setRunConfig(RunConfig config, QString config_name) {
     return true;
 }
 
-bool MainWindow::setBatchSplit(int64_t micro_batch_size, int64_t gradient_accumulation_steps) {
+bool MainWindow::applyEdit(const ConfigEdit& edit) {
     if (bridge_->isLive()) return false;
-    config_.train.micro_batch_size = micro_batch_size;
-    config_.train.gradient_accumulation_steps = gradient_accumulation_steps;
-    if (config_.train.global_batch_size) config_.train.global_batch_size = config_.globalBatch();
+    try {
+        config_ = withEdit(config_, edit);
+    } catch (const ConfigError& refused) {
+        dashboard_->setStatusText(tr("Cannot apply %1: %2").arg(edit.description, QString::fromUtf8(refused.what())),
+                                  /*error=*/true);
+        return false;
+    }
     showConfigNumbers();
-    configure_view_->recordWindowEdit(
-        config_, tr("Batch split m %1 × K %2").arg(micro_batch_size).arg(gradient_accumulation_steps));
-    return true;
-}
-
-bool MainWindow::setMemoryLayout(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel) {
-    if (bridge_->isLive()) return false;
-    config_.runtime.zero_stage = zero_stage;
-    config_.runtime.activation_checkpointing = activation_checkpointing.toStdString();
-    config_.runtime.expert_parallel = expert_parallel;
-    showConfigNumbers();
-    configure_view_->recordWindowEdit(
-        config_, expert_parallel > 1 ? tr("Memory layout: ZeRO stage %1, recomputation %2, expert parallelism %3")
-                                           .arg(zero_stage)
-                                           .arg(activation_checkpointing)
-                                           .arg(expert_parallel)
-                                     : tr("Memory layout: ZeRO stage %1, recomputation %2").arg(zero_stage).arg(activation_checkpointing));
-    return true;
-}
-
-bool MainWindow::setOffload(const QString& offload, const QString& offload_dir) {
-    if (bridge_->isLive()) return false;
-    config_.runtime.offload = offload.toStdString();
-    config_.runtime.offload_dir = offload_dir.toStdString();
-    showConfigNumbers();
-    configure_view_->recordWindowEdit(
-        config_, offload_dir.isEmpty() ? tr("Offload: %1").arg(offload) : tr("Offload: %1 to %2").arg(offload, offload_dir));
-    return true;
-}
-
-bool MainWindow::setPrecision(const QString& dtype, const QString& optimizer_dtype) {
-    if (bridge_->isLive()) return false;
-    config_.runtime.dtype = dtype.toStdString();
-    config_.runtime.optimizer_dtype = optimizer_dtype.toStdString();
-    showConfigNumbers();
-    configure_view_->recordWindowEdit(
-        config_, tr("Precision: %1").arg(precisionName(config_.runtime.dtype, config_.runtime.optimizer_dtype)));
-    return true;
-}
-
-bool MainWindow::setTarget(const TargetConfig& target) {
-    if (bridge_->isLive()) return false;
-    config_.target = target;
-    showConfigNumbers();
-    configure_view_->recordWindowEdit(
-        config_, tr("Target: %1").arg(QString::fromStdString(resolveTarget(config_).label)));
-    return true;
-}
-
-bool MainWindow::applyWhatFits(const RunConfig& config, const QString& description) {
-    if (bridge_->isLive()) return false;
-    config_ = config;
-    showConfigNumbers();
-    configure_view_->recordWindowEdit(config_, description);
+    configure_view_->recordWindowEdit(config_, edit.description);
     return true;
 }
 

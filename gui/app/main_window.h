@@ -7,6 +7,7 @@
 
 #include "app/layout_settings.h"
 #include "app/run_controls.h"
+#include "common/config_edit.h"
 #include "queue/run_queue.h"
 #include "trainbench/run_config.h"
 
@@ -76,24 +77,11 @@ public:
     // while a run is live.
     bool setRunConfig(RunConfig config, QString config_name);
     const RunConfig& runConfig() const { return config_; }
-    // Re-splits the batch of the shown config (train.global_batch_size, when set, follows);
-    // refused (false) while a run is live. The plots of the last run stay.
-    bool setBatchSplit(int64_t micro_batch_size, int64_t gradient_accumulation_steps);
-    // runtime.zero_stage and runtime.activation_checkpointing, as the Batch tab's layout boxes
-    // set them (an undoable step on the Configure tab); false while a run is live.
-    bool setMemoryLayout(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel);
-    // runtime.offload and runtime.offload_dir, as the Batch tab's offload choice sets them (an
-    // undoable step on the Configure tab); false while a run is live.
-    bool setOffload(const QString& offload, const QString& offload_dir);
-    // runtime.dtype and runtime.optimizer_dtype, as the Batch tab's precision box sets them (one
-    // undoable step); false while a run is live.
-    bool setPrecision(const QString& dtype, const QString& optimizer_dtype);
-    // The target section, as the Batch tab's picker sets it (an undoable step); false while a run
-    // is live.
-    bool setTarget(const TargetConfig& target);
-    // The Batch tab's "Apply what fits": the config with the advised layout, m and K, as one
-    // undoable step named `description`; false while a run is live.
-    bool applyWhatFits(const RunConfig& config, const QString& description);
+    // Applies one edit of the shown config (the Batch tab's split, memory layout, offload,
+    // precision, target or what fits: BatchPanel::configEditRequested) as one undoable step on
+    // the Configure tab, named as the edit says. Refused (false, nothing changed) while a run is
+    // live, or when the engine refuses a field's value. The plots of the last run stay.
+    bool applyEdit(const ConfigEdit& edit);
 
     EngineBridge* bridge() const { return bridge_; }
     RunControls* runControls() const { return controls_; }

@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "common/display_format.h"
+#include "common/precision_fits.h"
 #include "batch/explorer_box.h"
 #include "batch/critical_batch_box.h"
 #include "batch/device_count_dialog.h"
@@ -502,51 +503,79 @@ bool BatchPanel::measureCriticalBatch() {
     return true;
 }
 
+namespace {
+
+// The undo step of a memory layout (the expert parallelism only where there is any).
+QString memoryLayoutDescription(const RunConfig& config) {
+    const int64_t stage = config.runtime.zero_stage;
+    const QString recompute = QString::fromStdString(config.runtime.activation_checkpointing);
+    if (config.runtime.expert_parallel > 1)
+        return BatchPanel::tr("Memory layout: ZeRO stage %1, recomputation %2, expert parallelism %3")
+            .arg(stage)
+            .arg(recompute)
+            .arg(config.runtime.expert_parallel);
+    return BatchPanel::tr("Memory layout: ZeRO stage %1, recomputation %2").arg(stage).arg(recompute);
+}
+
+QString offloadDescription(const QString& offload, const QString& offload_dir) {
+    return offload_dir.isEmpty() ? BatchPanel::tr("Offload: %1").arg(offload)
+                                 : BatchPanel::tr("Offload: %1 to %2").arg(offload, offload_dir);
+}
+
+}  // namespace
+
+void BatchPanel::requestEdit(const RunConfig& before, const QString& description) {
+    Q_EMIT configEditRequested(configEditBetween(before, config_, description));
+}
+
 void BatchPanel::onMemoryLayoutEdited() {
-    const int64_t stage = zero_stage_combo_->currentData().toLongLong();
-    const QString recompute = recompute_combo_->currentData().toString();
-    config_.runtime.zero_stage = stage;
-    config_.runtime.activation_checkpointing = recompute.toStdString();
+    const RunConfig before = config_;
+    config_.runtime.zero_stage = zero_stage_combo_->currentData().toLongLong();
+    config_.runtime.activation_checkpointing = recompute_combo_->currentData().toString().toStdString();
     if (expert_parallel_combo_->currentIndex() >= 0)
         config_.runtime.expert_parallel = expert_parallel_combo_->currentData().toLongLong();
     showPlan();
     // Apply follows: moving off the recommended layout makes it worth a click again.
     updateControls();
-    Q_EMIT memoryLayoutRequested(stage, recompute, config_.runtime.expert_parallel);
+    requestEdit(before, memoryLayoutDescription(config_));
 }
 
 void BatchPanel::onOffloadEdited(const QString& offload, const QString& offload_dir) {
+    const RunConfig before = config_;
     config_.runtime.offload = offload.toStdString();
     config_.runtime.offload_dir = offload_dir.toStdString();
     showPlan();
     updateControls();
-    Q_EMIT offloadRequested(offload, offload_dir);
+    requestEdit(before, offloadDescription(offload, offload_dir));
 }
 
 void BatchPanel::onTargetEdited(const TargetConfig& target) {
+    const RunConfig before = config_;
     config_.target = target;
     showPlan();
     updateControls();
-    Q_EMIT targetRequested(target);
+    requestEdit(before, tr("Target: %1").arg(QString::fromStdString(resolveTarget(config_).label)));
 }
 
 void BatchPanel::onPrecisionEdited(const QString& dtype, const QString& optimizer_dtype) {
+    const RunConfig before = config_;
     config_.runtime.dtype = dtype.toStdString();
     config_.runtime.optimizer_dtype = optimizer_dtype.toStdString();
     showPlan();
     updateControls();
-    Q_EMIT precisionRequested(dtype, optimizer_dtype);
+    requestEdit(before, tr("Precision: %1").arg(precisionName(config_.runtime.dtype, config_.runtime.optimizer_dtype)));
 }
 
 bool BatchPanel::applyWhatFits() {
     if (run_live_ || !what_fits_.applies) return false;
     const WhatFitsEdit edit = what_fits_;
+    const RunConfig before = config_;
     config_ = edit.config;
     chosen_global_batch_ = std::max<int64_t>(config_.globalBatch(), 1);
     showSplit();
     showPlan();
     updateControls();
-    Q_EMIT whatFitsRequested(edit.config, edit.description);
+    requestEdit(before, edit.description);
     return true;
 }
 
@@ -675,13 +704,14 @@ void BatchPanel::onAccumulationEdited(int value) {
 }
 
 void BatchPanel::requestSplit(int64_t micro_batch, int64_t accumulation) {
+    const RunConfig before = config_;
     config_.train.micro_batch_size = micro_batch;
     config_.train.gradient_accumulation_steps = accumulation;
     if (config_.train.global_batch_size) config_.train.global_batch_size = config_.globalBatch();
     showSplit();
     showPlan();
     updateControls();
-    Q_EMIT splitRequested(micro_batch, accumulation);
+    requestEdit(before, tr("Batch split m %1 × K %2").arg(micro_batch).arg(accumulation));
 }
 
 bool BatchPanel::explore() {
@@ -700,14 +730,14 @@ void BatchPanel::applyExploreRow(const ExploreRow& best) {
     if (best.expert_parallel != config_.runtime.expert_parallel) {
         // The window hears of it as a layout, with the stage in force. The experts' combo shows
         // it first: a stage change below reads the layout back from the combos.
+        const RunConfig before = config_;
         config_.runtime.expert_parallel = best.expert_parallel;
         {
             const QSignalBlocker block_experts(expert_parallel_combo_);
             const int index = expert_parallel_combo_->findData(qint64(best.expert_parallel));
             if (index >= 0) expert_parallel_combo_->setCurrentIndex(index);
         }
-        Q_EMIT memoryLayoutRequested(config_.runtime.zero_stage, QString::fromStdString(config_.runtime.activation_checkpointing),
-                                     best.expert_parallel);
+        requestEdit(before, memoryLayoutDescription(config_));
     }
     if (best.zero_stage != config_.runtime.zero_stage ||
         best.activation_checkpointing != config_.runtime.activation_checkpointing) {
@@ -718,9 +748,17 @@ void BatchPanel::applyExploreRow(const ExploreRow& best) {
         zero_stage_combo_->setCurrentIndex(std::max(0, zero_stage_combo_->findData(qint64(best.zero_stage))));
         if (best.zero_stage == config_.runtime.zero_stage) onMemoryLayoutEdited();  // only the recomputation moved
     }
-    if (best.offload != config_.runtime.offload)  // offload rows keep the config's directory
-        Q_EMIT offloadRequested(QString::fromStdString(best.offload),
-                                isChoice(best.offload, Offload::None) ? QString() : QString::fromStdString(config_.runtime.offload_dir));
+    if (best.offload != config_.runtime.offload) {
+        // Offload rows keep the config's directory. The edit is the owner's to apply: the
+        // panel's copy is not changed here.
+        RunConfig offloaded = config_;
+        offloaded.runtime.offload = best.offload;
+        if (isChoice(best.offload, Offload::None)) offloaded.runtime.offload_dir.clear();
+        Q_EMIT configEditRequested(configEditBetween(
+            config_, offloaded,
+            offloadDescription(QString::fromStdString(offloaded.runtime.offload),
+                               QString::fromStdString(offloaded.runtime.offload_dir))));
+    }
     chosen_global_batch_ =
         best.micro_batch_size * best.gradient_accumulation_steps * std::max<int64_t>(config_.runtime.world_size, 1);
     requestSplit(best.micro_batch_size, best.gradient_accumulation_steps);

@@ -9,6 +9,7 @@
 
 #include "batch/device_count_table.h"
 #include "batch/what_fits_edit.h"
+#include "common/config_edit.h"
 #include "trainbench/batch_explorer.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/run_config.h"
@@ -33,8 +34,10 @@ class OffloadTiers;
 class PrecisionBox;
 class TargetPicker;
 
-// The panel edits a copy of the window's config and asks for each new split with
-// splitRequested; the owner applies it (or, refusing, hands the panel its config back).
+// The panel edits a copy of the window's config and asks for each change it makes (a split, a
+// memory layout, offload, precision, target, what fits) as one configEditRequested: the fields
+// that change and the name of the undo step. The owner applies it (or, refusing, hands the panel
+// its config back).
 //
 // Micro-batch edits re-split the global batch the user chose: K becomes B / (m W) when m
 // divides B / W; otherwise K is the nearest whole number and B moves, until a later m divides
@@ -53,8 +56,8 @@ class TargetPicker;
 // another machine; the next start plans with them without measuring.
 //
 // The target is picked at the top (TargetPicker: this machine, or N devices of a named GPU kind
-// or of a custom memory), each change one targetRequested. "Apply what fits", under the advice,
-// asks for the target's cheapest layout and m (whatFitsEdit) as one whatFitsRequested; "By
+// or of a custom memory), each change one edit. "Apply what fits", under the advice, asks for
+// the target's cheapest layout and m (whatFitsEdit) as one edit; "By
 // device count…" opens the DeviceCountDialog for the config and the published configs the owner
 // hands over (setPublishedConfigs).
 //
@@ -141,21 +144,19 @@ Q_SIGNALS:
     // A "Measure this machine" ended: ok, its figures are kept and planned with; else the
     // engine's message is on the panel.
     void machineMeasured(bool ok);
-    void splitRequested(int64_t micro_batch_size, int64_t gradient_accumulation_steps);
-    // runtime.zero_stage and runtime.activation_checkpointing chosen here; the owner applies them.
-    void memoryLayoutRequested(int64_t zero_stage, const QString& activation_checkpointing, int64_t expert_parallel);
-    // runtime.offload ("none" | "optimizer" | "all") and runtime.offload_dir (empty: host memory) chosen
-    // here, one edit each; the owner applies them (undoably) or hands the panel its config back.
-    void offloadRequested(const QString& offload, const QString& offload_dir);
-    // runtime.dtype and runtime.optimizer_dtype chosen in the precision box, as one edit; the owner
-    // applies it (undoably) or hands the panel its config back.
-    void precisionRequested(const QString& dtype, const QString& optimizer_dtype);
-    // The target section chosen with the picker; the owner applies it (undoably) or hands the
-    // panel its config back.
-    void targetRequested(const trainbench::TargetConfig& target);
-    // "Apply what fits": the whole config with the layout, m and K (and, when EP needs them, the
-    // ranks) the advice names, as one edit described by `description`.
-    void whatFitsRequested(const trainbench::RunConfig& config, const QString& description);
+    // A change made here, as one undoable edit; the owner applies it or hands the panel its
+    // config back. Each one of:
+    // - the split: train.micro_batch_size and train.gradient_accumulation_steps (and
+    //   train.global_batch_size, when set, following them), "Batch split m 4 × K 4";
+    // - the memory layout: runtime.zero_stage, runtime.activation_checkpointing and
+    //   runtime.expert_parallel, "Memory layout: ...";
+    // - offload: runtime.offload ("none" | "optimizer" | "all") and runtime.offload_dir (empty:
+    //   host memory), "Offload: ...";
+    // - the precision box's choice: runtime.dtype and runtime.optimizer_dtype, "Precision: ...";
+    // - the picker's target section, "Target: ...";
+    // - "Apply what fits": the layout, m and K (and, when EP needs them, the ranks) the advice
+    //   names, described as whatFits() describes it.
+    void configEditRequested(const trainbench::gui::ConfigEdit& edit);
     void exploringChanged(bool exploring);
     // An exploration ended, with its rows in explorerModel() (and a recommendation, if any fit).
     void explorationFinished();
@@ -175,10 +176,12 @@ private:
     void onOffloadEdited(const QString& offload, const QString& offload_dir);
     void onTargetEdited(const TargetConfig& target);
     void onPrecisionEdited(const QString& dtype, const QString& optimizer_dtype);
+    // Asks for what turned `before` into the panel's config as one edit named `description`.
+    void requestEdit(const RunConfig& before, const QString& description);
     // Each choice of the two layout boxes with the peak it would plan, the others as they are.
     void showLayoutChoices();
-    // The explorer's recommended row made the config's: its layout and offload through the
-    // same requests as a user's choice, then its split.
+    // The explorer's recommended row made the config's: its layout and offload as the same
+    // edits as a user's choice, then its split.
     void applyExploreRow(const ExploreRow& best);
 
     RunConfig config_;

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <map>
 
+#include <QCoreApplication>
+
+#include "common/display_format.h"
 #include "compare/config_diff.h"
 #include "trainbench/metric_keys.h"
 
@@ -18,6 +21,14 @@ int64_t configInteger(const std::map<QString, QString>& config, const char* key)
     bool ok = false;
     const double value = found->second.toDouble(&ok);
     return ok ? static_cast<int64_t>(std::llround(value)) : 0;
+}
+
+QString numberOrMissing(double value, int decimals) {
+    return std::isfinite(value) ? QString::number(value, 'f', decimals) : missingValue();
+}
+
+QString countOrMissing(int64_t value) {
+    return value > 0 ? QString::number(value) : missingValue();
 }
 
 }  // namespace
@@ -67,6 +78,54 @@ CompareSummary summarizeForComparison(const RunRecord& run, const std::vector<Me
     if (summary.global_batch_size <= 0)
         summary.global_batch_size = summary.micro_batch_size * summary.accumulation_steps * summary.world_size;
     return summary;
+}
+
+CompareSummary summarizeStoredRun(RunStore& store, const RunRecord& run, const std::vector<std::string>& keys) {
+    std::vector<MetricPoint> peaks;
+    for (const std::string& key : keys) {
+        if (!isPeakMemoryKey(key)) continue;
+        std::vector<MetricPoint> points = store.metrics(run.run_id, key);
+        peaks.insert(peaks.end(), points.begin(), points.end());
+    }
+    return summarizeForComparison(run, store.metrics(run.run_id, metric::kLoss),
+                                  store.metrics(run.run_id, metric::kTokensPerSecond), peaks);
+}
+
+QString CompareSummaryTable::header(Column column) {
+    switch (column) {
+    case RunName: return QCoreApplication::translate("CompareSummaryTable", "Run");
+    case FinalLoss: return QCoreApplication::translate("CompareSummaryTable", "Final loss");
+    case BestLoss: return QCoreApplication::translate("CompareSummaryTable", "Best loss");
+    case TokensPerS: return QCoreApplication::translate("CompareSummaryTable", "Tokens / s");
+    case PeakMemory: return QCoreApplication::translate("CompareSummaryTable", "Peak memory");
+    case MicroBatch: return QStringLiteral("m");
+    case Accumulation: return QStringLiteral("K");
+    case World: return QStringLiteral("W");
+    case GlobalBatch: return QStringLiteral("B");
+    case WallTime: return QCoreApplication::translate("CompareSummaryTable", "Wall time");
+    case ColumnCount: break;
+    }
+    return QString();
+}
+
+QString CompareSummaryTable::text(const CompareSummary& summary, Column column) {
+    switch (column) {
+    case RunName: return summary.name;
+    case FinalLoss: return numberOrMissing(summary.final_loss, 4);
+    case BestLoss: return numberOrMissing(summary.best_loss, 4);
+    case TokensPerS:
+        return std::isfinite(summary.tokens_per_s) ? formatGrouped(std::llround(summary.tokens_per_s)) : missingValue();
+    case PeakMemory:
+        return std::isfinite(summary.peak_memory_bytes) ? formatBytes(static_cast<int64_t>(summary.peak_memory_bytes))
+                                                        : missingValue();
+    case MicroBatch: return countOrMissing(summary.micro_batch_size);
+    case Accumulation: return countOrMissing(summary.accumulation_steps);
+    case World: return countOrMissing(summary.world_size);
+    case GlobalBatch: return countOrMissing(summary.global_batch_size);
+    case WallTime: return formatDuration(summary.wall_time_s);
+    case ColumnCount: break;
+    }
+    return QString();
 }
 
 }  // namespace trainbench::gui

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <QString>
@@ -37,5 +38,24 @@ CompareSummary summarizeForComparison(const RunRecord& run, const std::vector<Me
 
 // Whether `key` is one of the per-device peak memory keys (mem/<device>/peak_bytes).
 bool isPeakMemoryKey(const std::string& key);
+
+// summarizeForComparison of a stored run: reads its loss, its throughput and every peak memory
+// key among `keys` (the keys the run has points of). Runs where `store` lives (a StoreReader's
+// query thread).
+CompareSummary summarizeStoredRun(RunStore& store, const RunRecord& run, const std::vector<std::string>& keys);
+
+// The Compare view's summary table, column by column (plain enumerators: they index its columns).
+struct CompareSummaryTable {
+    enum Column {
+        RunName, FinalLoss, BestLoss, TokensPerS, PeakMemory, MicroBatch, Accumulation, World, GlobalBatch, WallTime,
+        ColumnCount
+    };
+
+    static QString header(Column column);
+    // What `column` says of `summary`: losses to four decimals, tokens/s grouped, bytes, the batch
+    // identity's counts, the wall time as formatDuration writes it; missingValue() where the
+    // summary has nothing.
+    static QString text(const CompareSummary& summary, Column column);
+};
 
 }  // namespace trainbench::gui

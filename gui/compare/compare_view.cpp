@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <optional>
 #include <set>
 #include <utility>
 
@@ -23,12 +21,9 @@
 #include <qcustomplot.h>
 
 #include "compare/config_diff.h"
-#include "common/display_format.h"
-#include "plotting/ema_smoother.h"
 #include "compare/seed_groups.h"
-#include "runs/store_reader.h"
-#include "runs/store_tail.h"
-#include "trainbench/metric_keys.h"
+#include "common/display_format.h"
+#include "trainbench/run_store.h"
 
 namespace trainbench::gui {
 
@@ -40,14 +35,6 @@ const QColor kRunColors[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {21
 
 QColor runColor(size_t index) {
     return kRunColors[index % (sizeof(kRunColors) / sizeof(kRunColors[0]))];
-}
-
-QString numberOrDash(double value, int decimals) {
-    return std::isfinite(value) ? QString::number(value, 'f', decimals) : missingValue();
-}
-
-QString countOrDash(int64_t value) {
-    return value > 0 ? QString::number(value) : missingValue();
 }
 
 QTableWidgetItem* cell(const QString& text, Qt::Alignment alignment = Qt::AlignRight | Qt::AlignVCenter) {
@@ -72,14 +59,20 @@ void styleTable(QTableWidget* table) {
 CompareView::CompareView(const QString& store_folder, QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("compareView"));
     const QString folder = store_folder.isEmpty() ? QString::fromStdString(RunStore::defaultFolder()) : store_folder;
-    reader_ = new StoreReader(folder, this);
-    connect(reader_, &StoreReader::failed, this, [this](const QString& message) {
+    runs_ = new CompareRuns(folder, this);
+    connect(runs_, &CompareRuns::failed, this, [this](const QString& message) {
         status_label_->setFullText(tr("Cannot read the run store: %1").arg(message));
-        loaded_ = true;
-        // A run's summary that could not be read again leaves it as shown: its tail has ended.
-        for (size_t i = 0; i < tails_.size(); ++i)
-            if (tails_[i] && !tails_[i]->isPolling()) dropTail(i);
         Q_EMIT loadFailed(message);
+    });
+    connect(runs_, &CompareRuns::runsRead, this, &CompareView::showRuns);
+    connect(runs_, &CompareRuns::curvesRead, this, &CompareView::showCurves);
+    connect(runs_, &CompareRuns::curveGrew, this, [this] {
+        plotCurves();
+        showPointCount();
+    });
+    connect(runs_, &CompareRuns::runChanged, this, [this] {
+        showSummary();
+        showPointCount();
     });
     buildUi();
 }
@@ -165,11 +158,12 @@ void CompareView::buildUi() {
     connect(plot_, &QCustomPlot::mousePress, this, [this](QMouseEvent*) { view_moved_by_user_ = true; });
     connect(plot_, &QCustomPlot::mouseWheel, this, [this](QWheelEvent*) { view_moved_by_user_ = true; });
 
-    summary_table_ = new QTableWidget(0, SummaryColumnCount, splitter);
+    summary_table_ = new QTableWidget(0, CompareSummaryTable::ColumnCount, splitter);
     summary_table_->setObjectName(QStringLiteral("compareSummaryTable"));
-    summary_table_->setHorizontalHeaderLabels({tr("Run"), tr("Final loss"), tr("Best loss"), tr("Tokens / s"),
-                                               tr("Peak memory"), tr("m"), tr("K"), tr("W"), tr("B"),
-                                               tr("Wall time")});
+    QStringList headers;
+    for (int column = 0; column < CompareSummaryTable::ColumnCount; ++column)
+        headers << CompareSummaryTable::header(static_cast<SummaryColumn>(column));
+    summary_table_->setHorizontalHeaderLabels(headers);
     styleTable(summary_table_);
     summary_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     summary_table_->horizontalHeader()->setSectionResizeMode(RunName, QHeaderView::Stretch);
@@ -237,47 +231,15 @@ void CompareView::buildUi() {
 }
 
 void CompareView::setRuns(const QStringList& run_ids) {
-    const std::set<QString> wanted(run_ids.begin(), run_ids.end());
-    const std::set<QString> shown(run_ids_.begin(), run_ids_.end());
-    if (wanted == shown && run_ids.size() == run_ids_.size()) return;
-    run_ids_ = run_ids;
-    stopFollowing();
-    ++runs_request_;
-    ++curves_request_;  // curves of the old selection are of no use any more
-    if (run_ids.isEmpty()) {
-        showRuns({});
-        return;
-    }
-    loaded_ = false;
-    status_label_->setFullText(tr("Loading %n run(s)…", nullptr, static_cast<int>(run_ids.size())));
-
-    std::vector<std::string> ids;
-    for (const QString& id : run_ids) ids.push_back(id.toStdString());
-    const int request = runs_request_;
-    reader_->post<RunsResult>(
-        [ids](RunStore& store) {
-            RunsResult result;
-            for (const std::string& id : ids) {
-                std::optional<RunRecord> record = store.findRun(id);
-                if (!record) {
-                    result.missing << QString::fromStdString(id);
-                    continue;
-                }
-                result.runs.push_back(readRunInfo(store, std::move(*record)));
-            }
-            return result;
-        },
-        [this, request](RunsResult result) {
-            if (request == runs_request_) showRuns(std::move(result));
-        });
+    if (!runs_->setRuns(run_ids)) return;
+    // None: everything is shown already (runsRead and curvesRead came at once).
+    if (!run_ids.isEmpty())
+        status_label_->setFullText(tr("Loading %n run(s)…", nullptr, static_cast<int>(run_ids.size())));
 }
 
-void CompareView::showRuns(RunsResult result) {
-    runs_ = std::move(result.runs);
-    summaries_.clear();
-    for (const RunInfo& info : runs_) summaries_.push_back(info.summary);
+void CompareView::showRuns(const QStringList& missing) {
     std::vector<std::string> configs;
-    for (const RunInfo& info : runs_) configs.push_back(info.record.config_json);
+    for (const CompareRuns::Run& run : runs_->runs()) configs.push_back(run.record.config_json);
     seed_groups_ = groupBySeed(configs);
     {
         const QSignalBlocker blocker(group_seeds_check_);
@@ -290,8 +252,8 @@ void CompareView::showRuns(RunsResult result) {
 
     // The keys any selected run has; the chosen one stays while some run has it.
     std::set<QString> keys;
-    for (const RunInfo& info : runs_)
-        for (const std::string& key : info.keys) keys.insert(QString::fromStdString(key));
+    for (const CompareRuns::Run& run : runs_->runs())
+        for (const std::string& key : run.keys) keys.insert(QString::fromStdString(key));
     QString current = key_combo_->currentText();
     if (!keys.count(current)) current = QString::fromLatin1(kDefaultKey);
     if (!keys.empty() && !keys.count(current)) current = *keys.begin();
@@ -302,187 +264,64 @@ void CompareView::showRuns(RunsResult result) {
         if (keys.empty()) key_combo_->addItem(current);
         key_combo_->setCurrentText(current);
     }
-    if (!result.missing.isEmpty()) {
-        const QString message = tr("not in the store %1: %2")
-                                    .arg(reader_->folder(), result.missing.join(QStringLiteral(", ")));
+    if (!missing.isEmpty()) {
+        const QString message =
+            tr("not in the store %1: %2").arg(runs_->folder(), missing.join(QStringLiteral(", ")));
         Q_EMIT loadFailed(message);
     }
     loadCurves();
 }
 
 void CompareView::loadCurves() {
-    const int request = ++curves_request_;
-    stopFollowing();
     view_moved_by_user_ = false;
-    if (runs_.empty()) {
-        showCurves({});
-        return;
-    }
-    loaded_ = false;
-    std::vector<std::pair<std::string, QString>> runs;  // id, name
-    for (const RunInfo& info : runs_) runs.emplace_back(info.record.run_id, info.summary.name);
-    const std::string key = key_combo_->currentText().toStdString();
-    reader_->post<std::vector<RunCurve>>(
-        [runs, key](RunStore& store) {
-            std::vector<RunCurve> curves;
-            for (const auto& [id, name] : runs) curves.push_back({QString::fromStdString(id), name, store.metrics(id, key)});
-            return curves;
-        },
-        [this, request](std::vector<RunCurve> curves) {
-            if (request == curves_request_) showCurves(std::move(curves));
-        });
+    runs_->loadCurves(key_combo_->currentText().toStdString());
 }
 
-void CompareView::showCurves(std::vector<RunCurve> curves) {
-    curves_ = std::move(curves);
+void CompareView::showCurves() {
     plotCurves();
     showPointCount();
-    loaded_ = true;
-    followRunningRuns();
     Q_EMIT loaded();
 }
 
 void CompareView::showPointCount() {
     size_t points = 0;
-    for (const RunCurve& curve : curves_) points += curve.points.size();
-    int running = 0;
-    for (const RunInfo& info : runs_) running += info.record.status == "running" ? 1 : 0;
-    if (runs_.empty())
-        status_label_->setFullText(run_ids_.isEmpty() ? tr("Select runs in the list to compare them.")
-                                                  : tr("None of the selected runs is in the store."));
+    for (const RunCurve& curve : curves()) points += curve.points.size();
+    const int running = runs_->runningCount();
+    if (runs_->runs().empty())
+        status_label_->setFullText(runIds().isEmpty() ? tr("Select runs in the list to compare them.")
+                                                      : tr("None of the selected runs is in the store."));
     else
-        status_label_->setFullText(tr("%n run(s) · %1 points", nullptr, static_cast<int>(runs_.size()))
+        status_label_->setFullText(tr("%n run(s) · %1 points", nullptr, static_cast<int>(runs_->runs().size()))
                                    .arg(formatGrouped(static_cast<int64_t>(points))) +
                                (running > 0 ? tr(" · %n running", nullptr, running) : QString()));
     export_button_->setEnabled(points > 0);
 }
 
-CompareView::RunInfo CompareView::readRunInfo(RunStore& store, RunRecord record) {
-    // Runs on the reader's thread.
-    RunInfo info;
-    info.keys = store.metricKeys(record.run_id);
-    std::vector<MetricPoint> peaks;
-    for (const std::string& key : info.keys) {
-        if (!isPeakMemoryKey(key)) continue;
-        std::vector<MetricPoint> points = store.metrics(record.run_id, key);
-        peaks.insert(peaks.end(), points.begin(), points.end());
-    }
-    info.summary = summarizeForComparison(record, store.metrics(record.run_id, metric::kLoss),
-                                          store.metrics(record.run_id, metric::kTokensPerSecond), peaks);
-    info.record = std::move(record);
-    return info;
-}
-
 bool CompareView::isPolling() const {
-    return std::any_of(tails_.begin(), tails_.end(), [](const StoreTail* tail) { return tail != nullptr; });
-}
-
-void CompareView::followRunningRuns() {
-    stopFollowing();
-    if (curves_.size() != runs_.size()) return;
-    tails_.assign(runs_.size(), nullptr);
-    for (size_t i = 0; i < runs_.size(); ++i) {
-        if (runs_[i].record.status != "running") continue;
-        auto* tail = new StoreTail(reader_->folder(), QString::fromStdString(runs_[i].record.run_id), this);
-        tail->setPollInterval(kPollIntervalMs);
-        connect(tail, &RunFeed::pointsArrived, this,
-                [this, i](const QVector<MetricPoint>& points) { appendLivePoints(i, points); });
-        connect(tail, &RunFeed::runFinished, this, [this, i] { onRunLeftRunning(i); });
-        connect(tail, &StoreTail::failed, this, [this, i, tail](const QString&) {
-            // A read that failed is tried again; a run deleted meanwhile is left as it was
-            // shown, no longer running here.
-            if (tail->isPolling()) return;
-            runs_[i].record.status = "unknown";
-            dropTail(i);
-            showPointCount();
-        });
-        tails_[i] = tail;
-        tail->start();
-    }
-}
-
-void CompareView::stopFollowing() {
-    for (size_t i = 0; i < tails_.size(); ++i) dropTail(i);
-    tails_.clear();
-}
-
-void CompareView::dropTail(size_t run_index) {
-    StoreTail* tail = tails_[run_index];
-    if (!tail) return;
-    tails_[run_index] = nullptr;
-    tail->stop();
-    // Its own signal may be what is running now.
-    tail->deleteLater();
-}
-
-void CompareView::appendLivePoints(size_t run_index, const QVector<MetricPoint>& points) {
-    if (!loaded_ || run_index >= curves_.size()) return;
-    const std::string key = key_combo_->currentText().toStdString();
-    std::vector<MetricPoint>& shown = curves_[run_index].points;
-    size_t added = 0;
-    for (const MetricPoint& point : points) {
-        // The tail's first read repeats the whole run: only steps after the shown ones are new.
-        if (point.key != key || (!shown.empty() && point.step <= shown.back().step)) continue;
-        shown.push_back(point);
-        ++added;
-    }
-    if (added == 0) return;
-    plotCurves();
-    showPointCount();
-}
-
-void CompareView::onRunLeftRunning(size_t run_index) {
-    StoreTail* tail = tails_[run_index];
-    if (!tail) return;
-    runs_[run_index].record = tail->record();
-    // The summary, as setRuns reads it, now that the run has all its points. The tail stays
-    // until then, so isPolling() turns false only once the summary is shown.
-    const int request = runs_request_;
-    reader_->post<RunInfo>([record = tail->record()](RunStore& store) { return readRunInfo(store, record); },
-                           [this, request, run_index](RunInfo info) {
-                               if (request != runs_request_ || run_index >= runs_.size()) return;
-                               runs_[run_index].keys = std::move(info.keys);
-                               runs_[run_index].summary = info.summary;
-                               summaries_[run_index] = std::move(info.summary);
-                               showSummary();
-                               if (run_index < tails_.size()) dropTail(run_index);
-                               showPointCount();
-                           });
+    return runs_->isPolling();
 }
 
 void CompareView::showSummary() {
-    summary_table_->setRowCount(static_cast<int>(summaries_.size()));
-    for (size_t i = 0; i < summaries_.size(); ++i) {
-        const CompareSummary& s = summaries_[i];
+    const std::vector<CompareSummary>& rows = summaries();
+    summary_table_->setRowCount(static_cast<int>(rows.size()));
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const CompareSummary& summary = rows[i];
         const int row = static_cast<int>(i);
-        QTableWidgetItem* name = cell(s.name, Qt::AlignLeft | Qt::AlignVCenter);
+        QTableWidgetItem* name = cell(CompareSummaryTable::text(summary, RunName), Qt::AlignLeft | Qt::AlignVCenter);
         name->setForeground(colorOfRun(i));
-        name->setToolTip(s.run_id);
+        name->setToolTip(summary.run_id);
         summary_table_->setItem(row, RunName, name);
-        summary_table_->setItem(row, FinalLoss, cell(numberOrDash(s.final_loss, 4)));
-        summary_table_->setItem(row, BestLoss, cell(numberOrDash(s.best_loss, 4)));
-        summary_table_->setItem(row, TokensPerS,
-                                cell(std::isfinite(s.tokens_per_s) ? formatGrouped(std::llround(s.tokens_per_s))
-                                                                   : missingValue()));
-        summary_table_->setItem(row, PeakMemory,
-                                cell(std::isfinite(s.peak_memory_bytes)
-                                         ? formatBytes(static_cast<int64_t>(s.peak_memory_bytes))
-                                         : missingValue()));
-        summary_table_->setItem(row, MicroBatch, cell(countOrDash(s.micro_batch_size)));
-        summary_table_->setItem(row, Accumulation, cell(countOrDash(s.accumulation_steps)));
-        summary_table_->setItem(row, World, cell(countOrDash(s.world_size)));
-        summary_table_->setItem(row, GlobalBatch, cell(countOrDash(s.global_batch_size)));
-        summary_table_->setItem(row, WallTime, cell(formatDuration(s.wall_time_s)));
+        for (int column = RunName + 1; column < CompareSummaryTable::ColumnCount; ++column)
+            summary_table_->setItem(row, column,
+                                    cell(CompareSummaryTable::text(summary, static_cast<SummaryColumn>(column))));
     }
 }
 
 void CompareView::showConfigDiff() {
     std::vector<std::string> configs;
     QStringList headers{tr("Key")};
-    for (const RunInfo& info : runs_) {
-        configs.push_back(info.record.config_json);
-        headers << info.summary.name;
-    }
+    for (const CompareRuns::Run& run : runs_->runs()) configs.push_back(run.record.config_json);
+    for (const CompareSummary& summary : summaries()) headers << summary.name;
     const std::vector<ConfigDiffRow> rows = configDiff(configs, show_all_keys_->isChecked());
     diff_table_->clear();
     diff_table_->setColumnCount(static_cast<int>(headers.size()));
@@ -498,7 +337,7 @@ void CompareView::showConfigDiff() {
             diff_table_->setItem(row, c + 1, item);
         }
     }
-    if (!runs_.empty() && rows.empty())
+    if (!runs_->runs().empty() && rows.empty())
         diff_table_->setToolTip(tr("The selected runs have the same config."));
     else
         diff_table_->setToolTip(QString());
@@ -531,7 +370,7 @@ void CompareView::updateGrouping() {
     if (groupSeeds()) {
         plot_groups_ = seed_groups_;
     } else {
-        for (size_t i = 0; i < runs_.size(); ++i) plot_groups_.push_back({i});
+        for (size_t i = 0; i < runs_->runs().size(); ++i) plot_groups_.push_back({i});
     }
 }
 
@@ -559,15 +398,6 @@ QColor CompareView::colorOfRun(size_t run_index) const {
 
 namespace {
 
-double xOf(XAxis axis, const MetricPoint& point) {
-    switch (axis) {
-    case XAxis::Tokens: return static_cast<double>(point.tokens);
-    case XAxis::Step: return static_cast<double>(point.step);
-    case XAxis::WallTime: return point.wall_time;
-    }
-    return 0.0;
-}
-
 double xOf(XAxis axis, const SeedBandPoint& point) {
     switch (axis) {
     case XAxis::Tokens: return point.tokens;
@@ -587,27 +417,42 @@ QColor withAlpha(QColor color, int alpha) {
     return color;
 }
 
+// A series' EMA as points at its samples' steps, tokens and wall times: what seedBand takes.
+std::vector<MetricPoint> smoothedPoints(const MetricSeries& series) {
+    std::vector<MetricPoint> points;
+    points.reserve(series.samples().size());
+    for (const SeriesSample& sample : series.samples()) {
+        MetricPoint point;
+        point.step = sample.step;
+        point.tokens = static_cast<int64_t>(sample.tokens);
+        point.wall_time = sample.wall;
+        point.value = sample.smoothed;
+        points.push_back(std::move(point));
+    }
+    return points;
+}
+
 }  // namespace
 
-void CompareView::plotRun(const RunCurve& curve, const QColor& color) {
+void CompareView::plotRun(size_t run_index, const QColor& color) {
     const XAxis x_axis = axis();
+    // The run's series: its points as RunSeries keeps them (non-finite ones as gaps) and their EMA.
+    const std::vector<SeriesSample>& samples = runs_->curveSeries(run_index).samples();
     QVector<double> xs, raw, smoothed;
-    xs.reserve(static_cast<int>(curve.points.size()));
+    xs.reserve(static_cast<qsizetype>(samples.size()));
     raw.reserve(xs.capacity());
     smoothed.reserve(xs.capacity());
-    EmaSmoother smoother(0.6);
-    for (const MetricPoint& point : curve.points) {
-        const double value = plottable(point.value);
-        xs << xOf(x_axis, point);
-        raw << value;
-        smoothed << smoother.add(value);
+    for (const SeriesSample& sample : samples) {
+        xs << sampleX(sample, x_axis);
+        raw << sample.value;
+        smoothed << sample.smoothed;
     }
     QCPGraph* raw_graph = plot_->addGraph();
     raw_graph->setPen(QPen(withAlpha(color, 70), 1.0));
     setCurveData(raw_graph, xs, raw, x_axis != XAxis::WallTime);
     QCPGraph* smooth_graph = plot_->addGraph();
     smooth_graph->setPen(QPen(color, 2.0));
-    smooth_graph->setName(curve.name);
+    smooth_graph->setName(curves()[run_index].name);
     setCurveData(smooth_graph, xs, smoothed, x_axis != XAxis::WallTime);
     smooth_graph->addToLegend();
 }
@@ -627,12 +472,8 @@ void CompareView::plotSeedGroup(const std::vector<size_t>& members, const QColor
     // smoothed lines the runs would show one by one, and the mean line is their mean.
     std::vector<std::vector<MetricPoint>> raw, smoothed;
     for (size_t member : members) {
-        const std::vector<MetricPoint>& points = curves_[member].points;
-        raw.push_back(points);
-        std::vector<MetricPoint> smooth = points;
-        EmaSmoother smoother(0.6);
-        for (MetricPoint& point : smooth) point.value = smoother.add(plottable(point.value));
-        smoothed.push_back(std::move(smooth));
+        raw.push_back(curves()[member].points);
+        smoothed.push_back(smoothedPoints(runs_->curveSeries(member)));
     }
     const std::vector<SeedBandPoint> raw_band = seedBand(raw);
     const std::vector<SeedBandPoint> band = seedBand(smoothed);
@@ -663,31 +504,32 @@ void CompareView::plotSeedGroup(const std::vector<size_t>& members, const QColor
     high_graph->setData(xs, highs, sorted);
     QCPGraph* mean_graph = plot_->addGraph();
     mean_graph->setPen(QPen(color, 2.0));
-    mean_graph->setName(tr("%1 (%n seeds)", nullptr, static_cast<int>(members.size())).arg(QString::fromStdString(seedGroupName(curves_[members.front()].name.toStdString()))));
+    mean_graph->setName(tr("%1 (%n seeds)", nullptr, static_cast<int>(members.size())).arg(QString::fromStdString(seedGroupName(curves()[members.front()].name.toStdString()))));
     setCurveData(mean_graph, xs, means, sorted);
     mean_graph->addToLegend();
 }
 
 void CompareView::plotCurves() {
     // A live update keeps the ranges the user dragged or zoomed to; anything else rescales.
-    const bool keep_ranges = view_moved_by_user_ && !curves_.empty();
+    const std::vector<RunCurve>& shown = curves();
+    const bool keep_ranges = view_moved_by_user_ && !shown.empty();
     decimated_.clear();
     plot_->clearGraphs();
     plot_->legend->clearItems();
     const XAxis x_axis = axis();
     // The groups index runs_; curves of a selection still loading are drawn one by one.
     std::vector<std::vector<size_t>> groups = plot_groups_;
-    if (curves_.size() != runs_.size()) {
+    if (shown.size() != runs_->runs().size()) {
         groups.clear();
-        for (size_t i = 0; i < curves_.size(); ++i) groups.push_back({i});
+        for (size_t i = 0; i < shown.size(); ++i) groups.push_back({i});
     }
     for (size_t g = 0; g < groups.size(); ++g) {
-        if (groups[g].size() == 1) plotRun(curves_[groups[g].front()], runColor(g));
+        if (groups[g].size() == 1) plotRun(groups[g].front(), runColor(g));
         else plotSeedGroup(groups[g], runColor(g));
     }
-    plot_->legend->setVisible(!curves_.empty());
-    placeholder_->setVisible(curves_.empty());
-    for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) axis->setTickLabels(!curves_.empty());
+    plot_->legend->setVisible(!shown.empty());
+    placeholder_->setVisible(shown.empty());
+    for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) axis->setTickLabels(!shown.empty());
     switch (x_axis) {
     case XAxis::Tokens: plot_->xAxis->setLabel(tr("tokens seen")); break;
     case XAxis::Step: plot_->xAxis->setLabel(tr("optimizer step")); break;
@@ -697,10 +539,10 @@ void CompareView::plotCurves() {
     const bool banded = std::any_of(groups.begin(), groups.end(),
                                     [](const std::vector<size_t>& members) { return members.size() > 1; });
     plot_->yAxis->setLabel(key_combo_->currentText() +
-                           (curves_.empty() ? QString()
+                           (shown.empty() ? QString()
                             : banded        ? tr("  (EMA 0.6 over raw; seeds: mean, min-max)")
                                             : tr("  (EMA 0.6 over raw)")));
-    if (curves_.empty()) {
+    if (shown.empty()) {
         plot_->xAxis->setRange(0, 1);
         plot_->yAxis->setRange(0, 1);
     } else if (!keep_ranges) {
@@ -714,7 +556,7 @@ void CompareView::plotCurves() {
 }
 
 QString CompareView::csv() const {
-    return curvesCsv(curves_);
+    return curvesCsv(curves());
 }
 
 bool CompareView::exportCsv(const QString& path) const {

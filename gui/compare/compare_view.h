@@ -3,21 +3,20 @@
 
 #include <cstddef>
 #include <memory>
-
-#include <string>
 #include <vector>
 
 #include <QColor>
 #include <QStringList>
+#include <QVector>
 #include <QWidget>
 
+#include "compare/compare_runs.h"
 #include "compare/compare_summary.h"
 #include "compare/curves_csv.h"
 #include "common/elided_label.h"
 #include "common/x_axis.h"
 #include "plotting/decimated_graph.h"
 #include "trainbench/metric_keys.h"
-#include "trainbench/run_store.h"
 
 class QCheckBox;
 class QComboBox;
@@ -30,12 +29,11 @@ class QTableWidget;
 
 namespace trainbench::gui {
 
-class StoreReader;
-class StoreTail;
-
-// Everything is read from the store on a StoreReader's thread: first each run's record, keys
-// and summary, then the points of the chosen key. loaded() says both have arrived for the
-// latest setRuns() and key; results of a superseded request are dropped.
+// The widgets only: what they show is read and followed by a CompareRuns (each run's record,
+// keys and summary, then the points of the chosen key, each curve through a RunSeries as the
+// live plots read theirs), the summary's cells are CompareSummaryTable's and the config diff is
+// configDiff's. loaded() says the runs and the curves of the latest setRuns() and key have
+// arrived; results of a superseded request are dropped.
 //
 // The x axis defaults to tokens seen: runs that differ in effective batch size line up only
 // there. Each run has one colour: its smoothed curve (TensorBoard's debiased EMA, w 0.6) over
@@ -47,10 +45,9 @@ class StoreTail;
 // filled between them) and the mean of the smoothed curves, named "name (n seeds)" in the
 // legend. A run alone keeps its two graphs: raw (faint), then smoothed.
 //
-// While a compared run is `running` (trained by this or another process), a StoreTail follows
-// it (every kPollIntervalMs, on the tail's reader thread): its points of the shown key after
-// the last step shown extend its curve, and once it has left `running` (finished, or
-// interrupted: the tail notices a writer that died) its summary is read again. Polling stops
+// While a compared run is `running` (trained by this or another process), its CompareRuns
+// follows it (every kPollIntervalMs): its points of the shown key after the last step shown
+// extend its curve, and once it has left `running` its summary is read again. Polling stops
 // when no compared run is running any more.
 //
 // Widgets that tests drive carry object names: compareView, compareKeyCombo, compareAxisCombo,
@@ -62,27 +59,29 @@ class CompareView : public QWidget {
 public:
     // The axis box lists tokens seen first, then the optimizer step and the wall time.
     using Axis = XAxis;
-    enum SummaryColumn {
-        RunName, FinalLoss, BestLoss, TokensPerS, PeakMemory, MicroBatch, Accumulation, World, GlobalBatch, WallTime,
-        SummaryColumnCount
-    };
+    // The summary table's columns (CompareView::RunName, ...).
+    using SummaryColumn = CompareSummaryTable::Column;
+    using enum CompareSummaryTable::Column;
 
     // `store_folder`: the store to read (RunStore::defaultFolder() when empty).
     explicit CompareView(const QString& store_folder = QString(), QWidget* parent = nullptr);
 
     // Compares these runs (in this order); the same set again changes nothing.
     void setRuns(const QStringList& run_ids);
-    const QStringList& runIds() const { return run_ids_; }
+    const QStringList& runIds() const { return runs_->runIds(); }
     // Shows the curves of `key`; false when no selected run has it.
     bool setKey(const QString& key);
     QString key() const;
     void setAxis(XAxis axis);
     XAxis axis() const;
     // True once the runs and the curves of the latest request are shown.
-    bool isLoaded() const { return loaded_; }
+    bool isLoaded() const { return runs_->isLoaded(); }
 
-    const std::vector<CompareSummary>& summaries() const { return summaries_; }
-    const std::vector<RunCurve>& curves() const { return curves_; }
+    const std::vector<CompareSummary>& summaries() const { return runs_->summaries(); }
+    // Each run's curve as stored (what the CSV writes); drawn through runs()'s series.
+    const std::vector<RunCurve>& curves() const { return runs_->curves(); }
+    // What the view shows, read and followed.
+    const CompareRuns& runs() const { return *runs_; }
     // The shown curves as CSV (see curvesCsv); exportCsv writes them to a file.
     QString csv() const;
     bool exportCsv(const QString& path) const;
@@ -98,7 +97,7 @@ public:
 
     // Whether a compared run is running, so new points are being fetched.
     bool isPolling() const;
-    static constexpr int kPollIntervalMs = 1000;
+    static constexpr int kPollIntervalMs = CompareRuns::kPollIntervalMs;
 
     static constexpr const char* kDefaultKey = metric::kLoss;
 
@@ -108,25 +107,15 @@ Q_SIGNALS:
     void loadFailed(const QString& message);
 
 private:
-    // What the query thread reads for one run before the curves.
-    struct RunInfo {
-        RunRecord record;
-        std::vector<std::string> keys;
-        CompareSummary summary;
-    };
-    struct RunsResult {
-        std::vector<RunInfo> runs;
-        QStringList missing;
-    };
-
     void buildUi();
-    void showRuns(RunsResult result);
+    // The runs arrived: their summary, config diff, seed groups and keys; then their curves.
+    void showRuns(const QStringList& missing);
     void loadCurves();
-    void showCurves(std::vector<RunCurve> curves);
+    void showCurves();
     void showSummary();
     void showConfigDiff();
     void plotCurves();
-    void plotRun(const RunCurve& curve, const QColor& color);
+    void plotRun(size_t run_index, const QColor& color);
     // Sorted keys (step, tokens): through a DecimatedGraph; wall time: every point as it is.
     void setCurveData(QCPGraph* graph, const QVector<double>& xs, const QVector<double>& ys, bool sorted);
     void plotSeedGroup(const std::vector<size_t>& members, const QColor& color);
@@ -135,29 +124,12 @@ private:
     void showPointCount();
     void exportWithDialog();
     void exportPlotWithDialog();
-    // What setRuns reads of one run, and what is read again once it has left `running`.
-    static RunInfo readRunInfo(RunStore& store, RunRecord record);
-    // A StoreTail for each compared run that is `running`, replacing the tails of before.
-    void followRunningRuns();
-    void stopFollowing();
-    void appendLivePoints(size_t run_index, const QVector<MetricPoint>& points);
-    void onRunLeftRunning(size_t run_index);
-    void dropTail(size_t run_index);
 
-    StoreReader* reader_ = nullptr;
-    QStringList run_ids_;
-    std::vector<RunInfo> runs_;
-    std::vector<CompareSummary> summaries_;
-    std::vector<RunCurve> curves_;
-    int runs_request_ = 0;
-    int curves_request_ = 0;
-    bool loaded_ = true;
-    // Seed groups of runs_ (indices), and what is plotted: those groups, or one run each.
+    CompareRuns* runs_ = nullptr;
+    // Seed groups of the runs (indices), and what is plotted: those groups, or one run each.
     std::vector<std::vector<size_t>> seed_groups_;
     std::vector<std::vector<size_t>> plot_groups_;
     bool group_seeds_wanted_ = true;
-    // Parallel to runs_ while curves are shown: the tail of each running run, else null.
-    std::vector<StoreTail*> tails_;
     // Set once the user drags or zooms: live updates then keep the ranges they chose.
     bool view_moved_by_user_ = false;
 

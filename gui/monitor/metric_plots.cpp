@@ -32,7 +32,8 @@ const QColor kDeviceColors[] = {QColor(31, 119, 180), QColor(214, 39, 40), QColo
 constexpr double kPadding = 0.08;
 constexpr double kMarkerHoverPx = 5.0;
 
-// What the memory key names after its device, and how it is drawn and called.
+// How each memory kind RunSeries keeps (RunSeries::memoryKinds) is drawn and called, in the
+// order the legend and the crosshair list them.
 struct MemoryKind {
     const char* suffix;
     const char* title;
@@ -102,24 +103,24 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
 
     QColor faint = kLossColor;
     faint.setAlpha(80);
-    initSeries(loss_, xAxisOf(loss_rect_), loss_rect_->axis(QCPAxis::atLeft), tr("loss"), tr("nats/token"),
-               ValueFormat::Loss, QPen(kLossColor, 2.2), true);
+    initSeries(loss_, &run_series_.series(SeriesName::Loss), xAxisOf(loss_rect_), loss_rect_->axis(QCPAxis::atLeft),
+               tr("loss"), tr("nats/token"), ValueFormat::Loss, QPen(kLossColor, 2.2));
     // Noisy curves are drawn with 1 px pens: a wider pen strokes every min/max vertex the
     // adaptive sampling keeps, 20x slower at a million steps (docs/BENCHMARKS.md).
     loss_.raw->setPen(QPen(faint, 1.0));
-    initSeries(eval_loss_, xAxisOf(loss_rect_), loss_rect_->axis(QCPAxis::atLeft), tr("eval loss"),
-               tr("nats/token"), ValueFormat::Loss, QPen(kEvalColor), false);
+    initSeries(eval_loss_, &run_series_.series(SeriesName::EvalLoss), xAxisOf(loss_rect_),
+               loss_rect_->axis(QCPAxis::atLeft), tr("eval loss"), tr("nats/token"), ValueFormat::Loss, QPen(kEvalColor));
     eval_loss_.raw->setLineStyle(QCPGraph::lsNone);
     eval_loss_.raw->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, kEvalColor, kEvalColor, 7));
     QColor faint_grad = kGradColor;
     faint_grad.setAlpha(80);
-    initSeries(grad_norm_, xAxisOf(grad_rect_), grad_rect_->axis(QCPAxis::atLeft), tr("grad norm"), QString(),
-               ValueFormat::Plain, QPen(kGradColor, 1.8), true);
+    initSeries(grad_norm_, &run_series_.series(SeriesName::GradNorm), xAxisOf(grad_rect_),
+               grad_rect_->axis(QCPAxis::atLeft), tr("grad norm"), QString(), ValueFormat::Plain, QPen(kGradColor, 1.8));
     grad_norm_.raw->setPen(QPen(faint_grad, 1.0));
-    initSeries(learning_rate_, xAxisOf(rate_rect_), lr_axis, tr("lr"), QString(), ValueFormat::Plain,
-               QPen(kRateColor, 1.8), false);
-    initSeries(throughput_, xAxisOf(rate_rect_), tps_axis, tr("throughput"), tr("tokens/s"), ValueFormat::Rate,
-               QPen(kThroughputColor, 1.0), false);
+    initSeries(learning_rate_, &run_series_.series(SeriesName::LearningRate), xAxisOf(rate_rect_), lr_axis, tr("lr"),
+               QString(), ValueFormat::Plain, QPen(kRateColor, 1.8));
+    initSeries(throughput_, &run_series_.series(SeriesName::Throughput), xAxisOf(rate_rect_), tps_axis,
+               tr("throughput"), tr("tokens/s"), ValueFormat::Rate, QPen(kThroughputColor, 1.0));
 
     // The lowest reachable loss of a synthetic language: a dashed line the curve approaches.
     floor_line_ = new QCPItemStraightLine(this);
@@ -171,16 +172,19 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
     connect(this, &QCustomPlot::mousePress, this, [this](QMouseEvent*) { setFollowing(false); });
     connect(this, &QCustomPlot::mouseWheel, this, [this](QWheelEvent*) { setFollowing(false); });
 
-    layout_->applyXAxis(positions_.axis());
+    layout_->applyXAxis(xAxis());
     resetRun(RunConfig{});
 }
 
-void MetricPlots::initSeries(Series& series, QCPAxis* x, QCPAxis* y, const QString& label, const QString& unit,
-                             ValueFormat format, const QPen& pen, bool smoothed) {
+void MetricPlots::initSeries(Series& series, const MetricSeries* data, QCPAxis* x, QCPAxis* y, const QString& label,
+                             const QString& unit, ValueFormat format, const QPen& pen) {
+    // A series with an EMA gets a second graph for it.
+    const bool smoothed = data->smoothed();
     series.label = label;
     series.unit = unit;
     series.format = format;
-    series.data = MetricSeries(smoothed, smoothing_weight_);
+    series.data = data;
+    series.drawn = 0;
     series.raw = addGraph(x, y);
     series.raw->setAdaptiveSampling(true);
     series.raw->setPen(pen);
@@ -190,7 +194,7 @@ void MetricPlots::initSeries(Series& series, QCPAxis* x, QCPAxis* y, const QStri
         series.smoothed = addGraph(x, y);
         series.smoothed->setAdaptiveSampling(true);
         series.smoothed->setPen(pen);
-        series.smoothed->setName(tr("%1 (EMA %2)").arg(label).arg(smoothing_weight_));
+        series.smoothed->setName(tr("%1 (EMA %2)").arg(label).arg(smoothingWeight()));
         series.smoothed_drawn = std::make_shared<LiveDecimation>(series.smoothed);
     }
 }
@@ -213,12 +217,9 @@ void MetricPlots::resetRun(const RunConfig& config) {
     planned_tokens_ = std::max(1.0, static_cast<double>(schedule.plannedTokens()));
     adaptive_ = schedule.adapts();
     seq_len_ = static_cast<double>(config.train.seq_len);
-    step_tokens_ = 0;
-    last_step_ = 0;
-    last_tokens_ = 0;
-    last_wall_ = 0;
+    run_series_.clear();
     for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) {
-        series->data.clear();
+        series->drawn = 0;
         series->raw->data()->clear();
         if (series->smoothed) series->smoothed->data()->clear();
         invalidateDrawn(*series);
@@ -231,8 +232,6 @@ void MetricPlots::resetRun(const RunConfig& config) {
     marker_walls_.clear();
     for (auto& [kind, graph] : marker_legend_) removeGraph(graph);
     marker_legend_.clear();
-    positions_.clear();
-    entropy_floor_ = qQNaN();
     floor_line_->setVisible(false);
     floor_label_->setVisible(false);
     placeholder_->setVisible(true);
@@ -243,14 +242,16 @@ void MetricPlots::resetRun(const RunConfig& config) {
     replot_->request();
 }
 
-void MetricPlots::append(Series& series, const MetricPoint& point) {
-    const SeriesSample& sample =
-        series.data.append(point, positions_.tokensAt(point.step, static_cast<double>(point.tokens)));
-    const double x = xOf(sample);
-    // A point before the end lands inside the sorted data: the drawn pyramids read it all again.
-    if (!series.raw->data()->isEmpty() && x < (series.raw->data()->constEnd() - 1)->key) invalidateDrawn(series);
-    series.raw->addData(x, sample.value);
-    if (series.smoothed) series.smoothed->addData(x, sample.smoothed);
+void MetricPlots::drawNewSamples(Series& series) {
+    const std::vector<SeriesSample>& samples = series.data->samples();
+    for (; series.drawn < samples.size(); ++series.drawn) {
+        const SeriesSample& sample = samples[series.drawn];
+        const double x = xOf(sample);
+        // A point before the end lands inside the sorted data: the drawn pyramids read it all again.
+        if (!series.raw->data()->isEmpty() && x < (series.raw->data()->constEnd() - 1)->key) invalidateDrawn(series);
+        series.raw->addData(x, sample.value);
+        if (series.smoothed) series.smoothed->addData(x, sample.smoothed);
+    }
 }
 
 MetricPlots::Series& MetricPlots::memorySeries(const std::string& key) {
@@ -264,9 +265,9 @@ MetricPlots::Series& MetricPlots::memorySeries(const std::string& key) {
         color = device_colors_.emplace(device, kDeviceColors[index]).first;
     }
     Series& series = memory_[key];
-    initSeries(series, xAxisOf(memory_rect_), memory_rect_->axis(QCPAxis::atLeft),
+    initSeries(series, run_series_.seriesOfKey(key), xAxisOf(memory_rect_), memory_rect_->axis(QCPAxis::atLeft),
                QStringLiteral("%1 %2").arg(QString::fromStdString(device), QLatin1String(kind->title)), QString(),
-               ValueFormat::Bytes, QPen(color->second, kind->width, kind->style), false);
+               ValueFormat::Bytes, QPen(color->second, kind->width, kind->style));
     series.group = QString::fromStdString(device);
     rebuildMemoryLegend();
     return series;
@@ -317,49 +318,25 @@ QString MetricPlots::memoryLineAt(const std::string& device, double x) const {
 }
 
 void MetricPlots::addPoints(const QVector<MetricPoint>& points) {
-    // Tokens first: the points of a step carry the step, and train/tokens says how many
-    // tokens that step ends at, whichever order the batch lists them in.
-    positions_.noteTokens(points);
-    bool changed = false;
-    for (const MetricPoint& point : points) {
-        std::string device;
-        if (point.key == metric::kLoss) {
-            append(loss_, point);
-            positions_.noteWall(point.step, point.wall_time);
-        } else if (point.key == metric::kEvalLoss) {
-            append(eval_loss_, point);
-        } else if (point.key == metric::kGradNorm) {
-            append(grad_norm_, point);
-        } else if (point.key == metric::kLearningRate) {
-            append(learning_rate_, point);
-        } else if (point.key == metric::kTokensPerSecond) {
-            append(throughput_, point);
-        } else if (memoryKindOf(point.key, &device)) {
-            append(memorySeries(point.key), point);
-        } else if (point.key == metric::kEntropyFloor) {
-            entropy_floor_ = point.value;
-            floor_line_->point1->setCoords(0.0, point.value);
-            floor_line_->point2->setCoords(1.0, point.value);
-            floor_line_->setVisible(true);
-            floor_label_->setText(tr("entropy floor %1").arg(point.value, 0, 'f', 3));
-            floor_label_->setVisible(true);
-            continue;  // a property of the data, not a step of the run
-        } else if (point.key == metric::kGlobalBatch) {
-            step_tokens_ = point.value * seq_len_;  // an adaptive run's steps so far say how long it is
-            continue;
-        } else if (point.key != metric::kTokens) {
-            continue;
-        }
-        last_step_ = std::max(last_step_, point.step);
-        last_tokens_ = std::max(last_tokens_, positions_.tokensAt(point.step, static_cast<double>(point.tokens)));
-        last_wall_ = std::max(last_wall_, point.wall_time);
-        changed = true;
-    }
-    if (!changed) return;
+    const SeriesUpdate update = run_series_.addPoints(points);
+    if (update.entropy_floor) showEntropyFloor(run_series_.entropyFloor());
+    if (!update.advanced) return;
+    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) drawNewSamples(*series);
+    // In the order of their first points: a new device takes the next colour.
+    for (const std::string& key : run_series_.memoryKeys()) drawNewSamples(memorySeries(key));
     // A marker that came before its step's points learns its wall time now.
     rebuildMarkers();
-    placeholder_->setVisible(loss_.data.samples().empty());
+    placeholder_->setVisible(loss_.data->samples().empty());
     replot_->request();
+}
+
+void MetricPlots::showEntropyFloor(double floor) {
+    // The lowest reachable loss of a synthetic language: a dashed line across the loss row.
+    floor_line_->point1->setCoords(0.0, floor);
+    floor_line_->point2->setCoords(1.0, floor);
+    floor_line_->setVisible(true);
+    floor_label_->setText(tr("entropy floor %1").arg(floor, 0, 'f', 3));
+    floor_label_->setVisible(true);
 }
 
 bool MetricPlots::addEvent(const RunEvent& event) {
@@ -379,7 +356,7 @@ void MetricPlots::addEventMarker(int64_t step, const QString& kind, const QStrin
 }
 
 double MetricPlots::markerX(const EventMarker& marker, double wall) const {
-    return positions_.markerX(marker.step, wall);
+    return run_series_.positions().markerX(marker.step, wall);
 }
 
 void MetricPlots::showMarkerLegend(const QString& kind) {
@@ -395,7 +372,7 @@ void MetricPlots::showMarkerLegend(const QString& kind) {
 void MetricPlots::rebuildGraphs(Series& series) {
     QVector<QCPGraphData> raw;
     QVector<QCPGraphData> smoothed;
-    const std::vector<SeriesSample>& samples = series.data.samples();
+    const std::vector<SeriesSample>& samples = series.data->samples();
     raw.reserve(static_cast<qsizetype>(samples.size()));
     if (series.smoothed) smoothed.reserve(static_cast<qsizetype>(samples.size()));
     for (const SeriesSample& sample : samples) {
@@ -405,6 +382,7 @@ void MetricPlots::rebuildGraphs(Series& series) {
     }
     series.raw->data()->set(raw, false);
     if (series.smoothed) series.smoothed->data()->set(smoothed, false);
+    series.drawn = samples.size();
     invalidateDrawn(series);
 }
 
@@ -418,8 +396,8 @@ void MetricPlots::rebuildMarkers() {
 }
 
 void MetricPlots::setXAxis(XAxis axis) {
-    if (axis == positions_.axis()) return;
-    positions_.setAxis(axis);
+    if (axis == xAxis()) return;
+    run_series_.setAxis(axis);
     for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) rebuildGraphs(*series);
     for (auto& [key, series] : memory_) rebuildGraphs(series);
     rebuildMarkers();
@@ -449,13 +427,12 @@ void MetricPlots::setIgnoreOutliers(bool ignore) {
 
 void MetricPlots::setSmoothingWeight(double weight) {
     const EmaSmoother probe(weight);  // clamps into [0, 1) as every smoother does
-    if (probe.weight() == smoothing_weight_) return;
-    smoothing_weight_ = probe.weight();
+    if (probe.weight() == smoothingWeight()) return;
     // The full series is re-smoothed, never a downsampled one.
+    run_series_.setSmoothingWeight(probe.weight());
     for (Series* series : {&loss_, &grad_norm_}) {
-        series->data.setSmoothingWeight(smoothing_weight_);
         rebuildGraphs(*series);
-        series->smoothed->setName(tr("%1 (EMA %2)").arg(series->label).arg(smoothing_weight_, 0, 'g', 2));
+        series->smoothed->setName(tr("%1 (EMA %2)").arg(series->label).arg(smoothingWeight(), 0, 'g', 2));
     }
     replot_->requestSoon();
 }
@@ -513,33 +490,38 @@ void MetricPlots::fitValueAxis(QCPAxis* axis, const std::vector<const QCPGraph*>
 }
 
 void MetricPlots::followRun() {
+    const int64_t last_step = run_series_.lastStep();
+    const double last_tokens = run_series_.lastTokens();
+    // Token positions of the newest step (train/global_batch x seq_len).
+    const double step_tokens = run_series_.stepSequences() * seq_len_;
     double upper = 1.0;
-    switch (positions_.axis()) {
+    switch (xAxis()) {
     case XAxis::Step:
-        upper = std::max(static_cast<double>(planned_steps_), static_cast<double>(last_step_));
+        upper = std::max(static_cast<double>(planned_steps_), static_cast<double>(last_step));
         // An adaptive batch's end in steps: the tokens left at the current batch (the plan at
         // the first batch is only an upper bound).
-        if (adaptive_ && step_tokens_ > 0 && last_step_ > 0)
-            upper = std::min(upper, static_cast<double>(last_step_) +
-                                        std::ceil(std::max(0.0, planned_tokens_ - last_tokens_) / step_tokens_));
+        if (adaptive_ && step_tokens > 0 && last_step > 0)
+            upper = std::min(upper, static_cast<double>(last_step) +
+                                        std::ceil(std::max(0.0, planned_tokens_ - last_tokens) / step_tokens));
         break;
-    case XAxis::Tokens: upper = std::max(planned_tokens_, last_tokens_); break;
+    case XAxis::Tokens: upper = std::max(planned_tokens_, last_tokens); break;
     // The end of a run in time is unknown: keep the newest point near the right edge.
-    case XAxis::WallTime: upper = std::max(1.0, last_wall_ * 1.05); break;
+    case XAxis::WallTime: upper = std::max(1.0, run_series_.lastWall() * 1.05); break;
     }
     // A sliver of room on the right keeps the newest point off the frame.
-    const QCPRange keys(0.0, upper + std::max(positions_.axis() == XAxis::Step ? 0.5 : 0.0, 0.01 * upper));
+    const QCPRange keys(0.0, upper + std::max(xAxis() == XAxis::Step ? 0.5 : 0.0, 0.01 * upper));
     xAxisOf(loss_rect_)->setRange(keys);
 
     for (Plot plot : {Plot::Loss, Plot::GradNorm, Plot::Rates, Plot::Memory}) fitRow(plot, keys);
-    if (std::isfinite(entropy_floor_)) floor_label_->position->setCoords(keys.lower + 0.01 * keys.size(), entropy_floor_);
+    const double floor = entropyFloor();
+    if (std::isfinite(floor)) floor_label_->position->setCoords(keys.lower + 0.01 * keys.size(), floor);
 }
 
 void MetricPlots::fitRow(Plot plot, const QCPRange& keys) {
     switch (plot) {
     case Plot::Loss:
         fitValueAxis(loss_rect_->axis(QCPAxis::atLeft), {loss_.raw, eval_loss_.raw}, keys, ignore_outliers_, false,
-                     entropy_floor_);
+                     entropyFloor());
         break;
     case Plot::GradNorm:
         fitValueAxis(grad_rect_->axis(QCPAxis::atLeft), {grad_norm_.raw}, keys, ignore_outliers_, false);
@@ -586,7 +568,7 @@ QString MetricPlots::seriesLineAt(const Series& series, double x) const {
 
 QString MetricPlots::positionLineAt(double x) const {
     // The loss point nearest to the cursor names the step, its tokens and its time.
-    const std::vector<SeriesSample>& samples = loss_.data.samples();
+    const std::vector<SeriesSample>& samples = loss_.data->samples();
     const SeriesSample* best = nullptr;
     if (!samples.empty()) {
         // Samples arrive in step order, so x grows along them on every axis.
@@ -597,7 +579,7 @@ QString MetricPlots::positionLineAt(double x) const {
         best = &*it;
     }
     if (!best) {
-        switch (positions_.axis()) {
+        switch (xAxis()) {
         case XAxis::Step: return tr("step %1").arg(std::llround(x));
         case XAxis::Tokens: return tr("%1 tokens").arg(formatSi(x));
         case XAxis::WallTime: return formatDuration(x);

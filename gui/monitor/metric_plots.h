@@ -13,12 +13,11 @@
 
 #include "monitor/event_markers.h"
 #include "monitor/metric_plot_layout.h"
-#include "monitor/metric_series.h"
 #include "monitor/plot_crosshair.h"
-#include "monitor/step_positions.h"
 #include "plotting/coalesced_replot.h"
 #include "plotting/live_decimation.h"
 #include "common/x_axis.h"
+#include "runs/run_series.h"
 #include "trainbench/metric_point.h"
 #include "trainbench/run_config.h"
 
@@ -26,11 +25,13 @@ namespace trainbench::gui {
 
 // Points are appended as they arrive and never downsampled here: QCustomPlot's adaptive
 // sampling reduces each pixel column to its min/max at draw time, so spikes stay visible.
-// Every point is also kept with its step, tokens seen and wall time, so the x axis can switch
-// between them without losing anything. The rows and their axes are a MetricPlotLayout, the
-// crosshair a PlotCrosshair; this class owns the curves, the marks and following the run. Redraws are coalesced and paced (CoalescedReplot): at
-// most one per kReplotIntervalMs, or longer when redraws are slow (replotIntervalAfter), and the
-// first batch after a quiet spell at once; the crosshair redraws only its own buffered layer.
+// Its RunSeries (runs/) decides which key becomes which curve and keeps every point with its
+// step, tokens seen, wall time and EMA, so the x axis can switch between them without losing
+// anything; this class draws what each series gained, owns the marks and follows the run. The
+// rows and their axes are a MetricPlotLayout, the crosshair a PlotCrosshair. Redraws are
+// coalesced and paced (CoalescedReplot): at most one per kReplotIntervalMs, or longer when
+// redraws are slow (replotIntervalAfter), and the first batch after a quiet spell at once; the
+// crosshair redraws only its own buffered layer.
 // The view follows the run (x: 0 .. planned end, y: the curve's extent without outliers) until
 // the user drags or zooms; a double click returns to following.
 class MetricPlots : public QCustomPlot {
@@ -45,10 +46,12 @@ public:
     // Empties every graph and mark for a new run of `config`: x spans train.steps, and until
     // data arrives the y axes show the scales the run will start at (ln vocab_size, peak lr).
     void resetRun(const RunConfig& config);
-    // Takes train/loss, eval/loss, train/grad_norm, train/lr, train/tokens, perf/tokens_per_s,
-    // data/entropy_floor and mem/<device>/{allocated,peak,reserved,device_used}_bytes; other
-    // keys are ignored. train/tokens maps each step to the tokens seen (the tokens x axis).
+    // Hands the points to runSeries() (its routing says which keys are drawn: train/loss,
+    // eval/loss, train/grad_norm, train/lr, perf/tokens_per_s, memory per device, the entropy
+    // floor; train/tokens maps each step to the tokens seen) and draws what its series gained.
     void addPoints(const QVector<MetricPoint>& points);
+    // The run's points as series, as drawn.
+    const RunSeries& runSeries() const { return run_series_; }
     // Marks a checkpoint, oom_backoff, skipped_step or advice event at its step; returns
     // false (and marks nothing) for other kinds.
     bool addEvent(const RunEvent& event);
@@ -62,7 +65,7 @@ public:
     bool replotPending() const { return replot_->pending(); }
 
     void setXAxis(XAxis axis);
-    XAxis xAxis() const { return positions_.axis(); }
+    XAxis xAxis() const { return run_series_.positions().axis(); }
     // Loss, GradNorm and Memory; Rates stays linear (the learning rate starts at zero).
     void setLogY(Plot plot, bool logarithmic);
     bool logY(Plot plot) const;
@@ -72,7 +75,7 @@ public:
     bool ignoreOutliers() const { return ignore_outliers_; }
     // Re-smooths the full series of loss and gradient norm with this EMA weight.
     void setSmoothingWeight(double weight);
-    double smoothingWeight() const { return smoothing_weight_; }
+    double smoothingWeight() const { return run_series_.smoothingWeight(); }
     // Auto range and following the newest step, as a double click does.
     void followLatest();
     bool following() const { return following_; }
@@ -101,7 +104,7 @@ public:
     QCPGraph* memoryGraph(const QString& key) const;
     int memoryGraphCount() const { return static_cast<int>(memory_.size()); }
     // NaN until the source reports its loss floor (synthetic data only).
-    double entropyFloor() const { return entropy_floor_; }
+    double entropyFloor() const { return run_series_.entropyFloor(); }
 
     static constexpr int kReplotIntervalMs = CoalescedReplot::kIntervalMs;
     static constexpr int kMaxReplotIntervalMs = CoalescedReplot::kMaxIntervalMs;
@@ -129,19 +132,24 @@ private:
         ValueFormat format = ValueFormat::Plain;
         QCPGraph* raw = nullptr;
         QCPGraph* smoothed = nullptr;  // null for curves drawn without smoothing
-        MetricSeries data;  // the points as they arrived, for redrawing against any x axis
+        // The points as they arrived (run_series_'s), for redrawing against any x axis, and
+        // how many of them the graphs hold.
+        const MetricSeries* data = nullptr;
+        size_t drawn = 0;
         // How the graphs are drawn once the run outgrows the plot's width.
         std::shared_ptr<LiveDecimation> raw_drawn;
         std::shared_ptr<LiveDecimation> smoothed_drawn;
     };
 
-    void initSeries(Series& series, QCPAxis* x, QCPAxis* y, const QString& label, const QString& unit,
-                    ValueFormat format, const QPen& pen, bool smoothed);
-    void append(Series& series, const MetricPoint& point);
+    void initSeries(Series& series, const MetricSeries* data, QCPAxis* x, QCPAxis* y, const QString& label,
+                    const QString& unit, ValueFormat format, const QPen& pen);
+    // Appends the samples its series gained since the last draw to its graphs.
+    void drawNewSamples(Series& series);
     Series& memorySeries(const std::string& key);
+    void showEntropyFloor(double floor);
     void rebuildMemoryLegend();
     QString memoryLineAt(const std::string& device, double x) const;
-    double xOf(const SeriesSample& sample) const { return positions_.xOf(sample); }
+    double xOf(const SeriesSample& sample) const { return run_series_.positions().xOf(sample); }
     double markerX(const EventMarker& marker, double wall) const;
     void rebuildGraphs(Series& series);
     // The series' graph data changed other than at the end: its decimations read it again.
@@ -164,6 +172,8 @@ private:
                       bool robust, bool from_zero, double keep_in_view = std::numeric_limits<double>::quiet_NaN());
     static QCPAxis* xAxisOf(const QCPAxisRect* rect) { return MetricPlotLayout::xAxisOf(rect); }
 
+    // The run's points, routed into the series drawn below (their Series point into it).
+    RunSeries run_series_;
     std::unique_ptr<MetricPlotLayout> layout_;
     std::unique_ptr<PlotCrosshair> crosshair_;
     QCPAxisRect* loss_rect_ = nullptr;
@@ -183,27 +193,18 @@ private:
     std::vector<QCPGraph*> memory_legend_entries_;
     QCPItemStraightLine* floor_line_ = nullptr;
     QCPItemText* floor_label_ = nullptr;
-    double entropy_floor_ = std::numeric_limits<double>::quiet_NaN();
     QCPItemText* placeholder_ = nullptr;
 
     QVector<EventMarker> markers_;
     QVector<double> marker_walls_;  // parallel to markers_: NaN until known
     std::map<QString, QCPGraph*> marker_legend_;  // empty graphs that put a kind in the legend
 
-    // Where each step lies on each x axis, and the axis chosen.
-    StepPositions positions_;
-
     bool ignore_outliers_ = true;
-    double smoothing_weight_ = 0.6;
     CoalescedReplot* replot_ = nullptr;
     int64_t planned_steps_ = 1;
     double planned_tokens_ = 0;
     bool adaptive_ = false;    // train.batch_policy adaptive: the planned steps are an upper bound
     double seq_len_ = 1;
-    double step_tokens_ = 0;  // token positions of the newest step (train/global_batch x seq_len)
-    int64_t last_step_ = 0;
-    double last_tokens_ = 0;
-    double last_wall_ = 0;
     bool following_ = true;
 };
 

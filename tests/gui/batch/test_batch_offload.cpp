@@ -11,6 +11,7 @@
 #include "widget_lookup.h"
 #include "batch/batch_panel.h"
 #include "batch/offload_choice.h"
+#include "common/config_edit.h"
 #include "common/display_format.h"
 #include "configure/configure_view.h"
 #include "trainbench/memory_plan.h"
@@ -35,18 +36,15 @@ RunConfig stageOneConfig() {
     return config;
 }
 
-// The window's part, as MainWindow does it for the other layout choices: the panel's request
-// becomes the owner's config and one undoable step of the Configure view; an undo hands the
-// panel the config back.
+// The window's part, as MainWindow::applyEdit does it: the panel's edit becomes the owner's
+// config and one undoable step of the Configure view; an undo hands the panel the config back.
 struct Owner {
     explicit Owner(const RunConfig& start) : config(start), view(start, QStringLiteral("tiny")) {
         panel.setRunConfig(config);
-        QObject::connect(&panel, &BatchPanel::offloadRequested, &panel,
-                         [this](const QString& offload, const QString& offload_dir) {
-                             config.runtime.offload = offload.toStdString();
-                             config.runtime.offload_dir = offload_dir.toStdString();
-                             view.recordWindowEdit(config, QStringLiteral("Offload %1").arg(offload));
-                         });
+        QObject::connect(&panel, &BatchPanel::configEditRequested, &panel, [this](const ConfigEdit& edit) {
+            config = withEdit(config, edit);
+            view.recordWindowEdit(config, edit.description);
+        });
         QObject::connect(&view, &ConfigureView::configEdited, &panel, [this](const RunConfig& edited, const QString&) {
             config = edited;
             panel.setRunConfig(config);
@@ -105,13 +103,16 @@ void TestBatchOffload::hostMemoryIsOneUndoableEditThatTakesTheMomentsOutOfThePea
     QVERIFY2(combo->itemText(OffloadChoice::Disk).endsWith(QStringLiteral("peak %1").arg(peak_offloaded)),
              qPrintable(combo->itemText(OffloadChoice::Disk)));
 
-    QSignalSpy requested(&panel, &BatchPanel::offloadRequested);
+    QSignalSpy requested(&panel, &BatchPanel::configEditRequested);
     QUndoStack* undo = owner.view.undoStack();
     const int steps_before = undo->count();
+    const RunConfig before = owner.config;
     combo->setCurrentIndex(OffloadChoice::HostMemory);
     QCOMPARE(requested.count(), 1);
-    QCOMPARE(requested.at(0).at(0).toString(), QStringLiteral("optimizer"));
-    QCOMPARE(requested.at(0).at(1).toString(), QString());
+    // The edit asks for the moments in host memory: runtime.offload, and no directory.
+    const RunConfig asked = withEdit(before, requested.at(0).at(0).value<ConfigEdit>());
+    QCOMPARE(asked.runtime.offload, std::string("optimizer"));
+    QCOMPARE(asked.runtime.offload_dir, std::string());
     QCOMPARE(owner.config.runtime.offload, std::string("optimizer"));
     QCOMPARE(owner.view.config().runtime.offload, std::string("optimizer"));
     QCOMPARE(panel.runConfig().runtime.offload, std::string("optimizer"));

@@ -18,6 +18,7 @@
 #include "widget_lookup.h"
 #include "batch/batch_panel.h"
 #include "batch/plan_wording.h"
+#include "common/config_edit.h"
 #include "common/display_format.h"
 #include "runs/engine_bridge.h"
 #include "app/main_window.h"
@@ -140,7 +141,7 @@ void TestBatchPanel::microBatchResplitsTheGlobalBatch() {
     auto* m_spin = child<QSpinBox>(window, "microBatchSpin");
     auto* k_spin = child<QSpinBox>(window, "accumulationSpin");
     auto* peak = child<QLabel>(window, "planPeakLabel");
-    QSignalSpy requested(window.batchPanel(), &BatchPanel::splitRequested);
+    QSignalSpy requested(window.batchPanel(), &BatchPanel::configEditRequested);
 
     m_spin->setValue(micro_batch);
 
@@ -287,7 +288,10 @@ void TestBatchPanel::liveRunLocksTheSplitAndTheExplorer() {
     QVERIFY(!k_spin->isEnabled());
     QVERIFY(!explore->isEnabled());
     QVERIFY(!window.batchPanel()->explore());
-    QVERIFY(!window.setBatchSplit(4, 4));
+    RunConfig resplit = window.runConfig();
+    resplit.train.micro_batch_size = 4;
+    resplit.train.gradient_accumulation_steps = 4;
+    QVERIFY(!window.applyEdit(configEditBetween(window.runConfig(), resplit, QStringLiteral("Batch split m 4 × K 4"))));
     QCOMPARE(window.runConfig().train.micro_batch_size, int64_t(8));
 
     window.stopRun();

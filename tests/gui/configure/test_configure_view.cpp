@@ -32,6 +32,7 @@
 #include "runs/engine_bridge.h"
 #include "configure/int64_spin_box.h"
 #include "app/main_window.h"
+#include "common/config_edit.h"
 #include "common/display_format.h"
 #include "trainbench/config_io.h"
 #include "trainbench/param_count.h"
@@ -731,7 +732,10 @@ void TestConfigureView::startRefusesInvalidConfigWithEngineMessage() {
 void TestConfigureView::batchSplitIsAnUndoableStep() {
     MainWindow window(tinyConfig(), QStringLiteral("tiny.json"));
     ConfigureView* view = window.configureView();
-    QVERIFY(window.setBatchSplit(4, 4));
+    RunConfig resplit = window.runConfig();
+    resplit.train.micro_batch_size = 4;
+    resplit.train.gradient_accumulation_steps = 4;
+    QVERIFY(window.applyEdit(configEditBetween(window.runConfig(), resplit, QStringLiteral("Batch split m 4 × K 4"))));
     QCOMPARE(view->config().train.micro_batch_size, 4);
     QCOMPARE(view->config().train.gradient_accumulation_steps, 4);
     QCOMPARE(intEditor(*view, "train.gradient_accumulation_steps")->value(), 4);

@@ -1,10 +1,11 @@
-// MetricSeries: the points of one live curve as they arrived, with their smoothed values.
+// MetricSeries: the points of one curve as they arrived, with their smoothed values.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "plotting/ema_smoother.h"
+#include "common/ema_smoother.h"
+#include "common/x_axis.h"
 #include "trainbench/metric_point.h"
 
 namespace trainbench::gui {
@@ -18,6 +19,9 @@ struct SeriesSample {
     double value;     // NaN for a non-finite point: drawn as a gap, kept out of ranges
     double smoothed;  // the EMA at this point; the value itself for an unsmoothed series
 };
+
+// The sample's x on `axis`: its step, the tokens seen after it, or its wall time.
+double sampleX(const SeriesSample& sample, XAxis axis);
 
 // Plain data, no widget: the full series is kept and smoothed, never a downsampled copy.
 class MetricSeries {

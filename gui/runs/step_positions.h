@@ -2,11 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include <QVector>
 
 #include "common/x_axis.h"
-#include "monitor/metric_series.h"
+#include "runs/metric_series.h"
 #include "trainbench/metric_point.h"
 
 namespace trainbench::gui {
@@ -26,7 +27,8 @@ public:
     // Tables the train/tokens points of a batch. Called before the batch's samples: the
     // points of a step carry the step, and train/tokens says where it ends, whichever order
     // the batch lists them in.
-    void noteTokens(const QVector<MetricPoint>& points);
+    void noteTokens(std::span<const MetricPoint> points);
+    void noteTokens(const QVector<MetricPoint>& points) { noteTokens(std::span(points.constData(), points.size())); }
     void noteWall(int64_t step, double wall_time);
     // The tokens seen after `step`, or `fallback` when not tabled.
     double tokensAt(int64_t step, double fallback) const;

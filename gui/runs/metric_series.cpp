@@ -1,10 +1,19 @@
-// MetricSeries: the points of one live curve as they arrived, with their smoothed values.
-#include "monitor/metric_series.h"
+// MetricSeries: the points of one curve as they arrived, with their smoothed values.
+#include "runs/metric_series.h"
 
 #include <cmath>
 #include <limits>
 
 namespace trainbench::gui {
+
+double sampleX(const SeriesSample& sample, XAxis axis) {
+    switch (axis) {
+    case XAxis::Step: return static_cast<double>(sample.step);
+    case XAxis::Tokens: return sample.tokens;
+    case XAxis::WallTime: return sample.wall;
+    }
+    return static_cast<double>(sample.step);
+}
 
 MetricSeries::MetricSeries(bool smoothed, double smoothing_weight)
     : smoothed_(smoothed), smoother_(smoothing_weight) {}

@@ -1,5 +1,5 @@
-// EmaSmoother: TensorBoard's debiased exponential moving average for live loss curves.
-#include "plotting/ema_smoother.h"
+// EmaSmoother: TensorBoard's debiased exponential moving average of a curve (the live plots' and Compare's).
+#include "common/ema_smoother.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include <QTest>
 #include <QVector>
 
-#include "plotting/ema_smoother.h"
+#include "common/ema_smoother.h"
 
 using trainbench::gui::EmaSmoother;
 

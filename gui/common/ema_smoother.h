@@ -1,4 +1,4 @@
-// EmaSmoother: TensorBoard's debiased exponential moving average for live loss curves.
+// EmaSmoother: TensorBoard's debiased exponential moving average of a curve (the live plots' and Compare's).
 #pragma once
 
 namespace trainbench::gui {

@@ -4,26 +4,13 @@
 
 #include <QTest>
 
-#include "monitor/metric_series.h"
-#include "monitor/step_positions.h"
+#include "metric_points.h"
+#include "runs/metric_series.h"
+#include "runs/step_positions.h"
 #include "trainbench/metric_keys.h"
 
 using namespace trainbench;
 using namespace trainbench::gui;
-
-namespace {
-
-MetricPoint point(const char* key, int64_t step, double value, double wall = 0.0, int64_t tokens = 0) {
-    MetricPoint p;
-    p.key = key;
-    p.step = step;
-    p.value = value;
-    p.wall_time = wall;
-    p.tokens = tokens;
-    return p;
-}
-
-}  // namespace
 
 class TestMetricSeries : public QObject {
     Q_OBJECT

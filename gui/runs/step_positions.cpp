@@ -1,5 +1,5 @@
 // StepPositions: where a run's steps lie on each x axis (step, tokens seen, wall time), and which axis is chosen.
-#include "monitor/step_positions.h"
+#include "runs/step_positions.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,7 +18,7 @@ void StepPositions::clear() {
     wall_at_step_.clear();
 }
 
-void StepPositions::noteTokens(const QVector<MetricPoint>& points) {
+void StepPositions::noteTokens(std::span<const MetricPoint> points) {
     for (const MetricPoint& point : points) {
         if (point.key != metric::kTokens || point.step < 0 || point.step >= kMaxStepTable) continue;
         if (tokens_at_step_.size() <= point.step) tokens_at_step_.resize(point.step + 1, kNaN);
@@ -37,14 +37,7 @@ double StepPositions::tokensAt(int64_t step, double fallback) const {
     return fallback;
 }
 
-double StepPositions::xOf(const SeriesSample& sample) const {
-    switch (axis_) {
-    case XAxis::Step: return static_cast<double>(sample.step);
-    case XAxis::Tokens: return sample.tokens;
-    case XAxis::WallTime: return sample.wall;
-    }
-    return static_cast<double>(sample.step);
-}
+double StepPositions::xOf(const SeriesSample& sample) const { return sampleX(sample, axis_); }
 
 double StepPositions::markerX(int64_t step, double wall) const {
     switch (axis_) {
