@@ -55,10 +55,18 @@ int64_t parseByteSize(const std::string& text, const std::string& option) {
 }
 
 HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& weights_path, const HfExportOptions& o) {
-    if (o.dtype != "bf16" && o.dtype != "fp32")
+    HfWeightDtype dtype{};
+    HfExpertLayout expert_layout{};
+    try {
+        dtype = parseChoice<HfWeightDtype>(o.dtype);
+    } catch (const std::invalid_argument&) {
         throw ConfigError("--dtype", "--dtype '" + o.dtype + "' is not bf16 or fp32");
-    if (o.expert_layout != "per-expert" && o.expert_layout != "fused")
+    }
+    try {
+        expert_layout = parseChoice<HfExpertLayout>(o.expert_layout);
+    } catch (const std::invalid_argument&) {
         throw ConfigError("--expert-layout", "--expert-layout '" + o.expert_layout + "' is not per-expert or fused");
+    }
     if (o.shard_bytes <= 0) throw ConfigError("--shard-size", "--shard-size must be positive");
     if (o.out_dir.empty()) throw ConfigError("--out", "--out names the directory to write");
     const fs::path out = fs::path(o.out_dir);
@@ -87,7 +95,7 @@ HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& w
     for (const auto& [name, tensor] : weights) shapes[name] = tensor.sizes().vec();
     const NamedTensors expected = stateDict(Transformer(model));
     requireSameTensors(expected, shapes, file);
-    const auto storage = o.dtype == "fp32" ? torch::kFloat32 : torch::kBFloat16;
+    const auto storage = dtype == HfWeightDtype::Fp32 ? torch::kFloat32 : torch::kBFloat16;
 
     // In the state dict's order; a fused layer's two tensors once its last expert is read.
     NamedTensors hf;
@@ -97,7 +105,7 @@ HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& w
         return by_name.at(name).to(torch::kCPU).to(keptInFp32(name) ? torch::kFloat32 : storage).contiguous();
     };
     for (const auto& [name, unused] : expected) {
-        if (auto expert = routedExpertTensor(name); expert && o.expert_layout == "fused") {
+        if (auto expert = routedExpertTensor(name); expert && expert_layout == HfExpertLayout::Fused) {
             // gate_up_proj [E, 2I, H]: each expert's gate rows then its up rows; down_proj [E, H, I].
             if (expert->projection != "w1") continue;  // w2 and w3 are taken with w1
             const std::string prefix = "layers." + std::to_string(expert->layer) + ".ffn.experts." +
@@ -155,7 +163,7 @@ HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& w
         if (shards.size() > 1)
             writeJson(partial / "model.safetensors.index.json",
                       {{"metadata", {{"total_size", summary.bytes}}}, {"weight_map", weight_map}});
-        writeJson(partial / "config.json", hfConfigJson(model, o.dtype, -1, eos));
+        writeJson(partial / "config.json", hfConfigJson(model, dtype == HfWeightDtype::Fp32, -1, eos));
         nlohmann::json generation = {{"_from_model_config", true}};
         if (eos >= 0) generation["eos_token_id"] = eos;
         writeJson(partial / "generation_config.json", generation);

@@ -35,7 +35,7 @@ std::string hfArchitectureFor(const ModelConfig& m) {
     return "DeepseekV2ForCausalLM";
 }
 
-nlohmann::json hfConfigJson(const ModelConfig& m, const std::string& dtype, int64_t bos, int64_t eos) {
+nlohmann::json hfConfigJson(const ModelConfig& m, bool fp32_storage, int64_t bos, int64_t eos) {
     const std::string architecture = hfArchitectureFor(m);
     const bool v3 = architecture == "DeepseekV3ForCausalLM";
     nlohmann::json c;
@@ -82,7 +82,7 @@ nlohmann::json hfConfigJson(const ModelConfig& m, const std::string& dtype, int6
     c["bos_token_id"] = bos >= 0 ? nlohmann::json(bos) : nlohmann::json(nullptr);
     c["eos_token_id"] = eos >= 0 ? nlohmann::json(eos) : nlohmann::json(nullptr);
     c["pad_token_id"] = nullptr;
-    const std::string torch_dtype = dtype == "fp32" ? "float32" : "bfloat16";
+    const std::string torch_dtype = fp32_storage ? "float32" : "bfloat16";
     c["dtype"] = torch_dtype;
     c["torch_dtype"] = torch_dtype;
     // YaRN as the reference applies it: the softmax scale multiplied by mscale^2, cos and sin

@@ -15,6 +15,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "trainbench/hf_interop.h"
+
 namespace trainbench::gui {
 
 HfExportDialog::HfExportDialog(const QString& run_label, qint64 step, const QString& suggested_folder, QWidget* parent)
@@ -48,20 +50,20 @@ HfExportDialog::HfExportDialog(const QString& run_label, qint64 step, const QStr
 
     dtype_ = new QComboBox(this);
     dtype_->setObjectName(QStringLiteral("hfExportDtype"));
-    dtype_->addItem(QStringLiteral("bf16"));
+    dtype_->addItem(QString::fromLatin1(choiceName(HfWeightDtype::Bf16)));
     dtype_->setItemData(0, tr("Half the size of fp32, as the published checkpoints ship (the router stays fp32)"),
                         Qt::ToolTipRole);
-    dtype_->addItem(QStringLiteral("fp32"));
+    dtype_->addItem(QString::fromLatin1(choiceName(HfWeightDtype::Fp32)));
     dtype_->setItemData(1, tr("The trained weights bit for bit"), Qt::ToolTipRole);
     form->addRow(tr("Weights:"), dtype_);
 
     layout_ = new QComboBox(this);
     layout_->setObjectName(QStringLiteral("hfExportLayout"));
-    layout_->addItem(QStringLiteral("per-expert"));
+    layout_->addItem(QString::fromLatin1(choiceName(HfExpertLayout::PerExpert)));
     layout_->setItemData(0, tr("One tensor per expert and projection: what every transformers release, vLLM and SGLang "
                                "read"),
                          Qt::ToolTipRole);
-    layout_->addItem(QStringLiteral("fused"));
+    layout_->addItem(QString::fromLatin1(choiceName(HfExpertLayout::Fused)));
     layout_->setItemData(1, tr("One tensor per layer and projection pair: transformers 5 and later only"),
                          Qt::ToolTipRole);
     form->addRow(tr("Experts:"), layout_);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "trainbench/config_choices.h"
 #include "trainbench/hf_directory.h"
 #include "trainbench/run_config.h"
 
@@ -16,6 +17,12 @@ namespace trainbench {
 // transformers 5 itself writes. `fused`: transformers 5's in-memory layout, one tensor per
 // layer and projection pair (mlp.experts.gate_up_proj [E, 2 I, H], mlp.experts.down_proj
 // [E, H, I]), which only transformers 5 and later read.
+// The export's choices (HfExportOptions keeps each as the flag's text; code compares them as these).
+enum class HfWeightDtype { Bf16, Fp32 };          // --dtype
+enum class HfExpertLayout { PerExpert, Fused };  // --expert-layout
+template <> struct ChoiceNames<HfWeightDtype> { static constexpr std::array names{"bf16", "fp32"}; };
+template <> struct ChoiceNames<HfExpertLayout> { static constexpr std::array names{"per-expert", "fused"}; };
+
 struct HfExportOptions {
     std::string out_dir;
     std::string dtype = "bf16";                // bf16 | fp32 (the router stays fp32 either way)
