@@ -122,14 +122,15 @@ void printOffloadTiers(const RunConfig& config, const MemoryPlan& plan) {
 void printStepTime(const StepTimePlan& t, int64_t K) {
     auto ms = [](double s) { return s * 1e3; };
     std::printf("step time: %s\n", describeStepTime(t).c_str());
-    std::printf("  per micro-batch (x%lld, overlapped): compute %.1f ms (%.3g TFLOP), collectives %.1f ms, PCIe %.1f ms, "
-                "NVMe reads %.1f ms, host adds %.1f ms\n",
-                (long long)K, ms(t.compute_s), t.flops_per_micro_batch / 1e12, ms(t.collectives_s), ms(t.pcie_s),
-                ms(t.nvme_read_s), ms(t.host_adds_s));
+    std::printf("  per micro-batch (x%lld, overlapped): compute %.1f ms (%.3g TFLOP), collectives %.1f ms, PCIe up %.1f ms "
+                "and down %.1f ms (at once), NVMe reads %.1f ms, the node's host memory %.1f ms (host adds %.1f ms of it)\n",
+                (long long)K, ms(t.compute_s), t.flops_per_micro_batch / 1e12, ms(t.collectives_s), ms(t.pcie_up_s),
+                ms(t.pcie_down_s), ms(t.nvme_read_s), ms(t.host_memory_s), ms(t.host_adds_s));
     if (t.optimizer_s + t.nvme_step_s + t.weights_up_s + t.gradients_down_s > 0)
         std::printf("  per step: gradients down %.1f ms (beside the last backward), CPU AdamW %.1f ms, NVMe %.1f ms "
-                    "(pipelined with it), weights up %.1f ms\n",
-                    ms(t.gradients_down_s), ms(t.optimizer_s), ms(t.nvme_step_s), ms(t.weights_up_s));
+                    "(pipelined with it), host memory %.1f ms (all three), weights up %.1f ms\n",
+                    ms(t.gradients_down_s), ms(t.optimizer_s), ms(t.nvme_step_s), ms(t.tail_host_memory_s),
+                    ms(t.weights_up_s));
 }
 
 // The four precisions at the config's layout (planPrecisions): what fp8 and bf16 moments buy.

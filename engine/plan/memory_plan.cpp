@@ -258,6 +258,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     // every tier they live in: the device, host memory or the NVMe files.
     const int64_t moment_bytes = isChoice(config.runtime.optimizer_dtype, OptimizerDtype::Bf16) ? 2 : kFloat;
     p.optimizer_bytes = 2 * moment_elements * moment_bytes;
+    p.slice_elements = moment_elements;
     p.activation_bytes =
         activations::activationBytes(config.model, tokens, recomputation(config.runtime), p.expert_parallel, layout);
     // Off the device, per rank. The master is the rank's slice of fp32 weights: on a GPU the
@@ -592,6 +593,7 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"gradient_bytes", p.gradient_bytes},
         {"bucket_bytes", p.bucket_bytes},
         {"optimizer_bytes", p.optimizer_bytes},
+        {"slice_elements", p.slice_elements},
         {"weight_element_bytes", p.weight_element_bytes},
         {"gradients_on_host", p.gradients_on_host},
         {"host_moment_bytes", p.host_moment_bytes},

@@ -45,7 +45,9 @@ ForwardFlops forwardFlopsPerToken(const ModelConfig& c, int64_t seq_len) {
 
 }  // namespace
 
-int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes) { return 4 + 16 + 8 + (device_weight_bytes == 4 ? 0 : device_weight_bytes); }
+int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes, int64_t moment_bytes) {
+    return 4 + 4 * moment_bytes + 8 + (device_weight_bytes == 4 ? 0 : device_weight_bytes);
+}
 
 StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, const TargetMachine& target) {
     StepTimePlan t;
@@ -72,15 +74,18 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     const bool offloaded = place.moments != Tier::Device;
     const bool weights_off = place.weightsOffDevice();
     const bool on_nvme = place.moments == Tier::File;
-    const double slice = double(plan.optimizer_bytes) / 8.0;  // two fp32 moments per element
+    const double slice = double(plan.slice_elements);  // each piece crosses in its own dtype
     const double rpn = double(plan.ranks_per_node);
+    double tail_host_bytes = 0;  // the node's host memory traffic after the last backward
     const double we = double(plan.weight_element_bytes);
     if (offloaded && target.gpu) {
-        double up_and_down = 0;
-        if (weights_off) up_and_down += 2.0 * slice * we;  // before the forward's gather and the backward's
-        if (plan.gradients_on_host) up_and_down += 4.0 * slice;
+        // Up and down at once: PCIe is full duplex, each direction at the link's rate.
+        const double up = weights_off ? 2.0 * slice * we : 0.0;  // before the forward's gather and the backward's
+        const double down = plan.gradients_on_host ? 4.0 * slice : 0.0;
         if (target.pcie_gbps > 0) {
-            t.pcie_s = seconds(up_and_down, target.pcie_gbps);
+            t.pcie_up_s = seconds(up, target.pcie_gbps);
+            t.pcie_down_s = seconds(down, target.pcie_gbps);
+            t.pcie_s = std::max(t.pcie_up_s, t.pcie_down_s);
             if (!plan.gradients_on_host) t.gradients_down_s = seconds(4.0 * slice, target.pcie_gbps);
             // The fp32 master goes up at stages 1 and 2 (bf16 device weights are rounded there);
             // at stage 3 the shard in its own dtype (the host rounds bf16 ones).
@@ -100,18 +105,36 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         if (target.host_memory_gbps > 0) t.host_adds_s = seconds(rpn * 12.0 * slice, target.host_memory_gbps);
         else needs(t, "target.host_memory_gbps");
     }
-    t.micro_batch_s = std::max({t.compute_s, t.collectives_s, t.pcie_s, t.nvme_read_s, t.host_adds_s});
+    // One budget for the node's host memory: every byte PCIe moves is read from or written to
+    // it (the copies are DMA into and out of pinned host memory), NVMe's reads land in it, and the
+    // host's additions read and write it; the node's ranks share its bandwidth.
+    if (offloaded && target.gpu) {
+        const double up = weights_off ? 2.0 * slice * we : 0.0;
+        const double down = plan.gradients_on_host ? 4.0 * slice : 0.0;
+        const double from_nvme = weights_off && on_nvme ? 2.0 * slice * we : 0.0;
+        const double adds = plan.gradients_on_host ? 12.0 * slice : 0.0;
+        const double node_bytes = rpn * (up + down + from_nvme + adds);
+        if (node_bytes > 0) {
+            if (target.host_memory_gbps > 0) t.host_memory_s = seconds(node_bytes, target.host_memory_gbps);
+            else needs(t, "target.host_memory_gbps");
+        }
+    }
+    t.micro_batch_s = std::max({t.compute_s, t.collectives_s, t.pcie_s, t.nvme_read_s, t.host_memory_s});
 
     if (offloaded) {
         // (bf16 device weights are rounded on the device from the fp32 master at stages 1 and 2:
         // the CPU step writes no bf16 copy; at stage 3 it writes the bf16 shard)
-        const double touched = rpn * slice * double(cpuAdamWBytesPerParameter(place.sharded.weights ? int64_t(we) : 4));
+        const int64_t moment_bytes = isChoice(config.runtime.optimizer_dtype, OptimizerDtype::Bf16) ? 2 : 4;
+        const double touched =
+            rpn * slice * double(cpuAdamWBytesPerParameter(place.sharded.weights ? int64_t(we) : 4, moment_bytes));
         if (target.host_memory_gbps > 0) t.optimizer_s = seconds(touched, target.host_memory_gbps);
         else needs(t, "target.host_memory_gbps");
+        tail_host_bytes = touched;
     }
     if (on_nvme) {
-        // moments and master read and written back
+        // moments and master read and written back (through host memory both ways)
         const double read = rpn * double(plan.nvme_bytes), written = read;
+        tail_host_bytes += read + written;
         if (target.nvme_read_gbps > 0 && target.nvme_write_gbps > 0)
             t.nvme_step_s = seconds(read, target.nvme_read_gbps) + seconds(written, target.nvme_write_gbps);
         else
@@ -125,7 +148,14 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         place.sharded.gradients || (place.sharded.moments && plan.world_size > 1 && config.runtime.overlap_reduction &&
                                     !config.train.sync_each_micro_batch);
     const double down_in_tail = down_in_backward ? 0.0 : t.gradients_down_s;
-    const double tail = std::max({t.optimizer_s, t.nvme_step_s, down_in_tail}) + t.weights_up_s;
+    // The tail's share of the host memory budget: the CPU step's bytes, NVMe's moves in and out,
+    // and the gradients landing when they come down after the window (the updated weights go up
+    // after the step, on their own).
+    if (offloaded && target.gpu && target.host_memory_gbps > 0) {
+        if (!down_in_backward && !plan.gradients_on_host) tail_host_bytes += rpn * 4.0 * slice;
+        t.tail_host_memory_s = seconds(tail_host_bytes, target.host_memory_gbps);
+    }
+    const double tail = std::max({t.optimizer_s, t.nvme_step_s, down_in_tail, t.tail_host_memory_s}) + t.weights_up_s;
     const double last_micro_batch =
         down_in_backward ? std::max(t.micro_batch_s, t.gradients_down_s) : t.micro_batch_s;
     t.step_s = double(K - 1) * t.micro_batch_s + last_micro_batch + tail;
@@ -138,7 +168,8 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
                      std::max(0.0, down_in_tail - std::max(t.optimizer_s, t.nvme_step_s)) + t.weights_up_s},
         {"NVMe", double(K) * t.nvme_read_s + t.nvme_step_s},
         {"CPU AdamW", t.optimizer_s},
-        {"host memory", double(K) * t.host_adds_s},
+        // (beyond the CPU step's own bytes, which are its share)
+        {"host memory", double(K) * t.host_memory_s + std::max(0.0, t.tail_host_memory_s - t.optimizer_s)},
     };
     for (const auto& [name, share] : shares)
         if (share > t.bound_s) t.bound = name, t.bound_s = share;
@@ -172,9 +203,13 @@ std::string stepTimePlanToJson(const StepTimePlan& t) {
     return nlohmann::json{{"flops_per_micro_batch", t.flops_per_micro_batch},
                           {"compute_s", t.compute_s},
                           {"collectives_s", t.collectives_s},
+                          {"pcie_up_s", t.pcie_up_s},
+                          {"pcie_down_s", t.pcie_down_s},
                           {"pcie_s", t.pcie_s},
                           {"nvme_read_s", t.nvme_read_s},
                           {"host_adds_s", t.host_adds_s},
+                          {"host_memory_s", t.host_memory_s},
+                          {"tail_host_memory_s", t.tail_host_memory_s},
                           {"micro_batch_s", t.micro_batch_s},
                           {"gradients_down_s", t.gradients_down_s},
                           {"optimizer_s", t.optimizer_s},

@@ -94,18 +94,18 @@ QString describeTargetAdvice(const TargetAdvice& advice, const RunConfig& config
 
 QString describeStepTimeTerms(const StepTimePlan& t, int64_t gradient_accumulation_steps) {
     QStringList lines;
-    lines << QObject::tr("Per micro-batch (× %1, overlapped): compute %2 (%3 TFLOP), collectives %4, PCIe %5, NVMe reads "
-                         "%6, host adds %7.")
+    lines << QObject::tr("Per micro-batch (× %1, overlapped): compute %2 (%3 TFLOP), collectives %4, PCIe up %5 and "
+                         "down %6 (at once), NVMe reads %7, the node's host memory %8 (host adds %9 of it).")
                  .arg(gradient_accumulation_steps)
                  .arg(milliseconds(t.compute_s))
                  .arg(t.flops_per_micro_batch / 1e12, 0, 'g', 3)
-                 .arg(milliseconds(t.collectives_s), milliseconds(t.pcie_s), milliseconds(t.nvme_read_s),
-                      milliseconds(t.host_adds_s));
+                 .arg(milliseconds(t.collectives_s), milliseconds(t.pcie_up_s), milliseconds(t.pcie_down_s),
+                      milliseconds(t.nvme_read_s), milliseconds(t.host_memory_s), milliseconds(t.host_adds_s));
     if (t.optimizer_s + t.nvme_step_s + t.weights_up_s + t.gradients_down_s > 0)
         lines << QObject::tr("Per step: gradients down %1 (beside the last backward), CPU AdamW %2, NVMe %3 (pipelined "
-                             "with it), weights up %4.")
+                             "with it), host memory %4 (all three), weights up %5.")
                      .arg(milliseconds(t.gradients_down_s), milliseconds(t.optimizer_s), milliseconds(t.nvme_step_s),
-                          milliseconds(t.weights_up_s));
+                          milliseconds(t.tail_host_memory_s), milliseconds(t.weights_up_s));
     return lines.join(QLatin1Char('\n'));
 }
 

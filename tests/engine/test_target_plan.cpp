@@ -220,8 +220,10 @@ private Q_SLOTS:
         QVERIFY(near(s.optimizer_s, P * 28 / 200e9));  // 28 bytes touched a parameter
         QVERIFY(near(s.gradients_down_s, 4 * P / 50e9));
         QVERIFY(near(s.weights_up_s, 4 * P / 50e9));
-        // Stage 1: the gradients come down after the window, beside the CPU step.
-        const double step = 2 * compute + std::max(P * 28 / 200e9, 4 * P / 50e9) + 4 * P / 50e9;
+        // Stage 1: the gradients come down after the window, beside the CPU step, and land in the
+        // host memory the step reads: 28 + 4 bytes an element through its 200 GB/s.
+        QVERIFY(near(s.tail_host_memory_s, P * 32 / 200e9));
+        const double step = 2 * compute + std::max({P * 28 / 200e9, 4 * P / 50e9, P * 32 / 200e9}) + 4 * P / 50e9;
         QVERIFY(near(s.step_s, step));
         // Stage 2: during the last backward (each unit's sum as it is finished).
         RunConfig stage2 = c;
@@ -260,6 +262,85 @@ private Q_SLOTS:
         QVERIFY(std::find(u.unknown.begin(), u.unknown.end(), "target.compute_tflops") != u.unknown.end());
         QVERIFY(std::find(u.unknown.begin(), u.unknown.end(), "target.host_memory_gbps") != u.unknown.end());
         QVERIFY(describeStepTime(u).find("probe") != std::string::npos);
+    }
+
+    // PCIe is full duplex ("per device and direction"): under offload all with the gradient sums
+    // kept on the host, the bf16 shard goes up twice a micro-batch (2 x 2 bytes an element)
+    // while each micro-batch's fp32 slice comes down (4 bytes), each direction at the link's
+    // 50 GB/s: the longer direction paces the micro-batch, not the two together.
+    void pcieCarriesBothDirectionsAtOnce() {
+        RunConfig c = tinyOn("h100-80", 1);
+        c.runtime.zero_stage = 3;
+        c.runtime.offload = "all";
+        const MemoryPlan roomy = planOnTarget(c, resolveTarget(c));
+        QCOMPARE(roomy.weight_element_bytes, int64_t(2));  // bf16 device weights beside the host's master
+        c.target.device_memory_gib = double(roomy.peak_bytes - 1) / kGiB;
+        const TargetMachine t = resolveTarget(c);
+        const MemoryPlan tight = planOnTarget(c, t);
+        QVERIFY(tight.gradients_on_host);
+        const double P = double(kTinyParams);
+        QCOMPARE(tight.slice_elements, kTinyParams);  // one rank: its slice is every parameter
+        const StepTimePlan s = predictStepTime(configOnTarget(c, t), tight, t);
+        QVERIFY(near(s.pcie_up_s, 2 * 2 * P / 50e9));
+        QVERIFY(near(s.pcie_down_s, 4 * P / 50e9));
+        QVERIFY(near(s.pcie_s, 4 * P / 50e9));  // not 8 P / 50e9: the two directions overlap
+        // Host memory takes the shard's 4 bytes up, the slice's 4 down and the additions' 12:
+        // 20 bytes an element at 200 GB/s, longer than PCIe's 4 at 50.
+        QVERIFY(near(s.host_memory_s, 20 * P / 200e9));
+        QVERIFY(near(s.micro_batch_s, std::max(s.compute_s, 20 * P / 200e9)));
+    }
+
+    // The node's host memory is one budget: its eight GPUs' shards all come up through it. Under
+    // offload all on 8 H100s each rank's bf16 slice goes up twice a micro-batch (4 bytes an
+    // element of its slice over its own PCIe link at 50 GB/s), but the node reads 8 x that from
+    // host memory at 200 GB/s: host memory, not PCIe, paces the micro-batch.
+    void theNodesHostMemoryIsShared() {
+        RunConfig c = tinyOn("h100-80", 8);
+        c.train.global_batch_size = std::nullopt;
+        c.runtime.zero_stage = 3;
+        c.runtime.offload = "all";
+        const TargetMachine t = resolveTarget(c);
+        const MemoryPlan p = planOnTarget(c, t);
+        QVERIFY(!p.gradients_on_host);
+        QCOMPARE(p.ranks_per_node, int64_t(8));
+        QCOMPARE(p.weight_element_bytes, int64_t(2));
+        const double slice = double((kTinyParams + 7) / 8);
+        QCOMPARE(p.slice_elements, (kTinyParams + 7) / 8);
+        const StepTimePlan s = predictStepTime(configOnTarget(c, t), p, t);
+        QVERIFY(near(s.pcie_up_s, 4 * slice / 50e9));
+        QVERIFY(near(s.host_memory_s, 8 * 4 * slice / 200e9));
+        QVERIFY(s.host_memory_s > s.pcie_s);
+        QVERIFY(near(s.micro_batch_s, std::max({s.compute_s, s.collectives_s, 8 * 4 * slice / 200e9})));
+    }
+
+    // bf16 AdamW moments halve the moments' bytes and nothing else: the gradients still come
+    // down in fp32 and the master goes up in fp32, an element at a time (the slice counted in
+    // elements, not from the moments' bytes); the CPU step touches 4 + 2 x 2 x 2 + 8 = 20 bytes
+    // an element instead of 4 + 2 x 2 x 4 + 8 = 28; NVMe reads and writes the moments in bf16
+    // beside the fp32 master: 2 x 2 + 4 = 8 bytes an element instead of 12.
+    void bf16MomentsChangeOnlyTheMomentsBytes() {
+        QCOMPARE(cpuAdamWBytesPerParameter(4, 4), int64_t(28));
+        QCOMPARE(cpuAdamWBytesPerParameter(4, 2), int64_t(20));
+        QCOMPARE(cpuAdamWBytesPerParameter(2, 4), int64_t(30));
+        QCOMPARE(cpuAdamWBytesPerParameter(2, 2), int64_t(22));
+        RunConfig c = tinyOn("h100-80", 1);
+        c.runtime.zero_stage = 1;
+        c.runtime.offload = "optimizer";
+        const TargetMachine t = resolveTarget(c);
+        const double P = double(kTinyParams);
+        for (const char* dtype : {"fp32", "bf16"}) {
+            c.runtime.optimizer_dtype = dtype;
+            c.runtime.offload_dir = "";
+            const StepTimePlan s = predictStepTime(configOnTarget(c, t), planOnTarget(c, t), t);
+            const bool bf16 = std::string(dtype) == "bf16";
+            QVERIFY(near(s.gradients_down_s, 4 * P / 50e9));
+            QVERIFY(near(s.weights_up_s, 4 * P / 50e9));
+            QVERIFY(near(s.optimizer_s, P * (bf16 ? 20 : 28) / 200e9));
+            c.runtime.offload_dir = kPlannedOffloadDir;
+            const StepTimePlan n = predictStepTime(configOnTarget(c, t), planOnTarget(c, t), t);
+            const double moved = P * (bf16 ? 8 : 12);
+            QVERIFY(near(n.nvme_step_s, moved / 56e9 + moved / 40e9));
+        }
     }
 
     // The guides' claims: 16B on one 80 GB GPU, 236B on four, 671B on eight.

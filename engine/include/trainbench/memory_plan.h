@@ -37,6 +37,10 @@ struct MemoryPlan {
                                   // sums; stages 2 and 3: the buckets whole while reduced
     int64_t optimizer_bytes = 0;  // AdamW: two moments per parameter (of this rank's slice at zero_stage >= 1),
                                   // 4 bytes each, 2 under runtime.optimizer_dtype bf16 (in every tier)
+    // The elements whose moments this rank keeps and steps: its slices when the moments are
+    // sharded, every parameter it holds otherwise (what crosses PCIe and the disks is counted
+    // from it, in each piece's own dtype).
+    int64_t slice_elements = 0;
     // runtime.offload: what leaves the device, per rank and tier (docs/design/offload.md). The
     // moments (optimizer_bytes, then no longer in the peak) go to host memory, or with
     // runtime.offload_dir to its files. On a GPU an fp32 master of the rank's slice goes with

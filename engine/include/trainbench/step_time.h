@@ -13,17 +13,28 @@ namespace trainbench {
 // Each rank's seconds. A micro-batch's terms overlap (copies and collectives run on side
 // streams beside the compute), so the longest sets its pace; the step's tail follows the last
 // backward: the CPU optimizer over the node's slices, pipelined with the NVMe reads and writes
-// (bucket b steps while b + 1 is read and b - 1 written), then the updated weights up.
+// (bucket b steps while b + 1 is read and b - 1 written), then the updated weights up. PCIe
+// counts each direction against its own rate (full duplex); the node's host memory bandwidth is
+// one budget that PCIe's copies, NVMe's transfers, the host's additions and the CPU step share.
 struct StepTimePlan {
     double flops_per_micro_batch = 0;  // forward, backward and recomputation, one rank
     double compute_s = 0;         // flops at target compute_tflops x mfu
     double collectives_s = 0;     // the step's collective bytes / K at the node's (or network's) rate
-    double pcie_s = 0;            // offload all: the shard up for both gathers; slice sums kept on the host: down
+    // PCIe is full duplex: each direction at its own rate, the slower one paces a micro-batch.
+    double pcie_up_s = 0;         // offload all: the shard up for both gathers
+    double pcie_down_s = 0;       // slice sums kept on the host: each micro-batch's slice down
+    double pcie_s = 0;            // the longer of the two
     double nvme_read_s = 0;       // offload all with offload_dir: the shard read (the node's ranks together)
     double host_adds_s = 0;       // slice sums kept on the host: each slice added there (the node's ranks)
-    double micro_batch_s = 0;     // the longest of the five
+    // The node's host memory, one budget for all its ranks: what PCIe moves both ways, NVMe's
+    // reads and the host's additions, each micro-batch.
+    double host_memory_s = 0;
+    double micro_batch_s = 0;     // the longest of compute, collectives, PCIe, NVMe reads and host memory
     double gradients_down_s = 0;  // the gradient slice to the host, overlapping the last backward
     double optimizer_s = 0;       // CPU AdamW: bytes touched / the node's host memory bandwidth
+    // The tail's host memory: the CPU step's bytes, NVMe's moves both ways, the gradients landing
+    // after the window; at least optimizer_s.
+    double tail_host_memory_s = 0;
     double nvme_step_s = 0;       // moments and master read and written
     double weights_up_s = 0;      // the updated slice back to the device
     double step_s = 0;
@@ -40,11 +51,12 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
 std::string describeStepTime(const StepTimePlan& time);
 std::string stepTimePlanToJson(const StepTimePlan& time);
 
-// AdamW's bytes touched per parameter on the CPU: the gradient read, both moments and the fp32
-// weight read and written (4 + 16 + 8), and with a bf16 copy of the weights written by the CPU
-// the copy too. (The engine rounds bf16 device weights on the device at stages 1 and 2: the step
-// counts 28 there; at stage 3 the host rounds the bf16 shards: 30.)
-int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes);
+// AdamW's bytes touched per parameter on the CPU: the fp32 gradient read, both moments read and
+// written in their dtype (`moment_bytes` 4 or 2: 16 or 8) and the fp32 weight read and written
+// (8), and with a bf16 copy of the weights written by the CPU the copy too. (The engine rounds
+// bf16 device weights on the device at stages 1 and 2: 28 there with fp32 moments; at stage 3 the
+// host rounds the bf16 shards: 30, or 22 with bf16 moments.)
+int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes, int64_t moment_bytes = 4);
 
 }  // namespace trainbench
 

@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "metric_points.h"
 #include "monitor/expert_load_heatmap.h"
 #include "monitor/metric_plots.h"
 #include "monitor/monitor_view.h"
@@ -25,16 +26,6 @@ using namespace trainbench::gui;
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-MetricPoint point(int64_t step, const std::string& key, double value, double wall = 0.0, int64_t tokens = 0) {
-    MetricPoint p;
-    p.step = step;
-    p.tokens = tokens;
-    p.wall_time = wall;
-    p.key = key;
-    p.value = value;
-    return p;
-}
 
 RunConfig config(int64_t steps) {
     RunConfig c;
@@ -66,7 +57,7 @@ void feedRealisticRun(MonitorView& view, int64_t steps = 300) {
         const double wall = 0.61 * static_cast<double>(step) + 2.0;
         const auto tokens = static_cast<int64_t>(tokens_per_step * static_cast<double>(step));
         QVector<MetricPoint> batch;
-        auto add = [&](const std::string& key, double value) { batch.push_back(point(step, key, value, wall, tokens)); };
+        auto add = [&](const std::string& key, double value) { batch.push_back(point(key, step, value, wall, tokens)); };
         double loss = 2.35 + 8.0 * std::exp(-static_cast<double>(step) / 40.0) + 0.06 * noise(random);
         double grad = 0.25 + 2.0 * std::exp(-static_cast<double>(step) / 25.0) + 0.04 * std::abs(noise(random));
         if (step == 190) {
@@ -147,7 +138,7 @@ void TestMonitorView::tokensAxisUsesCumulativeTokens() {
         tokens += 1000.0 + 37.0 * static_cast<double>(step);
         cumulative << tokens;
         // train/tokens last in the batch: its step's loss must still land at its tokens.
-        plots.addPoints({point(step, "train/loss", 5.0 - 0.01 * step), point(step, "train/tokens", tokens)});
+        plots.addPoints({point("train/loss", step, 5.0 - 0.01 * step), point("train/tokens", step, tokens)});
     }
     plots.setXAxis(XAxis::Tokens);
     QCOMPARE(plots.xAxis(), XAxis::Tokens);
@@ -155,7 +146,7 @@ void TestMonitorView::tokensAxisUsesCumulativeTokens() {
     QCOMPARE(keysOf(plots.lossSmoothedGraph()), cumulative);
     // Points that arrive while on the tokens axis land there too.
     tokens += 5000.0;
-    plots.addPoints({point(51, "train/tokens", tokens), point(51, "train/loss", 4.4)});
+    plots.addPoints({point("train/tokens", 51, tokens), point("train/loss", 51, 4.4)});
     QCOMPARE(plots.lossRawGraph()->data()->at(50)->key, tokens);
     plots.flushReplot();
     // Following the run: the axis reaches at least the newest tokens.
@@ -171,7 +162,7 @@ void TestMonitorView::wallTimeAxis() {
     MetricPlots plots;
     plots.resetRun(config(10));
     for (int64_t step = 1; step <= 10; ++step)
-        plots.addPoints({point(step, "train/loss", 3.0, 1.5 * step + 4.0), point(step, "train/lr", 1e-4, 1.5 * step + 4.0)});
+        plots.addPoints({point("train/loss", step, 3.0, 1.5 * step + 4.0), point("train/lr", step, 1e-4, 1.5 * step + 4.0)});
     plots.setXAxis(XAxis::WallTime);
     QCOMPARE(plots.lossRawGraph()->data()->at(0)->key, 5.5);
     QCOMPARE(plots.learningRateGraph()->data()->at(9)->key, 19.0);
@@ -183,7 +174,7 @@ void TestMonitorView::robustRangeIgnoresOneSpike() {
     plots.resetRun(config(200));
     for (int64_t step = 1; step <= 200; ++step) {
         const double loss = step == 120 ? 3000.0 : 3.0 + 0.1 * std::sin(static_cast<double>(step));
-        plots.addPoints({point(step, "train/loss", loss), point(step, "train/grad_norm", step == 60 ? 500.0 : 0.5)});
+        plots.addPoints({point("train/loss", step, loss), point("train/grad_norm", step, step == 60 ? 500.0 : 0.5)});
     }
     plots.flushReplot();
     QVERIFY(plots.ignoreOutliers());
@@ -217,8 +208,8 @@ void TestMonitorView::anAdaptiveRunsStepAxisFollowsTheTokensLeft() {
     for (int64_t step = 1; step <= 20; ++step) {
         const double batch = step <= 10 ? 32 : 128;
         tokens += static_cast<int64_t>(batch) * 1024;
-        plots.addPoints({point(step, "train/loss", 3.0, 0.0, tokens), point(step, "train/tokens", double(tokens), 0.0, tokens),
-                         point(step, "train/global_batch", batch, 0.0, tokens)});
+        plots.addPoints({point("train/loss", step, 3.0, 0.0, tokens), point("train/tokens", step, double(tokens), 0.0, tokens),
+                         point("train/global_batch", step, batch, 0.0, tokens)});
     }
     plots.flushReplot();
     QCOMPARE(plots.plotRect(MetricPlots::Plot::Loss)->axis(QCPAxis::atBottom)->range().upper, 33.5);
@@ -228,7 +219,7 @@ void TestMonitorView::logScale() {
     MetricPlots plots;
     plots.resetRun(config(100));
     for (int64_t step = 1; step <= 100; ++step)
-        plots.addPoints({point(step, "train/loss", 10.0 / step), point(step, "train/grad_norm", 100.0 / (step * step))});
+        plots.addPoints({point("train/loss", step, 10.0 / step), point("train/grad_norm", step, 100.0 / (step * step))});
     plots.setLogY(MetricPlots::Plot::GradNorm, true);
     plots.setLogY(MetricPlots::Plot::Loss, true);
     plots.flushReplot();
@@ -246,7 +237,7 @@ void TestMonitorView::logScale() {
 void TestMonitorView::smoothingReweightsFullSeries() {
     MetricPlots plots;
     plots.resetRun(config(3));
-    plots.addPoints({point(1, "train/loss", 4.0), point(2, "train/loss", 2.0), point(3, "train/loss", 3.0)});
+    plots.addPoints({point("train/loss", 1, 4.0), point("train/loss", 2, 2.0), point("train/loss", 3, 3.0)});
     plots.setSmoothingWeight(0.5);
     QCOMPARE(plots.smoothingWeight(), 0.5);
     // Debiased EMA, w = 0.5: 4; (1 + 1) / 0.75 = 2.6667; (1 + 1.5) / 0.875 = 2.857.
@@ -264,9 +255,9 @@ void TestMonitorView::crosshairShowsValuesWithUnits() {
     QVERIFY(QTest::qWaitForWindowExposed(&plots));
     plots.resetRun(config(100));
     for (int64_t step = 1; step <= 100; ++step)
-        plots.addPoints({point(step, "train/loss", 2.0 + step / 100.0, step * 0.5), point(step, "train/tokens", step * 4096.0),
-                         point(step, "train/lr", 1e-4 * step), point(step, "perf/tokens_per_s", 50000.0 + step),
-                         point(step, "mem/cpu0/peak_bytes", 1.5 * kGiB, step * 0.5)});
+        plots.addPoints({point("train/loss", step, 2.0 + step / 100.0, step * 0.5), point("train/tokens", step, step * 4096.0),
+                         point("train/lr", step, 1e-4 * step), point("perf/tokens_per_s", step, 50000.0 + step),
+                         point("mem/cpu0/peak_bytes", step, 1.5 * kGiB, step * 0.5)});
     plots.flushReplot();
     QVERIFY(!plots.crosshairVisible());
     // Between steps 42 and 43, nearer 42: every curve reports its step-42 point.
@@ -296,7 +287,7 @@ void TestMonitorView::eventMarkersStandAtTheirSteps() {
     plots.resize(900, 700);
     plots.resetRun(config(100));
     for (int64_t step = 1; step <= 100; ++step)
-        plots.addPoints({point(step, "train/loss", 3.0, step * 2.0), point(step, "train/tokens", step * 1000.0)});
+        plots.addPoints({point("train/loss", step, 3.0, step * 2.0), point("train/tokens", step, step * 1000.0)});
     QVERIFY(plots.addEvent(runEvent(40, "oom_backoff", "out of memory at micro_batch_size 8")));
     QVERIFY(plots.addEvent(runEvent(60, "checkpoint", "ckpt/step_60.pt")));
     QVERIFY(plots.addEvent(runEvent(61, "skipped_step", "non-finite gradients")));
@@ -344,13 +335,13 @@ void TestMonitorView::memoryPerDevice() {
     QVERIFY(QTest::qWaitForWindowExposed(&plots));
     plots.resetRun(config(10));
     for (int64_t step = 1; step <= 10; ++step) {
-        plots.addPoints({point(step, "mem/cuda0/allocated_bytes", 2.0 * kGiB), point(step, "mem/cuda0/peak_bytes", 3.0 * kGiB),
-                         point(step, "mem/cuda0/reserved_bytes", 3.5 * kGiB),
-                         point(step, "mem/cuda0/device_used_bytes", 4.0 * kGiB),
-                         point(step, "mem/cuda0/host_bytes", 1.0 * kGiB),  // offload's host tier
-                         point(step, "mem/cuda0/free_bytes", 70.0 * kGiB),  // not drawn
-                         point(step, "mem/cuda0/utilization_percent", 99.0),  // bus activity, not memory
-                         point(step, "mem/cuda1/peak_bytes", 5.0 * kGiB)});
+        plots.addPoints({point("mem/cuda0/allocated_bytes", step, 2.0 * kGiB), point("mem/cuda0/peak_bytes", step, 3.0 * kGiB),
+                         point("mem/cuda0/reserved_bytes", step, 3.5 * kGiB),
+                         point("mem/cuda0/device_used_bytes", step, 4.0 * kGiB),
+                         point("mem/cuda0/host_bytes", step, 1.0 * kGiB),  // offload's host tier
+                         point("mem/cuda0/free_bytes", step, 70.0 * kGiB),  // not drawn
+                         point("mem/cuda0/utilization_percent", step, 99.0),  // bus activity, not memory
+                         point("mem/cuda1/peak_bytes", step, 5.0 * kGiB)});
     }
     plots.flushReplot();
     QCOMPARE(plots.memoryGraphCount(), 6);
@@ -419,9 +410,9 @@ void TestMonitorView::heatmapShowsWhenLoadsArrive() {
     view.resize(900, 700);
     view.resetRun(config(10));
     QVERIFY(view.heatmap()->isHidden());
-    view.addPoints({point(1, "train/loss", 3.0)});
+    view.addPoints({point("train/loss", 1, 3.0)});
     QVERIFY(view.heatmap()->isHidden());  // a dense model's points
-    view.addPoints({point(1, "moe/layer1/expert0/tokens", 10.0), point(1, "moe/layer1/expert1/tokens", 30.0)});
+    view.addPoints({point("moe/layer1/expert0/tokens", 1, 10.0), point("moe/layer1/expert1/tokens", 1, 30.0)});
     QVERIFY(!view.heatmap()->isHidden());
     view.flushReplot();
     QCOMPARE(view.heatmap()->cellLoad(1, 1), 30.0);
