@@ -67,11 +67,19 @@ int64_t bucketsOf(int64_t bytes) {
     return 1 + std::max<int64_t>(0, (bytes - first + rest - 1) / rest);
 }
 
+// What one gather of `elements` weights moves at stage 3: their device dtype (bf16 linear layers
+// beside the placement's fp32 master; the `embedding` elements among them stay fp32), else fp32.
+double gatheredBytes(const MemoryPlan& p, int64_t elements, int64_t embedding) {
+    if (!p.placement.bf16_device_weights) return double(elements) * kFloat;
+    return double(elements - embedding) * 2.0 + double(embedding) * kFloat;
+}
+
 // The collectives of one optimizer step on each rank and the bytes it sends (docs/design/
 // layouts.md section 7), from the gradient bytes G: stage 0 all-reduces G (every micro-batch in the
 // sync-each mode); stage 1 reduce-scatters G and all-gathers the weights; stage 2
 // reduce-scatters G every micro-batch; stage 3 all-gathers every unit before its forward and
-// again before its backward (but the embedding's) and reduce-scatters it, every micro-batch.
+// again before its backward (but the embedding's) and reduce-scatters it, every micro-batch;
+// the gathers move the weights in their device dtype (gatheredBytes), the reductions fp32.
 // Besides: one all-reduce of the window's statistics, and at stages >= 1 one of the norm.
 //
 // Expert parallelism (stage 0) all-reduces the dense gradients over W and each rank's experts'
@@ -113,9 +121,13 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
         // ranks; stage 3: per micro-batch the gathers before forward and backward and the
         // reduce-scatter (the embedding's backward gathers nothing).
         const double rounds = sharded.gradients ? double(K + 1) : 2.0;
-        const double dense_sent = sharded.weights ? double(K) * double(3 * dense - counts.embedding * kFloat)
+        const double dense_gathered = gatheredBytes(p, counts.total - counts.routed_experts, counts.embedding);
+        const double experts_gathered = gatheredBytes(p, counts.routed_experts / EP, 0);
+        const double dense_sent = sharded.weights ? double(K) * (2.0 * dense_gathered - double(counts.embedding * kFloat) +
+                                                                 double(dense))
                                                   : rounds * double(dense);
-        const double expert_sent = sharded.weights ? double(K) * double(3 * experts) : rounds * double(experts);
+        const double expert_sent =
+            sharded.weights ? double(K) * (2.0 * experts_gathered + double(experts)) : rounds * double(experts);
         p.bytes_sent_per_step = static_cast<int64_t>(std::min(double(W - 1) / double(W) * dense_sent +
                                                                   (R > 1 ? double(R - 1) / double(R) * expert_sent : 0.0) +
                                                                   double(K) * double(p.all_to_all_bytes_per_micro_batch),
@@ -129,8 +141,12 @@ void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& c
     double sent = 0;
     const Sharding& sharded = p.placement.sharded;
     if (sharded.weights) {
+        // Each micro-batch gathers every unit before its forward and again before its backward
+        // (the embedding's backward gathers nothing) in the device weights' dtype, and
+        // reduce-scatters the fp32 gradients.
         p.collectives_per_step = K * (3 * units - 1) + 2;
-        sent = double(K) * share * double(3 * grads - counts.embedding * kFloat);
+        const double embedding = double(counts.embedding) * kFloat;
+        sent = double(K) * share * (2.0 * gatheredBytes(p, counts.total, counts.embedding) - embedding + double(grads));
     } else if (sharded.gradients) {
         p.collectives_per_step = (K + 1) * units + 2;  // a bucket per unit
         sent = double(K + 1) * share * double(grads);

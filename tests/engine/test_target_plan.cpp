@@ -313,6 +313,28 @@ private Q_SLOTS:
         QVERIFY(near(s.micro_batch_s, std::max({s.compute_s, s.collectives_s, 8 * 4 * slice / 200e9})));
     }
 
+    // Stage 3's gathers move the weights in their device dtype: under offload on a GPU in bf16 the
+    // linear layers' 2 bytes an element (the embedding, vocab 64 x dim 64, stays fp32), twice a
+    // micro-batch (the embedding's backward gathers nothing); the gradients' reduce-scatter stays
+    // fp32. Each rank sends (W - 1) / W of every collective.
+    void stage3GathersMoveTheDeviceDtype() {
+        RunConfig c = tinyOn("h100-80", 2);
+        c.train.global_batch_size = std::nullopt;
+        c.runtime.zero_stage = 3;
+        c.runtime.offload = "all";
+        const TargetMachine t = resolveTarget(c);
+        const double P = double(kTinyParams), E = 64.0 * 64.0;
+        const MemoryPlan bf16 = planOnTarget(c, t);
+        QCOMPARE(bf16.weight_element_bytes, int64_t(2));
+        const double K = double(bf16.gradient_accumulation_steps);
+        const double gather = (P - E) * 2 + E * 4;
+        QCOMPARE(double(bf16.bytes_sent_per_step), std::floor(K * 0.5 * (gather + (gather - E * 4) + P * 4)));
+        c.runtime.dtype = "fp32";
+        const MemoryPlan fp32 = planOnTarget(c, t);
+        QCOMPARE(fp32.weight_element_bytes, int64_t(4));
+        QCOMPARE(double(fp32.bytes_sent_per_step), std::floor(double(fp32.gradient_accumulation_steps) * 0.5 * (12 * P - 4 * E)));
+    }
+
     // bf16 AdamW moments halve the moments' bytes and nothing else: the gradients still come
     // down in fp32 and the master goes up in fp32, an element at a time (the slice counted in
     // elements, not from the moments' bytes); the CPU step touches 4 + 2 x 2 x 2 + 8 = 20 bytes
