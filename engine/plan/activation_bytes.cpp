@@ -160,13 +160,9 @@ Fp8LayerTerms fp8Terms(const ModelConfig& c, int64_t layer, const Layout& layout
 
 }  // namespace
 
-bool onCpu(const RunConfig& config) {
-    return deviceTypeOf(config.runtime) == DeviceType::Cpu;
-}
-
 Layout layoutOf(const RunConfig& config) {
     Layout layout;
-    layout.on_cpu = onCpu(config);
+    layout.on_cpu = deviceTypeOf(config.runtime) == DeviceType::Cpu;
     layout.fused = layout.on_cpu && kernels::cpuKernelsEnabled();
     layout.fp8 = isChoice(config.runtime.dtype, ComputeDtype::Fp8);
     layout.seq_len = config.train.seq_len;

@@ -29,7 +29,6 @@ struct Layout {
     int64_t seq_len = 0;
 };
 
-bool onCpu(const RunConfig& config);
 Layout layoutOf(const RunConfig& config);
 
 // Bytes per token of one block's parts, in `layout`'s forms.

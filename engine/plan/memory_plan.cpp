@@ -24,7 +24,6 @@ namespace {
 using activations::clampedProduct;
 using activations::kFloat;
 using activations::kMoreThanAnyDevice;
-using activations::onCpu;
 
 // Elements of the largest unit ZeRO stage 3 gathers whole (model/weight_residency.h): the
 // embedding, a block, or the final norm with the head.

@@ -78,13 +78,20 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     const double rpn = double(plan.ranks_per_node);
     double tail_host_bytes = 0;  // the node's host memory traffic after the last backward
     const double we = double(plan.weight_element_bytes);
-    if (offloaded && target.gpu) {
-        // Up and down at once: PCIe is full duplex, each direction at the link's rate.
-        const double up = weights_off ? 2.0 * slice * we : 0.0;  // before the forward's gather and the backward's
-        const double down = plan.gradients_on_host ? 4.0 * slice : 0.0;
+    // Each rank's bytes a micro-batch by where they go (none where the placement moves none): the
+    // shard up PCIe before the forward's gather and the backward's, read from NVMe first when it
+    // lives there; the slice down PCIe to the sums kept on the host, and their addition there (12
+    // bytes an element: the sum read and written, the slice read).
+    const bool gpu_offload = offloaded && target.gpu;
+    const double shard_up = gpu_offload && weights_off ? 2.0 * slice * we : 0.0;
+    const double from_nvme = weights_off && on_nvme ? 2.0 * slice * we : 0.0;
+    const double slice_down = gpu_offload && plan.gradients_on_host ? 4.0 * slice : 0.0;
+    const double host_adds = gpu_offload && plan.gradients_on_host ? 12.0 * slice : 0.0;
+    if (gpu_offload) {
         if (target.pcie_gbps > 0) {
-            t.pcie_up_s = seconds(up, target.pcie_gbps);
-            t.pcie_down_s = seconds(down, target.pcie_gbps);
+            // Up and down at once: PCIe is full duplex, each direction at the link's rate.
+            t.pcie_up_s = seconds(shard_up, target.pcie_gbps);
+            t.pcie_down_s = seconds(slice_down, target.pcie_gbps);
             t.pcie_s = std::max(t.pcie_up_s, t.pcie_down_s);
             if (!plan.gradients_on_host) t.gradients_down_s = seconds(4.0 * slice, target.pcie_gbps);
             // The fp32 master goes up at stages 1 and 2 (bf16 device weights are rounded there);
@@ -94,29 +101,20 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
             needs(t, "target.pcie_gbps");
         }
     }
-    if (weights_off && on_nvme) {
-        if (target.nvme_read_gbps > 0) t.nvme_read_s = seconds(rpn * 2.0 * slice * we, target.nvme_read_gbps);
+    if (from_nvme > 0) {
+        if (target.nvme_read_gbps > 0) t.nvme_read_s = seconds(rpn * from_nvme, target.nvme_read_gbps);
         else needs(t, "target.nvme_read_gbps");
     }
-    // The gradient sums kept on the host: each micro-batch's slice is added there, 12 bytes an
-    // element (the sum read and written, the slice read) at the node's host memory bandwidth,
-    // on a thread of its own beside the backward.
-    if (offloaded && target.gpu && plan.gradients_on_host) {
-        if (target.host_memory_gbps > 0) t.host_adds_s = seconds(rpn * 12.0 * slice, target.host_memory_gbps);
-        else needs(t, "target.host_memory_gbps");
-    }
-    // One budget for the node's host memory: every byte PCIe moves is read from or written to
-    // it (the copies are DMA into and out of pinned host memory), NVMe's reads land in it, and the
-    // host's additions read and write it; the node's ranks share its bandwidth.
-    if (offloaded && target.gpu) {
-        const double up = weights_off ? 2.0 * slice * we : 0.0;
-        const double down = plan.gradients_on_host ? 4.0 * slice : 0.0;
-        const double from_nvme = weights_off && on_nvme ? 2.0 * slice * we : 0.0;
-        const double adds = plan.gradients_on_host ? 12.0 * slice : 0.0;
-        const double node_bytes = rpn * (up + down + from_nvme + adds);
-        if (node_bytes > 0) {
-            if (target.host_memory_gbps > 0) t.host_memory_s = seconds(node_bytes, target.host_memory_gbps);
-            else needs(t, "target.host_memory_gbps");
+    // One budget for the node's host memory, its ranks' together: every byte PCIe moves is DMA
+    // into or out of pinned host memory, NVMe's reads land in it, the additions (on a thread of
+    // their own beside the backward) read and write it. (CPU ranks: the host is the device.)
+    const double host_bytes = gpu_offload ? rpn * (shard_up + slice_down + from_nvme + host_adds) : 0.0;
+    if (host_bytes > 0) {
+        if (target.host_memory_gbps > 0) {
+            t.host_adds_s = seconds(rpn * host_adds, target.host_memory_gbps);
+            t.host_memory_s = seconds(host_bytes, target.host_memory_gbps);
+        } else {
+            needs(t, "target.host_memory_gbps");
         }
     }
     t.micro_batch_s = std::max({t.compute_s, t.collectives_s, t.pcie_s, t.nvme_read_s, t.host_memory_s});
@@ -151,7 +149,7 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     // The tail's share of the host memory budget: the CPU step's bytes, NVMe's moves in and out,
     // and the gradients landing when they come down after the window (the updated weights go up
     // after the step, on their own).
-    if (offloaded && target.gpu && target.host_memory_gbps > 0) {
+    if (gpu_offload && target.host_memory_gbps > 0) {
         if (!down_in_backward && !plan.gradients_on_host) tail_host_bytes += rpn * 4.0 * slice;
         t.tail_host_memory_s = seconds(tail_host_bytes, target.host_memory_gbps);
     }

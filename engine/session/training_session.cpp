@@ -164,9 +164,9 @@ struct TrainingSession::Impl {
     bool joined = false;
     mutable std::mutex abort_mutex;
     std::string abort_reason;  // set by abortRun: the run ends failed with it
-    // The plan's gradients_on_host: with offload at stage >= 2 on a GPU that cannot keep the
-    // gradients' slice sums beside the rest, the ranks keep them in host memory.
-    Placement placement;  // every rank's (their devices are of one kind)
+    // Where every rank's state lives (their devices are of one kind): placementOfRun, with the
+    // plan's answer on whether the device can keep the gradient sums.
+    Placement placement;
 
     // Every rank's memory, twice a second, between the per-step peaks: the GUI's memory curve
     // moves while a long step runs. Ends when the last rank does. A failing CUDA probe loses its

@@ -49,6 +49,15 @@ RunConfig published(const char* name) {
 
 bool near(double a, double b, double relative = 1e-12) { return std::fabs(a - b) <= relative * std::fabs(b); }
 
+// The tiny model on `devices` H100s at stage 3 with everything offloaded (its batch per device).
+RunConfig tinyOffloadingAll(int64_t devices) {
+    RunConfig c = tinyOn("h100-80", devices);
+    c.train.global_batch_size = std::nullopt;
+    c.runtime.zero_stage = 3;
+    c.runtime.offload = "all";
+    return c;
+}
+
 }  // namespace
 
 class TestTargetPlan : public QObject {
@@ -269,9 +278,7 @@ private Q_SLOTS:
     // while each micro-batch's fp32 slice comes down (4 bytes), each direction at the link's
     // 50 GB/s: the longer direction paces the micro-batch, not the two together.
     void pcieCarriesBothDirectionsAtOnce() {
-        RunConfig c = tinyOn("h100-80", 1);
-        c.runtime.zero_stage = 3;
-        c.runtime.offload = "all";
+        RunConfig c = tinyOffloadingAll(1);
         const MemoryPlan roomy = planOnTarget(c, resolveTarget(c));
         QCOMPARE(roomy.weight_element_bytes, int64_t(2));  // bf16 device weights beside the host's master
         c.target.device_memory_gib = double(roomy.peak_bytes - 1) / kGiB;
@@ -295,10 +302,7 @@ private Q_SLOTS:
     // element of its slice over its own PCIe link at 50 GB/s), but the node reads 8 x that from
     // host memory at 200 GB/s: host memory, not PCIe, paces the micro-batch.
     void theNodesHostMemoryIsShared() {
-        RunConfig c = tinyOn("h100-80", 8);
-        c.train.global_batch_size = std::nullopt;
-        c.runtime.zero_stage = 3;
-        c.runtime.offload = "all";
+        RunConfig c = tinyOffloadingAll(8);
         const TargetMachine t = resolveTarget(c);
         const MemoryPlan p = planOnTarget(c, t);
         QVERIFY(!p.gradients_on_host);
@@ -318,10 +322,7 @@ private Q_SLOTS:
     // micro-batch (the embedding's backward gathers nothing); the gradients' reduce-scatter stays
     // fp32. Each rank sends (W - 1) / W of every collective.
     void stage3GathersMoveTheDeviceDtype() {
-        RunConfig c = tinyOn("h100-80", 2);
-        c.train.global_batch_size = std::nullopt;
-        c.runtime.zero_stage = 3;
-        c.runtime.offload = "all";
+        RunConfig c = tinyOffloadingAll(2);
         const TargetMachine t = resolveTarget(c);
         const double P = double(kTinyParams), E = 64.0 * 64.0;
         const MemoryPlan bf16 = planOnTarget(c, t);
