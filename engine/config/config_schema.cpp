@@ -333,6 +333,15 @@ std::vector<ConfigField> buildFields() {
            "With offload optimizer or all: a directory on a local disk (NVMe) where each rank keeps its moments in a "
            "scratch file, read and written around the page cache (O_DIRECT, libaio), the next bucket read while one "
            "steps; checked before the run (writable, O_DIRECT, room for the planned bytes); empty: host memory");
+    r.text("window_schedule", &RuntimeConfig::window_schedule,
+           "The order of an accumulation window's work: micro_batch runs each micro-batch through the whole model "
+           "and then the next; unit runs every micro-batch of the window through one unit (the embedding, a "
+           "block, the head) before the next unit, the backward likewise last unit first, keeping each unit's "
+           "input per micro-batch and recomputing the block in its backward (needs activation_checkpointing "
+           "full): under offload all each unit's weights are gathered twice a window instead of twice per "
+           "micro-batch. The same numbers bit for bit. auto: unit where the weights are streamed (offload all "
+           "with activation_checkpointing full and more than one micro-batch), else micro_batch",
+           choiceNames<WindowSchedule>());
     r.text("tensorboard_dir", &RuntimeConfig::tensorboard_dir,
            "A folder for TensorBoard: rank 0 writes every scalar of the run (with its step and wall time), the config "
            "and the run's events there as event files while the run goes (`tensorboard --logdir` it). Empty: none");

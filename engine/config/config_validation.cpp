@@ -466,6 +466,13 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     c.positive("runtime.store_wait_s", r.store_wait_s);
     c.oneOf<Recomputation>("runtime.activation_checkpointing", r.activation_checkpointing);
     c.oneOf<Offload>("runtime.offload", r.offload);
+    c.oneOf<WindowSchedule>("runtime.window_schedule", r.window_schedule);
+    if (isChoice(r.window_schedule, WindowSchedule::Unit) && !isChoice(r.activation_checkpointing, Recomputation::Full))
+        c.issues.push_back({"runtime.window_schedule",
+                            "runtime.window_schedule unit keeps only each unit's input per micro-batch and runs the "
+                            "block again in its backward, which is runtime.activation_checkpointing full (now \"" +
+                                r.activation_checkpointing + "\"): set activation_checkpointing to full, or "
+                                                             "window_schedule to micro_batch"});
     checkTensorBoardDir(c, r.tensorboard_dir);
     if (isChoice(r.offload, Offload::All) && r.zero_stage != 3)
         c.issues.push_back({"runtime.offload", "runtime.offload all keeps each rank's shard of the weights off the "
@@ -522,6 +529,11 @@ std::vector<ConfigIssue> validateRunConfig(const RunConfig& config) {
                      "is a stage 0 debugging mode (an all-reduce per micro-batch); runtime.zero_stage " +
                          num(config.runtime.zero_stage) + " reduces its own way",
                      "set it to false, or use zero_stage 0");
+    if (isChoice(config.runtime.window_schedule, WindowSchedule::Unit) && config.train.sync_each_micro_batch)
+        checker.fail("train.sync_each_micro_batch", "true",
+                     "all-reduces each micro-batch's whole gradients, and runtime.window_schedule unit has no point "
+                     "where one micro-batch's are whole",
+                     "set it to false, or window_schedule to micro_batch");
     return checker.issues;
 }
 

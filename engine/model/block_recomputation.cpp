@@ -41,34 +41,44 @@ public:
         // recomputation: this backward is the block's boundary. (A part's block has one of its
         // own, before the part's backward.)
         if (part == BlockImpl::Part::Whole && block->residency()) block->residency()->beforeBackward(block->unit());
-        torch::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
-        torch::Tensor y, aux;
-        {
-            torch::AutoGradMode with_gradients(true);
-            // The same precision as the first forward, and its tokens not counted twice.
-            ComputeScope precision(x.device().type(),
-                                   static_cast<ComputePrecision>(ctx->saved_data["precision"].toInt()));
-            MoE moe = block->moe();
-            if (moe) moe->countLoads(false);
-            try {
-                y = block->forwardPart(part, x, *rotary, aux);
-            } catch (...) {
-                if (moe) moe->countLoads(true);
-                throw;
-            }
-            if (moe) moe->countLoads(true);
-        }
-        variable_list outputs{y}, output_grads{grads[0].defined() ? grads[0] : torch::zeros_like(y)};
-        if (has_aux && grads.size() > 1 && grads[1].defined()) {
-            outputs.push_back(aux);
-            output_grads.push_back(grads[1]);
-        }
-        torch::autograd::backward(outputs, output_grads);
-        return {x.grad(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+        const torch::Tensor grad_aux = has_aux && grads.size() > 1 ? grads[1] : torch::Tensor();
+        // The same precision as the first forward.
+        torch::Tensor grad_x = block->recomputedBackward(part, ctx->get_saved_variables()[0], *rotary, grads[0], grad_aux,
+                                                         static_cast<ComputePrecision>(ctx->saved_data["precision"].toInt()));
+        return {grad_x, torch::Tensor(), torch::Tensor(), torch::Tensor()};
     }
 };
 
 }  // namespace
+
+torch::Tensor BlockImpl::recomputedBackward(Part part, const torch::Tensor& saved, RotaryTable& rotary,
+                                            const torch::Tensor& grad_y, const torch::Tensor& grad_aux,
+                                            ComputePrecision precision) {
+    torch::Tensor x = saved.detach().requires_grad_(true);
+    torch::Tensor y, aux;
+    {
+        torch::AutoGradMode with_gradients(true);
+        // The forward's precision; the backward below follows its graph.
+        ComputeScope scope(x.device().type(), precision);
+        // Its tokens were counted by the first forward.
+        MoE moe = moe_;
+        if (moe) moe->countLoads(false);
+        try {
+            y = forwardPart(part, x, rotary, aux);
+        } catch (...) {
+            if (moe) moe->countLoads(true);
+            throw;
+        }
+        if (moe) moe->countLoads(true);
+    }
+    variable_list outputs{y}, output_grads{grad_y.defined() ? grad_y : torch::zeros_like(y)};
+    if (aux.defined() && grad_aux.defined()) {
+        outputs.push_back(aux);
+        output_grads.push_back(grad_aux);
+    }
+    torch::autograd::backward(outputs, output_grads);
+    return x.grad();
+}
 
 torch::Tensor BlockImpl::recomputedForward(Part part, const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux) {
     variable_list out = RecomputedBlock::apply(x, this, &rotary, static_cast<int64_t>(part));

@@ -90,6 +90,11 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
 LossParts TransformerImpl::loss(const torch::Tensor& tokens, const torch::Tensor& targets) {
     torch::Tensor seq_aux;  // [B]
     auto logits = this->logits(tokens, seq_aux);  // [B, T, V]
+    return lossOf(logits, targets, seq_aux);
+}
+
+LossParts TransformerImpl::lossOf(const torch::Tensor& logits, const torch::Tensor& targets,
+                                  const torch::Tensor& seq_aux) const {
     auto compute = logits.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
     auto flat_targets = targets.reshape({-1});
     auto counted = flat_targets.ne(kIgnoreIndex);
@@ -104,6 +109,26 @@ LossParts TransformerImpl::loss(const torch::Tensor& tokens, const torch::Tensor
         parts.aux_loss_sum = (seq_aux * per_row).sum();
     }
     return parts;
+}
+
+torch::Tensor TransformerImpl::blockForward(int64_t unit, const torch::Tensor& x, torch::Tensor& aux) {
+    torch::NoGradGuard no_graph;  // as inside a recomputed block's first forward
+    return layers->ptr<BlockImpl>(unit - 1)->forwardPart(BlockImpl::Part::Whole, x, *rotary_, aux);
+}
+
+torch::Tensor TransformerImpl::blockBackward(int64_t unit, const torch::Tensor& x, const torch::Tensor& grad_y,
+                                             const torch::Tensor& grad_aux, ComputePrecision precision) {
+    return layers->ptr<BlockImpl>(unit - 1)->recomputedBackward(BlockImpl::Part::Whole, x, *rotary_, grad_y, grad_aux,
+                                                                precision);
+}
+
+LossParts TransformerImpl::headLoss(const torch::Tensor& h, const torch::Tensor& targets,
+                                    const std::vector<torch::Tensor>& auxes) {
+    // logits()'s order: seq_aux = ((a_1 + a_2) + a_3) ...
+    torch::Tensor seq_aux;
+    for (const auto& aux : auxes)
+        if (aux.defined()) seq_aux = seq_aux.defined() ? seq_aux + aux : aux;
+    return lossOf(projectOutsideFp8(head, norm(h)), targets, seq_aux);
 }
 
 std::vector<std::vector<torch::Tensor>> TransformerImpl::units() const {

@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "kernels/compute_scope.h"
 #include "model/mla_attention.h"
 #include "model/mlp.h"
 #include "model/moe.h"
@@ -40,6 +41,12 @@ public:
     // (runtime.activation_checkpointing "full": the whole block; "feedforward": the dense MLP or
     // the MoE, attention keeping its activations; model/block_recomputation.cpp).
     torch::Tensor recomputedForward(Part part, const torch::Tensor& x, RotaryTable& rotary, torch::Tensor& seq_aux);
+    // The backward of such a part: its forward again from input `x` with gradients on (the
+    // active compute precision, loads not counted twice), back-propagated from `grad_y` and
+    // `grad_aux` (either may be undefined); the parameters' gradients accumulate, and the
+    // gradient of `x` is returned. `precision`: the first forward's.
+    torch::Tensor recomputedBackward(Part part, const torch::Tensor& x, RotaryTable& rotary, const torch::Tensor& grad_y,
+                                     const torch::Tensor& grad_aux, ComputePrecision precision);
     // Decoding with the attention cache (MLAAttentionImpl::decode); no gradients.
     torch::Tensor decode(const torch::Tensor& x, RotaryTable& rotary, KvCache& cache, LayerCache& layer,
                          const std::vector<int64_t>& rows, const std::vector<int64_t>& starts);
@@ -86,6 +93,29 @@ public:
     static bool unitReadsWeightsInBackward(int64_t unit) { return unit != 0; }
     // nullptr: every weight always whole (stages 0-2).
     void setWeightResidency(WeightResidency* residency);
+    // The unit-major window (train/unit_major_schedule.cpp) runs the units one at a time over
+    // every micro-batch of a window; these are the pieces of loss() it runs, each computing
+    // exactly what loss() computes there with activation_checkpointing full (bitwise: the same
+    // operators on the same inputs). Unit 0 is the embedding, 1..L the blocks, L + 1 the head.
+    int64_t unitCount() const { return static_cast<int64_t>(layers->size()) + 2; }
+    // The embedding of tokens [B, T] (its graph kept when gradients are on).
+    torch::Tensor embedTokens(const torch::Tensor& tokens) { return embed(tokens); }
+    // The embedding's backward for tokens [B, T] and the gradient of their embeddings: its
+    // weight's gradient accumulated as the forward's graph would, without reading the weight
+    // (model/embedding_backward.cpp).
+    void embeddingBackward(const torch::Tensor& tokens, const torch::Tensor& grad);
+    // Block `unit`'s forward without a graph, as a recomputed block's first forward runs;
+    // `aux` gets its balance loss per sequence (undefined for a dense block).
+    torch::Tensor blockForward(int64_t unit, const torch::Tensor& x, torch::Tensor& aux);
+    // Block `unit`'s backward from its input `x` and the gradients of its outputs (`grad_aux`
+    // undefined where it has no balance loss): its forward again with a graph, its parameters'
+    // gradients accumulated; returns the gradient of `x`.
+    torch::Tensor blockBackward(int64_t unit, const torch::Tensor& x, const torch::Tensor& grad_y,
+                                const torch::Tensor& grad_aux, ComputePrecision precision);
+    // The head's loss of the last block's output `h` with a graph: the final norm, the head and
+    // the loss as loss() makes them, the blocks' balance losses `auxes` (block order, those
+    // defined) summed into the sequence loss in loss()'s order.
+    LossParts headLoss(const torch::Tensor& h, const torch::Tensor& targets, const std::vector<torch::Tensor>& auxes);
     // MoE layers in block order (empty for an all-dense model).
     std::vector<MoE> moeLayers() const;
     // Index of each MoE layer in the block list, parallel to moeLayers().
@@ -97,6 +127,8 @@ private:
     WeightResidency* residency_ = nullptr;
     // logits, with the head's unit gathered around it
     torch::Tensor logits(const torch::Tensor& tokens, torch::Tensor& seq_aux);
+    // The summed losses of logits [B, T, V] (loss() and headLoss()).
+    LossParts lossOf(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& seq_aux) const;
     std::unique_ptr<RotaryTable> rotary_;
     torch::nn::Embedding embed{nullptr};
     torch::nn::ModuleList layers{nullptr};

@@ -223,6 +223,36 @@ void GradientBuckets::endMicroBatch() {
             throw std::logic_error("a gradient arrived after its bucket was reduced (the unit order of the backward)");
 }
 
+void GradientBuckets::beginRange(Collectives& collectives, size_t first, size_t count, bool last) {
+    if (!transient_) throw std::logic_error("GradientBuckets::beginRange: transient buckets only");
+    beginOverlap(collectives, BucketReduction::ReduceScatter);
+    {
+        std::lock_guard lock(overlap_mutex_);
+        rank_ = collectives.rank();
+        last_micro_batch_ = last;
+        retired_ = next_launch_ = first;
+        range_end_ = std::min(first + count, buckets_.size());
+        for (size_t b = first; b < range_end_; ++b) buckets_[b].flat = torch::Tensor();
+    }
+    for (size_t b = first; b < range_end_; ++b) viewGradientsInto(b);
+}
+
+void GradientBuckets::endRange() {
+    {
+        std::lock_guard lock(overlap_mutex_);
+        for (; next_launch_ < range_end_; ++next_launch_) {
+            takeGradients(buckets_[next_launch_]);
+            launch(next_launch_);
+            retireBefore(next_launch_);
+        }
+        retireBefore(range_end_);
+    }
+    overlap_ = nullptr;
+    for (auto& p : params_)
+        if (p.grad().defined())
+            throw std::logic_error("a gradient arrived outside the unit being reduced (the unit-major window's order)");
+}
+
 void GradientBuckets::retireBefore(size_t bucket) {
     torch::NoGradGuard no_grad;
     for (; retired_ < bucket; ++retired_) {

@@ -94,6 +94,19 @@ public:
     // ends a micro-batch left open and makes the calls of those it did not run, so every
     // rank's calls pair up, and starts the reductions left.
     virtual void closeMicroBatches(int64_t micro_batches) = 0;
+    // The unit-major window (runtime.window_schedule unit, train/unit_major_schedule.h), in this
+    // order on every rank: beginWindow; for u = 0..U-2 holdUnit(u, false), the window's forwards
+    // through u, releaseUnit(u); the head U-1 held the same way, then for u = U-1..0 (the head
+    // still held, the others holdUnit(u, true)) per micro-batch k beginUnitMicroBatch(u, k + 1 == K),
+    // its backward through u, endUnitMicroBatch(), then releaseUnit(u); then closeUnits(); then
+    // dropWindow or reduceWindow. A unit's weights are gathered twice a window, not 2K times;
+    // its gradients reduce as under the micro-batch order (stages 2-3: each micro-batch's
+    // reduce-scatter, in order; stages 0-1: once at the end).
+    virtual void holdUnit(int64_t unit, bool backward) = 0;
+    virtual void releaseUnit(int64_t unit) = 0;
+    virtual void beginUnitMicroBatch(int64_t unit, bool last) = 0;
+    virtual void endUnitMicroBatch() = 0;
+    virtual void closeUnits() = 0;
     // A window every rank drops (agreed): its partial sums go, gradients back to zero.
     virtual void dropWindow() = 0;
     // The window's gradient sums completed over the ranks (or this rank's slices of them).

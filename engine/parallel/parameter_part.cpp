@@ -55,6 +55,16 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         const bool split = place.sharded.weights && !bf16_weights_.empty();
         buckets_ = std::make_unique<GradientBuckets>(params, ShardedWeights::bucketGroups(units, split ? bf16 : std::vector<bool>{}),
                                                      shards, /*transient=*/true, sums, spec_.host_memory);
+        // Each unit's buckets (the unit-major window reduces them unit by unit).
+        std::vector<size_t> unit_of(params.size(), 0);
+        for (size_t u = 0; u < units.size(); ++u)
+            for (size_t j : units[u]) unit_of[j] = u;
+        unit_buckets_.assign(units.size(), {0, 0});
+        for (size_t b = 0; b < static_cast<size_t>(buckets_->count()); ++b) {
+            auto& range = unit_buckets_[unit_of[buckets_->members(b).front().param]];
+            if (range.second == 0) range.first = b;
+            ++range.second;
+        }
     } else {
         buckets_ = std::make_unique<GradientBuckets>(params, spec_.bucket_bytes, spec_.first_bucket_bytes, shards);
         // Stage 1's host step finds each bucket's reduced slice on the host, copied down as its
@@ -157,6 +167,28 @@ void ParameterPart::reduce() {
     else if (spec_.group->worldSize() == 1 || buckets_->transient()) {}  // the sums are in place
     else if (spec_.overlap) buckets_->finishOverlap();  // micro-batches 1..K-1 made no collective call
     else buckets_->reduce(*spec_.group, sharded() ? BucketReduction::ReduceScatter : BucketReduction::AllReduce);
+}
+
+void ParameterPart::holdUnit(int64_t unit, bool backward) {
+    if (!weights_ || (backward && !weights_->backwardReadsWeights(unit))) return;
+    weights_->holdUnit(unit, backward ? -1 : +1);
+}
+
+void ParameterPart::releaseUnit(int64_t unit) {
+    if (weights_) weights_->releaseUnit(unit);
+}
+
+void ParameterPart::beginUnitMicroBatch(int64_t unit, bool last) {
+    if (!buckets_->transient()) return;
+    const auto [first, count] = unit_buckets_[unit];
+    buckets_->beginRange(*spec_.group, first, count, last);
+    unit_open_ = true;
+}
+
+void ParameterPart::endUnitMicroBatch() {
+    if (!unit_open_) return;
+    unit_open_ = false;
+    buckets_->endRange();
 }
 
 bool ParameterPart::skipsIdleExperts(bool last) const {

@@ -82,6 +82,14 @@ public:
     void launchRemaining();
     void drop();
     void reduce();
+    // The unit-major window (GradientLayout::holdUnit and the rest), for this part: stage 3's
+    // unit held and released once per pass, and at stages 2-3 the unit's buckets
+    // reduce-scattered after each micro-batch's backward of it. Nothing at stages 0-1, whose
+    // gradients accumulate in place and are reduced once when the window ends.
+    void holdUnit(int64_t unit, bool backward);
+    void releaseUnit(int64_t unit);
+    void beginUnitMicroBatch(int64_t unit, bool last);
+    void endUnitMicroBatch();
     // Whether the coming backward may skip the experts no token reached: where its buckets
     // are reduced during it (stage 2 per micro-batch, or the overlapped last one).
     bool skipsIdleExperts(bool last) const;
@@ -111,6 +119,9 @@ private:
     std::unique_ptr<ShardedWeights> weights_;  // stage 3
     std::unique_ptr<ShardedAdamW> optimizer_;  // stages 1-3
     std::vector<size_t> bf16_weights_;         // positions in spec_.indices held in bf16 on the device
+    // Sharded gradients: each unit's buckets, [first, first + count) (count 0: none of this part's).
+    std::vector<std::pair<size_t, size_t>> unit_buckets_;
+    bool unit_open_ = false;  // beginUnitMicroBatch called, endUnitMicroBatch not yet
 };
 
 }  // namespace trainbench

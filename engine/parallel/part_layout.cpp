@@ -122,6 +122,26 @@ void PartLayout::closeMicroBatches(int64_t micro_batches) {
     for (auto& part : parts_) part->launchRemaining();
 }
 
+void PartLayout::holdUnit(int64_t unit, bool backward) {
+    for (auto& part : parts_) part->holdUnit(unit, backward);
+}
+
+void PartLayout::releaseUnit(int64_t unit) {
+    for (auto& part : parts_) part->releaseUnit(unit);
+}
+
+void PartLayout::beginUnitMicroBatch(int64_t unit, bool last) {
+    for (auto& part : parts_) part->beginUnitMicroBatch(unit, last);
+}
+
+void PartLayout::endUnitMicroBatch() {
+    for (auto& part : parts_) part->endUnitMicroBatch();
+}
+
+void PartLayout::closeUnits() {
+    for (auto& part : parts_) part->launchRemaining();
+}
+
 void PartLayout::dropWindow() {
     for (auto& part : parts_) part->drop();
 }

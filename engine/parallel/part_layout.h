@@ -17,6 +17,11 @@ public:
     void beginMicroBatch(bool last) override;
     void endMicroBatch() override;
     void closeMicroBatches(int64_t micro_batches) override;
+    void holdUnit(int64_t unit, bool backward) override;
+    void releaseUnit(int64_t unit) override;
+    void beginUnitMicroBatch(int64_t unit, bool last) override;
+    void endUnitMicroBatch() override;
+    void closeUnits() override;
     void dropWindow() override;
     void reduceWindow() override;
     int64_t bucketCount() const override { return parts_.front()->buckets().count(); }

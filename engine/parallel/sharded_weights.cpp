@@ -188,6 +188,12 @@ void ShardedWeights::beforeForward(int64_t unit) {
     gather(unit);  // evaluation: no gradients, no buckets
 }
 
+void ShardedWeights::holdUnit(int64_t unit, int direction) {
+    if (in_micro_batch_) throw std::logic_error("ShardedWeights: a unit held inside a micro-batch");
+    gather(unit);
+    prefetchFrom(unit + direction, direction);
+}
+
 void ShardedWeights::afterForward(int64_t unit) {
     release(unit);
     // Autocast's bf16 copies of the weights would keep the whole model alive until the forward

@@ -92,6 +92,15 @@ public:
     // releases every unit and sends the last buckets out.
     void endMicroBatch();
 
+    // The unit-major window (runtime.window_schedule unit): unit u gathered once for all the
+    // window's forwards through it, or all its backwards (the caller skips a unit whose
+    // backward reads no weight), the next unit's shard in `direction` (+1, -1) read meanwhile;
+    // released by releaseUnit. Every rank calls them in the same order (units 0..U-1, then
+    // U-1..0), outside any micro-batch.
+    void holdUnit(int64_t unit, int direction);
+    void releaseUnit(int64_t unit) { afterForward(unit); }
+    bool backwardReadsWeights(int64_t unit) const { return reads_[unit]; }
+
     void beforeForward(int64_t unit) override;
     void afterForward(int64_t unit) override;
     void beforeBackward(int64_t unit) override;

@@ -32,10 +32,9 @@ FreshGradientNorms::FreshGradientNorms(const std::vector<torch::Tensor>& params,
     : params_(params) {
     const int64_t groups = static_cast<int64_t>(noiseScaleGroups().size());
     auto options = torch::TensorOptions(device).dtype(torch::kFloat64);
-    micro_all_ = torch::zeros({groups + 1}, options);
-    micro_ = micro_all_.narrow(0, 0, groups);
+    own_ = torch::zeros({groups + 1}, options);
+    pointAt(own_);
     window_ = torch::zeros({groups + 1}, options);
-    micro_routed_ = micro_all_.narrow(0, groups, 1);
     routed_k_ = torch::zeros({0}, options);
     tokens_k_ = torch::zeros({0}, options);
     for (size_t i = 0; i < params_.size(); ++i) {
@@ -113,6 +112,33 @@ void FreshGradientNorms::flush() {
     auto squares = torch::stack(at::_foreach_norm(grads, 2)).to(torch::kFloat64).square();
     auto index = copyToDevice(torch::tensor(slots, torch::kInt64), micro_all_.device());
     micro_all_.index_add_(0, index, squares);
+}
+
+void FreshGradientNorms::pointAt(const torch::Tensor& row) {
+    const int64_t groups = row.size(0) - 1;
+    micro_all_ = row;
+    micro_ = micro_all_.narrow(0, 0, groups);
+    micro_routed_ = micro_all_.narrow(0, groups, 1);
+}
+
+void FreshGradientNorms::useRows(int64_t micro_batches) {
+    beginMicroBatch();  // nothing pending
+    rows_ = torch::zeros({micro_batches, own_.size(0)}, own_.options());
+}
+
+void FreshGradientNorms::selectRow(int64_t k) {
+    flush();  // what the hooks saw so far belongs to the row selected before
+    pointAt(rows_[k]);
+}
+
+void FreshGradientNorms::endRows(const std::vector<torch::Tensor>& token_counts) {
+    flush();
+    for (size_t k = 0; k < token_counts.size(); ++k) {
+        pointAt(rows_[static_cast<int64_t>(k)]);
+        endMicroBatch(token_counts[k]);
+    }
+    pointAt(own_);
+    rows_ = torch::Tensor();
 }
 
 void FreshGradientNorms::beginMicroBatch() {

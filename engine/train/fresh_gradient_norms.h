@@ -46,6 +46,17 @@ public:
     void beginMicroBatch();
     // `token_count`: the micro-batch's counted targets (a device scalar).
     void endMicroBatch(const torch::Tensor& token_count);
+    // The unit-major window (runtime.window_schedule unit), where micro-batches' gradients come
+    // interleaved: useRows(K) at its start gives each micro-batch a row of its own;
+    // selectRow(k) before each piece of micro-batch k's backward sends what the hooks see there;
+    // endRows(token counts) at the end does each row's endMicroBatch in order k = 0..K-1. Each
+    // row receives its micro-batch's gradients in the order the micro-batch order makes them
+    // (head, blocks last first, embedding), so on the CPU, where each gradient's squares are
+    // added to its slot one by one, the sums are the same bit for bit; on a GPU the pending
+    // lists flush in other groups, and index_add_'s atomics were not deterministic anyway.
+    void useRows(int64_t micro_batches);
+    void selectRow(int64_t k);
+    void endRows(const std::vector<torch::Tensor>& token_counts);
     // fp64 [groups + 1] on the device: per group sum_k |s_k|^2 / n_k, then the micro-batches with
     // n_k > 0. Summed over ranks, these are NoiseScaleSums' fresh_sq_per_token and micro_batches.
     torch::Tensor windowSums() const { return window_; }
@@ -61,7 +72,10 @@ private:
 
     std::vector<torch::Tensor> params_;
     std::vector<unsigned> hooks_;
+    void pointAt(const torch::Tensor& row);  // micro_all_ and its views onto `row`
     torch::Tensor micro_all_;  // [groups + 1]: micro_, then micro_routed_
+    torch::Tensor own_;        // micro_all_'s buffer outside the unit-major window
+    torch::Tensor rows_;       // [K, groups + 1]: useRows' rows
     torch::Tensor micro_;   // [groups], this micro-batch's squared norms
     torch::Tensor window_;  // [groups + 1]
     bool has_routed_ = false;

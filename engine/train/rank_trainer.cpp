@@ -41,18 +41,6 @@ int64_t hostPeakBytes() {
     return static_cast<int64_t>(usage.ru_maxrss) * 1024;
 }
 
-// A backward that fails (out of memory) leaves the tasks it had queued, graph nodes and the
-// gradients waiting for them (5 MB on the tiny preset), in autograd's ready queue for the
-// device. Left alone they were released only during the next window, so the window retried
-// after a back-off could run out again at the smaller split. One tiny backward on the same
-// device releases them now: measured with the tracking allocator, the bytes held at the next
-// window's start return exactly to the steady state (test_memory's
-// outOfMemoryBacksOffAndKeepsTheLosses runs out in a backward and backs off once).
-void releaseAbandonedBackward(const torch::Device& device) {
-    auto x = torch::ones({1}, torch::TensorOptions(device).requires_grad(true));
-    (x * 2).sum().backward();
-}
-
 }  // namespace
 
 RankTrainer::RankTrainer(const RankSetup& setup)
@@ -114,6 +102,7 @@ void RankTrainer::prepare() {
     layout.bucket_bytes = s_.bucket_bytes;
     layout.first_bucket_bytes = s_.first_bucket_bytes;
     layout_ = makeGradientLayout(layout, model_, checkpoint ? &checkpoint->optimizer : nullptr);
+    order_ = makeWindowOrder(resolvedWindowSchedule(cfg_, s_.placement));
     // What making the layout wrote (a resumed state, bf16 weights' master) is no step's traffic.
     file_traffic_seen_ = layout_->offloadFileTraffic();
     params_ = model_->parameters();  // this rank's: under expert parallelism its experts only
@@ -162,50 +151,21 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // truncated mapping could kill the process.
     if (std::string problem = source_->fileProblem(); !problem.empty())
         throw std::runtime_error("data file " + problem + "; restore it and resume from the last checkpoint");
-    std::future<MicroBatch> next = reader_->first(placeOf(step, 0));
-    const bool can_recover = layout_->recoversFromOutOfMemory();
-    bool out_of_memory = false;
     if (fresh_norms_) fresh_norms_->beginWindow(K);
-    // Where a stop is agreed (StopRule), the rank notes it and the window ends dropped by all.
-    bool stop_seen = false;
-    for (int64_t k = 0; k < K; ++k) {
-        const bool last = k + 1 == K;
-        if (!s_.control->passBoundary()) {
-            if (layout_->stopRule() == StopRule::EndsAlone) return WindowOutcome::Stopped;
-            stop_seen = true;
-            if (layout_->stopRule() == StopRule::AgreedAfterLeaving) break;
-        }
+    WindowWork work;
+    work.micro_batches = K;
+    work.place = [&](int64_t k) { return placeOf(step, k); };
+    if (!schedule_.finished(step + 1)) work.next_window = placeOf(step + 1, 0);  // an adaptive growth drops it (adaptBatch)
+    work.at_boundary = [&](int64_t) {
         if (step == s_.fail_at_step) throw std::runtime_error("injected failure at step " + std::to_string(step + 1));
         if (step == s_.stall_at_step) s_.control->waitForStop();
-        MicroBatch batch = next.get();
-        if (s_.edit_micro_batch) s_.edit_micro_batch(step, k, batch);
-        if (!last) {
-            next = reader_->start(placeOf(step, k + 1));
-        } else if (!schedule_.finished(step + 1)) {  // an adaptive growth drops it (adaptBatch)
-            reader_->readAhead(placeOf(step + 1, 0));
-        }
-        layout_->beginMicroBatch(last);
-        if (fresh_norms_) fresh_norms_->beginMicroBatch();
-        try {
-            LossParts parts = [&] {
-                ComputeScope precision(device_.type(), precision_);  // the forward only; backward follows its graph
-                return model_->loss(copyToDevice(batch.tokens, device_), copyToDevice(batch.targets, device_));
-            }();
-            layout_->beforeBackward(last);
-            (parts.token_loss_sum + parts.aux_loss_sum).backward();
-            if (fresh_norms_) fresh_norms_->endMicroBatch(parts.token_count);
-            loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);
-            aux_sum += parts.aux_loss_sum.detach().to(torch::kFloat64);
-            count += parts.token_count;
-        } catch (const c10::OutOfMemoryError&) {
-            if (!can_recover) throw;
-            out_of_memory = true;  // the graph of this micro-batch is gone with `parts`
-            releaseAbandonedBackward(device_);
-            break;
-        }
-        layout_->endMicroBatch();
-    }
-    layout_->closeMicroBatches(K);  // also on a rank that left the loop early
+    };
+    if (s_.edit_micro_batch) work.edit = [&](int64_t k, MicroBatch& batch) { s_.edit_micro_batch(step, k, batch); };
+    WindowParts parts{model_, *layout_, *reader_, *s_.control, fresh_norms_.get(), device_, precision_};
+    // Where a stop is agreed (StopRule), the rank notes it and the window ends dropped by all.
+    WindowTotals totals{loss_sum, count, aux_sum};
+    if (!order_->run(work, parts, totals)) return WindowOutcome::Stopped;
+    const bool out_of_memory = totals.out_of_memory, stop_seen = totals.stop_seen;
 
     // One reduction carries the window's loss sum, its target count, whether any rank ran out of
     // memory or saw a stop, every rank's peak bytes (each rank fills its own slot) and every

@@ -24,6 +24,7 @@
 #include "train/run_control.h"
 #include "train/sample_writer.h"
 #include "train/step_reporter.h"
+#include "train/window_order.h"
 #include "train/window_statistics.h"
 #include "trainbench/batch_schedule.h"
 #include "trainbench/event_kind.h"
@@ -183,6 +184,8 @@ private:
     std::unique_ptr<MicroBatchReader> reader_;
     // Where gradients, moments and weights live (runtime.zero_stage, runtime.expert_parallel).
     std::unique_ptr<GradientLayout> layout_;
+    // The order of a window's forwards and backwards (runtime.window_schedule).
+    std::unique_ptr<WindowOrder> order_;
     std::unique_ptr<StepReporter> report_;
     std::unique_ptr<SampleWriter> samples_;  // rank 0, with train.sample_every
     std::vector<torch::Tensor> params_;

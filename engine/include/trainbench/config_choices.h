@@ -26,6 +26,7 @@ enum class ComputeDtype { Fp32, Bf16, Fp8, Auto };   // runtime.dtype
 enum class OptimizerDtype { Fp32, Bf16 };            // runtime.optimizer_dtype
 enum class Recomputation { None, Feedforward, Full };  // runtime.activation_checkpointing
 enum class Offload { None, Optimizer, All };          // runtime.offload
+enum class WindowSchedule { MicroBatch, Unit, Auto };  // runtime.window_schedule
 enum class TargetKind { Here, A100_40, A100_80, H100_80, H200_141, B200_180, Custom };  // target.kind
 
 // Each enum's names, in the enum's order: ChoiceNames<E>::names[int(e)] is e's name.
@@ -46,6 +47,7 @@ TRAINBENCH_CHOICE_NAMES(ComputeDtype, "fp32", "bf16", "fp8", "auto");
 TRAINBENCH_CHOICE_NAMES(OptimizerDtype, "fp32", "bf16");
 TRAINBENCH_CHOICE_NAMES(Recomputation, "none", "feedforward", "full");
 TRAINBENCH_CHOICE_NAMES(Offload, "none", "optimizer", "all");
+TRAINBENCH_CHOICE_NAMES(WindowSchedule, "micro_batch", "unit", "auto");
 TRAINBENCH_CHOICE_NAMES(TargetKind, "here", "a100-40", "a100-80", "h100-80", "h200-141", "b200-180", "custom");
 #undef TRAINBENCH_CHOICE_NAMES
 

@@ -176,6 +176,11 @@ struct RuntimeConfig {
     // offload_dir for its gather, the next unit's read ahead).
     std::string offload = "none";
     std::string offload_dir;
+    // The order of a window's work: "micro_batch" (each micro-batch through the whole model, then
+    // the next), "unit" (every micro-batch of the window through one unit of the model, then the
+    // next unit; the backward likewise, last unit first: under offload all each unit's weights
+    // cross twice a window, not 2K times), or "auto" (unit where weights are streamed).
+    std::string window_schedule = "micro_batch";
     // A folder TensorBoard reads: rank 0 writes the run's scalars, config and events there as
     // event files while the run goes. Empty: none.
     std::string tensorboard_dir;
@@ -225,6 +230,7 @@ inline ComputeDtype computeDtype(const RuntimeConfig& r) { return parseChoice<Co
 inline OptimizerDtype optimizerDtype(const RuntimeConfig& r) { return parseChoice<OptimizerDtype>(r.optimizer_dtype); }
 inline Recomputation recomputation(const RuntimeConfig& r) { return parseChoice<Recomputation>(r.activation_checkpointing); }
 inline Offload offload(const RuntimeConfig& r) { return parseChoice<Offload>(r.offload); }
+inline WindowSchedule windowSchedule(const RuntimeConfig& r) { return parseChoice<WindowSchedule>(r.window_schedule); }
 inline TargetKind targetKind(const TargetConfig& t) { return parseChoice<TargetKind>(t.kind); }
 
 

@@ -1,0 +1,111 @@
+// The unit-major window: forwards unit by unit over the micro-batches, backwards likewise.
+#include "train/unit_order.h"
+
+#include <vector>
+
+#include "kernels/compute_scope.h"
+#include "memory/host_to_device.h"
+
+namespace trainbench {
+
+bool UnitOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& totals) {
+    const int64_t K = work.micro_batches;
+    GradientLayout& layout = p.layout;
+    Transformer& model = p.model;
+    if (!p.control.passBoundary()) {
+        if (layout.stopRule() == StopRule::EndsAlone) return false;
+        totals.stop_seen = true;  // the window runs to its end; every rank drops it there
+    }
+    if (work.at_boundary) work.at_boundary(0);
+    // The window's micro-batches, all of them (token ids: small beside one activation).
+    std::vector<torch::Tensor> tokens(K), targets(K);
+    {
+        std::future<MicroBatch> next = p.reader.first(work.place(0));
+        for (int64_t k = 0; k < K; ++k) {
+            MicroBatch batch = next.get();
+            if (work.edit) work.edit(k, batch);
+            if (k + 1 < K) next = p.reader.start(work.place(k + 1));
+            else if (work.next_window) p.reader.readAhead(*work.next_window);
+            tokens[k] = copyToDevice(batch.tokens, p.device);
+            targets[k] = copyToDevice(batch.targets, p.device);
+        }
+    }
+    const int64_t U = model->unitCount();
+    const int64_t head = U - 1;
+    // inputs[u][k]: unit u's input for micro-batch k (u = 1..head); auxes[u][k]: block u's
+    // balance loss per sequence (undefined for a dense block).
+    std::vector<std::vector<torch::Tensor>> inputs(U, std::vector<torch::Tensor>(K));
+    std::vector<std::vector<torch::Tensor>> auxes(U, std::vector<torch::Tensor>(K));
+
+    // The forward: the embedding, then each block, over every micro-batch.
+    for (int64_t u = 0; u < head; ++u) {
+        layout.holdUnit(u, /*backward=*/false);
+        for (int64_t k = 0; k < K; ++k) {
+            ComputeScope precision(p.device.type(), p.precision);
+            torch::NoGradGuard no_graph;
+            inputs[u + 1][k] = u == 0 ? model->embedTokens(tokens[k]) : model->blockForward(u, inputs[u][k], auxes[u][k]);
+        }
+        layout.releaseUnit(u);
+    }
+    // The head: each micro-batch's forward and backward at once.
+    std::vector<torch::Tensor> grad_in(K);  // the gradient of the current unit's output, per micro-batch
+    std::vector<std::vector<torch::Tensor>> grad_aux(U, std::vector<torch::Tensor>(K));
+    std::vector<torch::Tensor> counts(K);
+    if (p.fresh_norms) p.fresh_norms->useRows(K);
+    layout.holdUnit(head, /*backward=*/false);
+    for (int64_t k = 0; k < K; ++k) {
+        layout.beginUnitMicroBatch(head, k + 1 == K);
+        if (p.fresh_norms) p.fresh_norms->selectRow(k);
+        torch::Tensor h = inputs[head][k].detach().requires_grad_(true);
+        std::vector<torch::Tensor> aux_leaves(U);
+        std::vector<torch::Tensor> block_auxes;
+        for (int64_t u = 1; u < head; ++u)
+            if (auxes[u][k].defined()) {
+                aux_leaves[u] = auxes[u][k].detach().requires_grad_(true);
+                block_auxes.push_back(aux_leaves[u]);
+            }
+        LossParts parts = [&] {
+            ComputeScope precision(p.device.type(), p.precision);  // the forward only, as loss() runs
+            return model->headLoss(h, targets[k], block_auxes);
+        }();
+        (parts.token_loss_sum + parts.aux_loss_sum).backward();
+        grad_in[k] = h.grad();
+        for (int64_t u = 1; u < head; ++u)
+            if (aux_leaves[u].defined()) grad_aux[u][k] = aux_leaves[u].grad();
+        inputs[head][k] = torch::Tensor();
+        counts[k] = parts.token_count;
+        totals.loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);
+        totals.aux_sum += parts.aux_loss_sum.detach().to(torch::kFloat64);
+        totals.count += parts.token_count;
+        layout.endUnitMicroBatch();
+    }
+    layout.releaseUnit(head);
+    // The blocks, last first, each recomputed from its kept input.
+    for (int64_t u = head - 1; u >= 1; --u) {
+        layout.holdUnit(u, /*backward=*/true);
+        for (int64_t k = 0; k < K; ++k) {
+            layout.beginUnitMicroBatch(u, k + 1 == K);
+            if (p.fresh_norms) p.fresh_norms->selectRow(k);
+            grad_in[k] = model->blockBackward(u, inputs[u][k], grad_in[k], grad_aux[u][k], p.precision);
+            inputs[u][k] = torch::Tensor();
+            grad_aux[u][k] = torch::Tensor();
+            layout.endUnitMicroBatch();
+        }
+        layout.releaseUnit(u);
+    }
+    // The embedding: its gradient is a scatter of the incoming one by token id.
+    layout.holdUnit(0, /*backward=*/true);
+    for (int64_t k = 0; k < K; ++k) {
+        layout.beginUnitMicroBatch(0, k + 1 == K);
+        if (p.fresh_norms) p.fresh_norms->selectRow(k);
+        model->embeddingBackward(tokens[k], grad_in[k]);
+        grad_in[k] = torch::Tensor();
+        layout.endUnitMicroBatch();
+    }
+    layout.releaseUnit(0);
+    if (p.fresh_norms) p.fresh_norms->endRows(counts);
+    layout.closeUnits();
+    return true;
+}
+
+}  // namespace trainbench

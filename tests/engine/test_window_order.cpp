@@ -1,0 +1,151 @@
+// The window's order (runtime.window_schedule): unit, every micro-batch through one unit before
+// the next, against micro_batch, each micro-batch through the whole model; the numbers of every
+// step and the weights after them bit for bit at the conformance splits, ZeRO 0-3, expert
+// parallelism, offload (host and offload_dir, the host step), fp32/bf16/fp8, the noise scale and
+// the incomplete last window; the shards read from offload_dir per window; the refusals and
+// "auto" (docs/design/offload.md, "The window as the schedule").
+#include <QtTest/QtTest>
+
+#include <QTemporaryDir>
+
+#include "conformance_setup.h"
+#include "cpu_paths_report.h"
+#include "offload_runs.h"
+#include "rank_threads.h"
+#include "train/window_order.h"
+#include "trainbench/config_io.h"
+
+using namespace trainbench;
+
+namespace {
+
+// What a run's steps reported (every rank's the same: global) and rank 0's weights after them.
+struct Trace {
+    std::vector<WindowResult> windows;
+    std::vector<torch::Tensor> weights;
+};
+
+Trace traceOf(RunConfig c, const char* schedule, int64_t steps, OffloadPath path = OffloadPath::Device) {
+    c.runtime.window_schedule = schedule;
+    c.runtime.activation_checkpointing = "full";
+    Trace trace;
+    onRankTrainers(c, offloadPathOptions(path), [&](int r, RankTrainer& trainer) {
+        std::vector<WindowResult> seen;
+        trainSteps(trainer, steps, [&](const WindowResult& w) { seen.push_back(w); });
+        auto weights = trainer.wholeParameters();
+        if (r == 0) {
+            trace.windows = std::move(seen);
+            trace.weights = std::move(weights);
+        }
+    });
+    return trace;
+}
+
+bool sameNoise(const std::optional<NoiseScaleParts>& a, const std::optional<NoiseScaleParts>& b) {
+    return a.has_value() == b.has_value() && (!a || (a->grad_sq == b->grad_sq && a->trace == b->trace));
+}
+
+// unit against micro_batch on `c`: every step's loss, count, balance loss, norm, loads, noise
+// scale parts and file traffic, and the weights at the end, equal bit for bit.
+void expectTheSameNumbers(const RunConfig& c, const QString& what, OffloadPath path = OffloadPath::Device,
+                          int64_t steps = 3) {
+    const Trace reference = traceOf(c, "micro_batch", steps, path);
+    const Trace unit = traceOf(c, "unit", steps, path);
+    QCOMPARE(unit.windows.size(), reference.windows.size());
+    for (size_t s = 0; s < reference.windows.size(); ++s) {
+        const WindowResult &a = unit.windows[s], &b = reference.windows[s];
+        const QString at = what + QString(", step %1").arg(s + 1);
+        QVERIFY2(a.loss_sum == b.loss_sum, qPrintable(at + QString(": loss sum %1 vs %2").arg(a.loss_sum, 0, 'g', 17).arg(b.loss_sum, 0, 'g', 17)));
+        QVERIFY2(a.tokens == b.tokens, qPrintable(at + ": tokens"));
+        QVERIFY2(a.aux_loss_sum == b.aux_loss_sum, qPrintable(at + ": balance loss"));
+        QVERIFY2(a.grad_norm == b.grad_norm, qPrintable(at + QString(": grad norm %1 vs %2").arg(a.grad_norm, 0, 'g', 17).arg(b.grad_norm, 0, 'g', 17)));
+        QVERIFY2(a.loads.size() == b.loads.size(), qPrintable(at + ": loads"));
+        for (size_t l = 0; l < a.loads.size(); ++l) QVERIFY2(torch::equal(a.loads[l], b.loads[l]), qPrintable(at + ": loads"));
+        QVERIFY2(sameNoise(a.noise, b.noise), qPrintable(at + ": noise scale"));
+        QVERIFY2(a.noise_groups.size() == b.noise_groups.size(), qPrintable(at + ": noise groups"));
+        for (size_t g = 0; g < a.noise_groups.size(); ++g)
+            QVERIFY2(sameNoise(a.noise_groups[g], b.noise_groups[g]), qPrintable(at + QString(": noise group %1").arg(g)));
+    }
+    QCOMPARE(unit.weights.size(), reference.weights.size());
+    for (size_t i = 0; i < reference.weights.size(); ++i)
+        QVERIFY2(torch::equal(unit.weights[i], reference.weights[i]), qPrintable(what + QString(": parameter %1 differs").arg(i)));
+}
+
+QString describe(const SplitCase& k) {
+    return QString("(%1,%2,%3) stage %4 EP %5").arg(k.m).arg(k.K).arg(k.W).arg(k.stage).arg(k.EP);
+}
+
+}  // namespace
+
+class TestWindowOrder : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    // The conformance splits at every ZeRO stage, with the noise scale on.
+    void unitOrderGivesTheNumbersOfTheMicroBatchOrder() {
+        for (const SplitCase& k : std::vector<SplitCase>{{8, 1, 1, 0, 1}, {2, 4, 1, 0, 1}, {2, 2, 2, 0, 1}, {1, 4, 2, 0, 1}})
+            for (int64_t stage = 0; stage <= 3; ++stage) {
+                RunConfig c = split(k.m, k.K, k.W, stage, k.EP);
+                c.train.noise_scale = true;
+                expectTheSameNumbers(c, describe({k.m, k.K, k.W, stage, k.EP}));
+            }
+    }
+
+    // Expert parallelism (the routed experts' tokens by all-to-all, their gradients over replicas).
+    void unitOrderUnderExpertParallelism() {
+        for (const SplitCase& k : std::vector<SplitCase>{{2, 2, 2, 0, 2}, {1, 4, 2, 0, 2}})
+            for (int64_t stage = 0; stage <= 3; ++stage) {
+                RunConfig c = split(k.m, k.K, k.W, stage, k.EP);
+                c.train.noise_scale = true;
+                expectTheSameNumbers(c, describe({k.m, k.K, k.W, stage, k.EP}));
+            }
+    }
+
+    // Offload optimizer and all, in host memory and in offload_dir's files, on the CPU ranks'
+    // path and the GPU ranks' host step (its gradient sums on the device or on the host).
+    void unitOrderUnderOffload() {
+        QTemporaryDir dir;
+        for (const SplitCase& k : std::vector<SplitCase>{{2, 4, 1, 3, 1}, {1, 4, 2, 3, 1}, {2, 2, 2, 2, 1}, {1, 4, 2, 3, 2}})
+            for (const char* choice : {"optimizer", "all"})
+                for (const std::string& where : {std::string(), dir.path().toStdString()})
+                    for (OffloadPath path : {OffloadPath::Device, OffloadPath::HostStep, OffloadPath::HostStepSumsOnHost}) {
+                        if (std::string(choice) == "all" && k.stage < 3) continue;
+                        if (path == OffloadPath::HostStepSumsOnHost && k.stage < 2) continue;
+                        const QString what = describe(k) + " offload " + choice + (where.empty() ? " host" : " offload_dir") +
+                                             (path == OffloadPath::Device ? "" : path == OffloadPath::HostStep ? ", host step" : ", sums on the host");
+                        expectTheSameNumbers(offloaded(split(k.m, k.K, k.W, k.stage, k.EP), where, choice), what, path);
+                    }
+    }
+
+    // bf16 autocast and fp8 products, with their own weights' dtypes (bf16 device weights under
+    // the host step).
+    void unitOrderUnderReducedPrecision() {
+        for (const char* dtype : {"bf16", "fp8"})
+            for (const SplitCase& k : std::vector<SplitCase>{{2, 4, 1, 0, 1}, {1, 4, 2, 3, 1}}) {
+                RunConfig c = split(k.m, k.K, k.W, k.stage, k.EP);
+                c.runtime.dtype = dtype;
+                expectTheSameNumbers(c, describe(k) + " " + dtype);
+            }
+        QTemporaryDir dir;
+        RunConfig c = offloaded(split(1, 4, 2, 3), dir.path().toStdString(), "all");
+        c.runtime.dtype = "bf16";
+        expectTheSameNumbers(c, "(1,4,2) stage 3 offload all bf16, host step", OffloadPath::HostStep);
+    }
+
+    // train.samples leaves a last window of fewer micro-batches (scaled by its own tokens), and
+    // padded rows of different target counts (the ragged corpus).
+    void unitOrderOnTheIncompleteLastWindowAndRaggedRows() {
+        QTemporaryDir dir;
+        RunConfig c = withSplit(raggedTextConfig(writeRaggedCorpus(dir)), 1, 4, 2);
+        c.train.weight_decay = 0.1;
+        c.train.eval_every = 0;
+        c.runtime.zero_stage = 3;
+        c.train.steps = 0;
+        c.train.samples = 8 * 2 + 2;  // two full windows of 8 sequences, then one micro-batch per rank
+        c.train.noise_scale = true;
+        expectTheSameNumbers(c, "(1,4,2) stage 3, incomplete last window", OffloadPath::Device, 3);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestWindowOrder)
+#include "test_window_order.moc"
