@@ -145,6 +145,30 @@ private Q_SLOTS:
         c.train.noise_scale = true;
         expectTheSameNumbers(c, "(1,4,2) stage 3, incomplete last window", OffloadPath::Device, 3);
     }
+
+    // Offload all in offload_dir: the bytes the shards' file read in a window (the second step's,
+    // which also holds the first step's optimizer traffic, the same under both orders). Under
+    // micro_batch each micro-batch reads every unit's shard for its forward and again for its
+    // backward (not the embedding's, whose backward reads no weight): K passes. Under unit, one
+    // pass whatever K.
+    void unitOrderReadsEachShardTwiceAWindow() {
+        QTemporaryDir dir;
+        auto readBytes = [&](const char* schedule, int64_t K) {
+            RunConfig c = offloaded(split(1, K, 2, 3), dir.path().toStdString(), "all");
+            const Trace trace = traceOf(c, schedule, 2);
+            return trace.windows.back().offload_read_bytes;
+        };
+        const int64_t unit1 = readBytes("unit", 1), unit4 = readBytes("unit", 4);
+        const int64_t micro1 = readBytes("micro_batch", 1), micro2 = readBytes("micro_batch", 2),
+                      micro4 = readBytes("micro_batch", 4);
+        const int64_t pass = micro2 - micro1;  // one micro-batch's shard reads, over both ranks
+        qInfo("offload_dir reads per window: micro_batch K 1/2/4 %lld/%lld/%lld, unit K 1/4 %lld/%lld bytes",
+              (long long)micro1, (long long)micro2, (long long)micro4, (long long)unit1, (long long)unit4);
+        QVERIFY(pass > 0);
+        QCOMPARE(micro4 - micro1, 3 * pass);
+        QCOMPARE(unit1, micro1);
+        QCOMPARE(unit4, unit1);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestWindowOrder)
