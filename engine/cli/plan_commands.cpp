@@ -88,6 +88,9 @@ std::string placementSentence(const Placement& place) {
                       piece("AdamW moments", place.moments, place.sharded.moments);
     if (place.master != Tier::Device) out += ", fp32 master " + std::string(tierName(place.master));
     out += place.host_step ? "; the optimizer steps on the host" : "; the optimizer steps on the device";
+    if (place.unit_order)
+        out += std::string("; window by unit (weights gathered twice a window), boundary activations on the ") +
+               (place.boundaries == Tier::Host ? "host" : "device");
     return out;
 }
 
@@ -103,10 +106,11 @@ void printOffloadTiers(const RunConfig& config, const MemoryPlan& plan) {
          plan.host_master_bytes},
         {"gradient slice sums (fp32)", plan.host_gradient_bytes},
         {"staging buffers", plan.host_staging_bytes},
+        {"boundary activations (fp32)", plan.host_boundary_bytes},
         {"host memory", plan.host_bytes},
     };
     for (const auto& [label, bytes] : rows)
-        if (bytes > 0 || label == rows[4].first) std::printf("  %-32s %12s\n", label, readableBytes(bytes).c_str());
+        if (bytes > 0 || label == rows[5].first) std::printf("  %-32s %12s\n", label, readableBytes(bytes).c_str());
     const int64_t rpn = plan.ranks_per_node;
     std::printf("  %-32s %12s%s\n", ("per node (" + std::to_string(rpn) + (rpn == 1 ? " rank)" : " ranks)")).c_str(),
                 readableBytes(plan.host_bytes * rpn).c_str(),
@@ -212,9 +216,12 @@ int commandPlan(const RunConfig& config, bool as_json) {
                                                                     : "activations, one micro-batch",
          plan.activation_bytes},
         {"logits gradient", plan.logits_bytes},
+        {"window's boundary activations", plan.boundary_bytes - plan.host_boundary_bytes},
         {"peak", plan.peak_bytes},
     };
-    for (const auto& [label, bytes] : rows) std::printf("  %-32s %12.1f MiB\n", label.c_str(), mib(bytes));
+    for (const auto& [label, bytes] : rows)
+        if (bytes > 0 || label != "window's boundary activations")  // the unit order's only
+            std::printf("  %-32s %12.1f MiB\n", label.c_str(), mib(bytes));
     if (place.moments != Tier::Device) printOffloadTiers(placed, plan);
     if (plan.world_size > 1)
         std::printf("collectives per step and rank: %lld calls, %.1f MiB sent\n", (long long)plan.collectives_per_step,

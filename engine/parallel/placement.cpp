@@ -26,7 +26,22 @@ const char* tierName(Tier tier) {
     return "device";
 }
 
-Placement placementFor(const RunConfig& config, const PlacementQuery& query) {
+namespace {
+
+// runtime.window_schedule, "auto" resolved: where the weights stay on the device nothing is
+// streamed, and the unit order would only keep K boundary activations per block for nothing;
+// where they are streamed it moves them twice a window instead of 2K times (the planner's
+// terms: docs/design/offload.md).
+void placeWindow(Placement& p, const RunConfig& config, const PlacementQuery& query) {
+    const WindowSchedule asked = windowSchedule(config.runtime);
+    const bool streamed = p.sharded.weights && p.weightsOffDevice();
+    p.unit_order = asked == WindowSchedule::Unit ||
+                   (asked == WindowSchedule::Auto && streamed && recomputation(config.runtime) == Recomputation::Full &&
+                    !query.unit_order_fits_nowhere);
+    if (p.unit_order && query.boundaries_off_device && query.device == DeviceType::Cuda) p.boundaries = Tier::Host;
+}
+
+Placement placementOf(const RunConfig& config, const PlacementQuery& query) {
     Placement p;
     p.sharded = shardingOf(config.runtime.zero_stage);
     const Offload offloading = offload(config.runtime);
@@ -43,6 +58,14 @@ Placement placementFor(const RunConfig& config, const PlacementQuery& query) {
     const bool autocast = query.device == DeviceType::Cuda || query.cpu_autocast;
     const bool bf16 = !query.fp64 && resolveComputeDtype(config, query.device == DeviceType::Cuda) == ComputeDtype::Bf16;
     p.bf16_device_weights = p.host_step && autocast && bf16;
+    return p;
+}
+
+}  // namespace
+
+Placement placementFor(const RunConfig& config, const PlacementQuery& query) {
+    Placement p = placementOf(config, query);
+    placeWindow(p, config, query);
     return p;
 }
 

@@ -169,26 +169,49 @@ struct TierLimits {
     int64_t ranks_per_node = 1;
 };
 
-MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, bool gradients_off_device);
+// What the planner found cannot stay on the device (the PlacementQuery's budget answers).
+struct OffDevice {
+    bool gradient_sums = false;
+    bool boundaries = false;
+    bool unit_order_fits_nowhere = false;
+};
+
+MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, OffDevice off);
 
 // The plan with the gradients' slice sums on the device, or in host memory when the placement
-// allows it and the device cannot keep them.
+// allows it and the device cannot keep them; likewise the unit order's boundary activations;
+// and under window_schedule auto, the micro-batch order where the unit order fits nowhere.
 MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits) {
-    MemoryPlan plan = planFor(config, micro_batch, limits, false);
-    if (plan.fits_device || !plan.placement.gradientSumsMayLeaveDevice()) return plan;
-    return planFor(config, micro_batch, limits, true);
+    OffDevice off;
+    MemoryPlan plan = planFor(config, micro_batch, limits, off);
+    if (!plan.fits_device && plan.placement.unit_order && plan.boundary_bytes > 0 &&
+        deviceTypeOf(config.runtime) == DeviceType::Cuda) {
+        off.boundaries = true;
+        plan = planFor(config, micro_batch, limits, off);
+    }
+    if (!plan.fits_device && plan.placement.gradientSumsMayLeaveDevice()) {
+        off.gradient_sums = true;
+        plan = planFor(config, micro_batch, limits, off);
+    }
+    if (!plan.fits && plan.placement.unit_order && windowSchedule(config.runtime) == WindowSchedule::Auto) {
+        const MemoryPlan micro_batch_order = planFor(config, micro_batch, limits, OffDevice{false, false, true});
+        if (micro_batch_order.fits) return micro_batch_order;
+    }
+    return plan;
 }
 
 MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, int64_t limit_bytes) {
     return planFor(config, micro_batch, TierLimits{limit_bytes});
 }
 
-MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, bool gradients_off_device) {
+MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, OffDevice off) {
     MemoryPlan p;
     // Where each piece of state lives: the rule the layouts build from (engine/parallel/placement.cpp).
     PlacementQuery query;
     query.device = deviceTypeOf(config.runtime);
-    query.gradient_sums_off_device = gradients_off_device;
+    query.gradient_sums_off_device = off.gradient_sums;
+    query.boundaries_off_device = off.boundaries;
+    query.unit_order_fits_nowhere = off.unit_order_fits_nowhere;
     p.placement = placementFor(config, query);
     const Placement& place = p.placement;
     p.micro_batch_size = micro_batch;
@@ -276,6 +299,12 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     p.slice_elements = moment_elements;
     p.activation_bytes =
         activations::activationBytes(config.model, tokens, recomputation(config.runtime), p.expert_parallel, layout);
+    if (place.unit_order) {
+        const int64_t K = std::max<int64_t>(1, p.gradient_accumulation_steps);
+        const int64_t boundary = clampedProduct(tokens * kFloat, config.model.dim);  // one [m, T, d] in fp32
+        p.boundary_bytes = clampedProduct(boundary, (K - 1) * (config.model.n_layers + 1) + K);
+        if (place.boundaries == Tier::Host) p.host_boundary_bytes = p.boundary_bytes;
+    }
     // Off the device, per rank. The master is the rank's slice of fp32 weights: on a GPU the
     // optimizer's copy (the device's weights come back from it), under all the shard's home.
     if (offloaded) {
@@ -310,8 +339,9 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         p.host_staging_bytes = staging;
         p.host_bytes = p.host_moment_bytes + p.host_master_bytes + p.host_gradient_bytes + p.host_staging_bytes;
     }
+    p.host_bytes += p.host_boundary_bytes;
     p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + (offloaded ? 0 : p.optimizer_bytes) +
-                   p.activation_bytes + p.logits_bytes;
+                   p.activation_bytes + p.logits_bytes + (p.boundary_bytes - p.host_boundary_bytes);
     planCollectives(p, config, counts);
     p.limit_bytes = limits.device;
     // On CPU ranks the host tier is the same memory as the device's: what offload keeps there
@@ -587,7 +617,9 @@ nlohmann::json placementJson(const Placement& place) {
             {"master", tierName(place.master)},
             {"gradient_sums", tierName(place.gradient_sums)},
             {"weights", tierName(place.weights)},
-            {"bf16_device_weights", place.bf16_device_weights}};
+            {"bf16_device_weights", place.bf16_device_weights},
+            {"unit_order", place.unit_order},
+            {"boundaries", tierName(place.boundaries)}};
 }
 
 }  // namespace
@@ -624,6 +656,9 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"fits_host", p.fits_host},
         {"fits_nvme", p.fits_nvme},
         {"activation_bytes", p.activation_bytes},
+        {"window_schedule", p.placement.unit_order ? "unit" : "micro_batch"},
+        {"boundary_bytes", p.boundary_bytes},
+        {"host_boundary_bytes", p.host_boundary_bytes},
         {"logits_bytes", p.logits_bytes},
         {"peak_bytes", p.peak_bytes},
         {"collectives_per_step", p.collectives_per_step},

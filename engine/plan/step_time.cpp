@@ -82,15 +82,25 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     // shard up PCIe before the forward's gather and the backward's, read from NVMe first when it
     // lives there; the slice down PCIe to the sums kept on the host, and their addition there (12
     // bytes an element: the sum read and written, the slice read).
+    // Under the unit order (runtime.window_schedule unit) the shard crosses twice a window, not
+    // twice a micro-batch: a micro-batch's share is 1/K of it. Its boundary activations kept in
+    // host memory go down after their forward and up before their backward: every block's input,
+    // (L + 1) of [m, T, d] fp32, each way, per micro-batch.
     const bool gpu_offload = offloaded && target.gpu;
-    const double shard_up = gpu_offload && weights_off ? 2.0 * slice * we : 0.0;
-    const double from_nvme = weights_off && on_nvme ? 2.0 * slice * we : 0.0;
-    const double slice_down = gpu_offload && plan.gradients_on_host ? 4.0 * slice : 0.0;
+    const double passes = place.unit_order ? 1.0 / double(K) : 1.0;
+    const double shard_up = gpu_offload && weights_off ? 2.0 * slice * we * passes : 0.0;
+    const double from_nvme = weights_off && on_nvme ? 2.0 * slice * we * passes : 0.0;
+    const double boundaries = place.boundaries == Tier::Host && target.gpu
+                                  ? double(c.n_layers + 1) * double(plan.micro_batch_size) * double(plan.seq_len) *
+                                        double(c.dim) * 4.0
+                                  : 0.0;
+    const double slice_down = (gpu_offload && plan.gradients_on_host ? 4.0 * slice : 0.0) + boundaries;
+    const double up = shard_up + boundaries;
     const double host_adds = gpu_offload && plan.gradients_on_host ? 12.0 * slice : 0.0;
-    if (gpu_offload) {
+    if (gpu_offload || boundaries > 0) {
         if (target.pcie_gbps > 0) {
             // Up and down at once: PCIe is full duplex, each direction at the link's rate.
-            t.pcie_up_s = seconds(shard_up, target.pcie_gbps);
+            t.pcie_up_s = seconds(up, target.pcie_gbps);
             t.pcie_down_s = seconds(slice_down, target.pcie_gbps);
             t.pcie_s = std::max(t.pcie_up_s, t.pcie_down_s);
             if (!plan.gradients_on_host) t.gradients_down_s = seconds(4.0 * slice, target.pcie_gbps);
@@ -108,7 +118,7 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     // One budget for the node's host memory, its ranks' together: every byte PCIe moves is DMA
     // into or out of pinned host memory, NVMe's reads land in it, the additions (on a thread of
     // their own beside the backward) read and write it. (CPU ranks: the host is the device.)
-    const double host_bytes = gpu_offload ? rpn * (shard_up + slice_down + from_nvme + host_adds) : 0.0;
+    const double host_bytes = gpu_offload || boundaries > 0 ? rpn * (up + slice_down + from_nvme + host_adds) : 0.0;
     if (host_bytes > 0) {
         if (target.host_memory_gbps > 0) {
             t.host_adds_s = seconds(rpn * host_adds, target.host_memory_gbps);

@@ -115,12 +115,16 @@ std::string launchedRankDevice(const RuntimeConfig& runtime, const ProcessLaunch
 
 // Where this run's state lives: the placement rule asked with what the session knows (the
 // ranks' device, whether the CPU kernels run) and the plan's budget (whether the device can keep
-// the gradient sums beside the rest).
+// the gradient sums and the unit order's boundary activations beside the rest).
 Placement placementOfRun(const RunConfig& config, const std::string& rank_device, int64_t device_bytes) {
     PlacementQuery query;
     query.device = cudaDeviceIndex(rank_device) >= 0 ? DeviceType::Cuda : DeviceType::Cpu;
     query.cpu_autocast = !kernels::cpuKernelsEnabled();
-    query.gradient_sums_off_device = planMemory(config, device_bytes).placement.gradient_sums == Tier::Host;
+    const Placement planned = planMemory(config, device_bytes).placement;
+    query.gradient_sums_off_device = planned.gradient_sums == Tier::Host;
+    query.boundaries_off_device = planned.boundaries == Tier::Host;
+    // window_schedule auto where the unit order fits nowhere: the plan kept the micro-batch order.
+    query.unit_order_fits_nowhere = !planned.unit_order;
     return placementFor(config, query);
 }
 

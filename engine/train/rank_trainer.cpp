@@ -102,7 +102,7 @@ void RankTrainer::prepare() {
     layout.bucket_bytes = s_.bucket_bytes;
     layout.first_bucket_bytes = s_.first_bucket_bytes;
     layout_ = makeGradientLayout(layout, model_, checkpoint ? &checkpoint->optimizer : nullptr);
-    order_ = makeWindowOrder(resolvedWindowSchedule(cfg_, s_.placement));
+    order_ = makeWindowOrder(s_.placement);
     // What making the layout wrote (a resumed state, bf16 weights' master) is no step's traffic.
     file_traffic_seen_ = layout_->offloadFileTraffic();
     params_ = model_->parameters();  // this rank's: under expert parallelism its experts only
@@ -161,7 +161,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         if (step == s_.stall_at_step) s_.control->waitForStop();
     };
     if (s_.edit_micro_batch) work.edit = [&](int64_t k, MicroBatch& batch) { s_.edit_micro_batch(step, k, batch); };
-    WindowParts parts{model_, *layout_, *reader_, *s_.control, fresh_norms_.get(), device_, precision_};
+    WindowParts parts{model_, *layout_, *reader_, *s_.control, fresh_norms_.get(), device_, precision_, s_.placement.boundaries};
     // Where a stop is agreed (StopRule), the rank notes it and the window ends dropped by all.
     WindowTotals totals{loss_sum, count, aux_sum};
     if (!order_->run(work, parts, totals)) return WindowOutcome::Stopped;

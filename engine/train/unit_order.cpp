@@ -36,6 +36,11 @@ bool UnitOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& totals
     // balance loss per sequence (undefined for a dense block).
     std::vector<std::vector<torch::Tensor>> inputs(U, std::vector<torch::Tensor>(K));
     std::vector<std::vector<torch::Tensor>> auxes(U, std::vector<torch::Tensor>(K));
+    // Placement::boundaries Host: each input waits in host memory between its forward and its
+    // backward (a copy down and one up: the same bits).
+    const bool on_host = p.boundaries == Tier::Host && !p.device.is_cpu();
+    auto keep = [&](const torch::Tensor& t) { return on_host ? t.to(torch::kCPU) : t; };
+    auto use = [&](const torch::Tensor& t) { return on_host ? t.to(p.device) : t; };
 
     // The forward: the embedding, then each block, over every micro-batch.
     for (int64_t u = 0; u < head; ++u) {
@@ -43,7 +48,7 @@ bool UnitOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& totals
         for (int64_t k = 0; k < K; ++k) {
             ComputeScope precision(p.device.type(), p.precision);
             torch::NoGradGuard no_graph;
-            inputs[u + 1][k] = u == 0 ? model->embedTokens(tokens[k]) : model->blockForward(u, inputs[u][k], auxes[u][k]);
+            inputs[u + 1][k] = keep(u == 0 ? model->embedTokens(tokens[k]) : model->blockForward(u, use(inputs[u][k]), auxes[u][k]));
         }
         layout.releaseUnit(u);
     }
@@ -56,7 +61,7 @@ bool UnitOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& totals
     for (int64_t k = 0; k < K; ++k) {
         layout.beginUnitMicroBatch(head, k + 1 == K);
         if (p.fresh_norms) p.fresh_norms->selectRow(k);
-        torch::Tensor h = inputs[head][k].detach().requires_grad_(true);
+        torch::Tensor h = use(inputs[head][k]).detach().requires_grad_(true);
         std::vector<torch::Tensor> aux_leaves(U);
         std::vector<torch::Tensor> block_auxes;
         for (int64_t u = 1; u < head; ++u)
@@ -86,7 +91,7 @@ bool UnitOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& totals
         for (int64_t k = 0; k < K; ++k) {
             layout.beginUnitMicroBatch(u, k + 1 == K);
             if (p.fresh_norms) p.fresh_norms->selectRow(k);
-            grad_in[k] = model->blockBackward(u, inputs[u][k], grad_in[k], grad_aux[u][k], p.precision);
+            grad_in[k] = model->blockBackward(u, use(inputs[u][k]), grad_in[k], grad_aux[u][k], p.precision);
             inputs[u][k] = torch::Tensor();
             grad_aux[u][k] = torch::Tensor();
             layout.endUnitMicroBatch();

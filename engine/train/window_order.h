@@ -26,6 +26,9 @@ struct WindowParts {
     FreshGradientNorms* fresh_norms = nullptr;  // null: no noise scale this window
     torch::Device device;
     ComputePrecision precision;
+    // The unit order's boundary activations: kept on the device, or in host memory between
+    // their forward and their backward.
+    Tier boundaries = Tier::Device;
 };
 
 // One window's work: its micro-batches and the trainer's hooks.
@@ -61,9 +64,8 @@ public:
     virtual bool run(const WindowWork& work, WindowParts& parts, WindowTotals& totals) = 0;
 };
 
-// The schedule a run trains with: runtime.window_schedule, "auto" resolved with the placement
-// (unit where the weights are streamed to the device and blocks are recomputed).
-WindowSchedule resolvedWindowSchedule(const RunConfig& config, const Placement& placement);
-std::unique_ptr<WindowOrder> makeWindowOrder(WindowSchedule schedule);
+// The order a run trains with: runtime.window_schedule as the placement resolved it
+// (Placement::unit_order).
+std::unique_ptr<WindowOrder> makeWindowOrder(const Placement& placement);
 
 }  // namespace trainbench

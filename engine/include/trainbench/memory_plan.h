@@ -61,7 +61,7 @@ struct MemoryPlan {
                                       // bf16 weights the bf16 shards too, beside the master)
     int64_t host_gradient_bytes = 0;
     int64_t host_staging_bytes = 0;   // buffers copies and file reads pass through
-    int64_t host_bytes = 0;           // the sum of the four
+    int64_t host_bytes = 0;           // the sum of the four and the unit order's boundaries there
     int64_t nvme_bytes = 0;           // runtime.offload_dir: moments, master (and a bf16 copy under all)
     // The node's share: its ranks' host and NVMe bytes against the target's (0: not checked).
     int64_t ranks_per_node = 1;
@@ -73,6 +73,13 @@ struct MemoryPlan {
     int64_t activation_bytes = 0; // saved for backward by one micro-batch's forward pass (runtime.dtype's),
                                   // with a recomputed part's again and fp8's larger backward working set
     int64_t logits_bytes = 0;     // the logits' gradient and its softmax, alive at backward start
+    // runtime.window_schedule unit (placement.unit_order): what the window keeps beyond one
+    // micro-batch's activations: every block's input (fp32 [m, T, d]) for the K - 1 other
+    // micro-batches, (K - 1) x (L + 1) of them, and each micro-batch's gradient handed down from
+    // unit to unit, K more; on the device (in peak_bytes) or, placement.boundaries Host, in host
+    // memory (host_boundary_bytes).
+    int64_t boundary_bytes = 0;
+    int64_t host_boundary_bytes = 0;
     int64_t peak_bytes = 0;
     // What each rank sends per optimizer step (ring algorithms: an all-reduce of n bytes sends
     // 2n (W-1)/W, a reduce-scatter or all-gather n (W-1)/W) and the collective calls it makes;

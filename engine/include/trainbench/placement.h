@@ -42,6 +42,11 @@ struct PlacementQuery {
     // The device cannot keep the gradient sums beside the rest (the planner's budget says so):
     // they go to host memory where the placement allows it (gradientSumsMayLeaveDevice).
     bool gradient_sums_off_device = false;
+    // The unit order's boundary activations do not fit the device beside the rest (the
+    // planner's answer): they go to host memory on a GPU rank; under window_schedule auto, where
+    // they fit nowhere, the micro-batch order is kept.
+    bool boundaries_off_device = false;
+    bool unit_order_fits_nowhere = false;
 };
 
 struct Placement {
@@ -58,6 +63,12 @@ struct Placement {
     // The linear layers' weights held in bf16 on the device beside the fp32 master: the host
     // step under bf16 autocast, whose products round them to bf16 at every use anyway.
     bool bf16_device_weights = false;
+    // runtime.window_schedule resolved: every micro-batch through one unit before the next
+    // (train/unit_order.h); "auto" takes it where the weights are streamed (offload all) and
+    // blocks are recomputed, and the boundary activations fit.
+    bool unit_order = false;
+    // The unit order's boundary activations (each block's input per micro-batch of the window).
+    Tier boundaries = Tier::Device;
 
     // The gradient sums may live in host memory (when the budget says the device cannot keep
     // them): the host step reads them there, and only stages 2 and 3 keep them as slices.

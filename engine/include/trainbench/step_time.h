@@ -21,8 +21,9 @@ struct StepTimePlan {
     double compute_s = 0;         // flops at target compute_tflops x mfu
     double collectives_s = 0;     // the step's collective bytes / K at the node's (or network's) rate
     // PCIe is full duplex: each direction at its own rate, the slower one paces a micro-batch.
-    double pcie_up_s = 0;         // offload all: the shard up for both gathers
-    double pcie_down_s = 0;       // slice sums kept on the host: each micro-batch's slice down
+    double pcie_up_s = 0;         // offload all: the shard up for both gathers (the unit order: 1/K of a window's);
+                                  // the unit order's boundary activations from host memory
+    double pcie_down_s = 0;       // slice sums kept on the host: each micro-batch's slice down; boundaries to the host
     double pcie_s = 0;            // the longer of the two
     double nvme_read_s = 0;       // offload all with offload_dir: the shard read (the node's ranks together)
     double host_adds_s = 0;       // slice sums kept on the host: each slice added there (the node's ranks)
