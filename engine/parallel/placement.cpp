@@ -34,10 +34,12 @@ namespace {
 // terms: docs/design/offload.md).
 void placeWindow(Placement& p, const RunConfig& config, const PlacementQuery& query) {
     const WindowSchedule asked = windowSchedule(config.runtime);
+    // (unit needs whole blocks recomputed: a run's config is refused otherwise; a layout the
+    // planner tries with less recomputation keeps the micro-batch order)
     const bool streamed = p.sharded.weights && p.weightsOffDevice();
-    p.unit_order = asked == WindowSchedule::Unit ||
-                   (asked == WindowSchedule::Auto && streamed && recomputation(config.runtime) == Recomputation::Full &&
-                    !query.unit_order_fits_nowhere);
+    const bool recomputed = recomputation(config.runtime) == Recomputation::Full;
+    p.unit_order = recomputed && (asked == WindowSchedule::Unit ||
+                                  (asked == WindowSchedule::Auto && streamed && !query.unit_order_fits_nowhere));
     if (p.unit_order && query.boundaries_off_device && query.device == DeviceType::Cuda) p.boundaries = Tier::Host;
 }
 

@@ -317,6 +317,56 @@ private Q_SLOTS:
         QVERIFY(near(s.micro_batch_s, std::max({s.compute_s, s.collectives_s, 8 * 4 * slice / 200e9})));
     }
 
+    // runtime.window_schedule unit: the shard crosses PCIe twice a window, not twice a
+    // micro-batch (a micro-batch's share is 1/K), and the window keeps every block's input per
+    // micro-batch: ((K - 1)(L + 1) + K) tensors of m x T x d fp32 beyond one micro-batch's
+    // activations, on the device while they fit, else in host memory, whence they cross PCIe
+    // down after their forward and up before their backward ((L + 1) of them each way a
+    // micro-batch). "auto" takes unit where the weights are streamed and blocks recomputed.
+    void unitOrderStreamsTheShardOnceAWindow() {
+        RunConfig c = tinyOffloadingAll(8);
+        c.runtime.activation_checkpointing = "full";
+        const TargetMachine t = resolveTarget(c);
+        const MemoryPlan micro = planOnTarget(c, t);
+        QVERIFY(!micro.placement.unit_order);
+        QCOMPARE(micro.boundary_bytes, int64_t(0));
+        c.runtime.window_schedule = "unit";
+        const MemoryPlan unit = planOnTarget(c, t);
+        QVERIFY(unit.placement.unit_order);
+        QCOMPARE(unit.placement.boundaries, Tier::Device);
+        const int64_t K = 2, L = 2, m = 8, T = c.train.seq_len, d = 64;
+        QCOMPARE(unit.gradient_accumulation_steps, K);
+        const int64_t boundary = m * T * d * 4;
+        QCOMPARE(unit.boundary_bytes, ((K - 1) * (L + 1) + K) * boundary);
+        QCOMPARE(unit.peak_bytes, micro.peak_bytes + unit.boundary_bytes);
+        const StepTimePlan sm = predictStepTime(configOnTarget(c, t), micro, t);
+        const StepTimePlan su = predictStepTime(configOnTarget(c, t), unit, t);
+        const double slice = double((kTinyParams + 7) / 8);
+        QVERIFY(near(sm.pcie_up_s, 4 * slice / 50e9));
+        QVERIFY(near(su.pcie_up_s, 4 * slice / 50e9 / double(K)));
+        QVERIFY(near(su.host_memory_s, 8 * 4 * slice / 200e9 / double(K)));
+        QVERIFY(near(su.compute_s, sm.compute_s));  // the same recomputation either way
+        // A device short of the boundaries: they wait in host memory and cross PCIe.
+        c.target.device_memory_gib = double(unit.peak_bytes - 1) / kGiB;
+        const TargetMachine tight = resolveTarget(c);
+        const MemoryPlan off = planOnTarget(c, tight);
+        QCOMPARE(off.placement.boundaries, Tier::Host);
+        QVERIFY(!off.gradients_on_host);
+        QCOMPARE(off.host_boundary_bytes, off.boundary_bytes);
+        QCOMPARE(off.peak_bytes, micro.peak_bytes);
+        const StepTimePlan so = predictStepTime(configOnTarget(c, tight), off, tight);
+        const double crossing = double((L + 1) * boundary);
+        QVERIFY(near(so.pcie_up_s, (4 * slice / double(K) + crossing) / 50e9));
+        QVERIFY(near(so.pcie_down_s, crossing / 50e9));
+        QVERIFY(near(so.host_memory_s, 8 * (4 * slice / double(K) + 2 * crossing) / 200e9));
+        // auto: unit where the weights are streamed, micro_batch where they stay on the device.
+        c.target.device_memory_gib = 0;
+        c.runtime.window_schedule = "auto";
+        QVERIFY(planOnTarget(c, t).placement.unit_order);
+        c.runtime.offload = "optimizer";
+        QVERIFY(!planOnTarget(c, t).placement.unit_order);
+    }
+
     // Stage 3's gathers move the weights in their device dtype: under offload on a GPU in bf16 the
     // linear layers' 2 bytes an element (the embedding, vocab 64 x dim 64, stays fp32), twice a
     // micro-batch (the embedding's backward gathers nothing); the gradients' reduce-scatter stays
