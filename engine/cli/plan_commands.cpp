@@ -226,6 +226,9 @@ int commandPlan(const RunConfig& config, bool as_json) {
     if (plan.world_size > 1)
         std::printf("collectives per step and rank: %lld calls, %.1f MiB sent\n", (long long)plan.collectives_per_step,
                     mib(plan.bytes_sent_per_step));
+    if (plan.shard_gathered_bytes_per_step > 0)
+        std::printf("weights' shards gathered per step, all ranks: %s (io/gathered_bytes)\n",
+                    readableBytes(plan.shard_gathered_bytes_per_step).c_str());
     if (plan.expert_parallel > 1)
         std::printf("expert parallelism: %.1f MiB of tokens exchanged per micro-batch and rank\n",
                     mib(plan.all_to_all_bytes_per_micro_batch));

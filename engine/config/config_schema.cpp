@@ -339,8 +339,9 @@ std::vector<ConfigField> buildFields() {
            "block, the head) before the next unit, the backward likewise last unit first, keeping each unit's "
            "input per micro-batch and recomputing the block in its backward (needs activation_checkpointing "
            "full): under offload all each unit's weights are gathered twice a window instead of twice per "
-           "micro-batch. The same numbers bit for bit. auto: unit where the weights are streamed (offload all "
-           "with activation_checkpointing full and more than one micro-batch), else micro_batch",
+           "micro-batch; the window keeps every block's input per micro-batch (on the device, or on a GPU in host "
+           "memory when the device cannot). The same numbers bit for bit. auto: unit where the weights are streamed "
+           "(offload all with activation_checkpointing full) and the window's inputs fit, else micro_batch",
            choiceNames<WindowSchedule>());
     r.text("tensorboard_dir", &RuntimeConfig::tensorboard_dir,
            "A folder for TensorBoard: rank 0 writes every scalar of the run (with its step and wall time), the config "

@@ -133,6 +133,10 @@ public:
         int64_t read = 0, written = 0;
     };
     virtual FileTraffic offloadFileTraffic() const { return {}; }
+    // Stage 3: the bytes of this rank's weight shards its gathers have taken from where they
+    // live (the device, host memory or offload_dir) since the start: 2K passes a window under the
+    // micro-batch order, two under the unit order.
+    virtual int64_t shardBytesGathered() const { return 0; }
 };
 
 // The layout the config asks for (runtime.zero_stage, runtime.expert_parallel) over `model`,

@@ -70,6 +70,8 @@ public:
     int64_t offloadBytesRead() const {
         return (optimizer_ ? optimizer_->bytesRead() : 0) + (weights_ ? weights_->bytesRead() : 0);
     }
+    // Stage 3: the bytes of this rank's weight shards its gathers took since the start.
+    int64_t shardBytesGathered() const { return weights_ ? weights_->bytesGathered() : 0; }
     int64_t offloadBytesWritten() const {
         return (optimizer_ ? optimizer_->bytesWritten() : 0) + (weights_ ? weights_->bytesWritten() : 0);
     }

@@ -39,6 +39,12 @@ GradientLayout::FileTraffic PartLayout::offloadFileTraffic() const {
     return total;
 }
 
+int64_t PartLayout::shardBytesGathered() const {
+    int64_t total = 0;
+    for (const auto& part : parts_) total += part->shardBytesGathered();
+    return total;
+}
+
 std::vector<size_t> PartLayout::allParameters() const {
     std::vector<size_t> out(model_->parameters().size());
     for (size_t i = 0; i < out.size(); ++i) out[i] = i;

@@ -140,6 +140,7 @@ void ShardedWeights::gather(int64_t unit) {
     for (size_t b = range.first; b < range.first + range.count; ++b) {
         allocateStorage(flats_[b]);
         const torch::Tensor shard = shards_->acquire(b).front();
+        bytes_gathered_ += shard.numel() * shard.element_size();
         // A pinned shard goes up without the host waiting: the optimizer writes shards only after
         // the host has waited for the compute stream's work so far (its first gradient copy).
         const bool up = flats_[b].is_cuda() && shard.is_cpu();

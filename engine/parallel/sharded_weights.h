@@ -84,6 +84,9 @@ public:
     // The shards' file traffic since the start (0 with the shards in tensors).
     int64_t bytesRead() const { return shards_->bytesRead(); }
     int64_t bytesWritten() const { return shards_->bytesWritten(); }
+    // The bytes of this rank's shards its gathers have taken from where they live since the
+    // start (each gather of a unit: its buckets' slices, in their dtype).
+    int64_t bytesGathered() const { return bytes_gathered_; }
 
     // Around each micro-batch's forward and backward (the buckets' micro-batch included; `last`:
     // the window's last, see GradientBuckets::beginMicroBatch).
@@ -137,6 +140,7 @@ private:
     std::vector<char> gathered_;         // per unit
     bool on_host_ = false;
     bool any_bf16_ = false;
+    int64_t bytes_gathered_ = 0;
     bool in_micro_batch_ = false;
     int64_t forward_next_ = 0;    // the next unit whose forward gathers
     int64_t backward_next_ = -1;  // the next unit whose backward boundary comes

@@ -340,6 +340,16 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         p.host_bytes = p.host_moment_bytes + p.host_master_bytes + p.host_gradient_bytes + p.host_staging_bytes;
     }
     p.host_bytes += p.host_boundary_bytes;
+    if (place.sharded.weights) {
+        const int64_t K = std::max<int64_t>(1, p.gradient_accumulation_steps);
+        const int64_t shard = held_slice_elements * p.weight_element_bytes + embedding_kept;
+        const int64_t embedding_shard = (counts.embedding + p.world_size - 1) / p.world_size * kFloat;
+        // (the unit order holds the head once for its forwards and backwards together)
+        const int64_t head_shard = (counts.head + config.model.dim + p.world_size - 1) / p.world_size * p.weight_element_bytes;
+        const int64_t per_rank = place.unit_order ? 2 * shard - embedding_shard - head_shard
+                                                  : K * (2 * shard - embedding_shard);
+        p.shard_gathered_bytes_per_step = clampedProduct(per_rank, p.world_size);
+    }
     p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + (offloaded ? 0 : p.optimizer_bytes) +
                    p.activation_bytes + p.logits_bytes + (p.boundary_bytes - p.host_boundary_bytes);
     planCollectives(p, config, counts);
@@ -659,6 +669,7 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"window_schedule", p.placement.unit_order ? "unit" : "micro_batch"},
         {"boundary_bytes", p.boundary_bytes},
         {"host_boundary_bytes", p.host_boundary_bytes},
+        {"shard_gathered_bytes_per_step", p.shard_gathered_bytes_per_step},
         {"logits_bytes", p.logits_bytes},
         {"peak_bytes", p.peak_bytes},
         {"collectives_per_step", p.collectives_per_step},

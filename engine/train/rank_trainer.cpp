@@ -105,6 +105,7 @@ void RankTrainer::prepare() {
     order_ = makeWindowOrder(s_.placement);
     // What making the layout wrote (a resumed state, bf16 weights' master) is no step's traffic.
     file_traffic_seen_ = layout_->offloadFileTraffic();
+    shard_bytes_seen_ = layout_->shardBytesGathered();
     params_ = model_->parameters();  // this rank's: under expert parallelism its experts only
     group_of_param_ = noiseScaleGroupsOf(model_);
     moe_layers_ = model_->moeLayers();
@@ -122,6 +123,7 @@ void RankTrainer::prepare() {
     report.n_routed_experts = cfg_.model.n_routed_experts;
     report.adaptive_batch = adaptation_.has_value();
     report.offload_files = !cfg_.runtime.offload_dir.empty() && !isChoice(cfg_.runtime.offload, Offload::None);
+    report.sharded_weights = s_.placement.sharded.weights;
     report.start_step = start_step_;
     report.warmup_steps = cfg_.train.warmup_steps;
     report_ = std::make_unique<StepReporter>(std::move(report));
@@ -192,6 +194,9 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     const auto read_slot = stats.add(double(traffic.read - file_traffic_seen_.read));
     const auto written_slot = stats.add(double(traffic.written - file_traffic_seen_.written));
     file_traffic_seen_ = traffic;
+    const int64_t gathered = layout_->shardBytesGathered();
+    const auto gathered_slot = stats.add(double(gathered - shard_bytes_seen_));
+    shard_bytes_seen_ = gathered;
     std::vector<WindowStatistics::Slot> load_slots;
     for (auto& moe : moe_layers_) load_slots.push_back(stats.add(moe->takeLoad()));
     WindowNoise noise;
@@ -215,6 +220,7 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     out.aux_loss_sum = stats.value(aux_slot);
     out.offload_read_bytes = static_cast<int64_t>(stats.value(read_slot));
     out.offload_written_bytes = static_cast<int64_t>(stats.value(written_slot));
+    out.shard_gathered_bytes = static_cast<int64_t>(stats.value(gathered_slot));
     out.loads.clear();
     for (const auto& slot : load_slots) out.loads.push_back(stats.tensor(slot).to(torch::kInt64));
     // .grad holds the window's raw sums; the division by N happens as the fused AdamW step reads

@@ -116,6 +116,7 @@ void StepReporter::publishStep(const StepFacts& f, const WindowResult& w, const 
             points.push_back(at(metric::kOffloadWriteRate, double(w.offload_written_bytes) / f.step_time / 1e9));
         }
     }
+    if (setup_.sharded_weights) points.push_back(at(metric::kShardGatheredBytes, double(w.shard_gathered_bytes)));
     if (w.noise && noise_.ready()) {
         // Raw parts (a user may smooth them differently), their averages, and the critical batch
         // from the ratio of the averages, in tokens and in sequences of this window.

@@ -43,6 +43,7 @@ struct ReporterSetup {
     int64_t warmup_steps = 0;
     // runtime.offload_dir: the files' traffic is reported (io/*).
     bool offload_files = false;
+    bool sharded_weights = false;  // ZeRO stage 3: the shards' gathered bytes are reported
 };
 
 // The step just taken, as the report needs it.

@@ -73,6 +73,9 @@ struct WindowResult {
     // statistics (the step before's optimizer, this window's shard reads under offload all).
     int64_t offload_read_bytes = 0;
     int64_t offload_written_bytes = 0;
+    // Stage 3: the weight shards' bytes every rank's gathers took this window (and since the last
+    // window's statistics: a checkpoint's or an evaluation's gathers count too).
+    int64_t shard_gathered_bytes = 0;
     // The gradient noise scale's parts of this window (train.noise_scale, M >= 2), total and per
     // noiseScaleGroups() entry; empty without.
     std::optional<NoiseScaleParts> noise;

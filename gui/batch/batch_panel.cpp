@@ -625,7 +625,17 @@ void BatchPanel::showPlanNumbers() {
                                                            .arg(plan_.collectives_per_step)
                                                      : tr("none on one rank"));
     const StepTimePlan time = predictStepTime(placed, plan_, target_);
-    step_time_label_->setText(QString::fromStdString(describeStepTime(time)));
+    QString step_text = QString::fromStdString(describeStepTime(time));
+    // Streamed weights with whole blocks recomputed: the window's order changes the step, and
+    // the other order's prediction is shown beside (runtime.window_schedule).
+    if (plan_.placement.weightsOffDevice() && recomputation(placed.runtime) == Recomputation::Full) {
+        RunConfig other = placed;
+        other.runtime.window_schedule = plan_.placement.unit_order ? "micro_batch" : "unit";
+        const MemoryPlan other_plan = planOnTarget(other, target_);
+        step_text += QStringLiteral(" · ") +
+                     describeWindowOrders(plan_, predictStepTime(other, other_plan, target_), other_plan.fits);
+    }
+    step_time_label_->setText(step_text);
     step_time_label_->setToolTip(describeStepTimeTerms(time, plan_.gradient_accumulation_steps));
     machine_probe_->setPlan(config_, target_, time);
     advice_label_->setText(describeTargetAdvice(advice, config_, target_));

@@ -109,6 +109,14 @@ QString describeStepTimeTerms(const StepTimePlan& t, int64_t gradient_accumulati
     return lines.join(QLatin1Char('\n'));
 }
 
+QString describeWindowOrders(const MemoryPlan& plan, const StepTimePlan& other_time, bool other_fits) {
+    const bool unit = plan.placement.unit_order;
+    const QString other = unit ? QObject::tr("micro-batch") : QObject::tr("unit");
+    QString text = unit ? QObject::tr("window by unit (weights twice a window)") : QObject::tr("window by micro-batch");
+    if (!other_fits) return text + QObject::tr("; by %1: does not fit").arg(other);
+    return text + QObject::tr("; by %1: %2").arg(other, QString::fromStdString(describeStepTime(other_time)));
+}
+
 QString describeMachineFigures(const MachineProbe& p) {
     QString text = QObject::tr("measured: host copy %1 GB/s, CPU %2 TFLOP/s fp32 (%3)")
                        .arg(rate(p.host_copy_gbps), rate(p.cpu_fp32_tflops),

@@ -14,6 +14,7 @@
 #include "rank_threads.h"
 #include "train/window_order.h"
 #include "trainbench/config_io.h"
+#include "trainbench/memory_plan.h"
 
 using namespace trainbench;
 
@@ -168,6 +169,41 @@ private Q_SLOTS:
         QCOMPARE(micro4 - micro1, 3 * pass);
         QCOMPARE(unit1, micro1);
         QCOMPARE(unit4, unit1);
+    }
+
+    // Stage 3's gathers by the I/O accounting (io/gathered_bytes): every rank takes its fp32
+    // slice of each unit, ceil(n_u / W) elements, for the unit's forward, and again for its
+    // backward except the embedding's: per micro-batch sum_u + sum_{u > 0}, over the W ranks, K
+    // times a window. The unit order takes each once for the window's forwards and once for its
+    // backwards, the head once for both (its forward and backward run together).
+    void unitOrderGathersEachUnitTwiceAWindow() {
+        const int64_t W = 2, K = 4;
+        const RunConfig c = split(1, K, W, 3);
+        Transformer model(c.model);
+        const auto units = model->units();
+        int64_t pass = 0, head = 0;
+        for (size_t u = 0; u < units.size(); ++u) {
+            int64_t n = 0;
+            for (const auto& p : units[u]) n += p.numel();
+            pass += (u == 0 ? 1 : 2) * W * ((n + W - 1) / W) * 4;
+            if (u + 1 == units.size()) head = W * ((n + W - 1) / W) * 4;
+        }
+        const Trace micro = traceOf(c, "micro_batch", 2), unit = traceOf(c, "unit", 2);
+        for (size_t s = 0; s < 2; ++s) {
+            QCOMPARE(micro.windows[s].shard_gathered_bytes, K * pass);
+            QCOMPARE(unit.windows[s].shard_gathered_bytes, pass - head);
+        }
+        // The planner's prediction of the same, from the parameter count (each rank's slice of
+        // the whole, not of each unit: within the units' padding).
+        for (const char* schedule : {"micro_batch", "unit"}) {
+            RunConfig planned = c;
+            planned.runtime.activation_checkpointing = "full";
+            planned.runtime.window_schedule = schedule;
+            const double predicted = double(planMemory(planned).shard_gathered_bytes_per_step);
+            const double measured = double(std::string(schedule) == "unit" ? pass - head : K * pass);
+            QVERIFY2(std::fabs(predicted - measured) <= 0.01 * measured,
+                     qPrintable(QString("%1: predicted %2, measured %3").arg(schedule).arg(predicted).arg(measured)));
+        }
     }
 };
 

@@ -80,6 +80,11 @@ struct MemoryPlan {
     // memory (host_boundary_bytes).
     int64_t boundary_bytes = 0;
     int64_t host_boundary_bytes = 0;
+    // Stage 3: the weight shards' bytes every rank's gathers take in a step, all ranks together
+    // (what io/gathered_bytes measures): per micro-batch each rank's shard for the forward and
+    // again for the backward but the embedding's, K times; under the unit order once for the
+    // window's forwards and once for its backwards, the head once for both.
+    int64_t shard_gathered_bytes_per_step = 0;
     int64_t peak_bytes = 0;
     // What each rank sends per optimizer step (ring algorithms: an all-reduce of n bytes sends
     // 2n (W-1)/W, a reduce-scatter or all-gather n (W-1)/W) and the collective calls it makes;

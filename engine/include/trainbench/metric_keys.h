@@ -30,6 +30,10 @@ inline constexpr char kOffloadReadBytes[] = "io/read_bytes";
 inline constexpr char kOffloadWriteBytes[] = "io/write_bytes";
 inline constexpr char kOffloadReadRate[] = "io/read_gbps";
 inline constexpr char kOffloadWriteRate[] = "io/write_gbps";
+// ZeRO stage 3: the weight shards' bytes every rank's gathers took in the step from where they
+// live (under offload all: host memory or offload_dir; the unit order takes them twice a
+// window, the micro-batch order twice per micro-batch).
+inline constexpr char kShardGatheredBytes[] = "io/gathered_bytes";
 
 // The gradient noise scale (train.noise_scale): raw parts, their averages, the critical batch.
 inline constexpr char kNoiseGradSq[] = "noise/grad_sq";
