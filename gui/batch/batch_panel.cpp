@@ -626,13 +626,13 @@ void BatchPanel::showPlanNumbers() {
                                                      : tr("none on one rank"));
     const StepTimePlan time = predictStepTime(placed, plan_, target_);
     QString step_text = QString::fromStdString(describeStepTime(time));
-    // Streamed weights with whole blocks recomputed: the window's order changes the step, and
-    // the other order's prediction is shown beside (runtime.window_schedule).
+    // Streamed weights with whole blocks recomputed: the window's order changes the step; a
+    // second line says which order the plan runs and the other one's step (runtime.window_schedule).
     if (plan_.placement.weightsOffDevice() && recomputation(placed.runtime) == Recomputation::Full) {
         RunConfig other = placed;
         other.runtime.window_schedule = plan_.placement.unit_order ? "micro_batch" : "unit";
         const MemoryPlan other_plan = planOnTarget(other, target_);
-        step_text += QStringLiteral(" · ") +
+        step_text += QLatin1Char('\n') + tr("Window ") +
                      describeWindowOrders(plan_, predictStepTime(other, other_plan, target_), other_plan.fits);
     }
     step_time_label_->setText(step_text);

@@ -112,7 +112,7 @@ QString describeStepTimeTerms(const StepTimePlan& t, int64_t gradient_accumulati
 QString describeWindowOrders(const MemoryPlan& plan, const StepTimePlan& other_time, bool other_fits) {
     const bool unit = plan.placement.unit_order;
     const QString other = unit ? QObject::tr("micro-batch") : QObject::tr("unit");
-    QString text = unit ? QObject::tr("window by unit (weights twice a window)") : QObject::tr("window by micro-batch");
+    QString text = unit ? QObject::tr("by unit (weights twice a window)") : QObject::tr("by micro-batch");
     if (!other_fits) return text + QObject::tr("; by %1: does not fit").arg(other);
     return text + QObject::tr("; by %1: %2").arg(other, QString::fromStdString(describeStepTime(other_time)));
 }

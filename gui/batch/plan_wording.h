@@ -30,8 +30,8 @@ QString describeTargetAdvice(const TargetAdvice& advice, const RunConfig& config
 QString describeStepTimeTerms(const StepTimePlan& time, int64_t gradient_accumulation_steps);
 
 // Where the window's order matters (the weights streamed to the device, blocks recomputed): the
-// order `plan` runs and the other one's prediction beside it, e.g. "window by unit; by
-// micro-batch 17.4 min". `other_fits` false: the other does not fit.
+// order `plan` runs and the other one's prediction beside it, e.g. "by unit (weights twice a
+// window); by micro-batch: predicted 17.4 min per step, ...". `other_fits` false: the other does not fit.
 QString describeWindowOrders(const MemoryPlan& plan, const StepTimePlan& other_time, bool other_fits);
 // What the machine probe measured, for the line under the step time: "measured: host copy
 // 38 GB/s, CPU 1.2 TFLOP/s fp32 (2 threads)", and the directory's rates when it probed one.

@@ -187,9 +187,20 @@ void TestBatchTiers::anH100sHostTierIsPlanOnTargets() {
     // No offload_dir: no disk tier.
     QVERIFY(!child<QProgressBar>(panel, "planDiskBar")->isVisibleTo(&panel));
 
-    QCOMPARE(text(panel, "stepTimeLabel"), stepTimeOf(config));
-    QVERIFY2(text(panel, "stepTimeLabel").startsWith(QStringLiteral("predicted ")), qPrintable(text(panel, "stepTimeLabel")));
+    const QStringList step_lines = text(panel, "stepTimeLabel").split(QLatin1Char('\n'));
+    QCOMPARE(step_lines.size(), 2);
+    QCOMPARE(step_lines[0], stepTimeOf(config));
+    QVERIFY2(step_lines[0].startsWith(QStringLiteral("predicted ")), qPrintable(step_lines[0]));
     QVERIFY2(text(panel, "planVerdictLabel").contains(QStringLiteral("Fits")), qPrintable(text(panel, "planVerdictLabel")));
+    // Streamed weights, whole blocks recomputed: the window's order (micro_batch, the default)
+    // and the unit order's step beside it, as the planner predicts it.
+    RunConfig by_unit = configOnTarget(config, target);
+    by_unit.runtime.window_schedule = "unit";
+    const MemoryPlan unit_plan = planOnTarget(by_unit, target);
+    QVERIFY(unit_plan.placement.unit_order);
+    const StepTimePlan unit_time = predictStepTime(by_unit, unit_plan, target);
+    QCOMPARE(step_lines[1],
+             QStringLiteral("Window by micro-batch; by unit: ") + QString::fromStdString(describeStepTime(unit_time)));
     // The offload choice's peak is the target's too.
     auto* combo = child<QComboBox>(panel, "offloadCombo");
     QVERIFY2(combo->itemText(OffloadChoice::AllHostMemory).endsWith(formatBytes(plan.peak_bytes)),
