@@ -27,6 +27,7 @@
 #include "trainbench/checkpoints.h"
 #include "trainbench/config_io.h"
 #include "trainbench/memory_plan.h"
+#include "trainbench/metric_keys.h"
 #include "trainbench/training_session.h"
 
 using namespace trainbench;
@@ -518,14 +519,24 @@ private Q_SLOTS:
             QVERIFY2(read > written, qPrintable(QString("step %1 read %2, wrote %3").arg(step + 1).arg(read).arg(written)));
             QVERIFY(io["io/write_gbps"][step] > 0);
         }
-        // Without offload_dir there are no files and no io/* points.
+        // Without offload_dir there are no files and no file traffic points; stage 3's gathers
+        // are still counted (io/gathered_bytes, every step).
         RunConfig host = c;
         host.runtime.offload_dir.clear();
         TrainingSession quiet(host);
         auto quiet_inbox = quiet.bus().subscribe();
         quiet.start();
         QVERIFY(quiet.wait(std::chrono::minutes(5)));
-        for (const auto& p : quiet_inbox->drain().points) QVERIFY2(p.key.rfind("io/", 0) != 0, p.key.c_str());
+        int gathered = 0;
+        for (const auto& p : quiet_inbox->drain().points) {
+            if (p.key == metric::kShardGatheredBytes) {
+                ++gathered;
+                QVERIFY(p.value > 0);
+                continue;
+            }
+            QVERIFY2(p.key.rfind("io/", 0) != 0, p.key.c_str());
+        }
+        QCOMPARE(gathered, 3);
     }
 
     // The explorer over layouts: with runtime.offload set, every layout that can offload is also
