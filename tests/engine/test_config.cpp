@@ -202,6 +202,32 @@ private Q_SLOTS:
             QCOMPARE(issues.front().path, std::string("train.sync_each_micro_batch"));
         }
     }
+    // runtime.window_schedule unit runs blocks again in the backward from their kept inputs
+    // (activation_checkpointing full), and has no point where a micro-batch's whole gradients
+    // exist for the sync-each mode's all-reduce; an unknown name is refused with the choices.
+    void unitWindowScheduleNeedsFullRecomputation() {
+        RunConfig config;
+        config.data.vocab_size = 256;
+        config.runtime.window_schedule = "unit";
+        auto issues = validateRunConfig(config);
+        QCOMPARE(issues.size(), size_t(1));
+        QCOMPARE(issues.front().path, std::string("runtime.window_schedule"));
+        QVERIFY(issues.front().message.find("activation_checkpointing") != std::string::npos);
+        config.runtime.activation_checkpointing = "full";
+        QVERIFY(validateRunConfig(config).empty());
+        config.train.sync_each_micro_batch = true;
+        issues = validateRunConfig(config);
+        QCOMPARE(issues.size(), size_t(1));
+        QCOMPARE(issues.front().path, std::string("train.sync_each_micro_batch"));
+        config.train.sync_each_micro_batch = false;
+        config.runtime.window_schedule = "auto";  // any recomputation: it resolves to micro_batch without full
+        config.runtime.activation_checkpointing = "none";
+        QVERIFY(validateRunConfig(config).empty());
+        config.runtime.window_schedule = "units";
+        issues = validateRunConfig(config);
+        QCOMPARE(issues.size(), size_t(1));
+        QCOMPARE(issues.front().path, std::string("runtime.window_schedule"));
+    }
     void validationRulesNameTheirField() {
         QFETCH(QString, assignment);
         QFETCH(QString, path);
