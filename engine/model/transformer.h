@@ -93,7 +93,7 @@ public:
     static bool unitReadsWeightsInBackward(int64_t unit) { return unit != 0; }
     // nullptr: every weight always whole (stages 0-2).
     void setWeightResidency(WeightResidency* residency);
-    // The unit-major window (train/unit_major_schedule.cpp) runs the units one at a time over
+    // The unit-major window (train/unit_order.cpp) runs the units one at a time over
     // every micro-batch of a window; these are the pieces of loss() it runs, each computing
     // exactly what loss() computes there with activation_checkpointing full (bitwise: the same
     // operators on the same inputs). Unit 0 is the embedding, 1..L the blocks, L + 1 the head.

@@ -162,6 +162,7 @@ void GradientBuckets::beginMicroBatch(Collectives& collectives, bool hooks, bool
         rank_ = collectives.rank();
         last_micro_batch_ = last;
         retired_ = 0;
+        range_end_ = buckets_.size();
         for (auto& b : buckets_) b.flat = torch::Tensor();
     }
     if (hooks) armHooks();
@@ -208,19 +209,20 @@ void GradientBuckets::endMicroBatch() {
         std::lock_guard lock(overlap_mutex_);
         torch::NoGradGuard no_grad;
         hooks_armed_ = false;
-        for (; next_launch_ < buckets_.size(); ++next_launch_) {
+        for (; next_launch_ < range_end_; ++next_launch_) {
             // Gradients the hooks did not take (none with hooks; all of them without) go in first.
             takeGradients(buckets_[next_launch_]);
             launch(next_launch_);
             retireBefore(next_launch_);  // the one before waited for and freed: about two whole at a time
         }
-        retireBefore(buckets_.size());
+        retireBefore(range_end_);
     }
     overlap_ = nullptr;
     // A gradient made after its bucket went out would be lost: a bug in the caller's order.
     for (auto& p : params_)
         if (p.grad().defined())
-            throw std::logic_error("a gradient arrived after its bucket was reduced (the unit order of the backward)");
+            throw std::logic_error("a gradient arrived after its bucket was reduced, or outside the unit being reduced "
+                                   "(the unit order of the backward)");
 }
 
 void GradientBuckets::beginRange(Collectives& collectives, size_t first, size_t count, bool last) {
@@ -235,22 +237,6 @@ void GradientBuckets::beginRange(Collectives& collectives, size_t first, size_t 
         for (size_t b = first; b < range_end_; ++b) buckets_[b].flat = torch::Tensor();
     }
     for (size_t b = first; b < range_end_; ++b) viewGradientsInto(b);
-}
-
-void GradientBuckets::endRange() {
-    {
-        std::lock_guard lock(overlap_mutex_);
-        for (; next_launch_ < range_end_; ++next_launch_) {
-            takeGradients(buckets_[next_launch_]);
-            launch(next_launch_);
-            retireBefore(next_launch_);
-        }
-        retireBefore(range_end_);
-    }
-    overlap_ = nullptr;
-    for (auto& p : params_)
-        if (p.grad().defined())
-            throw std::logic_error("a gradient arrived outside the unit being reduced (the unit-major window's order)");
 }
 
 void GradientBuckets::retireBefore(size_t bucket) {

@@ -89,13 +89,12 @@ public:
     // Transient buckets in the unit-major window (runtime.window_schedule unit): one unit's
     // buckets [first, first + count) around one micro-batch's backward of that unit.
     // beginRange() allocates them and makes their members' .grad views of them (as
-    // viewGradientsInto); endRange() reduce-scatters them in order, waits, adds this rank's slices
-    // into the sums (as endMicroBatch does each micro-batch's) and frees them. Every bucket thus
+    // viewGradientsInto); endMicroBatch() then reduce-scatters them in order, waits, adds this
+    // rank's slices into the sums and frees them, the range's buckets only. Every bucket thus
     // gets each micro-batch's reduce-scatter in the window's micro-batch order, as under
     // beginMicroBatch/endMicroBatch: the same sums, bit for bit. `last`: the window's last
     // micro-batch of this unit (SliceSums::CopiedDown copies the finished sums down).
     void beginRange(Collectives& collectives, size_t first, size_t count, bool last);
-    void endRange();
     // Parameters that will get no gradient in the coming backward (experts no token reached):
     // while hooks are armed their buckets stop waiting for them, so later buckets can start.
     void noGradientComing(const std::vector<torch::Tensor>& params);
@@ -199,7 +198,7 @@ private:
     torch::TensorOptions options_;  // of the flat buffers
     int rank_ = 0;         // transient: set by beginMicroBatch
     size_t retired_ = 0;   // transient: buckets whose reduction has been added into the sums
-    size_t range_end_ = 0;  // beginRange: one past the range's last bucket
+    size_t range_end_ = 0;  // one past the last bucket this micro-batch reduces (beginRange's, or all)
     void retireBefore(size_t bucket);  // caller holds overlap_mutex_
     void ensureFlat(Bucket& b);
 

@@ -94,7 +94,7 @@ public:
     // ends a micro-batch left open and makes the calls of those it did not run, so every
     // rank's calls pair up, and starts the reductions left.
     virtual void closeMicroBatches(int64_t micro_batches) = 0;
-    // The unit-major window (runtime.window_schedule unit, train/unit_major_schedule.h), in this
+    // The unit-major window (runtime.window_schedule unit, train/unit_order.h), in this
     // order on every rank: beginWindow; for u = 0..U-2 holdUnit(u, false), the window's forwards
     // through u, releaseUnit(u); the head U-1 held the same way, then for u = U-1..0 (the head
     // still held, the others holdUnit(u, true)) per micro-batch k beginUnitMicroBatch(u, k + 1 == K),

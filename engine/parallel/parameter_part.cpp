@@ -188,7 +188,7 @@ void ParameterPart::beginUnitMicroBatch(int64_t unit, bool last) {
 void ParameterPart::endUnitMicroBatch() {
     if (!unit_open_) return;
     unit_open_ = false;
-    buckets_->endRange();
+    buckets_->endMicroBatch();
 }
 
 bool ParameterPart::skipsIdleExperts(bool last) const {

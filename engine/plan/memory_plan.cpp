@@ -178,11 +178,9 @@ struct OffDevice {
 
 MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, OffDevice off);
 
-// The plan with the gradients' slice sums on the device, or in host memory when the placement
-// allows it and the device cannot keep them; likewise the unit order's boundary activations;
-// and under window_schedule auto, the micro-batch order where the unit order fits nowhere.
-MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits) {
-    OffDevice off;
+// The plan with the unit order's boundary activations and then the gradients' slice sums on the
+// device, or in host memory when the placement allows it and the device cannot keep them.
+MemoryPlan planMovingOffDevice(const RunConfig& config, int64_t micro_batch, const TierLimits& limits, OffDevice off) {
     MemoryPlan plan = planFor(config, micro_batch, limits, off);
     if (!plan.fits_device && plan.placement.unit_order && plan.boundary_bytes > 0 &&
         deviceTypeOf(config.runtime) == DeviceType::Cuda) {
@@ -193,9 +191,17 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         off.gradient_sums = true;
         plan = planFor(config, micro_batch, limits, off);
     }
+    return plan;
+}
+
+// That plan; under window_schedule auto, the micro-batch order's where the unit order fits nowhere.
+MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimits& limits) {
+    const MemoryPlan plan = planMovingOffDevice(config, micro_batch, limits, OffDevice{});
     if (!plan.fits && plan.placement.unit_order && windowSchedule(config.runtime) == WindowSchedule::Auto) {
-        const MemoryPlan micro_batch_order = planFor(config, micro_batch, limits, OffDevice{false, false, true});
-        if (micro_batch_order.fits) return micro_batch_order;
+        OffDevice micro_batch_order;
+        micro_batch_order.unit_order_fits_nowhere = true;
+        const MemoryPlan fallback = planMovingOffDevice(config, micro_batch, limits, micro_batch_order);
+        if (fallback.fits) return fallback;
     }
     return plan;
 }
