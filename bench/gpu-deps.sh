@@ -11,7 +11,7 @@ out="${1:-$root/build-gpu-deps}"
 packages=(nlohmann-json3-dev libcli11-dev libsqlite3-dev libsqlite3-0
           libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
           libsentencepiece-dev libsentencepiece0 pkgconf-bin libpkgconf3 libaio-dev libaio1
-          zlib1g-dev libzstd-dev libzstd1)
+          zlib1g-dev libzstd-dev libzstd1 libgloo-dev)
 rm -rf "$out" && mkdir -p "$out/debs"
 cd "$out/debs"
 apt-get download "${packages[@]}" >/dev/null

@@ -9,6 +9,7 @@ packages=(
   qt6-base-dev libqt6opengl6-dev libqcustomplot-dev
   nlohmann-json3-dev libsqlite3-dev sqlite3 libcli11-dev
   libpcre2-dev libsentencepiece-dev sentencepiece libaio-dev zlib1g-dev libzstd-dev
+  libgloo-dev
   python3 python3-venv python3-dev
   xvfb xauth fonts-dejavu-core desktop-file-utils
   gzip zstd

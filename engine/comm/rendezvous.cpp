@@ -10,15 +10,28 @@
 #include <thread>
 
 #include "comm/collectives.h"
+#include "comm/roll_call.h"
 
 namespace trainbench {
 namespace {
 
-// Every rank counts itself in; the last to come opens the door. A client of the agent's store
-// is connected as soon as the agent listens, so the store alone does not wait for the others.
+// Every rank counts itself in, and leaves its own key; the last to come opens the door. A
+// client of the agent's store is connected as soon as the agent listens, so the store alone does
+// not wait for the others. When the door stays shut, the keys tell who never came.
 void waitForEveryRank(c10d::Store& store, const ProcessLaunch& launch, std::chrono::milliseconds timeout) {
+    store.set("joined/" + std::to_string(launch.rank), std::vector<uint8_t>{1});
     if (store.add("ranks_joined", 1) == launch.world_size) store.set("all_ranks_joined", std::vector<uint8_t>{1});
-    store.wait({"all_ranks_joined"}, timeout);
+    try {
+        store.wait({"all_ranks_joined"}, timeout);
+    } catch (const std::exception&) {
+        std::vector<int> missing;
+        for (int r = 0; r < launch.world_size; ++r)
+            if (!store.check({"joined/" + std::to_string(r)})) missing.push_back(r);
+        throw CollectiveAborted(describeRanks(missing) + " of " + std::to_string(launch.world_size) +
+                                " did not come to the rendezvous within runtime.comm_timeout_s (" +
+                                std::to_string(timeout.count() / 1000) + " s): never started, or started with "
+                                "another MASTER_ADDR:MASTER_PORT");
+    }
 }
 
 }  // namespace

@@ -21,8 +21,10 @@
 #include "memory/memory_account.h"
 #include "trainbench/memory_plan.h"
 #include "comm/in_process_collectives.h"
+#include "comm/gloo_collectives.h"
 #include "comm/nccl_collectives.h"
 #include "comm/rendezvous.h"
+#include "session/launch_agreement.h"
 #include "session/memory_sampler.h"
 #include "train/run_control.h"
 #include "train/checkpoint.h"
@@ -84,9 +86,8 @@ std::vector<std::string> rankDevices(const RuntimeConfig& runtime) {
     return out;
 }
 
-// A process started by a launcher runs one rank on the GPU of its node-local rank. Processes
-// meet through NCCL: CPU ranks in separate processes would need Gloo, whose headers the torch
-// wheel does not ship.
+// A process started by a launcher runs one rank: on the GPU of its node-local rank, or on the
+// CPU (its collectives through Gloo).
 std::string launchedRankDevice(const RuntimeConfig& runtime, const ProcessLaunch& launch) {
     const std::string where = "rank " + std::to_string(launch.rank) + " of " + std::to_string(launch.world_size) +
                               " (started by " + launch.launcher + ")";
@@ -94,11 +95,7 @@ std::string launchedRankDevice(const RuntimeConfig& runtime, const ProcessLaunch
         throw ConfigError("runtime.world_size", "runtime.world_size (" + std::to_string(runtime.world_size) + ") but " +
                                                     where + ": the launcher's world size wins; set it to " +
                                                     std::to_string(launch.world_size) + " or leave it out");
-    if (deviceTypeOf(runtime) == DeviceType::Cpu)
-        throw ConfigError("runtime.device",
-                          where + ": separate processes meet through NCCL, which needs CUDA, and CPU process groups "
-                                  "need Gloo, whose headers this torch wheel does not ship. On CPUs start one process "
-                                  "and set runtime.world_size: its ranks run as threads");
+    if (deviceTypeOf(runtime) == DeviceType::Cpu) return "cpu";
     if (!torch::cuda::is_available())
         throw ConfigError("runtime.device", where + ": runtime.device is \"" + runtime.device +
                                                 "\" but no CUDA device is visible to this process");
@@ -111,6 +108,14 @@ std::string launchedRankDevice(const RuntimeConfig& runtime, const ProcessLaunch
                                                 std::to_string(available) + " GPUs are visible; start at most " +
                                                 std::to_string(available) + " processes per node");
     return "cuda:" + std::to_string(launch.local_rank);
+}
+
+// TRAINBENCH_CPU_COLLECTIVES=gloo: the rank threads of one process reduce through Gloo over the
+// loopback instead of the in-process hub (bench/hub_vs_gloo.sh measures the two; the hub is
+// kept for threads while it is the faster: docs/BENCHMARKS.md).
+bool glooForThreads() {
+    const char* choice = std::getenv("TRAINBENCH_CPU_COLLECTIVES");
+    return choice && std::string(choice) == "gloo";
 }
 
 // Where this run's state lives: the placement rule asked with what the session knows (the
@@ -142,6 +147,9 @@ struct TrainingSession::Impl {
     SessionOptions options;
     std::shared_ptr<CollectiveHub> hub;              // CPU ranks
     c10::intrusive_ptr<c10d::Store> thread_store;    // CUDA rank threads of one process
+    // A launched rank's rendezvous store (TCPStore), met in the constructor: the launch's
+    // agreement is checked there, before the run is recorded anywhere.
+    c10::intrusive_ptr<c10d::Store> process_store;
     std::vector<std::unique_ptr<Collectives>> collectives;  // each made by its rank's thread
     // runtime.expert_parallel > 1: each rank's expert group (EP ranks) and replica group (the
     // W / EP ranks holding the same experts); CPU ranks meet in hubs linked to `hub`.
@@ -193,30 +201,43 @@ struct TrainingSession::Impl {
         }
     }
 
-    // The collectives of the rank in `slot`, made on its own thread: joining a process
-    // rendezvous blocks until every process has come (or the timeout).
+    // The collectives of the rank in `slot`, made on its own thread: making a process group
+    // blocks until every rank of the group has come (or the timeout).
     void makeCollectives(size_t slot) {
         const int W = static_cast<int>(config.runtime.world_size), EP = static_cast<int>(config.runtime.expert_parallel);
         const int rank = ranks[slot];
+        const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.runtime.comm_timeout_s * 1000));
         std::unique_ptr<Collectives> world, experts, replicas;
-        if (devices[slot] == "cpu") {
+        if (devices[slot] == "cpu" && !options.launch && !glooForThreads()) {
             world = std::make_unique<InProcessCollectives>(hub, rank, W);
             if (EP > 1) {
                 experts = std::make_unique<InProcessCollectives>(expert_hubs[rank / EP], rank % EP, EP);
                 replicas = std::make_unique<InProcessCollectives>(replica_hubs[rank % EP], rank / EP, W / EP);
             }
         } else {
-            const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.runtime.comm_timeout_s * 1000));
-            auto store = options.launch ? processRendezvous(*options.launch, timeout) : thread_store;
-            const int device = cudaDeviceIndex(devices[slot]);
+            auto store = options.launch ? process_store : thread_store;
             const bool across = options.launch.has_value();
-            world = makeNcclCollectives(store, rank, W, device, timeout, across);
+            // Each group its own communicator, met through its own corner of the store.
+            auto in = [&](const std::string& prefix) { return c10::make_intrusive<c10d::PrefixStore>(prefix, store); };
+            std::function<std::unique_ptr<Collectives>(c10::intrusive_ptr<c10d::Store>, int, int)> make;
+            if (devices[slot] == "cpu") {
+                // Ranks on one machine connect over the loopback; across machines, over the
+                // network (GLOO_SOCKET_IFNAME, or the hostname's address).
+                const bool one_node = !options.launch || options.launch->local_world_size >= W;
+                const GlooNetwork network = one_node ? GlooNetwork::Loopback : GlooNetwork::Hostname;
+                make = [&](c10::intrusive_ptr<c10d::Store> at, int group_rank, int group_size) {
+                    return makeGlooCollectives(std::move(at), group_rank, group_size, timeout, across, network);
+                };
+            } else {
+                const int device = cudaDeviceIndex(devices[slot]);
+                make = [&](c10::intrusive_ptr<c10d::Store> at, int group_rank, int group_size) {
+                    return makeNcclCollectives(std::move(at), group_rank, group_size, device, timeout, across);
+                };
+            }
+            world = make(in("world"), rank, W);
             if (EP > 1) {
-                // Each group its own communicator, met through its own corner of the store.
-                auto in = [&](const std::string& prefix) { return c10::make_intrusive<c10d::PrefixStore>(prefix, store); };
-                experts = makeNcclCollectives(in("experts" + std::to_string(rank / EP)), rank % EP, EP, device, timeout, across);
-                replicas = makeNcclCollectives(in("replicas" + std::to_string(rank % EP)), rank / EP, W / EP, device,
-                                               timeout, across);
+                experts = make(in("experts" + std::to_string(rank / EP)), rank % EP, EP);
+                replicas = make(in("replicas" + std::to_string(rank % EP)), rank / EP, W / EP);
             }
         }
         std::lock_guard lock(collectives_mutex);
@@ -261,12 +282,12 @@ struct TrainingSession::Impl {
         }
         if (results[slot].status == RunStatus::Failed) control.requestStop();
         // A rank that ended early aborted its own collectives; NCCL communicators are one per
-        // rank, so the other rank threads' are aborted here too, or a rank waiting in a
-        // collective would sit out the whole timeout. (In-process ranks share one hub: done.)
+        // rank (Gloo's too), so the other rank threads' are aborted here too, or a rank waiting in
+        // a collective would sit out the whole timeout. (In-process ranks share one hub: done.)
         if (results[slot].status == RunStatus::Failed || results[slot].status == RunStatus::Stopped) {
             std::lock_guard lock(collectives_mutex);
             for (size_t other = 0; other < collectives.size(); ++other)
-                if (other != slot && devices[other] != "cpu")
+                if (other != slot && (devices[other] != "cpu" || glooForThreads()))
                     for (auto* group : {&collectives, &expert_collectives, &replica_collectives})
                         if ((*group)[other]) (*group)[other]->abort("rank " + std::to_string(rank) + " ended");
         }
@@ -377,6 +398,13 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
     // A checkpoint that cannot continue under this config is bad input, refused before any thread.
     if (!options.resume_from.empty())
         requireResumable(config, readTrainerState(options.resume_from).config_json, options.resume_from);
+    // A launched rank meets the others now, and they agree that they train the same thing:
+    // a mismatch is refused on every rank before anything is recorded or trained.
+    if (options.launch) {
+        const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.runtime.comm_timeout_s * 1000));
+        impl_->process_store = processRendezvous(*options.launch, timeout);
+        requireSameLaunch(*impl_->process_store, *options.launch, launchIdentity(config), timeout);
+    }
     impl_->config = std::move(config);
     impl_->run_id = options.run_id.empty() ? generateRunId() : options.run_id;
     impl_->options = std::move(options);
