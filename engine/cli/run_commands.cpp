@@ -83,13 +83,17 @@ private:
 
 // Drives a started session to its end: progress, Ctrl-C, the store's final status, the summary.
 // `recorder` is null on a launched rank other than 0: only global rank 0 writes the store.
-int trainToEnd(TrainingSession& session, RunRecorder* recorder, const RunConfig& config, const std::string& label) {
+// The other ranks of a launch are quiet: rank 0 speaks for the run (its progress, events and
+// summary line); theirs would repeat it once per process. A failure is said by every rank.
+int trainToEnd(TrainingSession& session, RunRecorder* recorder, const RunConfig& config, const std::string& label,
+               bool speaks = true) {
     auto inbox = session.bus().subscribe();
     std::signal(SIGINT, onInterrupt);
     std::signal(SIGTERM, onInterrupt);
     session.start();
     const BatchSchedule schedule(config);
-    std::fprintf(stderr, "run %s (%s): m %lld x K %lld x W %lld = B %lld sequences of %lld tokens, %s%lld steps%s\n",
+    if (speaks)
+        std::fprintf(stderr, "run %s (%s): m %lld x K %lld x W %lld = B %lld sequences of %lld tokens, %s%lld steps%s\n",
                  session.summary().run_id.c_str(), label.c_str(), (long long)config.train.micro_batch_size,
                  (long long)config.train.gradient_accumulation_steps, (long long)config.runtime.world_size,
                  (long long)config.globalBatch(), (long long)config.train.seq_len, schedule.adapts() ? "at most " : "",
@@ -115,14 +119,15 @@ int trainToEnd(TrainingSession& session, RunRecorder* recorder, const RunConfig&
         }
     };
     while (!session.wait(std::chrono::milliseconds(0))) {
-        report(inbox->waitAndDrain(std::chrono::milliseconds(200)));
+        const BusBatch batch = inbox->waitAndDrain(std::chrono::milliseconds(200));
+        if (speaks) report(batch);
         if (g_interrupts.load() > 0 && !interrupted) {
             interrupted = true;
             progress.message("interrupted: stopping at the next micro-batch boundary (a checkpoint is written)");
             session.stop();
         }
     }
-    report(inbox->drain());
+    if (speaks) report(inbox->drain());
     progress.endLine();
     RunSummary summary = session.summary();
     if (recorder) {
@@ -141,7 +146,7 @@ int trainToEnd(TrainingSession& session, RunRecorder* recorder, const RunConfig&
         json["status"] = "interrupted";
         line = json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
-    std::cout << line << "\n";
+    if (speaks) std::cout << line << "\n";
     if (interrupted && summary.status == RunStatus::Stopped) return kExitInterrupted;
     if (summary.status == RunStatus::Failed) {
         std::fprintf(stderr, "run failed: %s\n", summary.error.c_str());
@@ -159,6 +164,17 @@ std::optional<ProcessLaunch> launchedRank(RunConfig& config) {
     return launch;
 }
 
+// A config file and its overrides as a launched rank reads them: the launcher's world size is
+// in place before the config is checked (expert_parallel must divide it).
+std::pair<RunConfig, std::optional<ProcessLaunch>> loadLaunched(const std::string& path,
+                                                                const std::vector<std::string>& overrides) {
+    RunConfig config = loadRunConfigFile(path);
+    for (const auto& assignment : overrides) applyConfigOverride(config, assignment);
+    std::optional<ProcessLaunch> launch = launchedRank(config);
+    requireValidRunConfig(config);
+    return {std::move(config), std::move(launch)};
+}
+
 // Only global rank 0 of a launch writes the store.
 bool recordsHere(const std::optional<ProcessLaunch>& launch) { return !launch || launch->rank == 0; }
 
@@ -173,8 +189,7 @@ struct RunOptions {
 // before the first starts). The exit code is the worst: 130 when interrupted (the rest do
 // not start), else 3 when any failed.
 int commandRun(const RunOptions& o) {
-    RunConfig base = loadWithOverrides(o.config_path, o.overrides);
-    const std::optional<ProcessLaunch> launch = launchedRank(base);
+    auto [base, launch] = loadLaunched(o.config_path, o.overrides);
     if (launch && !o.grid.empty())
         throw ConfigError("--grid", "--grid runs its points one after another in one process; under " +
                                         launch->launcher + " start one launch per point instead");
@@ -198,12 +213,14 @@ int commandRun(const RunOptions& o) {
         SessionOptions options;
         options.explored_best = explored_best;
         options.run_id = generateRunId();
-        options.checkpoint_dir = RunStore(folder).checkpointFolder(options.run_id);
+        // A launch's other ranks leave the store alone: rank 0's id and folder become theirs.
+        if (recordsHere(launch)) options.checkpoint_dir = RunStore(folder).checkpointFolder(options.run_id);
         options.launch = launch;
         TrainingSession session(config, options);
         std::optional<RunRecorder> recorder;
         if (recordsHere(launch)) recorder.emplace(folder, session, job_name);
-        const int code = trainToEnd(session, recorder ? &*recorder : nullptr, config, job_name + ", " + o.config_path);
+        const int code = trainToEnd(session, recorder ? &*recorder : nullptr, config, job_name + ", " + o.config_path,
+                                    recordsHere(launch));
         if (code == kExitInterrupted) return code;
         worst = std::max(worst, code);
     }
@@ -213,8 +230,7 @@ int commandRun(const RunOptions& o) {
 // `run --check-rendezvous`: the launch's rendezvous and nothing else (runtime.comm_timeout_s
 // bounds the wait).
 int commandCheckRendezvous(const RunOptions& o) {
-    RunConfig config = loadWithOverrides(o.config_path, o.overrides);
-    const std::optional<ProcessLaunch> launch = launchedRank(config);
+    const auto [config, launch] = loadLaunched(o.config_path, o.overrides);
     if (!launch)
         throw ConfigError("--check-rendezvous", "--check-rendezvous checks a launch: start this command through torchrun "
                                                 "(--nproc-per-node N ... --no-python) or srun, one process per rank");
@@ -240,11 +256,12 @@ int commandResume(const ResumeOptions& o) {
     // Extending a run (more steps, another schedule) is a resume with overrides; the session
     // refuses changes the checkpoint cannot follow.
     for (const auto& assignment : o.overrides) applyConfigOverride(config, assignment);
+    SessionOptions options;
+    options.launch = launchedRank(config);
     // Checked with or without overrides: a stored config may predate a rule, or the store may
     // have been edited by hand.
     requireValidRunConfig(config);
     std::vector<std::string> skipped;
-    SessionOptions options;
     options.run_id = o.run_id;
     options.checkpoint_dir = store.checkpointFolder(o.run_id);
     // run->steps is the last step whose points the store holds: a checkpoint written after it
@@ -258,13 +275,14 @@ int commandResume(const ResumeOptions& o) {
         std::fprintf(stderr, "the store holds points up to step %lld only: steps %lld to %lld will have none\n",
                      (long long)run->steps, (long long)run->steps + 1, (long long)checkpoint->step);
     options.resume_from = checkpoint->path;
-    options.launch = launchedRank(config);
     TrainingSession session(config, options);
     std::optional<RunRecorder> recorder;
     if (recordsHere(options.launch)) recorder.emplace(folder, session, checkpoint->step);
-    std::fprintf(stderr, "resuming %s from step %lld (%s)\n", o.run_id.c_str(), (long long)checkpoint->step,
-                 checkpoint->path.c_str());
-    return trainToEnd(session, recorder ? &*recorder : nullptr, config, run->name + ", resumed");
+    if (recordsHere(options.launch))
+        std::fprintf(stderr, "resuming %s from step %lld (%s)\n", o.run_id.c_str(), (long long)checkpoint->step,
+                     checkpoint->path.c_str());
+    return trainToEnd(session, recorder ? &*recorder : nullptr, config, run->name + ", resumed",
+                      recordsHere(options.launch));
 }
 
 }  // namespace

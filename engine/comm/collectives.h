@@ -18,6 +18,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Thrown where a collective failed because a rank is gone (killed, stopped, unreachable): a
+// failure even while a stop is under way, since the lost rank cannot take part in it.
+class RankLost : public CollectiveAborted {
+public:
+    using CollectiveAborted::CollectiveAborted;
+};
+
 // A collective in flight. wait() returns once it has completed (its tensors then hold the
 // result) and throws CollectiveAborted when it was aborted or timed out.
 class CollectiveWork {

@@ -54,19 +54,20 @@ struct GlooGroup {
     // run is told through the abort signal.
     [[noreturn]] void failed(const std::string& collective, const std::string& error) {
         if (aborted.load()) throwAborted();  // released by an abort: that is the first-hand reason
-        std::string message = "rank " + std::to_string(rank) + ": " + collective + " failed (" + firstLine(error) + ")";
-        if (roll_call) {
-            roll_call->answer(rank);
-            if (signal) signal->raise(message);  // so that the others answer the roll call at once
-            const auto grace = std::min<std::chrono::milliseconds>(std::chrono::seconds(5), timeout / 2);
-            const std::vector<int> lost = roll_call->missing(world_size, rank, grace);
-            if (!lost.empty())
-                message += ": " + describeRanks(lost) + " of " + std::to_string(world_size) +
-                           (lost.size() == 1 ? " is" : " are") +
-                           " lost (no answer in the rendezvous store within " + std::to_string(grace.count()) +
-                           " ms: killed, stopped, or its machine unreachable)";
+        std::string what = collective + " failed (" + firstLine(error) + ")";
+        const std::string here = "rank " + std::to_string(rank) + ": ";
+        roll_call->answer(rank);
+        if (signal) signal->raise(here + what);  // so that the others answer the roll call at once
+        const auto grace = std::min<std::chrono::milliseconds>(std::chrono::seconds(5), timeout / 2);
+        const std::vector<int> lost = roll_call->missing(world_size, rank, grace);
+        if (!lost.empty()) {
+            what += ": " + describeRanks(lost) + " of " + std::to_string(world_size) +
+                    (lost.size() == 1 ? " is" : " are") + " lost (no answer in the rendezvous store within " +
+                    std::to_string(grace.count()) + " ms: killed, stopped, or its machine unreachable)";
+            setAborted(here + what);
+            throw RankLost(what);  // the trainer says which rank this is
         }
-        setAborted(message);
+        setAborted(here + what);
         throwAborted();
     }
 };

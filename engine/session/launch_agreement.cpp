@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -114,6 +115,15 @@ void requireSameLaunch(c10d::Store& store, const ProcessLaunch& launch, const st
         }
         const auto bytes = store.get(key);
         all.push_back(nlohmann::json::parse(std::string(bytes.begin(), bytes.end())));
+    }
+    // Rank 0 may serve the store (no agent) and leave at once on a refusal: it waits until every
+    // rank has read what it needs, so each is refused with the difference, not a lost store.
+    int64_t read = store.add("launch/identities_read", 1);
+    const auto start = std::chrono::steady_clock::now();
+    while (launch.rank == 0 && !launch.agent_store && read < launch.world_size &&
+           std::chrono::steady_clock::now() - start < timeout) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        read = store.add("launch/identities_read", 0);
     }
     // Every rank compares every rank with rank 0, in rank order: all name the same difference.
     for (int r = 1; r < launch.world_size; ++r) {

@@ -110,6 +110,20 @@ std::string launchedRankDevice(const RuntimeConfig& runtime, const ProcessLaunch
     return "cuda:" + std::to_string(launch.local_rank);
 }
 
+// One run, whatever each process drew: rank 0's id and checkpoint folder are every rank's (the
+// store and the checkpoints it writes are under that id; a resume names it on every rank).
+void adoptLeadRun(c10d::Store& store, const ProcessLaunch& launch, SessionOptions& options,
+                  std::chrono::milliseconds timeout) {
+    const std::string mine = options.run_id + "\n" + options.checkpoint_dir;
+    if (launch.rank == 0) store.set("launch/run", std::vector<uint8_t>(mine.begin(), mine.end()));
+    store.wait({"launch/run"}, timeout);
+    const auto bytes = store.get("launch/run");
+    const std::string lead(bytes.begin(), bytes.end());
+    const size_t cut = lead.find('\n');
+    options.run_id = lead.substr(0, cut);
+    options.checkpoint_dir = lead.substr(cut + 1);
+}
+
 // TRAINBENCH_CPU_COLLECTIVES=gloo: the rank threads of one process reduce through Gloo over the
 // loopback instead of the in-process hub (bench/hub_vs_gloo.sh measures the two; the hub is
 // kept for threads while it is the faster: docs/BENCHMARKS.md).
@@ -404,6 +418,7 @@ TrainingSession::TrainingSession(RunConfig config, SessionOptions options) : imp
         const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.runtime.comm_timeout_s * 1000));
         impl_->process_store = processRendezvous(*options.launch, timeout);
         requireSameLaunch(*impl_->process_store, *options.launch, launchIdentity(config), timeout);
+        adoptLeadRun(*impl_->process_store, *options.launch, options, timeout);
     }
     impl_->config = std::move(config);
     impl_->run_id = options.run_id.empty() ? generateRunId() : options.run_id;

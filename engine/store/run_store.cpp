@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <limits>
 
@@ -163,7 +164,21 @@ RunStore::RunStore(const std::string& folder) : impl_(std::make_unique<Impl>()) 
         throw StoreError("run store: cannot open " + impl_->path + " (" + message + ")");
     }
     sqlite3_busy_timeout(impl_->db, 10000);
-    exec(impl_->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+    // Turning a new database to WAL takes it exclusively, and SQLite answers a second process
+    // doing the same at that moment (the ranks of a launch, a GUI beside a CLI) with SQLITE_BUSY
+    // at once, without its busy handler: retried here for as long as the busy timeout.
+    for (int attempt = 0;; ++attempt) {
+        const int code = sqlite3_exec(impl_->db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+        if (code == SQLITE_OK) break;
+        if (code != SQLITE_BUSY || attempt >= 1000) {
+            std::string message = sqlite3_errmsg(impl_->db);
+            sqlite3_close(impl_->db);
+            impl_->db = nullptr;
+            throw StoreError("run store: cannot open " + impl_->path + " (" + message + ")");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    exec(impl_->db, "PRAGMA synchronous=NORMAL;");
     {
         Statement version(impl_->db, "PRAGMA user_version");
         version.step();

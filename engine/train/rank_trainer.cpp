@@ -436,6 +436,8 @@ RankResult RankTrainer::run() {
     bool failed_by_another_rank = false;
     try {
         return loop();
+    } catch (const RankLost& e) {
+        error = e.what();  // first-hand, whatever else was under way: a rank is gone
     } catch (const CollectiveAborted& e) {
         if (s_.control->stopRequested()) {
             // Another rank stopped at its boundary while this one waited in a collective: the
