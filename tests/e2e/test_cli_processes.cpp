@@ -173,6 +173,21 @@ private Q_SLOTS:
             << 2 << QStringList{"runtime.zero_stage=1", "runtime.offload=optimizer"} << 0.0;
         QTest::newRow("W2 ZeRO 3 offload all") << 2 << QStringList{"runtime.zero_stage=3", "runtime.offload=all"} << 0.0;
         QTest::newRow("W2 bf16 ZeRO 2") << 2 << QStringList{"runtime.dtype=bf16", "runtime.zero_stage=2"} << 0.0;
+        QTest::newRow("W2 fp8 ZeRO 1") << 2 << QStringList{"runtime.dtype=fp8", "runtime.zero_stage=1"} << 0.0;
+        // Each process its own files in one offload_dir (named by process and rank).
+        QTest::newRow("W2 ZeRO 3 offload all to offload_dir, recomputed, unit order")
+            << 2
+            << QStringList{"runtime.zero_stage=3", "runtime.offload=all", "runtime.offload_dir={scratch}",
+                           "runtime.activation_checkpointing=full", "runtime.window_schedule=unit"}
+            << 0.0;
+        // K grows 2 -> 4 -> 8 on the noise scale's estimate (the same decision on every rank, or
+        // the collectives would not pair up); the last window is cut: 16, 32, 64, 64, 40 sequences.
+        QTest::newRow("W2 adaptive K, incomplete last window")
+            << 2
+            << QStringList{"train.batch_policy=adaptive", "train.batch_adapt_threshold=1e-9",
+                           "train.batch_adapt_dwell_tokens=1", "train.batch_adapt_max_accumulation=8",
+                           "train.schedule=constant", "train.warmup_steps=0", "train.tokens=13824"}
+            << 0.0;
         // Four ranks: Gloo's ring adds each chunk's four terms starting from another rank than
         // the hub's ((r0 + r1) + r2) + r3, so sums differ in their last bits; 1e-6 relative is
         // a few hundred fp32 roundings of headroom over three steps.
@@ -183,7 +198,8 @@ private Q_SLOTS:
         QFETCH(int, world);
         QFETCH(QStringList, settings);
         QFETCH(double, relative);
-        QTemporaryDir store;
+        QTemporaryDir store, scratch;
+        settings.replaceInStrings("{scratch}", scratch.path());
         settings << "train.steps=3" << "train.micro_batch_size=4";
         Result threads = runCli(runArguments(store.path(), settings + QStringList{QString("runtime.world_size=%1").arg(world)}));
         QVERIFY2(threads.code == 0, qPrintable(threads.err));
@@ -193,7 +209,10 @@ private Q_SLOTS:
         QCOMPARE(lastJsonLine(processes.out)["world_size"].toInt(), world);
         RunStore reader(store.path().toStdString());
         QCOMPARE(reader.listRuns().size(), size_t(2));  // one record per launch: rank 0's
-        compareCurves(reader, runIdOf(threads), runIdOf(processes), 3, relative);
+        const int64_t steps = lastJsonLine(threads.out)["steps"].toInt();
+        QVERIFY(steps >= 3);
+        compareCurves(reader, runIdOf(threads), runIdOf(processes), steps, relative);
+        QVERIFY(QDir(scratch.path()).entryList(QDir::Files).isEmpty());  // every rank cleared its files
     }
 
     // Two torchrun agents as two nodes of two processes each, on this machine: the multi-node
