@@ -12,6 +12,7 @@
 #include "cli/config_loading.h"
 #include "trainbench/batch_explorer.h"
 #include "trainbench/config_io.h"
+#include "trainbench/launch_lines.h"
 #include "trainbench/machine_probe.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/process_launch.h"
@@ -152,7 +153,8 @@ void printPrecisions(const std::vector<PrecisionFit>& fits) {
                 "are counted at 4 bytes too)\n");
 }
 
-int commandPlan(const RunConfig& config, bool as_json) {
+int commandPlan(const RunConfig& config, const std::string& config_path, const std::vector<std::string>& overrides,
+                bool as_json) {
     const TargetMachine target = resolveTarget(config);
     const RunConfig placed = configOnTarget(config, target);
     const MemoryPlan plan = planOnTarget(config, target);
@@ -174,6 +176,13 @@ int commandPlan(const RunConfig& config, bool as_json) {
         }
         j["precisions"] = nlohmann::json::parse(precisionFitsToJson(precisions));
         j["inference_cache"] = nlohmann::json::parse(inferenceCachePlanToJson(planInferenceCache(config.model)));
+        const LaunchLines launch = launchLines(config, config_path, overrides);
+        j["launch"] = {{"ranks", launch.ranks}};
+        if (!launch.torchrun.empty()) {
+            j["launch"]["torchrun"] = launch.torchrun;
+            j["launch"]["srun"] = launch.srun;
+            if (!launch.torchrun_two_nodes.empty()) j["launch"]["torchrun_two_nodes"] = launch.torchrun_two_nodes;
+        }
         std::cout << j.dump() << "\n";
         return 0;
     }
@@ -226,6 +235,13 @@ int commandPlan(const RunConfig& config, bool as_json) {
     if (plan.world_size > 1)
         std::printf("collectives per step and rank: %lld calls, %.1f MiB sent\n", (long long)plan.collectives_per_step,
                     mib(plan.bytes_sent_per_step));
+    if (const LaunchLines launch = launchLines(config, config_path, overrides); !launch.torchrun.empty()) {
+        std::printf("ranks: %s; one process per rank:\n  %s\n", launch.ranks.c_str(), launch.torchrun.c_str());
+        if (!launch.torchrun_two_nodes.empty()) std::printf("  on two machines: %s\n", launch.torchrun_two_nodes.c_str());
+        std::string srun = launch.srun;
+        for (size_t at = srun.find('\n'); at != std::string::npos; at = srun.find('\n', at + 1)) srun.insert(at + 1, "    ");
+        std::printf("  under Slurm (sbatch):\n    %s\n", srun.c_str());
+    }
     if (plan.shard_gathered_bytes_per_step > 0)
         std::printf("weights' shards gathered per step, all ranks: %s (io/gathered_bytes)\n",
                     readableBytes(plan.shard_gathered_bytes_per_step).c_str());
@@ -403,7 +419,8 @@ void addPlanCommands(CLI::App& app, CommandTable& table) {
     table.add(plan, [plan_options] {
         std::vector<std::string> overrides = plan_options->overrides;
         for (const std::string& o : targetOverrides(plan_options->target)) overrides.push_back(o);
-        return commandPlan(loadWithoutData(plan_options->config_path, overrides), plan_options->as_json);
+        return commandPlan(loadWithoutData(plan_options->config_path, overrides), plan_options->config_path, overrides,
+                           plan_options->as_json);
     });
 
     struct ProbeOptions {

@@ -157,6 +157,32 @@ private Q_SLOTS:
         if (!QFileInfo::exists(kTorchPython)) TRAINBENCH_REFERENCE_MISSING("no python next to this build's torch");
     }
 
+    // `plan` writes the torchrun line that starts the config as processes: run as written (with
+    // this build's CLI and torch environment for the names on the PATH), it trains the run.
+    void thePlansTorchrunLineTrains() {
+        QTemporaryDir store;
+        const QStringList sets{"--set", "runtime.world_size=2", "--set", "train.steps=2", "--set", "runtime.threads=1",
+                               "--set", "train.eval_every=0"};
+        Result plan = runCli(QStringList{"plan", kConfigs + "/tiny.json", "--json"} + sets);
+        QCOMPARE(plan.code, 0);
+        const QString line = lastJsonLine(plan.out)["launch"].toObject()["torchrun"].toString();
+        QVERIFY2(line.startsWith("torchrun --nproc-per-node 2 --no-python trainbench-cli run "), qPrintable(line));
+        QStringList words = line.split(' ', Qt::SkipEmptyParts);
+        words.removeFirst();  // torchrun: the torch environment's, as a module
+        words.replace(words.indexOf("trainbench-cli"), kCli);
+        QProcess launch;
+        QProcessEnvironment env = cleanEnvironment();
+        env.insert("TRAINBENCH_STORE", store.path());
+        launch.setProcessEnvironment(env);
+        launch.start(kTorchPython, QStringList{"-m", "torch.distributed.run", QString("--master-port=%1").arg(freeTcpPort())} +
+                                       words);
+        Result r = finish(launch, 240000);
+        QVERIFY2(r.code == 0, qPrintable((r.out + r.err).right(2500)));
+        QCOMPARE(lastJsonLine(r.out)["world_size"].toInt(), 2);
+        QCOMPARE(lastJsonLine(r.out)["steps"].toInt(), 2);
+        QCOMPARE(RunStore(store.path().toStdString()).listRuns().size(), size_t(1));
+    }
+
     // The conformance splits as processes against the same split as threads, every step.
     void processesTrainAsThreadsDo_data() {
         QTest::addColumn<int>("world");
