@@ -27,8 +27,9 @@ LaunchLines launchLines(const RunConfig& config, const std::string& config_path,
         lines.ranks = "one rank";
         return lines;
     }
-    lines.ranks = std::to_string(W) + " rank threads of one process, on " + (gpu ? "its GPUs" : "the CPU") +
-                  " (started by run or Start; started by torchrun or srun, each rank is a process of its own)";
+    // What `run` and the GUI's Start do; a launcher makes each rank a process of its own.
+    lines.ranks = std::to_string(W) + " rank threads of one process on " + (gpu ? "its GPUs" : "the CPU") +
+                  " (run, Start)";
     std::string run = "trainbench-cli run " + shellWord(config_path);
     for (const std::string& assignment : overrides) run += " --set " + shellWord(assignment);
     const std::string command = "--no-python " + run;

@@ -261,6 +261,8 @@ void MainWindow::adoptEditedConfig(const RunConfig& config, const QString& confi
     config_name_ = config_name;
     showConfigNumbers();
     batch_panel_->setRunConfig(config_);
+    // The launch lines name the config's file where there is one.
+    batch_panel_->setConfigFile(QFileInfo(config_name_).isFile() ? config_name_ : QString());
     // After a run its plots and final status stay until the next start; so do a watched run's.
     if (controls_->phase() == RunControls::Phase::Idle && !dashboard_->watchedTail()) {
         dashboard_->showPlanned(config_);
@@ -342,6 +344,7 @@ bool MainWindow::restoreLayout() {
 void MainWindow::showConfig() {
     showConfigNumbers();
     batch_panel_->setRunConfig(config_);
+    batch_panel_->setConfigFile(QFileInfo(config_name_).isFile() ? config_name_ : QString());
     dashboard_->showPlanned(config_);
 }
 

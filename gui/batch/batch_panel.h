@@ -78,6 +78,8 @@ public:
 
     // Shows a config chosen elsewhere; its global batch becomes the one micro-batch edits keep.
     void setRunConfig(const RunConfig& config);
+    // The config's file, which the launch lines name (empty: not saved yet, a placeholder name).
+    void setConfigFile(const QString& path);
     const RunConfig& runConfig() const { return config_; }
     // While a run is live the split cannot change and the explorer cannot start.
     void setRunLive(bool live);
@@ -220,6 +222,10 @@ private:
     CriticalBatchBox* critical_batch_ = nullptr;
     InferenceCacheBox* inference_cache_ = nullptr;
     QLabel* collectives_label_ = nullptr;
+    // How the ranks run, and the torchrun and srun lines that start them as processes.
+    QLabel* launch_label_ = nullptr;
+    QPushButton* copy_launch_button_ = nullptr;
+    QString config_file_;  // the file the lines name
     QLabel* step_time_label_ = nullptr;
     MachineProbeBox* machine_probe_ = nullptr;
     QLabel* advice_label_ = nullptr;

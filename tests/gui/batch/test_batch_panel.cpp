@@ -1,6 +1,8 @@
 // Tests the batch panel inside the window: editing m and K re-splits the config, the memory plan follows.
 #include <cmath>
 
+#include <QClipboard>
+#include <QGuiApplication>
 #include <QAction>
 #include <QAbstractSpinBox>
 #include <QComboBox>
@@ -98,6 +100,7 @@ private Q_SLOTS:
     void theDecodingCacheIsShownInBothForms();
     void theDecodingCacheFollowsConfigureEdits();
     void thePublishedModelsCacheMatchesThePlanCommand();
+    void theRanksRowShowsHowToStartThemAsProcesses();
 };
 
 void TestBatchPanel::showsTheConfigSplit() {
@@ -583,6 +586,39 @@ void TestBatchPanel::thePublishedModelsCacheMatchesThePlanCommand() {
     // 61 x 576 x 2 = 70,272 B; x 131,072 = 9,210,691,584 B.
     QCOMPARE(labelText(panel, "inferenceAbsorbedPerTokenLabel"), QStringLiteral("68.6 KiB"));
     QCOMPARE(labelText(panel, "inferenceAbsorbedTotalLabel"), QStringLiteral("8.58 GiB"));
+}
+
+// One rank: nothing to launch. Two CPU ranks: threads of one process under Start, and the lines
+// that start them as processes, naming the config's file (a placeholder before it is saved);
+// the button copies exactly those lines.
+void TestBatchPanel::theRanksRowShowsHowToStartThemAsProcesses() {
+    BatchPanel panel;
+    RunConfig config = builtinTinyConfig();
+    config.runtime.device = "cpu";
+    config.runtime.world_size = 1;
+    panel.setRunConfig(config);
+    QCOMPARE(labelText(panel, "launchLabel"), QStringLiteral("one rank"));
+    QVERIFY(child<QPushButton>(panel, "copyLaunchButton")->isHidden());
+    config.runtime.world_size = 4;
+    panel.setRunConfig(config);
+    const QStringList lines = labelText(panel, "launchLabel").split(QLatin1Char('\n'));
+    QVERIFY2(lines.first().startsWith(QStringLiteral("4 rank threads of one process on the CPU (run, Start). As processes")), qPrintable(lines.first()));
+    QVERIFY(lines.contains(QStringLiteral("torchrun --nproc-per-node 4 --no-python trainbench-cli run config.json")));
+    QVERIFY(lines.contains(QStringLiteral("On two machines: torchrun --nnodes 2 --node-rank <0 or 1> --nproc-per-node 2 "
+                                          "--master-addr <first node> --master-port 29500 --no-python trainbench-cli run "
+                                          "config.json")));
+    QVERIFY(lines.contains(QStringLiteral("srun --ntasks 4 trainbench-cli run config.json")));
+    QVERIFY2(lines.last().contains(QStringLiteral("Save config as")), qPrintable(lines.last()));
+    panel.setConfigFile(QStringLiteral("/runs/my model.json"));
+    QVERIFY(labelText(panel, "launchLabel")
+                .contains(QStringLiteral("torchrun --nproc-per-node 4 --no-python trainbench-cli run '/runs/my model.json'")));
+    auto* copy = child<QPushButton>(panel, "copyLaunchButton");
+    QVERIFY(!copy->isHidden());
+    copy->click();
+    const QStringList copied = QGuiApplication::clipboard()->text().split(QLatin1Char('\n'));
+    QCOMPARE(copied.size(), 4);  // torchrun, on two machines, Slurm's export and srun
+    QCOMPARE(copied.first(), QStringLiteral("torchrun --nproc-per-node 4 --no-python trainbench-cli run '/runs/my model.json'"));
+    QCOMPARE(copied.last(), QStringLiteral("srun --ntasks 4 trainbench-cli run '/runs/my model.json'"));
 }
 
 QTEST_MAIN(TestBatchPanel)
