@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,14 @@ class RankLost : public CollectiveAborted {
 public:
     using CollectiveAborted::CollectiveAborted;
 };
+
+// The reason a rank aborts its collectives with when it stops at a boundary (not a failure): a
+// rank in another process that is released by it stops too (see RemoteAbortHandler).
+inline constexpr char kStopRequested[] = "stop requested";
+
+// Called, on the watcher's thread, with the reason another process's rank raised, before this
+// rank's waits are released: the session learns of a stop there before the trainer asks.
+using RemoteAbortHandler = std::function<void(const std::string& reason)>;
 
 // A collective in flight. wait() returns once it has completed (its tensors then hold the
 // result) and throws CollectiveAborted when it was aborted or timed out.

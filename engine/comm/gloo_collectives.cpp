@@ -54,6 +54,9 @@ struct GlooGroup {
     // run is told through the abort signal.
     [[noreturn]] void failed(const std::string& collective, const std::string& error) {
         if (aborted.load()) throwAborted();  // released by an abort: that is the first-hand reason
+        // A rank that stopped or failed raised the abort key before it left: its leaving is what
+        // failed this collective, and the key says why (a stop included).
+        if (signal && signal->checkNow()) throwAborted();
         std::string what = collective + " failed (" + firstLine(error) + ")";
         const std::string here = "rank " + std::to_string(rank) + ": ";
         roll_call->answer(rank);
@@ -240,7 +243,7 @@ std::shared_ptr<::gloo::transport::Device> glooDevice(GlooNetwork network) {
 
 std::unique_ptr<Collectives> makeGlooCollectives(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
                                                  std::chrono::milliseconds timeout, bool across_processes,
-                                                 GlooNetwork network) {
+                                                 GlooNetwork network, RemoteAbortHandler on_remote_abort) {
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
     options->devices.push_back(glooDevice(network));
     // One worker runs the rank's operations in the order they were issued (two would let a
@@ -263,7 +266,8 @@ std::unique_ptr<Collectives> makeGlooCollectives(c10::intrusive_ptr<c10d::Store>
     shared->roll_call = std::make_unique<RollCall>(across_processes ? store->clone() : store);
     if (across_processes) {
         std::weak_ptr<GlooGroup> weak = shared;
-        shared->signal = std::make_unique<RendezvousAbortSignal>(store, [weak](const std::string& reason) {
+        shared->signal = std::make_unique<RendezvousAbortSignal>(store, [weak, on_remote_abort](const std::string& reason) {
+            if (on_remote_abort) on_remote_abort(reason);
             if (auto group = weak.lock()) {
                 group->roll_call->answer(group->rank);
                 group->setAborted(reason);

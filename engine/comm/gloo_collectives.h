@@ -26,8 +26,9 @@ enum class GlooNetwork {
 // the store (RendezvousAbortSignal) so that the other processes' ranks are released as well.
 // A collective that fails (a peer's connection closed, or the timeout) names the ranks that
 // did not answer the roll call that follows (RollCall), so the message says which rank was lost.
+// `on_remote_abort` (across processes) hears another process's abort first.
 std::unique_ptr<Collectives> makeGlooCollectives(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
                                                  std::chrono::milliseconds timeout, bool across_processes,
-                                                 GlooNetwork network);
+                                                 GlooNetwork network, RemoteAbortHandler on_remote_abort = {});
 
 }  // namespace trainbench

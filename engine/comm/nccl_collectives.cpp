@@ -97,10 +97,12 @@ public:
     NcclCollectives(c10::intrusive_ptr<c10d::ProcessGroupNCCL> group, int rank, int world_size, int device_index)
         : group_(std::move(group)), rank_(rank), world_size_(world_size), device_index_(device_index) {}
     // Ranks in other processes: aborts travel through the rendezvous store as well.
-    void signalAbortsThrough(c10::intrusive_ptr<c10d::Store> store) {
+    void signalAbortsThrough(c10::intrusive_ptr<c10d::Store> store, RemoteAbortHandler on_remote_abort) {
         auto group = group_;
         auto aborted = aborted_;
-        signal_ = std::make_unique<RendezvousAbortSignal>(std::move(store), [group, aborted](const std::string&) {
+        signal_ = std::make_unique<RendezvousAbortSignal>(std::move(store), [group, aborted, on_remote_abort](
+                                                                                const std::string& reason) {
+            if (on_remote_abort) on_remote_abort(reason);
             aborted->store(true);
             group->abort();
         });
@@ -211,12 +213,12 @@ void prepareNcclEnvironment() {
 
 std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
                                                  int device_index, std::chrono::milliseconds timeout,
-                                                 bool across_processes) {
+                                                 bool across_processes, RemoteAbortHandler on_remote_abort) {
     auto options = c10d::ProcessGroupNCCL::Options::create();
     options->timeout = timeout;
     auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world_size, std::move(options));
     auto collectives = std::make_unique<NcclCollectives>(std::move(group), rank, world_size, device_index);
-    if (across_processes) collectives->signalAbortsThrough(store);
+    if (across_processes) collectives->signalAbortsThrough(store, std::move(on_remote_abort));
     return collectives;
 }
 
@@ -233,7 +235,7 @@ void requireNcclBuiltIn() {
 }
 
 std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store>, int, int, int,
-                                                 std::chrono::milliseconds, bool) {
+                                                 std::chrono::milliseconds, bool, RemoteAbortHandler) {
     requireNcclBuiltIn();
     return nullptr;
 }

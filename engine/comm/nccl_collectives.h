@@ -32,8 +32,9 @@ void prepareNcclEnvironment();
 // session aborts every rank thread's, and the store signal reaches other processes.
 // `across_processes`: the ranks are separate processes; an abort is then also raised in the
 // store (RendezvousAbortSignal), so the other processes' ranks are released at once.
+// `on_remote_abort` (across processes) hears another process's abort first.
 std::unique_ptr<Collectives> makeNcclCollectives(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
                                                  int device_index, std::chrono::milliseconds timeout,
-                                                 bool across_processes);
+                                                 bool across_processes, RemoteAbortHandler on_remote_abort = {});
 
 }  // namespace trainbench

@@ -33,21 +33,35 @@ void RendezvousAbortSignal::raise(const std::string& reason) {
     }
 }
 
+bool RendezvousAbortSignal::fireIfRaised() {
+    if (!store_->check({kAbortKey})) return false;
+    const auto bytes = store_->get(kAbortKey);
+    if (!raised_here_ && !fired_.exchange(true)) on_abort_(std::string(bytes.begin(), bytes.end()));
+    return !raised_here_;
+}
+
+bool RendezvousAbortSignal::checkNow() {
+    try {
+        std::lock_guard lock(check_mutex_);  // the clone's connection takes one caller at a time
+        return fireIfRaised();
+    } catch (const std::exception&) {  // the store's server has ended: nothing to learn from it
+        return false;
+    }
+}
+
 void RendezvousAbortSignal::watch() {
     while (true) {
         {
             std::unique_lock lock(mutex_);
             if (wake_.wait_for(lock, poll_, [this] { return closing_; })) return;
         }
-        std::string reason;
-        try {  // outside the lock: the destructor must not wait behind a slow store
+        try {  // outside the wake lock: the destructor must not wait behind a slow store
+            std::lock_guard lock(check_mutex_);
             if (!store_->check({kAbortKey})) continue;
-            const auto bytes = store_->get(kAbortKey);
-            reason.assign(bytes.begin(), bytes.end());
+            fireIfRaised();
         } catch (const std::exception&) {
             return;  // the store's server (rank 0) has ended: the run is over for everyone
         }
-        if (!raised_here_) on_abort_(reason);
         return;
     }
 }

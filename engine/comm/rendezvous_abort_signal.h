@@ -28,15 +28,24 @@ public:
     // that cannot be reached leaves the others to their timeout.
     void raise(const std::string& reason);
 
+    // Looks for another rank's abort now, as the watcher does (its callback runs once, whoever
+    // finds the key first). True when one was raised: a collective that failed because that rank
+    // left is its abort, not a lost rank.
+    bool checkNow();
+
 private:
     void watch();
+    // Reads the key; calls on_abort_ once when another rank set it. Throws when the store is gone.
+    bool fireIfRaised();
     c10::intrusive_ptr<c10d::Store> store_;  // the watcher's own connection (a clone)
     std::function<void(const std::string&)> on_abort_;
     const std::chrono::milliseconds poll_;
     std::mutex mutex_;
+    std::mutex check_mutex_;  // one reader of the key at a time: the watcher, or checkNow
     std::condition_variable wake_;
     bool closing_ = false;
     std::atomic<bool> raised_here_{false};
+    std::atomic<bool> fired_{false};
     std::thread watcher_;
 };
 

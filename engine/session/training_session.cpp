@@ -231,6 +231,13 @@ struct TrainingSession::Impl {
         } else {
             auto store = options.launch ? process_store : thread_store;
             const bool across = options.launch.has_value();
+            // A rank of another process that stopped at its boundary (its process got SIGTERM or
+            // Ctrl-C, this one not) stops this process too, before the released wait is asked why.
+            RemoteAbortHandler on_remote_abort = [this](const std::string& reason) {
+                const std::string stop = kStopRequested;
+                if (reason.size() >= stop.size() && reason.compare(reason.size() - stop.size(), stop.size(), stop) == 0)
+                    control.requestStop();
+            };
             // Each group its own communicator, met through its own corner of the store.
             auto in = [&](const std::string& prefix) { return c10::make_intrusive<c10d::PrefixStore>(prefix, store); };
             std::function<std::unique_ptr<Collectives>(c10::intrusive_ptr<c10d::Store>, int, int)> make;
@@ -240,12 +247,14 @@ struct TrainingSession::Impl {
                 const bool one_node = !options.launch || options.launch->local_world_size >= W;
                 const GlooNetwork network = one_node ? GlooNetwork::Loopback : GlooNetwork::Hostname;
                 make = [&](c10::intrusive_ptr<c10d::Store> at, int group_rank, int group_size) {
-                    return makeGlooCollectives(std::move(at), group_rank, group_size, timeout, across, network);
+                    return makeGlooCollectives(std::move(at), group_rank, group_size, timeout, across, network,
+                                               on_remote_abort);
                 };
             } else {
                 const int device = cudaDeviceIndex(devices[slot]);
                 make = [&](c10::intrusive_ptr<c10d::Store> at, int group_rank, int group_size) {
-                    return makeNcclCollectives(std::move(at), group_rank, group_size, device, timeout, across);
+                    return makeNcclCollectives(std::move(at), group_rank, group_size, device, timeout, across,
+                                               on_remote_abort);
                 };
             }
             world = make(in("world"), rank, W);

@@ -347,7 +347,7 @@ RankResult RankTrainer::loop() {
         const WindowOutcome outcome = accumulateWindow(step, window);
         if (outcome == WindowOutcome::Stopped) {
             // Ranks that already passed this boundary wait in a collective: release them.
-            s_.collectives->abort("stop requested");
+            s_.collectives->abort(kStopRequested);
             saveFinalCheckpoint(step);  // a stop keeps what was trained
             return finish(RunStatus::Stopped, step);
         }

@@ -415,6 +415,79 @@ private Q_SLOTS:
         compareCurves(reader, reference_id, run_id, 24, 0.0);
     }
 
+    // SIGTERM to one rank's process alone (replicated state, where a stop is not agreed in a
+    // collective): it stops at its boundary, and the other process learns of the stop through the
+    // store's abort key and stops too, not as a failure; the checkpoint resumes bitwise.
+    void aStopInOneProcessStopsTheOthers() {
+        QTemporaryDir store;
+        const QStringList settings{"train.steps=24", "train.checkpoint_every=100", "train.seq_len=256"};
+        Result threads = runCli(runArguments(store.path(), settings + QStringList{"runtime.world_size=2"}), 240000);
+        QVERIFY2(threads.code == 0, qPrintable(threads.err));
+        const std::string reference_id = runIdOf(threads);
+        const int port = freeTcpPort();
+        QProcess launch;
+        startTorchrun(launch, 2, port, runArguments(store.path(), settings));
+        std::string run_id;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                RunStore reader(store.path().toStdString());
+                for (const auto& r : reader.listRuns())
+                    if (r.run_id != reference_id) {
+                        run_id = r.run_id;
+                        return r.steps >= 4;
+                    }
+                return false;
+            }(),
+            120000);
+        ::kill(rankProcess(port, 1), SIGTERM);
+        Result ended = finish(launch, 120000);
+        // (torchrun reports rank 1's exit code 130 as a failure and sends rank 0 SIGTERM, which
+        // may come before rank 0 has recorded its end: then the run reads "interrupted".)
+        QVERIFY2(!ended.err.contains("run failed") && !ended.err.contains("another rank failed"),
+                 qPrintable(ended.err.right(2500)));
+        {
+            RunStore reader(store.path().toStdString());
+            const auto run = reader.findRun(run_id);
+            QVERIFY2(run->status == "stopped" || run->status == "interrupted",
+                     qPrintable(QString::fromStdString(run->status + ": " + run->error)));
+            QVERIFY(run->steps < 24 && !reader.checkpoints(run_id).empty());
+        }
+        Result resumed = torchrun(2, {"resume", QString::fromStdString(run_id), "--store", store.path()});
+        QVERIFY2(resumed.code == 0, qPrintable((resumed.out + resumed.err).right(2500)));
+        RunStore reader(store.path().toStdString());
+        compareCurves(reader, reference_id, run_id, 24, 0.0);
+    }
+
+    // Out of memory in both processes at the same step (runtime.memory_limit_mb between what
+    // m 4 and m 8 need): every rank backs off alike to m 4 x K 4 and the run goes on, to the
+    // losses of a run started there on threads (1e-5: m 8's dropped window leaves no trace, the
+    // sums of m 4 run in the same order).
+    void outOfMemoryBacksOffAlikeInEveryProcess() {
+        QTemporaryDir store;
+        auto split = [](int m, int K, int steps) {
+            return QStringList{QString("train.micro_batch_size=%1").arg(m), QString("train.gradient_accumulation_steps=%1").arg(K),
+                               QString("train.steps=%1").arg(steps), "runtime.zero_stage=2"};
+        };
+        Result first8 = runCli(runArguments(store.path(), split(8, 2, 1) + QStringList{"runtime.world_size=2"}));
+        Result small = runCli(runArguments(store.path(), split(4, 4, 3) + QStringList{"runtime.world_size=2"}));
+        QVERIFY(first8.code == 0 && small.code == 0);
+        const qint64 limit_mib = qint64(lastJsonLine(small.out)["peak_memory_bytes"].toDouble()) / (1 << 20) + 1;
+        QVERIFY(limit_mib * (1 << 20) < qint64(lastJsonLine(first8.out)["peak_memory_bytes"].toDouble()));
+        Result backed = torchrun(2, runArguments(store.path(), split(8, 2, 3) + QStringList{QString("runtime.memory_limit_mb=%1").arg(limit_mib)}));
+        QVERIFY2(backed.code == 0, qPrintable((backed.out + backed.err).right(2500)));
+        QCOMPARE(lastJsonLine(backed.out)["micro_batch_size"].toInt(), 4);
+        QCOMPARE(lastJsonLine(backed.out)["gradient_accumulation_steps"].toInt(), 4);
+        RunStore reader(store.path().toStdString());
+        int backoffs = 0;
+        for (const auto& e : reader.events(runIdOf(backed))) backoffs += e.kind == "oom_backoff" ? 1 : 0;
+        QCOMPARE(backoffs, 1);
+        const auto expected = reader.metrics(runIdOf(small), metric::kLoss), got = reader.metrics(runIdOf(backed), metric::kLoss);
+        QCOMPARE(got.size(), expected.size());
+        for (size_t i = 0; i < got.size(); ++i)
+            QVERIFY2(std::abs(got[i].value - expected[i].value) <= 1e-5 * std::abs(expected[i].value),
+                     qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(got[i].value).arg(expected[i].value)));
+    }
+
     // A run of two processes resumed as four (the checkpoint is whole: rank 0 writes it), with
     // the global batch kept (K 2 -> 1); and as three, which cannot keep it, refused naming the field.
     void aResumeOnAnotherProcessCount() {
