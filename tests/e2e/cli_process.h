@@ -3,9 +3,15 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QElapsedTimer>
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+#include <QTest>
+
+#include <string>
+
+#include "trainbench/run_store.h"
 
 namespace trainbench {
 
@@ -29,6 +35,21 @@ inline Result runCli(const QStringList& args, int timeout_ms = 120000) {
 inline QJsonObject lastJsonLine(const QString& text) {
     const auto lines = text.trimmed().split('\n');
     return QJsonDocument::fromJson(lines.last().toUtf8()).object();
+}
+
+// Waits up to `timeout_ms` for the store in `folder` to hold a run other than `other_id` that
+// has recorded `steps` steps; its id, or "" when none did in time.
+inline std::string waitForRun(const QString& folder, const std::string& other_id, int64_t steps,
+                              int timeout_ms = 120000) {
+    QElapsedTimer clock;
+    clock.start();
+    while (clock.elapsed() < timeout_ms) {
+        RunStore reader(folder.toStdString());
+        for (const auto& r : reader.listRuns())
+            if (r.run_id != other_id && r.steps >= steps) return r.run_id;
+        QTest::qWait(100);
+    }
+    return "";
 }
 
 }  // namespace trainbench

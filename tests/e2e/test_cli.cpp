@@ -424,18 +424,8 @@ private Q_SLOTS:
         QProcess process;
         process.start(kCli, QStringList{"run", kConfigs + "/tiny.json", "--store", store.path()} + settings);
         QVERIFY(process.waitForStarted());
-        std::string run_id;
-        QTRY_VERIFY_WITH_TIMEOUT(
-            [&] {
-                RunStore reader(store.path().toStdString());
-                for (const auto& r : reader.listRuns())
-                    if (r.run_id != reference_id) {
-                        run_id = r.run_id;
-                        return r.steps >= 8;
-                    }
-                return false;
-            }(),
-            60000);
+        const std::string run_id = waitForRun(store.path(), reference_id, 8, 60000);
+        QVERIFY2(!run_id.empty(), "the run did not reach step 8 in time");
         QVERIFY2(process.state() == QProcess::Running, "the run ended before it could be killed");
         ::kill(static_cast<pid_t>(process.processId()), SIGKILL);
         process.waitForFinished();

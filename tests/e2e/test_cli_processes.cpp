@@ -6,15 +6,13 @@
 // another process count.
 #include <QtTest/QtTest>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <fstream>
 
+#include "../free_tcp_port.h"
 #include "../reference_missing.h"
 #include "cli_process.h"
 #include "trainbench/metric_keys.h"
@@ -25,19 +23,6 @@ using namespace trainbench;
 namespace {
 
 const QString kTorchPython = QStringLiteral(TRAINBENCH_TORCH_PYTHON);
-
-int freeTcpPort() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
-        qFatal("no free TCP port on the loopback");
-    close(fd);
-    return ntohs(address.sin_port);
-}
 
 // The environment of a child without any launcher's variables of this test's own process.
 QProcessEnvironment cleanEnvironment() {
@@ -316,18 +301,8 @@ private Q_SLOTS:
         const int port = freeTcpPort();
         QProcess launch;
         startTorchrun(launch, 2, port, runArguments(store.path(), settings));
-        std::string run_id;
-        QTRY_VERIFY_WITH_TIMEOUT(
-            [&] {
-                RunStore reader(store.path().toStdString());
-                for (const auto& r : reader.listRuns())
-                    if (r.run_id != reference_id) {
-                        run_id = r.run_id;
-                        return r.steps >= 7;
-                    }
-                return false;
-            }(),
-            120000);
+        const std::string run_id = waitForRun(store.path(), reference_id, 7);
+        QVERIFY2(!run_id.empty(), "the run did not reach its step in time");
         const pid_t victim = rankProcess(port, 1);
         QVERIFY2(victim > 0, "rank 1's process was not found");
         ::kill(victim, SIGKILL);
@@ -356,13 +331,7 @@ private Q_SLOTS:
         QProcess launch;
         startTorchrun(launch, 2, port,
                       runArguments(store.path(), {"train.steps=400", "train.seq_len=128", "runtime.comm_timeout_s=4"}));
-        QTRY_VERIFY_WITH_TIMEOUT(
-            [&] {
-                RunStore reader(store.path().toStdString());
-                const auto runs = reader.listRuns();
-                return !runs.empty() && runs.front().steps >= 3;
-            }(),
-            120000);
+        QVERIFY2(!waitForRun(store.path(), "", 3).empty(), "the run did not reach step 3 in time");
         const pid_t stopped = rankProcess(port, 1), lead = rankProcess(port, 0);
         QVERIFY(stopped > 0 && lead > 0);
         ::kill(stopped, SIGSTOP);
@@ -385,18 +354,8 @@ private Q_SLOTS:
         const std::string reference_id = runIdOf(threads);
         QProcess launch;
         startTorchrun(launch, 2, freeTcpPort(), runArguments(store.path(), settings));
-        std::string run_id;
-        QTRY_VERIFY_WITH_TIMEOUT(
-            [&] {
-                RunStore reader(store.path().toStdString());
-                for (const auto& r : reader.listRuns())
-                    if (r.run_id != reference_id) {
-                        run_id = r.run_id;
-                        return r.steps >= 4;
-                    }
-                return false;
-            }(),
-            120000);
+        const std::string run_id = waitForRun(store.path(), reference_id, 4);
+        QVERIFY2(!run_id.empty(), "the run did not reach its step in time");
         ::kill(static_cast<pid_t>(launch.processId()), SIGTERM);
         Result ended = finish(launch, 120000);
         QVERIFY2(ended.code != 0 && ended.code != -2, qPrintable(ended.err.right(2500)));
@@ -427,18 +386,8 @@ private Q_SLOTS:
         const int port = freeTcpPort();
         QProcess launch;
         startTorchrun(launch, 2, port, runArguments(store.path(), settings));
-        std::string run_id;
-        QTRY_VERIFY_WITH_TIMEOUT(
-            [&] {
-                RunStore reader(store.path().toStdString());
-                for (const auto& r : reader.listRuns())
-                    if (r.run_id != reference_id) {
-                        run_id = r.run_id;
-                        return r.steps >= 4;
-                    }
-                return false;
-            }(),
-            120000);
+        const std::string run_id = waitForRun(store.path(), reference_id, 4);
+        QVERIFY2(!run_id.empty(), "the run did not reach its step in time");
         ::kill(rankProcess(port, 1), SIGTERM);
         Result ended = finish(launch, 120000);
         // (torchrun reports rank 1's exit code 130 as a failure and sends rank 0 SIGTERM, which

@@ -2,6 +2,7 @@
 // TCPStore rendezvous through which GPU process ranks meet (real c10d, on the loopback).
 #include <QtTest/QtTest>
 
+#include "../free_tcp_port.h"
 #include "../reference_missing.h"
 
 #include <QJsonDocument>
@@ -17,7 +18,13 @@
 #include <set>
 #include <thread>
 
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
+#include <filesystem>
+#include <fstream>
+
 #include "comm/rendezvous.h"
+#include "session/launch_agreement.h"
 #include "comm/rendezvous_abort_signal.h"
 #include "trainbench/config_io.h"
 #include "trainbench/presets.h"
@@ -47,25 +54,62 @@ std::pair<std::string, std::string> refusal(const Environment& env) {
     return {"(accepted)", ""};
 }
 
-// A port the kernel says is free on the loopback (bound to port 0, then released).
-int freeTcpPort() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
-        qFatal("no free TCP port on the loopback");
-    close(fd);
-    return ntohs(address.sin_port);
-}
-
 }  // namespace
 
 class TestProcessLaunch : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // The launch agreement between two ranks (threads meeting in a HashStore): identical
+    // identities pass; a config field, the program or a data file that differs is refused on both
+    // ranks alike, each naming rank 1 and what differs (the field with both values, the file).
+    void theLaunchAgreementNamesWhatDiffers() {
+        QTemporaryDir dir;
+        const std::string data = (std::filesystem::path(dir.path().toStdString()) / "tokens.txt").string();
+        std::ofstream(data) << "the same text on both ranks";
+        RunConfig config = builtinTinyConfig();
+        config.data.source = "text";
+        config.data.path = data;
+        const std::string same = launchIdentity(config);
+        QCOMPARE(launchIdentity(config), same);  // deterministic
+        auto agree = [](const std::string& first, const std::string& second) {
+            c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::HashStore>();
+            std::vector<std::string> errors(2);
+            std::vector<std::thread> ranks;
+            for (int r = 0; r < 2; ++r)
+                ranks.emplace_back([&, r] {
+                    ProcessLaunch launch;
+                    launch.rank = r;
+                    launch.world_size = 2;
+                    try {
+                        requireSameLaunch(*store, launch, r == 0 ? first : second, std::chrono::seconds(30));
+                    } catch (const ConfigError& e) {
+                        errors[r] = e.path() + "|" + e.what();
+                    }
+                });
+            for (auto& t : ranks) t.join();
+            if (errors[0] != errors[1]) return std::string("ranks disagree: ") + errors[0] + " / " + errors[1];
+            return errors[0];
+        };
+        QCOMPARE(agree(same, same), std::string());
+
+        RunConfig other_seed = config;
+        other_seed.train.seed = 7;
+        const std::string seed = agree(same, launchIdentity(other_seed));
+        QVERIFY2(seed.rfind("train.seed|rank 1 of 2 was started with another config than rank 0: train.seed: 7 vs 0", 0) == 0,
+                 seed.c_str());
+
+        std::string other_program = same;
+        const size_t at = other_program.find("\"program\":\"") + 11;
+        other_program[at] = other_program[at] == '0' ? '1' : '0';
+        const std::string program = agree(same, other_program);
+        QVERIFY2(program.find("runs another build of trainbench-cli than rank 0") != std::string::npos, program.c_str());
+
+        std::ofstream(data) << "other text, two bytes longer!";
+        const std::string files = agree(same, launchIdentity(config));
+        QVERIFY2(files.rfind("data.path|rank 1 of 2 reads other data than rank 0 (data[0].bytes: 29 vs 27", 0) == 0,
+                 files.c_str());
+    }
+
     void aPlainStartIsNotALaunch() {
         QVERIFY(!launchFrom({}).has_value());
         QVERIFY(!launchFrom({{"WORLD_SIZE", "1"}, {"RANK", "0"}}).has_value());  // torchrun with one process
