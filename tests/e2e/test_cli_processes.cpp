@@ -133,6 +133,16 @@ QStringList runArguments(const QString& store, const QStringList& settings) {
     return args;
 }
 
+// `resume run_id` under torchrun (2 processes) completes the run, every step's loss and
+// gradient norm equal bit for bit to those of `reference_id`, the same run that nothing interrupted.
+void resumeBitwise(const QString& store, const std::string& reference_id, const std::string& run_id, int64_t steps) {
+    Result resumed = torchrun(2, {"resume", QString::fromStdString(run_id), "--store", store});
+    QVERIFY2(resumed.code == 0, qPrintable((resumed.out + resumed.err).right(2500)));
+    RunStore reader(store.toStdString());
+    QCOMPARE(reader.findRun(run_id)->status, std::string("completed"));
+    compareCurves(reader, reference_id, run_id, steps, 0.0);
+}
+
 }  // namespace
 
 class TestCliProcesses : public QObject {
@@ -316,11 +326,7 @@ private Q_SLOTS:
             const std::string status = reader.findRun(run_id)->status;
             QVERIFY2(status == "failed" || status == "interrupted", status.c_str());
         }
-        Result resumed = torchrun(2, {"resume", QString::fromStdString(run_id), "--store", store.path()});
-        QVERIFY2(resumed.code == 0, qPrintable((resumed.out + resumed.err).right(2500)));
-        RunStore reader(store.path().toStdString());
-        QCOMPARE(reader.findRun(run_id)->status, std::string("completed"));
-        compareCurves(reader, reference_id, run_id, 24, 0.0);
+        resumeBitwise(store.path(), reference_id, run_id, 24);
     }
 
     // SIGSTOP one rank: the other's collective times out (runtime.comm_timeout_s) and the roll
@@ -368,10 +374,7 @@ private Q_SLOTS:
             stopped_at = run->steps;
         }
         QVERIFY(stopped_at < 24);
-        Result resumed = torchrun(2, {"resume", QString::fromStdString(run_id), "--store", store.path()});
-        QVERIFY2(resumed.code == 0, qPrintable((resumed.out + resumed.err).right(2500)));
-        RunStore reader(store.path().toStdString());
-        compareCurves(reader, reference_id, run_id, 24, 0.0);
+        resumeBitwise(store.path(), reference_id, run_id, 24);
     }
 
     // SIGTERM to one rank's process alone (replicated state, where a stop is not agreed in a
@@ -401,10 +404,7 @@ private Q_SLOTS:
                      qPrintable(QString::fromStdString(run->status + ": " + run->error)));
             QVERIFY(run->steps < 24 && !reader.checkpoints(run_id).empty());
         }
-        Result resumed = torchrun(2, {"resume", QString::fromStdString(run_id), "--store", store.path()});
-        QVERIFY2(resumed.code == 0, qPrintable((resumed.out + resumed.err).right(2500)));
-        RunStore reader(store.path().toStdString());
-        compareCurves(reader, reference_id, run_id, 24, 0.0);
+        resumeBitwise(store.path(), reference_id, run_id, 24);
     }
 
     // Out of memory in both processes at the same step (runtime.memory_limit_mb between what
