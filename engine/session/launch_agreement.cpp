@@ -1,7 +1,6 @@
 // The launch agreement: identities compared field by field, the first difference named.
 #include "session/launch_agreement.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -9,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "comm/collectives.h"
+#include "files/sha256.h"
 #include "trainbench/config_io.h"
 
 namespace trainbench {
@@ -16,30 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// FNV-1a, 64 bits: enough to tell two files apart, and cheap on a few megabytes.
-uint64_t fnv1a(std::istream& in, int64_t limit, uint64_t hash = 1469598103934665603ull) {
-    char buffer[1 << 16];
-    while (limit > 0 && in) {
-        in.read(buffer, std::min<int64_t>(limit, sizeof buffer));
-        const std::streamsize got = in.gcount();
-        if (got <= 0) break;
-        for (std::streamsize i = 0; i < got; ++i) hash = (hash ^ uint8_t(buffer[i])) * 1099511628211ull;
-        limit -= got;
-    }
-    return hash;
-}
-
-std::string hex(uint64_t value) {
-    char text[17];
-    std::snprintf(text, sizeof text, "%016llx", (unsigned long long)value);
-    return text;
-}
-
 // The program: every byte of the running executable (a few megabytes; the engine is linked in).
 std::string programFingerprint() {
-    std::ifstream in("/proc/self/exe", std::ios::binary);
-    if (!in) return "unknown";
-    return hex(fnv1a(in, INT64_MAX));
+    try {
+        return sha256OfFile("/proc/self/exe");
+    } catch (const std::exception&) {
+        return "unknown";
+    }
 }
 
 // A data file: its size, and its first and last mebibyte (a corpus may be terabytes; a copy
@@ -54,14 +37,20 @@ nlohmann::json fileFingerprint(const std::string& path) {
     const int64_t bytes = static_cast<int64_t>(fs::file_size(path, error));
     std::ifstream in(path, std::ios::binary);
     const int64_t edge = 1 << 20;
-    uint64_t hash = fnv1a(in, edge);
+    Sha256 hash;
+    std::vector<char> buffer(edge);
+    auto read = [&](int64_t count) {
+        in.read(buffer.data(), count);
+        hash.update(buffer.data(), static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+    };
+    read(std::min(edge, bytes));
     if (bytes > edge) {
         in.clear();
         in.seekg(std::max(edge, bytes - edge));
-        hash = fnv1a(in, edge, hash);
+        read(std::min(edge, bytes - edge));
     }
     out["bytes"] = bytes;
-    out["fingerprint"] = hex(hash);
+    out["fingerprint"] = hash.hexDigest();
     return out;
 }
 

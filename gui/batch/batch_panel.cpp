@@ -7,9 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include <QClipboard>
 #include <QComboBox>
-#include <QGuiApplication>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -28,6 +26,7 @@
 #include "batch/inference_cache_box.h"
 #include "batch/machine_figures.h"
 #include "batch/machine_probe_box.h"
+#include "batch/launch_lines_view.h"
 #include "batch/offload_choice.h"
 #include "batch/offload_tiers.h"
 #include "batch/plan_wording.h"
@@ -238,21 +237,8 @@ void BatchPanel::buildUi() {
     collectives_label_->setToolTip(tr("What each rank sends per optimizer step (ring all-reduce, reduce-scatter, "
                                       "all-gather) and the collective calls it makes"));
     layout_form->addRow(tr("Collectives:"), collectives_label_);
-    launch_label_ = new QLabel(layout_box);
-    launch_label_->setObjectName(QStringLiteral("launchLabel"));
-    launch_label_->setWordWrap(true);
-    launch_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    launch_label_->setToolTip(tr("Start runs the ranks as threads of this process; a launcher starts one process per "
-                                 "rank (on the CPU they meet through Gloo, on GPUs through NCCL) and rank 0 records "
-                                 "the run in the store, where it can be watched like any other"));
-    copy_launch_button_ = new QPushButton(tr("Copy the command lines"), layout_box);
-    copy_launch_button_->setObjectName(QStringLiteral("copyLaunchButton"));
-    connect(copy_launch_button_, &QPushButton::clicked, this, [this] {
-        QGuiApplication::clipboard()->setText(
-            launchCommands(launchLines(config_, config_file_.isEmpty() ? "config.json" : config_file_.toStdString())));
-    });
-    layout_form->addRow(tr("Ranks:"), launch_label_);
-    layout_form->addRow(QString(), copy_launch_button_);
+    launch_lines_ = new LaunchLinesView(layout_box);
+    layout_form->addRow(tr("Ranks:"), launch_lines_);
     // The step this layout takes on the target, in the planner's sentence; its terms in the tooltip.
     step_time_label_ = new QLabel(layout_box);
     step_time_label_->setObjectName(QStringLiteral("stepTimeLabel"));
@@ -641,13 +627,7 @@ void BatchPanel::showPlanNumbers() {
                                                            .arg(formatBytes(plan_.bytes_sent_per_step))
                                                            .arg(plan_.collectives_per_step)
                                                      : tr("none on one rank"));
-    const LaunchLines launch =
-        launchLines(config_, config_file_.isEmpty() ? "config.json" : config_file_.toStdString());
-    launch_label_->setText(describeLaunch(launch) +
-                           (config_file_.isEmpty() && !launch.torchrun.empty()
-                                ? QLatin1Char('\n') + tr("(config.json: the config saved with File › Save config as…)")
-                                : QString()));
-    copy_launch_button_->setVisible(!launch.torchrun.empty());
+    launch_lines_->showLines(config_, config_file_);
     const StepTimePlan time = predictStepTime(placed, plan_, target_);
     QString step_text = QString::fromStdString(describeStepTime(time));
     // Streamed weights with whole blocks recomputed: the window's order changes the step; a

@@ -28,6 +28,7 @@ class ExplorerTableModel;
 class CriticalBatchBox;
 class DeviceCountDialog;
 class InferenceCacheBox;
+class LaunchLinesView;
 class MachineProbeBox;
 class OffloadChoice;
 class OffloadTiers;
@@ -223,8 +224,7 @@ private:
     InferenceCacheBox* inference_cache_ = nullptr;
     QLabel* collectives_label_ = nullptr;
     // How the ranks run, and the torchrun and srun lines that start them as processes.
-    QLabel* launch_label_ = nullptr;
-    QPushButton* copy_launch_button_ = nullptr;
+    LaunchLinesView* launch_lines_ = nullptr;
     QString config_file_;  // the file the lines name
     QLabel* step_time_label_ = nullptr;
     MachineProbeBox* machine_probe_ = nullptr;

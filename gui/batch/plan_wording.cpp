@@ -127,22 +127,4 @@ QString describeMachineFigures(const MachineProbe& p) {
     return text;
 }
 
-QString launchCommands(const LaunchLines& lines) {
-    QStringList commands{QString::fromStdString(lines.torchrun)};
-    if (!lines.torchrun_two_nodes.empty()) commands << QString::fromStdString(lines.torchrun_two_nodes);
-    commands << QString::fromStdString(lines.srun);
-    return commands.join(QLatin1Char('\n'));
-}
-
-QString describeLaunch(const LaunchLines& lines) {
-    const QString ranks = QString::fromStdString(lines.ranks);
-    if (lines.torchrun.empty()) return ranks;
-    QString text = QObject::tr("%1. As processes, one per rank:").arg(ranks.left(1).toUpper() + ranks.mid(1));
-    text += QLatin1Char('\n') + QString::fromStdString(lines.torchrun);
-    if (!lines.torchrun_two_nodes.empty())
-        text += QLatin1Char('\n') + QObject::tr("On two machines: ") + QString::fromStdString(lines.torchrun_two_nodes);
-    text += QLatin1Char('\n') + QObject::tr("Under Slurm (sbatch):") + QLatin1Char('\n') + QString::fromStdString(lines.srun);
-    return text;
-}
-
 }  // namespace trainbench::gui

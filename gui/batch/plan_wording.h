@@ -5,7 +5,6 @@
 
 #include <cstdint>
 
-#include "trainbench/launch_lines.h"
 #include "trainbench/machine_probe.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/step_time.h"
@@ -34,11 +33,6 @@ QString describeStepTimeTerms(const StepTimePlan& time, int64_t gradient_accumul
 // order `plan` runs and the other one's prediction beside it, e.g. "by unit (weights twice a
 // window); by micro-batch: predicted 17.4 min per step, ...". `other_fits` false: the other does not fit.
 QString describeWindowOrders(const MemoryPlan& plan, const StepTimePlan& other_time, bool other_fits);
-// How the ranks run and, when there are several, the lines that start them as processes, one
-// command a line ("torchrun --nproc-per-node 2 ...", the two-machine line, Slurm's).
-QString describeLaunch(const LaunchLines& lines);
-// The command lines alone, for the clipboard.
-QString launchCommands(const LaunchLines& lines);
 // What the machine probe measured, for the line under the step time: "measured: host copy
 // 38 GB/s, CPU 1.2 TFLOP/s fp32 (2 threads)", and the directory's rates when it probed one.
 QString describeMachineFigures(const MachineProbe& probe);
