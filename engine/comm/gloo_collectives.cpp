@@ -21,6 +21,17 @@ namespace {
 
 c10d::ReduceOp glooOp(ReduceOp op) { return op == ReduceOp::Max ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM; }
 
+// Issues one ProcessGroupGloo operation. Enqueueing records the operation in c10d's flight
+// recorder, one per process and unsafe when groups in several threads enqueue at once (seen:
+// a crash inside its map when rank threads of one process ran an all-to-all together): every
+// group of this process issues under one lock. Enqueueing is quick; the operations run unlocked.
+template <typename Issue>
+c10::intrusive_ptr<c10d::Work> issued(Issue&& issue) {
+    static std::mutex process_wide;
+    std::lock_guard lock(process_wide);
+    return issue();
+}
+
 // The first line of an error: gloo and c10d append source locations and backtraces.
 std::string firstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
@@ -142,7 +153,7 @@ public:
         for (auto& tensor : tensors) {
             if (tensor.numel() == 0) continue;
             std::vector<torch::Tensor> one{contiguous(tensor, copy_back)};
-            works.push_back(g_->group->allreduce(one, options));
+            works.push_back(issued([&] { return g_->group->allreduce(one, options); }));
         }
         return std::make_shared<GlooWork>(g_, "all_reduce #" + std::to_string(calls_.load()), std::move(works),
                                           std::move(tensors), std::move(copy_back));
@@ -156,7 +167,8 @@ public:
         std::vector<std::pair<torch::Tensor, torch::Tensor>> copy_back;
         torch::Tensor out = contiguous(output, copy_back);
         torch::Tensor in = input.contiguous();
-        std::vector<c10::intrusive_ptr<c10d::Work>> works{g_->group->_reduce_scatter_base(out, in, options)};
+        std::vector<c10::intrusive_ptr<c10d::Work>> works{
+            issued([&] { return g_->group->_reduce_scatter_base(out, in, options); })};
         return std::make_shared<GlooWork>(g_, "reduce_scatter #" + std::to_string(calls_.load()), std::move(works),
                                           std::vector<torch::Tensor>{input, output, in, out}, std::move(copy_back));
     }
@@ -169,7 +181,7 @@ public:
         // The input may be this rank's slice of the output: gloo reads it before writing.
         torch::Tensor in = input.contiguous();
         std::vector<c10::intrusive_ptr<c10d::Work>> works{
-            g_->group->_allgather_base(out, in, c10d::AllgatherOptions())};
+            issued([&] { return g_->group->_allgather_base(out, in, c10d::AllgatherOptions()); })};
         return std::make_shared<GlooWork>(g_, "all_gather #" + std::to_string(calls_.load()), std::move(works),
                                           std::vector<torch::Tensor>{input, output, in, out}, std::move(copy_back));
     }
@@ -183,8 +195,8 @@ public:
         std::vector<std::pair<torch::Tensor, torch::Tensor>> copy_back;
         torch::Tensor received = contiguous(output, copy_back);
         std::vector<int64_t> out_splits = output_splits, in_splits = input_splits;
-        std::vector<c10::intrusive_ptr<c10d::Work>> works{
-            g_->group->alltoall_base(received, sent, out_splits, in_splits, c10d::AllToAllOptions())};
+        std::vector<c10::intrusive_ptr<c10d::Work>> works{issued(
+            [&] { return g_->group->alltoall_base(received, sent, out_splits, in_splits, c10d::AllToAllOptions()); })};
         GlooWork(g_, "all_to_all #" + std::to_string(calls_.load()), std::move(works), {sent, received},
                  std::move(copy_back))
             .wait();
@@ -202,7 +214,7 @@ public:
         for (auto& tensor : tensors) {
             if (tensor.numel() == 0) continue;
             std::vector<torch::Tensor> one{contiguous(tensor, copy_back)};
-            works.push_back(g_->group->broadcast(one, options));
+            works.push_back(issued([&] { return g_->group->broadcast(one, options); }));
         }
         GlooWork(g_, "broadcast #" + std::to_string(calls_.load()), std::move(works), tensors, std::move(copy_back))
             .wait();
@@ -210,7 +222,7 @@ public:
     void barrier() override {
         ++calls_;
         g_->throwIfAborted();
-        GlooWork(g_, "barrier #" + std::to_string(calls_.load()), {g_->group->barrier()}, {}).wait();
+        GlooWork(g_, "barrier #" + std::to_string(calls_.load()), {issued([&] { return g_->group->barrier(); })}, {}).wait();
     }
     void abort(const std::string& reason) override {
         const std::string message = "rank " + std::to_string(g_->rank) + ": " + reason;
