@@ -224,7 +224,9 @@ int commandPlan(const RunConfig& config, const std::string& config_path, const s
          : recomputation(placed.runtime) == Recomputation::Feedforward ? "activations (recomputed FFNs)"
                                                                     : "activations, one micro-batch",
          plan.activation_bytes},
-        {"logits gradient", plan.logits_bytes},
+        {plan.head_chunk_tokens > 0 ? "head (chunks of " + std::to_string(plan.head_chunk_tokens) + " tokens)"
+                                    : std::string("head (whole logits)"),
+         plan.logits_bytes},
         {"window's boundary activations", plan.boundary_bytes - plan.host_boundary_bytes},
         {"peak", plan.peak_bytes},
     };

@@ -76,6 +76,22 @@ struct Binder {
                             else (c.*m).*field = readInt(path, v);
                         }});
     }
+    // An integer, or null / "auto" for a rule (nullopt); written back as null.
+    void integerOrAuto(const char* key, std::optional<int64_t> Section::*field, const char* help) {
+        auto m = member;
+        std::string path = section + "." + key;
+        out->push_back({{section, key, "int", {}, help},
+                        [m, field](const RunConfig& c) {
+                            const auto& o = (c.*m).*field;
+                            return o ? json(*o) : json(nullptr);
+                        },
+                        [m, field, path](RunConfig& c, const json& v) {
+                            if (v.is_null() || (v.is_string() && v.get<std::string>() == "auto"))
+                                (c.*m).*field = std::nullopt;
+                            else if (v.is_number()) (c.*m).*field = readInt(path, v);
+                            else typeError(path, v, "an integer or \"auto\"");
+                        }});
+    }
     void real(const char* key, double Section::*field, const char* help) {
         auto m = member;
         std::string path = section + "." + key;
@@ -343,6 +359,13 @@ std::vector<ConfigField> buildFields() {
            "memory when the device cannot). The same numbers bit for bit. auto: unit where the weights are streamed "
            "(offload all with activation_checkpointing full) and the window's inputs fit, else micro_batch",
            choiceNames<WindowSchedule>());
+    r.integerOrAuto("head_chunk_tokens", &RuntimeConfig::head_chunk_tokens,
+                    "The output head and its cross-entropy over chunks of this many tokens, the gradients of the "
+                    "hidden states and of the head's weight computed chunk by chunk in the forward pass, so that no "
+                    "[tokens x vocab] logits outlive their chunk (the same loss and gradients within rounding). "
+                    "\"auto\" or null: chunks whose logits are about the size of the micro-batch's hidden states, "
+                    "ceil(tokens / ceil(vocab / dim)) rounded up to a power of two, at least 1,024 tokens; 0: the "
+                    "whole micro-batch's logits at once (the plain head, for comparison)");
     r.text("tensorboard_dir", &RuntimeConfig::tensorboard_dir,
            "A folder for TensorBoard: rank 0 writes every scalar of the run (with its step and wall time), the config "
            "and the run's events there as event files while the run goes (`tensorboard --logdir` it). Empty: none");

@@ -124,6 +124,8 @@ void checkRanges(Checker& c, const RunConfig& config) {
     c.within("runtime.expert_parallel", r.expert_parallel, 1, kMaxRanks, "2^20 ranks");
     c.within("runtime.threads", r.threads, 0, int64_t(1) << 16, "2^16");
     c.within("runtime.memory_limit_mb", r.memory_limit_mb, 0, int64_t(1) << 40, "2^40 MiB");
+    if (r.head_chunk_tokens)
+        c.within("runtime.head_chunk_tokens", *r.head_chunk_tokens, 0, int64_t(1) << 40, "2^40 tokens; 0: the whole head");
 }
 
 // The sizes the engine derives, once every count is in range: computed in 128 bits, each

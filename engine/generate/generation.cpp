@@ -65,8 +65,10 @@ std::vector<Generation> generate(Transformer& model, const std::vector<std::vect
                 spent.prefill_tokens += int64_t(n);
             }
             auto tokens = torch::tensor(flat, torch::kInt64).view({int64_t(same.size()), int64_t(n)}).to(device);
-            auto logits = model->decode(tokens, cache, same, std::vector<int64_t>(same.size(), 0));
-            for (size_t i = 0; i < same.size(); ++i) last[size_t(same[i])] = logits[int64_t(i)][int64_t(n) - 1];
+            // (the head over each prompt's last position only: its logits are all a draw reads)
+            auto logits = model->decode(tokens, cache, same, std::vector<int64_t>(same.size(), 0),
+                                        TransformerImpl::LogitRows::Last);
+            for (size_t i = 0; i < same.size(); ++i) last[size_t(same[i])] = logits[int64_t(i)][0];
         }
         // The first draws in prompt order, as every later step's.
         if (o.max_new_tokens > 0)

@@ -25,6 +25,7 @@ EvalResult evaluateWeightsFile(const RunConfig& config, const std::string& weigh
     requireValidRunConfig(config);
     // A weights file, a checkpoint directory or a Hugging Face directory.
     Transformer model(config.model);
+    model->setHeadChunkTokens(config.runtime.head_chunk_tokens);
     loadWeightsInto(model, weights_path);
     auto source = openTokenSource(config);
     return evaluateModel(model, *source, config, torch::kCPU);
@@ -39,6 +40,7 @@ NoiseScaleMeasurement measureNoiseScaleOfWeights(const RunConfig& config, const 
     requireValidRunConfig(config);
     // A weights file, a checkpoint directory (its model.safetensors) or a Hugging Face directory.
     Transformer model(config.model);
+    model->setHeadChunkTokens(config.runtime.head_chunk_tokens);
     loadWeightsInto(model, weights_path);
     auto source = openTokenSource(config);
     const int64_t b = micro_batch_size > 0 ? micro_batch_size : config.train.micro_batch_size;

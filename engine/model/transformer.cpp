@@ -2,7 +2,9 @@
 #include "model/transformer.h"
 
 #include "model/backward_boundary.h"
+#include "model/chunked_head_loss.h"
 #include "model/linear.h"
+#include "trainbench/head_chunk.h"
 
 namespace trainbench {
 
@@ -38,28 +40,29 @@ TransformerImpl::TransformerImpl(const ModelConfig& c)
     head = register_module("head", plainLinear(c.dim, c.vocab_size));
 }
 
-torch::Tensor TransformerImpl::logits(const torch::Tensor& tokens, torch::Tensor& seq_aux) {
+// Each unit's weights are whole from just before its forward to just after it; a boundary on
+// its outputs brings them back for its backward (a recomputed block asks for them itself).
+void TransformerImpl::enterUnit(int64_t unit) {
+    if (residency_) residency_->beforeForward(unit);
+}
+
+torch::autograd::variable_list TransformerImpl::leaveUnit(int64_t unit, torch::autograd::variable_list outputs) {
+    if (!residency_) return outputs;
+    residency_->afterForward(unit);
+    return backwardBoundary(outputs, *residency_, unit);
+}
+
+torch::Tensor TransformerImpl::hiddenStates(const torch::Tensor& tokens, torch::Tensor& seq_aux) {
     const bool graph = torch::GradMode::is_enabled() && is_training();
     const bool recompute = graph && recomputation_ == Recomputation::Full;
     const bool recompute_feedforward = graph && recomputation_ == Recomputation::Feedforward;
-    WeightResidency* residency = residency_;
-    // Each unit's weights are whole from just before its forward to just after it; a boundary on
-    // its outputs brings them back for its backward (a recomputed block asks for them itself).
-    auto enter = [&](int64_t unit) {
-        if (residency) residency->beforeForward(unit);
-    };
-    auto leave = [&](int64_t unit, torch::autograd::variable_list outputs) {
-        if (!residency) return outputs;
-        residency->afterForward(unit);
-        return backwardBoundary(outputs, *residency, unit);
-    };
-    enter(0);
-    auto h = leave(0, {embed(tokens)})[0];  // [B, T, d]
+    enterUnit(0);
+    auto h = leaveUnit(0, {embed(tokens)})[0];  // [B, T, d]
     for (size_t i = 0; i < layers->size(); ++i) {
         BlockImpl* block = layers->ptr<BlockImpl>(i).get();
         const int64_t unit = static_cast<int64_t>(i) + 1;
         torch::Tensor aux;  // this block's balance loss per sequence
-        enter(unit);
+        enterUnit(unit);
         if (recompute) {
             h = block->recomputedForward(BlockImpl::Part::Whole, h, *rotary_, aux);
         } else if (recompute_feedforward) {
@@ -68,40 +71,51 @@ torch::Tensor TransformerImpl::logits(const torch::Tensor& tokens, torch::Tensor
         } else {
             h = block->forward(h, *rotary_, aux);
         }
-        if (residency && !recompute) {
-            auto out = leave(unit, aux.defined() ? torch::autograd::variable_list{h, aux} : torch::autograd::variable_list{h});
+        if (residency_ && !recompute) {
+            auto out = leaveUnit(unit, aux.defined() ? torch::autograd::variable_list{h, aux} : torch::autograd::variable_list{h});
             h = out[0];
             if (aux.defined()) aux = out[1];
-        } else if (residency) {
-            residency->afterForward(unit);
+        } else if (residency_) {
+            residency_->afterForward(unit);
         }
         if (aux.defined()) seq_aux = seq_aux.defined() ? seq_aux + aux : aux;
     }
-    const int64_t head_unit = static_cast<int64_t>(layers->size()) + 1;
-    enter(head_unit);
-    return leave(head_unit, {projectOutsideFp8(head, norm(h))})[0];
+    return h;
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
     torch::Tensor seq_aux;
-    return logits(tokens, seq_aux);
+    auto h = hiddenStates(tokens, seq_aux);
+    const int64_t head_unit = unitCount() - 1;
+    enterUnit(head_unit);
+    return leaveUnit(head_unit, {projectOutsideFp8(head, norm(h))})[0];
 }
 
 LossParts TransformerImpl::loss(const torch::Tensor& tokens, const torch::Tensor& targets) {
     torch::Tensor seq_aux;  // [B]
-    auto logits = this->logits(tokens, seq_aux);  // [B, T, V]
-    return lossOf(logits, targets, seq_aux);
+    auto h = hiddenStates(tokens, seq_aux);
+    const int64_t head_unit = unitCount() - 1;
+    enterUnit(head_unit);
+    LossParts parts = headParts(h, targets, seq_aux);
+    // (the balance losses come from the blocks: only the token loss passes the head's boundary)
+    parts.token_loss_sum = leaveUnit(head_unit, {parts.token_loss_sum})[0];
+    return parts;
 }
 
-LossParts TransformerImpl::lossOf(const torch::Tensor& logits, const torch::Tensor& targets,
-                                  const torch::Tensor& seq_aux) const {
-    auto compute = logits.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
-    auto flat_targets = targets.reshape({-1});
-    auto counted = flat_targets.ne(kIgnoreIndex);
-    auto sum = torch::nn::functional::cross_entropy(
-        logits.reshape({-1, config_.vocab_size}).to(compute), flat_targets,
-        torch::nn::functional::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
-    LossParts parts{sum, counted.sum(), torch::zeros({}, sum.options())};
+LossParts TransformerImpl::headParts(const torch::Tensor& h, const torch::Tensor& targets, const torch::Tensor& seq_aux) {
+    const torch::Tensor x = norm(h);  // [B, T, d]
+    const int64_t chunk = headChunkRows(config_, head_chunk_tokens_, targets.numel());
+    torch::Tensor sum;
+    if (chunk > 0) {
+        sum = chunkedHeadLoss(x.reshape({-1, config_.dim}), head->weight, targets.reshape({-1}), kIgnoreIndex, chunk);
+    } else {
+        const torch::Tensor logits = projectOutsideFp8(head, x);  // [B, T, V]
+        const auto compute = logits.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+        sum = torch::nn::functional::cross_entropy(
+            logits.reshape({-1, config_.vocab_size}).to(compute), targets.reshape({-1}),
+            torch::nn::functional::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
+    }
+    LossParts parts{sum, targets.ne(kIgnoreIndex).sum(), torch::zeros({}, sum.options())};
     if (seq_aux.defined()) {
         // Each sequence's balance loss weighs as many targets as it counts, so the trainer's
         // division by the global token count makes it a token-weighted mean like the main loss.
@@ -124,11 +138,11 @@ torch::Tensor TransformerImpl::blockBackward(int64_t unit, const torch::Tensor& 
 
 LossParts TransformerImpl::headLoss(const torch::Tensor& h, const torch::Tensor& targets,
                                     const std::vector<torch::Tensor>& auxes) {
-    // logits()'s order: seq_aux = ((a_1 + a_2) + a_3) ...
+    // hiddenStates()'s order: seq_aux = ((a_1 + a_2) + a_3) ...
     torch::Tensor seq_aux;
     for (const auto& aux : auxes)
         if (aux.defined()) seq_aux = seq_aux.defined() ? seq_aux + aux : aux;
-    return lossOf(projectOutsideFp8(head, norm(h)), targets, seq_aux);
+    return headParts(h, targets, seq_aux);
 }
 
 std::vector<std::vector<torch::Tensor>> TransformerImpl::units() const {
@@ -208,11 +222,12 @@ KvCache TransformerImpl::newCache(int64_t rows, CacheForm form) const {
 }
 
 torch::Tensor TransformerImpl::decode(const torch::Tensor& tokens, KvCache& cache, const std::vector<int64_t>& rows,
-                                      const std::vector<int64_t>& starts) {
+                                      const std::vector<int64_t>& starts, LogitRows logit_rows) {
     torch::NoGradGuard no_grad;
     auto h = embed(tokens);
     for (size_t i = 0; i < layers->size(); ++i)
         h = layers->ptr<BlockImpl>(i)->decode(h, *rotary_, cache, cache.layers[i], rows, starts);
+    if (logit_rows == LogitRows::Last) h = h.narrow(1, h.size(1) - 1, 1);
     return projectOutsideFp8(head, norm(h));
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <torch/torch.h>
@@ -75,9 +76,12 @@ public:
     // An empty cache for `rows` sequences of up to model.max_seq_len tokens.
     KvCache newCache(int64_t rows, CacheForm form) const;
     // Logits [B, T, V] of tokens [B, T] continuing cache rows `rows` at positions `starts`
-    // (model/kv_cache.h), their keys and values added to the cache. No gradients; whole weights.
+    // (model/kv_cache.h), their keys and values added to the cache; with LogitRows::Last those
+    // of each row's last position only, [B, 1, V] (a prompt's prefill: the head over one
+    // position, not T). No gradients; whole weights.
+    enum class LogitRows { All, Last };
     torch::Tensor decode(const torch::Tensor& tokens, KvCache& cache, const std::vector<int64_t>& rows,
-                         const std::vector<int64_t>& starts);
+                         const std::vector<int64_t>& starts, LogitRows logit_rows = LogitRows::All);
 
     const ModelConfig& config() const { return config_; }
     // Recomputation (runtime.activation_checkpointing): "full" keeps only each block's input for
@@ -85,6 +89,10 @@ public:
     // block's feed-forward part (the MoE's gate, experts and shared experts, or the dense MLP);
     // "none" keeps everything. Training with gradients only.
     void setRecomputation(Recomputation mode) { recomputation_ = mode; }
+    // runtime.head_chunk_tokens: the losses' head in chunks of tokens (trainbench/head_chunk.h:
+    // nullopt the rule, 0 the whole logits at once). forward() and decode() always make whole
+    // logits: they return them.
+    void setHeadChunkTokens(std::optional<int64_t> tokens) { head_chunk_tokens_ = tokens; }
     // The units weights are gathered and released in (model/weight_residency.h), in forward order:
     // the embedding, each block, the final norm with the head. Every parameter is in one unit.
     std::vector<std::vector<torch::Tensor>> units() const;
@@ -125,10 +133,17 @@ private:
     ModelConfig config_;
     Recomputation recomputation_ = Recomputation::None;
     WeightResidency* residency_ = nullptr;
-    // logits, with the head's unit gathered around it
-    torch::Tensor logits(const torch::Tensor& tokens, torch::Tensor& seq_aux);
-    // The summed losses of logits [B, T, V] (loss() and headLoss()).
-    LossParts lossOf(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& seq_aux) const;
+    std::optional<int64_t> head_chunk_tokens_;
+    // The last block's output [B, T, d] of tokens, the blocks' balance losses summed into seq_aux,
+    // each unit's weights gathered around its forward (units 0..L).
+    torch::Tensor hiddenStates(const torch::Tensor& tokens, torch::Tensor& seq_aux);
+    // The residency's brackets of a unit's forward; leaveUnit puts a boundary on its outputs
+    // that brings the weights back for its backward.
+    void enterUnit(int64_t unit);
+    torch::autograd::variable_list leaveUnit(int64_t unit, torch::autograd::variable_list outputs);
+    // The final norm, the head and the summed losses of the last block's output h (loss() and
+    // headLoss()): chunked (runtime.head_chunk_tokens) or through the whole logits.
+    LossParts headParts(const torch::Tensor& h, const torch::Tensor& targets, const torch::Tensor& seq_aux);
     std::unique_ptr<RotaryTable> rotary_;
     torch::nn::Embedding embed{nullptr};
     torch::nn::ModuleList layers{nullptr};

@@ -10,8 +10,12 @@
 //                      hidden tensors (2 or 4), the concatenated expert outputs, the shared
 //                      experts' hidden tensors (2 or 4), and three int64 index vectors
 //   residual streams   one per block output, plus the embedding output
-//   head               log-softmax output over the vocabulary
-// plus, at the start of backward, the gradient of the log-softmax and of the logits.
+//   head               the final norm's input and output, and the log-softmax output over the
+//                      vocabulary; chunked (runtime.head_chunk_tokens, model/chunked_head_loss.h)
+//                      dL/dx [tokens, d] in its place, computed in the forward
+// plus the head's own working memory (memory_plan.cpp's logits_bytes): whole, at the start of
+// backward the gradient of the log-softmax and of the logits; chunked, one chunk's logits and
+// the head weight's gradient.
 // The fused form is the CPU kernels' (engine/kernels, fp32 or bf16 on the CPU): the gated MLP's node
 // keeps its two first projections only, the attention's output is already in the heads' order.
 //
@@ -96,8 +100,9 @@ int64_t moeFfnBytesPerToken(const ModelConfig& c, int64_t expert_parallel, bool 
 }
 
 int64_t embeddingOutputBytes(const ModelConfig& c) { return c.dim * kFloat; }
-int64_t headBytesPerToken(const ModelConfig& c) {
-    return 2 * c.dim * kFloat + c.vocab_size * kFloat + 2 * kIndex;  // final norm, log-softmax, tokens
+int64_t headBytesPerToken(const ModelConfig& c, const Layout& layout) {
+    // final norm, log-softmax (or chunked: dL/dx), tokens
+    return 2 * c.dim * kFloat + (layout.chunked_head ? c.dim : c.vocab_size) * kFloat + 2 * kIndex;
 }
 
 int64_t fp32AttentionBytesPerToken(const ModelConfig& c, const Layout& layout) {
@@ -166,6 +171,7 @@ Layout layoutOf(const RunConfig& config) {
     layout.fused = layout.on_cpu && kernels::cpuKernelsEnabled();
     layout.fp8 = isChoice(config.runtime.dtype, ComputeDtype::Fp8);
     layout.seq_len = config.train.seq_len;
+    layout.chunked_head = !(config.runtime.head_chunk_tokens && *config.runtime.head_chunk_tokens == 0);
     return layout;
 }
 
@@ -196,7 +202,7 @@ int64_t feedForwardBytesPerToken(const ModelConfig& c, int64_t layer, int64_t ex
 // see the table above).
 int64_t activationBytes(const ModelConfig& c, int64_t tokens, Recomputation recomputation, int64_t ep,
                         const Layout& layout) {
-    int64_t per_token = embeddingOutputBytes(c) + headBytesPerToken(c);
+    int64_t per_token = embeddingOutputBytes(c) + headBytesPerToken(c, layout);
     int64_t largest = 0;
     for (int64_t layer = 0; layer < c.n_layers; ++layer) {
         const int64_t excess = layout.fp8 ? fp8Terms(c, layer, layout).backward_excess : 0;

@@ -27,6 +27,9 @@ struct Layout {
     bool fused = false;  // the CPU kernels run (on a CPU, fp32 or bf16)
     bool fp8 = false;    // runtime.dtype fp8
     int64_t seq_len = 0;
+    // runtime.head_chunk_tokens other than 0: the head keeps dL/dx [tokens, d] instead of the
+    // log-softmax [tokens, vocab] (model/chunked_head_loss.h)
+    bool chunked_head = true;
 };
 
 Layout layoutOf(const RunConfig& config);

@@ -14,6 +14,7 @@
 #include "trainbench/config_io.h"
 #include "trainbench/device_type.h"
 #include "trainbench/divisors.h"
+#include "trainbench/head_chunk.h"
 #include "trainbench/param_count.h"
 #include "trainbench/step_time.h"
 #include "trainbench/target_machine.h"
@@ -287,7 +288,12 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
                        : place.sharded.gradients ? held_slice_elements * kFloat
                                                  : params * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
-    p.logits_bytes = clampedProduct(2 * kFloat * tokens, config.model.vocab_size);
+    p.head_chunk_tokens = headChunkRows(config.model, config.runtime.head_chunk_tokens, tokens);
+    // Whole: the logits' gradient and softmax [tokens, V]. Chunked: a chunk's logits and the
+    // log-sum-exp's working copy of them, and the head weight's fp32 gradient from the forward.
+    p.logits_bytes = p.head_chunk_tokens > 0
+                         ? clampedProduct(2 * kFloat * p.head_chunk_tokens, config.model.vocab_size) + counts.head * kFloat
+                         : clampedProduct(2 * kFloat * tokens, config.model.vocab_size);
     const int64_t head_unit = (counts.head + config.model.dim) * kFloat;
     const int64_t adjacent_units = largestAdjacentUnitsElements(config.model, counts, p.expert_parallel) * kFloat;
     const int64_t stage2_buckets =
@@ -677,6 +683,7 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"host_boundary_bytes", p.host_boundary_bytes},
         {"shard_gathered_bytes_per_step", p.shard_gathered_bytes_per_step},
         {"logits_bytes", p.logits_bytes},
+        {"head_chunk_tokens", p.head_chunk_tokens},
         {"peak_bytes", p.peak_bytes},
         {"collectives_per_step", p.collectives_per_step},
         {"bytes_sent_per_step", p.bytes_sent_per_step},

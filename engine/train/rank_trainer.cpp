@@ -53,6 +53,7 @@ RankTrainer::RankTrainer(const RankSetup& setup)
                                      : std::nullopt),
       precision_(computePrecision(cfg_, setup.device, setup.fp64)) {
     model_->setRecomputation(recomputation(cfg_.runtime));
+    model_->setHeadChunkTokens(cfg_.runtime.head_chunk_tokens);
 }
 
 void RankTrainer::prepare() {

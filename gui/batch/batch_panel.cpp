@@ -309,7 +309,7 @@ void BatchPanel::buildUi() {
     memory_form->addRow(tr("Reduction buffers:"), buckets_label_);
     memory_form->addRow(tr("AdamW moments:"), optimizer_label_);
     memory_form->addRow(tr("Activations:"), activations_label_);
-    memory_form->addRow(tr("Logits:"), logits_label_);
+    memory_form->addRow(tr("Output head:"), logits_label_);
     auto* peak_caption = new QLabel(tr("Peak:"), memory_box);
     peak_caption->setFont(bold);
     peak_caption->setToolTip(tr("Reached in a backward pass: not every kind above is held at that moment in full."));
@@ -668,7 +668,15 @@ void BatchPanel::showPlanNumbers() {
                                            .arg(QString::fromStdString(config_.runtime.offload))
                                      : QString());
     activations_label_->setText(formatBytes(plan_.activation_bytes));
-    logits_label_->setText(formatBytes(plan_.logits_bytes));
+    logits_label_->setText(plan_.head_chunk_tokens > 0
+                               ? tr("%1 (chunks of %2 tokens)").arg(formatBytes(plan_.logits_bytes)).arg(plan_.head_chunk_tokens)
+                               : tr("%1 (whole logits)").arg(formatBytes(plan_.logits_bytes)));
+    logits_label_->setToolTip(plan_.head_chunk_tokens > 0
+                                  ? tr("runtime.head_chunk_tokens: the head and its loss run over chunks of tokens, the "
+                                       "gradients computed chunk by chunk; this is one chunk's logits and the head "
+                                       "weight's gradient")
+                                  : tr("runtime.head_chunk_tokens 0: the whole micro-batch's logits, their softmax and "
+                                       "gradient at the start of the backward"));
     peak_label_->setText(formatBytes(plan_.peak_bytes));
     offload_tiers_->showPlan(plan_, config_, target_, advice);
 }

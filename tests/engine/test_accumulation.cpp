@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <numbers>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -412,6 +413,47 @@ private Q_SLOTS:
         QVERIFY(!issues.empty());
         QCOMPARE(QString::fromStdString(issues.front().path), QString("train.samples"));
         QVERIFY(QString::fromStdString(issues.front().message).contains("use 8 or 10"));
+    }
+
+    // The chunked head (runtime.head_chunk_tokens) against the whole logits on what masks
+    // targets: padded ragged documents (padding not counted), prompt/completion pairs (prompts
+    // not counted) and an incomplete last window, at chunks of 1 token, 5 (a short last chunk),
+    // the rule's and the whole micro-batch; in fp64 the window's gradients (the head's weight,
+    // the embedding and every block through dL/dx) to 1e-10 of the whole head's, and its token
+    // count exactly; in fp32 the logged losses to 1e-6.
+    void theChunkedHeadGivesTheWholeHeadsGradients() {
+        QTemporaryDir dir;
+        const RunConfig ragged = raggedTextConfig(writeRaggedCorpus(dir));
+        RunConfig incomplete = withSplit(ragged, 1, 4, 1);
+        incomplete.train.samples = 10;
+        const std::vector<std::pair<QString, RunConfig>> cases = {
+            {"padded documents", withSplit(ragged, 2, 2, 1)},
+            {"prompt/completion pairs", withSplit(pairConfig(writePairCorpus(dir), "packed"), 2, 2, 2)},
+            {"an incomplete window", incomplete},
+        };
+        for (const auto& [name, base] : cases) {
+            RunConfig whole = base;
+            whole.runtime.head_chunk_tokens = 0;
+            const int64_t last_step = base.optimizerSteps() - 1;
+            const WindowProbe reference = probeWindow(whole, true, last_step);
+            const Series reference_losses = trainAndCollect(whole);
+            for (const std::optional<int64_t> chunk : {std::optional<int64_t>(1), std::optional<int64_t>(5),
+                                                       std::optional<int64_t>(), std::optional<int64_t>(4096)}) {
+                RunConfig chunked = base;
+                chunked.runtime.head_chunk_tokens = chunk;
+                const QString label = QString("%1, chunk %2").arg(name).arg(chunk ? QString::number(*chunk) : "auto");
+                const WindowProbe probe = probeWindow(chunked, true, last_step);
+                QCOMPARE(probe.window.tokens, reference.window.tokens);
+                const double error = maxRelativeGradientError(probe, reference);
+                QVERIFY2(error < 1e-10, qPrintable(QString("%1: %2").arg(label).arg(error)));
+                const Series losses = trainAndCollect(chunked);
+                QCOMPARE(losses.loss.size(), reference_losses.loss.size());
+                for (size_t i = 0; i < losses.loss.size(); ++i)
+                    QVERIFY2(relativeDifference(losses.loss[i], reference_losses.loss[i]) < 1e-6,
+                             qPrintable(QString("%1: step %2 loss %3 vs %4").arg(label).arg(i + 1)
+                                            .arg(losses.loss[i], 0, 'g', 10).arg(reference_losses.loss[i], 0, 'g', 10)));
+            }
+        }
     }
 
     // Negative control for item 1: averaging each micro-batch over its own tokens and then over K

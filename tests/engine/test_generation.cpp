@@ -134,6 +134,21 @@ private Q_SLOTS:
         QVERIFY(maxAbs(model->decode(more, naive, {0}, {7}) - model->decode(more, absorbed, {0}, {7})) < 1e-4);
     }
 
+    // A prefill's head over the last position only gives that position's logits of the whole
+    // prefill, and leaves the cache as the whole one does.
+    void thePrefillsLastPositionIsTheWholeOnesLastRow() {
+        const ModelConfig c = yarnModel();
+        Transformer model = trainedLooking(c);
+        auto tokens = torch::tensor(std::vector<int64_t>{1, 9, 30, 2, 7, 7, 50, 4, 8, 3}, torch::kInt64).view({2, -1});
+        KvCache whole = model->newCache(2, CacheForm::Naive), last = model->newCache(2, CacheForm::Naive);
+        const auto all = model->decode(tokens, whole, {0, 1}, {0, 0});
+        const auto one = model->decode(tokens, last, {0, 1}, {0, 0}, TransformerImpl::LogitRows::Last);
+        QCOMPARE(one.sizes().vec(), (std::vector<int64_t>{2, 1, c.vocab_size}));
+        QVERIFY2(maxAbs(one.squeeze(1) - all.select(1, 4)) < 1e-5, qPrintable(QString::number(maxAbs(one.squeeze(1) - all.select(1, 4)))));
+        auto next = torch::tensor(std::vector<int64_t>{11, 12}, torch::kInt64).view({2, 1});
+        QCOMPARE(maxAbs(model->decode(next, whole, {0, 1}, {5, 5}) - model->decode(next, last, {0, 1}, {5, 5})), 0.0);
+    }
+
     // Prompts of different lengths in one batch (and in two waves) get what each gets alone.
     void aBatchGivesEachPromptWhatItGetsAlone() {
         const ModelConfig c = yarnModel();

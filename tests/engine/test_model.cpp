@@ -207,6 +207,65 @@ private Q_SLOTS:
         }
     }
 
+    // The model's loss through the chunked head against the whole logits (runtime.head_chunk_tokens
+    // 0), with masked targets, in fp32 and under the bf16 and fp8 scopes (the head stays out of
+    // fp8 either way): the loss sums and every parameter's gradient (the head's weight, and
+    // through dL/dx the final norm, the blocks and the embedding) within 1e-6 of the largest in
+    // fp32, 1e-3 in bf16 (where a probability that differs in its last fp32 bit may round to
+    // another bf16 value before its product) and 1e-2 in fp8 (where a gradient a bit apart may
+    // quantise to another E4M3 value in a block's backward: 1.9e-3 seen); the final norm's and
+    // the head's own within 1e-6 in all three; chunks of 1, 7 (a short last one) and the rule's.
+    void theChunkedHeadGivesTheModelsLossAndGradients() {
+        ModelConfig c = tinyModel();
+        torch::manual_seed(23);
+        auto tokens = torch::randint(0, c.vocab_size, {2, 12}, torch::kInt64);
+        auto targets = torch::randint(0, c.vocab_size, {2, 12}, torch::kInt64);
+        for (int64_t t : {0, 3, 4, 11}) targets[0][t] = kIgnoreIndex;
+        targets[1][0] = kIgnoreIndex;
+        struct Result {
+            double loss, aux;
+            int64_t count;
+            std::vector<torch::Tensor> grads;
+        };
+        auto run = [&](std::optional<int64_t> chunk, ComputePrecision precision) {
+            Transformer model(c);
+            initializeWeights(model, 3);
+            model->setHeadChunkTokens(chunk);
+            LossParts parts = [&] {
+                ComputeScope scope(torch::kCPU, precision);
+                return model->loss(tokens, targets);
+            }();
+            (parts.token_loss_sum + parts.aux_loss_sum).backward();
+            Result r{parts.token_loss_sum.item<double>(), parts.aux_loss_sum.item<double>(),
+                     parts.token_count.item<int64_t>(), {}};
+            for (const auto& p : model->parameters()) r.grads.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
+            return r;
+        };
+        for (const auto precision : {ComputePrecision::kFp32, ComputePrecision::kBf16, ComputePrecision::kFp8}) {
+            const double tolerance = precision == ComputePrecision::kFp32   ? 1e-6
+                                     : precision == ComputePrecision::kBf16 ? 1e-3
+                                                                            : 1e-2;
+            const Result whole = run(int64_t(0), precision);
+            QCOMPARE(whole.count, int64_t(19));  // 24 targets, 5 masked
+            double scale = 0;
+            for (const auto& g : whole.grads) scale = std::max(scale, g.abs().max().item<double>());
+            for (const std::optional<int64_t> chunk : {std::optional<int64_t>(1), std::optional<int64_t>(7), std::optional<int64_t>()}) {
+                const Result chunked = run(chunk, precision);
+                const QString label = QString("precision %1, chunk %2").arg(int(precision)).arg(chunk ? *chunk : -1);
+                QCOMPARE(chunked.count, whole.count);
+                QVERIFY2(std::fabs(chunked.loss - whole.loss) <= tolerance * std::fabs(whole.loss),
+                         qPrintable(QString("%1: loss %2 vs %3").arg(label).arg(chunked.loss, 0, 'g', 12).arg(whole.loss, 0, 'g', 12)));
+                QCOMPARE(chunked.aux, whole.aux);  // the blocks' balance loss: not the head's
+                for (size_t i = 0; i < whole.grads.size(); ++i) {
+                    const double error = (chunked.grads[i] - whole.grads[i]).abs().max().item<double>() / scale;
+                    // (the final norm and the head, the last two, at 1e-6 in every precision)
+                    const double allowed = i + 2 >= whole.grads.size() ? 1e-6 : tolerance;
+                    QVERIFY2(error <= allowed, qPrintable(QString("%1: parameter %2 off by %3").arg(label).arg(i).arg(error)));
+                }
+            }
+        }
+    }
+
     void lossReturnsSumAndCountOfCountedTargets() {
         ModelConfig c = tinyModel();
         c.seq_aux_loss_alpha = 0;

@@ -72,7 +72,11 @@ struct MemoryPlan {
     bool fits_nvme = true;
     int64_t activation_bytes = 0; // saved for backward by one micro-batch's forward pass (runtime.dtype's),
                                   // with a recomputed part's again and fp8's larger backward working set
-    int64_t logits_bytes = 0;     // the logits' gradient and its softmax, alive at backward start
+    // The output head's own bytes: with whole logits (runtime.head_chunk_tokens 0) the logits'
+    // gradient and softmax, alive at backward start; chunked, one chunk's logits and its
+    // log-sum-exp's working copy, and the head weight's fp32 gradient formed in the forward.
+    int64_t logits_bytes = 0;
+    int64_t head_chunk_tokens = 0;  // tokens per chunk of the head (trainbench/head_chunk.h); 0: whole
     // runtime.window_schedule unit (placement.unit_order): what the window keeps beyond one
     // micro-batch's activations: every block's input (fp32 [m, T, d]) for the K - 1 other
     // micro-batches, (K - 1) x (L + 1) of them, and each micro-batch's gradient handed down from

@@ -181,6 +181,11 @@ struct RuntimeConfig {
     // next unit; the backward likewise, last unit first: under offload all each unit's weights
     // cross twice a window, not 2K times), or "auto" (unit where weights are streamed).
     std::string window_schedule = "micro_batch";
+    // The output head and its cross-entropy run over chunks of this many tokens, the gradients
+    // computed in the same pass, so no [tokens x vocab] logits outlive a chunk (model/
+    // chunked_head_loss.h). nullopt ("auto" or null in JSON): trainbench/head_chunk.h's rule;
+    // 0: the whole micro-batch's logits at once, as a plain head and loss compute them.
+    std::optional<int64_t> head_chunk_tokens;
     // A folder TensorBoard reads: rank 0 writes the run's scalars, config and events there as
     // event files while the run goes. Empty: none.
     std::string tensorboard_dir;

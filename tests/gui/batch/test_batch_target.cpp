@@ -146,7 +146,9 @@ void TestBatchTarget::everyTermShownIsPlanOnTarget() {
     QCOMPARE(memoryPlanToJson(panel->memoryPlan()), memoryPlanToJson(plan));
     QCOMPARE(child<QLabel>(window, "planPeakLabel")->text(), formatBytes(plan.peak_bytes));
     QCOMPARE(child<QLabel>(window, "planActivationsLabel")->text(), formatBytes(plan.activation_bytes));
-    QCOMPARE(child<QLabel>(window, "planLogitsLabel")->text(), formatBytes(plan.logits_bytes));
+    QVERIFY(plan.head_chunk_tokens > 0);  // the default: the head in chunks
+    QCOMPARE(child<QLabel>(window, "planLogitsLabel")->text(),
+             QStringLiteral("%1 (chunks of %2 tokens)").arg(formatBytes(plan.logits_bytes)).arg(plan.head_chunk_tokens));
     QCOMPARE(child<QLabel>(window, "planWeightsLabel")->text(), formatBytes(plan.weight_bytes));
     QCOMPARE(child<QLabel>(window, "planGradientsLabel")->text(), formatBytes(plan.gradient_bytes));
     QCOMPARE(child<QLabel>(window, "planOptimizerLabel")->text(), formatBytes(plan.optimizer_bytes));
