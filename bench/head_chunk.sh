@@ -2,9 +2,10 @@
 # The output head in chunks against the whole logits, as the planner counts them
 # (runtime.head_chunk_tokens auto against 0; docs/BENCHMARKS.md, "The output head in chunks").
 # Predictions only: nothing is trained.
-#   - the small and medium presets on one CPU rank at seq_len 256 and 1024 under this machine's
-#     budget (runtime.memory_limit_mb BUDGET_MB, default 16384 of the VM's 23 GiB), fp32 and
-#     bf16: the head's bytes at m 1 and the largest micro-batch;
+#   - the small and medium presets on one CPU rank at seq_len 256 and 1024 under a budget
+#     (runtime.memory_limit_mb: SMALL_MB, default 8192; MEDIUM_MB, default 32768, as
+#     bench/precision_fit.sh), fp32 and bf16: the head's bytes at m 1 and the largest
+#     micro-batch;
 #   - the published configs at seq_len 4096 on their targets (config_16B on 1 and 8 H100 80 GB,
 #     config_236B on 128, config_671B on 256: the fewest ranks that train them, BENCHMARKS.md
 #     "What fits"), bf16: the head's bytes at m 1 in the layout the advice picks with whole
@@ -20,21 +21,23 @@ whole=(--set runtime.head_chunk_tokens=0)
 chunked=(--set runtime.head_chunk_tokens=auto)
 mib() { jq -r "$1 / 1048576 * 10 | round / 10"; }
 
-echo "| preset, seq_len, dtype | head at m 1: whole / chunked (MiB) | chunk (tokens, at the largest m) | largest m: whole / chunked | gain |"
+echo "| preset, seq_len, dtype, budget | head at m 1: whole / chunked (MiB) | chunk (tokens, at the largest m) | largest m: whole / chunked | gain |"
 echo "|---|---:|---:|---:|---:|"
 for preset in small medium; do
+  budget=$([ "$preset" = small ] && echo "${SMALL_MB:-8192}" || echo "${MEDIUM_MB:-32768}")
   for seq in 256 1024; do
     for dtype in fp32 bf16; do
       common=("configs/$preset.json" --json "${batch[@]}" --set runtime.device=cpu --set train.seq_len="$seq"
-              --set runtime.dtype="$dtype" --set runtime.memory_limit_mb="${BUDGET_MB:-16384}")
+              --set runtime.dtype="$dtype" --set runtime.memory_limit_mb="$budget")
       a="$("$cli" plan "${common[@]}" "${whole[@]}")"
       b="$("$cli" plan "${common[@]}" "${chunked[@]}")"
       ma=$(jq .largest_fitting_micro_batch <<<"$a")
       mb=$(jq .largest_fitting_micro_batch <<<"$b")
-      at=$("$cli" plan "${common[@]}" "${chunked[@]}" --set train.micro_batch_size="$mb" --set train.gradient_accumulation_steps=1 |
-           jq .head_chunk_tokens)
-      echo "| $preset, $seq, $dtype | $(jq .logits_bytes <<<"$a" | mib .) / $(jq .logits_bytes <<<"$b" | mib .) | $at | $ma / $mb |" \
-           "$(jq -n --argjson a "$ma" --argjson b "$mb" 'if $a > 0 then (($b / $a - 1) * 1000 | round / 10 | tostring) + " %" else "-" end') |"
+      at=-
+      [ "$mb" -gt 0 ] && at=$("$cli" plan "${common[@]}" "${chunked[@]}" --set train.micro_batch_size="$mb" \
+                                --set train.gradient_accumulation_steps=1 | jq .head_chunk_tokens)
+      echo "| $preset, $seq, $dtype, $budget MiB | $(jq .logits_bytes <<<"$a" | mib .) / $(jq .logits_bytes <<<"$b" | mib .) | $at | $ma / $mb |" \
+           "$(jq -rn --argjson a "$ma" --argjson b "$mb" 'if $a > 0 then (($b / $a - 1) * 1000 | round / 10 | tostring) + " %" else "-" end') |"
     done
   done
 done

@@ -104,7 +104,7 @@ void PrecisionBox::setRunConfig(const RunConfig& config, const TargetMachine& ta
                                             "undoable edit).")
                                              .arg(line, QString::fromStdString(fit.dtype),
                                                   QString::fromStdString(fit.optimizer_dtype)));
-        row.peak->setToolTip(tr("At m %1: weights %2, gradients %3, AdamW moments %4, activations %5, logits %6")
+        row.peak->setToolTip(tr("At m %1: weights %2, gradients %3, AdamW moments %4, activations %5, output head %6")
                                  .arg(fit.plan.micro_batch_size)
                                  .arg(formatBytes(fit.plan.weight_bytes), formatBytes(fit.plan.gradient_bytes),
                                       formatBytes(fit.plan.optimizer_bytes), formatBytes(fit.plan.activation_bytes),
