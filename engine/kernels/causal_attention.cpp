@@ -15,6 +15,7 @@
 #include "kernels/blas.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/parallel.h"
+#include "kernels/softmax_row.h"
 #include "kernels/vector_math.h"
 
 namespace trainbench::kernels {
@@ -24,35 +25,6 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 constexpr int64_t kQueryBlock = 64;
-constexpr int64_t kLanes = 16;
-
-// One score row in place: its first `valid` entries become their softmax, the rest 0; returns
-// the log-sum-exp. Maxima and sums in kLanes running lanes, added in a fixed order.
-template <typename T>
-inline T softmaxRowImpl(T* row, int64_t valid, int64_t total) {
-    T lanes[kLanes];
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = -std::numeric_limits<T>::infinity();
-    int64_t j = 0;
-    for (; j + kLanes <= valid; j += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l) lanes[l] = row[j + l] > lanes[l] ? row[j + l] : lanes[l];
-    T top = -std::numeric_limits<T>::infinity();
-    for (int64_t l = 0; l < kLanes; ++l) top = lanes[l] > top ? lanes[l] : top;
-    for (; j < valid; ++j) top = row[j] > top ? row[j] : top;
-#pragma GCC ivdep
-    for (j = 0; j < valid; ++j) row[j] = expApprox(row[j] - top);
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = 0;
-    for (j = 0; j + kLanes <= valid; j += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l) lanes[l] += row[j + l];
-    T sum = 0;
-    for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
-    for (; j < valid; ++j) sum += row[j];
-    const T inverse = T(1) / sum;
-#pragma GCC ivdep
-    for (j = 0; j < valid; ++j) row[j] *= inverse;
-    for (j = valid; j < total; ++j) row[j] = 0;
-    return top + std::log(sum);
-}
-
 // The backward's row: p = exp(s - lse) into the score row, dS = p (dP - delta) into dP's.
 template <typename T>
 inline void softmaxBackwardRowImpl(T* score, T* dp, int64_t valid, int64_t total, T lse, T delta) {

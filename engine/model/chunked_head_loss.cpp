@@ -7,6 +7,7 @@
 #include "kernels/cpu_kernels.h"
 #include "kernels/linear.h"
 #include "kernels/product_precision.h"
+#include "kernels/softmax_cross_entropy.h"
 
 namespace trainbench {
 namespace {
@@ -70,7 +71,7 @@ public:
         const int64_t rows = x.size(0);
         const bool want_x = gradients && x.requires_grad(), want_weight = gradients && weight.requires_grad();
         torch::Tensor grad_x = want_x ? torch::empty(x.sizes(), x.options()) : torch::Tensor();
-        // (beside the weight in the compute dtype: the chunks' sum is formed in fp32 or fp64)
+        // dL/dW summed over the chunks in the compute dtype (fp32, or fp64), whatever the weight's
         torch::Tensor grad_weight = want_weight ? torch::zeros(w.sizes(), w.options().dtype(compute)) : torch::Tensor();
         torch::Tensor sum = torch::zeros({}, x.options().dtype(compute));
         for (int64_t start = 0; start < rows; start += chunk_rows) {
@@ -78,18 +79,21 @@ public:
             Chunk chunk{rows_x.narrow(0, start, n), targets.narrow(0, start, n),
                         want_x ? grad_x.narrow(0, start, n) : torch::Tensor()};
             torch::Tensor logits = chunkLogits(chunk.x, w, compute, cpu);  // [n, V], the only one alive
-            const torch::Tensor ignored = chunk.targets.eq(ignore_index);
-            const torch::Tensor safe = chunk.targets.masked_fill(ignored, 0).unsqueeze(1);
-            const torch::Tensor lse = logits.logsumexp(1, /*keepdim=*/true);  // [n, 1]
-            const torch::Tensor picked = logits.gather(1, safe);                // [n, 1]
-            sum += (lse - picked).squeeze(1).masked_fill(ignored, 0).sum();
-            if (!want_x && !want_weight) continue;
-            // dL/dlogits of a summed cross-entropy, in the logits' place: softmax minus the
+            // In the logits' place, dL/dlogits of a summed cross-entropy: softmax minus the
             // target's one-hot, zero on rows that are not counted.
-            torch::Tensor& p = logits.sub_(lse).exp_();
-            p.scatter_add_(1, safe, torch::full({n, 1}, -1.0, p.options()));
-            p.masked_fill_(ignored.unsqueeze(1), 0);
-            chunkGradients(p, chunk, w, grad_weight, cpu);
+            if (cpu) {
+                sum += kernels::softmaxCrossEntropyInPlace(logits, chunk.targets, ignore_index).sum();
+            } else {
+                const torch::Tensor ignored = chunk.targets.eq(ignore_index);
+                const torch::Tensor safe = chunk.targets.masked_fill(ignored, 0).unsqueeze(1);
+                const torch::Tensor lse = logits.logsumexp(1, /*keepdim=*/true);  // [n, 1]
+                sum += (lse - logits.gather(1, safe)).squeeze(1).masked_fill(ignored, 0).sum();
+                if (!want_x && !want_weight) continue;
+                logits.sub_(lse).exp_();
+                logits.scatter_add_(1, safe, torch::full({n, 1}, -1.0, logits.options()));
+                logits.masked_fill_(ignored.unsqueeze(1), 0);
+            }
+            if (want_x || want_weight) chunkGradients(logits, chunk, w, grad_weight, cpu);
         }
         ctx->save_for_backward({grad_x, grad_weight});
         ctx->saved_data["weight_dtype"] = static_cast<int64_t>(weight.scalar_type());
