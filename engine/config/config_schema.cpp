@@ -63,7 +63,10 @@ struct Binder {
                         [m, field](const RunConfig& c) { return json((c.*m).*field); },
                         [m, field, path](RunConfig& c, const json& v) { (c.*m).*field = readInt(path, v); }});
     }
-    void optionalInteger(const char* key, std::optional<int64_t> Section::*field, const char* help) {
+    // An integer or null (nullopt); with `auto_word` the word "auto" reads as null too (the
+    // field's rule decides), and null is what is written back.
+    void optionalInteger(const char* key, std::optional<int64_t> Section::*field, const char* help,
+                         bool auto_word = false) {
         auto m = member;
         std::string path = section + "." + key;
         out->push_back({{section, key, "int", {}, help},
@@ -71,25 +74,11 @@ struct Binder {
                             const auto& o = (c.*m).*field;
                             return o ? json(*o) : json(nullptr);
                         },
-                        [m, field, path](RunConfig& c, const json& v) {
-                            if (v.is_null()) (c.*m).*field = std::nullopt;
-                            else (c.*m).*field = readInt(path, v);
-                        }});
-    }
-    // An integer, or null / "auto" for a rule (nullopt); written back as null.
-    void integerOrAuto(const char* key, std::optional<int64_t> Section::*field, const char* help) {
-        auto m = member;
-        std::string path = section + "." + key;
-        out->push_back({{section, key, "int", {}, help},
-                        [m, field](const RunConfig& c) {
-                            const auto& o = (c.*m).*field;
-                            return o ? json(*o) : json(nullptr);
-                        },
-                        [m, field, path](RunConfig& c, const json& v) {
-                            if (v.is_null() || (v.is_string() && v.get<std::string>() == "auto"))
+                        [m, field, path, auto_word](RunConfig& c, const json& v) {
+                            if (v.is_null() || (auto_word && v.is_string() && v.get<std::string>() == "auto"))
                                 (c.*m).*field = std::nullopt;
-                            else if (v.is_number()) (c.*m).*field = readInt(path, v);
-                            else typeError(path, v, "an integer or \"auto\"");
+                            else if (auto_word && !v.is_number()) typeError(path, v, "an integer or \"auto\"");
+                            else (c.*m).*field = readInt(path, v);
                         }});
     }
     void real(const char* key, double Section::*field, const char* help) {
@@ -359,13 +348,14 @@ std::vector<ConfigField> buildFields() {
            "memory when the device cannot). The same numbers bit for bit. auto: unit where the weights are streamed "
            "(offload all with activation_checkpointing full) and the window's inputs fit, else micro_batch",
            choiceNames<WindowSchedule>());
-    r.integerOrAuto("head_chunk_tokens", &RuntimeConfig::head_chunk_tokens,
-                    "The output head and its cross-entropy over chunks of this many tokens, the gradients of the "
-                    "hidden states and of the head's weight computed chunk by chunk in the forward pass, so that no "
-                    "[tokens x vocab] logits outlive their chunk (the same loss and gradients within rounding). "
-                    "\"auto\" or null: chunks whose logits are about the size of the micro-batch's hidden states, "
-                    "ceil(tokens / ceil(vocab / dim)) rounded up to a power of two, at least 1,024 tokens; 0: the "
-                    "whole micro-batch's logits at once (the plain head, for comparison)");
+    r.optionalInteger("head_chunk_tokens", &RuntimeConfig::head_chunk_tokens,
+                      "The output head and its cross-entropy over chunks of this many tokens, the gradients of the "
+                      "hidden states and of the head's weight computed chunk by chunk in the forward pass, so that no "
+                      "[tokens x vocab] logits outlive their chunk (the same loss and gradients within rounding). "
+                      "\"auto\" or null: chunks whose logits are about the size of the micro-batch's hidden states, "
+                      "ceil(tokens / ceil(vocab / dim)) rounded up to a power of two, at least 1,024 tokens; 0: the "
+                      "whole micro-batch's logits at once (the plain head, for comparison)",
+                      /*auto_word=*/true);
     r.text("tensorboard_dir", &RuntimeConfig::tensorboard_dir,
            "A folder for TensorBoard: rank 0 writes every scalar of the run (with its step and wall time), the config "
            "and the run's events there as event files while the run goes (`tensorboard --logdir` it). Empty: none");

@@ -573,14 +573,15 @@ private Q_SLOTS:
 
     // The 236B and 671B configs need their experts divided and every weight sharded: expert
     // parallelism at stage 3. On 80 GiB devices at seq_len 4096 the fewest ranks (powers of two)
-    // that train them at m 1 are 128 (stage 3, EP 2) and 256 (stage 3, EP 16), with whole
-    // blocks recomputed. At W 256 and EP 16 a rank of the 671B config holds 1/256 of the dense
+    // that train them at m 1 are 64 (stage 3, EP 16) and 256 (stage 3, EP 8), with whole blocks
+    // recomputed and the output head in chunks (with whole logits, [4,096 x vocab] in fp32 three
+    // times, config_236B needed 128 ranks). At W 256 and EP 16 a rank of the 671B config holds 1/256 of the dense
     // parameters and 1/16 of its experts' share (1/256 of the routed ones): 58 MoE layers x 256
     // experts x 3 x 7,168 x 2,048 routed parameters by hand; the unit it gathers holds 1/16 of a
     // block's experts, 15/16 of 256 x 3 x 7,168 x 2,048 fewer than at EP 1.
     void thePlannerSaysWhereTheLargestConfigsTrain() {
-        for (const auto& [name, ranks, ep] : std::vector<std::tuple<QString, int, int>>{{"config_236B", 128, 2},
-                                                                                        {"config_671B", 256, 16}}) {
+        for (const auto& [name, ranks, ep] : std::vector<std::tuple<QString, int, int>>{{"config_236B", 64, 16},
+                                                                                        {"config_671B", 256, 8}}) {
             Result r = runCli({"plan", kConfigs + "/deepseek/" + name + ".json", "--json", "--set", "runtime.device=cuda",
                                "--set", "runtime.world_size=8", "--set", "runtime.memory_limit_mb=81920", "--set",
                                "train.seq_len=4096", "--set", "train.micro_batch_size=1", "--set",

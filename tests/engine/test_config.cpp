@@ -1,10 +1,12 @@
 // Config suite: JSON round trip, published configs, overrides, and validation messages.
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 
 #include "trainbench/config_io.h"
+#include "trainbench/head_chunk.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/param_count.h"
 #include "trainbench/presets.h"
@@ -88,6 +90,45 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(ConfigError, applyConfigOverride(config, "train.lrr=1"));
         QVERIFY_THROWS_EXCEPTION(ConfigError, applyConfigOverride(config, "train.steps=abc"));
         QVERIFY_THROWS_EXCEPTION(ConfigError, applyConfigOverride(config, "nonsense"));
+    }
+
+    // runtime.head_chunk_tokens: "auto" or null the rule (nullopt, written back as null), an
+    // integer from 0; another word or a negative count is refused naming the field; the rule's
+    // chunk by hand.
+    void headChunkTokensTakesAutoOrACount() {
+        RunConfig config;
+        QVERIFY(!config.runtime.head_chunk_tokens.has_value());  // the default: auto
+        applyConfigOverride(config, "runtime.head_chunk_tokens=512");
+        QCOMPARE(*config.runtime.head_chunk_tokens, int64_t(512));
+        applyConfigOverride(config, "runtime.head_chunk_tokens=auto");
+        QVERIFY(!config.runtime.head_chunk_tokens.has_value());
+        QCOMPARE(parseRunConfig(R"({"runtime": {"head_chunk_tokens": 0}})").runtime.head_chunk_tokens, std::optional<int64_t>(0));
+        QVERIFY(!parseRunConfig(R"({"runtime": {"head_chunk_tokens": "auto"}})").runtime.head_chunk_tokens);
+        QVERIFY(!parseRunConfig(R"({"runtime": {"head_chunk_tokens": null}})").runtime.head_chunk_tokens);
+        try {
+            applyConfigOverride(config, "runtime.head_chunk_tokens=some");
+            QFAIL("a word other than auto was taken");
+        } catch (const ConfigError& e) {
+            QCOMPARE(e.path(), std::string("runtime.head_chunk_tokens"));
+            QVERIFY2(std::string(e.what()).find("an integer or \"auto\"") != std::string::npos, e.what());
+        }
+        config.runtime.head_chunk_tokens = -1;
+        const auto issues = validateRunConfig(config);
+        QVERIFY(std::any_of(issues.begin(), issues.end(), [](const auto& i) { return i.path == "runtime.head_chunk_tokens"; }));
+        // The rule: ceil(tokens / ceil(V / d)) up to a power of two, at least 1,024, at most the
+        // micro-batch; config_16B (V 102,400, d 2,048: 50) at 8 x 4,096 tokens: 656 -> 1,024; at
+        // 64 x 4,096: 5,243 -> 8,192; small (V 4,096, d 512) at 512 tokens: the 512.
+        ModelConfig m16;
+        m16.vocab_size = 102400;
+        m16.dim = 2048;
+        QCOMPARE(headChunkRows(m16, std::nullopt, 8 * 4096), int64_t(1024));
+        QCOMPARE(headChunkRows(m16, std::nullopt, 64 * 4096), int64_t(8192));
+        QCOMPARE(headChunkRows(m16, int64_t(0), 8 * 4096), int64_t(0));
+        QCOMPARE(headChunkRows(m16, int64_t(5000), 4096), int64_t(4096));
+        ModelConfig small;
+        small.vocab_size = 4096;
+        small.dim = 512;
+        QCOMPARE(headChunkRows(small, std::nullopt, 512), int64_t(512));
     }
 
     // Found by fuzzing: bytes that are not UTF-8, and numbers beyond a double, used to escape
@@ -344,6 +385,7 @@ private Q_SLOTS:
         config.train.micro_batch_size = 1;
         config.train.gradient_accumulation_steps = int64_t(1) << 20;
         config.train.steps = 1;
+        config.runtime.head_chunk_tokens = 0;  // the whole logits: [2^40 tokens x 2^31] of them
         QVERIFY2(validateRunConfig(config).empty(), firstIssue(config).c_str());
         const MemoryPlan whole = planMemory(withLayout(config, {0, "none", int64_t(1) << 20, 1}), int64_t(80) << 30);
         QVERIFY(whole.logits_bytes >= int64_t(1) << 59);
@@ -351,6 +393,12 @@ private Q_SLOTS:
         QVERIFY(whole.peak_bytes > whole.logits_bytes);
         QVERIFY(!whole.fits);
         QCOMPARE(planMemory(config, int64_t(80) << 30).largest_fitting_micro_batch, int64_t(0));
+        // In chunks the head's term is bounded by one chunk, the activations still by the clamp.
+        config.runtime.head_chunk_tokens.reset();
+        const MemoryPlan chunked = planMemory(withLayout(config, {0, "none", int64_t(1) << 20, 1}), int64_t(80) << 30);
+        QVERIFY(chunked.logits_bytes > 0 && chunked.logits_bytes < whole.logits_bytes);
+        QVERIFY(chunked.activation_bytes >= int64_t(1) << 59);
+        QVERIFY(!chunked.fits);
     }
 
     // The largest fitting micro-batch is found among the divisors of m x K (2^40 here), not by

@@ -386,8 +386,15 @@ private Q_SLOTS:
         QCOMPARE(plan.gradient_bytes, int64_t(198 * 4));
         QCOMPARE(plan.optimizer_bytes, int64_t(2 * 198 * 4));
         QCOMPARE(plan.bucket_bytes, int64_t(0));  // one rank reduces nothing
-        // Logits gradient and softmax: 2 x (m T) x vocab floats.
-        QCOMPARE(plan.logits_bytes, int64_t(2 * 2 * c.train.seq_len * 8 * 4));
+        // The head in chunks (the rule's: the whole micro-batch here, m T = 2 T tokens): a
+        // chunk's logits and the log-sum-exp's copy, 2 x (m T) x vocab floats, and the head
+        // weight's gradient, vocab x dim floats. Whole logits: their gradient and softmax.
+        QCOMPARE(plan.head_chunk_tokens, 2 * c.train.seq_len);
+        QCOMPARE(plan.logits_bytes, int64_t(2 * 2 * c.train.seq_len * 8 * 4 + 8 * 4 * 4));
+        RunConfig whole = c;
+        whole.runtime.head_chunk_tokens = 0;
+        QCOMPARE(planMemory(whole).logits_bytes, int64_t(2 * 2 * c.train.seq_len * 8 * 4));
+        QCOMPARE(planMemory(whole).head_chunk_tokens, int64_t(0));
         // Two ranks: the gradients are the buckets' views, nothing more; the sync-each mode
         // keeps running sums of every bucket beside them; stage 1 halves the moments (99 each).
         c.runtime.world_size = 2;

@@ -1,11 +1,13 @@
 // Model suite: parameter counts vs instantiated tensors, names, fp64 gradients, causality,
 // router cases computed by hand, YaRN constants, balance loss and the bias update rule, the
 // hand-written RMSNorm backward, and the fused AdamW step against the update written out.
+#include <QScopeGuard>
 #include <QtTest/QtTest>
 
 #include <cmath>
 
 #include "cpu_paths_report.h"
+#include "kernels/cpu_kernels.h"
 #include "model/chunked_head_loss.h"
 #include "model/gate.h"
 #include "model/moe.h"
@@ -190,12 +192,18 @@ private Q_SLOTS:
             auto close = [&](const torch::Tensor& got, const torch::Tensor& expected) {
                 return (got - expected).abs().max().item<double>() <= tolerance * expected.abs().max().item<double>();
             };
+            // With the CPU kernels (the fused rows) and without them: torch's ops per chunk, the
+            // path a GPU takes.
+            const bool enabled = kernels::cpuKernelsEnabled();
+            for (const bool with_kernels : {true, false})
             for (int64_t chunk : {int64_t(1), int64_t(8), N}) {
+                kernels::setCpuKernelsEnabled(with_kernels);
+                const auto restore = qScopeGuard([enabled] { kernels::setCpuKernelsEnabled(enabled); });
                 auto x = x0.clone().requires_grad_(), w = w0.clone().requires_grad_();
                 const auto loss = chunkedHeadLoss(x, w, targets, kIgnoreIndex, chunk);
-                QVERIFY2(close(loss, whole), qPrintable(QString("chunk %1: loss %2 vs %3").arg(chunk)
+                QVERIFY2(close(loss, whole), qPrintable(QString("chunk %1, kernels %4: loss %2 vs %3").arg(chunk)
                                                             .arg(loss.item<double>(), 0, 'g', 17)
-                                                            .arg(whole.item<double>(), 0, 'g', 17)));
+                                                            .arg(whole.item<double>(), 0, 'g', 17).arg(with_kernels)));
                 (loss * 3.5).backward();
                 QVERIFY2(close(x.grad(), whole_x.grad()), qPrintable(QString("chunk %1: dL/dx").arg(chunk)));
                 QVERIFY2(close(w.grad(), whole_w.grad()), qPrintable(QString("chunk %1: dL/dW").arg(chunk)));
