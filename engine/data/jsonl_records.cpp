@@ -44,6 +44,10 @@ public:
         } catch (const nlohmann::json::parse_error& e) {
             throw ConfigError(path_field_, where(number) + "is not JSON (" + shortened(e.what()) +
                                                "); each line must be one JSON object");
+        } catch (const nlohmann::json::out_of_range&) {
+            // (a number beyond a double, 1e999: valid JSON text that nlohmann cannot hold)
+            throw ConfigError(path_field_, where(number) + "holds a number too large for a double; each line must be "
+                                                           "one JSON object with numbers a double holds");
         }
         if (!record.is_object())
             throw ConfigError(path_field_, where(number) + "is a JSON " + typeName(record) +
