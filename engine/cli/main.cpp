@@ -27,7 +27,7 @@ void showTokenizeProgress(const std::string& what, int64_t done, int64_t total) 
         last_decile = done >= total ? -1 : decile;
     }
     const int width = 30, filled = static_cast<int>(fraction * width);
-    std::fprintf(stderr, "%stokenizing %s [%s%s] %3.0f%% of %.1f MB%s", terminal ? "\r" : "", what.c_str(),
+    std::fprintf(stderr, "%scaching %s [%s%s] %3.0f%% of %.1f MB%s", terminal ? "\r" : "", what.c_str(),
                  std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), fraction * 100, total / 1e6,
                  terminal && done < total ? "" : "\n");
 }

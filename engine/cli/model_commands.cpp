@@ -72,6 +72,9 @@ int commandData(const ModelOptions& o) {
     if (s.entropy_floor_nats) std::printf("entropy floor         %.6f nats/token\n", *s.entropy_floor_nats);
     if (!s.tokenizer.empty()) std::printf("tokenizer             %s\n", s.tokenizer.c_str());
     if (s.tokens_per_byte) std::printf("tokens per byte       %.4f\n", *s.tokens_per_byte);
+    for (const auto& cache : s.token_caches)
+        std::printf("token cache           %s (%.1f MB, %d-byte ids, %s; memory-mapped)\n", cache.path.c_str(),
+                    cache.bytes / 1e6, cache.id_bytes, cache.built ? "built now" : "reused");
     return 0;
 }
 

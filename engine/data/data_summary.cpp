@@ -59,7 +59,11 @@ std::string dataSummaryToJson(const DataSummary& s) {
                        {"train_counted", orNull(s.train_counted)},
                        {"val_counted", orNull(s.val_counted)},
                        {"tokenizer", s.tokenizer.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.tokenizer)},
-                       {"tokens_per_byte", orNull(s.tokens_per_byte)}};
+                       {"tokens_per_byte", orNull(s.tokens_per_byte)},
+                       {"token_caches", nlohmann::json::array()}};
+    for (const auto& cache : s.token_caches)
+        out["token_caches"].push_back(
+            {{"path", cache.path}, {"bytes", cache.bytes}, {"id_bytes", cache.id_bytes}, {"built", cache.built}});
     return out.dump();
 }
 

@@ -1,4 +1,4 @@
-// DocumentBuilder: bytes appended document by document, with the counted marks of pairs.
+// DocumentBuilder: bytes appended document by document, with the counted marks of pairs, in chunks.
 #include "data/document_builder.h"
 
 namespace trainbench {
@@ -15,15 +15,34 @@ RecordFields RecordFields::of(const DataConfig& data) {
 }
 
 void DocumentBuilder::append(std::string_view bytes, uint8_t counted) {
-    for (char ch : bytes) docs_.ids.push_back(static_cast<uint8_t>(ch));
-    if (any_pair_) docs_.counted.insert(docs_.counted.end(), bytes.size(), counted);
+    chunk_.bytes.append(bytes);
+    chunk_.counted.insert(chunk_.counted.end(), bytes.size(), counted);
     bytes_ += static_cast<int64_t>(bytes.size());
+    if (!bytes.empty()) open_ = true;
+    if (split_ && static_cast<int64_t>(chunk_.bytes.size()) >= chunk_bytes_) flush(true);
 }
 
 void DocumentBuilder::close() {
-    docs_.ids.push_back(end_byte_);
-    if (any_pair_) docs_.counted.push_back(1);
-    docs_.starts.push_back(static_cast<int64_t>(docs_.ids.size()));
+    chunk_.bytes.push_back(end_byte_);
+    chunk_.counted.push_back(1);
+    chunk_.starts.push_back(static_cast<int64_t>(chunk_.bytes.size()));
+    open_ = any_open_ = false;
+    ++documents_;
+    if (static_cast<int64_t>(chunk_.bytes.size()) >= chunk_bytes_) flush(false);
+}
+
+void DocumentBuilder::flush(bool open) {
+    if (open) {
+        chunk_.starts.push_back(static_cast<int64_t>(chunk_.bytes.size()));
+        chunk_.last_open = true;
+        any_open_ = true;
+    }
+    if (chunk_.bytes.empty()) {
+        chunk_ = ByteChunk{};
+        return;
+    }
+    sink_(std::move(chunk_));
+    chunk_ = ByteChunk{};
 }
 
 void DocumentBuilder::addText(std::string_view text) {
@@ -36,22 +55,21 @@ void DocumentBuilder::addText(std::string_view text) {
 }
 
 void DocumentBuilder::addPair(std::string_view prompt, std::string_view completion) {
-    if (!any_pair_) {
-        // Everything before the first pair counted: the marks start now, filled for it.
-        any_pair_ = true;
-        docs_.counted.assign(docs_.ids.size(), 1);
-    }
     append(prompt, 0);
     append(completion, 1);
     close();
 }
 
-Documents DocumentBuilder::take() {
-    Documents out = std::move(docs_);
-    docs_ = Documents{};
-    docs_.starts.push_back(0);
-    any_pair_ = false;
-    return out;
+void DocumentBuilder::appendText(std::string_view piece) { append(piece, 1); }
+
+void DocumentBuilder::endDocument() {
+    if (open_ || any_open_) close();
+    else ++dropped_empty_;
+}
+
+void DocumentBuilder::finish() {
+    if (open_ || any_open_) close();
+    flush(false);
 }
 
 }  // namespace trainbench

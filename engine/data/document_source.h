@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "data/token_source.h"
+#include "data/corpus_cache.h"
 #include "data/tokenized_documents.h"
 
 namespace trainbench {
@@ -28,36 +29,48 @@ constexpr int64_t kEndOfDocument = 0;
 // set, is read the same way and is the whole validation part.
 class DocumentSource : public TokenSource {
 public:
-    // Reads every file now; throws ConfigError naming the field, the path and a fix.
+    // Opens (or first builds) the token cache of data.path and data.val_path
+    // (data/corpus_cache.h); throws ConfigError naming the field, the path and a fix.
     explicit DocumentSource(const DataConfig& data);
 
     int64_t vocabSize() const override { return vocab_size_; }
     int64_t sampleCount(Split split, int64_t length) const override;
-    int64_t tokenCount(Split split) const override { return static_cast<int64_t>(part(split).ids.size()); }
+    int64_t tokenCount(Split split) const override { return part(split).id_count; }
     void readSample(Split split, int64_t index, int64_t length, int64_t* out) const override;
-    bool hasPromptTokens() const override { return !train_.counted.empty() || !val_.counted.empty(); }
+    bool hasPromptTokens() const override;
     void readCounted(Split split, int64_t index, int64_t length, uint8_t* counted) const override;
-    // The tokens of a split that count as targets (the prompts' do not; end tokens do).
+    // The tokens of a split that count as targets (the prompts' do not; end tokens do). Reads
+    // the split's marks (one bit a token) when there are any.
     int64_t countedTokens(Split split) const;
 
-    // The text is read into memory at the start, so only a path that vanished is reported:
-    // a resume would not find it.
+    // The ids are read from the cache, so the data files may change freely; a path that vanished
+    // is reported (a resume would not find it), and so is a cache file changed under its map.
     std::string fileProblem() const override;
 
-    int64_t documentCount(Split split) const { return static_cast<int64_t>(part(split).starts.size()) - 1; }
+    int64_t documentCount(Split split) const { return part(split).doc_count; }
     // The corpus's bytes read (both parts, before tokenising): tokens per byte is
     // (tokenCount(Train) + tokenCount(Validation)) / bytesRead().
-    int64_t bytesRead() const { return bytes_read_; }
+    int64_t bytesRead() const;
     // "byte-level BPE" | "SentencePiece", or "bytes" without data.tokenizer.
     std::string tokenizerKind() const { return tokenizer_ ? tokenizer_->kind() : "bytes"; }
 
+    // The token caches read: data.path's, then data.val_path's when set.
+    struct CacheUse {
+        std::string path;
+        int64_t bytes;
+        int id_bytes;
+        bool built;  // false: reused
+    };
+    std::vector<CacheUse> caches() const;
+
 private:
-    using Part = Documents;  // ids: documents, each ending in its end token
-    // The documents of `path` (data.path or data.val_path, named by `field`), tokenised.
-    Part readDocuments(const DataConfig& data, const std::string& path, const std::string& field);
-    static Part slice(const Part& all, int64_t first_doc, int64_t last_doc);
-    // Where sample `index` of `length` positions lies in `p`: its first id and how many ids it
-    // holds (a padded row's document may be shorter than the window).
+    // A split: ids [first_id, first_id + id_count) of a cache; in the padded layout its samples
+    // are documents [first_doc, first_doc + doc_count).
+    struct Part {
+        const TokenCache* cache = nullptr;
+        int64_t first_id = 0, id_count = 0;
+        int64_t first_doc = 0, doc_count = 0;
+    };
     struct Span {
         int64_t first;
         int64_t available;
@@ -68,10 +81,8 @@ private:
     std::vector<std::string> paths_;  // data.path and data.val_path as given
     bool padded_;
     std::unique_ptr<Tokenizer> tokenizer_;  // data.tokenizer; null: bytes
-    std::string tokenizer_hash_;
-    int32_t end_token_ = static_cast<int32_t>(kEndOfDocument);
     int64_t vocab_size_ = 256;
-    int64_t bytes_read_ = 0;
+    CachedCorpus corpus_, val_corpus_;  // val_corpus_: data.val_path's, when set
     Part train_, val_;
 };
 

@@ -1,4 +1,4 @@
-// Documents of bytes to token ids with a tokenizer, on every core, cached on disk.
+// Documents of bytes to token ids with a tokenizer, on every core.
 #pragma once
 
 #include <cstdint>
@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "data/document_builder.h"
 #include "tokenizer/tokenizer.h"
 
 namespace trainbench {
@@ -13,20 +14,18 @@ namespace trainbench {
 // data.tokenizer opened; a bad file is a ConfigError naming data.tokenizer and what is wrong.
 std::unique_ptr<Tokenizer> openDataTokenizer(const std::string& path);
 
-struct Documents {
-    std::vector<int32_t> ids;     // the documents back to back, each ending in its end token
-    std::vector<int64_t> starts;  // document i is ids [starts[i], starts[i + 1]); size documents + 1
-    // Per id: 1 when it counts as a target, 0 for a prompt's (an input, never a target); empty
-    // when every id counts.
-    std::vector<uint8_t> counted;
+// A chunk's documents as token ids.
+struct TokenizedChunk {
+    std::vector<int32_t> ids;      // the documents back to back, each ending in its end token
+    std::vector<uint8_t> counted;  // per id: 1 when it counts as a target, 0 for a prompt's
+    std::vector<int64_t> ends;     // document i ends before ids[ends[i]]
 };
 
-// `bytes` holds the documents' bytes, each followed by one end byte (starts as in Documents).
-// Each document is tokenised without its end byte and followed by `end_token`. The result is
-// read from the token cache when the same bytes were tokenised by the same tokenizer file
-// (`tokenizer_hash`, the file's SHA-256) before, else computed over every core and written
-// there (a failed write only loses the cache). `what` names the corpus in errors and progress.
-Documents tokenizeDocuments(const Documents& bytes, const Tokenizer& tokenizer, int32_t end_token,
-                            const std::string& tokenizer_hash, const std::string& what);
+// Each document of `chunk` (whole: chunk.last_open is false) is tokenised without its end byte
+// and followed by `end_token`; a pair's prompt (its leading uncounted bytes) and its completion
+// are tokenised apart, so no token straddles the two and the prompt's tokens are exact. Runs of
+// documents go to every core and come back in order. Throws std::runtime_error on a tokenizer
+// error.
+TokenizedChunk tokenizeChunk(const ByteChunk& chunk, const Tokenizer& tokenizer, int32_t end_token);
 
 }  // namespace trainbench

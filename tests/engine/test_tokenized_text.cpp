@@ -35,7 +35,7 @@ std::vector<std::string> cacheFiles(const QString& folder) {
     std::vector<std::string> out;
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(folder.toStdString(), error))
-        out.push_back(entry.path().string());
+        if (entry.path().extension() == ".tokens") out.push_back(entry.path().string());
     return out;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trainbench/run_config.h"
 
@@ -26,6 +27,16 @@ struct DataSummary {
     // read (both parts; an end-of-document token counts as a token).
     std::string tokenizer;
     std::optional<double> tokens_per_byte;
+    // The document sources: the token caches the ids are read from (data.path's, then
+    // data.val_path's), memory-mapped: their pages are read from disk as windows need them and
+    // are the kernel's to drop, so the source holds no memory that grows with the corpus.
+    struct TokenCacheUse {
+        std::string path;
+        int64_t bytes = 0;
+        int id_bytes = 0;     // 1, 2 or 4: the narrowest width holding the vocabulary
+        bool built = false;   // false: an existing cache was reused
+    };
+    std::vector<TokenCacheUse> token_caches;
 };
 
 // Opens the data section of a validated config. Throws ConfigError naming the file or field.
@@ -33,7 +44,8 @@ DataSummary describeData(const RunConfig& config);
 
 // One JSON object: source, layout, vocab_size, seq_len, train_tokens, val_tokens, train_windows,
 // val_windows, entropy_floor_nats, train_documents, val_documents, train_counted, val_counted,
-// tokenizer, tokens_per_byte (null where unbounded or unknown).
+// tokenizer, tokens_per_byte (null where unbounded or unknown), token_caches (a list of
+// {path, bytes, id_bytes, built}; empty for the sources that have none).
 std::string dataSummaryToJson(const DataSummary& summary);
 
 }  // namespace trainbench
