@@ -126,8 +126,9 @@ CachedCorpus cacheCorpus(const DataConfig& data, const std::string& path, const 
         throw ConfigError(field, where + ": " + e.what() + "; or set TRAINBENCH_TOKEN_CACHE to a writable folder");
     }
     // Progress in file bytes: the files read so far and the current one's text, capped at its size.
+    report(where, 0, total);
     int64_t files_done = 0, file_size = 0, file_text_start = 0;
-    auto last_report = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+    auto last_report = std::chrono::steady_clock::now();
     DocumentBuilder* current = nullptr;
     // Byte 0 ends each document (the byte form's end id; a tokenizer puts its own token there).
     // Only the byte form may cut a document between chunks: a tokenizer needs it whole.

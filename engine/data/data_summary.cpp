@@ -40,6 +40,8 @@ DataSummary describeData(const RunConfig& config) {
         if (text->bytesRead() > 0)
             s.tokens_per_byte = double(text->tokenCount(Split::Train) + text->tokenCount(Split::Validation)) /
                                 double(text->bytesRead());
+        for (const auto& cache : text->caches())
+            s.token_caches.push_back({cache.path, cache.bytes, cache.id_bytes, cache.built});
     }
     return s;
 }
