@@ -30,18 +30,7 @@ pq.write_table(pa.table({"text": [sys.argv[2]]}), sys.argv[1])' "$work/one/corpu
 
 tokenizations=(bytes)
 if [ -x "$tokenizers_python" ]; then
-  "$tokenizers_python" - "$work/corpus/corpus.txt" "$work/bpe.json" >/dev/null 2>&1 <<'EOF'
-import sys
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-tokenizer = Tokenizer(models.BPE())
-tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-tokenizer.decoder = decoders.ByteLevel()
-trainer = trainers.BpeTrainer(vocab_size=8192, special_tokens=["<|endoftext|>"],
-                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-text = open(sys.argv[1], encoding="utf-8").read()
-tokenizer.train_from_iterator([text[:8_000_000]], trainer)
-tokenizer.save(sys.argv[2])
-EOF
+  "$tokenizers_python" "$root/bench/train_bpe.py" "$work/corpus/corpus.txt" "$work/bpe.json" >/dev/null 2>&1
   tokenizations+=(bpe)
 else
   echo "(no $tokenizers_python: bytes only; tests/tools/setup-tokenizers-env.sh makes it)"

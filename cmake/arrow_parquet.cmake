@@ -2,7 +2,8 @@
 # Debian 12 packages no Arrow; the wheel (installed by scripts/setup-torch.sh) carries
 # libarrow.so.<N>, libparquet.so.<N> and their headers in site-packages/pyarrow/. Included by
 # engine/CMakeLists.txt once trainbench_engine exists: it adds data/parquet_records.cpp and links the
-# two libraries, or, without them, data/parquet_unavailable.cpp, which refuses the source with a fix.
+# two libraries (and the hf_dataset reader beside it), or, without them, data/arrow_unavailable.cpp,
+# which refuses both sources with a fix.
 #
 # ABI, measured on pyarrow 26.0.1 (manylinux_2_28): every exported symbol taking a std::string uses
 # std::__cxx11::basic_string (698 of them in libarrow, none with the old string), the ABI of g++ 12
@@ -50,11 +51,11 @@ if(NOT TRAINBENCH_PARQUET STREQUAL "OFF")
 endif()
 
 if(_parquet_found)
-  target_sources(trainbench_engine PRIVATE data/parquet_records.cpp)
-  # Arrow's headers reach this one file only (none of ours includes them), so the rest of the
-  # engine compiles as before; nor does it need torch's precompiled header.
-  set_source_files_properties(data/parquet_records.cpp PROPERTIES SKIP_PRECOMPILE_HEADERS ON
-    COMPILE_OPTIONS "-isystem;${TRAINBENCH_ARROW_ROOT}/include")
+  target_sources(trainbench_engine PRIVATE data/parquet_records.cpp data/hf_dataset_records.cpp data/arrow_strings.cpp)
+  # Arrow's headers reach these files only (none of ours outside them includes them), so the rest
+  # of the engine compiles as before; nor do they need torch's precompiled header.
+  set_source_files_properties(data/parquet_records.cpp data/hf_dataset_records.cpp data/arrow_strings.cpp
+    PROPERTIES SKIP_PRECOMPILE_HEADERS ON COMPILE_OPTIONS "-isystem;${TRAINBENCH_ARROW_ROOT}/include")
   target_link_libraries(trainbench_engine PRIVATE ${TRAINBENCH_PARQUET_LIBRARY} ${TRAINBENCH_ARROW_LIBRARY})
   message(STATUS "data.source parquet: built in (${TRAINBENCH_PARQUET_LIBRARY})")
 elseif(TRAINBENCH_PARQUET STREQUAL "ON")
@@ -62,7 +63,7 @@ elseif(TRAINBENCH_PARQUET STREQUAL "ON")
                       "string ABI is in ${TRAINBENCH_ARROW_ROOT}: run scripts/setup-torch.sh (it installs pyarrow "
                       "into the torch environment), or set TRAINBENCH_ARROW_ROOT")
 else()
-  target_sources(trainbench_engine PRIVATE data/parquet_unavailable.cpp)
+  target_sources(trainbench_engine PRIVATE data/arrow_unavailable.cpp)
   message(STATUS "data.source parquet: not built in (no pyarrow with libarrow and libparquet in "
                  "${TRAINBENCH_ARROW_ROOT}; scripts/setup-torch.sh installs it)")
 endif()

@@ -72,6 +72,11 @@ int commandData(const ModelOptions& o) {
     if (s.entropy_floor_nats) std::printf("entropy floor         %.6f nats/token\n", *s.entropy_floor_nats);
     if (!s.tokenizer.empty()) std::printf("tokenizer             %s\n", s.tokenizer.c_str());
     if (s.tokens_per_byte) std::printf("tokens per byte       %.4f\n", *s.tokens_per_byte);
+    for (const auto& part : s.mixture)
+        std::printf("  source %-13s %s, weight %g (%.1f %% of windows): train %lld tokens in %lld documents (%lld "
+                    "windows an epoch), validation %lld tokens\n",
+                    part.name.c_str(), part.source.c_str(), part.weight, part.share * 100, (long long)part.train_tokens,
+                    (long long)part.train_documents, (long long)part.train_windows, (long long)part.val_tokens);
     for (const auto& cache : s.token_caches)
         std::printf("token cache           %s (%.1f MB, %d-byte ids, %s; memory-mapped)\n", cache.path.c_str(),
                     cache.bytes / 1e6, cache.id_bytes, cache.built ? "built now" : "reused");

@@ -1,6 +1,7 @@
 // JSON reading and writing of run configs, and `section.key=value` overrides.
 #include "trainbench/config_io.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -108,6 +109,13 @@ std::string runConfigToJson(const RunConfig& config, int indent) {
     for (const auto& section : kSections) root[section] = json::object();
     for (const auto& field : configFields()) root[field.info.section][field.info.key] = field.get(config);
     return root.dump(indent);
+}
+
+std::string mixtureSourceName(const DataMixtureSource& source) {
+    if (!source.name.empty()) return source.name;
+    std::filesystem::path path(source.path);
+    if (path.filename().empty()) path = path.parent_path();  // "web/"
+    return path.filename().string();
 }
 
 void applyConfigOverride(RunConfig& config, const std::string& assignment) {

@@ -134,6 +134,67 @@ struct Binder {
     }
 };
 
+// data.sources: a JSON array of objects, or text holding one (the form's editor writes one object
+// a line; empty text is no mixture).
+std::vector<DataMixtureSource> readMixture(const std::string& path, const json& value) {
+    json list = value;
+    if (value.is_string()) {
+        const std::string text = value.get<std::string>();
+        list = json::array();
+        size_t begin = 0, line = 0;
+        while (begin <= text.size()) {
+            size_t end = text.find('\n', begin);
+            if (end == std::string::npos) end = text.size();
+            const std::string piece = text.substr(begin, end - begin);
+            ++line;
+            if (piece.find_first_not_of(" \t\r") != std::string::npos) {
+                const json parsed = json::parse(piece, nullptr, /*allow_exceptions=*/false);
+                if (!parsed.is_object())
+                    throw ConfigError(path, path + ": line " + std::to_string(line) + " (" + describe(piece) +
+                                                ") is not a JSON object; write one source a line, e.g. "
+                                                "{\"path\": \"web/\", \"weight\": 0.7}");
+                list.push_back(parsed);
+            }
+            begin = end + 1;
+        }
+    }
+    if (!list.is_array()) typeError(path, value, "a list of sources such as [{\"path\": \"web/\", \"weight\": 0.7}]");
+    static const std::vector<std::string> keys{"name", "source", "path", "weight", "text_field"};
+    std::vector<DataMixtureSource> out;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const std::string at = path + "[" + std::to_string(i) + "]";
+        if (!list[i].is_object()) typeError(at, list[i], "an object such as {\"path\": \"web/\", \"weight\": 0.7}");
+        DataMixtureSource source;
+        for (const auto& [key, item] : list[i].items()) {
+            const std::string field = at + "." + key;
+            if (key == "name") source.name = readString(field, item);
+            else if (key == "source") source.source = readString(field, item);
+            else if (key == "path") source.path = readString(field, item);
+            else if (key == "weight") source.weight = readFloat(field, item);
+            else if (key == "text_field") source.text_field = readString(field, item);
+            else {
+                const std::string guess = closestName(key, keys);
+                throw ConfigError(field, field + ": unknown key" + (guess.empty() ? "" : "; did you mean \"" + guess + "\"?") +
+                                             " A source takes name, source, path, weight and text_field");
+            }
+        }
+        out.push_back(std::move(source));
+    }
+    return out;
+}
+
+json mixtureJson(const std::vector<DataMixtureSource>& sources) {
+    json out = json::array();
+    for (const DataMixtureSource& s : sources) {
+        json entry{{"path", s.path}, {"weight", s.weight}};
+        if (!s.name.empty()) entry["name"] = s.name;
+        if (!s.source.empty()) entry["source"] = s.source;
+        if (!s.text_field.empty()) entry["text_field"] = s.text_field;
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
 std::vector<ConfigField> buildFields() {
     std::vector<ConfigField> f;
 
@@ -263,7 +324,8 @@ std::vector<ConfigField> buildFields() {
 
     Binder<DataConfig> d{"data", &RunConfig::data, &f};
     d.text("source", &DataConfig::source, "markov: synthetic language with a known loss floor; text: files as bytes or through data.tokenizer; tokens: .bin token ids; "
-             "jsonl: JSON Lines files (.jsonl, .jsonl.gz, .jsonl.zst), one record a line; parquet: Parquet files, one record a row", choiceNames<DataSource>());
+             "jsonl: JSON Lines files (.jsonl, .jsonl.gz, .jsonl.zst), one record a line; parquet: Parquet files, one record a row; "
+             "hf_dataset: a Hugging Face dataset's save_to_disk() folder (its Arrow files, memory-mapped), one record a row", choiceNames<DataSource>());
     d.text("path", &DataConfig::path, "File or folder for the text, tokens, jsonl and parquet sources");
     d.text("val_path", &DataConfig::val_path, "Separate validation file (default: the tail of path)");
     d.real("val_fraction", &DataConfig::val_fraction, "Fraction held out for validation");
@@ -274,17 +336,25 @@ std::vector<ConfigField> buildFields() {
     d.text("layout", &DataConfig::layout, "Text documents: packed (concatenated, each ending in byte 0) or padded (one per row, padding not counted)", choiceNames<RowLayout>());
     d.text("doc_separator", &DataConfig::doc_separator, "Splits text files into documents (default a blank line); empty: one document per file");
     d.text("tokenizer", &DataConfig::tokenizer,
-           "text, jsonl, parquet: a Hugging Face tokenizer.json (byte-level BPE, as GPT-2, Llama 3, Qwen and DeepSeek ship) or a "
+           "text, jsonl, parquet, hf_dataset: a Hugging Face tokenizer.json (byte-level BPE, as GPT-2, Llama 3, Qwen and DeepSeek ship) or a "
            "SentencePiece .model; each document becomes its tokens and the tokenizer's end-of-text token, tokenised once "
            "on every core into a cache beside the run store (TRAINBENCH_TOKEN_CACHE overrides); model.vocab_size must "
            "cover it. Empty: the bytes (ids 0-255, byte 0 ending documents)");
     d.text("dtype", &DataConfig::dtype, "Element type of a tokens file", choiceNames<TokenWidth>());
     d.text("text_field", &DataConfig::text_field,
-           "jsonl, parquet: the field (column) holding each record's document text");
+           "jsonl, parquet, hf_dataset: the field (column) holding each record's document text");
     d.text("prompt_field", &DataConfig::prompt_field,
-           "jsonl, parquet: with completion_field, records are prompt/completion pairs; the prompt's tokens are "
+           "jsonl, parquet, hf_dataset: with completion_field, records are prompt/completion pairs; the prompt's tokens are "
            "inputs but not targets (not in the loss, not in the token count), the completion and its end token count");
-    d.text("completion_field", &DataConfig::completion_field, "jsonl, parquet: the completion of a pair (see prompt_field)");
+    d.text("completion_field", &DataConfig::completion_field, "jsonl, parquet, hf_dataset: the completion of a pair (see prompt_field)");
+    f.push_back({{"data", "sources", "list", {},
+                  "A mixture instead of data.path: a list of sources, each {\"path\": ..., \"weight\": w} with an optional "
+                  "\"name\" (default: the path's file name), \"source\" (default data.source) and \"text_field\". Windows are "
+                  "drawn from source i in the share w_i / sum(w), interleaved evenly and in the same order for every "
+                  "split of the batch; each source is read in its own epochs and holds out its own data.val_fraction. "
+                  "Empty: no mixture"},
+                 [](const RunConfig& c) { return mixtureJson(c.data.sources); },
+                 [](RunConfig& c, const json& v) { c.data.sources = readMixture("data.sources", v); }});
 
     Binder<RuntimeConfig> r{"runtime", &RunConfig::runtime, &f};
     r.text("device", &RuntimeConfig::device, "auto, cpu, cuda, or cuda:0,1");

@@ -1,5 +1,6 @@
 // Cross-field validation of a run config: every rule, with the field, the value and a fix.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -353,12 +354,56 @@ void checkTrain(Checker& c, const RunConfig& config) {
     }
 }
 
+// data.sources: document sources only, each with a path, a positive weight and a name fit for a
+// metric key, the names distinct; data.path and data.val_path are the single source's.
+void checkMixture(Checker& c, const DataConfig& d) {
+    if (d.sources.empty()) return;
+    if (!readsDocuments(d))
+        c.fail("data.sources", std::to_string(d.sources.size()) + " sources",
+               "mix document sources only; data.source is \"" + d.source + "\"",
+               "set data.source to text, jsonl, parquet or hf_dataset (the sources' default)");
+    if (!d.path.empty())
+        c.fail("data.path", "\"" + d.path + "\"", "is not read when data.sources is set",
+               "clear data.path, or add it to data.sources");
+    if (!d.val_path.empty())
+        c.fail("data.val_path", "\"" + d.val_path + "\"", "is not read with data.sources: each source holds out its "
+                                                        "own data.val_fraction",
+               "clear data.val_path");
+    std::vector<std::string> names;
+    for (size_t i = 0; i < d.sources.size(); ++i) {
+        const DataMixtureSource& s = d.sources[i];
+        const std::string at = "data.sources[" + std::to_string(i) + "]";
+        if (s.path.empty()) c.fail(at + ".path", "\"\"", "is required", "set the source's path to a file or folder");
+        if (!(s.weight > 0) || !std::isfinite(s.weight))
+            c.fail(at + ".weight", num(s.weight), "must be a positive number", "give the source's share, e.g. 0.7");
+        if (!s.source.empty()) {
+            DataConfig one;
+            one.source = s.source;
+            if (!readsDocuments(one))
+                c.fail(at + ".source", "\"" + s.source + "\"", "is not a document source",
+                       "use text, jsonl, parquet or hf_dataset");
+        }
+        const std::string name = mixtureSourceName(s);
+        const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+            return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
+        });
+        if (!plain)
+            c.fail(at + ".name", "\"" + name + "\"", "names the source in metric keys: letters, digits, '_', '-' and '.' only",
+                   "set the source's name, e.g. \"web\"");
+        else if (std::find(names.begin(), names.end(), name) != names.end())
+            c.fail(at + ".name", "\"" + name + "\"", "is the name of another source too", "give each source its own name");
+        names.push_back(name);
+    }
+}
+
 void checkData(Checker& c, const RunConfig& config) {
     const DataConfig& d = config.data;
     c.oneOf<DataSource>("data.source", d.source);
-    if ((readsDocuments(d) || isChoice(d.source, DataSource::Tokens)) && d.path.empty())
+    if ((readsDocuments(d) || isChoice(d.source, DataSource::Tokens)) && d.path.empty() && d.sources.empty())
         c.fail("data.path", "\"\"", "is required for source \"" + d.source + "\"", "set data.path to a file or folder");
-    const bool records = isChoice(d.source, DataSource::Jsonl) || isChoice(d.source, DataSource::Parquet);
+    checkMixture(c, d);
+    const bool records = isChoice(d.source, DataSource::Jsonl) || isChoice(d.source, DataSource::Parquet) ||
+                         isChoice(d.source, DataSource::HfDataset);
     if (records) {
         if (readsPairs(d)) {
             if (d.prompt_field.empty())
@@ -377,7 +422,8 @@ void checkData(Checker& c, const RunConfig& config) {
     } else if (readsPairs(d)) {
         const std::string field = d.prompt_field.empty() ? "data.completion_field" : "data.prompt_field";
         c.fail(field, "\"" + (d.prompt_field.empty() ? d.completion_field : d.prompt_field) + "\"",
-               "is read by data.source \"jsonl\" and \"parquet\" only", "set data.source to jsonl or parquet, or clear " + field);
+               "is read by data.source \"jsonl\", \"parquet\" and \"hf_dataset\" only",
+               "set data.source to jsonl, parquet or hf_dataset, or clear " + field);
     }
     c.within("data.vocab_size", d.vocab_size, 0, kMaxVocab, "token ids of 32-bit files");
     if (!(d.val_fraction >= 0 && d.val_fraction < 1))
@@ -407,8 +453,8 @@ void checkData(Checker& c, const RunConfig& config) {
         c.positive("data.concentration", d.concentration);
     }
     if (!d.tokenizer.empty() && !readsDocuments(d))
-        c.fail("data.tokenizer", "\"" + d.tokenizer + "\"", "is read by data.source \"text\", \"jsonl\" and \"parquet\" only",
-               "set data.source to text, jsonl or parquet, or clear data.tokenizer");
+        c.fail("data.tokenizer", "\"" + d.tokenizer + "\"", "is read by data.source \"text\", \"jsonl\", \"parquet\" and \"hf_dataset\" only",
+               "set data.source to text, jsonl, parquet or hf_dataset, or clear data.tokenizer");
     if (readsDocuments(d) && d.tokenizer.empty() && config.model.vocab_size < 256)
         c.fail("model.vocab_size", num(config.model.vocab_size),
                "must be >= 256 for data.source \"" + d.source + "\" without data.tokenizer (byte ids 0..255)",

@@ -16,6 +16,7 @@
 #include "data/corpus_fingerprint.h"
 #include "data/data_files.h"
 #include "data/document_builder.h"
+#include "data/hf_dataset_records.h"
 #include "data/jsonl_records.h"
 #include "data/parquet_records.h"
 #include "data/text_documents.h"
@@ -64,6 +65,7 @@ private:
 std::vector<fs::path> corpusFiles(DataSource kind, const std::string& path, const std::string& field) {
     if (kind == DataSource::Jsonl) return listDataFiles(path, field, jsonLinesSuffixes(), "JSON Lines files");
     if (kind == DataSource::Parquet) return listDataFiles(path, field, {".parquet"}, "Parquet files");
+    if (kind == DataSource::HfDataset) return hfDatasetFiles(path, field);
     return listDataFiles(path, field);
 }
 
@@ -152,6 +154,7 @@ CachedCorpus cacheCorpus(const DataConfig& data, const std::string& path, const 
         file_text_start = builder.bytes();
         if (kind == DataSource::Jsonl) readJsonLinesRecords(file, fields, builder, field);
         else if (kind == DataSource::Parquet) readParquetRecords(file, fields, builder, field);
+        else if (kind == DataSource::HfDataset) readHfDatasetRecords(file, fields, builder, field);
         else if (!readTextDocuments(file, data.doc_separator, builder)) continue;  // an unreadable file is skipped
         ++readable;
         files_done += file_size;

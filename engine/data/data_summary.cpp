@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/document_source.h"
+#include "data/mixture_source.h"
 #include "data/token_source.h"
 
 namespace trainbench {
@@ -31,17 +32,35 @@ DataSummary describeData(const RunConfig& config) {
     s.train_windows = bounded(source->sampleCount(Split::Train, window));
     s.val_windows = bounded(source->sampleCount(Split::Validation, window));
     if (source->entropyFloor() >= 0) s.entropy_floor_nats = source->entropyFloor();
-    if (const auto* text = dynamic_cast<const DocumentSource*>(source.get())) {
-        s.train_documents = text->documentCount(Split::Train);
-        s.val_documents = text->documentCount(Split::Validation);
-        s.train_counted = text->countedTokens(Split::Train);
-        s.val_counted = text->countedTokens(Split::Validation);
-        s.tokenizer = config.data.tokenizer.empty() ? "bytes" : text->tokenizerKind() + " (" + config.data.tokenizer + ")";
-        if (text->bytesRead() > 0)
-            s.tokens_per_byte = double(text->tokenCount(Split::Train) + text->tokenCount(Split::Validation)) /
-                                double(text->bytesRead());
-        for (const auto& cache : text->caches())
-            s.token_caches.push_back({cache.path, cache.bytes, cache.id_bytes, cache.built});
+    std::vector<const DocumentSource*> documents;
+    if (const auto* text = dynamic_cast<const DocumentSource*>(source.get())) documents.push_back(text);
+    if (const auto* mixture = dynamic_cast<const MixtureSource*>(source.get())) {
+        for (const MixtureSource::Part& part : mixture->parts()) {
+            const DocumentSource& d = *part.source;
+            s.mixture.push_back({part.name, "", part.weight, double(part.share) / double(mixture->cycle()),
+                                 d.tokenCount(Split::Train), d.tokenCount(Split::Validation),
+                                 d.documentCount(Split::Train), d.documentCount(Split::Validation),
+                                 d.sampleCount(Split::Train, window)});
+            documents.push_back(&d);
+        }
+        for (size_t i = 0; i < s.mixture.size(); ++i)
+            s.mixture[i].source = config.data.sources[i].source.empty() ? config.data.source : config.data.sources[i].source;
+    }
+    if (!documents.empty()) {
+        s.train_documents = s.val_documents = s.train_counted = s.val_counted = 0;
+        int64_t bytes = 0;
+        for (const DocumentSource* d : documents) {
+            *s.train_documents += d->documentCount(Split::Train);
+            *s.val_documents += d->documentCount(Split::Validation);
+            *s.train_counted += d->countedTokens(Split::Train);
+            *s.val_counted += d->countedTokens(Split::Validation);
+            bytes += d->bytesRead();
+            for (const auto& cache : d->caches())
+                s.token_caches.push_back({cache.path, cache.bytes, cache.id_bytes, cache.built});
+        }
+        s.tokenizer = config.data.tokenizer.empty() ? "bytes" : documents[0]->tokenizerKind() + " (" + config.data.tokenizer + ")";
+        if (bytes > 0)
+            s.tokens_per_byte = double(source->tokenCount(Split::Train) + source->tokenCount(Split::Validation)) / double(bytes);
     }
     return s;
 }
@@ -63,6 +82,17 @@ std::string dataSummaryToJson(const DataSummary& s) {
                        {"tokenizer", s.tokenizer.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.tokenizer)},
                        {"tokens_per_byte", orNull(s.tokens_per_byte)},
                        {"token_caches", nlohmann::json::array()}};
+    out["mixture"] = nlohmann::json::array();
+    for (const auto& part : s.mixture)
+        out["mixture"].push_back({{"name", part.name},
+                                  {"source", part.source},
+                                  {"weight", part.weight},
+                                  {"share", part.share},
+                                  {"train_tokens", part.train_tokens},
+                                  {"val_tokens", part.val_tokens},
+                                  {"train_documents", part.train_documents},
+                                  {"val_documents", part.val_documents},
+                                  {"train_windows", part.train_windows}});
     for (const auto& cache : s.token_caches)
         out["token_caches"].push_back(
             {{"path", cache.path}, {"bytes", cache.bytes}, {"id_bytes", cache.id_bytes}, {"built", cache.built}});

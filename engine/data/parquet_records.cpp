@@ -17,80 +17,11 @@
 #include <string_view>
 #include <vector>
 
+#include "data/arrow_strings.h"
 #include "trainbench/config_io.h"
 
 namespace trainbench {
 namespace {
-
-bool holdsStrings(const arrow::DataType& type) {
-    switch (type.id()) {
-        case arrow::Type::STRING:
-        case arrow::Type::LARGE_STRING:
-        case arrow::Type::STRING_VIEW:
-            return true;
-        case arrow::Type::DICTIONARY:  // repeated texts stored once (pandas categoricals, Spark)
-            return holdsStrings(*static_cast<const arrow::DictionaryType&>(type).value_type());
-        default:
-            return false;
-    }
-}
-
-// Arrow's messages may run over several lines (Thrift's do); ours are one line.
-std::string oneLine(const std::string& message) {
-    std::string out;
-    for (char ch : message) {
-        const bool space = ch == '\n' || ch == '\r' || ch == '\t' || ch == ' ';
-        if (!space) out.push_back(ch);
-        else if (!out.empty() && out.back() != ' ') out.push_back(' ');
-    }
-    while (!out.empty() && (out.back() == ' ' || out.back() == '.')) out.pop_back();
-    return out;
-}
-
-// `values` is a string array of one of the three layouts holdsStrings accepts.
-std::string_view stringAt(const arrow::Array& values, int64_t i) {
-    switch (values.type_id()) {
-        case arrow::Type::STRING:
-            return static_cast<const arrow::StringArray&>(values).GetView(i);
-        case arrow::Type::LARGE_STRING:
-            return static_cast<const arrow::LargeStringArray&>(values).GetView(i);
-        default:
-            return static_cast<const arrow::StringViewArray&>(values).GetView(i);
-    }
-}
-
-// One string column of a row group, row after row across its chunks (the two columns of a pair
-// may be chunked differently, so each keeps its own place).
-class StringColumn {
-public:
-    explicit StringColumn(std::shared_ptr<arrow::ChunkedArray> data) : data_(std::move(data)) {}
-
-    // The next row's text; nullopt for a null.
-    std::optional<std::string_view> next() {
-        while (chunk_ == nullptr || row_ >= chunk_->length()) {
-            chunk_ = data_->chunk(next_chunk_++).get();
-            row_ = 0;
-            dictionary_ = chunk_->type_id() == arrow::Type::DICTIONARY
-                              ? static_cast<const arrow::DictionaryArray*>(chunk_)
-                              : nullptr;
-            values_ = dictionary_ ? dictionary_->dictionary().get() : chunk_;
-        }
-        const int64_t i = row_++;
-        if (chunk_->IsNull(i)) return std::nullopt;
-        if (!dictionary_) return stringAt(*values_, i);
-        const int64_t entry = dictionary_->GetValueIndex(i);
-        if (values_->IsNull(entry)) return std::nullopt;
-        return stringAt(*values_, entry);
-    }
-
-private:
-    std::shared_ptr<arrow::ChunkedArray> data_;
-    int next_chunk_ = 0;
-    const arrow::Array* chunk_ = nullptr;
-    const arrow::DictionaryArray* dictionary_ = nullptr;
-    const arrow::Array* values_ = nullptr;  // the strings: the chunk, or its dictionary
-    int64_t row_ = 0;
-};
 
 // A column the run reads: its name, the setting that names it, its leaf index in the file.
 struct WantedColumn {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,8 +57,16 @@ public:
         const uint8_t* p = ids_ + i * header_.width;
         switch (header_.width) {
         case 1: return p[0];
-        case 2: return *reinterpret_cast<const uint16_t*>(p);
-        default: return *reinterpret_cast<const uint32_t*>(p);
+        case 2: {
+            uint16_t v;
+            std::memcpy(&v, p, 2);
+            return v;
+        }
+        default: {
+            uint32_t v;
+            std::memcpy(&v, p, 4);
+            return v;
+        }
         }
     }
     int64_t start(int64_t document) const { return starts_[document]; }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "data/markov_source.h"
+#include "data/mixture_source.h"
 #include "data/document_source.h"
 #include "data/token_file_source.h"
 #include "trainbench/config_io.h"
@@ -16,6 +17,29 @@ std::unique_ptr<TokenSource> construct(const RunConfig& config) {
     if (dataSource(d) == DataSource::Markov) {
         int64_t vocab = d.vocab_size > 0 ? d.vocab_size : config.model.vocab_size;
         return std::make_unique<MarkovSource>(vocab, d.order, d.concentration, static_cast<uint64_t>(d.seed));
+    }
+    if (!d.sources.empty()) {
+        auto mixture = std::make_unique<MixtureSource>(d, static_cast<uint64_t>(config.train.seed));
+        if (mixture->vocabSize() > config.model.vocab_size)
+            throw ConfigError("model.vocab_size", "model.vocab_size (" + std::to_string(config.model.vocab_size) +
+                                                      ") is smaller than the mixture's vocabulary (" +
+                                                      std::to_string(mixture->vocabSize()) + " ids); set model.vocab_size to " +
+                                                      std::to_string(mixture->vocabSize()) + " or more");
+        // Every source must hold a training window (it is drawn from), and a validation one when
+        // evaluation runs and the others have none.
+        const int64_t window = config.train.seq_len + 1;
+        for (size_t i = 0; i < mixture->parts().size(); ++i) {
+            const DocumentSource& part = *mixture->parts()[i].source;
+            if (part.sampleCount(Split::Train, window) == 0)
+                throw ConfigError("train.seq_len", "train.seq_len (" + std::to_string(config.train.seq_len) +
+                                                       "): the training part of data.sources[" + std::to_string(i) +
+                                                       "] (\"" + d.sources[i].path + "\") has " +
+                                                       std::to_string(part.tokenCount(Split::Train)) +
+                                                       " tokens, fewer than one window of train.seq_len + 1 = " +
+                                                       std::to_string(window) + "; lower train.seq_len, or give that "
+                                                       "source more data");
+        }
+        return mixture;
     }
     if (d.path.empty())
         throw ConfigError("data.path", "data.path (\"\"): is required for data.source \"" + d.source +
@@ -53,11 +77,12 @@ std::unique_ptr<TokenSource> openTokenSource(const RunConfig& config) {
                                                 std::to_string(window) + " tokens; lower train.seq_len or " + fix);
     };
     if (source->sampleCount(Split::Train, window) == 0) throw tooShort(Split::Train, d.path, "use more data");
+    const std::string val_file = d.sources.empty() ? d.path : "the mixture's sources";
     if (config.train.eval_every > 0 && source->sampleCount(Split::Validation, window) == 0) {
         if (!d.val_path.empty()) throw tooShort(Split::Validation, d.val_path, "use a longer data.val_path");
         std::ostringstream fraction;
         fraction << d.val_fraction;
-        throw tooShort(Split::Validation, d.path, "raise data.val_fraction (" + fraction.str() + ")");
+        throw tooShort(Split::Validation, val_file, "raise data.val_fraction (" + fraction.str() + ")");
     }
     return source;
 }

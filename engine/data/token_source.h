@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "trainbench/run_config.h"
 
@@ -31,6 +33,9 @@ public:
     }
     // The lowest reachable mean loss in nats per token, when known (synthetic sources).
     virtual double entropyFloor() const { return -1.0; }
+    // A mixture's sources (data.sources) and how many of the first `samples` training samples
+    // each gives, in the config's order; empty for a single source.
+    virtual std::vector<std::pair<std::string, int64_t>> samplesBySource(int64_t) const { return {}; }
     // A data file removed or changed since the source opened it, as a sentence naming the file;
     // empty when every file is as it was (or the source has none). Cheap: a stat per file.
     virtual std::string fileProblem() const { return {}; }

@@ -127,6 +127,11 @@ void RankTrainer::prepare() {
     report.sharded_weights = s_.placement.sharded.weights;
     report.start_step = start_step_;
     report.warmup_steps = cfg_.train.warmup_steps;
+    if (!cfg_.data.sources.empty()) {
+        const TokenSource* source = source_.get();
+        report.samples_by_source = [source](int64_t samples) { return source->samplesBySource(samples); };
+        report.seq_len = cfg_.train.seq_len;
+    }
     report_ = std::make_unique<StepReporter>(std::move(report));
     if (checkpoint) report_->restoreNoise(checkpoint->state.noise_scale);
     if (computeDtype(cfg_.runtime) == ComputeDtype::Auto && !s_.fp64)
@@ -405,6 +410,8 @@ RankResult RankTrainer::loop() {
         facts.lr = lr;
         facts.micro_batch_size = cfg_.train.micro_batch_size;
         facts.accumulation = windowMicroBatches(step);
+        facts.samples_end = schedule_.firstSample(step) +
+                            facts.micro_batch_size * facts.accumulation * static_cast<int64_t>(s_.world_size);
         report_->observeNoise(facts, window);
         adaptBatch(step);
         facts.step_time = secondsSince(step_start);

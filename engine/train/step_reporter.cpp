@@ -117,6 +117,9 @@ void StepReporter::publishStep(const StepFacts& f, const WindowResult& w, const 
         }
     }
     if (setup_.sharded_weights) points.push_back(at(metric::kShardGatheredBytes, double(w.shard_gathered_bytes)));
+    if (setup_.samples_by_source)
+        for (const auto& [source, samples] : setup_.samples_by_source(f.samples_end))
+            points.push_back(at(metric::dataSourceTokensKey(source), double(samples * setup_.seq_len)));
     if (w.noise && noise_.ready()) {
         // Raw parts (a user may smooth them differently), their averages, and the critical batch
         // from the ratio of the averages, in tokens and in sequences of this window.

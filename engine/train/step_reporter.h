@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,6 +45,10 @@ struct ReporterSetup {
     // runtime.offload_dir: the files' traffic is reported (io/*).
     bool offload_files = false;
     bool sharded_weights = false;  // ZeRO stage 3: the shards' gathered bytes are reported
+    // A mixture's sources: the training samples among the first n each gives (data/*/tokens);
+    // empty for a single source.
+    std::function<std::vector<std::pair<std::string, int64_t>>(int64_t)> samples_by_source;
+    int64_t seq_len = 0;
 };
 
 // The step just taken, as the report needs it.
@@ -56,6 +61,7 @@ struct StepFacts {
     // The split of the step just taken (a ramp's, not the final one): m and K (W is the setup's).
     int64_t micro_batch_size = 0;
     int64_t accumulation = 0;
+    int64_t samples_end = 0;  // the global samples the steps so far read
 };
 
 class StepReporter {

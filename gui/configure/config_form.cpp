@@ -10,6 +10,9 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
@@ -209,7 +212,8 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
         field.label->setBuddy(field.editor);
         field.form = form;
         // A lines editor is taller than its label: the label stays by its first line.
-        if (field.kind == Kind::Lines) field.label->setAlignment(Qt::AlignRight | Qt::AlignTop);
+        if (field.kind == Kind::Lines || field.kind == Kind::ObjectLines)
+            field.label->setAlignment(Qt::AlignRight | Qt::AlignTop);
         if (form != inference_form) form->addRow(field.label, field.editor);
         fields_.push_back(field);
     }
@@ -339,18 +343,34 @@ QWidget* ConfigForm::createEditor(Field& field, const ConfigFieldInfo& info) {
         });
         return combo;
     }
-    if (isLinesField(path)) {
-        field.kind = Kind::Lines;
+    if (isLinesField(path) || info.type == "list") {
+        field.kind = info.type == "list" ? Kind::ObjectLines : Kind::Lines;
         auto* lines = new QPlainTextEdit(parent);
         // A line is an item: wrapping would make one long line read as two.
         lines->setLineWrapMode(QPlainTextEdit::NoWrap);
         // Tab moves on through the form, as from every other editor.
         lines->setTabChangesFocus(true);
-        lines->setPlaceholderText(tr("one a line"));
+        lines->setPlaceholderText(field.kind == Kind::ObjectLines
+                                      ? QStringLiteral("{\"path\": \"web/\", \"weight\": 0.7}") + tr(" (one a line)")
+                                      : tr("one a line"));
         lines->setFixedHeight(kLinesEditorRows * lines->fontMetrics().lineSpacing() +
                               2 * int(std::ceil(lines->document()->documentMargin())) + 2 * lines->frameWidth());
-        connect(lines, &QPlainTextEdit::textChanged, this,
-                [this, path, lines] { Q_EMIT fieldEdited(path, QJsonValue(lines->toPlainText())); });
+        if (field.kind == Kind::Lines) {
+            connect(lines, &QPlainTextEdit::textChanged, this,
+                    [this, path, lines] { Q_EMIT fieldEdited(path, QJsonValue(lines->toPlainText())); });
+        } else {
+            // A list is edited once every line reads as an object: "{" on its way to one waits.
+            connect(lines, &QPlainTextEdit::textChanged, this, [this, path, lines] {
+                QJsonArray items;
+                for (const QString& line : lines->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+                    if (line.trimmed().isEmpty()) continue;
+                    const QJsonDocument parsed = QJsonDocument::fromJson(line.toUtf8());
+                    if (!parsed.isObject()) return;
+                    items.append(parsed.object());
+                }
+                Q_EMIT fieldEdited(path, items);
+            });
+        }
         return lines;
     }
     field.kind = optional ? Kind::OptionalText : Kind::Text;
@@ -424,6 +444,22 @@ void ConfigForm::showValue(const Field& field, const QJsonValue& value) {
     case Kind::Lines: {
         auto* lines = static_cast<QPlainTextEdit*>(field.editor);
         if (lines->toPlainText() != value.toString()) lines->setPlainText(value.toString());
+        break;
+    }
+    case Kind::ObjectLines: {
+        // Each object compact on its line. Text that already says the same (spacing aside) stays,
+        // and so does the text being typed (focus in the editor), so typing is not undone under
+        // the cursor, even by a line the engine refuses (the view says why).
+        auto* lines = static_cast<QPlainTextEdit*>(field.editor);
+        if (lines->hasFocus()) break;
+        QStringList wanted, shown;
+        for (const QJsonValue& item : value.toArray())
+            wanted << QString::fromUtf8(QJsonDocument(item.toObject()).toJson(QJsonDocument::Compact));
+        for (const QString& line : lines->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+            const QJsonDocument parsed = QJsonDocument::fromJson(line.toUtf8());
+            shown << (parsed.isObject() ? QString::fromUtf8(parsed.toJson(QJsonDocument::Compact)) : line);
+        }
+        if (shown != wanted) lines->setPlainText(wanted.join(QLatin1Char('\n')));
         break;
     }
     }

@@ -73,7 +73,8 @@ Q_SIGNALS:
     void fieldEdited(const QString& path, const QJsonValue& value);
 
 private:
-    enum class Kind { Int, OptionalInt, Float, Bool, OptionalBool, Choice, Text, OptionalText, Lines };
+    // Lines: text, one item a line; ObjectLines: a list of objects (type "list"), one JSON object a line.
+    enum class Kind { Int, OptionalInt, Float, Bool, OptionalBool, Choice, Text, OptionalText, Lines, ObjectLines };
     struct Field {
         QString section;
         QString key;

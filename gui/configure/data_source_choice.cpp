@@ -57,6 +57,8 @@ std::string folderSource(const QString& folder, const std::string& current) {
 
 std::string dataSourceForPath(const QString& path, const std::string& current) {
     const QFileInfo info(path);
+    // A Hugging Face dataset's save_to_disk() folder says what it is in its state.json.
+    if (info.isDir() && QFileInfo(path + QStringLiteral("/state.json")).isFile()) return choiceName(DataSource::HfDataset);
     if (info.isDir()) return folderSource(path, current);
     switch (kindOfName(info.fileName())) {
     case FileKind::JsonLines: return choiceName(DataSource::Jsonl);
@@ -78,7 +80,9 @@ bool dataFieldRead(const QString& key, const DataConfig& data) {
     if (key == QLatin1String("dtype")) return isChoice(data.source, DataSource::Tokens);
     if (key == QLatin1String("text_field") || key == QLatin1String("prompt_field") ||
         key == QLatin1String("completion_field"))
-        return isChoice(data.source, DataSource::Jsonl) || isChoice(data.source, DataSource::Parquet);
+        return isChoice(data.source, DataSource::Jsonl) || isChoice(data.source, DataSource::Parquet) ||
+               isChoice(data.source, DataSource::HfDataset);
+    if (key == QLatin1String("sources")) return readsDocuments(data);
     return true;
 }
 

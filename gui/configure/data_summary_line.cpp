@@ -46,7 +46,14 @@ QString tokenizerKind(const DataSummary& summary, const DataConfig& data) {
 }
 
 bool readsRecords(const std::string& source) {
-    return isChoice(source, DataSource::Jsonl) || isChoice(source, DataSource::Parquet);
+    return isChoice(source, DataSource::Jsonl) || isChoice(source, DataSource::Parquet) ||
+           isChoice(source, DataSource::HfDataset);
+}
+
+QString recordFormat(const std::string& source) {
+    if (isChoice(source, DataSource::Jsonl)) return QObject::tr("JSON Lines");
+    if (isChoice(source, DataSource::Parquet)) return QObject::tr("Parquet");
+    return QObject::tr("Hugging Face dataset");
 }
 
 QString documentsText(int64_t count, bool pairs) {
@@ -73,8 +80,14 @@ QString recordPartText(const QString& name, std::optional<int64_t> documents, st
 QString dataSummaryText(const DataSummary& summary, const DataConfig& data) {
     QStringList parts;
     QStringList record_parts;  // a line each, under the others
-    if (readsRecords(summary.source)) {
-        parts << (isChoice(summary.source, DataSource::Jsonl) ? QObject::tr("JSON Lines") : QObject::tr("Parquet"));
+    if (!summary.mixture.empty()) {
+        QStringList shares;
+        for (const auto& part : summary.mixture)
+            shares << QStringLiteral("%1 %2 %").arg(QString::fromStdString(part.name), QString::number(part.share * 100, 'g', 3));
+        parts << QObject::tr("mixture of %1").arg(shares.join(QStringLiteral(", ")));
+        parts << tokenizerKind(summary, data);
+    } else if (readsRecords(summary.source)) {
+        parts << recordFormat(summary.source);
         parts << tokenizerKind(summary, data);
     } else if (isChoice(summary.source, DataSource::Text)) {
         parts << tokenizerKind(summary, data);

@@ -149,6 +149,9 @@ void DataSummaryWorker::startNext() {
                 if (holdsMoreThan(data.path, kAutoDescribeLimitBytes)) oversized = QStringLiteral("data.path");
                 else if (!data.val_path.empty() && holdsMoreThan(data.val_path, kAutoDescribeLimitBytes))
                     oversized = QStringLiteral("data.val_path");
+                for (size_t i = 0; i < data.sources.size() && oversized.isEmpty(); ++i)
+                    if (holdsMoreThan(data.sources[i].path, kAutoDescribeLimitBytes))
+                        oversized = QStringLiteral("data.sources[%1].path").arg(i);
             }
             if (!oversized.isEmpty()) {
                 answer->kind = Answer::Kind::TooLarge;

@@ -3,6 +3,7 @@
 // of `data` and `run` does not grow with the corpus (maximum resident set from wait4).
 #include <QtTest/QtTest>
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -15,6 +16,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "../engine/handwritten_tokenizer.h"
 #include "cli_process.h"
@@ -139,6 +141,41 @@ private Q_SLOTS:
         QVERIFY(lastJsonLine(again.out)["token_caches"].toArray()[0].toObject()["built"].toBool());
         QCOMPARE(tokenFiles(cache_, QStringLiteral("*.tokens")), 1);
         QCOMPARE(tokenFiles(cache_, QStringLiteral("*.partial*")), 0);
+    }
+
+    // A mixture of two sources, weights 3 : 1, 4 steps of 16 sequences of 64 tokens: the run's
+    // data/<source>/tokens after step s are 12 s and 4 s sequences of 64 (by hand), and `data`
+    // lists both sources with their shares.
+    void aMixtureReportsEachSourcesTokens() {
+        writeCorpus(path("web.jsonl"), 1 << 20);
+        writeCorpus(path("code.jsonl"), 1 << 19);
+        const QString sources = "data.sources=[{\"path\": \"" + path("web.jsonl") + "\", \"weight\": 3}, {\"path\": \"" +
+                                path("code.jsonl") + "\", \"name\": \"code\"}]";
+        const QStringList common{"--set", "data.source=jsonl", "--set", sources, "--set", "model.vocab_size=256"};
+        const Result summary = runCli(QStringList{"data", kConfigs + "/tiny.json", "--json"} + common);
+        QVERIFY2(summary.code == 0, qPrintable(summary.err));
+        const QJsonArray parts = lastJsonLine(summary.out)["mixture"].toArray();
+        QCOMPARE(parts.size(), 2);
+        QCOMPARE(parts[0].toObject()["name"].toString(), QString("web.jsonl"));
+        QCOMPARE(parts[0].toObject()["share"].toDouble(), 0.75);
+        QCOMPARE(parts[1].toObject()["name"].toString(), QString("code"));
+        QCOMPARE(lastJsonLine(summary.out)["token_caches"].toArray().size(), 2);
+        const Result run = runCli(QStringList{"run", kConfigs + "/tiny.json", "--store", path("mix-store"), "--set",
+                                              "train.steps=4", "--set", "train.eval_every=0"} + common);
+        QVERIFY2(run.code == 0, qPrintable(run.err));
+        const QString id = lastJsonLine(run.out)["run_id"].toString();
+        const Result points = runCli({"export", id, "--format", "jsonl", "--store", path("mix-store")});
+        QCOMPARE(points.code, 0);
+        std::map<QString, std::map<int, double>> tokens;
+        for (const QString& line : points.out.trimmed().split('\n')) {
+            const QJsonObject p = QJsonDocument::fromJson(line.toUtf8()).object();
+            if (p["key"].toString().startsWith("data/")) tokens[p["key"].toString()][p["step"].toInt()] = p["value"].toDouble();
+        }
+        QCOMPARE(tokens.size(), size_t(2));
+        for (int step = 1; step <= 4; ++step) {
+            QCOMPARE(tokens["data/web.jsonl/tokens"][step], double(12 * step * 64));
+            QCOMPARE(tokens["data/code/tokens"][step], double(4 * step * 64));
+        }
     }
 
     // The reader's memory does not follow the corpus: `data` building and reusing the cache of a

@@ -15,6 +15,7 @@
 
 #include "data/batch_sampler.h"
 #include "data/document_source.h"
+#include "document_stream.h"
 #include "trainbench/config_io.h"
 
 using namespace trainbench;
@@ -34,33 +35,6 @@ std::vector<int64_t> stream(const std::vector<std::string>& documents) {
         out.push_back(0);
     }
     return out;
-}
-
-std::vector<int64_t> wholeStream(const DocumentSource& source) {
-    const int64_t n = source.tokenCount(Split::Train);
-    std::vector<int64_t> out(n);
-    source.readSample(Split::Train, 0, n, out.data());
-    return out;
-}
-
-std::vector<uint8_t> wholeCounted(const DocumentSource& source) {
-    const int64_t n = source.tokenCount(Split::Train);
-    std::vector<uint8_t> out(n);
-    source.readCounted(Split::Train, 0, n, out.data());
-    return out;
-}
-
-struct Refusal {
-    std::string field, message;
-};
-
-Refusal refusalOf(const std::function<void()>& action) {
-    try {
-        action();
-    } catch (const ConfigError& e) {
-        return {e.path(), e.what()};
-    }
-    return {"<none>", "<no ConfigError>"};
 }
 
 }  // namespace

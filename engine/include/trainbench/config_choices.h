@@ -19,7 +19,7 @@ enum class LossNormalization { Tokens };              // train.loss_normalizatio
 enum class IncompleteWindow { Scale, Drop };          // train.incomplete_window
 enum class BatchPolicy { Fixed, Ramp, Adaptive };     // train.batch_policy
 enum class LrBatchRule { Sqrt, Linear, None };        // train.lr_batch_rule
-enum class DataSource { Markov, Text, Tokens, Jsonl, Parquet };  // data.source
+enum class DataSource { Markov, Text, Tokens, Jsonl, Parquet, HfDataset };  // data.source
 enum class RowLayout { Packed, Padded };              // data.layout
 enum class TokenWidth { UInt16, UInt32 };             // data.dtype
 enum class ComputeDtype { Fp32, Bf16, Fp8, Auto };   // runtime.dtype
@@ -40,7 +40,7 @@ TRAINBENCH_CHOICE_NAMES(LossNormalization, "tokens");
 TRAINBENCH_CHOICE_NAMES(IncompleteWindow, "scale", "drop");
 TRAINBENCH_CHOICE_NAMES(BatchPolicy, "fixed", "ramp", "adaptive");
 TRAINBENCH_CHOICE_NAMES(LrBatchRule, "sqrt", "linear", "none");
-TRAINBENCH_CHOICE_NAMES(DataSource, "markov", "text", "tokens", "jsonl", "parquet");
+TRAINBENCH_CHOICE_NAMES(DataSource, "markov", "text", "tokens", "jsonl", "parquet", "hf_dataset");
 TRAINBENCH_CHOICE_NAMES(RowLayout, "packed", "padded");
 TRAINBENCH_CHOICE_NAMES(TokenWidth, "uint16", "uint32");
 TRAINBENCH_CHOICE_NAMES(ComputeDtype, "fp32", "bf16", "fp8", "auto");

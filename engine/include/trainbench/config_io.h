@@ -38,6 +38,10 @@ RunConfig loadRunConfigFile(const std::string& path);
 // The complete config as indented JSON (every field, defaults included).
 std::string runConfigToJson(const RunConfig& config, int indent = 2);
 
+// A data.sources entry's name: its own, else its path's last component ("web/" -> "web",
+// "code.jsonl" -> "code.jsonl").
+std::string mixtureSourceName(const DataMixtureSource& source);
+
 // Applies `section.key=value` (value parsed as JSON, else as a string). Throws ConfigError.
 void applyConfigOverride(RunConfig& config, const std::string& assignment);
 

@@ -37,6 +37,19 @@ struct DataSummary {
         bool built = false;   // false: an existing cache was reused
     };
     std::vector<TokenCacheUse> token_caches;
+    // A mixture (data.sources): each source's name, weight and share of the training windows
+    // (whole numbers of a cycle), and its parts' sizes; the counts above are their sums, and the
+    // training windows are unbounded (each source is read in epochs of its own).
+    struct MixturePart {
+        std::string name;
+        std::string source;
+        double weight = 0;
+        double share = 0;
+        int64_t train_tokens = 0, val_tokens = 0;
+        int64_t train_documents = 0, val_documents = 0;
+        int64_t train_windows = 0;  // per epoch of this source
+    };
+    std::vector<MixturePart> mixture;
 };
 
 // Opens the data section of a validated config. Throws ConfigError naming the file or field.
@@ -45,7 +58,9 @@ DataSummary describeData(const RunConfig& config);
 // One JSON object: source, layout, vocab_size, seq_len, train_tokens, val_tokens, train_windows,
 // val_windows, entropy_floor_nats, train_documents, val_documents, train_counted, val_counted,
 // tokenizer, tokens_per_byte (null where unbounded or unknown), token_caches (a list of
-// {path, bytes, id_bytes, built}; empty for the sources that have none).
+// {path, bytes, id_bytes, built}; empty for the sources that have none), mixture (a list of
+// {name, source, weight, share, train_tokens, val_tokens, train_documents, val_documents,
+// train_windows}; empty without data.sources).
 std::string dataSummaryToJson(const DataSummary& summary);
 
 }  // namespace trainbench

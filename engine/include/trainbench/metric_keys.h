@@ -35,6 +35,10 @@ inline constexpr char kOffloadWriteRate[] = "io/write_gbps";
 // window, the micro-batch order twice per micro-batch).
 inline constexpr char kShardGatheredBytes[] = "io/gathered_bytes";
 
+// A mixture (data.sources): "data/<source>/tokens", the token positions (samples x seq_len) the
+// steps so far drew from the source: with packed documents, its tokens read.
+inline std::string dataSourceTokensKey(const std::string& source) { return "data/" + source + "/tokens"; }
+
 // The gradient noise scale (train.noise_scale): raw parts, their averages, the critical batch.
 inline constexpr char kNoiseGradSq[] = "noise/grad_sq";
 inline constexpr char kNoiseTrace[] = "noise/trace";

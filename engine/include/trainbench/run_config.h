@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trainbench/config_choices.h"
 
@@ -120,8 +121,18 @@ struct TrainConfig {
 };
 
 // The data section. `markov` needs no file; `text` and `tokens` read `path`.
+// One source of a mixture (data.sources): files read as data.source reads them (or as its own
+// `source`), drawn in proportion to `weight`; every other data.* setting is shared.
+struct DataMixtureSource {
+    std::string name;        // in metrics and the summary; "": the path's file name
+    std::string source;      // "": data.source
+    std::string path;
+    double weight = 1.0;     // > 0; the shares are weight / (sum of the weights)
+    std::string text_field;  // "": data.text_field
+};
+
 struct DataConfig {
-    std::string source = "markov";  // markov | text | tokens | jsonl | parquet
+    std::string source = "markov";  // markov | text | tokens | jsonl | parquet | hf_dataset
     std::string path;
     std::string val_path;
     double val_fraction = 0.05;
@@ -143,6 +154,9 @@ struct DataConfig {
     std::string text_field = "text";
     std::string prompt_field;
     std::string completion_field;
+    // A mixture: several document sources drawn by weight (data/mixture_source.h); empty: the
+    // one source data.path names.
+    std::vector<DataMixtureSource> sources;
 };
 
 struct RuntimeConfig {
@@ -225,7 +239,7 @@ inline DataSource dataSource(const DataConfig& d) { return parseChoice<DataSourc
 // Never throws: safe on a config not validated yet.
 inline bool readsDocuments(const DataConfig& d) {
     return isChoice(d.source, DataSource::Text) || isChoice(d.source, DataSource::Jsonl) ||
-           isChoice(d.source, DataSource::Parquet);
+           isChoice(d.source, DataSource::Parquet) || isChoice(d.source, DataSource::HfDataset);
 }
 // jsonl and parquet records as prompt/completion pairs (else one text field each).
 inline bool readsPairs(const DataConfig& d) { return !d.prompt_field.empty() || !d.completion_field.empty(); }

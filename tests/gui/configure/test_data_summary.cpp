@@ -9,6 +9,8 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMenu>
+#include <QPlainTextEdit>
+#include <QTextCursor>
 #include <QProgressBar>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -89,15 +91,16 @@ bool rowShown(const ConfigureView& view, const char* key) {
 QStringList sourceRows(const ConfigureView& view) {
     QStringList shown;
     for (const char* key : {"val_path", "val_fraction", "vocab_size", "order", "concentration", "seed", "layout",
-                            "doc_separator", "tokenizer", "dtype", "text_field", "prompt_field", "completion_field"})
+                            "doc_separator", "tokenizer", "dtype", "text_field", "prompt_field", "completion_field",
+                            "sources"})
         if (rowShown(view, key)) shown << QString::fromLatin1(key);
     return shown;
 }
 
 const QStringList kMarkovRows{"vocab_size", "order", "concentration", "seed"};
-const QStringList kTextRows{"val_path", "val_fraction", "layout", "doc_separator", "tokenizer"};
+const QStringList kTextRows{"val_path", "val_fraction", "layout", "doc_separator", "tokenizer", "sources"};
 const QStringList kRecordRows{"val_path", "val_fraction", "layout", "tokenizer", "text_field", "prompt_field",
-                              "completion_field"};
+                              "completion_field", "sources"};
 const QStringList kTokenRows{"val_path", "val_fraction", "dtype"};
 
 // Types `text` into the line edit of `path` in place of what it shows, as a user would.
@@ -137,6 +140,7 @@ private Q_SLOTS:
     void pairsCountOnlyTheirTargets();
     void pairsHeldOutByDocuments();
     void aBadRecordNamesItsFileLineAndField();
+    void aMixtureIsOneObjectALine();
 
 private:
     QTemporaryDir dir_;
@@ -603,6 +607,42 @@ void TestDataSummary::aBadRecordNamesItsFileLineAndField() {
     QTRY_VERIFY_WITH_TIMEOUT(line->summary().has_value(), kDescribeTimeoutMs);
     QVERIFY(!line->issue());
     QCOMPARE(view.form()->markedPaths(), QStringList());
+}
+
+// data.sources: the form's editor holds one source a line as a JSON object; the summary names
+// each source with its share of the windows (3 : 1 -> 75 % and 25 %), and a line typed in adds
+// a source to the config.
+void TestDataSummary::aMixtureIsOneObjectALine() {
+    RunConfig config = baseConfig();
+    config.data.source = "jsonl";
+    config.data.prompt_field = "prompt";
+    config.data.completion_field = "completion";
+    config.data.layout = "padded";
+    config.data.val_fraction = 0;
+    config.train.eval_every = 0;
+    config.data.sources = {{"qa", "", pairs_.toStdString(), 3, ""}, {"more", "", pairs_.toStdString(), 1, ""}};
+    ConfigureView view(config, QStringLiteral("mixture"));
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    auto* sources = qobject_cast<QPlainTextEdit*>(view.form()->editor(QStringLiteral("data.sources")));
+    QVERIFY(sources);
+    const QStringList lines = sources->toPlainText().split(QLatin1Char('\n'));
+    QCOMPARE(lines.size(), 2);
+    QCOMPARE(lines[0], QStringLiteral("{\"name\":\"qa\",\"path\":\"%1\",\"weight\":3}").arg(pairs_));
+    QSignalSpy answered(view.dataSummaryLine(), &DataSummaryLine::answered);
+    QTRY_VERIFY_WITH_TIMEOUT(answered.count() >= 1 && view.dataSummaryLine()->summary(), kDescribeTimeoutMs);
+    const QString text = plain(summaryLabel(view)->text());
+    QVERIFY2(text.startsWith(QStringLiteral("mixture of qa 75 %, more 25 % · bytes · vocab 256")), qPrintable(text));
+    // Both sources' pairs: 3 and 3 records, 14 tokens and 6 counted each.
+    QVERIFY2(text.contains(QStringLiteral("train: 6 pairs, 28 tokens, 12 counted")), qPrintable(text));
+
+    sources->setFocus();
+    sources->moveCursor(QTextCursor::End);
+    QTest::keyClick(sources, Qt::Key_Return);
+    QTest::keyClicks(sources, QStringLiteral("{\"path\": \"%1\", \"name\": \"third\"}").arg(pairs_));
+    QTRY_COMPARE(view.config().data.sources.size(), size_t(3));
+    QCOMPARE(view.config().data.sources[2].name, std::string("third"));
+    QCOMPARE(view.config().data.sources[2].weight, 1.0);
 }
 
 QTEST_MAIN(TestDataSummary)
