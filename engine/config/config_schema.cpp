@@ -327,6 +327,14 @@ std::vector<ConfigField> buildFields() {
              "jsonl: JSON Lines files (.jsonl, .jsonl.gz, .jsonl.zst), one record a line; parquet: Parquet files, one record a row; "
              "hf_dataset: a Hugging Face dataset's save_to_disk() folder (its Arrow files, memory-mapped), one record a row", choiceNames<DataSource>());
     d.text("path", &DataConfig::path, "File or folder for the text, tokens, jsonl and parquet sources");
+    f.push_back({{"data", "sources", "list", {},
+                  "A mixture instead of data.path: a list of sources, each {\"path\": ..., \"weight\": w} with an optional "
+                  "\"name\" (default: the path's file name), \"source\" (default data.source) and \"text_field\". Windows are "
+                  "drawn from source i in the share w_i / sum(w), interleaved evenly and in the same order for every "
+                  "split of the batch; each source is read in its own epochs and holds out its own data.val_fraction. "
+                  "Empty: no mixture"},
+                 [](const RunConfig& c) { return mixtureJson(c.data.sources); },
+                 [](RunConfig& c, const json& v) { c.data.sources = readMixture("data.sources", v); }});
     d.text("val_path", &DataConfig::val_path, "Separate validation file (default: the tail of path)");
     d.real("val_fraction", &DataConfig::val_fraction, "Fraction held out for validation");
     d.integer("vocab_size", &DataConfig::vocab_size, "Markov vocabulary (0: the model's vocab_size)");
@@ -347,14 +355,6 @@ std::vector<ConfigField> buildFields() {
            "jsonl, parquet, hf_dataset: with completion_field, records are prompt/completion pairs; the prompt's tokens are "
            "inputs but not targets (not in the loss, not in the token count), the completion and its end token count");
     d.text("completion_field", &DataConfig::completion_field, "jsonl, parquet, hf_dataset: the completion of a pair (see prompt_field)");
-    f.push_back({{"data", "sources", "list", {},
-                  "A mixture instead of data.path: a list of sources, each {\"path\": ..., \"weight\": w} with an optional "
-                  "\"name\" (default: the path's file name), \"source\" (default data.source) and \"text_field\". Windows are "
-                  "drawn from source i in the share w_i / sum(w), interleaved evenly and in the same order for every "
-                  "split of the batch; each source is read in its own epochs and holds out its own data.val_fraction. "
-                  "Empty: no mixture"},
-                 [](const RunConfig& c) { return mixtureJson(c.data.sources); },
-                 [](RunConfig& c, const json& v) { c.data.sources = readMixture("data.sources", v); }});
 
     Binder<RuntimeConfig> r{"runtime", &RunConfig::runtime, &f};
     r.text("device", &RuntimeConfig::device, "auto, cpu, cuda, or cuda:0,1");

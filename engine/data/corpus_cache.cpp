@@ -30,7 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kChunkBytes = 16 << 20;
+constexpr int64_t kChunkBytes = 8 << 20;
 
 std::mutex g_progress_mutex;
 TokenizeProgress g_progress;

@@ -29,7 +29,7 @@ struct CachedCorpus {
 // through the data.source's reader in chunks, tokenised on every core while the next chunk is
 // read, written under a temporary name and renamed into place. One process builds a given cache
 // at a time (an advisory lock on "<key>.lock" beside it): the others wait, with a message, then
-// reuse it. Memory while building: two chunks of about 16 MiB of text and their ids (plus the
+// reuse it. Memory while building: two chunks of about 8 MiB of text and their ids (plus the
 // largest document, with a tokenizer, which sees documents whole). Throws ConfigError naming
 // the field (bad files, bad records, no text) or telling how to make the cache writable.
 CachedCorpus cacheCorpus(const DataConfig& data, const std::string& path, const std::string& field,

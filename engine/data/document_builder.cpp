@@ -1,7 +1,16 @@
 // DocumentBuilder: bytes appended document by document, with the counted marks of pairs, in chunks.
 #include "data/document_builder.h"
 
+#include <algorithm>
+
 namespace trainbench {
+namespace {
+
+// A chunk's bytes are reserved up front up to this (a test's or a caller's huge chunk size only
+// grows as it fills).
+constexpr int64_t kMaxReserve = int64_t{64} << 20;
+
+}  // namespace
 
 RecordFields RecordFields::of(const DataConfig& data) {
     RecordFields f;
@@ -15,8 +24,16 @@ RecordFields RecordFields::of(const DataConfig& data) {
 }
 
 void DocumentBuilder::append(std::string_view bytes, uint8_t counted) {
+    // One allocation a chunk, not a doubling string that would hold up to twice the chunk.
+    if (chunk_.bytes.empty())
+        chunk_.bytes.reserve(static_cast<size_t>(std::min<int64_t>(chunk_bytes_, kMaxReserve)) + bytes.size() + 1);
+    if (!marked_ && counted == 0) {
+        // The chunk's first uncounted byte starts its marks: every byte before it counts.
+        marked_ = true;
+        chunk_.counted.assign(chunk_.bytes.size(), 1);
+    }
     chunk_.bytes.append(bytes);
-    chunk_.counted.insert(chunk_.counted.end(), bytes.size(), counted);
+    if (marked_) chunk_.counted.insert(chunk_.counted.end(), bytes.size(), counted);
     bytes_ += static_cast<int64_t>(bytes.size());
     if (!bytes.empty()) open_ = true;
     if (split_ && static_cast<int64_t>(chunk_.bytes.size()) >= chunk_bytes_) flush(true);
@@ -24,7 +41,7 @@ void DocumentBuilder::append(std::string_view bytes, uint8_t counted) {
 
 void DocumentBuilder::close() {
     chunk_.bytes.push_back(end_byte_);
-    chunk_.counted.push_back(1);
+    if (marked_) chunk_.counted.push_back(1);
     chunk_.starts.push_back(static_cast<int64_t>(chunk_.bytes.size()));
     open_ = any_open_ = false;
     ++documents_;
@@ -39,10 +56,12 @@ void DocumentBuilder::flush(bool open) {
     }
     if (chunk_.bytes.empty()) {
         chunk_ = ByteChunk{};
+        marked_ = false;
         return;
     }
     sink_(std::move(chunk_));
     chunk_ = ByteChunk{};
+    marked_ = false;
 }
 
 void DocumentBuilder::addText(std::string_view text) {

@@ -27,7 +27,8 @@ struct ByteChunk {
     std::string bytes;
     // Document i is bytes [starts[i], starts[i + 1]); starts[0] == 0, starts.back() == bytes.size().
     std::vector<int64_t> starts{0};
-    // Per byte: 1 when it counts as a target, 0 for a prompt's.
+    // Per byte: 1 when it counts as a target, 0 for a prompt's; empty when the chunk holds no
+    // pair (every byte counts), so plain text costs no marks.
     std::vector<uint8_t> counted;
     // The last document goes on in the next chunk (it has no end byte here). Only when the
     // builder may split documents (the byte form, where a document need not be whole to be read).
@@ -74,6 +75,7 @@ private:
     bool split_;
     Sink sink_;
     ByteChunk chunk_;
+    bool marked_ = false;    // the chunk holds marks (a pair's prompt has been added to it)
     bool open_ = false;      // a document has bytes not yet closed
     bool any_open_ = false;  // the open document began in an earlier chunk
     int64_t documents_ = 0;

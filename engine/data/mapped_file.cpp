@@ -45,10 +45,10 @@ MappedFile::~MappedFile() {
     ::close(fd_);
 }
 
-std::string MappedFile::changeSinceMapped() const {
+std::string MappedFile::changeSinceMapped(bool replaced_is_fine) const {
     struct stat info {};
     if (::fstat(fd_, &info) != 0) return path_ + " can no longer be read: " + std::strerror(errno);
-    if (info.st_nlink == 0) return path_ + " was removed (or replaced) during the run";
+    if (info.st_nlink == 0 && !replaced_is_fine) return path_ + " was removed (or replaced) during the run";
     if (static_cast<size_t>(info.st_size) != size_)
         return path_ + " changed size during the run, from " + std::to_string(size_) + " to " +
                std::to_string(info.st_size) + " bytes";

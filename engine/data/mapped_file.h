@@ -22,7 +22,9 @@ public:
     // Why the file is no longer what was mapped, as a sentence naming it ("was removed",
     // "changed size from A to B bytes"); empty while it is unchanged. A file truncated under
     // its mapping would kill the process on the next read (SIGBUS), so readers ask first.
-    std::string changeSinceMapped() const;
+    // With `replaced_is_fine`, a file removed or replaced by another under its name is not a
+    // change: the mapping keeps the old one whole (the token cache is replaced so).
+    std::string changeSinceMapped(bool replaced_is_fine = false) const;
 
 private:
     std::string path_;

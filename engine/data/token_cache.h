@@ -79,8 +79,10 @@ public:
     // The number of documents ending after id `position` (their last id at or after it).
     int64_t documentsEndingAfter(int64_t position) const;
 
-    // Why the mapped file is no longer what was opened (empty while unchanged).
-    std::string changeSinceOpened() const { return file_->changeSinceMapped(); }
+    // Why the mapped file is no longer what was opened (empty while unchanged). A cache built
+    // again by another process replaces this one by rename: this mapping stays whole, so that is
+    // no change; a truncation in place is.
+    std::string changeSinceOpened() const { return file_->changeSinceMapped(/*replaced_is_fine=*/true); }
 
 private:
     TokenCache() = default;

@@ -85,7 +85,8 @@ void TokenCacheWriter::append(const ByteChunk& chunk) {
     if (!tokenizer_) {
         // The ids are the bytes: width 1, written as they are.
         ids_.write(chunk.bytes.data(), static_cast<std::streamsize>(chunk.bytes.size()));
-        writeMarks(chunk.counted.data(), chunk.counted.size());
+        if (chunk.counted.empty()) writeMarks(nullptr, chunk.bytes.size());
+        else writeMarks(chunk.counted.data(), chunk.counted.size());
         for (int64_t d = 0; d < closed; ++d) ends.push_back(written_ids_ + chunk.starts[d + 1]);
         written_ids_ += static_cast<int64_t>(chunk.bytes.size());
     } else {
@@ -118,8 +119,9 @@ void TokenCacheWriter::writeMarks(const uint8_t* counted, size_t count) {
     packed.reserve(count / 8 + 1);
     for (size_t i = 0; i < count; ++i) {
         const int64_t at = written_ids_ + static_cast<int64_t>(i);
-        if (!counted[i]) any_uncounted_ = true;
-        mark_byte_ |= static_cast<uint8_t>((counted[i] ? 1 : 0) << (at & 7));
+        const bool counts = !counted || counted[i];  // null: every id counts
+        if (!counts) any_uncounted_ = true;
+        mark_byte_ |= static_cast<uint8_t>((counts ? 1 : 0) << (at & 7));
         if ((at & 7) == 7) {
             packed.push_back(static_cast<char>(mark_byte_));
             mark_byte_ = 0;

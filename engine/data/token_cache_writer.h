@@ -37,6 +37,7 @@ private:
     void wait();
     void append(const ByteChunk& chunk);
     void writeIds(const int32_t* ids, size_t count);
+    // One bit an id; `counted` null: every id counts.
     void writeMarks(const uint8_t* counted, size_t count);
     void removePartial();
 

@@ -40,7 +40,7 @@ TokenizedChunk tokenizeChunk(const ByteChunk& chunk, const Tokenizer& tokenizer,
             for (int64_t d = first_doc[t]; d < first_doc[t + 1]; ++d) {
                 const int64_t begin = chunk.starts[d], end = chunk.starts[d + 1] - 1;  // without the end byte
                 int64_t prompt_end = begin;
-                while (prompt_end < end && chunk.counted[prompt_end] == 0) ++prompt_end;
+                while (!chunk.counted.empty() && prompt_end < end && chunk.counted[prompt_end] == 0) ++prompt_end;
                 for (const auto& [from, to, counts] :
                      {std::tuple{begin, prompt_end, uint8_t{0}}, std::tuple{prompt_end, end, uint8_t{1}}}) {
                     if (from == to) continue;

@@ -159,7 +159,15 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
     auto newGroup = [this](const QString& title, const QString& object_name) {
         auto* box = new QGroupBox(title, this);
         box->setObjectName(object_name);
-        auto* form = new QFormLayout(box);
+        // The rows, then what a section adds under them (addSectionRow) outside the form layout:
+        // Qt 6.4's QFormLayout overruns its height-for-width arrays when it holds a wrapping
+        // label together with hidden rows (the data section hides the rows its source does not
+        // read).
+        auto* column = new QVBoxLayout(box);
+        column->setSpacing(4);
+        auto* form = new QFormLayout;
+        form->setContentsMargins(0, 0, 0, 0);
+        column->addLayout(form);
         form->setLabelAlignment(Qt::AlignRight | Qt::AlignVCenter);
         form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
         form->setRowWrapPolicy(QFormLayout::DontWrapRows);
@@ -212,8 +220,7 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
         field.label->setBuddy(field.editor);
         field.form = form;
         // A lines editor is taller than its label: the label stays by its first line.
-        if (field.kind == Kind::Lines || field.kind == Kind::ObjectLines)
-            field.label->setAlignment(Qt::AlignRight | Qt::AlignTop);
+        if (field.kind == Kind::Lines) field.label->setAlignment(Qt::AlignRight | Qt::AlignTop);
         if (form != inference_form) form->addRow(field.label, field.editor);
         fields_.push_back(field);
     }
@@ -259,7 +266,8 @@ void ConfigForm::setFieldShown(const QString& path, bool shown) {
 }
 
 void ConfigForm::addSectionRow(const QString& section, QWidget* widget) {
-    if (QFormLayout* form = section_forms_.value(section)) form->addRow(widget);
+    if (QFormLayout* form = section_forms_.value(section))
+        if (auto* column = qobject_cast<QVBoxLayout*>(form->parentWidget()->layout())) column->addWidget(widget);
 }
 
 void ConfigForm::addRowAfter(const QString& path, QWidget* widget) {
@@ -343,34 +351,35 @@ QWidget* ConfigForm::createEditor(Field& field, const ConfigFieldInfo& info) {
         });
         return combo;
     }
-    if (isLinesField(path) || info.type == "list") {
-        field.kind = info.type == "list" ? Kind::ObjectLines : Kind::Lines;
+    if (info.type == "list") {
+        // One line of JSON: a multi-line editor in a form row that is hidden and shown (the
+        // document sources' rows) corrupts Qt 6.4's QFormLayout height-for-width arrays.
+        field.kind = Kind::List;
+        auto* edit = new QLineEdit(parent);
+        edit->setPlaceholderText(QStringLiteral("[{\"path\": \"web/\", \"weight\": 0.7}, {\"path\": \"code/\", \"weight\": 0.3}]"));
+        // A list is edited once the text reads as one: "[{" on its way to one waits.
+        connect(edit, &QLineEdit::textEdited, this, [this, path](const QString& text) {
+            if (text.trimmed().isEmpty()) {
+                Q_EMIT fieldEdited(path, QJsonArray());
+                return;
+            }
+            const QJsonDocument parsed = QJsonDocument::fromJson(text.toUtf8());
+            if (parsed.isArray()) Q_EMIT fieldEdited(path, parsed.array());
+        });
+        return edit;
+    }
+    if (isLinesField(path)) {
+        field.kind = Kind::Lines;
         auto* lines = new QPlainTextEdit(parent);
         // A line is an item: wrapping would make one long line read as two.
         lines->setLineWrapMode(QPlainTextEdit::NoWrap);
         // Tab moves on through the form, as from every other editor.
         lines->setTabChangesFocus(true);
-        lines->setPlaceholderText(field.kind == Kind::ObjectLines
-                                      ? QStringLiteral("{\"path\": \"web/\", \"weight\": 0.7}") + tr(" (one a line)")
-                                      : tr("one a line"));
+        lines->setPlaceholderText(tr("one a line"));
         lines->setFixedHeight(kLinesEditorRows * lines->fontMetrics().lineSpacing() +
                               2 * int(std::ceil(lines->document()->documentMargin())) + 2 * lines->frameWidth());
-        if (field.kind == Kind::Lines) {
-            connect(lines, &QPlainTextEdit::textChanged, this,
-                    [this, path, lines] { Q_EMIT fieldEdited(path, QJsonValue(lines->toPlainText())); });
-        } else {
-            // A list is edited once every line reads as an object: "{" on its way to one waits.
-            connect(lines, &QPlainTextEdit::textChanged, this, [this, path, lines] {
-                QJsonArray items;
-                for (const QString& line : lines->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
-                    if (line.trimmed().isEmpty()) continue;
-                    const QJsonDocument parsed = QJsonDocument::fromJson(line.toUtf8());
-                    if (!parsed.isObject()) return;
-                    items.append(parsed.object());
-                }
-                Q_EMIT fieldEdited(path, items);
-            });
-        }
+        connect(lines, &QPlainTextEdit::textChanged, this,
+                [this, path, lines] { Q_EMIT fieldEdited(path, QJsonValue(lines->toPlainText())); });
         return lines;
     }
     field.kind = optional ? Kind::OptionalText : Kind::Text;
@@ -446,20 +455,18 @@ void ConfigForm::showValue(const Field& field, const QJsonValue& value) {
         if (lines->toPlainText() != value.toString()) lines->setPlainText(value.toString());
         break;
     }
-    case Kind::ObjectLines: {
-        // Each object compact on its line. Text that already says the same (spacing aside) stays,
-        // and so does the text being typed (focus in the editor), so typing is not undone under
-        // the cursor, even by a line the engine refuses (the view says why).
-        auto* lines = static_cast<QPlainTextEdit*>(field.editor);
-        if (lines->hasFocus()) break;
-        QStringList wanted, shown;
-        for (const QJsonValue& item : value.toArray())
-            wanted << QString::fromUtf8(QJsonDocument(item.toObject()).toJson(QJsonDocument::Compact));
-        for (const QString& line : lines->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
-            const QJsonDocument parsed = QJsonDocument::fromJson(line.toUtf8());
-            shown << (parsed.isObject() ? QString::fromUtf8(parsed.toJson(QJsonDocument::Compact)) : line);
+    case Kind::List: {
+        // The text being typed stays (focus in the editor), even one the engine refuses (the
+        // view says why); otherwise the list's JSON, each object's keys in order.
+        auto* edit = static_cast<QLineEdit*>(field.editor);
+        if (edit->hasFocus()) break;
+        const QJsonArray items = value.toArray();
+        const QString text =
+            items.isEmpty() ? QString() : QString::fromUtf8(QJsonDocument(items).toJson(QJsonDocument::Compact));
+        if (edit->text() != text) {
+            edit->setText(text);
+            edit->setCursorPosition(0);  // the list's start: its first source
         }
-        if (shown != wanted) lines->setPlainText(wanted.join(QLatin1Char('\n')));
         break;
     }
     }

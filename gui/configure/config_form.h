@@ -73,8 +73,8 @@ Q_SIGNALS:
     void fieldEdited(const QString& path, const QJsonValue& value);
 
 private:
-    // Lines: text, one item a line; ObjectLines: a list of objects (type "list"), one JSON object a line.
-    enum class Kind { Int, OptionalInt, Float, Bool, OptionalBool, Choice, Text, OptionalText, Lines, ObjectLines };
+    // Lines: text, one item a line; List: a list of objects (type "list") as its JSON on one line.
+    enum class Kind { Int, OptionalInt, Float, Bool, OptionalBool, Choice, Text, OptionalText, Lines, List };
     struct Field {
         QString section;
         QString key;

@@ -240,6 +240,33 @@ private Q_SLOTS:
         QCOMPARE(idsOf(DocumentSource(data)).size(), size_t(8));
     }
 
+    // A run's source keeps reading its cache when another process builds it again (the file is
+    // replaced by rename: the mapping keeps the old one), and reports a cache cut short in place
+    // (a read past its new end would kill the process).
+    void aReplacedCacheStaysReadableATruncatedOneIsReported() {
+        writeFile(path("live.txt"), "first\n\nsecond");
+        DataConfig data;
+        data.source = "text";
+        data.path = path("live.txt");
+        data.val_fraction = 0;
+        const DocumentSource running(data);
+        std::vector<int64_t> before(running.tokenCount(Split::Train));
+        running.readSample(Split::Train, 0, int64_t(before.size()), before.data());
+        writeFile(path("live.txt"), "FIRST\n\nsecond");
+        {
+            const DocumentSource rebuilt(data);
+            QVERIFY(rebuilt.caches().at(0).built);
+        }
+        QCOMPARE(QString::fromStdString(running.fileProblem()), QString());
+        std::vector<int64_t> after(before.size());
+        running.readSample(Split::Train, 0, int64_t(after.size()), after.data());
+        QCOMPARE(after, before);
+        QCOMPARE(after.front(), int64_t('f'));
+        const DocumentSource current(data);
+        std::filesystem::resize_file(current.caches().at(0).path, 100);
+        QVERIFY2(current.fileProblem().find("changed size") != std::string::npos, current.fileProblem().c_str());
+    }
+
     // Rank threads opening one corpus at once: one builds it, the others wait and reuse it.
     void threadsBuildOneCacheOnce() {
         std::string text;

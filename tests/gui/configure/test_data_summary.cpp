@@ -9,8 +9,6 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMenu>
-#include <QPlainTextEdit>
-#include <QTextCursor>
 #include <QProgressBar>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -140,7 +138,7 @@ private Q_SLOTS:
     void pairsCountOnlyTheirTargets();
     void pairsHeldOutByDocuments();
     void aBadRecordNamesItsFileLineAndField();
-    void aMixtureIsOneObjectALine();
+    void aMixtureIsOneLineOfJson();
 
 private:
     QTemporaryDir dir_;
@@ -609,10 +607,10 @@ void TestDataSummary::aBadRecordNamesItsFileLineAndField() {
     QCOMPARE(view.form()->markedPaths(), QStringList());
 }
 
-// data.sources: the form's editor holds one source a line as a JSON object; the summary names
-// each source with its share of the windows (3 : 1 -> 75 % and 25 %), and a line typed in adds
-// a source to the config.
-void TestDataSummary::aMixtureIsOneObjectALine() {
+// data.sources: the form's editor holds the list's JSON on one line; the summary names each
+// source with its share of the windows (3 : 1 -> 75 % and 25 %), and an edit of the line that
+// adds an object adds a source to the config.
+void TestDataSummary::aMixtureIsOneLineOfJson() {
     RunConfig config = baseConfig();
     config.data.source = "jsonl";
     config.data.prompt_field = "prompt";
@@ -624,11 +622,12 @@ void TestDataSummary::aMixtureIsOneObjectALine() {
     ConfigureView view(config, QStringLiteral("mixture"));
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
-    auto* sources = qobject_cast<QPlainTextEdit*>(view.form()->editor(QStringLiteral("data.sources")));
+    auto* sources = qobject_cast<QLineEdit*>(view.form()->editor(QStringLiteral("data.sources")));
     QVERIFY(sources);
-    const QStringList lines = sources->toPlainText().split(QLatin1Char('\n'));
-    QCOMPARE(lines.size(), 2);
-    QCOMPARE(lines[0], QStringLiteral("{\"name\":\"qa\",\"path\":\"%1\",\"weight\":3}").arg(pairs_));
+    const QString two = QStringLiteral("[{\"name\":\"qa\",\"path\":\"%1\",\"weight\":3},"
+                                       "{\"name\":\"more\",\"path\":\"%1\",\"weight\":1}]")
+                            .arg(pairs_);
+    QCOMPARE(sources->text(), two);
     QSignalSpy answered(view.dataSummaryLine(), &DataSummaryLine::answered);
     QTRY_VERIFY_WITH_TIMEOUT(answered.count() >= 1 && view.dataSummaryLine()->summary(), kDescribeTimeoutMs);
     const QString text = plain(summaryLabel(view)->text());
@@ -636,10 +635,13 @@ void TestDataSummary::aMixtureIsOneObjectALine() {
     // Both sources' pairs: 3 and 3 records, 14 tokens and 6 counted each.
     QVERIFY2(text.contains(QStringLiteral("train: 6 pairs, 28 tokens, 12 counted")), qPrintable(text));
 
+    // Typed to the end: half an object waits, the closed list is one edit.
     sources->setFocus();
-    sources->moveCursor(QTextCursor::End);
-    QTest::keyClick(sources, Qt::Key_Return);
-    QTest::keyClicks(sources, QStringLiteral("{\"path\": \"%1\", \"name\": \"third\"}").arg(pairs_));
+    sources->end(false);
+    QTest::keyClick(sources, Qt::Key_Backspace);  // the closing bracket
+    QTest::keyClicks(sources, QStringLiteral(", {\"path\": \"%1\", \"name\": \"third\"").arg(pairs_));
+    QCOMPARE(view.config().data.sources.size(), size_t(2));
+    QTest::keyClicks(sources, QStringLiteral("}]"));
     QTRY_COMPARE(view.config().data.sources.size(), size_t(3));
     QCOMPARE(view.config().data.sources[2].name, std::string("third"));
     QCOMPARE(view.config().data.sources[2].weight, 1.0);
