@@ -134,8 +134,8 @@ struct Binder {
     }
 };
 
-// data.sources: a JSON array of objects, or text holding one (the form's editor writes one object
-// a line; empty text is no mixture).
+// data.sources: a JSON array of objects, or text of one object a line (easier to write in a
+// shell's --set; empty text is no mixture).
 std::vector<DataMixtureSource> readMixture(const std::string& path, const json& value) {
     json list = value;
     if (value.is_string()) {

@@ -7,7 +7,7 @@
 
 #include "data/token_source.h"
 #include "data/corpus_cache.h"
-#include "data/tokenized_documents.h"
+#include "data/data_tokenizer.h"
 
 namespace trainbench {
 
@@ -15,7 +15,8 @@ namespace trainbench {
 // NUL bytes, so the vocabulary stays the 256 byte values and any model with vocab_size >= 256
 // reads text; a binary file's own zero bytes simply read as document ends. With data.tokenizer
 // each document is its tokens followed by the tokenizer's own end-of-text token, and the
-// vocabulary is the tokenizer's (data/tokenized_documents.h: cached, on every core).
+// vocabulary is the tokenizer's (tokenised once on every core into the token cache,
+// data/corpus_cache.h).
 constexpr int64_t kEndOfDocument = 0;
 
 // `text`: documents are the files (every regular, non-hidden file of a folder, recursively, in

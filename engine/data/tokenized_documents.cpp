@@ -6,17 +6,8 @@
 #include <thread>
 #include <tuple>
 
-#include "trainbench/config_io.h"
 
 namespace trainbench {
-
-std::unique_ptr<Tokenizer> openDataTokenizer(const std::string& path) {
-    try {
-        return openTokenizer(path);
-    } catch (const TokenizerError& e) {
-        throw ConfigError("data.tokenizer", std::string("data.tokenizer: ") + e.what());
-    }
-}
 
 TokenizedChunk tokenizeChunk(const ByteChunk& chunk, const Tokenizer& tokenizer, int32_t end_token) {
     const int64_t docs = chunk.documents();

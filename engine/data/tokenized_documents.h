@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,9 +9,6 @@
 #include "tokenizer/tokenizer.h"
 
 namespace trainbench {
-
-// data.tokenizer opened; a bad file is a ConfigError naming data.tokenizer and what is wrong.
-std::unique_ptr<Tokenizer> openDataTokenizer(const std::string& path);
 
 // A chunk's documents as token ids.
 struct TokenizedChunk {

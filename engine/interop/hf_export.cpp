@@ -11,7 +11,7 @@
 #include "weights/hf_names.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
-#include "data/tokenized_documents.h"
+#include "data/data_tokenizer.h"
 #include "trainbench/config_io.h"
 #include "trainbench/hf_interop.h"
 
