@@ -29,6 +29,7 @@ struct GenerateOptions {
     int64_t top_k = 0;
     uint64_t seed = 0;
     std::string cache = "absorb";
+    std::string speculative = "none";
     bool as_json = false;
 };
 
@@ -94,6 +95,7 @@ int commandGenerate(const GenerateOptions& o) {
     request.top_p = o.top_p;
     request.seed = o.seed;
     request.absorbed_cache = o.cache == "absorb";
+    request.speculative_mtp = o.speculative == "mtp";
     const TextGeneration result = generateText(request);
     if (o.as_json) {
         auto completions = nlohmann::json::array();
@@ -104,9 +106,17 @@ int commandGenerate(const GenerateOptions& o) {
                                    {"ids", c.ids},
                                    {"logprobs", c.logprobs},
                                    {"ended", c.ended}});
-        std::cout << nlohmann::json{{"completions", completions},
-                                    {"prefill_tokens_per_s", result.prefill_tokens_per_s},
-                                    {"decode_tokens_per_s", result.decode_tokens_per_s}}
+        nlohmann::json summary{{"completions", completions},
+                               {"prefill_tokens_per_s", result.prefill_tokens_per_s},
+                               {"decode_tokens_per_s", result.decode_tokens_per_s}};
+        if (request.speculative_mtp) {
+            summary["speculative"] = "mtp";
+            summary["drafted"] = result.drafted;
+            summary["accepted"] = result.accepted;
+            summary["acceptance_rate"] = result.acceptance_rate;
+            summary["tokens_per_forward"] = result.tokens_per_forward;
+        }
+        std::cout << summary
                          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)  // bytes may not be UTF-8
                   << "\n";
         return 0;
@@ -153,6 +163,12 @@ void addGenerateCommands(CLI::App& app, CommandTable& table) {
         ->check(CLI::IsMember({"absorb", "naive"}));
     addOverridesOption(generate, o->overrides);
     addStoreOption(generate, o->store);
+    generate->add_option("--speculative", o->speculative,
+                         "mtp: draft the token after next with the multi-token-prediction module and verify it in the "
+                         "main model's next forward (greedy, --temperature 0: the same tokens, fewer forwards); none: "
+                         "one token a forward")
+        ->check(CLI::IsMember({"none", "mtp"}))
+        ->default_val("none");
     addJsonFlag(generate, o->as_json, "Print one JSON object: each completion's text, ids and log-probabilities, and tokens/s");
     table.add(generate, [o] {
         if (o->checkpoint.empty() && o->run_id.empty())

@@ -38,12 +38,16 @@ int commandParams(const ModelOptions& o) {
     if (o.as_json) {
         std::cout << nlohmann::json{{"total_params", count.total},
                                     {"activated_params", count.activated},
+                                    {"mtp_params", count.mtp},
                                     {"state_dict_tensors", count.state_dict_tensors}}
                          .dump()
                   << "\n";
     } else {
         std::printf("total parameters      %lld (%.3f B)\n", (long long)count.total, count.total / 1e9);
         std::printf("activated parameters  %lld (%.3f B)\n", (long long)count.activated, count.activated / 1e9);
+        if (count.mtp > 0)
+            std::printf("of which MTP modules  %lld (%.3f B; the embedding and head shared)\n", (long long)count.mtp,
+                        count.mtp / 1e9);
         std::printf("state-dict tensors    %lld\n", (long long)count.state_dict_tensors);
     }
     return 0;

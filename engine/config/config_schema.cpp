@@ -232,6 +232,11 @@ std::vector<ConfigField> buildFields() {
     m.real("bias_update_speed", &ModelConfig::bias_update_speed, "Gamma of the balancing-bias update per optimizer step");
     m.real("seq_aux_loss_alpha", &ModelConfig::seq_aux_loss_alpha, "Weight of the complementary sequence-wise balance loss");
     m.real("init_std", &ModelConfig::init_std, "Standard deviation of the normal weight initialisation");
+    m.integer("n_mtp_depth", &ModelConfig::n_mtp_depth,
+              "Multi-token-prediction modules D (DeepSeek-V3: 1): module k combines the main model's (or module "
+              "k - 1's) hidden state with the embedding of the token k ahead and predicts the token k + 1 ahead, "
+              "through one block of the model's kind and the shared head; trained with train.mtp_loss_weight, "
+              "exported as the published layers n_layers .. n_layers + D - 1. 0: none");
     // Last: the reference's inference-only keys, kept so a published config loads unchanged.
     m.integer("max_batch_size", &ModelConfig::max_batch_size,
               "Rows of the decoding cache (generate, train.sample_every): the prompts decoded together, more run in "
@@ -269,6 +274,15 @@ std::vector<ConfigField> buildFields() {
     t.real("beta1", &TrainConfig::beta1, "AdamW first-moment decay");
     t.real("beta2", &TrainConfig::beta2, "AdamW second-moment decay");
     t.real("grad_clip", &TrainConfig::grad_clip, "Global gradient-norm clip after the whole window; 0 disables");
+    t.real("mtp_loss_weight", &TrainConfig::mtp_loss_weight,
+           "lambda of the multi-token-prediction loss (model.n_mtp_depth > 0): the objective is the main loss plus "
+           "lambda / D x the sum of the D depths' losses, each a token-weighted mean over the window and the ranks "
+           "(DeepSeek-V3: 0.3, then 0.1)");
+    t.real("mtp_loss_weight_after", &TrainConfig::mtp_loss_weight_after,
+           "lambda from mtp_loss_weight_switch_tokens on (DeepSeek-V3: 0.1 after the first 10T tokens)");
+    t.integer("mtp_loss_weight_switch_tokens", &TrainConfig::mtp_loss_weight_switch_tokens,
+              "Token positions (sequences x seq_len) after which a window trains with mtp_loss_weight_after; 0: "
+              "mtp_loss_weight throughout");
     t.integer("seed", &TrainConfig::seed, "Seed of initialisation and sampling");
     t.text("init_from", &TrainConfig::init_from,
            "Start from these weights instead of initialising (empty): a Hugging Face model directory (config.json and "

@@ -94,6 +94,7 @@ void checkRanges(Checker& c, const RunConfig& config) {
     c.within("model.max_seq_len", m.max_seq_len, 1, kMaxSeqLen, "2^24 positions");
     c.within("model.original_seq_len", m.original_seq_len, 1, kMaxSeqLen, "2^24 positions");
     c.within("model.max_batch_size", m.max_batch_size, 1, kMaxBatchCount, "2^20");
+    c.within("model.n_mtp_depth", m.n_mtp_depth, 0, kMaxLayers, "2^14");
     const TrainConfig& t = config.train;
     c.within("train.micro_batch_size", t.micro_batch_size, 1, kMaxBatchCount, "2^20 sequences");
     c.within("train.gradient_accumulation_steps", t.gradient_accumulation_steps, 1, kMaxBatchCount, "2^20");
@@ -240,6 +241,14 @@ void checkTrain(Checker& c, const RunConfig& config) {
     if (!(t.beta1 >= 0 && t.beta1 < 1)) c.fail("train.beta1", num(t.beta1), "must be in [0, 1)", "use e.g. 0.9");
     if (!(t.beta2 >= 0 && t.beta2 < 1)) c.fail("train.beta2", num(t.beta2), "must be in [0, 1)", "use e.g. 0.95");
     c.nonNegative("train.grad_clip", t.grad_clip);
+    c.nonNegative("train.mtp_loss_weight", t.mtp_loss_weight);
+    c.nonNegative("train.mtp_loss_weight_after", t.mtp_loss_weight_after);
+    c.within("train.mtp_loss_weight_switch_tokens", t.mtp_loss_weight_switch_tokens, 0, kMaxTokens, "2^53");
+    // Module k predicts position i + k + 1 from position i: a sequence needs more than D positions.
+    if (config.model.n_mtp_depth > 0 && config.model.n_mtp_depth >= t.seq_len)
+        c.fail("model.n_mtp_depth", num(config.model.n_mtp_depth),
+               "must be below train.seq_len (" + num(t.seq_len) + "): depth k predicts seq_len - k targets a sequence",
+               "lower n_mtp_depth or raise train.seq_len");
     c.atLeast("train.seed", t.seed, 0);
     c.oneOf<LossNormalization>("train.loss_normalization", t.loss_normalization);
     c.oneOf<IncompleteWindow>("train.incomplete_window", t.incomplete_window);

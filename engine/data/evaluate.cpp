@@ -37,7 +37,8 @@ EvalResult evaluateModel(Transformer& model, const TokenSource& source, const Ru
         std::vector<int64_t> indices(std::min(rows, windows - first));
         std::iota(indices.begin(), indices.end(), first);
         MicroBatch batch = readMicroBatch(source, Split::Validation, indices, t.seq_len);
-        LossParts parts = model->loss(copyToDevice(batch.tokens, device), copyToDevice(batch.targets, device));
+        LossParts parts = model->loss(copyToDevice(batch.tokens, device), copyToDevice(batch.targets, device),
+                                      /*with_mtp=*/false);  // the main loss only
         loss_sum += parts.token_loss_sum.to(torch::kFloat64);
         count += parts.token_count;
     }

@@ -1,5 +1,7 @@
 #include "generate/generation.h"
 
+#include "generate/speculative_decoding.h"
+
 #include <chrono>
 #include <map>
 #include <stdexcept>
@@ -14,9 +16,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::vector<Generation> generate(Transformer& model, const std::vector<std::vector<int64_t>>& prompts,
-                                 const GenerationOptions& o, GenerationTiming* timing) {
-    const ModelConfig& c = model->config();
+void checkPrompts(const ModelConfig& c, const std::vector<std::vector<int64_t>>& prompts, int64_t max_new_tokens) {
     for (size_t i = 0; i < prompts.size(); ++i) {
         const std::string which = "prompt " + std::to_string(i + 1);
         if (prompts[i].empty()) throw std::invalid_argument(which + " is empty; give it at least one token");
@@ -24,11 +24,18 @@ std::vector<Generation> generate(Transformer& model, const std::vector<std::vect
             if (id < 0 || id >= c.vocab_size)
                 throw std::invalid_argument(which + " has token " + std::to_string(id) + ", outside model.vocab_size " +
                                             std::to_string(c.vocab_size));
-        if (int64_t(prompts[i].size()) + o.max_new_tokens > c.max_seq_len)
+        if (int64_t(prompts[i].size()) + max_new_tokens > c.max_seq_len)
             throw std::invalid_argument(which + " (" + std::to_string(prompts[i].size()) + " tokens) plus " +
-                                        std::to_string(o.max_new_tokens) + " new tokens is beyond model.max_seq_len " +
+                                        std::to_string(max_new_tokens) + " new tokens is beyond model.max_seq_len " +
                                         std::to_string(c.max_seq_len) + "; shorten it or lower --max-new-tokens");
     }
+}
+
+std::vector<Generation> generate(Transformer& model, const std::vector<std::vector<int64_t>>& prompts,
+                                 const GenerationOptions& o, GenerationTiming* timing) {
+    const ModelConfig& c = model->config();
+    checkPrompts(c, prompts, o.max_new_tokens);
+    if (o.speculative_mtp) return generateSpeculatively(model, prompts, o, timing);
     torch::NoGradGuard no_grad;
     const bool was_training = model->is_training();
     model->eval();

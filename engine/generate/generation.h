@@ -19,6 +19,9 @@ struct GenerationOptions {
     uint64_t seed = 0;
     int64_t end_token = -1;  // generation of a row stops at it (kept, not printed); -1: none
     CacheForm form = CacheForm::Absorbed;
+    // Self-speculative decoding with the model's first multi-token-prediction module
+    // (generate/speculative_decoding.h): greedy only, the same tokens as plain greedy decoding.
+    bool speculative_mtp = false;
 };
 
 struct Generation {
@@ -30,7 +33,14 @@ struct Generation {
 struct GenerationTiming {
     int64_t prefill_tokens = 0, decode_tokens = 0;
     double prefill_seconds = 0, decode_seconds = 0;
+    // Speculative decoding: tokens the module drafted, those the main model confirmed, and the
+    // main model's decoding forwards.
+    int64_t drafted = 0, accepted = 0, forwards = 0;
 };
+
+// Throws std::invalid_argument naming the prompt and the field when a prompt is empty, holds an id
+// outside the vocabulary or does not fit model.max_seq_len with max_new_tokens more.
+void checkPrompts(const ModelConfig& model, const std::vector<std::vector<int64_t>>& prompts, int64_t max_new_tokens);
 
 // Each prompt (non-empty, prompt + max_new_tokens within model.max_seq_len: std::invalid_argument
 // naming the field otherwise) continued. The draws of a run come from one generator seeded with

@@ -9,6 +9,7 @@
 #include "files/remove_tree.h"
 #include "weights/hf_config.h"
 #include "weights/hf_names.h"
+#include "model/mtp_module.h"
 #include "model/safetensors.h"
 #include "model/transformer.h"
 #include "data/data_tokenizer.h"
@@ -104,12 +105,13 @@ HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& w
     auto stored = [&](const std::string& name) {
         return by_name.at(name).to(torch::kCPU).to(keptInFp32(name) ? torch::kFloat32 : storage).contiguous();
     };
+    // A multi-token-prediction module's weights go under its published layer number, n_layers + k.
+    auto published = [&](const std::string& name) { return mtpLayerName(name, model.n_layers); };
     for (const auto& [name, unused] : expected) {
-        if (auto expert = routedExpertTensor(name); expert && expert_layout == HfExpertLayout::Fused) {
+        if (auto expert = routedExpertTensor(published(name)); expert && expert_layout == HfExpertLayout::Fused) {
             // gate_up_proj [E, 2I, H]: each expert's gate rows then its up rows; down_proj [E, H, I].
             if (expert->projection != "w1") continue;  // w2 and w3 are taken with w1
-            const std::string prefix = "layers." + std::to_string(expert->layer) + ".ffn.experts." +
-                                       std::to_string(expert->expert) + ".";
+            const std::string prefix = name.substr(0, name.size() - std::string("w1.weight").size());
             gate_up[expert->layer].push_back(torch::cat({stored(name), stored(prefix + "w3.weight")}, 0));
             down[expert->layer].push_back(stored(prefix + "w2.weight"));
             if (static_cast<int64_t>(gate_up[expert->layer].size()) == model.n_routed_experts &&
@@ -122,11 +124,17 @@ HfExportSummary exportHuggingFace(const ModelConfig& model, const std::string& w
             }
             continue;
         }
-        hf.emplace_back(hfTensorName(name), stored(name));
+        hf.emplace_back(hfTensorName(published(name)), stored(name));
         // DeepseekV3 always has the balancing bias; a router without one is the zero bias.
         if (v3 && !model.hasGateBias() && name.size() > 17 && name.compare(name.size() - 17, 17, ".ffn.gate.weight") == 0)
-            hf.emplace_back(hfTensorName(name.substr(0, name.size() - 6) + "bias"),
+            hf.emplace_back(hfTensorName(published(name.substr(0, name.size() - 6) + "bias")),
                             torch::zeros({model.n_routed_experts}, torch::kFloat32));
+    }
+    // Each module's copies of the embedding and the head, as the published checkpoint stores
+    // them (what vLLM's and SGLang's drafting modules load).
+    for (int64_t k = 0; k < model.n_mtp_depth; ++k) {
+        hf.emplace_back(hfModuleEmbeddingName(model.n_layers + k), stored("embed.weight"));
+        hf.emplace_back(hfModuleHeadName(model.n_layers + k), stored("head.weight"));
     }
 
     // Shards of at most shard_bytes (a larger tensor alone in its own).

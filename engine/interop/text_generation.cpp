@@ -18,6 +18,11 @@ TextGeneration generateText(const TextGenerationRequest& request) {
     // The data section gives the tokenizer only: its files need not be there.
     for (const auto& issue : validateRunConfig(config))
         if (!isDataIssue(issue)) throw ConfigError(issue.path, issue.message);
+    if (request.speculative_mtp && config.model.n_mtp_depth < 1)
+        throw ConfigError("--speculative", "--speculative mtp drafts with a multi-token-prediction module and "
+                                           "model.n_mtp_depth is 0: train with model.n_mtp_depth 1, or leave it out");
+    if (request.speculative_mtp && request.temperature != 0)
+        throw ConfigError("--temperature", "--speculative mtp keeps greedy decoding's tokens: use --temperature 0");
     const PromptCodec codec(config.data);
     std::vector<std::vector<int64_t>> prompts;
     for (size_t i = 0; i < request.prompts.size(); ++i) prompts.push_back(codec.encode(request.prompts[i], i, "--prompt"));
@@ -31,6 +36,7 @@ TextGeneration generateText(const TextGenerationRequest& request) {
     options.seed = request.seed;
     options.end_token = codec.endOfText();
     options.form = request.absorbed_cache ? CacheForm::Absorbed : CacheForm::Naive;
+    options.speculative_mtp = request.speculative_mtp;
     std::vector<Generation> generated;
     GenerationTiming timing;
     try {
@@ -54,6 +60,10 @@ TextGeneration generateText(const TextGenerationRequest& request) {
     }
     if (timing.prefill_seconds > 0) out.prefill_tokens_per_s = double(timing.prefill_tokens) / timing.prefill_seconds;
     if (timing.decode_seconds > 0) out.decode_tokens_per_s = double(timing.decode_tokens) / timing.decode_seconds;
+    out.drafted = timing.drafted;
+    out.accepted = timing.accepted;
+    if (timing.drafted > 0) out.acceptance_rate = double(timing.accepted) / double(timing.drafted);
+    if (timing.forwards > 0) out.tokens_per_forward = double(timing.decode_tokens) / double(timing.forwards);
     return out;
 }
 

@@ -29,6 +29,20 @@ ParamCount countParameters(const ModelConfig& c) {
     count.head = c.vocab_size * d;
     count.routed_experts = moe_layers * c.n_routed_experts * expert;
     count.state_dict_tensors = 3 + c.n_layers * (2 + attention_tensors) + dense_layers * 3 + moe_layers * moe_tensors;
+
+    // Each module: a block of the model's kind (dense only when every layer is), eh_proj, enorm,
+    // hnorm and its final norm.
+    const bool dense_module = c.n_dense_layers >= c.n_layers;
+    const int64_t join = 2 * d * d + 3 * d;
+    const int64_t D = c.n_mtp_depth;
+    count.mtp = D * (join + (dense_module ? count.dense_block : count.moe_block));
+    count.mtp_activated =
+        D * (join + (dense_module ? count.dense_block
+                                  : attention + 2 * d + gate + (c.n_activated_experts + shared) * expert));
+    count.total += count.mtp;
+    if (!dense_module) count.routed_experts += D * c.n_routed_experts * expert;
+    count.activated += count.mtp_activated;
+    count.state_dict_tensors += D * (4 + 2 + attention_tensors + (dense_module ? 3 : moe_tensors));
     return count;
 }
 

@@ -204,7 +204,7 @@ int64_t activationBytes(const ModelConfig& c, int64_t tokens, Recomputation reco
                         const Layout& layout) {
     int64_t per_token = embeddingOutputBytes(c) + headBytesPerToken(c, layout);
     int64_t largest = 0;
-    for (int64_t layer = 0; layer < c.n_layers; ++layer) {
+    auto addBlock = [&](int64_t layer, bool first_in_backward) {
         const int64_t excess = layout.fp8 ? fp8Terms(c, layer, layout).backward_excess : 0;
         if (recomputation == Recomputation::Full) {
             largest = std::max(largest, blockBytesPerToken(c, layer, ep, layout) + excess);
@@ -214,8 +214,18 @@ int64_t activationBytes(const ModelConfig& c, int64_t tokens, Recomputation reco
             per_token += attentionBytesPerToken(c, layout) + c.dim * kFloat;
         } else {
             per_token += blockBytesPerToken(c, layer, ep, layout);
-            if (layer == c.n_layers - 1) largest = excess;  // the backward's first block
+            if (first_in_backward) largest = std::max(largest, excess);
         }
+    };
+    for (int64_t layer = 0; layer < c.n_layers; ++layer) addBlock(layer, layer == c.n_layers - 1 && c.n_mtp_depth == 0);
+    // Each multi-token-prediction module (model/mtp_module.h): its joining step (enorm's and
+    // hnorm's inputs and outputs, their concatenation and eh_proj's output: 7 d floats), a block
+    // of the model's kind, and the shared head's terms again; over all T positions (depth k has
+    // T - k, a bound).
+    const int64_t module_layer = c.n_dense_layers >= c.n_layers ? 0 : c.n_layers;
+    for (int64_t k = 0; k < c.n_mtp_depth; ++k) {
+        per_token += 7 * c.dim * kFloat + headBytesPerToken(c, layout);
+        addBlock(module_layer, k == c.n_mtp_depth - 1);
     }
     return clampedProduct(per_token + largest, tokens);
 }

@@ -29,11 +29,24 @@ using activations::kMoreThanAnyDevice;
 // Elements of the largest unit ZeRO stage 3 gathers whole (model/weight_residency.h): the
 // embedding, a block, or the final norm with the head.
 // Under expert parallelism an MoE block holds its share of the routed experts only.
+// The routed experts of one MoE layer (what expert parallelism divides).
+int64_t routedPerLayer(const ModelConfig& c) { return c.n_routed_experts * 3 * c.dim * c.moe_inter_dim; }
+
+// The last unit: the final norm, the head and the multi-token-prediction modules (their MoE
+// blocks with this rank's share of the routed experts; the gates' biases are buffers).
+int64_t headUnitElements(const ModelConfig& c, const ParamCount& counts, int64_t expert_parallel) {
+    int64_t modules = counts.mtp;
+    if (c.n_mtp_depth > 0 && c.n_dense_layers < c.n_layers)
+        modules -= c.n_mtp_depth * ((c.hasGateBias() ? c.n_routed_experts : 0) + routedPerLayer(c) -
+                                    routedPerLayer(c) / expert_parallel);
+    return counts.head + c.dim + modules;
+}
+
 int64_t largestUnitElements(const ModelConfig& c, const ParamCount& counts, int64_t expert_parallel) {
-    int64_t most = std::max(counts.embedding, counts.head + c.dim);
+    int64_t most = std::max(counts.embedding, headUnitElements(c, counts, expert_parallel));
     if (c.n_dense_layers > 0) most = std::max(most, counts.dense_block);
     if (const int64_t moe_layers = c.n_layers - c.n_dense_layers; moe_layers > 0) {
-        const int64_t routed = counts.routed_experts / moe_layers;
+        const int64_t routed = routedPerLayer(c);
         // the gate's bias is a buffer, not a parameter
         most = std::max(most, counts.moe_block - (c.hasGateBias() ? c.n_routed_experts : 0) - routed +
                                   routed / expert_parallel);
@@ -48,10 +61,10 @@ int64_t largestUnitElements(const ModelConfig& c, const ParamCount& counts, int6
 int64_t largestAdjacentUnitsElements(const ModelConfig& c, const ParamCount& counts, int64_t expert_parallel) {
     int64_t moe_block = 0;
     if (const int64_t moe_layers = c.n_layers - c.n_dense_layers; moe_layers > 0) {
-        const int64_t routed = counts.routed_experts / moe_layers;
+        const int64_t routed = routedPerLayer(c);
         moe_block = counts.moe_block - (c.hasGateBias() ? c.n_routed_experts : 0) - routed + routed / expert_parallel;
     }
-    int64_t most = 0, after = counts.head + c.dim;  // the unit whose backward runs before
+    int64_t most = 0, after = headUnitElements(c, counts, expert_parallel);  // the unit whose backward runs before
     for (int64_t layer = c.n_layers; layer-- > 0;) {
         const int64_t block = layer < c.n_dense_layers ? counts.dense_block : moe_block;
         most = std::max(most, after + block);
@@ -88,12 +101,23 @@ double gatheredBytes(const MemoryPlan& p, int64_t elements, int64_t embedding) {
 // experts' squared norms a step. At stage 3 every unit's dense part is gathered and
 // reduce-scattered over W as without EP, and every MoE block's experts over the replicas
 // (each gathered twice and reduce-scattered once per micro-batch).
+void planLayoutCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& counts);
+
+// The layout's collectives, and with multi-token prediction the window's first all-reduce (its
+// counted targets per depth, before the first backward: train/rank_trainer.cpp).
 void planCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& counts) {
+    planLayoutCollectives(p, config, counts);
+    if (p.world_size > 1 && config.model.n_mtp_depth > 0) p.collectives_per_step += 1;
+}
+
+void planLayoutCollectives(MemoryPlan& p, const RunConfig& config, const ParamCount& counts) {
     const int64_t W = p.world_size, K = p.gradient_accumulation_steps, EP = p.expert_parallel;
     if (W <= 1) return;
     if (EP > 1) {
         const ModelConfig& c = config.model;
-        const int64_t moe_layers = c.n_layers - c.n_dense_layers, R = W / EP;
+        // (the multi-token-prediction modules' MoE blocks exchange and reduce as the others do)
+        const int64_t moe_layers = c.n_layers - c.n_dense_layers + (c.n_dense_layers < c.n_layers ? c.n_mtp_depth : 0);
+        const int64_t R = W / EP;
         const int64_t dense = (counts.total - counts.routed_experts) * kFloat;
         const int64_t experts = counts.routed_experts / EP * kFloat;
         const int64_t rows = p.micro_batch_size * p.seq_len * c.n_activated_experts;

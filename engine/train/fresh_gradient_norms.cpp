@@ -13,16 +13,23 @@ const std::vector<std::string>& noiseScaleGroups() {
 
 std::vector<int> noiseScaleGroupsOf(Transformer& model) {
     std::vector<int> out;
-    const int64_t dense_layers = model->config().n_dense_layers;
+    const ModelConfig& config = model->config();
     for (const auto& item : model->named_parameters()) {
         const std::string& name = item.key();
+        const bool attention = name.find(".attn.") != std::string::npos || name.find(".attn_norm.") != std::string::npos;
+        const bool feed_forward = name.find(".ffn.") != std::string::npos || name.find(".ffn_norm.") != std::string::npos;
+        if (name.rfind("mtp.", 0) == 0) {
+            // A multi-token-prediction module: its block's parts as a block's (dense only when every
+            // layer is), its joining projection and norms with the embedding and the head.
+            out.push_back(attention ? 0 : !feed_forward ? 3 : config.n_dense_layers >= config.n_layers ? 1 : 2);
+            continue;
+        }
         if (name.rfind("layers.", 0) != 0) {
             out.push_back(3);  // the embedding, the head, the final norm
             continue;
         }
         const int64_t layer = std::stoll(name.substr(7, name.find('.', 7) - 7));
-        const bool attention = name.find(".attn.") != std::string::npos || name.find(".attn_norm.") != std::string::npos;
-        out.push_back(attention ? 0 : layer < dense_layers ? 1 : 2);
+        out.push_back(attention ? 0 : layer < config.n_dense_layers ? 1 : 2);
     }
     return out;
 }

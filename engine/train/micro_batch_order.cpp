@@ -24,7 +24,17 @@ void releaseAbandonedBackward(const torch::Device& device) {
 bool MicroBatchOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& totals) {
     const int64_t K = work.micro_batches;
     GradientLayout& layout = p.layout;
-    std::future<MicroBatch> next = p.reader.first(work.place(0));
+    // With multi-token prediction the whole window is read first: the depths' weights in every
+    // backward come from its counted targets (WindowWork::mtp_weights). Otherwise one ahead.
+    std::vector<MicroBatch> window;
+    torch::Tensor mtp_weights;
+    std::future<MicroBatch> next;
+    if (work.mtp_weights) {
+        window = readWindow(work, p.reader);
+        mtp_weights = windowMtpWeights(work, window, p.model->mtpDepth());
+    } else {
+        next = p.reader.first(work.place(0));
+    }
     const bool can_recover = layout.recoversFromOutOfMemory();
     for (int64_t k = 0; k < K; ++k) {
         const bool last = k + 1 == K;
@@ -34,12 +44,17 @@ bool MicroBatchOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& 
             if (layout.stopRule() == StopRule::AgreedAfterLeaving) break;
         }
         if (work.at_boundary) work.at_boundary(k);
-        MicroBatch batch = next.get();
-        if (work.edit) work.edit(k, batch);
-        if (!last) {
-            next = p.reader.start(work.place(k + 1));
-        } else if (work.next_window) {
-            p.reader.readAhead(*work.next_window);
+        MicroBatch batch;
+        if (!window.empty()) {
+            batch = std::move(window[k]);
+        } else {
+            batch = next.get();
+            if (work.edit) work.edit(k, batch);
+            if (!last) {
+                next = p.reader.start(work.place(k + 1));
+            } else if (work.next_window) {
+                p.reader.readAhead(*work.next_window);
+            }
         }
         layout.beginMicroBatch(last);
         if (p.fresh_norms) p.fresh_norms->beginMicroBatch();
@@ -49,10 +64,11 @@ bool MicroBatchOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& 
                 return p.model->loss(copyToDevice(batch.tokens, p.device), copyToDevice(batch.targets, p.device));
             }();
             layout.beforeBackward(last);
-            (parts.token_loss_sum + parts.aux_loss_sum).backward();
+            trainingObjective(parts, mtp_weights).backward();
             if (p.fresh_norms) p.fresh_norms->endMicroBatch(parts.token_count);
             totals.loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);
             totals.aux_sum += parts.aux_loss_sum.detach().to(torch::kFloat64);
+            if (parts.mtp_loss_sums.defined()) totals.mtp_sums += parts.mtp_loss_sums.detach().to(torch::kFloat64);
             totals.count += parts.token_count;
         } catch (const c10::OutOfMemoryError&) {
             if (!can_recover) throw;

@@ -44,7 +44,9 @@ NoiseScaleMeasurement measureNoiseScale(Transformer& model, const TokenSource& s
             norms.beginMicroBatch();
             LossParts parts = [&] {
                 const ComputeScope scope(device.type(), precision);
-                return model->loss(copyToDevice(batch.tokens, device), copyToDevice(batch.targets, device));
+                // The main loss's noise scale (the multi-token-prediction modules left out).
+                return model->loss(copyToDevice(batch.tokens, device), copyToDevice(batch.targets, device),
+                                   /*with_mtp=*/false);
             }();
             (parts.token_loss_sum + parts.aux_loss_sum).backward();
             norms.endMicroBatch(parts.token_count);

@@ -169,9 +169,31 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         if (step == s_.stall_at_step) s_.control->waitForStop();
     };
     if (s_.edit_micro_batch) work.edit = [&](int64_t k, MicroBatch& batch) { s_.edit_micro_batch(step, k, batch); };
+    // Multi-token prediction: the window's counted targets per depth over every rank, before the
+    // first backward, give each depth's weight in the shared gradient sum (WindowWork::mtp_weights).
+    const int64_t D = model_->mtpDepth();
+    std::vector<int64_t> mtp_tokens;
+    const double mtp_weight = cfg_.train.mtpLossWeightAt(schedule_.firstSample(step) * cfg_.train.seq_len);
+    if (D > 0) work.mtp_weights = [&](const torch::Tensor& counts) {
+        WindowStatistics counted(device_);
+        const auto slot = counted.add(counts.to(device_));
+        counted.reduce(*s_.collectives);
+        const torch::Tensor global = counted.tensor(slot);
+        const double main_tokens = global[0].item<double>();
+        auto weights = torch::zeros({D}, torch::kFloat64);
+        mtp_tokens.assign(D, 0);
+        for (int64_t k = 1; k <= D; ++k) {
+            const double depth_tokens = global[k].item<double>();
+            mtp_tokens[k - 1] = static_cast<int64_t>(depth_tokens);
+            // L = S / N + lambda / D x sum_k S_k / N_k, and the optimizer divides the sums by N.
+            if (depth_tokens > 0) weights[k - 1] = mtp_weight / double(D) * main_tokens / depth_tokens;
+        }
+        return weights.to(device_);
+    };
     WindowParts parts{model_, *layout_, *reader_, *s_.control, fresh_norms_.get(), device_, precision_, s_.placement.boundaries};
     // Where a stop is agreed (StopRule), the rank notes it and the window ends dropped by all.
     WindowTotals totals{loss_sum, count, aux_sum};
+    if (D > 0) totals.mtp_sums = torch::zeros({D}, float_options);
     if (!order_->run(work, parts, totals)) return WindowOutcome::Stopped;
     const bool out_of_memory = totals.out_of_memory, stop_seen = totals.stop_seen;
 
@@ -195,6 +217,8 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         received_slot = stats.perRank(W, s_.rank, double(received));
     }
     const auto aux_slot = stats.add(aux_sum);
+    WindowStatistics::Slot mtp_slot;
+    if (D > 0) mtp_slot = stats.add(totals.mtp_sums);
     // The offload files' traffic since the last window's statistics, summed over the ranks.
     const GradientLayout::FileTraffic traffic = layout_->offloadFileTraffic();
     const auto read_slot = stats.add(double(traffic.read - file_traffic_seen_.read));
@@ -224,6 +248,10 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     for (int64_t r = 0; r < static_cast<int64_t>(out.rank_received.size()); ++r)
         out.rank_received[r] = static_cast<int64_t>(stats.value(received_slot, r));
     out.aux_loss_sum = stats.value(aux_slot);
+    out.mtp_loss_sums.assign(D, 0.0);
+    for (int64_t k = 0; k < D; ++k) out.mtp_loss_sums[k] = stats.value(mtp_slot, k);
+    out.mtp_tokens = mtp_tokens;
+    out.mtp_weight = mtp_weight;
     out.offload_read_bytes = static_cast<int64_t>(stats.value(read_slot));
     out.offload_written_bytes = static_cast<int64_t>(stats.value(written_slot));
     out.shard_gathered_bytes = static_cast<int64_t>(stats.value(gathered_slot));

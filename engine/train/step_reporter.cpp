@@ -108,6 +108,10 @@ void StepReporter::publishStep(const StepFacts& f, const WindowResult& w, const 
         at(metric::kGlobalBatch, double(sequences(f))),
     };
     if (!w.loads.empty()) points.push_back(at(metric::kAuxLoss, w.aux_loss_sum / double(w.tokens)));
+    for (size_t k = 0; k < w.mtp_loss_sums.size(); ++k)
+        if (w.mtp_tokens[k] > 0)
+            points.push_back(at(metric::mtpLossKey(static_cast<int64_t>(k) + 1), w.mtp_loss_sums[k] / double(w.mtp_tokens[k])));
+    if (!w.mtp_loss_sums.empty()) points.push_back(at(metric::kMtpWeight, w.mtp_weight));
     if (setup_.offload_files) {
         points.push_back(at(metric::kOffloadReadBytes, double(w.offload_read_bytes)));
         points.push_back(at(metric::kOffloadWriteBytes, double(w.offload_written_bytes)));

@@ -19,15 +19,13 @@ bool UnitOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& totals
     if (work.at_boundary) work.at_boundary(0);
     // The window's micro-batches, all of them (token ids: small beside one activation).
     std::vector<torch::Tensor> tokens(K), targets(K);
+    torch::Tensor mtp_weights;
     {
-        std::future<MicroBatch> next = p.reader.first(work.place(0));
+        std::vector<MicroBatch> window = readWindow(work, p.reader);
+        mtp_weights = windowMtpWeights(work, window, model->mtpDepth());
         for (int64_t k = 0; k < K; ++k) {
-            MicroBatch batch = next.get();
-            if (work.edit) work.edit(k, batch);
-            if (k + 1 < K) next = p.reader.start(work.place(k + 1));
-            else if (work.next_window) p.reader.readAhead(*work.next_window);
-            tokens[k] = copyToDevice(batch.tokens, p.device);
-            targets[k] = copyToDevice(batch.targets, p.device);
+            tokens[k] = copyToDevice(window[k].tokens, p.device);
+            targets[k] = copyToDevice(window[k].targets, p.device);
         }
     }
     const int64_t U = model->unitCount();
@@ -56,12 +54,16 @@ bool UnitOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& totals
     std::vector<torch::Tensor> grad_in(K);  // the gradient of the current unit's output, per micro-batch
     std::vector<std::vector<torch::Tensor>> grad_aux(U, std::vector<torch::Tensor>(K));
     std::vector<torch::Tensor> counts(K);
+    std::vector<torch::Tensor> grad_embedded(K);  // the modules' gradient of the embeddings
     if (p.fresh_norms) p.fresh_norms->useRows(K);
     layout.holdUnit(head, /*backward=*/false);
     for (int64_t k = 0; k < K; ++k) {
         layout.beginUnitMicroBatch(head, k + 1 == K);
         if (p.fresh_norms) p.fresh_norms->selectRow(k);
         torch::Tensor h = use(inputs[head][k]).detach().requires_grad_(true);
+        // The multi-token-prediction modules read the embeddings too (unit 1's input).
+        torch::Tensor embedded;
+        if (mtp_weights.defined()) embedded = use(inputs[1][k]).detach().requires_grad_(true);
         std::vector<torch::Tensor> aux_leaves(U);
         std::vector<torch::Tensor> block_auxes;
         for (int64_t u = 1; u < head; ++u)
@@ -71,16 +73,18 @@ bool UnitOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& totals
             }
         LossParts parts = [&] {
             ComputeScope precision(p.device.type(), p.precision);  // the forward only, as loss() runs
-            return model->headLoss(h, targets[k], block_auxes);
+            return model->headLoss(h, embedded, targets[k], block_auxes);
         }();
-        (parts.token_loss_sum + parts.aux_loss_sum).backward();
+        trainingObjective(parts, mtp_weights).backward();
         grad_in[k] = h.grad();
+        if (mtp_weights.defined()) grad_embedded[k] = embedded.grad();
         for (int64_t u = 1; u < head; ++u)
             if (aux_leaves[u].defined()) grad_aux[u][k] = aux_leaves[u].grad();
         inputs[head][k] = torch::Tensor();
         counts[k] = parts.token_count;
         totals.loss_sum += parts.token_loss_sum.detach().to(torch::kFloat64);
         totals.aux_sum += parts.aux_loss_sum.detach().to(torch::kFloat64);
+        if (parts.mtp_loss_sums.defined()) totals.mtp_sums += parts.mtp_loss_sums.detach().to(torch::kFloat64);
         totals.count += parts.token_count;
         layout.endUnitMicroBatch();
     }
@@ -103,7 +107,10 @@ bool UnitOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& totals
     for (int64_t k = 0; k < K; ++k) {
         layout.beginUnitMicroBatch(0, k + 1 == K);
         if (p.fresh_norms) p.fresh_norms->selectRow(k);
+        // The embeddings' two uses (block 1 and the modules) summed, as autograd's buffer does.
+        if (grad_embedded[k].defined()) grad_in[k] = grad_embedded[k] + grad_in[k];
         model->embeddingBackward(tokens[k], grad_in[k]);
+        grad_embedded[k] = torch::Tensor();
         grad_in[k] = torch::Tensor();
         layout.endUnitMicroBatch();
     }

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -43,6 +44,13 @@ struct WindowWork {
     std::function<void(int64_t k)> at_boundary;
     // Sees (and may change) micro-batch k before its forward; empty: none.
     std::function<void(int64_t k, MicroBatch& batch)> edit;
+    // model.n_mtp_depth D > 0: the depths' weights in every micro-batch's objective
+    // (trainingObjective), made from this rank's counted targets of the whole window ([1 + D]
+    // int64 on the host: the main loss's, then each depth's; mtpTargetCounts summed) and the
+    // other ranks' (the trainer reduces them). Called once a window on every rank, before the
+    // first backward: a depth's loss is a mean over the window's targets, which its weight in
+    // the shared parameters' gradient sum must know. Empty without a module.
+    std::function<torch::Tensor(const torch::Tensor& counts)> mtp_weights;
 };
 
 // What the window's micro-batches added up to on this rank, before any reduction.
@@ -50,6 +58,7 @@ struct WindowTotals {
     torch::Tensor loss_sum;  // fp64 scalar on the device: summed token losses
     torch::Tensor count;     // int64 scalar: counted targets
     torch::Tensor aux_sum;   // fp64 scalar: summed balance losses
+    torch::Tensor mtp_sums;  // fp64 [D] on the device: each depth's summed token losses (D > 0)
     bool out_of_memory = false;  // a micro-batch ran out of memory (the window is to be dropped)
     bool stop_seen = false;      // a stop was seen where the rule says it is agreed at the window's end
 };
@@ -63,6 +72,14 @@ public:
     // layout's closing calls are made either way, except then.
     virtual bool run(const WindowWork& work, WindowParts& parts, WindowTotals& totals) = 0;
 };
+
+// Every micro-batch of the window read (and edited) in order, the next window's first read ahead
+// after the last: for an order that needs the whole window before its first backward.
+std::vector<MicroBatch> readWindow(const WindowWork& work, MicroBatchReader& reader);
+
+// The window's MTP weights (WindowWork::mtp_weights) from its micro-batches' targets; undefined
+// without a module.
+torch::Tensor windowMtpWeights(const WindowWork& work, const std::vector<MicroBatch>& window, int64_t depth);
 
 // The order a run trains with: runtime.window_schedule as the placement resolved it
 // (Placement::unit_order).

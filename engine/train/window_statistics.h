@@ -64,6 +64,11 @@ struct WindowResult {
     double loss_sum = 0;               // summed token loss over the window and all ranks
     int64_t tokens = 0;                // N: counted targets over the window and all ranks
     double aux_loss_sum = 0;           // the sequence-wise balance loss, token-weighted, summed
+    // model.n_mtp_depth D > 0, per depth: the summed token loss and the counted targets over the
+    // window and all ranks, and lambda this window trained with.
+    std::vector<double> mtp_loss_sums;
+    std::vector<int64_t> mtp_tokens;
+    double mtp_weight = 0;
     double grad_norm = 0;              // of the global mean gradient (the sums / N)
     std::vector<torch::Tensor> loads;  // per MoE layer: tokens per expert, int64 [E], global
     std::vector<int64_t> rank_peak_bytes;  // per rank: the most CPU bytes held during the window

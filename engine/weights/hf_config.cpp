@@ -61,10 +61,12 @@ nlohmann::json hfConfigJson(const ModelConfig& m, bool fp32_storage, int64_t bos
         c["topk_method"] = "noaux_tc";
         c["scoring_func"] = "sigmoid";
         c["rope_interleave"] = true;     // the reference rotates interleaved pairs
-        c["num_nextn_predict_layers"] = 0;  // no multi-token-prediction module is trained
+        c["num_nextn_predict_layers"] = m.n_mtp_depth;
     } else {
         c["topk_method"] = m.n_expert_groups > 1 ? "group_limited_greedy" : "greedy";
         c["scoring_func"] = "softmax";
+        // DeepseekV2's config has no such key; its inference engines read it where present.
+        if (m.n_mtp_depth > 0) c["num_nextn_predict_layers"] = m.n_mtp_depth;
     }
     c["q_lora_rank"] = m.q_lora_rank > 0 ? nlohmann::json(m.q_lora_rank) : nlohmann::json(nullptr);
     c["kv_lora_rank"] = m.kv_lora_rank;
@@ -224,10 +226,9 @@ ModelConfig readHuggingFaceConfig(const std::string& dir, std::vector<std::strin
     } else {
         refuse("rope_scaling", "rope type " + rope_type + " is not modelled (default or yarn)");
     }
-    const int64_t mtp = integer("num_nextn_predict_layers", 0);
-    if (mtp > 0 && notes)
-        notes->push_back(std::to_string(mtp) + " multi-token-prediction layer(s) (num_nextn_predict_layers) left out: "
-                                                "this engine trains the main model only");
+    // The multi-token-prediction modules (DeepSeek-V3's one), trained and exported as published.
+    m.n_mtp_depth = integer("num_nextn_predict_layers", 0);
+    if (m.n_mtp_depth < 0) refuse("num_nextn_predict_layers", "must be >= 0");
     // What does not change the model: ids, cache and parallel settings, bookkeeping.
     for (const char* key : {"architectures", "model_type", "transformers_version", "dtype", "torch_dtype", "bos_token_id",
                             "eos_token_id", "pad_token_id", "use_cache", "pretraining_tp", "output_router_logits",

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "weights/hf_names.h"
+#include "model/mtp_module.h"
 #include "model/transformer.h"
 #include "trainbench/config_io.h"
 #include "trainbench/hf_directory.h"
@@ -119,11 +120,12 @@ NamedTensors readHuggingFaceWeights(const std::string& dir, const ModelConfig& m
     for (const auto& [name, tensor] : found)
         if (tensor.scalar_type() == torch::kFloat8_e4m3fn)
             throw ConfigError("", file_of[name] + ": '" + name + "' is fp8 without a weight_scale_inv beside it");
-    // Multi-token-prediction layers (past num_hidden_layers) are not part of the trained model.
+    // Multi-token-prediction layers past the model's modules (model.n_mtp_depth set below
+    // num_nextn_predict_layers) are left out.
     std::set<int64_t> dropped;
     for (auto it = found.begin(); it != found.end();) {
         const int64_t layer = layerOf(it->first);
-        if (layer >= model.n_layers) {
+        if (layer >= model.n_layers + model.n_mtp_depth) {
             dropped.insert(layer);
             it = found.erase(it);
         } else {
@@ -131,8 +133,8 @@ NamedTensors readHuggingFaceWeights(const std::string& dir, const ModelConfig& m
         }
     }
     if (!dropped.empty() && notes)
-        notes->push_back(std::to_string(dropped.size()) + " layer(s) past num_hidden_layers (multi-token prediction) not "
-                                                          "loaded");
+        notes->push_back(std::to_string(dropped.size()) + " multi-token-prediction layer(s) past model.n_mtp_depth (" +
+                         std::to_string(model.n_mtp_depth) + ") not loaded");
 
     Transformer shapes(model);
     NamedTensors out;
@@ -150,7 +152,8 @@ NamedTensors readHuggingFaceWeights(const std::string& dir, const ModelConfig& m
     };
     for (const auto& [ours, destination] : stateDict(shapes)) {
         torch::Tensor value;
-        auto expert = routedExpertTensor(ours);
+        const std::string published = mtpLayerName(ours, model.n_layers);
+        auto expert = routedExpertTensor(published);
         const std::string fused = "model.layers." + std::to_string(expert ? expert->layer : 0) + ".mlp.experts.";
         if (expert && found.count(fused + "gate_up_proj")) {
             // transformers 5's layout: gate_up_proj [E, 2I, H] (gate rows first), down_proj [E, H, I].
@@ -162,10 +165,22 @@ NamedTensors readHuggingFaceWeights(const std::string& dir, const ModelConfig& m
                 value = both.narrow(0, expert->projection == "w1" ? 0 : I, I);
             }
         } else {
-            value = take(hfTensorName(ours), ours, destination.sizes());
+            value = take(hfTensorName(published), ours, destination.sizes());
         }
         out.emplace_back(ours, value.to(destination.scalar_type()).contiguous().clone());
     }
+    // A module's copies of the embedding and the head: the model shares the main ones; copies
+    // that differ (a checkpoint fine-tuned apart) are named in a note.
+    for (int64_t k = 0; k < model.n_mtp_depth; ++k)
+        for (const auto& [copy, main] : {std::pair{hfModuleEmbeddingName(model.n_layers + k), std::string("model.embed_tokens.weight")},
+                                         std::pair{hfModuleHeadName(model.n_layers + k), std::string("lm_head.weight")}}) {
+            auto it = found.find(copy);
+            if (it == found.end()) continue;
+            taken.insert(copy);
+            auto original = found.find(main);
+            if (notes && original != found.end() && !torch::equal(it->second, original->second))
+                notes->push_back("'" + copy + "' differs from '" + main + "'; the module shares '" + main + "'");
+        }
     for (const auto& [name, tensor] : found)
         if (!taken.count(name))
             throw ConfigError("", file_of[name] + ": tensor '" + name + "' is not part of the model its config.json "

@@ -67,6 +67,10 @@ std::string hfTensorName(const std::string& ours) {
     const size_t dot = ours.find('.', 7);
     if (dot == std::string::npos) unknown(ours);
     const std::string layer = ours.substr(0, dot + 1), rest = ours.substr(dot + 1);
+    // A multi-token-prediction module's own weights (under its published layer number).
+    for (const char* own : {"enorm.", "hnorm.", "eh_proj."})
+        if (startsWith(rest, own)) return "model." + layer + rest;
+    if (startsWith(rest, "norm.")) return "model." + layer + "shared_head." + rest;
     for (const auto& [from, to] : kBlockParts)
         if (startsWith(rest, from)) return "model." + layer + to + rest.substr(std::string(from).size());
     if (startsWith(rest, "ffn.")) return "model." + layer + feedForwardName(rest, ours);
@@ -85,6 +89,14 @@ std::optional<ExpertTensor> routedExpertTensor(const std::string& ours) {
     t.expert = std::stoll(ours.substr(expert_begin, expert_end - expert_begin));
     t.projection = ours.substr(expert_end + 1, 2);
     return t;
+}
+
+std::string hfModuleEmbeddingName(int64_t layer) {
+    return "model.layers." + std::to_string(layer) + ".embed_tokens.weight";
+}
+
+std::string hfModuleHeadName(int64_t layer) {
+    return "model.layers." + std::to_string(layer) + ".shared_head.head.weight";
 }
 
 }  // namespace trainbench

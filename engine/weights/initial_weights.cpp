@@ -59,6 +59,14 @@ void checkInitialWeights(const ModelConfig& model, const std::string& path) {
                                                          std::to_string(int64_t(values.first)) +
                                                          "; take the model section from it (`trainbench-cli init "
                                                          "--from-hf " + path + "`)");
+        // Fewer modules than the directory holds leave the rest out (with a note); more cannot
+        // start from it.
+        if (model.n_mtp_depth > theirs.n_mtp_depth)
+            throw ConfigError("model.n_mtp_depth",
+                              "model.n_mtp_depth is " + std::to_string(model.n_mtp_depth) + " but " + path +
+                                  " holds " + std::to_string(theirs.n_mtp_depth) +
+                                  " multi-token-prediction module(s) (num_nextn_predict_layers); lower it to " +
+                                  std::to_string(theirs.n_mtp_depth) + " to start from it");
         return;
     }
     const std::string file = weightsFileOf(path);

@@ -24,6 +24,7 @@ const QColor kGradColor(140, 86, 75);
 const QColor kRateColor(230, 120, 20);
 const QColor kThroughputColor(44, 160, 44);  // as the axes of MetricPlotLayout
 const QColor kEvalColor(214, 39, 40);
+const QColor kMtpColor(148, 103, 189);  // the multi-token-prediction loss
 // One colour per device, in order of appearance; the kind of memory is the line style.
 const QColor kDeviceColors[] = {QColor(31, 119, 180), QColor(214, 39, 40), QColor(44, 160, 44),
                                 QColor(148, 103, 189), QColor(255, 127, 14), QColor(23, 190, 207),
@@ -112,6 +113,13 @@ MetricPlots::MetricPlots(QWidget* parent) : QCustomPlot(parent) {
                loss_rect_->axis(QCPAxis::atLeft), tr("eval loss"), tr("nats/token"), ValueFormat::Loss, QPen(kEvalColor));
     eval_loss_.raw->setLineStyle(QCPGraph::lsNone);
     eval_loss_.raw->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, kEvalColor, kEvalColor, 7));
+    // The multi-token-prediction loss beside the main one: its EMA drawn, its raw points faint.
+    initSeries(mtp_loss_, &run_series_.series(SeriesName::MtpLoss), xAxisOf(loss_rect_),
+               loss_rect_->axis(QCPAxis::atLeft), tr("MTP loss, depth 1"), tr("nats/token"), ValueFormat::Loss,
+               QPen(kMtpColor, 1.6));
+    QColor faint_mtp = kMtpColor;
+    faint_mtp.setAlpha(60);
+    mtp_loss_.raw->setPen(QPen(faint_mtp, 1.0));
     QColor faint_grad = kGradColor;
     faint_grad.setAlpha(80);
     initSeries(grad_norm_, &run_series_.series(SeriesName::GradNorm), xAxisOf(grad_rect_),
@@ -205,7 +213,7 @@ std::vector<LiveDecimation*> MetricPlots::decimations() {
         if (series.raw_drawn) out.push_back(series.raw_drawn.get());
         if (series.smoothed_drawn) out.push_back(series.smoothed_drawn.get());
     };
-    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) add(*series);
+    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_, &mtp_loss_}) add(*series);
     for (auto& [key, series] : memory_) add(series);
     return out;
 }
@@ -218,7 +226,14 @@ void MetricPlots::resetRun(const RunConfig& config) {
     adaptive_ = schedule.adapts();
     seq_len_ = static_cast<double>(config.train.seq_len);
     run_series_.clear();
-    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) {
+    // With multi-token prediction, train/loss is named for what it is beside the module's loss.
+    const bool mtp = config.model.n_mtp_depth > 0;
+    loss_.label = mtp ? tr("next-token loss") : tr("loss");
+    loss_.raw->setName(tr("%1 (raw)").arg(loss_.label));
+    loss_.smoothed->setName(tr("%1 (EMA %2)").arg(loss_.label).arg(smoothingWeight(), 0, 'g', 2));
+    if (mtp) mtp_loss_.smoothed->addToLegend(legend);
+    else mtp_loss_.smoothed->removeFromLegend(legend);
+    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_, &mtp_loss_}) {
         series->drawn = 0;
         series->raw->data()->clear();
         if (series->smoothed) series->smoothed->data()->clear();
@@ -321,7 +336,7 @@ void MetricPlots::addPoints(const QVector<MetricPoint>& points) {
     const SeriesUpdate update = run_series_.addPoints(points);
     if (update.entropy_floor) showEntropyFloor(run_series_.entropyFloor());
     if (!update.advanced) return;
-    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) drawNewSamples(*series);
+    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_, &mtp_loss_}) drawNewSamples(*series);
     // In the order of their first points: a new device takes the next colour.
     for (const std::string& key : run_series_.memoryKeys()) drawNewSamples(memorySeries(key));
     // A marker that came before its step's points learns its wall time now.
@@ -398,7 +413,7 @@ void MetricPlots::rebuildMarkers() {
 void MetricPlots::setXAxis(XAxis axis) {
     if (axis == xAxis()) return;
     run_series_.setAxis(axis);
-    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_}) rebuildGraphs(*series);
+    for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_, &mtp_loss_}) rebuildGraphs(*series);
     for (auto& [key, series] : memory_) rebuildGraphs(series);
     rebuildMarkers();
     layout_->applyXAxis(axis);
@@ -520,7 +535,7 @@ void MetricPlots::followRun() {
 void MetricPlots::fitRow(Plot plot, const QCPRange& keys) {
     switch (plot) {
     case Plot::Loss:
-        fitValueAxis(loss_rect_->axis(QCPAxis::atLeft), {loss_.raw, eval_loss_.raw}, keys, ignore_outliers_, false,
+        fitValueAxis(loss_rect_->axis(QCPAxis::atLeft), {loss_.raw, eval_loss_.raw, mtp_loss_.raw}, keys, ignore_outliers_, false,
                      entropyFloor());
         break;
     case Plot::GradNorm:
@@ -592,7 +607,8 @@ QStringList MetricPlots::crosshairLines(const QCPAxisRect* rect, double x) const
     QStringList lines;
     if (rect == loss_rect_) {
         lines << positionLineAt(x);
-        for (const Series* series : {&loss_, &eval_loss_}) lines << seriesLineAt(*series, x);
+        for (const Series* series : {&loss_, &eval_loss_, &mtp_loss_})
+            if (!series->data->samples().empty()) lines << seriesLineAt(*series, x);
         const double cursor_px = xAxisOf(loss_rect_)->coordToPixel(x);
         for (const EventMarker& marker : markers_) {
             if (std::abs(xAxisOf(loss_rect_)->coordToPixel(marker.x) - cursor_px) <= kMarkerHoverPx)

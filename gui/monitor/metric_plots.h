@@ -96,6 +96,7 @@ public:
     QCPGraph* lossRawGraph() const { return loss_.raw; }
     QCPGraph* lossSmoothedGraph() const { return loss_.smoothed; }
     QCPGraph* evalLossGraph() const { return eval_loss_.raw; }
+    QCPGraph* mtpLossSmoothedGraph() const { return mtp_loss_.smoothed; }
     QCPGraph* gradNormRawGraph() const { return grad_norm_.raw; }
     QCPGraph* gradNormSmoothedGraph() const { return grad_norm_.smoothed; }
     QCPGraph* learningRateGraph() const { return learning_rate_.raw; }
@@ -186,6 +187,7 @@ private:
     Series grad_norm_;
     Series learning_rate_;
     Series throughput_;
+    Series mtp_loss_;  // the first multi-token-prediction module's (runs with model.n_mtp_depth)
     std::map<std::string, Series> memory_;  // by metric key
     std::map<std::string, QColor> device_colors_;
     // Empty graphs that give the memory legend one entry per device (its colour) and one per

@@ -24,6 +24,7 @@ constexpr Route kRoutes[] = {
     {SeriesName::GradNorm, metric::kGradNorm, true},
     {SeriesName::LearningRate, metric::kLearningRate, false},
     {SeriesName::Throughput, metric::kTokensPerSecond, false},
+    {SeriesName::MtpLoss, "train/mtp_loss/1", true},
 };
 static_assert(std::size(kRoutes) == kSeriesNameCount, "one route per SeriesName");
 

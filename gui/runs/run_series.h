@@ -21,8 +21,10 @@
 namespace trainbench::gui {
 
 // The curves that have one metric key each, in the order the live plots draw them.
-enum class SeriesName { Loss, EvalLoss, GradNorm, LearningRate, Throughput };
-inline constexpr size_t kSeriesNameCount = 5;
+// MtpLoss: the first multi-token-prediction module's loss (train/mtp_loss/1); deeper modules are
+// in Compare, by key.
+enum class SeriesName { Loss, EvalLoss, GradNorm, LearningRate, Throughput, MtpLoss };
+inline constexpr size_t kSeriesNameCount = 6;
 
 // What one batch of points changed, for a view to redraw only that.
 struct SeriesUpdate {
@@ -39,9 +41,9 @@ struct SeriesUpdate {
 // read their curves from the same code.
 //
 // What the live plots' RunSeries keeps:
-// - train/loss, eval/loss, train/grad_norm, train/lr, perf/tokens_per_s: a series each
-//   (series()); loss and grad norm carry their EMA. A new curve, such as the MTP losses once the
-//   engine writes them, is one line in run_series.cpp's table of routes and a SeriesName.
+// - train/loss, eval/loss, train/grad_norm, train/lr, perf/tokens_per_s, train/mtp_loss/1: a
+//   series each (series()); the losses and grad norm carry their EMA. A new curve is one line in
+//   run_series.cpp's table of routes and a SeriesName.
 // - mem/<device>/<kind> for the kinds of memoryKinds(): one series per key (memoryKeys()).
 // - data/entropy_floor: a value, not a series (entropyFloor()): a property of the data.
 // - train/global_batch: the newest step's sequences (stepSequences()).

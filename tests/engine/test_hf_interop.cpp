@@ -217,6 +217,74 @@ private Q_SLOTS:
                  qPrintable(QString("transformers %1, ours %2").arg(theirs["loss"].toDouble(), 0, 'g', 12).arg(reference, 0, 'g', 12)));
     }
 
+    // A run with a multi-token-prediction module exports it where DeepSeek-V3's checkpoint has
+    // its module: layer n_layers with enorm, hnorm, eh_proj, the block's weights, shared_head.norm
+    // and copies of the embedding and the head; num_nextn_predict_layers 1. Reading the
+    // directory back gives every weight bit for bit (fused experts too) and the module's depth;
+    // transformers loads the export (leaving the module aside) with our main loss.
+    void aModuleExportsInThePublishedLayout() {
+        RunConfig c = config_;
+        c.model.n_mtp_depth = 1;
+        c.train.steps = 3;
+        SessionOptions session_options;
+        session_options.checkpoint_dir = dir_.filePath("checkpoints-mtp").toStdString();
+        {
+            TrainingSession session(c, session_options);
+            session.start();
+            QVERIFY(session.wait(std::chrono::minutes(5)));
+            QCOMPARE(session.status(), RunStatus::Completed);
+        }
+        const std::string checkpoint = session_options.checkpoint_dir + "/step-00000003";
+        const NamedTensors saved = readSafetensors(checkpoint + "/model.safetensors");
+        std::map<std::string, torch::Tensor> ours(saved.begin(), saved.end());
+        QVERIFY(ours.count("mtp.0.eh_proj.weight"));
+        for (const char* layout : {"per-expert", "fused"}) {
+            HfExportOptions options;
+            options.out_dir = dir_.filePath(QString("hf-mtp-") + layout).toStdString();
+            options.dtype = "fp32";
+            options.expert_layout = layout;
+            exportHuggingFace(c.model, checkpoint, options);
+            const NamedTensors hf = readSafetensors(options.out_dir + "/model.safetensors");
+            std::map<std::string, torch::Tensor> by_name(hf.begin(), hf.end());
+            const std::string L = "model.layers." + std::to_string(c.model.n_layers) + ".";
+            QVERIFY(torch::equal(by_name.at(L + "eh_proj.weight"), ours.at("mtp.0.eh_proj.weight")));
+            QCOMPARE(by_name.at(L + "eh_proj.weight").sizes().vec(), (std::vector<int64_t>{c.model.dim, 2 * c.model.dim}));
+            QVERIFY(torch::equal(by_name.at(L + "enorm.weight"), ours.at("mtp.0.enorm.weight")));
+            QVERIFY(torch::equal(by_name.at(L + "hnorm.weight"), ours.at("mtp.0.hnorm.weight")));
+            QVERIFY(torch::equal(by_name.at(L + "shared_head.norm.weight"), ours.at("mtp.0.norm.weight")));
+            QVERIFY(torch::equal(by_name.at(L + "shared_head.head.weight"), ours.at("head.weight")));
+            QVERIFY(torch::equal(by_name.at(L + "embed_tokens.weight"), ours.at("embed.weight")));
+            QVERIFY(torch::equal(by_name.at(L + "self_attn.kv_a_proj_with_mqa.weight"), ours.at("mtp.0.attn.wkv_a.weight")));
+            QVERIFY(torch::equal(by_name.at(L + "input_layernorm.weight"), ours.at("mtp.0.attn_norm.weight")));
+            QVERIFY(torch::equal(by_name.at(L + "mlp.gate.e_score_correction_bias"), ours.at("mtp.0.ffn.gate.bias")));
+            if (std::string(layout) == "per-expert")
+                QVERIFY(torch::equal(by_name.at(L + "mlp.experts.3.down_proj.weight"), ours.at("mtp.0.ffn.experts.3.w2.weight")));
+            else
+                QVERIFY(torch::equal(by_name.at(L + "mlp.experts.down_proj")[3], ours.at("mtp.0.ffn.experts.3.w2.weight")));
+            std::ifstream config_file(options.out_dir + "/config.json");
+            QCOMPARE(nlohmann::json::parse(config_file).at("num_nextn_predict_layers").get<int64_t>(), int64_t(1));
+            std::vector<std::string> notes;
+            const ModelConfig read = readHuggingFaceConfig(options.out_dir, &notes);
+            QCOMPARE(read.n_mtp_depth, int64_t(1));
+            const NamedTensors back = readHuggingFaceWeights(options.out_dir, read, &notes);
+            QVERIFY2(notes.empty(), notes.empty() ? "" : notes.front().c_str());
+            QCOMPARE(back.size(), saved.size());
+            std::map<std::string, torch::Tensor> read_back(back.begin(), back.end());
+            for (const auto& [name, tensor] : saved) QVERIFY2(torch::equal(read_back.at(name), tensor), name.c_str());
+            // Without the module the layer is left out, with a note.
+            ModelConfig plain = read;
+            plain.n_mtp_depth = 0;
+            notes.clear();
+            QCOMPARE(readHuggingFaceWeights(options.out_dir, plain, &notes).size(), saved.size() - size_t(std::count_if(saved.begin(), saved.end(), [](const auto& t) { return t.first.rfind("mtp.", 0) == 0; })));
+            QCOMPARE(notes.size(), size_t(1));
+        }
+        requireTransformers();
+        const double main_loss = evaluateWeightsFile(c, checkpoint).loss;
+        const QJsonObject theirs = transformersLoss(dir_.filePath("hf-mtp-per-expert"));
+        QVERIFY2(relative(theirs["loss"].toDouble(), main_loss) < 1e-5,
+                 qPrintable(QString("transformers %1, ours %2").arg(theirs["loss"].toDouble(), 0, 'g', 12).arg(main_loss, 0, 'g', 12)));
+    }
+
     // Greedy generation against transformers' own generate() on the exported weights: the
     // trained run continues three prompts (taken from the validation stream) for 24 tokens each
     // with both attention caches, no end token on either side, and every token equals

@@ -59,6 +59,7 @@ void expectTheSameNumbers(const RunConfig& c, const QString& what, OffloadPath p
         QVERIFY2(a.loss_sum == b.loss_sum, qPrintable(at + QString(": loss sum %1 vs %2").arg(a.loss_sum, 0, 'g', 17).arg(b.loss_sum, 0, 'g', 17)));
         QVERIFY2(a.tokens == b.tokens, qPrintable(at + ": tokens"));
         QVERIFY2(a.aux_loss_sum == b.aux_loss_sum, qPrintable(at + ": balance loss"));
+        QVERIFY2(a.mtp_loss_sums == b.mtp_loss_sums && a.mtp_tokens == b.mtp_tokens, qPrintable(at + ": depth losses"));
         QVERIFY2(a.grad_norm == b.grad_norm, qPrintable(at + QString(": grad norm %1 vs %2").arg(a.grad_norm, 0, 'g', 17).arg(b.grad_norm, 0, 'g', 17)));
         QVERIFY2(a.loads.size() == b.loads.size(), qPrintable(at + ": loads"));
         for (size_t l = 0; l < a.loads.size(); ++l) QVERIFY2(torch::equal(a.loads[l], b.loads[l]), qPrintable(at + ": loads"));
@@ -89,6 +90,20 @@ private Q_SLOTS:
                 RunConfig c = split(k.m, k.K, k.W, stage, k.EP);
                 c.train.noise_scale = true;
                 expectTheSameNumbers(c, describe({k.m, k.K, k.W, stage, k.EP}));
+            }
+    }
+
+    // Multi-token prediction: two modules in the head's unit, reading the embeddings (unit 1's
+    // kept input) and the head; their losses, the balance loss of their MoE blocks and every
+    // weight as under micro_batch, at stages 0-3 and under expert parallelism.
+    void unitOrderWithMultiTokenPrediction() {
+        for (const SplitCase& k : std::vector<SplitCase>{{2, 4, 1, 0, 1}, {1, 4, 2, 0, 1}, {2, 2, 2, 0, 2}})
+            for (int64_t stage = 0; stage <= 3; ++stage) {
+                RunConfig c = split(k.m, k.K, k.W, stage, k.EP);
+                c.model.n_mtp_depth = 2;
+                c.model.seq_aux_loss_alpha = 0.01;
+                c.train.noise_scale = true;
+                expectTheSameNumbers(c, describe({k.m, k.K, k.W, stage, k.EP}) + " D 2");
             }
     }
 

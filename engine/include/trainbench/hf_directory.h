@@ -17,7 +17,8 @@ std::string hfArchitectureFor(const ModelConfig& model);
 // engine does not model (another architecture, tied embeddings, attention biases, another
 // activation or norm epsilon, non-interleaved rotary, a router normalisation the reference does
 // not have); ignores what does not change the model (token ids, cache and parallel settings).
-// `notes` gets what was left out that a user should know (a multi-token-prediction layer).
+// `notes` gets what was left out that a user should know. num_nextn_predict_layers becomes
+// model.n_mtp_depth: DeepSeek-V3's module is trained and exported with the model.
 ModelConfig readHuggingFaceConfig(const std::string& dir, std::vector<std::string>* notes = nullptr);
 
 // True when `path` is a directory holding a config.json (a Hugging Face model directory).

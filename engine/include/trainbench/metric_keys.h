@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,10 @@ inline constexpr char kStepTime[] = "perf/step_time_s";
 inline constexpr char kAllToAllTime[] = "perf/all_to_all_s";  // expert parallelism's exchanges
 inline constexpr char kCollectives[] = "comm/collectives";    // collective calls in the window
 inline constexpr char kAuxLoss[] = "moe/aux_loss";
+// Multi-token prediction (model.n_mtp_depth): "train/mtp_loss/<k>", depth k's mean token loss of
+// the window (k = 1..D); train/loss stays the main next-token loss. "train/mtp_weight": lambda.
+inline std::string mtpLossKey(int64_t depth) { return "train/mtp_loss/" + std::to_string(depth); }
+inline constexpr char kMtpWeight[] = "train/mtp_weight";
 // runtime.offload_dir: what every rank's offload files read and wrote between two steps'
 // statistics (the step before's optimizer, this window's shard reads under offload all), and
 // those bytes over the step's time.

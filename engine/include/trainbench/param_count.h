@@ -20,8 +20,15 @@ struct ParamCount {
     int64_t embedding = 0;
     int64_t head = 0;
     int64_t attention = 0;  // one block's attention projections (MLA, its norms included)
-    // The routed experts of every MoE layer: what expert parallelism divides among ranks.
+    // The routed experts of every MoE layer (the modules' too): what expert parallelism divides
+    // among ranks.
     int64_t routed_experts = 0;
+    // The multi-token-prediction modules (model.n_mtp_depth), included in total and activated:
+    // their unique parameters (each a block of the model's kind, eh_proj [d, 2d], enorm, hnorm
+    // and its final norm; the embedding and the head are shared), and those one token touches.
+    // The published checkpoint also stores a copy of the embedding and the head per module.
+    int64_t mtp = 0;
+    int64_t mtp_activated = 0;
 };
 
 ParamCount countParameters(const ModelConfig& model);

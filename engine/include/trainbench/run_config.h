@@ -49,6 +49,10 @@ struct ModelConfig {
     double bias_update_speed = 0.001;
     double seq_aux_loss_alpha = 0.0001;
     double init_std = 0.006;
+    // Multi-token prediction (DeepSeek-V3 section 2.2): D sequential modules after the main
+    // model, module k predicting the token k + 1 ahead with the shared embedding and head
+    // (model/mtp_module.h). 0: none.
+    int64_t n_mtp_depth = 0;
 
     bool hasGateBias() const { return gate_bias.value_or(dim == 7168); }
     int64_t qkHeadDim() const { return qk_nope_head_dim + qk_rope_head_dim; }
@@ -78,6 +82,17 @@ struct TrainConfig {
     double beta1 = 0.9;
     double beta2 = 0.95;
     double grad_clip = 1.0;  // 0 disables clipping
+    // The multi-token-prediction loss's weight lambda (model.n_mtp_depth > 0): the objective is
+    // L_main + lambda / D x sum_k L_k. DeepSeek-V3: 0.3 for the first 10T tokens, then 0.1; a
+    // window starting at or after mtp_loss_weight_switch_tokens token positions (0: never) uses
+    // mtp_loss_weight_after.
+    double mtp_loss_weight = 0.3;
+    double mtp_loss_weight_after = 0.1;
+    int64_t mtp_loss_weight_switch_tokens = 0;
+    double mtpLossWeightAt(int64_t tokens_before) const {
+        return mtp_loss_weight_switch_tokens > 0 && tokens_before >= mtp_loss_weight_switch_tokens ? mtp_loss_weight_after
+                                                                                                  : mtp_loss_weight;
+    }
     int64_t seed = 0;
     // Start from these weights instead of a fresh initialisation (empty: initialise): a Hugging
     // Face model directory, a checkpoint directory or a safetensors file of reference names.

@@ -21,6 +21,8 @@ struct TextGenerationRequest {
     double top_p = 1.0;        // 1: all tokens
     uint64_t seed = 0;
     bool absorbed_cache = true;  // MLA's compressed cache (false: per-head keys and values)
+    // Self-speculative decoding with the multi-token-prediction module (greedy, the same tokens).
+    bool speculative_mtp = false;
 };
 
 struct TextCompletion {
@@ -35,11 +37,17 @@ struct TextGeneration {
     std::vector<TextCompletion> completions;
     double prefill_tokens_per_s = 0;
     double decode_tokens_per_s = 0;
+    // Speculative decoding: drafted tokens the main model confirmed, over those drafted; new
+    // tokens per main-model decoding forward.
+    int64_t drafted = 0, accepted = 0;
+    double acceptance_rate = 0;
+    double tokens_per_forward = 0;
 };
 
 // ConfigError naming the culprit for bad input: a config without text (data.source markov), a
-// prompt the tokenizer cannot encode or that is empty, one too long for model.max_seq_len, or
-// weights of another model.
+// prompt the tokenizer cannot encode or that is empty, one too long for model.max_seq_len,
+// weights of another model, or speculative decoding without a module (model.n_mtp_depth) or
+// with a temperature.
 TextGeneration generateText(const TextGenerationRequest& request);
 
 }  // namespace trainbench

@@ -91,6 +91,7 @@ private Q_SLOTS:
     void ofKeyKeepsOneKeySmoothed();
     void livePlotsDrawTheirRunSeries();
     void compareReadsTheSameSeriesAsTheLivePlots();
+    void drawsTheMtpLossBesideTheMainLoss();
 };
 
 void TestRunSeries::routesEachKeyToItsSeries() {
@@ -384,6 +385,48 @@ void TestRunSeries::compareReadsTheSameSeriesAsTheLivePlots() {
         QCOMPARE(compared.curves()[0].points.size(), shown.size());
     }
     QVERIFY(!compared.isPolling());  // a finished run is read once, not followed
+}
+
+// The first multi-token-prediction module's loss has a smoothed series of its own, drawn on the
+// loss plot; a run with modules names train/loss the next-token loss in the legend and lists the
+// module's curve, a run without lists neither. Deeper modules are Compare's, by key.
+void TestRunSeries::drawsTheMtpLossBesideTheMainLoss() {
+    RunSeries series;
+    QVector<MetricPoint> points = fourSteps();
+    for (int64_t step = 1; step <= 4; ++step) {
+        points << point(metric::mtpLossKey(1), step, 5.0 - 0.5 * double(step), 0.5 * double(step), 256 * step);
+        points << point(metric::mtpLossKey(2), step, 6.0, 0.5 * double(step), 256 * step);
+    }
+    series.addPoints(points);
+    QCOMPARE(valuesOf(series.series(SeriesName::MtpLoss)), (std::vector<double>{4.5, 4.0, 3.5, 3.0}));
+    QVERIFY(series.series(SeriesName::MtpLoss).smoothed());
+    QCOMPARE(series.seriesOfKey(metric::mtpLossKey(1)), &series.series(SeriesName::MtpLoss));
+    QVERIFY(!series.keeps(metric::mtpLossKey(2)));
+    RunSeries deeper = RunSeries::ofKey(metric::mtpLossKey(2));
+    deeper.addPoints(points);
+    QCOMPARE(deeper.seriesOfKey(metric::mtpLossKey(2))->samples().size(), size_t{4});
+
+    auto legendNames = [](const MetricPlots& plots) {
+        QStringList names;
+        for (int i = 0; i < plots.legend->itemCount(); ++i)
+            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plots.legend->item(i))) names << item->plottable()->name();
+        return names;
+    };
+    MetricPlots plots;
+    RunConfig with;
+    with.model.n_mtp_depth = 1;
+    plots.resetRun(with);
+    plots.addPoints(points);
+    QCOMPARE(plots.mtpLossSmoothedGraph()->dataCount(), 4);
+    QCOMPARE(plots.mtpLossSmoothedGraph()->data()->at(3)->value, series.series(SeriesName::MtpLoss).samples()[3].smoothed);
+    QStringList names = legendNames(plots);
+    QVERIFY2(names.contains(QStringLiteral("next-token loss (raw)")), qPrintable(names.join(", ")));
+    QVERIFY2(names.contains(QStringLiteral("MTP loss, depth 1 (EMA 0.6)")), qPrintable(names.join(", ")));
+    plots.resetRun(RunConfig{});
+    names = legendNames(plots);
+    QVERIFY2(names.contains(QStringLiteral("loss (raw)")), qPrintable(names.join(", ")));
+    for (const QString& name : names) QVERIFY2(!name.contains(QStringLiteral("MTP")), qPrintable(name));
+    QCOMPARE(plots.mtpLossSmoothedGraph()->dataCount(), 0);
 }
 
 QTEST_MAIN(TestRunSeries)
