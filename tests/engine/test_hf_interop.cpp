@@ -84,6 +84,19 @@ std::string refusalOf(const std::function<void()>& f) {
 
 double relative(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-30); }
 
+// Trains `config` to its end with checkpoints in `dir`; the last one's directory ("" when the
+// run did not complete).
+std::string trainedCheckpoint(const RunConfig& config, const QString& dir) {
+    SessionOptions options;
+    options.checkpoint_dir = dir.toStdString();
+    TrainingSession session(config, options);
+    session.start();
+    if (!session.wait(std::chrono::minutes(5)) || session.status() != RunStatus::Completed) return {};
+    char step[32];
+    std::snprintf(step, sizeof step, "/step-%08lld", static_cast<long long>(config.train.steps));
+    return options.checkpoint_dir + step;
+}
+
 }  // namespace
 
 class TestHfInterop : public QObject {
@@ -132,13 +145,7 @@ private Q_SLOTS:
         config_.data.val_path = dir_.filePath("val.bin").toStdString();
         config_.train.steps = 20;
         config_.train.eval_every = 0;
-        SessionOptions options;
-        options.checkpoint_dir = dir_.filePath("checkpoints").toStdString();
-        TrainingSession session(config_, options);
-        session.start();
-        QVERIFY(session.wait(std::chrono::minutes(5)));
-        QCOMPARE(session.status(), RunStatus::Completed);
-        checkpoint_ = dir_.filePath("checkpoints/step-00000020").toStdString();
+        checkpoint_ = trainedCheckpoint(config_, dir_.filePath("checkpoints"));
         QVERIFY(QFile::exists(QString::fromStdString(checkpoint_ + "/model.safetensors")));
         // The test-only transformers (never a product dependency); its absence skips the
         // comparisons with transformers, naming why.
@@ -226,15 +233,8 @@ private Q_SLOTS:
         RunConfig c = config_;
         c.model.n_mtp_depth = 1;
         c.train.steps = 3;
-        SessionOptions session_options;
-        session_options.checkpoint_dir = dir_.filePath("checkpoints-mtp").toStdString();
-        {
-            TrainingSession session(c, session_options);
-            session.start();
-            QVERIFY(session.wait(std::chrono::minutes(5)));
-            QCOMPARE(session.status(), RunStatus::Completed);
-        }
-        const std::string checkpoint = session_options.checkpoint_dir + "/step-00000003";
+        const std::string checkpoint = trainedCheckpoint(c, dir_.filePath("checkpoints-mtp"));
+        QVERIFY(!checkpoint.empty());
         const NamedTensors saved = readSafetensors(checkpoint + "/model.safetensors");
         std::map<std::string, torch::Tensor> ours(saved.begin(), saved.end());
         QVERIFY(ours.count("mtp.0.eh_proj.weight"));

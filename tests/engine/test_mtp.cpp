@@ -15,51 +15,25 @@
 #include "stop_and_resume.h"
 #include "train_and_collect.h"
 #include "trainbench/config_io.h"
-#include "trainbench/metric_keys.h"
 #include "trainbench/param_count.h"
 
 using namespace trainbench;
 
 namespace {
 
-// The logged series of a run: the main loss, the gradient norm, each depth's loss and lambda.
-struct MtpSeries {
-    std::vector<double> loss, grad_norm, weight;
-    std::vector<std::vector<double>> depth;  // [k - 1][step]
-};
-
-MtpSeries trainWithModules(const RunConfig& config) {
-    TrainingSession session(config);
-    auto inbox = session.bus().subscribe();
-    session.start();
-    if (!session.wait(std::chrono::minutes(10))) qFatal("run did not finish");
-    if (session.status() != RunStatus::Completed)
-        qFatal("run ended %s: %s", runStatusName(session.status()), session.summary().error.c_str());
-    MtpSeries s;
-    s.depth.resize(config.model.n_mtp_depth);
-    for (const auto& p : inbox->drain().points) {
-        if (p.key == metric::kLoss) s.loss.push_back(p.value);
-        if (p.key == "train/grad_norm") s.grad_norm.push_back(p.value);
-        if (p.key == metric::kMtpWeight) s.weight.push_back(p.value);
-        for (int64_t k = 1; k <= config.model.n_mtp_depth; ++k)
-            if (p.key == metric::mtpLossKey(k)) s.depth[k - 1].push_back(p.value);
-    }
-    return s;
-}
-
 // Every step's main loss, gradient norm and depth losses of `a` within `tolerance` of `b`.
-void compareSeries(const MtpSeries& a, const MtpSeries& b, double tolerance, const QString& what) {
+void compareSeries(const Series& a, const Series& b, double tolerance, const QString& what) {
     QVERIFY2(a.loss.size() == b.loss.size() && !b.loss.empty(), qPrintable(what + ": steps"));
-    QVERIFY2(a.depth.size() == b.depth.size(), qPrintable(what + ": depths"));
+    QVERIFY2(a.mtp_loss.size() == b.mtp_loss.size() && !b.mtp_loss.empty(), qPrintable(what + ": depths"));
     for (size_t i = 0; i < b.loss.size(); ++i) {
         const QString at = what + QString(", step %1").arg(i + 1);
         QVERIFY2(relativeDifference(a.loss[i], b.loss[i]) < tolerance,
                  qPrintable(at + QString(": loss %1 vs %2").arg(a.loss[i], 0, 'g', 12).arg(b.loss[i], 0, 'g', 12)));
         QVERIFY2(relativeDifference(a.grad_norm[i], b.grad_norm[i]) < tolerance, qPrintable(at + ": grad norm"));
-        for (size_t k = 0; k < b.depth.size(); ++k) {
-            QVERIFY2(a.depth[k].size() == b.depth[k].size(), qPrintable(at + ": depth points"));
-            QVERIFY2(relativeDifference(a.depth[k][i], b.depth[k][i]) < tolerance,
-                     qPrintable(at + QString(": depth %1 loss %2 vs %3").arg(k + 1).arg(a.depth[k][i], 0, 'g', 12).arg(b.depth[k][i], 0, 'g', 12)));
+        for (size_t k = 0; k < b.mtp_loss.size(); ++k) {
+            QVERIFY2(a.mtp_loss[k].size() == b.mtp_loss[k].size(), qPrintable(at + ": depth points"));
+            QVERIFY2(relativeDifference(a.mtp_loss[k][i], b.mtp_loss[k][i]) < tolerance,
+                     qPrintable(at + QString(": depth %1 loss %2 vs %3").arg(k + 1).arg(a.mtp_loss[k][i], 0, 'g', 12).arg(b.mtp_loss[k][i], 0, 'g', 12)));
         }
     }
 }
@@ -235,10 +209,10 @@ private Q_SLOTS:
     void everySplitLogsTheFullBatchsNumbers() {
         for (int64_t depth : {1, 2}) {
             const RunConfig base = withModules(conformanceConfig(), depth);
-            const MtpSeries reference = trainWithModules(withSplit(base, 8, 1, 1));
-            QCOMPARE(reference.depth[depth - 1].size(), size_t(base.train.steps));
+            const Series reference = trainAndCollect(withSplit(base, 8, 1, 1));
+            QCOMPARE(reference.mtp_loss[depth - 1].size(), size_t(base.train.steps));
             for (const auto& [m, K, W] : std::vector<std::array<int64_t, 3>>{{2, 4, 1}, {2, 2, 2}, {1, 4, 2}})
-                compareSeries(trainWithModules(withSplit(base, m, K, W)), reference, 1e-5,
+                compareSeries(trainAndCollect(withSplit(base, m, K, W)), reference, 1e-5,
                               QString("D %1 (%2,%3,%4)").arg(depth).arg(m).arg(K).arg(W));
         }
     }
@@ -249,13 +223,13 @@ private Q_SLOTS:
         QTemporaryDir dir;
         RunConfig base = withModules(raggedTextConfig(writeRaggedCorpus(dir)), 1);
         base.train.samples = 20;
-        const MtpSeries reference = trainWithModules(withSplit(base, 4, 1, 1));
+        const Series reference = trainAndCollect(withSplit(base, 4, 1, 1));
         QCOMPARE(reference.loss.size(), size_t(5));
         for (const auto& [m, K, W] : std::vector<std::array<int64_t, 3>>{{1, 4, 1}, {1, 2, 2}})
-            compareSeries(trainWithModules(withSplit(base, m, K, W)), reference, 1e-5,
+            compareSeries(trainAndCollect(withSplit(base, m, K, W)), reference, 1e-5,
                           QString("ragged (%1,%2,%3)").arg(m).arg(K).arg(W));
         base.train.samples = 20;
-        const MtpSeries incomplete = trainWithModules(withSplit(base, 2, 2, 2));
+        const Series incomplete = trainAndCollect(withSplit(base, 2, 2, 2));
         QCOMPARE(incomplete.loss.size(), size_t(3));
     }
 
@@ -263,24 +237,24 @@ private Q_SLOTS:
     // parallelism's numbers at every step (1e-5).
     void everyLayoutLogsDataParallelNumbers() {
         const RunConfig base = withSplit(withModules(conformanceConfig(), 1), 2, 2, 2);
-        const MtpSeries reference = trainWithModules(base);
+        const Series reference = trainAndCollect(base);
         for (int64_t stage : {1, 2, 3}) {
             RunConfig c = base;
             c.runtime.zero_stage = stage;
-            compareSeries(trainWithModules(c), reference, 1e-5, QString("stage %1").arg(stage));
+            compareSeries(trainAndCollect(c), reference, 1e-5, QString("stage %1").arg(stage));
         }
         RunConfig ep = base;
         ep.runtime.expert_parallel = 2;
-        compareSeries(trainWithModules(ep), reference, 1e-5, "EP 2");
+        compareSeries(trainAndCollect(ep), reference, 1e-5, "EP 2");
         for (const char* mode : {"full", "feedforward"}) {
             RunConfig c = base;
             c.runtime.activation_checkpointing = mode;
-            compareSeries(trainWithModules(c), reference, 1e-5, QString("recomputation ") + mode);
+            compareSeries(trainAndCollect(c), reference, 1e-5, QString("recomputation ") + mode);
         }
         RunConfig offload = base;
         offload.runtime.zero_stage = 3;
         offload.runtime.offload = "all";
-        compareSeries(trainWithModules(offload), reference, 1e-5, "stage 3 offload all");
+        compareSeries(trainAndCollect(offload), reference, 1e-5, "stage 3 offload all");
     }
 
     // lambda = 0.3 until the switch and 0.1 from the window that starts at 2 steps' tokens; with
@@ -288,20 +262,20 @@ private Q_SLOTS:
     void theWeightSwitchesAndZeroLeavesTheMainModelAlone() {
         RunConfig c = withModules(conformanceConfig(), 1);
         c.train.mtp_loss_weight_switch_tokens = 2 * c.globalBatch() * c.train.seq_len;
-        const MtpSeries switched = trainWithModules(c);
-        QCOMPARE(switched.weight, (std::vector<double>{0.3, 0.3, 0.1, 0.1}));
+        const Series switched = trainAndCollect(c);
+        QCOMPARE(switched.mtp_weight, (std::vector<double>{0.3, 0.3, 0.1, 0.1}));
 
         RunConfig zero = withModules(conformanceConfig(), 1);
         zero.model.seq_aux_loss_alpha = 0;
         zero.train.mtp_loss_weight = 0;
         RunConfig plain = zero;
         plain.model.n_mtp_depth = 0;
-        const MtpSeries with = trainWithModules(zero);
-        const MtpSeries without = trainWithModules(plain);
+        const Series with = trainAndCollect(zero);
+        const Series without = trainAndCollect(plain);
         QVERIFY(with.loss == without.loss);
         QVERIFY(with.grad_norm == without.grad_norm);
         // ... while lambda > 0 changes it.
-        QVERIFY(trainWithModules(withModules(conformanceConfig(), 1)).loss != without.loss);
+        QVERIFY(trainAndCollect(withModules(conformanceConfig(), 1)).loss != without.loss);
     }
 
     // A stop and a resume train on to the uninterrupted run's losses, weights and moments bit for
@@ -337,22 +311,7 @@ private Q_SLOTS:
     // DeepSeek-V3 with its one module: the module's unique parameters by hand (a MoE block of
     // 256 + 1 experts, eh_proj 2d x d, three norms) and near the published 11.5 B.
     void theV3ModuleHasThePublishedParameters() {
-        ModelConfig v3;
-        v3.vocab_size = 129280;
-        v3.dim = 7168;
-        v3.inter_dim = 18432;
-        v3.moe_inter_dim = 2048;
-        v3.n_layers = 61;
-        v3.n_dense_layers = 3;
-        v3.n_heads = 128;
-        v3.n_routed_experts = 256;
-        v3.n_shared_experts = 1;
-        v3.n_activated_experts = 8;
-        v3.q_lora_rank = 1536;
-        v3.kv_lora_rank = 512;
-        v3.qk_nope_head_dim = 128;
-        v3.qk_rope_head_dim = 64;
-        v3.v_head_dim = 128;
+        ModelConfig v3 = loadRunConfigFile(TRAINBENCH_SOURCE_DIR "/configs/deepseek/config_671B.json").model;
         const ParamCount main = countParameters(v3);
         v3.n_mtp_depth = 1;
         const ParamCount with = countParameters(v3);

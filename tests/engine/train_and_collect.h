@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,9 @@ namespace trainbench {
 
 struct Series {
     std::vector<double> loss, grad_norm, lr, collectives;
+    // Multi-token prediction (model.n_mtp_depth): each depth's loss, mtp_loss[k - 1], and lambda.
+    std::vector<std::vector<double>> mtp_loss;
+    std::vector<double> mtp_weight;
 };
 
 // Trains `config` to its end (fatal if it fails or takes over ten minutes).
@@ -31,6 +35,12 @@ inline Series trainAndCollect(const RunConfig& config) {
         if (p.key == "train/grad_norm") s.grad_norm.push_back(p.value);
         if (p.key == "train/lr") s.lr.push_back(p.value);
         if (p.key == "comm/collectives") s.collectives.push_back(p.value);
+        if (p.key == "train/mtp_weight") s.mtp_weight.push_back(p.value);
+        if (p.key.rfind("train/mtp_loss/", 0) == 0) {
+            const size_t depth = std::stoul(p.key.substr(15));
+            if (s.mtp_loss.size() < depth) s.mtp_loss.resize(depth);
+            s.mtp_loss[depth - 1].push_back(p.value);
+        }
     }
     return s;
 }
