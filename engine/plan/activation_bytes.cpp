@@ -218,13 +218,14 @@ int64_t activationBytes(const ModelConfig& c, int64_t tokens, Recomputation reco
         }
     };
     for (int64_t layer = 0; layer < c.n_layers; ++layer) addBlock(layer, layer == c.n_layers - 1 && c.n_mtp_depth == 0);
-    // Each multi-token-prediction module (model/mtp_module.h): its joining step (enorm's and
-    // hnorm's inputs and outputs, their concatenation and eh_proj's output: 7 d floats), a block
-    // of the model's kind, and the shared head's terms again; over all T positions (depth k has
-    // T - k, a bound).
+    // Each multi-token-prediction module (model/mtp_module.h): its joining step (eh_proj keeps
+    // the concatenation, 2 d floats, and each norm its statistic; the norms' inputs are the
+    // embeddings and the last hidden state, kept anyway, and their outputs are freed once
+    // joined), a block of the model's kind, and the shared head's terms again; over all T
+    // positions (depth k has T - k, a bound).
     const int64_t module_layer = c.n_dense_layers >= c.n_layers ? 0 : c.n_layers;
     for (int64_t k = 0; k < c.n_mtp_depth; ++k) {
-        per_token += 7 * c.dim * kFloat + headBytesPerToken(c, layout);
+        per_token += (2 * c.dim + 2) * kFloat + headBytesPerToken(c, layout);
         addBlock(module_layer, k == c.n_mtp_depth - 1);
     }
     return clampedProduct(per_token + largest, tokens);

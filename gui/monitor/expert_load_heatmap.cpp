@@ -157,6 +157,16 @@ void ExpertLoadHeatmap::setExpertParallel(int expert_parallel) {
     replot_->request();
 }
 
+void ExpertLoadHeatmap::setMainLayers(int layers) {
+    main_layers_ = std::max(0, layers);
+    replot_->request();
+}
+
+QString ExpertLoadHeatmap::layerLabel(int layer) const {
+    if (main_layers_ > 0 && layer >= main_layers_) return tr("MTP %1").arg(layer - main_layers_ + 1);
+    return tr("layer %1").arg(layer);
+}
+
 double ExpertLoadHeatmap::rankReceived(int rank) const {
     const auto found = received_.find(rank);
     return found == received_.end() ? qQNaN() : found->second;
@@ -259,7 +269,7 @@ void ExpertLoadHeatmap::rebuild() {
             setCell(expert, row, tokens);
             if (std::isfinite(tokens)) most = std::max(most, tokens);
         }
-        layer_labels->addTick(row, tr("layer %1").arg(rows[row]));
+        layer_labels->addTick(row, layerLabel(rows[row]));
         stat_labels->addTick(row, layerSummary(rows[row]));
     }
     QCPAxisRect* rect = axisRect();

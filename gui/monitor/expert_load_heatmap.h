@@ -31,6 +31,11 @@ public:
     // its title names who holds which and the routed tokens each rank received in the newest
     // step (moe/rank<r>/tokens_received).
     void setExpertParallel(int expert_parallel);
+    // The main model's layers (model.n_layers): rows from there on are the multi-token-prediction
+    // modules' MoE blocks (their published layer numbers), labelled "MTP k". 0: every row a layer.
+    void setMainLayers(int layers);
+    // The label of a row's layer index.
+    QString layerLabel(int layer) const;
     // Takes the moe/layer<L>/... and moe/rank<r>/tokens_received keys; other keys are ignored.
     void addPoints(const QVector<MetricPoint>& points);
     // Replaces layer's loads with those of `step` (older steps are ignored).
@@ -80,6 +85,7 @@ private:
     QCPItemText* placeholder_ = nullptr;
     std::vector<QCPItemText*> cell_labels_;
     int expert_parallel_ = 1;
+    int main_layers_ = 0;
     std::map<int, double> received_;  // by rank, of received_step_
     int64_t received_step_ = -1;
     std::vector<QCPItemStraightLine*> rank_lines_;

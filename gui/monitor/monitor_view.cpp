@@ -125,6 +125,7 @@ void MonitorView::resetRun(const RunConfig& config) {
     plots_->resetRun(config);
     heatmap_->reset();
     heatmap_->setExpertParallel(static_cast<int>(config.runtime.expert_parallel));
+    heatmap_->setMainLayers(static_cast<int>(config.model.n_layers));
     critical_batch_->reset();
     // A dense model never reports expert loads, a run of one micro-batch a window no critical
     // batch: the plots get the whole height back.

@@ -273,6 +273,31 @@ private Q_SLOTS:
         }
     }
 
+    // A multi-token-prediction module (model.n_mtp_depth 1): its weights, gradients and moments,
+    // its joining step, block and head terms in the activations; with and without recomputation
+    // and at stage 3 (the module gathered with the head's unit) on two ranks.
+    void plannerIsWithinFifteenPercentWithAModule() {
+        for (const auto& [checkpointing, stage] : std::vector<std::pair<const char*, int64_t>>{
+                 {"none", 0}, {"full", 0}, {"feedforward", 0}, {"none", 3}}) {
+            RunConfig c = tinySplit(8, 2, 2);
+            c.model.n_mtp_depth = 1;
+            c.runtime.activation_checkpointing = checkpointing;
+            c.runtime.zero_stage = stage;
+            if (stage > 0) c.runtime.world_size = 2;
+            ExploreOptions options;
+            options.steps_per_row = 2;
+            const ExploreResult result = exploreBatchSplits(c, 0, options);
+            QVERIFY(!result.rows.empty());
+            for (const auto& row : result.rows) {
+                QVERIFY2(row.fits, row.note.c_str());
+                const double ratio = double(row.estimated_peak_bytes) / double(row.measured_peak_bytes);
+                QVERIFY2(std::fabs(ratio - 1.0) < 0.15,
+                         qPrintable(QString("%1, stage %2, m=%3: planned %4, measured %5").arg(checkpointing).arg(stage)
+                                        .arg(row.micro_batch_size).arg(row.estimated_peak_bytes).arg(row.measured_peak_bytes)));
+            }
+        }
+    }
+
     // The same under expert parallelism (W 4, EP 2 and 4, stages 0 to 3): each rank's experts,
     // the tokens it receives, the exchanges' buffers, the moments of its slices and at stage 3
     // the unit gathered with its share of the experts.

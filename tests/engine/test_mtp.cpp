@@ -15,6 +15,7 @@
 #include "stop_and_resume.h"
 #include "train_and_collect.h"
 #include "trainbench/config_io.h"
+#include "trainbench/memory_plan.h"
 #include "trainbench/param_count.h"
 
 using namespace trainbench;
@@ -399,6 +400,27 @@ private Q_SLOTS:
         } catch (const std::invalid_argument& e) {
             QVERIFY(std::string(e.what()).find("model.n_mtp_depth") != std::string::npos);
         }
+    }
+
+    // The planner's state with a module: its parameters' fp32 weights and gradients and two
+    // moments beside the model without, at stage 0 and, sharded over two ranks, at stage 1; one
+    // collective more a step (the window's counts).
+    void thePlannerCountsTheModulesState() {
+        RunConfig c = withSplit(withModules(conformanceConfig(), 1), 2, 2, 2);
+        RunConfig plain = c;
+        plain.model.n_mtp_depth = 0;
+        const int64_t module = countParameters(c.model).mtp;
+        QVERIFY(module > 0);
+        const MemoryPlan with = planMemory(c), without = planMemory(plain);
+        QCOMPARE(with.weight_bytes - without.weight_bytes, 4 * module);
+        QCOMPARE(with.gradient_bytes - without.gradient_bytes, 4 * module);
+        QCOMPARE(with.optimizer_bytes - without.optimizer_bytes, 8 * module);
+        QVERIFY(with.activation_bytes > without.activation_bytes);
+        QCOMPARE(with.collectives_per_step, without.collectives_per_step + 1);
+        c.runtime.zero_stage = 1;
+        plain.runtime.zero_stage = 1;
+        const MemoryPlan sharded = planMemory(c), sharded_without = planMemory(plain);
+        QVERIFY(std::llabs(sharded.optimizer_bytes - sharded_without.optimizer_bytes - 8 * module / 2) <= 8);
     }
 
     // The config's refusals name the field.

@@ -32,7 +32,28 @@ private Q_SLOTS:
     void ratioOnlyLayers();
     void ignoresOtherKeys();
     void aSingleLayerIsDrawnInColour();
+    void multiTokenPredictionRowsAreNamed();
 };
+
+// A model of 2 layers with one multi-token-prediction module: its MoE block reports as layer 2
+// (its published number) and its row is labelled "MTP 1"; the main model's keep "layer L".
+void TestExpertLoadHeatmap::multiTokenPredictionRowsAreNamed() {
+    ExpertLoadHeatmap heatmap;
+    heatmap.setMainLayers(2);
+    QVector<MetricPoint> points;
+    for (int layer : {1, 2})
+        for (int e = 0; e < 4; ++e) points << load(3, layer, e, 100.0 + layer);
+    heatmap.addPoints(points);
+    heatmap.flushReplot();
+    QCOMPARE(heatmap.layerLabel(1), QStringLiteral("layer 1"));
+    QCOMPARE(heatmap.layerLabel(2), QStringLiteral("MTP 1"));
+    QCOMPARE(heatmap.layerLabel(3), QStringLiteral("MTP 2"));
+    auto ticker = heatmap.axisRect()->axis(QCPAxis::atLeft)->ticker().dynamicCast<QCPAxisTickerText>();
+    QVERIFY(ticker);
+    QCOMPARE(ticker->ticks().values(), (QList<QString>{QStringLiteral("layer 1"), QStringLiteral("MTP 1")}));
+    heatmap.setMainLayers(0);
+    QCOMPARE(heatmap.layerLabel(2), QStringLiteral("layer 2"));
+}
 
 // One MoE layer (the tiny preset): the cells are painted, not left blank. Equal loads map to
 // one colour of the scale, far from the white background.
