@@ -3,7 +3,8 @@
 // step and the weights after them bit for bit at the conformance splits, ZeRO 0-3, expert
 // parallelism, offload (host and offload_dir, the host step), fp32/bf16/fp8, the noise scale and
 // the incomplete last window; the shards read from offload_dir per window; the refusals and
-// "auto" (docs/design/offload.md, "The window as the schedule").
+// "auto", and the multi-token-prediction modules in the head's unit (docs/design/offload.md, "The
+// window as the schedule").
 #include <QtTest/QtTest>
 
 #include <QTemporaryDir>
@@ -105,6 +106,12 @@ private Q_SLOTS:
                 c.train.noise_scale = true;
                 expectTheSameNumbers(c, describe({k.m, k.K, k.W, stage, k.EP}) + " D 2");
             }
+        for (const char* dtype : {"bf16", "fp8"}) {
+            RunConfig c = split(1, 4, 2, 3, 1);
+            c.model.n_mtp_depth = 1;
+            c.runtime.dtype = dtype;
+            expectTheSameNumbers(c, QString("(1,4,2) stage 3 D 1 ") + dtype);
+        }
     }
 
     // Expert parallelism (the routed experts' tokens by all-to-all, their gradients over replicas).
