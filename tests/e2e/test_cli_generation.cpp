@@ -1,5 +1,6 @@
-// CLI end-to-end suite for text: `generate` on a trained run and on its Hugging Face export, and
-// the samples a run writes as it trains (`samples`), as a user runs them.
+// CLI end-to-end suite for text: `generate` on a trained run and on its Hugging Face export (plain,
+// and speculative with a multi-token-prediction module), and the samples a run writes as it
+// trains (`samples`), as a user runs them.
 #include <QtTest/QtTest>
 
 #include <QFile>
@@ -79,6 +80,56 @@ private Q_SLOTS:
         QCOMPARE(runCli({"generate", "--run", id, "--store", store.path(), "--prompt", "x", "--max-new-tokens", "500"}).code, 2);
         QCOMPARE(runCli({"generate", "--run", "no-such-run", "--store", store.path(), "--prompt", "x"}).code, 2);
         QCOMPARE(runCli({"generate", kConfigs + "/tiny.json", "--checkpoint", store.path(), "--prompt", "x"}).code, 2);
+        // No module to draft with: refused naming model.n_mtp_depth.
+        Result no_module = runCli(QStringList(greedy) << "--speculative" << "mtp");
+        QCOMPARE(no_module.code, 2);
+        QVERIFY2(no_module.err.contains("model.n_mtp_depth"), qPrintable(no_module.err));
+    }
+
+    // A run with a multi-token-prediction module: `generate --speculative mtp` gives the greedy
+    // tokens of plain decoding and reports the drafts' acceptance; its Hugging Face export keeps
+    // the module (num_nextn_predict_layers) and drafts the same way with no config; a temperature
+    // or an unknown --speculative value exits 2 naming the flag.
+    void speculativeDecodingWithTheModule() {
+        QTemporaryDir store;
+        const QString corpus = store.filePath("corpus.txt");
+        {
+            QFile file(corpus);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            for (int i = 0; i < 200; ++i) file.write(i % 2 ? "the cat sat on the mat\n\n" : "a dog ran in the park\n\n");
+        }
+        Result r = runCli({"run", kConfigs + "/tiny.json", "--set", "train.steps=30", "--store", store.path(), "--set",
+                           "data.source=text", "--set", "data.path=" + corpus, "--set", "model.vocab_size=256", "--set",
+                           "model.max_seq_len=128", "--set", "model.n_mtp_depth=1", "--set", "train.eval_every=0"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QString id = QJsonDocument::fromJson(runCli({"runs", "--store", store.path(), "--json"}).out.toUtf8())
+                               .array()[0].toObject()["run_id"].toString();
+        const QStringList greedy = {"generate", "--run", id, "--store", store.path(), "--prompt", "the c", "--temperature", "0",
+                                    "--max-new-tokens", "24", "--json"};
+        Result plain = runCli(greedy), speculative = runCli(QStringList(greedy) << "--speculative" << "mtp");
+        QVERIFY2(speculative.code == 0, qPrintable(speculative.err));
+        const QJsonObject a = QJsonDocument::fromJson(plain.out.toUtf8()).object();
+        const QJsonObject b = QJsonDocument::fromJson(speculative.out.toUtf8()).object();
+        QCOMPARE(b["completions"].toArray()[0].toObject()["ids"], a["completions"].toArray()[0].toObject()["ids"]);
+        QVERIFY(!a.contains("acceptance_rate"));
+        QCOMPARE(b["speculative"].toString(), QString("mtp"));
+        QVERIFY(b["drafted"].toInt() > 0);
+        QCOMPARE(b["acceptance_rate"].toDouble(), b["accepted"].toDouble() / b["drafted"].toDouble());
+        QVERIFY(b["tokens_per_forward"].toDouble() >= 1.0);
+        QVERIFY(b["decode_tokens_per_s"].toDouble() > 0);
+        const QString hf = store.filePath("hf");
+        QCOMPARE(runCli({"export-hf", id, "--store", store.path(), "--out", hf, "--dtype", "fp32"}).code, 0);
+        Result from_hf = runCli({"generate", "--checkpoint", hf, "--prompt", "the c", "--temperature", "0", "--max-new-tokens",
+                                 "24", "--speculative", "mtp", "--json"});
+        QVERIFY2(from_hf.code == 0, qPrintable(from_hf.err));
+        QCOMPARE(QJsonDocument::fromJson(from_hf.out.toUtf8()).object()["completions"].toArray()[0].toObject()["ids"],
+                 a["completions"].toArray()[0].toObject()["ids"]);
+        Result warm = runCli({"generate", "--run", id, "--store", store.path(), "--prompt", "x", "--speculative", "mtp"});
+        QCOMPARE(warm.code, 2);
+        QVERIFY2(warm.err.contains("--temperature"), qPrintable(warm.err));
+        Result unknown = runCli(QStringList(greedy) << "--speculative" << "eagle");
+        QCOMPARE(unknown.code, 2);
+        QVERIFY2(unknown.err.contains("--speculative"), qPrintable(unknown.err));
     }
 };
 
