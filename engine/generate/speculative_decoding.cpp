@@ -4,8 +4,6 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "model/mtp_module.h"
-
 namespace trainbench {
 namespace {
 

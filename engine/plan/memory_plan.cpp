@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/activation_bytes.h"
+#include "plan/unit_elements.h"
 #include "trainbench/compute_dtype.h"
 #include "trainbench/config_io.h"
 #include "trainbench/device_type.h"
@@ -25,53 +26,8 @@ namespace {
 using activations::clampedProduct;
 using activations::kFloat;
 using activations::kMoreThanAnyDevice;
-
-// Elements of the largest unit ZeRO stage 3 gathers whole (model/weight_residency.h): the
-// embedding, a block, or the final norm with the head.
-// Under expert parallelism an MoE block holds its share of the routed experts only.
-// The routed experts of one MoE layer (what expert parallelism divides).
-int64_t routedPerLayer(const ModelConfig& c) { return c.n_routed_experts * 3 * c.dim * c.moe_inter_dim; }
-
-// The last unit: the final norm, the head and the multi-token-prediction modules (their MoE
-// blocks with this rank's share of the routed experts; the gates' biases are buffers).
-int64_t headUnitElements(const ModelConfig& c, const ParamCount& counts, int64_t expert_parallel) {
-    int64_t modules = counts.mtp;
-    if (c.n_mtp_depth > 0 && c.n_dense_layers < c.n_layers)
-        modules -= c.n_mtp_depth * ((c.hasGateBias() ? c.n_routed_experts : 0) + routedPerLayer(c) -
-                                    routedPerLayer(c) / expert_parallel);
-    return counts.head + c.dim + modules;
-}
-
-int64_t largestUnitElements(const ModelConfig& c, const ParamCount& counts, int64_t expert_parallel) {
-    int64_t most = std::max(counts.embedding, headUnitElements(c, counts, expert_parallel));
-    if (c.n_dense_layers > 0) most = std::max(most, counts.dense_block);
-    if (const int64_t moe_layers = c.n_layers - c.n_dense_layers; moe_layers > 0) {
-        const int64_t routed = routedPerLayer(c);
-        // the gate's bias is a buffer, not a parameter
-        most = std::max(most, counts.moe_block - (c.hasGateBias() ? c.n_routed_experts : 0) - routed +
-                                  routed / expert_parallel);
-    }
-    return most;
-}
-
-// Elements of the two units next to each other in the backward's order (the final norm with
-// the head, the blocks last first, the embedding) that are largest together: at stage 2 a
-// unit's gradients are in flight, whole, while the next unit's fill their bucket.
-// Under expert parallelism an MoE block holds its share of the routed experts only.
-int64_t largestAdjacentUnitsElements(const ModelConfig& c, const ParamCount& counts, int64_t expert_parallel) {
-    int64_t moe_block = 0;
-    if (const int64_t moe_layers = c.n_layers - c.n_dense_layers; moe_layers > 0) {
-        const int64_t routed = routedPerLayer(c);
-        moe_block = counts.moe_block - (c.hasGateBias() ? c.n_routed_experts : 0) - routed + routed / expert_parallel;
-    }
-    int64_t most = 0, after = headUnitElements(c, counts, expert_parallel);  // the unit whose backward runs before
-    for (int64_t layer = c.n_layers; layer-- > 0;) {
-        const int64_t block = layer < c.n_dense_layers ? counts.dense_block : moe_block;
-        most = std::max(most, after + block);
-        after = block;
-    }
-    return std::max(most, after + counts.embedding);
-}
+using units::largestAdjacentUnitsElements;
+using units::largestUnitElements;
 
 // The gradient buckets of `bytes` of gradients at stages 0 and 1: a first one of 1 MiB, then
 // 25 MiB each (parallel/gradient_buckets.h). Stages 2 and 3 have one per unit instead.
