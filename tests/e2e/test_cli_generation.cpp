@@ -13,6 +13,19 @@
 
 using namespace trainbench;
 
+namespace {
+
+// 200 documents alternating two sentences, as bytes ("" when it cannot be written).
+QString writeTwoSentenceCorpus(const QTemporaryDir& dir) {
+    const QString path = dir.filePath("corpus.txt");
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) return {};
+    for (int i = 0; i < 200; ++i) file.write(i % 2 ? "the cat sat on the mat\n\n" : "a dog ran in the park\n\n");
+    return path;
+}
+
+}  // namespace
+
 class TestCliGeneration : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -22,12 +35,8 @@ private Q_SLOTS:
     // exported Hugging Face directory continues a prompt as the checkpoint does, with no config.
     void generateContinuesPromptsOfATrainedRun() {
         QTemporaryDir store;
-        const QString corpus = store.filePath("corpus.txt");
-        {
-            QFile file(corpus);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            for (int i = 0; i < 200; ++i) file.write(i % 2 ? "the cat sat on the mat\n\n" : "a dog ran in the park\n\n");
-        }
+        const QString corpus = writeTwoSentenceCorpus(store);
+        QVERIFY(!corpus.isEmpty());
         const QStringList text = {"--set", "data.source=text", "--set", "data.path=" + corpus, "--set", "model.vocab_size=256",
                                   "--set", "model.max_seq_len=128"};
         Result r = runCli(QStringList{"run", kConfigs + "/tiny.json", "--set", "train.steps=3", "--store", store.path(),
@@ -92,12 +101,8 @@ private Q_SLOTS:
     // or an unknown --speculative value exits 2 naming the flag.
     void speculativeDecodingWithTheModule() {
         QTemporaryDir store;
-        const QString corpus = store.filePath("corpus.txt");
-        {
-            QFile file(corpus);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            for (int i = 0; i < 200; ++i) file.write(i % 2 ? "the cat sat on the mat\n\n" : "a dog ran in the park\n\n");
-        }
+        const QString corpus = writeTwoSentenceCorpus(store);
+        QVERIFY(!corpus.isEmpty());
         Result r = runCli({"run", kConfigs + "/tiny.json", "--set", "train.steps=30", "--store", store.path(), "--set",
                            "data.source=text", "--set", "data.path=" + corpus, "--set", "model.vocab_size=256", "--set",
                            "model.max_seq_len=128", "--set", "model.n_mtp_depth=1", "--set", "train.eval_every=0"});
