@@ -1,6 +1,8 @@
 // Transformer assembly, the summed token loss, and the reference initialisation.
 #include "model/transformer.h"
 
+#include <stdexcept>
+
 #include "model/backward_boundary.h"
 #include "model/chunked_head_loss.h"
 #include "model/linear.h"
@@ -25,6 +27,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& c)
 torch::Tensor trainingObjective(const LossParts& parts, const torch::Tensor& mtp_weights) {
     torch::Tensor objective = parts.token_loss_sum + parts.aux_loss_sum;
     if (!parts.mtp_loss_sums.defined()) return objective;
+    if (!mtp_weights.defined()) throw std::logic_error("trainingObjective: depth losses without the window's weights");
     const auto weights = mtp_weights.to(parts.mtp_loss_sums.device(), parts.mtp_loss_sums.scalar_type());
     return objective + (parts.mtp_loss_sums * weights).sum();
 }
