@@ -215,6 +215,7 @@ std::vector<LiveDecimation*> MetricPlots::decimations() {
     };
     for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_, &mtp_loss_}) add(*series);
     for (auto& [key, series] : memory_) add(series);
+    for (auto& [key, series] : deeper_mtp_) add(series);
     return out;
 }
 
@@ -241,6 +242,11 @@ void MetricPlots::resetRun(const RunConfig& config) {
     }
     for (auto& [key, series] : memory_) removeGraph(series.raw);
     memory_.clear();
+    for (auto& [key, series] : deeper_mtp_) {
+        removeGraph(series.raw);
+        removeGraph(series.smoothed);
+    }
+    deeper_mtp_.clear();
     device_colors_.clear();
     rebuildMemoryLegend();
     markers_.clear();
@@ -286,6 +292,27 @@ MetricPlots::Series& MetricPlots::memorySeries(const std::string& key) {
     series.group = QString::fromStdString(device);
     rebuildMemoryLegend();
     return series;
+}
+
+MetricPlots::Series& MetricPlots::deeperMtpSeries(const std::string& key) {
+    auto found = deeper_mtp_.find(key);
+    if (found != deeper_mtp_.end()) return found->second;
+    const int depth = std::stoi(key.substr(key.rfind('/') + 1));
+    // Each depth a lighter shade of the first module's colour.
+    const QColor color = kMtpColor.lighter(100 + 35 * (depth - 1));
+    Series& series = deeper_mtp_[key];
+    initSeries(series, run_series_.seriesOfKey(key), xAxisOf(loss_rect_), loss_rect_->axis(QCPAxis::atLeft),
+               tr("MTP loss, depth %1").arg(depth), tr("nats/token"), ValueFormat::Loss, QPen(color, 1.4));
+    QColor faint = color;
+    faint.setAlpha(60);
+    series.raw->setPen(QPen(faint, 1.0));
+    series.smoothed->addToLegend(legend);
+    return series;
+}
+
+QCPGraph* MetricPlots::deeperMtpLossGraph(const std::string& key) const {
+    const auto found = deeper_mtp_.find(key);
+    return found == deeper_mtp_.end() ? nullptr : found->second.smoothed;
 }
 
 void MetricPlots::rebuildMemoryLegend() {
@@ -339,6 +366,7 @@ void MetricPlots::addPoints(const QVector<MetricPoint>& points) {
     for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_, &mtp_loss_}) drawNewSamples(*series);
     // In the order of their first points: a new device takes the next colour.
     for (const std::string& key : run_series_.memoryKeys()) drawNewSamples(memorySeries(key));
+    for (const std::string& key : run_series_.deeperMtpKeys()) drawNewSamples(deeperMtpSeries(key));
     // A marker that came before its step's points learns its wall time now.
     rebuildMarkers();
     placeholder_->setVisible(loss_.data->samples().empty());
@@ -415,6 +443,7 @@ void MetricPlots::setXAxis(XAxis axis) {
     run_series_.setAxis(axis);
     for (Series* series : {&loss_, &eval_loss_, &grad_norm_, &learning_rate_, &throughput_, &mtp_loss_}) rebuildGraphs(*series);
     for (auto& [key, series] : memory_) rebuildGraphs(series);
+    for (auto& [key, series] : deeper_mtp_) rebuildGraphs(series);
     rebuildMarkers();
     layout_->applyXAxis(axis);
     hideCrosshair();
@@ -445,7 +474,9 @@ void MetricPlots::setSmoothingWeight(double weight) {
     if (probe.weight() == smoothingWeight()) return;
     // The full series is re-smoothed, never a downsampled one.
     run_series_.setSmoothingWeight(probe.weight());
-    for (Series* series : {&loss_, &grad_norm_}) {
+    std::vector<Series*> smoothed{&loss_, &grad_norm_, &mtp_loss_};
+    for (auto& [key, series] : deeper_mtp_) smoothed.push_back(&series);
+    for (Series* series : smoothed) {
         rebuildGraphs(*series);
         series->smoothed->setName(tr("%1 (EMA %2)").arg(series->label).arg(smoothingWeight(), 0, 'g', 2));
     }
@@ -534,10 +565,12 @@ void MetricPlots::followRun() {
 
 void MetricPlots::fitRow(Plot plot, const QCPRange& keys) {
     switch (plot) {
-    case Plot::Loss:
-        fitValueAxis(loss_rect_->axis(QCPAxis::atLeft), {loss_.raw, eval_loss_.raw, mtp_loss_.raw}, keys, ignore_outliers_, false,
-                     entropyFloor());
+    case Plot::Loss: {
+        std::vector<const QCPGraph*> graphs{loss_.raw, eval_loss_.raw, mtp_loss_.raw};
+        for (const auto& [key, series] : deeper_mtp_) graphs.push_back(series.raw);
+        fitValueAxis(loss_rect_->axis(QCPAxis::atLeft), graphs, keys, ignore_outliers_, false, entropyFloor());
         break;
+    }
     case Plot::GradNorm:
         fitValueAxis(grad_rect_->axis(QCPAxis::atLeft), {grad_norm_.raw}, keys, ignore_outliers_, false);
         break;
@@ -609,6 +642,7 @@ QStringList MetricPlots::crosshairLines(const QCPAxisRect* rect, double x) const
         lines << positionLineAt(x);
         for (const Series* series : {&loss_, &eval_loss_, &mtp_loss_})
             if (!series->data->samples().empty()) lines << seriesLineAt(*series, x);
+        for (const auto& [key, series] : deeper_mtp_) lines << seriesLineAt(series, x);
         const double cursor_px = xAxisOf(loss_rect_)->coordToPixel(x);
         for (const EventMarker& marker : markers_) {
             if (std::abs(xAxisOf(loss_rect_)->coordToPixel(marker.x) - cursor_px) <= kMarkerHoverPx)

@@ -97,6 +97,8 @@ public:
     QCPGraph* lossSmoothedGraph() const { return loss_.smoothed; }
     QCPGraph* evalLossGraph() const { return eval_loss_.raw; }
     QCPGraph* mtpLossSmoothedGraph() const { return mtp_loss_.smoothed; }
+    // The EMA graph of a deeper module's loss (train/mtp_loss/<k>, k >= 2); null before its points.
+    QCPGraph* deeperMtpLossGraph(const std::string& key) const;
     QCPGraph* gradNormRawGraph() const { return grad_norm_.raw; }
     QCPGraph* gradNormSmoothedGraph() const { return grad_norm_.smoothed; }
     QCPGraph* learningRateGraph() const { return learning_rate_.raw; }
@@ -147,6 +149,8 @@ private:
     // Appends the samples its series gained since the last draw to its graphs.
     void drawNewSamples(Series& series);
     Series& memorySeries(const std::string& key);
+    // A deeper module's loss curve on the loss row, made at its first point.
+    Series& deeperMtpSeries(const std::string& key);
     void showEntropyFloor(double floor);
     void rebuildMemoryLegend();
     QString memoryLineAt(const std::string& device, double x) const;
@@ -188,6 +192,7 @@ private:
     Series learning_rate_;
     Series throughput_;
     Series mtp_loss_;  // the first multi-token-prediction module's (runs with model.n_mtp_depth)
+    std::map<std::string, Series> deeper_mtp_;  // the deeper modules' losses, by metric key
     std::map<std::string, Series> memory_;  // by metric key
     std::map<std::string, QColor> device_colors_;
     // Empty graphs that give the memory legend one entry per device (its colour) and one per

@@ -41,6 +41,15 @@ bool isKeptMemoryKey(std::string_view key) {
     return std::find(kinds.begin(), kinds.end(), parsed->what) != kinds.end();
 }
 
+// train/mtp_loss/<k> with k >= 2 (the first module's has a route of its own).
+bool isDeeperMtpKey(std::string_view key) {
+    constexpr std::string_view prefix = "train/mtp_loss/";
+    if (key.substr(0, prefix.size()) != prefix) return false;
+    const std::string_view depth = key.substr(prefix.size());
+    if (depth.empty() || depth == "1" || depth.front() == '0') return false;
+    return std::all_of(depth.begin(), depth.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace
 
 const std::vector<std::string>& RunSeries::memoryKinds() {
@@ -112,6 +121,11 @@ SeriesUpdate RunSeries::addPoints(std::span<const MetricPoint> points) {
 
 MetricSeries* RunSeries::liveSeriesFor(const std::string& key) {
     if (const Route* route = routeOf(key)) return &named_[static_cast<size_t>(route->name)];
+    if (isDeeperMtpKey(key)) {
+        auto [found, added] = deeper_mtp_.try_emplace(key, /*smoothed=*/true, smoothing_weight_);
+        if (added) deeper_mtp_order_.push_back(key);
+        return &found->second;
+    }
     if (!isKeptMemoryKey(key)) return nullptr;
     auto [found, added] = memory_.try_emplace(key, /*smoothed=*/false, smoothing_weight_);
     if (added) memory_order_.push_back(key);
@@ -123,6 +137,8 @@ void RunSeries::clear() {
     own_.clear();
     memory_.clear();
     memory_order_.clear();
+    deeper_mtp_.clear();
+    deeper_mtp_order_.clear();
     positions_.clear();
     entropy_floor_ = std::numeric_limits<double>::quiet_NaN();
     step_sequences_ = 0;
@@ -133,12 +149,13 @@ void RunSeries::clear() {
 
 bool RunSeries::keeps(std::string_view key) const {
     if (single_key_) return key == only_key_;
-    return routeOf(key) != nullptr || isKeptMemoryKey(key);
+    return routeOf(key) != nullptr || isKeptMemoryKey(key) || isDeeperMtpKey(key);
 }
 
 const MetricSeries* RunSeries::seriesOfKey(std::string_view key) const {
     if (single_key_) return key == only_key_ ? &own_ : nullptr;
     if (const Route* route = routeOf(key)) return &named_[static_cast<size_t>(route->name)];
+    if (const auto deeper = deeper_mtp_.find(key); deeper != deeper_mtp_.end()) return &deeper->second;
     const auto found = memory_.find(key);
     return found == memory_.end() ? nullptr : &found->second;
 }
@@ -148,6 +165,7 @@ void RunSeries::setSmoothingWeight(double weight) {
     // The full series is re-smoothed, never a downsampled one; a series without an EMA keeps its values.
     for (MetricSeries& series : named_) series.setSmoothingWeight(smoothing_weight_);
     for (auto& [key, series] : memory_) series.setSmoothingWeight(smoothing_weight_);
+    for (auto& [key, series] : deeper_mtp_) series.setSmoothingWeight(smoothing_weight_);
     own_.setSmoothingWeight(smoothing_weight_);
 }
 

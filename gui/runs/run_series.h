@@ -21,8 +21,8 @@
 namespace trainbench::gui {
 
 // The curves that have one metric key each, in the order the live plots draw them.
-// MtpLoss: the first multi-token-prediction module's loss (train/mtp_loss/1); deeper modules are
-// in Compare, by key.
+// MtpLoss: the first multi-token-prediction module's loss (train/mtp_loss/1); the deeper modules'
+// (train/mtp_loss/<k>, k >= 2) are kept by key (deeperMtpKeys()).
 enum class SeriesName { Loss, EvalLoss, GradNorm, LearningRate, Throughput, MtpLoss };
 inline constexpr size_t kSeriesNameCount = 6;
 
@@ -45,6 +45,8 @@ struct SeriesUpdate {
 //   series each (series()); the losses and grad norm carry their EMA. A new curve is one line in
 //   run_series.cpp's table of routes and a SeriesName.
 // - mem/<device>/<kind> for the kinds of memoryKinds(): one series per key (memoryKeys()).
+// - train/mtp_loss/<k> for k >= 2 (models with several multi-token-prediction modules): one
+//   smoothed series per key (deeperMtpKeys()).
 // - data/entropy_floor: a value, not a series (entropyFloor()): a property of the data.
 // - train/global_batch: the newest step's sequences (stepSequences()).
 // - train/tokens: the tokens seen after each step (positions()), noted before the batch's
@@ -83,6 +85,8 @@ public:
     static const std::vector<std::string>& memoryKinds();
     // Every memory key that has points, in the order of their first point.
     const std::vector<std::string>& memoryKeys() const { return memory_order_; }
+    // Every train/mtp_loss/<k> key with k >= 2 that has points, in the order of their first point.
+    const std::vector<std::string>& deeperMtpKeys() const { return deeper_mtp_order_; }
 
     // NaN until data/entropy_floor arrives (synthetic data only).
     double entropyFloor() const { return entropy_floor_; }
@@ -113,6 +117,8 @@ private:
     MetricSeries own_;  // ofKey's series
     std::map<std::string, MetricSeries, std::less<>> memory_;
     std::vector<std::string> memory_order_;
+    std::map<std::string, MetricSeries, std::less<>> deeper_mtp_;
+    std::vector<std::string> deeper_mtp_order_;
     StepPositions positions_;
     double entropy_floor_;
     double step_sequences_ = 0;

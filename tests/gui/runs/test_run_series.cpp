@@ -387,9 +387,9 @@ void TestRunSeries::compareReadsTheSameSeriesAsTheLivePlots() {
     QVERIFY(!compared.isPolling());  // a finished run is read once, not followed
 }
 
-// The first multi-token-prediction module's loss has a smoothed series of its own, drawn on the
-// loss plot; a run with modules names train/loss the next-token loss in the legend and lists the
-// module's curve, a run without lists neither. Deeper modules are Compare's, by key.
+// The first multi-token-prediction module's loss has a smoothed series of its own, the deeper
+// modules' one each by key, all drawn on the loss plot; a run with modules names train/loss the
+// next-token loss in the legend and lists each depth's curve, a run without lists none.
 void TestRunSeries::drawsTheMtpLossBesideTheMainLoss() {
     RunSeries series;
     QVector<MetricPoint> points = fourSteps();
@@ -401,10 +401,13 @@ void TestRunSeries::drawsTheMtpLossBesideTheMainLoss() {
     QCOMPARE(valuesOf(series.series(SeriesName::MtpLoss)), (std::vector<double>{4.5, 4.0, 3.5, 3.0}));
     QVERIFY(series.series(SeriesName::MtpLoss).smoothed());
     QCOMPARE(series.seriesOfKey(metric::mtpLossKey(1)), &series.series(SeriesName::MtpLoss));
-    QVERIFY(!series.keeps(metric::mtpLossKey(2)));
-    RunSeries deeper = RunSeries::ofKey(metric::mtpLossKey(2));
-    deeper.addPoints(points);
-    QCOMPARE(deeper.seriesOfKey(metric::mtpLossKey(2))->samples().size(), size_t{4});
+    // The second module's by key, smoothed; nothing that only looks like a depth.
+    QVERIFY(series.keeps(metric::mtpLossKey(2)));
+    QCOMPARE(series.deeperMtpKeys(), std::vector<std::string>{metric::mtpLossKey(2)});
+    QCOMPARE(valuesOf(*series.seriesOfKey(metric::mtpLossKey(2))), (std::vector<double>{6.0, 6.0, 6.0, 6.0}));
+    QVERIFY(series.seriesOfKey(metric::mtpLossKey(2))->smoothed());
+    for (const char* key : {"train/mtp_loss/", "train/mtp_loss/02", "train/mtp_loss/2x", "train/mtp_loss/0"})
+        QVERIFY2(!series.keeps(key), key);
 
     auto legendNames = [](const MetricPlots& plots) {
         QStringList names;
@@ -422,11 +425,18 @@ void TestRunSeries::drawsTheMtpLossBesideTheMainLoss() {
     QStringList names = legendNames(plots);
     QVERIFY2(names.contains(QStringLiteral("next-token loss (raw)")), qPrintable(names.join(", ")));
     QVERIFY2(names.contains(QStringLiteral("MTP loss, depth 1 (EMA 0.6)")), qPrintable(names.join(", ")));
+    QVERIFY2(names.contains(QStringLiteral("MTP loss, depth 2 (EMA 0.6)")), qPrintable(names.join(", ")));
+    QCOMPARE(plots.deeperMtpLossGraph(metric::mtpLossKey(2))->dataCount(), 4);
+    plots.setSmoothingWeight(0.5);
+    QVERIFY(legendNames(plots).contains(QStringLiteral("MTP loss, depth 2 (EMA 0.5)")));
+    QCOMPARE(plots.mtpLossSmoothedGraph()->data()->at(3)->value,
+             plots.runSeries().series(SeriesName::MtpLoss).samples()[3].smoothed);
     plots.resetRun(RunConfig{});
     names = legendNames(plots);
     QVERIFY2(names.contains(QStringLiteral("loss (raw)")), qPrintable(names.join(", ")));
     for (const QString& name : names) QVERIFY2(!name.contains(QStringLiteral("MTP")), qPrintable(name));
     QCOMPARE(plots.mtpLossSmoothedGraph()->dataCount(), 0);
+    QVERIFY(!plots.deeperMtpLossGraph(metric::mtpLossKey(2)));
 }
 
 QTEST_MAIN(TestRunSeries)
