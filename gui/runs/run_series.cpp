@@ -1,4 +1,4 @@
-// RunSeries: one run's metric points routed into named series (loss and its EMA, eval loss, grad norm, lr, throughput, memory per device, the entropy floor), without a widget.
+// RunSeries: one run's metric points routed into named series (loss and its EMA, eval loss, grad norm, lr, throughput, the multi-token-prediction losses, memory per device, the entropy floor), without a widget.
 #include "runs/run_series.h"
 
 #include <algorithm>
