@@ -1,20 +1,14 @@
 #include "generate/generation.h"
 
-#include "generate/speculative_decoding.h"
-
 #include <chrono>
 #include <map>
 #include <stdexcept>
 #include <string>
 
+#include "generate/decode_clock.h"
+#include "generate/speculative_decoding.h"
+
 namespace trainbench {
-namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 void checkPrompts(const ModelConfig& c, const std::vector<std::vector<int64_t>>& prompts, int64_t max_new_tokens) {
     for (size_t i = 0; i < prompts.size(); ++i) {
@@ -33,9 +27,9 @@ void checkPrompts(const ModelConfig& c, const std::vector<std::vector<int64_t>>&
 
 std::vector<Generation> generate(Transformer& model, const std::vector<std::vector<int64_t>>& prompts,
                                  const GenerationOptions& o, GenerationTiming* timing) {
+    if (o.speculative_mtp) return generateSpeculatively(model, prompts, o, timing);
     const ModelConfig& c = model->config();
     checkPrompts(c, prompts, o.max_new_tokens);
-    if (o.speculative_mtp) return generateSpeculatively(model, prompts, o, timing);
     torch::NoGradGuard no_grad;
     const bool was_training = model->is_training();
     model->eval();

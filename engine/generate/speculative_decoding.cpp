@@ -4,12 +4,10 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "generate/decode_clock.h"
+
 namespace trainbench {
 namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 torch::Tensor row(const std::vector<int64_t>& ids, const torch::Device& device) {
     return torch::tensor(ids, torch::kInt64).view({1, -1}).to(device);

@@ -10,8 +10,9 @@ namespace trainbench {
 
 // Greedy continuation of each prompt (alone, one cache row): generate()'s greedy tokens (a
 // forward over two positions rounds like one over a position up to the last bits, so only a
-// near tie could break otherwise) and log-probabilities to rounding. With the cache at position p and the next token a known, module 1
-// drafts b = t_{p+2} from the main model's hidden state at p and a; one main forward over [a, b]
+// near tie could break otherwise) and log-probabilities to rounding. With the cache at position
+// p and the next token a known, module 1 drafts b = t_{p+2} from the main model's hidden state
+// at p and a; one main forward over [a, b]
 // then gives the true t_{p+2} (if it is b, both are kept and the forward's second position gives
 // t_{p+3} too: two tokens for one forward) and the hidden states the next draft starts from. A
 // rejected draft's cache entry is overwritten by the next forward. Needs model.n_mtp_depth >= 1

@@ -36,8 +36,7 @@ torch::Tensor mtpTargetCounts(const torch::Tensor& targets, int64_t depth) {
     auto* out = counts.data_ptr<int64_t>();
     const auto counted = targets.ne(kIgnoreIndex).cpu();
     out[0] = counted.sum().item<int64_t>();
-    for (int64_t k = 1; k <= depth && k < targets.size(1); ++k)
-        out[k] = counted.narrow(1, k, targets.size(1) - k).sum().item<int64_t>();
+    for (int64_t k = 1; k <= depth && k < targets.size(1); ++k) out[k] = mtpTargets(counted, k).sum().item<int64_t>();
     return counts;
 }
 

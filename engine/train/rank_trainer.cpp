@@ -178,17 +178,16 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         WindowStatistics counted(device_);
         const auto slot = counted.add(counts.to(device_));
         counted.reduce(*s_.collectives);
-        const torch::Tensor global = counted.tensor(slot);
-        const double main_tokens = global[0].item<double>();
-        auto weights = torch::zeros({D}, torch::kFloat64);
+        const double main_tokens = counted.value(slot, 0);
+        std::vector<double> weights(D, 0.0);
         mtp_tokens.assign(D, 0);
         for (int64_t k = 1; k <= D; ++k) {
-            const double depth_tokens = global[k].item<double>();
+            const double depth_tokens = counted.value(slot, k);
             mtp_tokens[k - 1] = static_cast<int64_t>(depth_tokens);
             // L = S / N + lambda / D x sum_k S_k / N_k, and the optimizer divides the sums by N.
             if (depth_tokens > 0) weights[k - 1] = mtp_weight / double(D) * main_tokens / depth_tokens;
         }
-        return weights.to(device_);
+        return torch::tensor(weights, torch::kFloat64).to(device_);
     };
     WindowParts parts{model_, *layout_, *reader_, *s_.control, fresh_norms_.get(), device_, precision_, s_.placement.boundaries};
     // Where a stop is agreed (StopRule), the rank notes it and the window ends dropped by all.
