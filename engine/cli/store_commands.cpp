@@ -1,5 +1,7 @@
-// The run store's commands: `runs` (with `runs tag` and `runs note`), `export` and `samples`.
+// The run store's commands: `runs` (with `runs tag` and `runs note`), `export`, `samples` and `follow`.
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -8,16 +10,19 @@
 
 #include "cli/command_table.h"
 #include "cli/config_loading.h"
+#include "store/run_follower.h"
 #include "tensorboard/tensorboard_export.h"
 #include "trainbench/config_io.h"
 #include "trainbench/run_sample.h"
 #include "trainbench/run_store.h"
+#include "trainbench/run_stream.h"
 
 namespace trainbench::cli {
 namespace {
 
 struct StoreOptions {
     std::string store, run_id, annotation, format = "jsonl", out;
+    int64_t from_step = 0;
     bool as_json = false;
 };
 
@@ -126,6 +131,64 @@ int commandSamples(const StoreOptions& o) {
     return 0;
 }
 
+
+std::atomic<bool> follow_interrupted{false};
+void onFollowInterrupt(int) { follow_interrupted = true; }
+
+// A record of the stream as a person reads it: a line a step, events and the end in words.
+std::string humanLine(const RunStreamRecord& record) {
+    switch (record.type) {
+        case RunStreamRecordType::Run:
+            return "run " + record.run.run_id + " (" + record.run.name + "): " + record.run.status + ", " +
+                   std::to_string(record.run.steps) + " steps\n";
+        case RunStreamRecordType::Points: {
+            std::string text = "step " + std::to_string(record.points.front().step) + ":";
+            for (const MetricPoint& p : record.points)
+                text += "  " + p.key + " " + (std::isfinite(p.value) ? nlohmann::json(p.value).dump() : "nan");
+            return text + "\n";
+        }
+        case RunStreamRecordType::Event:
+            return "step " + std::to_string(record.event.step) + " [" + record.event.kind + "] " + record.event.message + "\n";
+        case RunStreamRecordType::Live:
+            return "-- live --\n";
+        case RunStreamRecordType::End:
+            return "run " + record.run.run_id + " ended: " + record.run.status + " after " +
+                   std::to_string(record.run.steps) + " steps" +
+                   (record.run.error.empty() ? "" : " (" + record.run.error + ")") + "\n";
+        default:
+            return "";
+    }
+}
+
+// Everything of a run from --from-step, then live until it ends (docs/design/run_stream.md).
+int commandFollow(const StoreOptions& o) {
+    if (o.from_step < 0) throw ConfigError("--from-step", "--from-step must be 0 or a step (>= 1), got " + std::to_string(o.from_step));
+    // The reader going away (ssh dropped, a pipe closed) is a failed write, not a signal.
+    std::signal(SIGPIPE, SIG_IGN);
+    std::signal(SIGINT, onFollowInterrupt);
+    std::signal(SIGTERM, onFollowInterrupt);
+    std::signal(SIGHUP, onFollowInterrupt);
+    FollowOptions options;
+    options.store_folder = storeFolder(o.store);
+    options.run_id = o.run_id;
+    options.from_step = o.from_step;
+    {
+        RunStore store(options.store_folder);
+        requireRun(store, o.run_id);
+    }
+    RunStreamParser echo;  // the text form reads the records back rather than a second writer
+    const auto write = [&](const std::string& lines) {
+        std::string out = lines;
+        if (!o.as_json) {
+            out.clear();
+            for (const RunStreamRecord& record : echo.feed(lines)) out += humanLine(record);
+        }
+        return std::fwrite(out.data(), 1, out.size(), stdout) == out.size() && std::fflush(stdout) == 0;
+    };
+    const bool ended = followRun(options, write, [] { return follow_interrupted.load(); });
+    return ended || !follow_interrupted ? 0 : kExitInterrupted;
+}
+
 }  // namespace
 
 void addStoreCommands(CLI::App& app, CommandTable& table) {
@@ -165,6 +228,17 @@ void addStoreCommands(CLI::App& app, CommandTable& table) {
     addStoreOption(samples, samples_options->store);
     addJsonFlag(samples, samples_options->as_json, "One JSON object per sample: step, prompt, completion, ended");
     table.add(samples, [samples_options] { return commandSamples(*samples_options); });
+
+    auto follow_options = std::make_shared<StoreOptions>();
+    auto* follow = app.add_subcommand(
+        "follow", "Print a run's points, events and status from --from-step on, then live as they are written, until "
+                  "the run ends");
+    follow->add_option("run_id", follow_options->run_id, "Run id (see `runs`)")->required();
+    follow->add_option("--from-step", follow_options->from_step, "The first step to print (default: all)");
+    addStoreOption(follow, follow_options->store);
+    addJsonFlag(follow, follow_options->as_json,
+                "The run stream: JSON Lines with a versioned header and a terminal record (docs/design/run_stream.md)");
+    table.add(follow, [follow_options] { return commandFollow(*follow_options); });
 }
 
 }  // namespace trainbench::cli

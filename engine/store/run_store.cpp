@@ -210,6 +210,8 @@ RunStore::RunStore(const std::string& folder) : impl_(std::make_unique<Impl>()) 
     {
         Statement running(impl_->db, "SELECT id, owner_pid, owner_host, heartbeat FROM runs WHERE status='running'");
         while (running.step()) {
+            // A copy of another store's run (mirrorRun) has no owner here to check.
+            if (running.text(2).empty()) continue;
             const bool same_host = running.text(2) == impl_->host;
             const pid_t pid = static_cast<pid_t>(running.integer(1));
             const bool owner_dead = same_host && pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
@@ -293,6 +295,55 @@ void RunStore::reopenRun(const std::string& run_id, int64_t from_step, const std
             .bind(4, run_id)
             .run();
     });
+}
+
+void RunStore::mirrorRun(const RunRecord& run) {
+    inTransaction(impl_->db, [&] {
+        Statement(impl_->db,
+                  "INSERT INTO runs(id, name, status, created, config) VALUES(?1, '', '', '', '') "
+                  "ON CONFLICT(id) DO NOTHING")
+            .bind(1, run.run_id)
+            .run();
+        Statement update(impl_->db,
+                         "UPDATE runs SET name=?2, status=?3, created=?4, finished=?5, config=?6, tags=?7, notes=?8, "
+                         "parent=?9, error=?10, steps=?11, final_loss=?12, summary=?13, owner_pid=NULL, "
+                         "owner_host=NULL, heartbeat=NULL WHERE id=?1");
+        update.bind(1, run.run_id).bind(2, run.name).bind(3, run.status).bind(4, run.created);
+        const auto text_or_null = [&update](int column, const std::string& text) {
+            if (text.empty()) update.bindNull(column);
+            else update.bind(column, text);
+        };
+        text_or_null(5, run.finished);
+        update.bind(6, run.config_json).bind(7, run.tags).bind(8, run.notes);
+        text_or_null(9, run.parent);
+        text_or_null(10, run.error);
+        update.bind(11, run.steps);
+        if (run.final_loss && std::isfinite(*run.final_loss)) update.bind(12, *run.final_loss);
+        else update.bindNull(12);
+        text_or_null(13, run.summary_json);
+        update.run();
+    });
+}
+
+void RunStore::removeFromStep(const std::string& run_id, int64_t from_step) {
+    inTransaction(impl_->db, [&] {
+        impl_->chunks.dropAfter(impl_->db, run_id, from_step - 1);
+        Statement(impl_->db, "DELETE FROM metrics WHERE run=?1 AND step>=?2").bind(1, run_id).bind(2, from_step).run();
+        Statement(impl_->db, "DELETE FROM events WHERE run=?1 AND step>=?2").bind(1, run_id).bind(2, from_step).run();
+        Statement(impl_->db, "DELETE FROM checkpoints WHERE run=?1 AND step>=?2").bind(1, run_id).bind(2, from_step).run();
+    });
+}
+
+int64_t RunStore::lastStep(const std::string& run_id) {
+    Statement query(impl_->db, "SELECT MAX(step) FROM metrics WHERE run=?1");
+    query.bind(1, run_id);
+    return query.step() && !query.isNull(0) ? query.integer(0) : 0;
+}
+
+int64_t RunStore::pointCountBefore(const std::string& run_id, int64_t step) {
+    Statement query(impl_->db, "SELECT COUNT(*) FROM metrics WHERE run=?1 AND step<?2");
+    query.bind(1, run_id).bind(2, step);
+    return query.step() ? query.integer(0) : 0;
 }
 
 std::string RunStore::checkpointFolder(const std::string& run_id) const {

@@ -56,6 +56,12 @@ CommandLine::CommandLine()
             QStringLiteral("Run store folder <DIR> to record runs in and list them from (default: $TRAINBENCH_STORE, "
                            "else $XDG_DATA_HOME/trainbench)."),
             QStringLiteral("DIR")),
+      remote(QStringLiteral("remote"),
+             QStringLiteral("List the runs of the store <LOCATION>, [user@]host[:port]:/path, on another machine beside "
+                            "the local ones, read with your own ssh (BatchMode: a key or the agent, never a password) "
+                            "running trainbench-cli there (TRAINBENCH_SSH names another ssh program). With it, "
+                            "--watch shows a run of that store, and --compare takes its runs as ID@remote."),
+             QStringLiteral("LOCATION")),
       explore(QStringLiteral("explore"),
               QStringLiteral("Run the batch explorer on the config at once (on the batch tab) and wait for it to end, "
                              "before --run-steps and --screenshot.")) {
@@ -69,7 +75,7 @@ CommandLine::CommandLine()
             .arg(QString::fromLatin1(kWorkingFolderConfig)),
         QStringLiteral("[CONFIG]"));
     for (const QCommandLineOption* option :
-         {&run_steps, &grid, &run_queue, &watch, &screenshot, &view, &compare, &store, &explore})
+         {&run_steps, &grid, &run_queue, &watch, &screenshot, &view, &compare, &store, &remote, &explore})
         parser.addOption(*option);
 }
 

@@ -31,6 +31,7 @@ struct CommandLine {
     QCommandLineOption view;
     QCommandLineOption compare;
     QCommandLineOption store;
+    QCommandLineOption remote;
     QCommandLineOption explore;
 };
 

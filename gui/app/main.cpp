@@ -1,6 +1,7 @@
 // trainbench: the workbench's entry point: opens a config, optionally trains it and saves a screenshot.
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@
 #include "queue/run_queue.h"
 #include "runs/engine_bridge.h"
 #include "runs/runs_model.h"
+#include "runs/remote_feed.h"
+#include "runs/remote_location.h"
+#include "runs/run_ref.h"
 #include "runs/runs_panel.h"
 #include "runs/store_tail.h"
 #include "trainbench/config_grid.h"
@@ -95,9 +99,29 @@ int main(int argc, char** argv) {
         compare_ids << id.trimmed();
     if (parser.isSet(line.compare) && compare_ids.isEmpty())
         return fail(QStringLiteral("--compare needs run ids separated by commas"), headless);
-    const QString watch_id = parser.value(line.watch).trimmed();
+    QString watch_id = parser.value(line.watch).trimmed();
     if (parser.isSet(line.watch) && watch_id.isEmpty())
         return fail(QStringLiteral("--watch needs a run id (trainbench-cli runs lists them)"), headless);
+    // A remote store: --watch names one of its runs, --compare its runs as ID@remote.
+    std::optional<trainbench::gui::RemoteLocation> remote;
+    if (parser.isSet(line.remote)) {
+        QString why;
+        remote = trainbench::gui::RemoteLocation::parse(parser.value(line.remote), &why);
+        if (!remote) return fail(QStringLiteral("--remote: %1").arg(why), headless);
+        if (!watch_id.isEmpty()) {
+            if (const QString bad = trainbench::gui::RemoteLocation::runIdProblem(watch_id); !bad.isEmpty())
+                return fail(QStringLiteral("--watch: %1").arg(bad), headless);
+            watch_id = trainbench::gui::runRefKey(*remote, watch_id);
+        }
+    }
+    for (QString& id : compare_ids) {
+        if (!id.endsWith(QStringLiteral("@remote"))) continue;
+        if (!remote) return fail(QStringLiteral("--compare: %1 names a remote run, but no --remote store is given").arg(id), headless);
+        const QString run_id = id.chopped(7);
+        if (const QString bad = trainbench::gui::RemoteLocation::runIdProblem(run_id); !bad.isEmpty())
+            return fail(QStringLiteral("--compare: %1").arg(bad), headless);
+        id = trainbench::gui::runRefKey(*remote, run_id);
+    }
     std::vector<trainbench::GridAxis> grid_axes;
     try {
         for (const QString& text : parser.values(line.grid))
@@ -189,6 +213,10 @@ int main(int argc, char** argv) {
         window.showTab(Tab::Queue);
     else if (view_name == QLatin1String("training") || !restored_tab) window.showTab(Tab::Training);
     window.show();
+    if (remote) {
+        trainbench::gui::rememberRemote(*remote);
+        window.openRemoteStore(*remote);
+    }
     if (!compare_ids.isEmpty()) window.compareRuns(compare_ids);
     if (!watch_id.isEmpty()) {
         window.watchRun(watch_id);
@@ -208,6 +236,14 @@ int main(int argc, char** argv) {
             watch_error = message;
             loop.quit();
         });
+        // A remote run whose host refuses never reaches the tail's first read.
+        if (auto* feed = qobject_cast<trainbench::gui::RemoteFeed*>(tail))
+            QObject::connect(feed->sync(), &trainbench::gui::RemoteRunSync::stateChanged, &loop,
+                             [&](trainbench::gui::RemoteRunSync::State state, const QString& message) {
+                                 if (state != trainbench::gui::RemoteRunSync::State::Failed || tail->isLoaded()) return;
+                                 watch_error = message;
+                                 loop.quit();
+                             });
         if (!tail->isLoaded()) loop.exec();
         if (!watch_error.isEmpty()) return fail(QStringLiteral("--watch: %1").arg(watch_error), headless);
     }
@@ -275,8 +311,9 @@ int main(int argc, char** argv) {
         trainbench::gui::RunsModel* runs = window.runsPanel()->model();
         QEventLoop loop;
         QString load_error;
+        bool remote_listed = !remote;
         auto quitWhenReady = [&] {
-            if (compare->isLoaded() && runs->isLoaded()) loop.quit();
+            if (compare->isLoaded() && runs->isLoaded() && remote_listed) loop.quit();
         };
         QObject::connect(compare, &trainbench::gui::CompareView::loaded, &loop, quitWhenReady);
         QObject::connect(runs, &trainbench::gui::RunsModel::refreshed, &loop, quitWhenReady);
@@ -288,7 +325,13 @@ int main(int argc, char** argv) {
             load_error = message;
             loop.quit();
         });
-        if (!compare->isLoaded() || !runs->isLoaded()) loop.exec();
+        // A remote store's runs are listed once before the picture, so they show selected.
+        QObject::connect(window.runsPanel(), &trainbench::gui::RunsPanel::remoteListed, &loop, [&] {
+            remote_listed = true;
+            quitWhenReady();
+        });
+        const auto ready = [&] { return compare->isLoaded() && runs->isLoaded() && remote_listed; };
+        if (!ready()) loop.exec();
         if (!load_error.isEmpty()) return fail(QStringLiteral("--compare: %1").arg(load_error), headless);
     }
     if (headless) {

@@ -18,6 +18,7 @@
 #include <QVBoxLayout>
 
 #include "app/config_box.h"
+#include "app/remote_store_dialog.h"
 #include "batch/batch_panel.h"
 #include "compare/compare_view.h"
 #include "configure/config_presets.h"
@@ -28,6 +29,7 @@
 #include "queue/queue_view.h"
 #include "runs/engine_bridge.h"
 #include "runs/runs_model.h"
+#include "runs/run_ref.h"
 #include "runs/runs_panel.h"
 #include "runs/store_tail.h"
 #include "samples/samples_panel.h"
@@ -193,6 +195,10 @@ void MainWindow::buildMenus() {
     QAction* save_config_action = file_menu->addAction(tr("&Save config as…"), this, &MainWindow::saveConfigWithDialog);
     save_config_action->setObjectName(QStringLiteral("saveConfigAction"));
     save_config_action->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));
+    QAction* open_remote_action =
+        file_menu->addAction(tr("Open &remote store…"), this, &MainWindow::openRemoteStoreWithDialog);
+    open_remote_action->setObjectName(QStringLiteral("openRemoteStoreAction"));
+    open_remote_action->setToolTip(tr("List the runs of a store on another machine (over ssh) beside the local ones"));
     file_menu->addSeparator();
     QAction* quit_action = file_menu->addAction(tr("&Quit"), this, &QWidget::close);
     quit_action->setObjectName(QStringLiteral("quitAction"));
@@ -451,16 +457,30 @@ bool MainWindow::startQueuedJob(const RunQueue::Job& job, QString* refusal) {
 }
 
 bool MainWindow::watchRun(const QString& run_id) {
+    const RunRef ref = resolveRunRef(run_id);
     if (bridge_->isLive()) {
         dashboard_->setStatusText(
-            tr("Cannot watch run %1 while this window's run is live: stop it first.").arg(run_id), /*error=*/true);
+            tr("Cannot watch run %1 while this window's run is live: stop it first.").arg(ref.run_id), /*error=*/true);
         return false;
     }
-    dashboard_->watch(runs_panel_->model()->storeFolder(), run_id, config_);
+    if (ref.remote) dashboard_->watchRemote(*ref.remote, ref.run_id, config_);
+    else dashboard_->watch(runs_panel_->model()->storeFolder(), ref.run_id, config_);
     // Before the tail's first read, which replays the run's samples.
-    samples_panel_->showRun(runs_panel_->model()->storeFolder(), run_id);
+    samples_panel_->showRun(ref.folder(runs_panel_->model()->storeFolder()), ref.run_id);
     showTab(Tab::Training);
     return true;
+}
+
+void MainWindow::openRemoteStore(const RemoteLocation& location) {
+    RemoteStoreDialog::rememberRecent(location);
+    runs_panel_->addRemote(location);
+    runs_dock_->show();
+}
+
+void MainWindow::openRemoteStoreWithDialog() {
+    RemoteStoreDialog dialog(this);
+    if (dialog.exec() != QDialog::Accepted) return;
+    if (const std::optional<RemoteLocation> location = dialog.location()) openRemoteStore(*location);
 }
 
 void MainWindow::stopWatching() { dashboard_->stopWatching(); }

@@ -31,6 +31,7 @@ class QueueView;
 class RunControls;
 class RunDashboard;
 class RunsPanel;
+struct RemoteLocation;
 class SamplesPanel;
 class StoreTail;
 
@@ -103,7 +104,12 @@ public:
     // once, then what its writer adds (~every StoreTail::kPollIntervalMs) until its status
     // leaves `running`. Refused (false) while the window's own run is live. A run the store
     // lacks is reported on the status line and by storeTail()'s failed().
+    // `run_id` may be a remote run's key (RunRef): it is followed over ssh (RemoteFeed).
     bool watchRun(const QString& run_id);
+    // Lists the runs of a store on another machine in the runs list (and remembers it among
+    // the recent ones "Open remote store…" offers).
+    void openRemoteStore(const RemoteLocation& location);
+    void openRemoteStoreWithDialog();
     // The plots keep what they show; nothing more is read.
     void stopWatching();
     // The run shown on the Training tab in place of an own run, or empty.

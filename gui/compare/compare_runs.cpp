@@ -2,10 +2,13 @@
 #include "compare/compare_runs.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <set>
 #include <utility>
 
+#include "runs/remote_run_sync.h"
+#include "runs/run_ref.h"
 #include "runs/store_reader.h"
 #include "runs/store_tail.h"
 
@@ -34,32 +37,89 @@ bool CompareRuns::setRuns(const QStringList& run_ids) {
     stopFollowing();
     ++runs_request_;
     ++curves_request_;  // curves of the old selection are of no use any more
+    syncRemoteRuns();
     if (run_ids.isEmpty()) {
+        waiting_for_syncs_ = false;
         takeRuns({});
         return true;
     }
     loaded_ = false;
+    waiting_for_syncs_ = true;
+    readRunsWhenSynced();
+    return true;
+}
 
-    std::vector<std::string> ids;
-    for (const QString& id : run_ids) ids.push_back(id.toStdString());
+void CompareRuns::syncRemoteRuns() {
+    const std::set<QString> wanted(run_ids_.begin(), run_ids_.end());
+    for (auto it = syncs_.begin(); it != syncs_.end();) {
+        if (wanted.count(it.key())) {
+            ++it;
+            continue;
+        }
+        it.value()->stop();
+        it.value()->deleteLater();
+        it = syncs_.erase(it);
+    }
+    for (const QString& key : run_ids_) {
+        const RunRef ref = resolveRunRef(key);
+        if (!ref.remote || syncs_.contains(key)) continue;
+        auto* sync = new RemoteRunSync(*ref.remote, ref.run_id, this);
+        syncs_.insert(key, sync);
+        connect(sync, &RemoteRunSync::caughtUp, this, &CompareRuns::readRunsWhenSynced);
+        connect(sync, &RemoteRunSync::ended, this, &CompareRuns::readRunsWhenSynced);
+        connect(sync, &RemoteRunSync::stateChanged, this, [this](RemoteRunSync::State state, const QString& text) {
+            if (state != RemoteRunSync::State::Failed) return;
+            Q_EMIT failed(text);
+            readRunsWhenSynced();
+        });
+        sync->start();
+    }
+}
+
+void CompareRuns::readRunsWhenSynced() {
+    if (!waiting_for_syncs_) return;
+    for (RemoteRunSync* sync : std::as_const(syncs_)) {
+        const auto state = sync->state();
+        if (!sync->isCaughtUp() && state != RemoteRunSync::State::Failed && state != RemoteRunSync::State::Ended)
+            return;
+    }
+    waiting_for_syncs_ = false;
+
+    struct Wanted {
+        QString ref;
+        std::string run_id;
+        QString folder;  // empty: the local store, the reader's own
+    };
+    std::vector<Wanted> wanted;
+    for (const QString& key : run_ids_) {
+        const RunRef ref = resolveRunRef(key);
+        wanted.push_back({key, ref.run_id.toStdString(), ref.remote ? ref.remote->cacheFolder() : QString()});
+    }
     const int request = runs_request_;
+    const QString local_folder = folder();
     reader_->post<RunsRead>(
-        [ids](RunStore& store) {
+        [wanted, local_folder](RunStore& local) {
             RunsRead read;
-            for (const std::string& id : ids) {
-                std::optional<RunRecord> record = store.findRun(id);
+            for (const Wanted& want : wanted) {
+                // A remote run's copy is a store of its own, opened for this read.
+                std::unique_ptr<RunStore> copy;
+                if (!want.folder.isEmpty()) copy = std::make_unique<RunStore>(want.folder.toStdString());
+                RunStore& store = copy ? *copy : local;
+                std::optional<RunRecord> record = store.findRun(want.run_id);
                 if (!record) {
-                    read.missing << QString::fromStdString(id);
+                    read.missing << want.ref;
                     continue;
                 }
-                read.runs.push_back(readRun(store, std::move(*record)));
+                RunRead run = readRun(store, std::move(*record));
+                run.run.ref = want.ref;
+                run.run.folder = want.folder.isEmpty() ? local_folder : want.folder;
+                read.runs.push_back(std::move(run));
             }
             return read;
         },
         [this, request](RunsRead read) {
             if (request == runs_request_) takeRuns(std::move(read));
         });
-    return true;
 }
 
 CompareRuns::RunRead CompareRuns::readRun(RunStore& store, RunRecord record) {
@@ -90,12 +150,22 @@ void CompareRuns::loadCurves(const std::string& key) {
         return;
     }
     loaded_ = false;
-    std::vector<std::pair<std::string, QString>> runs;  // id, name
-    for (size_t i = 0; i < runs_.size(); ++i) runs.emplace_back(runs_[i].record.run_id, summaries_[i].name);
+    struct Wanted {
+        std::string run_id;
+        QString name, folder;
+    };
+    std::vector<Wanted> runs;
+    for (size_t i = 0; i < runs_.size(); ++i) runs.push_back({runs_[i].record.run_id, summaries_[i].name, runs_[i].folder});
+    const QString local_folder = folder();
     reader_->post<std::vector<RunCurve>>(
-        [runs, key](RunStore& store) {
+        [runs, key, local_folder](RunStore& local) {
             std::vector<RunCurve> curves;
-            for (const auto& [id, name] : runs) curves.push_back({QString::fromStdString(id), name, store.metrics(id, key)});
+            for (const Wanted& run : runs) {
+                std::unique_ptr<RunStore> copy;
+                if (run.folder != local_folder) copy = std::make_unique<RunStore>(run.folder.toStdString());
+                RunStore& store = copy ? *copy : local;
+                curves.push_back({QString::fromStdString(run.run_id), run.name, store.metrics(run.run_id, key)});
+            }
             return curves;
         },
         [this, request, key](std::vector<RunCurve> curves) {
@@ -140,7 +210,8 @@ void CompareRuns::followRunningRuns() {
     tails_.assign(runs_.size(), nullptr);
     for (size_t i = 0; i < runs_.size(); ++i) {
         if (runs_[i].record.status != "running") continue;
-        auto* tail = new StoreTail(folder(), QString::fromStdString(runs_[i].record.run_id), this);
+        // A remote run's copy grows while its sync (kept while compared) writes it.
+        auto* tail = new StoreTail(runs_[i].folder, QString::fromStdString(runs_[i].record.run_id), this);
         tail->setPollInterval(kPollIntervalMs);
         connect(tail, &RunFeed::pointsArrived, this,
                 [this, i](const QVector<MetricPoint>& points) { appendLivePoints(i, points); });
@@ -195,7 +266,13 @@ void CompareRuns::onRunLeftRunning(size_t run_index) {
     // The summary, as setRuns reads it, now that the run has all its points. The tail stays
     // until then, so isPolling() turns false only once the summary is read.
     const int request = runs_request_;
-    reader_->post<RunRead>([record = tail->record()](RunStore& store) { return readRun(store, record); },
+    const QString run_folder = runs_[run_index].folder;
+    const QString local_folder = folder();
+    reader_->post<RunRead>([record = tail->record(), run_folder, local_folder](RunStore& local) {
+                               if (run_folder == local_folder) return readRun(local, record);
+                               RunStore copy(run_folder.toStdString());
+                               return readRun(copy, record);
+                           },
                            [this, request, run_index](RunRead read) {
                                if (request != runs_request_ || run_index >= runs_.size()) return;
                                runs_[run_index].keys = std::move(read.run.keys);

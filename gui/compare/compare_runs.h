@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <QHash>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -18,6 +19,7 @@
 
 namespace trainbench::gui {
 
+class RemoteRunSync;
 class StoreReader;
 class StoreTail;
 
@@ -43,6 +45,8 @@ public:
     struct Run {
         RunRecord record;
         std::vector<std::string> keys;  // the keys it has points of
+        QString ref;                    // the id the window knows it by (a RunRef key)
+        QString folder;                 // the store it is read from: the local one, or a remote run's copy
     };
 
     static constexpr int kPollIntervalMs = 1000;
@@ -52,9 +56,14 @@ public:
 
     const QString& folder() const;
 
-    // Reads these runs, in this order; runsRead follows (at once for none). The same set again
-    // changes nothing and returns false.
+    // Reads these runs (ids or RunRef keys: remote runs are compared with local ones), in this
+    // order; runsRead follows (at once for none). A remote run is first brought up to date in
+    // its copy (a RemoteRunSync, kept while it is compared, so a running one keeps growing);
+    // one whose host cannot be reached is read from its copy as it is, and failed() says why.
+    // The same set again changes nothing and returns false.
     bool setRuns(const QStringList& run_ids);
+    // The sync of a compared remote run (null for a local one).
+    RemoteRunSync* syncOf(const QString& ref) const { return syncs_.value(ref, nullptr); }
     const QStringList& runIds() const { return run_ids_; }
     // The runs found, and their summaries (parallel).
     const std::vector<Run>& runs() const { return runs_; }
@@ -99,6 +108,10 @@ private:
         QStringList missing;
     };
     static RunRead readRun(RunStore& store, RunRecord record);
+    // Keeps a sync for each remote run of run_ids_, and only those.
+    void syncRemoteRuns();
+    // Reads the runs once every remote one's sync has caught up or given up.
+    void readRunsWhenSynced();
 
     void takeRuns(RunsRead read);
     void takeCurves(std::vector<RunCurve> curves);
@@ -121,6 +134,8 @@ private:
     bool loaded_ = true;
     // Parallel to runs_ while curves are shown: the tail of each running run, else null.
     std::vector<StoreTail*> tails_;
+    QHash<QString, RemoteRunSync*> syncs_;  // by RunRef key
+    bool waiting_for_syncs_ = false;
 };
 
 }  // namespace trainbench::gui

@@ -17,6 +17,7 @@
 #include "monitor/metric_plots.h"
 #include "monitor/monitor_view.h"
 #include "runs/run_feed.h"
+#include "runs/remote_feed.h"
 #include "runs/store_tail.h"
 #include "trainbench/batch_schedule.h"
 #include "trainbench/config_io.h"
@@ -252,11 +253,11 @@ void RunDashboard::onFinished(const RunSummary& summary, const QString& status) 
         // A watched run names itself: the window's own config may differ.
         const QString id = tail_->runId();
         if (status == QLatin1String("failed"))
-            setStatusText(tr("Run %1 (written by another process) failed at step %2: %3").arg(id).arg(steps).arg(error),
+            setStatusText(tr("Run %1 (%2) failed at step %3: %4").arg(id, watched_origin_).arg(steps).arg(error),
                           /*error=*/true);
         else
-            setStatusText(tr("Run %1 (written by another process) %2 · %3 of %4 steps%5")
-                              .arg(id, status)
+            setStatusText(tr("Run %1 (%2) %3 · %4 of %5 steps%6")
+                              .arg(id, watched_origin_, status)
                               .arg(steps)
                               .arg(std::max<int64_t>(planned_steps_, 1))
                               .arg(loss_text));
@@ -274,7 +275,36 @@ void RunDashboard::onFinished(const RunSummary& summary, const QString& status) 
 
 void RunDashboard::watch(const QString& store_folder, const QString& run_id, const RunConfig& fallback) {
     stopWatching();
-    tail_ = new StoreTail(store_folder, run_id, this);
+    watchTail(new StoreTail(store_folder, run_id, this), tr("written by another process"), fallback);
+    setStatusText(tr("Watching run %1 (%2): reading the store…").arg(run_id, watched_origin_));
+    tail_->start();
+}
+
+void RunDashboard::watchRemote(const RemoteLocation& location, const QString& run_id, const RunConfig& fallback) {
+    stopWatching();
+    auto* feed = new RemoteFeed(location, run_id, this);
+    watchTail(feed, tr("on %1").arg(location.hostLabel()), fallback);
+    // What the connection does is the status line's while it is not live: connecting,
+    // reconnecting after a drop (when, which attempt), refused.
+    connect(feed->sync(), &RemoteRunSync::stateChanged, this,
+            [this, feed](RemoteRunSync::State state, const QString& text) {
+                const bool failed = state == RemoteRunSync::State::Failed;
+                if (state == RemoteRunSync::State::Live) {
+                    setStatusText(watchingStatusText());
+                } else if (state == RemoteRunSync::State::Reconnecting || failed ||
+                           (state == RemoteRunSync::State::Connecting && !feed->isLoaded())) {
+                    setStatusText(tr("Watching run %1 (%2): %3").arg(feed->runId(), watched_origin_, text), failed);
+                }
+                if (state == RemoteRunSync::State::Reconnecting || failed || state == RemoteRunSync::State::Live)
+                    appendLog(text);
+            });
+    setStatusText(tr("Watching run %1 (%2): connecting…").arg(run_id, watched_origin_));
+    feed->start();
+}
+
+void RunDashboard::watchTail(StoreTail* tail, const QString& origin, const RunConfig& fallback) {
+    tail_ = tail;
+    watched_origin_ = origin;
     connect(tail_, &StoreTail::runFound, this,
             [this, fallback](const RunRecord& record) { onWatchedRunFound(record, fallback); });
     // The same handlers as the window's own run, so plots, markers and labels behave alike.
@@ -284,8 +314,6 @@ void RunDashboard::watch(const QString& store_folder, const QString& run_id, con
         appendLog(message);
     });
     Q_EMIT watchChanged();
-    setStatusText(tr("Watching run %1 (written by another process): reading the store…").arg(run_id));
-    tail_->start();
 }
 
 void RunDashboard::stopWatching() {
@@ -299,8 +327,8 @@ void RunDashboard::stopWatching() {
 }
 
 QString RunDashboard::watchingStatusText() const {
-    return tr("Watching run %1 (written by another process) · step %2 of %3")
-        .arg(tail_->runId())
+    return tr("Watching run %1 (%2) · step %3 of %4")
+        .arg(tail_->runId(), watched_origin_)
         .arg(latest_step_)
         .arg(std::max<int64_t>(planned_steps_, 1));
 }
@@ -319,8 +347,8 @@ void RunDashboard::onWatchedRunFound(const RunRecord& record, const RunConfig& f
     Q_EMIT watchChanged();
     resetRun(config);
     const QString name = QString::fromStdString(record.name.empty() ? record.run_id : record.name);
-    appendLog(tr("watching run %1 (%2, %3), written by another process")
-                  .arg(QString::fromStdString(record.run_id), name, QString::fromStdString(record.status)));
+    appendLog(tr("watching run %1 (%2, %3), %4")
+                  .arg(QString::fromStdString(record.run_id), name, QString::fromStdString(record.status), watched_origin_));
     setStatusText(watchingStatusText());
 }
 

@@ -24,6 +24,7 @@ class QProgressBar;
 namespace trainbench::gui {
 
 class MonitorView;
+struct RemoteLocation;
 class RunFeed;
 class StoreTail;
 
@@ -73,8 +74,12 @@ public:
     // Follows run `run_id` of the store in `store_folder` (see StoreTail). Its own config
     // sets the plots' scales; one that no longer parses falls back to `fallback`.
     void watch(const QString& store_folder, const QString& run_id, const RunConfig& fallback);
+    // Follows run `run_id` of a store on another machine (see RemoteFeed): as watch(), and the
+    // status line says what the connection does while it is not live (reconnecting, refused).
+    void watchRemote(const RemoteLocation& location, const QString& run_id, const RunConfig& fallback);
     // The plots keep what they show; nothing more is read.
     void stopWatching();
+    // The watched run's tail: a StoreTail, or a RemoteFeed for a run on another machine.
     StoreTail* watchedTail() const { return tail_; }
     // The watched run's own config, once read and parsed.
     const std::optional<RunConfig>& watchedConfig() const { return watched_config_; }
@@ -95,12 +100,14 @@ private:
     void onPoints(const RunFeed& feed, const QVector<trainbench::MetricPoint>& points);
     void onEvent(const trainbench::RunEvent& event);
     void onFinished(const trainbench::RunSummary& summary, const QString& status);
+    void watchTail(StoreTail* tail, const QString& origin, const RunConfig& fallback);
     void onWatchedRunFound(const trainbench::RunRecord& record, const RunConfig& fallback);
     QString watchingStatusText() const;
     std::vector<std::pair<QString, int64_t>> rankPeaks() const;
 
     MonitorView* monitor_ = nullptr;
     StoreTail* tail_ = nullptr;
+    QString watched_origin_;  // "written by another process", "on gpu01": how the status names its source
     std::optional<RunConfig> watched_config_;
     bool running_ = false;
     int64_t planned_steps_ = 1;

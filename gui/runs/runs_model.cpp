@@ -9,6 +9,7 @@
 #include <QDateTime>
 
 #include "common/display_format.h"
+#include "runs/run_ref.h"
 #include "runs/store_reader.h"
 
 namespace trainbench::gui {
@@ -65,7 +66,11 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
     }
     if (role == Qt::DisplayRole) {
         switch (column) {
-        case Name: return QString::fromStdString(run.name.empty() ? run.run_id : run.name);
+        case Name: {
+            const RunRef ref = resolveRunRef(QString::fromStdString(run.run_id));
+            const QString name = run.name.empty() ? ref.run_id : QString::fromStdString(run.name);
+            return ref.remote ? tr("%1 (%2)").arg(name, ref.remote->hostLabel()) : name;
+        }
         case Status: return QString::fromStdString(run.status);
         case Steps: return QVariant::fromValue<qlonglong>(run.steps);
         case FinalLoss:
@@ -77,8 +82,12 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
         }
         return {};
     }
-    if (role == Qt::ToolTipRole && column == Name)
+    if (role == Qt::ToolTipRole && column == Name) {
+        const RunRef ref = resolveRunRef(QString::fromStdString(run.run_id));
+        if (ref.remote)
+            return tr("%1\nid %2\non %3").arg(QString::fromStdString(run.name), ref.run_id, ref.remote->label());
         return tr("%1\nid %2").arg(QString::fromStdString(run.name), QString::fromStdString(run.run_id));
+    }
     if (role == Qt::ToolTipRole && column == Status && !run.error.empty()) return QString::fromStdString(run.error);
     if (role == Qt::ToolTipRole && column == Created)
         return createdText(run.created, QStringLiteral("yyyy-MM-dd HH:mm:ss"));
@@ -127,6 +136,37 @@ bool RunsModel::sameRow(const RunRecord& a, const RunRecord& b) {
 }
 
 void RunsModel::setRuns(std::vector<RunRecord> runs) {
+    local_ = std::move(runs);
+    mergeRows();
+}
+
+void RunsModel::setRemoteRuns(const RemoteLocation& location, std::vector<RunRecord> runs) {
+    for (RunRecord& run : runs) run.run_id = runRefKey(location, QString::fromStdString(run.run_id)).toStdString();
+    const QString label = location.label();
+    auto it = std::find_if(remote_.begin(), remote_.end(), [&](const auto& entry) { return entry.first == label; });
+    if (it == remote_.end()) remote_.emplace_back(label, std::move(runs));
+    else it->second = std::move(runs);
+    mergeRows();
+}
+
+QStringList RunsModel::remoteLabels() const {
+    QStringList labels;
+    for (const auto& entry : remote_) labels << entry.first;
+    return labels;
+}
+
+void RunsModel::mergeRows() {
+    std::vector<RunRecord> all = local_;
+    if (!remote_.empty()) {
+        for (const auto& entry : remote_) all.insert(all.end(), entry.second.begin(), entry.second.end());
+        // ISO 8601 times sort as text.
+        std::stable_sort(all.begin(), all.end(),
+                         [](const RunRecord& a, const RunRecord& b) { return a.created > b.created; });
+    }
+    merge(std::move(all));
+}
+
+void RunsModel::merge(std::vector<RunRecord> runs) {
     auto contains = [](const std::vector<RunRecord>& list, const std::string& run_id) {
         return std::any_of(list.begin(), list.end(), [&](const RunRecord& r) { return r.run_id == run_id; });
     };

@@ -1,10 +1,14 @@
 // RunsModel: the runs of the store as a table (name, status, steps, final loss, created, tags), newest first.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include <QAbstractTableModel>
 #include <QString>
+#include <QStringList>
+
+#include "runs/remote_location.h"
 
 #include "trainbench/run_store.h"
 
@@ -35,8 +39,13 @@ public:
     // Reads the store again; refreshed() follows. A refresh asked for while one is in flight
     // is folded into a single one after it.
     void refresh();
-    // Merges `runs` (newest first, as listRuns gives them) into the rows.
+    // Merges `runs` (newest first, as listRuns gives them) into the rows: the local store's.
     void setRuns(std::vector<RunRecord> runs);
+    // The runs of a store on another machine, as its lister read them, shown beside the local
+    // ones: each row's id is its runRefKey, its name marked with the host.
+    void setRemoteRuns(const RemoteLocation& location, std::vector<RunRecord> runs);
+    // The remote stores shown (their labels), in the order opened.
+    QStringList remoteLabels() const;
 
     const RunRecord& run(int row) const { return runs_.at(static_cast<size_t>(row)); }
     // The row of `run_id`, or -1.
@@ -55,8 +64,13 @@ Q_SIGNALS:
 
 private:
     static bool sameRow(const RunRecord& a, const RunRecord& b);
+    // Local and remote runs together, newest first, merged into the rows.
+    void mergeRows();
+    void merge(std::vector<RunRecord> runs);
 
-    std::vector<RunRecord> runs_;
+    std::vector<RunRecord> runs_;  // the rows
+    std::vector<RunRecord> local_;
+    std::vector<std::pair<QString, std::vector<RunRecord>>> remote_;  // by location label, ids as keys
     StoreReader* reader_ = nullptr;
     bool loading_ = false;
     bool loaded_once_ = false;

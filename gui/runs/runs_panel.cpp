@@ -21,6 +21,8 @@
 
 #include "common/display_format.h"
 #include "runs/hf_export_dialog.h"
+#include "runs/remote_runs_lister.h"
+#include "runs/run_ref.h"
 #include "runs/runs_filter_proxy.h"
 #include "runs/runs_model.h"
 #include "runs/store_reader.h"
@@ -106,6 +108,15 @@ RunsPanel::RunsPanel(const QString& store_folder, QWidget* parent) : QWidget(par
     hint->setStyleSheet(QStringLiteral("color: #666;"));
     layout->addWidget(hint);
 
+    remote_status_ = new QLabel(this);
+    remote_status_->setObjectName(QStringLiteral("remoteStatusLabel"));
+    remote_status_->setTextFormat(Qt::PlainText);
+    remote_status_->setWordWrap(true);
+    remote_status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    remote_status_->setStyleSheet(QStringLiteral("color: %1;").arg(QString::fromLatin1(kErrorColor)));
+    remote_status_->hide();
+    layout->addWidget(remote_status_);
+
     export_status_ = new QLabel(this);
     export_status_->setObjectName(QStringLiteral("exportStatusLabel"));
     export_status_->setTextFormat(Qt::PlainText);
@@ -153,7 +164,45 @@ RunsPanel::RunsPanel(const QString& store_folder, QWidget* parent) : QWidget(par
 
     refresh_timer_.setInterval(kRefreshIntervalMs);
     connect(&refresh_timer_, &QTimer::timeout, model_, &RunsModel::refresh);
+    remote_timer_.setInterval(kRemoteRefreshIntervalMs);
+    connect(&remote_timer_, &QTimer::timeout, this, [this] {
+        for (RemoteRunsLister* lister : remotes_) lister->refresh();
+    });
     model_->refresh();
+}
+
+void RunsPanel::addRemote(const RemoteLocation& location) {
+    rememberRemote(location);
+    for (RemoteRunsLister* lister : remotes_) {
+        if (lister->location().label() != location.label()) continue;
+        lister->refresh();
+        return;
+    }
+    auto* lister = new RemoteRunsLister(location, this);
+    remotes_.push_back(lister);
+    const QString label = location.label();
+    connect(lister, &RemoteRunsLister::listed, this, [this, lister, label](const std::vector<RunRecord>& runs) {
+        model_->setRemoteRuns(lister->location(), runs);
+        applyPendingSelection(/*store_read=*/false);
+        remote_failures_.remove(label);
+        showRemoteStatus();
+        Q_EMIT remoteListed(label, QString());
+    });
+    connect(lister, &RemoteRunsLister::failed, this, [this, label](const QString& message) {
+        remote_failures_.insert(label, message);
+        showRemoteStatus();
+        Q_EMIT remoteListed(label, message);
+    });
+    lister->refresh();
+    if (isVisible()) remote_timer_.start();
+}
+
+void RunsPanel::showRemoteStatus() {
+    QStringList lines;
+    for (auto it = remote_failures_.cbegin(); it != remote_failures_.cend(); ++it)
+        lines << tr("%1: %2").arg(it.key(), it.value());
+    remote_status_->setText(lines.join(QLatin1Char('\n')));
+    remote_status_->setVisible(!lines.isEmpty());
 }
 
 QStringList RunsPanel::selectedRunIds() const {
@@ -227,6 +276,9 @@ void RunsPanel::updateExportAction() {
         why = tr("An export is running (to %1); one at a time.").arg(export_dir_);
     } else if (id.isEmpty()) {
         why = tr("Select a run to export its checkpoint.");
+    } else if (const RunRef ref = resolveRunRef(id); ref.remote) {
+        why = tr("This run's checkpoints are on %1: export there with trainbench-cli export-hf %2.")
+                  .arg(ref.remote->hostLabel(), ref.run_id);
     } else if (checkpoints_.run_id != id) {
         why = tr("Looking for the run's checkpoints…");
     } else if (checkpoints_.newest_step <= 0) {
@@ -305,11 +357,13 @@ void RunsPanel::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
     model_->refresh();
     refresh_timer_.start();
+    if (!remotes_.empty()) remote_timer_.start();
 }
 
 void RunsPanel::hideEvent(QHideEvent* event) {
     QWidget::hideEvent(event);
     refresh_timer_.stop();
+    remote_timer_.stop();
 }
 
 }  // namespace trainbench::gui

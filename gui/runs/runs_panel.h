@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include <QMap>
 #include <QStringList>
 #include <QTimer>
 #include <QWidget>
@@ -16,8 +18,10 @@ class QTableView;
 
 namespace trainbench::gui {
 
+class RemoteRunsLister;
 class RunsFilterProxy;
 class RunsModel;
+struct RemoteLocation;
 
 // Widgets that tests drive carry object names: runsPanel, runsFilter (name or tag filter),
 // runsView (the table, extended selection of whole rows). A double-click on a run, or the
@@ -55,7 +59,15 @@ public:
 
     static constexpr int kRefreshIntervalMs = 2000;
 
+    // Lists the runs of a store on another machine beside the local ones (RemoteRunsLister,
+    // every kRemoteRefreshIntervalMs while shown); the same location again only lists it now.
+    // Its runs' ids are runRefKeys: watching or comparing one reads it over ssh.
+    void addRemote(const RemoteLocation& location);
+    static constexpr int kRemoteRefreshIntervalMs = 10000;
+
 Q_SIGNALS:
+    // A remote store was listed (`message` empty) or could not be (why, shown under the list).
+    void remoteListed(const QString& location_label, const QString& message);
     void selectionChanged(const QStringList& run_ids);
     void watchRequested(const QString& run_id);
     // An export ended: `ok` with the directory written, else the engine's refusal; `message`
@@ -72,6 +84,7 @@ private:
     // Asks the store for the current run's checkpoints; the export action follows the answer.
     void checkCurrentCheckpoints();
     void updateExportAction();
+    void showRemoteStatus();
     void exportWithDialog();
     void exportFailed(const QString& run_id, const QString& error);
     void showExportStatus(const QString& text, const QString& color);
@@ -98,6 +111,10 @@ private:
     bool waiting_for_folder_ = false;  // the export waits for the store to name the checkpoint folder
     QString last_export_parent_;       // where the last export went: the next one is suggested there
     QTimer refresh_timer_;
+    QTimer remote_timer_;
+    QLabel* remote_status_ = nullptr;     // what the remote listings said, when one failed
+    std::vector<RemoteRunsLister*> remotes_;
+    QMap<QString, QString> remote_failures_;  // by location label: why its last listing failed
     QStringList pending_selection_;
 };
 

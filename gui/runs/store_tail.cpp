@@ -48,7 +48,9 @@ QVector<MetricPoint> newPoints(std::vector<MetricPoint>& read, std::unordered_ma
         KeyProgress& key = it->second;
         if (!first) {
             if (point.step < key.newest_step) key.rewinding = true;
-            if (key.rewinding && point.step <= key.newest_step) continue;
+            // A step delivered already: behind it (a resume re-committing), or the same step
+            // again (a remote run's copy receives its last step again after a reconnect).
+            if (point.step <= key.newest_step) continue;
         }
         key.rewinding = false;
         key.newest_step = point.step;
@@ -90,6 +92,16 @@ void StoreTail::stop() {
     polling_ = false;
     ++generation_;
     poll_timer_.stop();
+}
+
+void StoreTail::readSoon() {
+    if (!polling_) return;
+    if (reading_) {
+        read_again_ = true;
+        return;
+    }
+    poll_timer_.stop();
+    readNow();
 }
 
 void StoreTail::readNow() {
@@ -154,7 +166,9 @@ void StoreTail::deliver(Read read) {
         Q_EMIT runFinished(summaryOf(record_), status);
         return;
     }
-    if (polling_) poll_timer_.start();
+    if (!polling_) return;
+    if (std::exchange(read_again_, false)) readNow();
+    else poll_timer_.start();
 }
 
 RunSummary StoreTail::summaryOf(const RunRecord& record) {

@@ -34,9 +34,12 @@ public:
 
     const QString& runId() const override { return run_id_; }
     // Starts the first read; does nothing when already started.
-    void start();
+    virtual void start();
     // No more reads, and nothing more is delivered, not even a read in flight.
-    void stop();
+    virtual void stop();
+    // Reads now rather than at the next poll (one in flight is followed by another at once):
+    // what a writer in this process calls after each commit, so a view sees it without waiting.
+    void readSoon();
 
     // True from start() until the run has ended, the run was not found, or stop().
     bool isPolling() const { return polling_; }
@@ -93,6 +96,7 @@ private:
     bool polling_ = false;
     bool loaded_ = false;
     bool reading_ = false;
+    bool read_again_ = false;
 };
 
 }  // namespace trainbench::gui

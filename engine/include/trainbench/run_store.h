@@ -72,6 +72,16 @@ public:
     std::string checkpointFolder(const std::string& run_id) const;
     void finishRun(const std::string& run_id, const std::string& status, int64_t steps,
                    std::optional<double> final_loss, const std::string& error, const std::string& summary_json = "");
+    // A run as another store holds it (the workbench's copy of a remote run): inserted, or
+    // updated, with its status and fields as given and no owner here, so opening this store
+    // never marks it interrupted: its status is the other store's to say.
+    void mirrorRun(const RunRecord& run);
+    // Removes a run's points, events and checkpoints at `from_step` and after (a copy about to
+    // receive them again).
+    void removeFromStep(const std::string& run_id, int64_t from_step);
+    // The highest step of a run's points (0: none), and how many points it has before `step`.
+    int64_t lastStep(const std::string& run_id);
+    int64_t pointCountBefore(const std::string& run_id, int64_t step);
     void setTags(const std::string& run_id, const std::string& tags);
     void setNotes(const std::string& run_id, const std::string& notes);
 

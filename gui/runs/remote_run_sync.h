@@ -1,0 +1,114 @@
+// RemoteRunSync: keeps the workbench's copy of one remote run up to date through `ssh … trainbench-cli follow --json`.
+#pragma once
+
+#include <cstdint>
+
+#include <QByteArray>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+#include "runs/remote_location.h"
+#include "trainbench/run_stream.h"
+
+class QProcess;
+
+namespace trainbench::gui {
+
+class StoreReader;
+
+// The copy is a run store of its own under the user's cache (RemoteLocation::cacheFolder), so
+// every view reads a remote run as it reads a local one (a StoreTail, CompareRuns), and a run
+// read once is read again from the copy: only the steps after it cross the network.
+//
+// A connection asks for the run from S, the last step the copy holds: the copy's points of
+// step S are removed first (a step may have arrived in part), so no point is lost or held
+// twice; the stream's header says how many points the run has before S, and a copy holding
+// another count (the run was resumed from an earlier checkpoint and written again there) is
+// read afresh from step 0. A connection that drops before the run's end record is made again
+// after a backoff (1 s, doubling to 30 s; setRetryDelays), from the copy's last step again.
+// What cannot succeed by retrying stops: ssh refusing without a password or passphrase, the
+// CLI or the run missing on the host, a stream this build cannot read.
+//
+// Thread contract: lives on the GUI thread, with its signals; the copy is written on its
+// StoreReader's thread, in the order the records arrived.
+class RemoteRunSync : public QObject {
+    Q_OBJECT
+
+public:
+    enum class State { Idle, Connecting, CatchingUp, Live, Reconnecting, Ended, Failed };
+
+    RemoteRunSync(RemoteLocation location, QString run_id, QObject* parent = nullptr);
+    ~RemoteRunSync() override;
+
+    const RemoteLocation& location() const { return location_; }
+    const QString& runId() const { return run_id_; }
+    const QString& cacheFolder() const { return cache_folder_; }
+    State state() const { return state_; }
+    // What the state means, for a status line ("reconnecting to gpu01 in 4 s (attempt 3): …").
+    const QString& stateText() const { return state_text_; }
+    // The run is in the copy (its record, at least).
+    bool isMirrored() const { return mirrored_; }
+    // Everything the host held when the last connection began is in the copy.
+    bool isCaughtUp() const { return caught_up_; }
+    // Connections whose stream began (header received).
+    int connections() const { return connections_; }
+    // The step the last connection asked the host from (the copy's last step then).
+    int64_t fromStep() const { return from_step_; }
+
+    // Connects; does nothing unless idle.
+    void start();
+    // Ends the connection and every retry; what is in the copy stays.
+    void stop();
+    // Ends the connection as a network drop would (the user's "Reconnect", and tests): the
+    // sync reconnects after the first retry delay.
+    void dropConnection();
+    void setRetryDelays(int first_ms, int max_ms);
+
+Q_SIGNALS:
+    void stateChanged(trainbench::gui::RemoteRunSync::State state, const QString& text);
+    // The run's record is in the copy (once).
+    void mirrored();
+    // More of the run is in the copy: points, events or its record.
+    void committed();
+    // The copy holds everything the host held when this connection began.
+    void caughtUp();
+    // The run's end is in the copy (its status in the record).
+    void ended(const QString& status);
+
+private:
+    struct Batch;
+
+    void connectFrom();
+    void launch(int64_t from_step, int64_t points_before);
+    void readOutput();
+    void onFinished(int exit_code, bool crashed);
+    void take(std::vector<RunStreamRecord> records);
+    void write(Batch batch);
+    void fail(const QString& message);
+    void retryLater(const QString& why);
+    void setState(State state, const QString& text);
+    void endProcess();
+
+    RemoteLocation location_;
+    QString run_id_;
+    QString cache_folder_;
+    StoreReader* cache_ = nullptr;
+    QProcess* process_ = nullptr;
+    RunStreamParser parser_;
+    QByteArray errors_;  // the connection's stderr, its last few kilobytes
+    QTimer retry_timer_;
+    State state_ = State::Idle;
+    QString state_text_;
+    int64_t from_step_ = 0;           // of the connection in progress
+    int64_t expected_points_before_ = 0;
+    int generation_ = 0;              // output of a connection that has been replaced is dropped
+    int first_retry_ms_ = 1000, max_retry_ms_ = 30000, next_retry_ms_ = 1000, attempts_ = 0;
+    int connections_ = 0;
+    bool header_checked_ = false;
+    bool mirrored_ = false;
+    bool caught_up_ = false;
+    bool end_received_ = false;
+};
+
+}  // namespace trainbench::gui

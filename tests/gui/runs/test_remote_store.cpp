@@ -1,0 +1,337 @@
+// Tests a store on another machine read over ssh: locations and quoting, the listing, a run watched live across a
+// dropped connection, its copy reopened, remote and local runs compared, and what ssh or the host refuses. The
+// "host" is this machine: a stand-in for ssh (ssh_stand_in.sh, through TRAINBENCH_SSH) runs the real trainbench-cli
+// follow and runs --json here; the test itself writes the "remote" store as a training process would.
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <QDir>
+#include <QFile>
+#include <QLabel>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include "app/main_window.h"
+#include "compare/compare_runs.h"
+#include "runs/remote_feed.h"
+#include "runs/remote_location.h"
+#include "runs/remote_runs_lister.h"
+#include "runs/remote_run_sync.h"
+#include "runs/run_ref.h"
+#include "runs/runs_model.h"
+#include "runs/runs_panel.h"
+#include "tiny_gui_config.h"
+#include "trainbench/config_io.h"
+#include "trainbench/run_store.h"
+#include "widget_lookup.h"
+
+using namespace trainbench;
+using namespace trainbench::gui;
+
+namespace {
+
+constexpr int kTimeoutMs = 60000;
+
+double lossAt(int64_t step) { return 5.0 / std::sqrt(static_cast<double>(step)); }
+
+// One step as a training process commits it: loss, learning rate, tokens.
+std::vector<MetricPoint> stepPoints(int64_t step) {
+    std::vector<MetricPoint> points;
+    for (const char* key : {"train/loss", "train/lr", "train/tokens"}) {
+        MetricPoint point{step, step * 32, 0.05 * double(step), key, 0.0};
+        point.value = point.key == "train/loss" ? lossAt(step) : point.key == "train/lr" ? 3e-4 : double(step * 32);
+        points.push_back(point);
+    }
+    return points;
+}
+
+// A store written as a training process writes it (this process stands in for it).
+struct Writer {
+    explicit Writer(const QString& folder) : store(folder.toStdString()) {}
+    void create(const std::string& id, const std::string& name, int64_t steps) {
+        RunRecord run;
+        run.run_id = id;
+        run.name = name;
+        run.config_json = runConfigToJson(tinyGuiConfig(steps));
+        store.createRun(run);
+    }
+    void write(const std::string& id, int64_t first, int64_t last) {
+        for (int64_t step = first; step <= last; ++step) store.commitBatch(id, stepPoints(step), {});
+    }
+    void finish(const std::string& id, int64_t steps) { store.finishRun(id, "completed", steps, lossAt(steps), ""); }
+    RunStore store;
+};
+
+// The steps of train/loss a feed delivered, each with how often it came, its value checked.
+struct LossSteps {
+    std::map<int64_t, int> seen;
+    bool values_right = true;
+    void take(const QVector<MetricPoint>& points) {
+        for (const MetricPoint& p : points) {
+            if (p.key != "train/loss") continue;
+            ++seen[p.step];
+            values_right = values_right && p.value == lossAt(p.step);
+        }
+    }
+    // 1..last, each once.
+    bool exactlyOnce(int64_t last) const {
+        if (int64_t(seen.size()) != last) return false;
+        for (const auto& [step, count] : seen)
+            if (count != 1 || step < 1 || step > last) return false;
+        return true;
+    }
+};
+
+}  // namespace
+
+class TestRemoteStore : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        qRegisterMetaType<RunRecord>();
+        qRegisterMetaType<RemoteRunSync::State>();
+        qRegisterMetaType<std::vector<RunRecord>>();
+        qputenv("TRAINBENCH_SSH", QByteArray(STAND_IN_SSH));
+        QVERIFY(cache_.isValid());
+        qputenv("TRAINBENCH_REMOTE_CACHE", cache_.path().toLocal8Bit());
+    }
+
+    void init() {
+        remote_ = std::make_unique<QTemporaryDir>();
+        local_ = std::make_unique<QTemporaryDir>();
+        qputenv("TRAINBENCH_STORE", local_->path().toLocal8Bit());
+        qunsetenv("STAND_IN_SSH_REFUSE");
+    }
+
+    void locationsParseAndHostileOnesAreRefused() {
+        QString why;
+        auto full = RemoteLocation::parse(QStringLiteral(" me@gpu-node:2222:/scratch/my store "), &why);
+        QVERIFY2(full, qPrintable(why));
+        QCOMPARE(full->user, QStringLiteral("me"));
+        QCOMPARE(full->host, QStringLiteral("gpu-node"));
+        QCOMPARE(full->port, 2222);
+        QCOMPARE(full->path, QStringLiteral("/scratch/my store"));
+        QCOMPARE(full->label(), QStringLiteral("me@gpu-node:2222:/scratch/my store"));
+        QCOMPARE(full->hostLabel(), QStringLiteral("me@gpu-node"));
+        const QStringList args = full->sshArguments({QStringLiteral("runs"), QStringLiteral("--json")});
+        QVERIFY(args.contains(QStringLiteral("BatchMode=yes")));
+        QCOMPARE(args.mid(args.indexOf(QStringLiteral("-p")), 2), (QStringList{"-p", "2222"}));
+        QCOMPARE(args.mid(args.indexOf(QStringLiteral("-l")), 2), (QStringList{"-l", "me"}));
+        QCOMPARE(args.mid(args.size() - 3),
+                 (QStringList{"--", "gpu-node", "'trainbench-cli' 'runs' '--json'"}));
+        auto relative = RemoteLocation::parse(QStringLiteral("gpu-node:runs"), &why);
+        QVERIFY(relative && relative->port == 0 && relative->path == QStringLiteral("runs"));
+        QCOMPARE(shellQuoted(QStringLiteral("~/runs/it's")), QStringLiteral("~/'runs/it'\\''s'"));
+        // Different stores, different copies.
+        QVERIFY(full->cacheFolder() != relative->cacheFolder());
+        QVERIFY(full->cacheFolder().startsWith(cache_.path()));
+
+        for (const QString& bad : {QStringLiteral("-oProxyCommand=touch_x:/p"), QStringLiteral("gpu node:/p"),
+                                   QStringLiteral("gpu-node:"), QStringLiteral("gpu-node:-rf"),
+                                   QStringLiteral("gpu-node:/a\nb"), QStringLiteral("gpu-node:70000:/p"),
+                                   QStringLiteral("gpu-node"), QStringLiteral("-l@gpu-node:/p"),
+                                   QStringLiteral("gpu;reboot:/p")}) {
+            QString reason;
+            QVERIFY2(!RemoteLocation::parse(bad, &reason), qPrintable(bad));
+            QVERIFY2(!reason.isEmpty(), qPrintable(bad));
+        }
+        QVERIFY(!RemoteLocation::runIdProblem(QStringLiteral("-rf")).isEmpty());
+        QVERIFY(!RemoteLocation::runIdProblem(QStringLiteral("a\x01z")).isEmpty());
+        QVERIFY(!RemoteLocation::runIdProblem(QString()).isEmpty());
+        QVERIFY(RemoteLocation::runIdProblem(QStringLiteral("20261207-ab12")).isEmpty());
+        RemoteLocation cli_as_option = *relative;
+        cli_as_option.cli = QStringLiteral("--help");
+        QVERIFY(!cli_as_option.problem().isEmpty());
+    }
+
+    // Each word reaches the program on the "host" as it was, whatever a shell would make of it.
+    void hostileWordsReachTheRemoteProgramUnchanged() {
+        QTemporaryDir work;
+        RemoteLocation location = *RemoteLocation::parse(QStringLiteral("gpu-node:/tmp"), nullptr);
+        location.cli = QStringLiteral("printf");
+        const QStringList words{QStringLiteral("a'b"), QStringLiteral("$(touch PWNED)"), QStringLiteral("; touch PWNED"),
+                                QStringLiteral("`touch PWNED`"), QStringLiteral("\"q\" \\ "), QStringLiteral("*"),
+                                QStringLiteral("ü  spaced")};
+        QProcess ssh;
+        ssh.setWorkingDirectory(work.path());
+        ssh.start(RemoteLocation::sshProgram(), location.sshArguments(QStringList{QStringLiteral("%s|")} + words));
+        QVERIFY(ssh.waitForFinished(10000));
+        QCOMPARE(ssh.exitCode(), 0);
+        QCOMPARE(QString::fromUtf8(ssh.readAllStandardOutput()), words.join(QLatin1Char('|')) + QLatin1Char('|'));
+        QVERIFY(!QFile::exists(work.filePath(QStringLiteral("PWNED"))));
+    }
+
+    void aRemoteRunIsListedWatchedLiveAcrossADropAndReopenedFromItsCopy() {
+        Writer writer(remote_->path());
+        writer.create("far-run", "far", 60);
+        writer.write("far-run", 1, 10);
+        const RemoteLocation location = hostLocation();
+
+        // Listed beside the local runs, marked with its host.
+        RunsPanel panel(local_->path());
+        QSignalSpy listed(&panel, &RunsPanel::remoteListed);
+        panel.addRemote(location);
+        QVERIFY(listed.wait(kTimeoutMs));
+        QCOMPARE(listed.at(0).at(1).toString(), QString());
+        const QString key = runRefKey(location, QStringLiteral("far-run"));
+        const int row = panel.model()->rowOf(key);
+        QVERIFY(row >= 0);
+        QCOMPARE(panel.model()->index(row, RunsModel::Name).data().toString(), QStringLiteral("far (gpu-node)"));
+        QCOMPARE(panel.model()->index(row, RunsModel::Status).data().toString(), QStringLiteral("running"));
+
+        // Watched live: the writer goes on, the connection is cut once mid-run.
+        RemoteFeed feed(location, QStringLiteral("far-run"));
+        feed.sync()->setRetryDelays(100, 400);
+        LossSteps steps;
+        QString finished_status;
+        std::vector<RemoteRunSync::State> states;
+        connect(&feed, &RunFeed::pointsArrived, this, [&](const QVector<MetricPoint>& points) { steps.take(points); });
+        connect(&feed, &RunFeed::runFinished, this, [&](const RunSummary&, const QString& status) { finished_status = status; });
+        connect(feed.sync(), &RemoteRunSync::stateChanged, this,
+                [&](RemoteRunSync::State state, const QString&) { states.push_back(state); });
+        feed.start();
+        QTRY_VERIFY_WITH_TIMEOUT(steps.seen.size() >= 10, kTimeoutMs);
+        bool dropped = false;
+        for (int64_t step = 11; step <= 60; ++step) {
+            writer.write("far-run", step, step);
+            QTest::qWait(20);
+            if (step == 30) {
+                QTRY_VERIFY_WITH_TIMEOUT(steps.seen.size() >= 25, kTimeoutMs);
+                feed.sync()->dropConnection();
+                dropped = true;
+            }
+        }
+        QVERIFY(dropped);
+        writer.finish("far-run", 60);
+        QTRY_COMPARE_WITH_TIMEOUT(finished_status, QStringLiteral("completed"), kTimeoutMs);
+        QVERIFY2(steps.exactlyOnce(60), qPrintable(QString::number(steps.seen.size())));
+        QVERIFY(steps.values_right);
+        QVERIFY(feed.sync()->connections() >= 2);
+        QVERIFY(std::find(states.begin(), states.end(), RemoteRunSync::State::Reconnecting) != states.end());
+        QCOMPARE(feed.sync()->state(), RemoteRunSync::State::Ended);
+        {
+            RunStore copy(location.cacheFolder().toStdString());
+            QCOMPARE(copy.metrics("far-run", "train/loss").size(), size_t(60));
+            QCOMPARE(copy.findRun("far-run")->status, std::string("completed"));
+        }
+
+        // Reopened: the copy is read at once; only the last step crosses the network again.
+        RemoteFeed again(location, QStringLiteral("far-run"));
+        LossSteps steps_again;
+        connect(&again, &RunFeed::pointsArrived, this, [&](const QVector<MetricPoint>& points) { steps_again.take(points); });
+        again.start();
+        QTRY_COMPARE_WITH_TIMEOUT(again.sync()->state(), RemoteRunSync::State::Ended, kTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(steps_again.exactlyOnce(60), kTimeoutMs);
+        QCOMPARE(again.sync()->fromStep(), int64_t(60));
+    }
+
+    void remoteAndLocalRunsAreComparedTogether() {
+        Writer local(local_->path());
+        local.create("near-run", "near", 20);
+        local.write("near-run", 1, 20);
+        local.finish("near-run", 20);
+        Writer remote(remote_->path());
+        remote.create("far-run-2", "far", 30);
+        remote.write("far-run-2", 1, 30);
+        remote.finish("far-run-2", 30);
+        const RemoteLocation location = hostLocation();
+        rememberRemote(location);
+
+        CompareRuns compare(local_->path());
+        QSignalSpy read(&compare, &CompareRuns::runsRead);
+        QVERIFY(compare.setRuns({QStringLiteral("near-run"), runRefKey(location, QStringLiteral("far-run-2"))}));
+        QVERIFY(read.wait(kTimeoutMs));
+        QCOMPARE(read.at(0).at(0).toStringList(), QStringList());
+        QCOMPARE(compare.runs().size(), size_t(2));
+        QCOMPARE(compare.runs()[1].record.name, std::string("far"));
+        QCOMPARE(compare.runs()[1].folder, location.cacheFolder());
+        QSignalSpy curves(&compare, &CompareRuns::curvesRead);
+        compare.loadCurves("train/loss");
+        QVERIFY(curves.wait(kTimeoutMs));
+        QCOMPARE(compare.curves()[0].points.size(), size_t(20));
+        QCOMPARE(compare.curves()[1].points.size(), size_t(30));
+        QCOMPARE(compare.curves()[1].points.back().value, lossAt(30));
+    }
+
+    void aHostThatWantsAPasswordIsRefusedWithoutRetrying() {
+        qputenv("STAND_IN_SSH_REFUSE", "1");
+        RemoteRunSync sync(hostLocation(), QStringLiteral("any-run"));
+        sync.setRetryDelays(50, 50);
+        sync.start();
+        QTRY_COMPARE_WITH_TIMEOUT(sync.state(), RemoteRunSync::State::Failed, kTimeoutMs);
+        QVERIFY2(sync.stateText().contains(QStringLiteral("ssh-add")), qPrintable(sync.stateText()));
+        QVERIFY2(sync.stateText().contains(QStringLiteral("Permission denied")), qPrintable(sync.stateText()));
+        QTest::qWait(300);
+        QCOMPARE(sync.state(), RemoteRunSync::State::Failed);
+        QCOMPARE(sync.connections(), 0);
+
+        RemoteRunsLister lister(hostLocation());
+        QSignalSpy failed(&lister, &RemoteRunsLister::failed);
+        lister.refresh();
+        QVERIFY(failed.wait(kTimeoutMs));
+        QVERIFY(failed.at(0).at(0).toString().contains(QStringLiteral("password or passphrase")));
+    }
+
+    void whatTheHostLacksIsRefusedByName() {
+        RemoteRunSync missing_run(hostLocation(), QStringLiteral("no-such-run"));
+        missing_run.start();
+        QTRY_COMPARE_WITH_TIMEOUT(missing_run.state(), RemoteRunSync::State::Failed, kTimeoutMs);
+        QVERIFY2(missing_run.stateText().contains(QStringLiteral("is not in the store")),
+                 qPrintable(missing_run.stateText()));
+
+        RemoteLocation no_cli = hostLocation();
+        no_cli.cli = QStringLiteral("/nowhere/trainbench-cli");
+        RemoteRunSync missing_cli(no_cli, QStringLiteral("x"));
+        missing_cli.start();
+        QTRY_COMPARE_WITH_TIMEOUT(missing_cli.state(), RemoteRunSync::State::Failed, kTimeoutMs);
+        QVERIFY2(missing_cli.stateText().contains(QStringLiteral("is not found on gpu-node")),
+                 qPrintable(missing_cli.stateText()));
+
+        RemoteRunSync hostile(hostLocation(), QStringLiteral("--help"));
+        hostile.start();
+        QCOMPARE(hostile.state(), RemoteRunSync::State::Failed);
+        QVERIFY(hostile.stateText().contains(QStringLiteral("starts with '-'")));
+    }
+
+    // The window: the remote store in the runs list, and one of its runs on the Training tab.
+    void theWindowWatchesARemoteRunFromTheRunsList() {
+        Writer writer(remote_->path());
+        writer.create("far-run-3", "far", 12);
+        writer.write("far-run-3", 1, 12);
+        writer.finish("far-run-3", 12);
+        MainWindow window(tinyGuiConfig(30), QStringLiteral("tiny"));
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const RemoteLocation location = hostLocation();
+        window.openRemoteStore(location);
+        const QString key = runRefKey(location, QStringLiteral("far-run-3"));
+        QTRY_VERIFY_WITH_TIMEOUT(window.runsPanel()->model()->rowOf(key) >= 0, kTimeoutMs);
+        QVERIFY(window.watchRun(key));
+        QVERIFY(qobject_cast<RemoteFeed*>(window.storeTail()));
+        auto* status = child<QLabel>(window, "statusLabel");
+        QTRY_VERIFY_WITH_TIMEOUT(status->text().contains(QStringLiteral("Run far-run-3 (on gpu-node) completed")),
+                                 kTimeoutMs);
+    }
+
+private:
+    RemoteLocation hostLocation() const {
+        RemoteLocation location = *RemoteLocation::parse(QStringLiteral("gpu-node:") + remote_->path(), nullptr);
+        location.cli = QStringLiteral(TRAINBENCH_CLI_PATH);
+        return location;
+    }
+
+    QTemporaryDir cache_;
+    std::unique_ptr<QTemporaryDir> remote_, local_;
+};
+
+QTEST_MAIN(TestRemoteStore)
+#include "test_remote_store.moc"
