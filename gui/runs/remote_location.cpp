@@ -154,6 +154,11 @@ QString sshRefusal(const RemoteLocation& location, int exit_code, const QString&
     return {};
 }
 
+QString sshStartFailure(const QString& error_string) {
+    return QStringLiteral("cannot run %1 (%2): install OpenSSH's client, or name the program in TRAINBENCH_SSH")
+        .arg(RemoteLocation::sshProgram(), error_string);
+}
+
 QString lastErrorLine(const QString& errors) {
     const QStringList lines = errors.trimmed().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     return lines.isEmpty() ? QString() : lines.back().trimmed();

@@ -56,6 +56,8 @@ struct RemoteLocation {
 // host's key (255), the CLI is not on the host (127), the CLI refused its input (2). Empty for
 // what may pass (the network: refused, timed out, cut), which is worth retrying.
 QString sshRefusal(const RemoteLocation& location, int exit_code, const QString& errors);
+// Why the ssh program could not be started (QProcess's `error_string`), and how to mend it.
+QString sshStartFailure(const QString& error_string);
 // The last line a command wrote to stderr: what a message quotes.
 QString lastErrorLine(const QString& errors);
 

@@ -126,8 +126,7 @@ void RemoteRunSync::launch(int64_t from_step, int64_t points_before) {
     });
     connect(process_, &QProcess::errorOccurred, this, [this, generation](QProcess::ProcessError error) {
         if (generation != generation_ || error != QProcess::FailedToStart) return;
-        fail(tr("cannot run %1 (%2): install OpenSSH's client, or name the program in TRAINBENCH_SSH")
-                 .arg(RemoteLocation::sshProgram(), process_->errorString()));
+        fail(sshStartFailure(process_->errorString()));
     });
     process_->start(QIODevice::ReadOnly);
 }

@@ -39,8 +39,7 @@ void RemoteRunsLister::refresh() {
         const QString why = process_->errorString();
         process_->deleteLater();
         process_ = nullptr;
-        Q_EMIT failed(tr("cannot run %1 (%2): install OpenSSH's client, or name the program in TRAINBENCH_SSH")
-                          .arg(RemoteLocation::sshProgram(), why));
+        Q_EMIT failed(sshStartFailure(why));
     });
     process_->start(QIODevice::ReadOnly);
 }

@@ -490,6 +490,47 @@ private Q_SLOTS:
         QCOMPARE(store.findRun("orphan")->steps, int64_t(3));  // from its points
         QCOMPARE(store.findRun("mine")->status, std::string("running"));
     }
+
+    // A copy of another store's run (the workbench's copy of a remote run): its status is the
+    // other store's, whoever opens this one; its points can be cut back to a step and sent again.
+    void aMirroredRunKeepsItsStatusAndIsCutBackByStep() {
+        QTemporaryDir dir;
+        const std::string folder = dir.path().toStdString();
+        RunRecord far = record("far", "remote");
+        far.status = "running";
+        far.created = "2026-12-07T10:00:00Z";
+        far.tags = "a,b";
+        far.steps = 7;
+        {
+            RunStore copy(folder);
+            copy.mirrorRun(far);
+            copy.appendMetrics("far", lossPoints(1, 2000));  // chunks sealed: 1,024 points each
+            copy.appendEvents("far", {{1500, 1.0, "checkpoint", "/elsewhere/step-1500"}, {10, 0.1, "advice", "x"}});
+        }
+        RunStore copy(folder);  // opening again: no owner here, so not interrupted
+        QCOMPARE(copy.findRun("far")->status, std::string("running"));
+        QCOMPARE(copy.findRun("far")->tags, std::string("a,b"));
+        QCOMPARE(copy.lastStep("far"), int64_t(2000));
+        QCOMPARE(copy.pointCountBefore("far", 1500), int64_t(1499));
+        copy.removeFromStep("far", 1500);
+        QCOMPARE(copy.lastStep("far"), int64_t(1499));
+        QCOMPARE(copy.events("far").size(), size_t(1));
+        QVERIFY(copy.checkpoints("far").empty());
+        // Read through the chunks and the rows alike: 1..1499, then what is sent again.
+        copy.appendMetrics("far", lossPoints(1500, 1600));
+        const auto curve = copy.metrics("far", "train/loss");
+        QCOMPARE(curve.size(), size_t(1600));
+        for (size_t i = 0; i < curve.size(); ++i) QCOMPARE(curve[i].step, int64_t(i + 1));
+        // The end as the other store says it; a second mirror updates in place.
+        far.status = "completed";
+        far.final_loss = 1.25;
+        far.finished = "2026-12-07T11:00:00Z";
+        copy.mirrorRun(far);
+        QCOMPARE(copy.listRuns().size(), size_t(1));
+        QCOMPARE(copy.findRun("far")->status, std::string("completed"));
+        QCOMPARE(*copy.findRun("far")->final_loss, 1.25);
+        QCOMPARE(copy.lastStep("nobody"), int64_t(0));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestRunStore)

@@ -2,6 +2,10 @@
 // dropped connection, its copy reopened, remote and local runs compared, and what ssh or the host refuses. The
 // "host" is this machine: a stand-in for ssh (ssh_stand_in.sh, through TRAINBENCH_SSH) runs the real trainbench-cli
 // follow and runs --json here; the test itself writes the "remote" store as a training process would.
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <map>
 #include <memory>
@@ -9,6 +13,7 @@
 #include <vector>
 
 #include <QDir>
+#include <QScopeGuard>
 #include <QFile>
 #include <QLabel>
 #include <QProcess>
@@ -209,9 +214,18 @@ private Q_SLOTS:
                 feed.sync()->dropConnection();
                 dropped = true;
             }
+            if (step == 55) {
+                // Down again, for longer: the run ends while no connection is up.
+                QTRY_VERIFY_WITH_TIMEOUT(steps.seen.size() >= 50, kTimeoutMs);
+                feed.sync()->setRetryDelays(3000, 3000);
+                feed.sync()->dropConnection();
+                QTRY_COMPARE_WITH_TIMEOUT(feed.sync()->state(), RemoteRunSync::State::Reconnecting, kTimeoutMs);
+            }
         }
         QVERIFY(dropped);
         writer.finish("far-run", 60);
+        QCOMPARE(feed.sync()->state(), RemoteRunSync::State::Reconnecting);
+        QVERIFY(finished_status.isEmpty());
         QTRY_COMPARE_WITH_TIMEOUT(finished_status, QStringLiteral("completed"), kTimeoutMs);
         QVERIFY2(steps.exactlyOnce(60), qPrintable(QString::number(steps.seen.size())));
         QVERIFY(steps.values_right);
@@ -320,6 +334,62 @@ private Q_SLOTS:
         auto* status = child<QLabel>(window, "statusLabel");
         QTRY_VERIFY_WITH_TIMEOUT(status->text().contains(QStringLiteral("Run far-run-3 (on gpu-node) completed")),
                                  kTimeoutMs);
+    }
+
+    // The same through a real sshd on the loopback (throwaway_sshd.sh), where one can start.
+    void overARealSshdEveryStepArrivesOnceAcrossADrop() {
+        QTemporaryDir keys;
+        QProcess setup;
+        setup.start(QStringLiteral("bash"), {QStringLiteral(THROWAWAY_SSHD), keys.path()});
+        QVERIFY(setup.waitForFinished(60000));
+        if (setup.exitCode() != 0)
+            QSKIP(qPrintable(QStringLiteral("no sshd can start on this machine: ") +
+                             QString::fromUtf8(setup.readAllStandardError()).trimmed()));
+        QFile pid_file(keys.filePath(QStringLiteral("sshd.pid")));
+        QVERIFY(pid_file.open(QIODevice::ReadOnly));
+        const pid_t sshd = static_cast<pid_t>(pid_file.readAll().trimmed().toLongLong());
+        const auto stop_sshd = qScopeGuard([sshd] { ::kill(sshd, SIGTERM); });
+        QFile port_file(keys.filePath(QStringLiteral("port")));
+        QVERIFY(port_file.open(QIODevice::ReadOnly));
+        const QString port = QString::fromLatin1(port_file.readAll().trimmed());
+        const QByteArray stand_in = qgetenv("TRAINBENCH_SSH");
+        qputenv("TRAINBENCH_SSH", keys.filePath(QStringLiteral("ssh")).toLocal8Bit());
+        const auto restore = qScopeGuard([stand_in] { qputenv("TRAINBENCH_SSH", stand_in); });
+
+        RemoteLocation location = *RemoteLocation::parse(
+            QString::fromLocal8Bit(::getpwuid(::getuid())->pw_name) + QStringLiteral("@127.0.0.1:") + port +
+                QLatin1Char(':') + remote_->path(),
+            nullptr);
+        location.cli = QStringLiteral(TRAINBENCH_CLI_PATH);
+        Writer writer(remote_->path());
+        writer.create("sshd-run", "over sshd", 40);
+        writer.write("sshd-run", 1, 5);
+        RemoteRunsLister lister(location);
+        QSignalSpy listed(&lister, &RemoteRunsLister::listed);
+        lister.refresh();
+        QVERIFY(listed.wait(kTimeoutMs));
+        QCOMPARE(listed.at(0).at(0).value<std::vector<RunRecord>>().size(), size_t(1));
+
+        RemoteFeed feed(location, QStringLiteral("sshd-run"));
+        feed.sync()->setRetryDelays(100, 400);
+        LossSteps steps;
+        QString finished_status;
+        connect(&feed, &RunFeed::pointsArrived, this, [&](const QVector<MetricPoint>& points) { steps.take(points); });
+        connect(&feed, &RunFeed::runFinished, this, [&](const RunSummary&, const QString& status) { finished_status = status; });
+        feed.start();
+        QTRY_VERIFY_WITH_TIMEOUT(steps.seen.size() >= 5, kTimeoutMs);
+        for (int64_t step = 6; step <= 40; ++step) {
+            writer.write("sshd-run", step, step);
+            QTest::qWait(20);
+            if (step == 20) {
+                QTRY_VERIFY_WITH_TIMEOUT(steps.seen.size() >= 15, kTimeoutMs);
+                feed.sync()->dropConnection();
+            }
+        }
+        writer.finish("sshd-run", 40);
+        QTRY_COMPARE_WITH_TIMEOUT(finished_status, QStringLiteral("completed"), kTimeoutMs);
+        QVERIFY2(steps.exactlyOnce(40), qPrintable(QString::number(steps.seen.size())));
+        QVERIFY(feed.sync()->connections() >= 2);
     }
 
 private:
