@@ -135,17 +135,19 @@ int commandSamples(const StoreOptions& o) {
 std::atomic<bool> follow_interrupted{false};
 void onFollowInterrupt(int) { follow_interrupted = true; }
 
-// A record of the stream as a person reads it: a line a step, events and the end in words.
+// A record of the stream as a person reads it: a line a point, events and the end in words.
 std::string humanLine(const RunStreamRecord& record) {
     switch (record.type) {
         case RunStreamRecordType::Run:
             return "run " + record.run.run_id + " (" + record.run.name + "): " + record.run.status + ", " +
                    std::to_string(record.run.steps) + " steps\n";
         case RunStreamRecordType::Points: {
-            std::string text = "step " + std::to_string(record.points.front().step) + ":";
+            // A line a point, for grep and awk.
+            std::string text;
             for (const MetricPoint& p : record.points)
-                text += "  " + p.key + " " + (std::isfinite(p.value) ? nlohmann::json(p.value).dump() : "nan");
-            return text + "\n";
+                text += "step " + std::to_string(p.step) + "  " + p.key + " " +
+                        (std::isfinite(p.value) ? nlohmann::json(p.value).dump() : "nan") + "\n";
+            return text;
         }
         case RunStreamRecordType::Event:
             return "step " + std::to_string(record.event.step) + " [" + record.event.kind + "] " + record.event.message + "\n";

@@ -130,15 +130,17 @@ std::string encodeStreamPoints(const std::vector<MetricPoint>& points) {
     size_t first = 0;
     while (first < points.size()) {
         const MetricPoint& head = points[first];
-        // Wall times compare as bits: two NaNs share a line, and 0.0 and -0.0 do not.
-        const auto same_line = [&head](const MetricPoint& p) {
-            return p.step == head.step && p.tokens == head.tokens &&
-                   std::memcmp(&p.wall_time, &head.wall_time, sizeof(double)) == 0;
-        };
         json values = json::array();
         size_t last = first;
-        for (; last < points.size() && same_line(points[last]); ++last)
-            values.push_back(json::array({points[last].key, number(points[last].value)}));
+        for (; last < points.size() && points[last].step == head.step && points[last].tokens == head.tokens; ++last) {
+            const MetricPoint& p = points[last];
+            // Points of a step are stamped one by one: a wall time that is not the line's (as
+            // bits: two NaNs match, 0.0 and -0.0 do not) travels with its point.
+            if (std::memcmp(&p.wall_time, &head.wall_time, sizeof(double)) == 0)
+                values.push_back(json::array({p.key, number(p.value)}));
+            else
+                values.push_back(json::array({p.key, number(p.value), number(p.wall_time)}));
+        }
         out += line({{"type", "points"},
                      {"step", head.step},
                      {"tokens", head.tokens},
@@ -210,13 +212,14 @@ std::optional<RunStreamRecord> RunStreamParser::parseLine(const std::string& tex
         shared.tokens = fields.integer("tokens");
         shared.wall_time = fields.real("wall_time");
         const json& values = fields.field("values");
-        if (!values.is_array()) fields.fail("field \"values\" must be an array of [key, value] pairs");
-        for (const json& pair : values) {
-            if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string())
-                fields.fail("field \"values\" must be an array of [key, value] pairs");
+        const char* const shape = "field \"values\" must be an array of [key, value] or [key, value, wall_time]";
+        if (!values.is_array()) fields.fail(shape);
+        for (const json& entry : values) {
+            if (!entry.is_array() || entry.size() < 2 || entry.size() > 3 || !entry[0].is_string()) fields.fail(shape);
             MetricPoint point = shared;
-            point.key = pair[0].get<std::string>();
-            point.value = fields.realOf(pair[1], "values");
+            point.key = entry[0].get<std::string>();
+            point.value = fields.realOf(entry[1], "values");
+            if (entry.size() == 3) point.wall_time = fields.realOf(entry[2], "values");
             out.points.push_back(std::move(point));
         }
     } else if (type == "event") {

@@ -46,21 +46,23 @@ private Q_SLOTS:
             {1, 128, 0.25, "train/lr", 1e-310},  // a subnormal survives the text
             {1, 128, 0.25, "train/grad_norm", std::numeric_limits<double>::quiet_NaN()},
             {2, 256, 0.5, "train/loss", -0.0},
-            {2, 256, 0.5000000000000001, "train/loss", 4.0},  // another wall time: another line
+            {2, 256, 0.5000000000000001, "train/lr", 4.0},  // its own wall time, on the same line
+            {3, 384, 0.75, "train/loss", 3.0},
+            {3, 385, 0.75, "train/loss", 3.0},  // other tokens: another line
         };
         RunEvent event{2, 0.5, "checkpoint", "/ckpt/step-2 \t tab"};
         const std::string text = encodeStreamHeader("r-1", 0, 0) + encodeStreamRun(sampleRun()) +
                                  encodeStreamPoints(points) + encodeStreamEvent(event) + encodeStreamLive() +
                                  encodeStreamAlive() + encodeStreamEnd(sampleRun());
-        // Three lines of points: step 1, step 2, and step 2 at the other wall time.
-        QCOMPARE(QString::fromStdString(encodeStreamPoints(points)).count('\n'), 3);
+        // Four lines of points: step 1, step 2, step 3 at two token counts.
+        QCOMPARE(QString::fromStdString(encodeStreamPoints(points)).count('\n'), 4);
 
         RunStreamParser parser;
         std::vector<RunStreamRecord> records;
         for (char byte : text)
             for (RunStreamRecord& r : parser.feed(&byte, 1)) records.push_back(std::move(r));
         QCOMPARE(parser.pending(), size_t(0));
-        QCOMPARE(records.size(), size_t(9));
+        QCOMPARE(records.size(), size_t(10));
         QCOMPARE(int(records[0].type), int(RunStreamRecordType::Header));
         QCOMPARE(records[0].version, kRunStreamVersion);
         QCOMPARE(records[0].run_id, std::string("r-1"));
@@ -70,7 +72,7 @@ private Q_SLOTS:
         QCOMPARE(records[1].run.notes, sampleRun().notes);
         QCOMPARE(*records[1].run.final_loss, 2.5);
         std::vector<MetricPoint> got;
-        for (size_t i = 2; i < 5; ++i) {
+        for (size_t i = 2; i < 6; ++i) {
             QCOMPARE(int(records[i].type), int(RunStreamRecordType::Points));
             got.insert(got.end(), records[i].points.begin(), records[i].points.end());
         }
@@ -83,11 +85,11 @@ private Q_SLOTS:
             if (std::isnan(points[i].value)) QVERIFY(std::isnan(got[i].value));
             else QVERIFY2(sameBits(got[i].value, points[i].value), points[i].key.c_str());
         }
-        QCOMPARE(int(records[5].type), int(RunStreamRecordType::Event));
-        QCOMPARE(records[5].event.message, event.message);
-        QCOMPARE(int(records[6].type), int(RunStreamRecordType::Live));
-        QCOMPARE(int(records[7].type), int(RunStreamRecordType::Alive));
-        QCOMPARE(int(records[8].type), int(RunStreamRecordType::End));
+        QCOMPARE(int(records[6].type), int(RunStreamRecordType::Event));
+        QCOMPARE(records[6].event.message, event.message);
+        QCOMPARE(int(records[7].type), int(RunStreamRecordType::Live));
+        QCOMPARE(int(records[8].type), int(RunStreamRecordType::Alive));
+        QCOMPARE(int(records[9].type), int(RunStreamRecordType::End));
     }
 
     // The format as docs/design/run_stream.md writes it, typed by hand, not by the encoder.
@@ -97,7 +99,7 @@ private Q_SLOTS:
             "\"from_step\":3,\"points_before\":7}\r\n"
             "\n"
             "{\"type\":\"points\",\"step\":3,\"tokens\":6144,\"wall_time\":1.5,"
-            "\"values\":[[\"train/loss\",4.25],[\"eval/loss\",null]]}\n"
+            "\"values\":[[\"train/loss\",4.25],[\"eval/loss\",null,1.75]]}\n"
             "{\"type\":\"something-newer\",\"x\":1}\n"
             "{\"type\":\"end\",\"run_id\":\"a1\",\"name\":\"n\",\"status\":\"interrupted\",\"created\":\"c\","
             "\"finished\":\"f\",\"config\":\"{}\",\"tags\":\"\",\"notes\":\"\",\"parent\":\"\",\"error\":\"\","
@@ -110,6 +112,8 @@ private Q_SLOTS:
         QCOMPARE(records[1].points[0].tokens, int64_t(6144));
         QCOMPARE(records[1].points[0].value, 4.25);
         QVERIFY(std::isnan(records[1].points[1].value));
+        QCOMPARE(records[1].points[0].wall_time, 1.5);
+        QCOMPARE(records[1].points[1].wall_time, 1.75);
         QCOMPARE(records[2].run.status, std::string("interrupted"));
         QVERIFY(!records[2].run.final_loss);
     }
@@ -127,7 +131,7 @@ private Q_SLOTS:
         QTest::newRow("step too large") << header + "{\"type\":\"event\",\"step\":18446744073709551615,\"wall_time\":0,\"kind\":\"k\",\"message\":\"m\"}\n"
                                         << "out of range";
         QTest::newRow("a value not a pair") << header + "{\"type\":\"points\",\"step\":1,\"tokens\":1,\"wall_time\":0,\"values\":[[\"k\"]]}\n"
-                                            << "[key, value] pairs";
+                                            << "[key, value] or [key, value, wall_time]";
         QTest::newRow("a value a string") << header + "{\"type\":\"points\",\"step\":1,\"tokens\":1,\"wall_time\":0,\"values\":[[\"k\",\"1\"]]}\n"
                                           << "must be a number or null";
         QTest::newRow("run without id") << header + QString::fromStdString(encodeStreamRun(RunRecord{})) << "needs a run_id";

@@ -32,8 +32,9 @@ void checkRewritten(const trainbench::RunStreamRecord& record) {
         for (size_t i = 1; i < back.size(); ++i) points.insert(points.end(), back[i].points.begin(), back[i].points.end());
         if (points.size() != record.points.size()) std::abort();
         for (size_t i = 0; i < points.size(); ++i)
-            if (points[i].step != record.points[i].step || points[i].key != record.points[i].key ||
-                !sameValue(points[i].value, record.points[i].value))
+            if (points[i].step != record.points[i].step || points[i].tokens != record.points[i].tokens ||
+                points[i].key != record.points[i].key || !sameValue(points[i].value, record.points[i].value) ||
+                !sameValue(points[i].wall_time, record.points[i].wall_time))
                 std::abort();
     } else if (back.size() != 2) {
         std::abort();

@@ -28,7 +28,7 @@ inline constexpr size_t kRunStreamMaxLine = 16u << 20;
 enum class RunStreamRecordType {
     Header,  // format, version, run id, the first step sent, how many points the run has before it
     Run,     // the run as stored when the stream began
-    Points,  // the points of one step (sharing its tokens and wall time), in commit order
+    Points,  // points of one step (and tokens), in commit order
     Event,   // one event
     Live,    // everything stored before the stream began has been sent; what follows is new
     Alive,   // nothing new for a while: the connection is up
@@ -63,8 +63,8 @@ std::string encodeStreamEnd(const RunRecord& run);
 std::string encodeStreamEvent(const RunEvent& event);
 std::string encodeStreamLive();
 std::string encodeStreamAlive();
-// Points in commit order, a line for each run of consecutive points sharing step, tokens and
-// wall time.
+// Points in commit order, a line for each run of consecutive points sharing step and tokens;
+// a point whose wall time is not the line's carries its own.
 std::string encodeStreamPoints(const std::vector<MetricPoint>& points);
 
 // Reads a stream as its bytes arrive, in pieces of any size. Throws RunStreamError at the first
