@@ -20,15 +20,13 @@ constexpr qsizetype kErrorsKept = 4096;
 
 // What one piece of the stream changes in the copy, written in one transaction.
 struct RemoteRunSync::Batch {
-    bool starts_connection = false;  // the copy's points from from_step go first
-    int64_t from_step = 0;
     std::optional<RunRecord> run;
     std::vector<MetricPoint> points;
     std::vector<RunEvent> events;
     bool live = false;
     std::optional<RunRecord> end;
 
-    bool empty() const { return !starts_connection && !run && points.empty() && events.empty() && !live && !end; }
+    bool empty() const { return !run && points.empty() && events.empty() && !live && !end; }
 };
 
 RemoteRunSync::RemoteRunSync(RemoteLocation location, QString run_id, QObject* parent)
@@ -74,16 +72,14 @@ void RemoteRunSync::connectFrom() {
     const std::string run_id = run_id_.toStdString();
     const int generation = generation_;
     // Queued behind every write: the copy as it will be once what has arrived is written.
-    struct Copy {
-        bool has_run = false;
-        int64_t last_step = 0, points_before = 0;
-    };
     cache_->post<Copy>(
         [run_id](RunStore& store) {
             Copy copy;
             copy.has_run = store.findRun(run_id).has_value();
             copy.last_step = store.lastStep(run_id);
             copy.points_before = store.pointCountBefore(run_id, copy.last_step);
+            copy.points_at = store.pointCountBefore(run_id, copy.last_step + 1) - copy.points_before;
+            for (const RunEvent& event : store.events(run_id)) copy.events_from += event.step >= copy.last_step;
             return copy;
         },
         [this, generation](Copy copy) {
@@ -93,15 +89,17 @@ void RemoteRunSync::connectFrom() {
                 mirrored_ = true;
                 Q_EMIT mirrored();
             }
-            launch(copy.last_step, copy.points_before);
+            launch(copy);
         });
 }
 
-void RemoteRunSync::launch(int64_t from_step, int64_t points_before) {
+void RemoteRunSync::launch(const Copy& copy) {
     endProcess();
     const int generation = ++generation_;
-    from_step_ = from_step;
-    expected_points_before_ = points_before;
+    from_step_ = copy.last_step;
+    expected_points_before_ = copy.points_before;
+    points_to_skip_ = copy.points_at;
+    events_to_skip_ = copy.events_from;
     parser_ = RunStreamParser();
     errors_.clear();
     header_checked_ = false;
@@ -112,7 +110,7 @@ void RemoteRunSync::launch(int64_t from_step, int64_t points_before) {
     process_->setProgram(RemoteLocation::sshProgram());
     process_->setArguments(location_.sshArguments({QStringLiteral("follow"), run_id_, QStringLiteral("--store"),
                                                    location_.path, QStringLiteral("--from-step"),
-                                                   QString::number(from_step), QStringLiteral("--json")}));
+                                                   QString::number(from_step_), QStringLiteral("--json")}));
     connect(process_, &QProcess::readyReadStandardOutput, this, [this, generation] {
         if (generation == generation_) readOutput();
     });
@@ -176,17 +174,28 @@ void RemoteRunSync::take(std::vector<RunStreamRecord> records) {
             ++connections_;
             attempts_ = 0;
             next_retry_ms_ = first_retry_ms_;
-            batch.starts_connection = true;
-            batch.from_step = from_step_;
             setState(State::CatchingUp, tr("reading run %1 from %2 (from step %3)…")
                                             .arg(run_id_, location_.hostLabel())
                                             .arg(from_step_));
             break;
         case RunStreamRecordType::Run: batch.run = std::move(record.run); break;
         case RunStreamRecordType::Points:
-            for (MetricPoint& point : record.points) batch.points.push_back(std::move(point));
+            for (MetricPoint& point : record.points) {
+                // The copy's points of its last step are the first of that step in commit order.
+                if (point.step == from_step_ && points_to_skip_ > 0) {
+                    --points_to_skip_;
+                    continue;
+                }
+                batch.points.push_back(std::move(point));
+            }
             break;
-        case RunStreamRecordType::Event: batch.events.push_back(std::move(record.event)); break;
+        case RunStreamRecordType::Event:
+            if (record.event.step >= from_step_ && events_to_skip_ > 0) {
+                --events_to_skip_;
+                break;
+            }
+            batch.events.push_back(std::move(record.event));
+            break;
         case RunStreamRecordType::Live: batch.live = true; break;
         case RunStreamRecordType::End:
             batch.end = std::move(record.run);
@@ -204,7 +213,6 @@ void RemoteRunSync::write(Batch batch) {
     cache_->post<bool>(
         [shared, run_id](RunStore& store) {
             const Batch& b = *shared;
-            if (b.starts_connection) store.removeFromStep(run_id, b.from_step);
             if (b.run) store.mirrorRun(*b.run);
             if (!b.points.empty() || !b.events.empty()) store.commitBatch(run_id, b.points, b.events);
             if (b.end) store.mirrorRun(*b.end);

@@ -21,11 +21,13 @@ class StoreReader;
 // every view reads a remote run as it reads a local one (a StoreTail, CompareRuns), and a run
 // read once is read again from the copy: only the steps after it cross the network.
 //
-// A connection asks for the run from S, the last step the copy holds: the copy's points of
-// step S are removed first (a step may have arrived in part), so no point is lost or held
-// twice; the stream's header says how many points the run has before S, and a copy holding
-// another count (the run was resumed from an earlier checkpoint and written again there) is
-// read afresh from step 0. A connection that drops before the run's end record is made again
+// A connection asks for the run from S, the last step the copy holds. A step may have arrived
+// in part, and what did is the first of that step's points in commit order, which the stream
+// sends in the same order: as many as the copy holds of step S are skipped (and of the events
+// from S, likewise), so no point is lost or held twice and nothing in the copy is rewritten (a
+// view reading it never sees a point again). The stream's header says how many points the run
+// has before S; a copy holding another count (the run was resumed from an earlier checkpoint
+// and written again there) is read afresh from step 0. A connection that drops before the run's end record is made again
 // after a backoff (1 s, doubling to 30 s; setRetryDelays), from the copy's last step again.
 // What cannot succeed by retrying stops: ssh refusing without a password or passphrase, the
 // CLI or the run missing on the host, a stream this build cannot read.
@@ -80,7 +82,15 @@ private:
     struct Batch;
 
     void connectFrom();
-    void launch(int64_t from_step, int64_t points_before);
+    // What the copy holds of the run when a connection is made.
+    struct Copy {
+        bool has_run = false;
+        int64_t last_step = 0;      // S: the stream is asked for from here
+        int64_t points_before = 0;  // the copy's points before S
+        int64_t points_at = 0;      // its points of step S (a prefix of that step's, in commit order)
+        int64_t events_from = 0;    // its events of step S and after
+    };
+    void launch(const Copy& copy);
     void readOutput();
     void onFinished(int exit_code, bool crashed);
     void take(std::vector<RunStreamRecord> records);
@@ -102,6 +112,8 @@ private:
     QString state_text_;
     int64_t from_step_ = 0;           // of the connection in progress
     int64_t expected_points_before_ = 0;
+    int64_t points_to_skip_ = 0;  // of step from_step_: the copy has them
+    int64_t events_to_skip_ = 0;  // of step from_step_ and after: the copy has them
     int generation_ = 0;              // output of a connection that has been replaced is dropped
     int first_retry_ms_ = 1000, max_retry_ms_ = 30000, next_retry_ms_ = 1000, attempts_ = 0;
     int connections_ = 0;

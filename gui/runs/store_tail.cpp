@@ -48,9 +48,7 @@ QVector<MetricPoint> newPoints(std::vector<MetricPoint>& read, std::unordered_ma
         KeyProgress& key = it->second;
         if (!first) {
             if (point.step < key.newest_step) key.rewinding = true;
-            // A step delivered already: behind it (a resume re-committing), or the same step
-            // again (a remote run's copy receives its last step again after a reconnect).
-            if (point.step <= key.newest_step) continue;
+            if (key.rewinding && point.step <= key.newest_step) continue;
         }
         key.rewinding = false;
         key.newest_step = point.step;

@@ -85,6 +85,18 @@ struct LossSteps {
             values_right = values_right && p.value == lossAt(p.step);
         }
     }
+    // What differs from 1..last each once, for a failure's message.
+    QString differences(int64_t last) const {
+        QStringList wrong;
+        for (int64_t step = 1; step <= last; ++step) {
+            const auto it = seen.find(step);
+            const int count = it == seen.end() ? 0 : it->second;
+            if (count != 1) wrong << QStringLiteral("step %1 x%2").arg(step).arg(count);
+        }
+        for (const auto& [step, count] : seen)
+            if (step < 1 || step > last) wrong << QStringLiteral("step %1 x%2").arg(step).arg(count);
+        return wrong.join(QStringLiteral(", "));
+    }
     // 1..last, each once.
     bool exactlyOnce(int64_t last) const {
         if (int64_t(seen.size()) != last) return false;
@@ -227,7 +239,7 @@ private Q_SLOTS:
         QCOMPARE(feed.sync()->state(), RemoteRunSync::State::Reconnecting);
         QVERIFY(finished_status.isEmpty());
         QTRY_COMPARE_WITH_TIMEOUT(finished_status, QStringLiteral("completed"), kTimeoutMs);
-        QVERIFY2(steps.exactlyOnce(60), qPrintable(QString::number(steps.seen.size())));
+        QVERIFY2(steps.exactlyOnce(60), qPrintable(steps.differences(60)));
         QVERIFY(steps.values_right);
         QVERIFY(feed.sync()->connections() >= 2);
         QVERIFY(std::find(states.begin(), states.end(), RemoteRunSync::State::Reconnecting) != states.end());
@@ -388,7 +400,7 @@ private Q_SLOTS:
         }
         writer.finish("sshd-run", 40);
         QTRY_COMPARE_WITH_TIMEOUT(finished_status, QStringLiteral("completed"), kTimeoutMs);
-        QVERIFY2(steps.exactlyOnce(40), qPrintable(QString::number(steps.seen.size())));
+        QVERIFY2(steps.exactlyOnce(40), qPrintable(steps.differences(40)));
         QVERIFY(feed.sync()->connections() >= 2);
     }
 
