@@ -8,9 +8,13 @@ namespace trainbench::gui {
 RemoteFeed::RemoteFeed(RemoteLocation location, QString run_id, QObject* parent)
     : StoreTail(location.cacheFolder(), run_id, parent) {
     sync_ = new RemoteRunSync(std::move(location), std::move(run_id), this);
-    connect(sync_, &RemoteRunSync::mirrored, this, [this] {
+    // A copy read before is shown at once; a first read waits until the copy holds what the
+    // host had (the run as stored then, and its status, which may already be its end).
+    const auto startTail = [this] {
         if (!stopped_) StoreTail::start();
-    });
+    };
+    connect(sync_, &RemoteRunSync::copyFound, this, startTail);
+    connect(sync_, &RemoteRunSync::caughtUp, this, startTail);
     connect(sync_, &RemoteRunSync::committed, this, &StoreTail::readSoon);
 }
 

@@ -85,9 +85,9 @@ void RemoteRunSync::connectFrom() {
         [this, generation](Copy copy) {
             if (generation != generation_) return;
             // A run read in an earlier session can be shown from the copy while connecting.
-            if (copy.has_run && !mirrored_) {
-                mirrored_ = true;
-                Q_EMIT mirrored();
+            if (copy.has_run && !copy_found_) {
+                copy_found_ = true;
+                Q_EMIT copyFound();
             }
             launch(copy);
         });
@@ -220,10 +220,6 @@ void RemoteRunSync::write(Batch batch) {
         },
         [this, shared](bool) {
             // Written even after stop(): what arrived is the run's, whoever still watches.
-            if ((shared->run || shared->end) && !mirrored_) {
-                mirrored_ = true;
-                Q_EMIT mirrored();
-            }
             Q_EMIT committed();
             if (shared->live) {
                 caught_up_ = true;

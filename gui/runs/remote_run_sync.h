@@ -49,8 +49,8 @@ public:
     State state() const { return state_; }
     // What the state means, for a status line ("reconnecting to gpu01 in 4 s (attempt 3): …").
     const QString& stateText() const { return state_text_; }
-    // The run is in the copy (its record, at least).
-    bool isMirrored() const { return mirrored_; }
+    // The copy held the run (from an earlier read) when the sync started.
+    bool foundCopy() const { return copy_found_; }
     // Everything the host held when the last connection began is in the copy.
     bool isCaughtUp() const { return caught_up_; }
     // Connections whose stream began (header received).
@@ -69,8 +69,8 @@ public:
 
 Q_SIGNALS:
     void stateChanged(trainbench::gui::RemoteRunSync::State state, const QString& text);
-    // The run's record is in the copy (once).
-    void mirrored();
+    // The copy holds the run from an earlier read: it can be shown before the host answers.
+    void copyFound();
     // More of the run is in the copy: points, events or its record.
     void committed();
     // The copy holds everything the host held when this connection began.
@@ -118,7 +118,7 @@ private:
     int first_retry_ms_ = 1000, max_retry_ms_ = 30000, next_retry_ms_ = 1000, attempts_ = 0;
     int connections_ = 0;
     bool header_checked_ = false;
-    bool mirrored_ = false;
+    bool copy_found_ = false;
     bool caught_up_ = false;
     bool end_received_ = false;
 };

@@ -25,6 +25,7 @@
 
 #include "app/main_window.h"
 #include "compare/compare_runs.h"
+#include "monitor/metric_plots.h"
 #include "runs/remote_feed.h"
 #include "runs/remote_location.h"
 #include "runs/remote_runs_lister.h"
@@ -346,6 +347,8 @@ private Q_SLOTS:
         auto* status = child<QLabel>(window, "statusLabel");
         QTRY_VERIFY_WITH_TIMEOUT(status->text().contains(QStringLiteral("Run far-run-3 (on gpu-node) completed")),
                                  kTimeoutMs);
+        // A finished run read for the first time: every step on the plot.
+        QCOMPARE(window.plots()->lossRawGraph()->dataCount(), 12);
     }
 
     // The same through a real sshd on the loopback (throwaway_sshd.sh), where one can start.
