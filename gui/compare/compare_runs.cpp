@@ -135,6 +135,9 @@ void CompareRuns::takeRuns(RunsRead read) {
     runs_.clear();
     summaries_.clear();
     for (RunRead& run : read.runs) {
+        // A remote run is named with its host, in the table, the legend and the CSV alike.
+        if (const RunRef ref = resolveRunRef(run.run.ref); ref.remote)
+            run.summary.name = tr("%1 (%2)").arg(run.summary.name, ref.remote->hostLabel());
         runs_.push_back(std::move(run.run));
         summaries_.push_back(std::move(run.summary));
     }

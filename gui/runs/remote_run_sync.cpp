@@ -102,7 +102,6 @@ void RemoteRunSync::launch(const Copy& copy) {
     events_to_skip_ = copy.events_from;
     parser_ = RunStreamParser();
     errors_.clear();
-    header_checked_ = false;
     caught_up_ = false;
     end_received_ = false;
 
@@ -135,8 +134,7 @@ void RemoteRunSync::readOutput() {
     try {
         records = parser_.feed(bytes.constData(), static_cast<size_t>(bytes.size()));
     } catch (const RunStreamError& error) {
-        // What was whole before the bad line is kept; the stream itself cannot be trusted on.
-        take(std::move(records));
+        // A stream with a bad line cannot be trusted on: nothing more of it goes into the copy.
         fail(tr("the stream of run %1 from %2 cannot be read: %3")
                  .arg(run_id_, location_.hostLabel(), QString::fromStdString(error.what())));
         return;
@@ -170,7 +168,6 @@ void RemoteRunSync::take(std::vector<RunStreamRecord> records) {
                     });
                 return;
             }
-            header_checked_ = true;
             ++connections_;
             attempts_ = 0;
             next_retry_ms_ = first_retry_ms_;
@@ -178,7 +175,19 @@ void RemoteRunSync::take(std::vector<RunStreamRecord> records) {
                                             .arg(run_id_, location_.hostLabel())
                                             .arg(from_step_));
             break;
-        case RunStreamRecordType::Run: batch.run = std::move(record.run); break;
+        case RunStreamRecordType::Run:
+        case RunStreamRecordType::End:
+            // The copy takes the record of the run it asked for, and no other.
+            if (record.run.run_id != run_id_.toStdString())
+                return fail(tr("the host sent the record of run %1 for run %2")
+                                .arg(QString::fromStdString(record.run.run_id), run_id_));
+            if (record.type == RunStreamRecordType::Run) {
+                batch.run = std::move(record.run);
+            } else {
+                batch.end = std::move(record.run);
+                end_received_ = true;
+            }
+            break;
         case RunStreamRecordType::Points:
             for (MetricPoint& point : record.points) {
                 // The copy's points of its last step are the first of that step in commit order.
@@ -197,10 +206,6 @@ void RemoteRunSync::take(std::vector<RunStreamRecord> records) {
             batch.events.push_back(std::move(record.event));
             break;
         case RunStreamRecordType::Live: batch.live = true; break;
-        case RunStreamRecordType::End:
-            batch.end = std::move(record.run);
-            end_received_ = true;
-            break;
         case RunStreamRecordType::Alive: break;
         }
     }

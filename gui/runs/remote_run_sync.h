@@ -117,7 +117,6 @@ private:
     int generation_ = 0;              // output of a connection that has been replaced is dropped
     int first_retry_ms_ = 1000, max_retry_ms_ = 30000, next_retry_ms_ = 1000, attempts_ = 0;
     int connections_ = 0;
-    bool header_checked_ = false;
     bool copy_found_ = false;
     bool caught_up_ = false;
     bool end_received_ = false;

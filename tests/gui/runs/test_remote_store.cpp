@@ -12,7 +12,11 @@
 #include <string>
 #include <vector>
 
+#include <QComboBox>
+#include <QDialogButtonBox>
 #include <QDir>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QScopeGuard>
 #include <QFile>
 #include <QLabel>
@@ -24,6 +28,7 @@
 #include <QTimer>
 
 #include "app/main_window.h"
+#include "app/remote_store_dialog.h"
 #include "compare/compare_runs.h"
 #include "monitor/metric_plots.h"
 #include "runs/remote_feed.h"
@@ -281,6 +286,8 @@ private Q_SLOTS:
         QCOMPARE(compare.runs().size(), size_t(2));
         QCOMPARE(compare.runs()[1].record.name, std::string("far"));
         QCOMPARE(compare.runs()[1].folder, location.cacheFolder());
+        QCOMPARE(compare.summaries()[1].name, QStringLiteral("far (gpu-node)"));
+        QCOMPARE(compare.summaries()[0].name, QStringLiteral("near"));
         QSignalSpy curves(&compare, &CompareRuns::curvesRead);
         compare.loadCurves("train/loss");
         QVERIFY(curves.wait(kTimeoutMs));
@@ -329,12 +336,12 @@ private Q_SLOTS:
         QVERIFY(hostile.stateText().contains(QStringLiteral("starts with '-'")));
     }
 
-    // The window: the remote store in the runs list, and one of its runs on the Training tab.
+    // The window: the remote store in the runs list, one of its runs on the Training tab, what the
+    // status line says while the connection is down, and the run's end.
     void theWindowWatchesARemoteRunFromTheRunsList() {
         Writer writer(remote_->path());
-        writer.create("far-run-3", "far", 12);
+        writer.create("far-run-3", "far", 15);
         writer.write("far-run-3", 1, 12);
-        writer.finish("far-run-3", 12);
         MainWindow window(tinyGuiConfig(30), QStringLiteral("tiny"));
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -343,12 +350,56 @@ private Q_SLOTS:
         const QString key = runRefKey(location, QStringLiteral("far-run-3"));
         QTRY_VERIFY_WITH_TIMEOUT(window.runsPanel()->model()->rowOf(key) >= 0, kTimeoutMs);
         QVERIFY(window.watchRun(key));
-        QVERIFY(qobject_cast<RemoteFeed*>(window.storeTail()));
+        auto* feed = qobject_cast<RemoteFeed*>(window.storeTail());
+        QVERIFY(feed);
+        QTRY_COMPARE_WITH_TIMEOUT(window.plots()->lossRawGraph()->dataCount(), 12, kTimeoutMs);
         auto* status = child<QLabel>(window, "statusLabel");
+        QTRY_VERIFY_WITH_TIMEOUT(status->text().contains(QStringLiteral("Watching run far-run-3 (on gpu-node)")),
+                                 kTimeoutMs);
+
+        feed->sync()->setRetryDelays(2000, 2000);
+        feed->sync()->dropConnection();
+        QTRY_VERIFY_WITH_TIMEOUT(status->text().contains(QStringLiteral("reconnecting in 2 s (attempt 1)")), kTimeoutMs);
+        writer.write("far-run-3", 13, 15);
+        writer.finish("far-run-3", 15);
         QTRY_VERIFY_WITH_TIMEOUT(status->text().contains(QStringLiteral("Run far-run-3 (on gpu-node) completed")),
                                  kTimeoutMs);
-        // A finished run read for the first time: every step on the plot.
-        QCOMPARE(window.plots()->lossRawGraph()->dataCount(), 12);
+        QCOMPARE(window.plots()->lossRawGraph()->dataCount(), 15);
+    }
+
+    // File > Open remote store…: OK only for a location that parses, the reason beside it; the
+    // recent locations remembered newest first, each once, with its CLI.
+    void theDialogChecksAsItIsTypedAndRemembersRecentStores() {
+        QTemporaryDir settings;
+        qputenv("TRAINBENCH_SETTINGS", settings.filePath(QStringLiteral("settings.ini")).toLocal8Bit());
+        const auto forget = qScopeGuard([] { qunsetenv("TRAINBENCH_SETTINGS"); });
+        RemoteStoreDialog dialog;
+        auto* edit = child<QComboBox>(dialog, "remoteLocationEdit");
+        auto* problem = child<QLabel>(dialog, "remoteProblemLabel");
+        auto* ok = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+        QVERIFY(!ok->isEnabled());
+        dialog.setLocationText(QStringLiteral("gpu-node:-rf"));
+        QVERIFY(!ok->isEnabled());
+        QVERIFY2(problem->text().contains(QStringLiteral("starts with '-'")), qPrintable(problem->text()));
+        dialog.setLocationText(QStringLiteral("me@gpu-node:2200:/scratch/runs"));
+        QVERIFY(ok->isEnabled());
+        QVERIFY(problem->text().isEmpty());
+        child<QLineEdit>(dialog, "remoteCliEdit")->setText(QStringLiteral("/opt/tb/bin/trainbench-cli"));
+        QCOMPARE(dialog.location()->cli, QStringLiteral("/opt/tb/bin/trainbench-cli"));
+        if (qEnvironmentVariableIsSet("TRAINBENCH_SAVE_GRABS"))
+            dialog.grab().save(qEnvironmentVariable("TRAINBENCH_SAVE_GRABS") + QStringLiteral("/remote_dialog.png"));
+
+        RemoteStoreDialog::rememberRecent(*dialog.location());
+        RemoteStoreDialog::rememberRecent(*RemoteLocation::parse(QStringLiteral("other:/store"), nullptr));
+        RemoteStoreDialog::rememberRecent(*dialog.location());
+        const QList<RemoteLocation> recent = RemoteStoreDialog::recentLocations();
+        QCOMPARE(recent.size(), 2);
+        QCOMPARE(recent[0].label(), QStringLiteral("me@gpu-node:2200:/scratch/runs"));
+        QCOMPARE(recent[0].cli, QStringLiteral("/opt/tb/bin/trainbench-cli"));
+        QCOMPARE(recent[1].label(), QStringLiteral("other:/store"));
+        RemoteStoreDialog reopened;
+        QCOMPARE(child<QComboBox>(reopened, "remoteLocationEdit")->count(), 2);
+        QCOMPARE(child<QLineEdit>(reopened, "remoteCliEdit")->text(), QStringLiteral("/opt/tb/bin/trainbench-cli"));
     }
 
     // The same through a real sshd on the loopback (throwaway_sshd.sh), where one can start.
