@@ -62,6 +62,10 @@ CommandLine::CommandLine()
                             "running trainbench-cli there (TRAINBENCH_SSH names another ssh program). With it, "
                             "--watch shows a run of that store, and --compare takes its runs as ID@remote."),
              QStringLiteral("LOCATION")),
+      remote_cli(QStringLiteral("remote-cli"),
+                 QStringLiteral("With --remote: trainbench-cli's path on that machine (default: trainbench-cli on the "
+                                "PATH of its non-interactive shell, or the path remembered for that store)."),
+                 QStringLiteral("PATH")),
       explore(QStringLiteral("explore"),
               QStringLiteral("Run the batch explorer on the config at once (on the batch tab) and wait for it to end, "
                              "before --run-steps and --screenshot.")) {
@@ -75,7 +79,7 @@ CommandLine::CommandLine()
             .arg(QString::fromLatin1(kWorkingFolderConfig)),
         QStringLiteral("[CONFIG]"));
     for (const QCommandLineOption* option :
-         {&run_steps, &grid, &run_queue, &watch, &screenshot, &view, &compare, &store, &remote, &explore})
+         {&run_steps, &grid, &run_queue, &watch, &screenshot, &view, &compare, &store, &remote, &remote_cli, &explore})
         parser.addOption(*option);
 }
 

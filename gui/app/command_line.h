@@ -32,6 +32,7 @@ struct CommandLine {
     QCommandLineOption compare;
     QCommandLineOption store;
     QCommandLineOption remote;
+    QCommandLineOption remote_cli;
     QCommandLineOption explore;
 };
 

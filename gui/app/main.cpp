@@ -17,6 +17,7 @@
 
 #include "app/command_line.h"
 #include "app/main_window.h"
+#include "app/remote_store_dialog.h"
 #include "batch/batch_panel.h"
 #include "compare/compare_view.h"
 #include "queue/queue_view.h"
@@ -108,6 +109,12 @@ int main(int argc, char** argv) {
         QString why;
         remote = trainbench::gui::RemoteLocation::parse(parser.value(line.remote), &why);
         if (!remote) return fail(QStringLiteral("--remote: %1").arg(why), headless);
+        // The CLI's path: given, else the one remembered for this store, else the PATH's.
+        for (const trainbench::gui::RemoteLocation& recent : trainbench::gui::RemoteStoreDialog::recentLocations())
+            if (recent.label() == remote->label()) remote->cli = recent.cli;
+        if (parser.isSet(line.remote_cli)) remote->cli = parser.value(line.remote_cli);
+        if (const QString bad = remote->problem(); !bad.isEmpty())
+            return fail(QStringLiteral("--remote-cli: %1").arg(bad), headless);
         if (!watch_id.isEmpty()) {
             if (const QString bad = trainbench::gui::RemoteLocation::runIdProblem(watch_id); !bad.isEmpty())
                 return fail(QStringLiteral("--watch: %1").arg(bad), headless);
@@ -135,6 +142,8 @@ int main(int argc, char** argv) {
                                    "window shows one run at a time"),
                     headless);
     // The window's own run would end the watching at once.
+    if (parser.isSet(line.remote_cli) && !parser.isSet(line.remote))
+        return fail(QStringLiteral("--remote-cli names the CLI of a --remote store: give --remote too"), headless);
     if (parser.isSet(line.watch) && parser.isSet(line.run_steps))
         return fail(QStringLiteral("--watch and --run-steps cannot be combined: the window shows one run"), headless);
     // The engine's runs and the window's lists both open RunStore::defaultFolder(), which
@@ -215,7 +224,20 @@ int main(int argc, char** argv) {
     window.show();
     if (remote) {
         trainbench::gui::rememberRemote(*remote);
+        QEventLoop loop;
+        QString listing_error;
+        QObject::connect(window.runsPanel(), &trainbench::gui::RunsPanel::remoteListed, &loop,
+                         [&](const QString&, const QString& message) {
+                             listing_error = message;
+                             loop.quit();
+                         });
         window.openRemoteStore(*remote);
+        // A picture shows the remote runs listed (and selected); a store that cannot be listed
+        // is an error there, not an empty list.
+        if (headless) {
+            loop.exec();
+            if (!listing_error.isEmpty()) return fail(QStringLiteral("--remote: %1").arg(listing_error), headless);
+        }
     }
     if (!compare_ids.isEmpty()) window.compareRuns(compare_ids);
     if (!watch_id.isEmpty()) {
@@ -311,9 +333,8 @@ int main(int argc, char** argv) {
         trainbench::gui::RunsModel* runs = window.runsPanel()->model();
         QEventLoop loop;
         QString load_error;
-        bool remote_listed = !remote;
         auto quitWhenReady = [&] {
-            if (compare->isLoaded() && runs->isLoaded() && remote_listed) loop.quit();
+            if (compare->isLoaded() && runs->isLoaded()) loop.quit();
         };
         QObject::connect(compare, &trainbench::gui::CompareView::loaded, &loop, quitWhenReady);
         QObject::connect(runs, &trainbench::gui::RunsModel::refreshed, &loop, quitWhenReady);
@@ -325,13 +346,7 @@ int main(int argc, char** argv) {
             load_error = message;
             loop.quit();
         });
-        // A remote store's runs are listed once before the picture, so they show selected.
-        QObject::connect(window.runsPanel(), &trainbench::gui::RunsPanel::remoteListed, &loop, [&] {
-            remote_listed = true;
-            quitWhenReady();
-        });
-        const auto ready = [&] { return compare->isLoaded() && runs->isLoaded() && remote_listed; };
-        if (!ready()) loop.exec();
+        if (!compare->isLoaded() || !runs->isLoaded()) loop.exec();
         if (!load_error.isEmpty()) return fail(QStringLiteral("--compare: %1").arg(load_error), headless);
     }
     if (headless) {

@@ -1,4 +1,4 @@
-// RunsFilterProxy: keeps the runs whose name or tags contain the filter text.
+// RunsFilterProxy: keeps the runs whose name, tags or host contain the filter text.
 #include "runs/runs_filter_proxy.h"
 
 #include "runs/runs_model.h"
@@ -14,7 +14,7 @@ bool RunsFilterProxy::filterAcceptsRow(int source_row, const QModelIndex& source
     const QString pattern = filterRegularExpression().pattern();
     if (pattern.isEmpty()) return true;
     const QAbstractItemModel* source = sourceModel();
-    for (int column : {RunsModel::Name, RunsModel::Tags}) {
+    for (int column : {RunsModel::Name, RunsModel::Tags, RunsModel::Host}) {
         const QString text = source->index(source_row, column, source_parent).data().toString();
         if (filterRegularExpression().match(text).hasMatch()) return true;
     }

@@ -1,4 +1,4 @@
-// RunsFilterProxy: keeps the runs whose name or tags contain the filter text.
+// RunsFilterProxy: keeps the runs whose name, tags or host contain the filter text.
 #pragma once
 
 #include <QSortFilterProxyModel>

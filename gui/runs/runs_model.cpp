@@ -68,8 +68,11 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
         switch (column) {
         case Name: {
             const RunRef ref = resolveRunRef(QString::fromStdString(run.run_id));
-            const QString name = run.name.empty() ? ref.run_id : QString::fromStdString(run.name);
-            return ref.remote ? tr("%1 (%2)").arg(name, ref.remote->hostLabel()) : name;
+            return run.name.empty() ? ref.run_id : QString::fromStdString(run.name);
+        }
+        case Host: {
+            const RunRef ref = resolveRunRef(QString::fromStdString(run.run_id));
+            return ref.remote ? ref.remote->hostLabel() : tr("local");
         }
         case Status: return QString::fromStdString(run.status);
         case Steps: return QVariant::fromValue<qlonglong>(run.steps);
@@ -81,6 +84,10 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
         case ColumnCount: break;
         }
         return {};
+    }
+    if (role == Qt::ToolTipRole && column == Host) {
+        const RunRef ref = resolveRunRef(QString::fromStdString(run.run_id));
+        return ref.remote ? tr("on %1").arg(ref.remote->label()) : tr("in this machine's store");
     }
     if (role == Qt::ToolTipRole && column == Name) {
         const RunRef ref = resolveRunRef(QString::fromStdString(run.run_id));
@@ -109,6 +116,7 @@ QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int rol
     case FinalLoss: return tr("Final loss");
     case Created: return tr("Created");
     case Tags: return tr("Tags");
+    case Host: return tr("Host");
     case ColumnCount: break;
     }
     return {};

@@ -23,7 +23,8 @@ class RunsModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Name, Status, Steps, FinalLoss, Created, Tags, ColumnCount };
+    // Host: "local", or the host of a remote store's run (the panel shows it once one is open).
+    enum Column { Name, Status, Steps, FinalLoss, Created, Tags, Host, ColumnCount };
     // RunIdRole: the run id of a row; SortRole: the raw value (number or ISO time) of a cell.
     enum Role { RunIdRole = Qt::UserRole + 1, SortRole };
 
@@ -42,7 +43,7 @@ public:
     // Merges `runs` (newest first, as listRuns gives them) into the rows: the local store's.
     void setRuns(std::vector<RunRecord> runs);
     // The runs of a store on another machine, as its lister read them, shown beside the local
-    // ones: each row's id is its runRefKey, its name marked with the host.
+    // ones: each row's id is its runRefKey, its Host column the location's host.
     void setRemoteRuns(const RemoteLocation& location, std::vector<RunRecord> runs);
     // The remote stores shown (their labels), in the order opened.
     QStringList remoteLabels() const;

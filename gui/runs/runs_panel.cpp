@@ -48,7 +48,7 @@ RunsPanel::RunsPanel(const QString& store_folder, QWidget* parent) : QWidget(par
     layout->setSpacing(6);
     filter_ = new QLineEdit(this);
     filter_->setObjectName(QStringLiteral("runsFilter"));
-    filter_->setPlaceholderText(tr("Filter by name or tag"));
+    filter_->setPlaceholderText(tr("Filter by name, tag or host"));
     filter_->setClearButtonEnabled(true);
     layout->addWidget(filter_);
 
@@ -70,6 +70,10 @@ RunsPanel::RunsPanel(const QString& store_folder, QWidget* parent) : QWidget(par
     view_->setColumnWidth(RunsModel::Steps, 44);
     view_->setColumnWidth(RunsModel::FinalLoss, 64);
     view_->setColumnWidth(RunsModel::Created, 96);
+    // Where a run lives matters once another machine's store is listed: then the host comes
+    // second, after the name (addRemote).
+    view_->setColumnWidth(RunsModel::Host, 72);
+    view_->setColumnHidden(RunsModel::Host, true);
     // Newest first, as the store lists them; a header click sorts by another column.
     view_->setSortingEnabled(true);
     view_->sortByColumn(RunsModel::Created, Qt::DescendingOrder);
@@ -173,6 +177,10 @@ RunsPanel::RunsPanel(const QString& store_folder, QWidget* parent) : QWidget(par
 
 void RunsPanel::addRemote(const RemoteLocation& location) {
     rememberRemote(location);
+    if (view_->isColumnHidden(RunsModel::Host)) {
+        view_->setColumnHidden(RunsModel::Host, false);
+        view_->horizontalHeader()->moveSection(view_->horizontalHeader()->visualIndex(RunsModel::Host), 1);
+    }
     for (RemoteRunsLister* lister : remotes_) {
         if (lister->location().label() != location.label()) continue;
         lister->refresh();

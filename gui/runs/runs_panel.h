@@ -23,7 +23,7 @@ class RunsFilterProxy;
 class RunsModel;
 struct RemoteLocation;
 
-// Widgets that tests drive carry object names: runsPanel, runsFilter (name or tag filter),
+// Widgets that tests drive carry object names: runsPanel, runsFilter (name, tag or host filter),
 // runsView (the table, extended selection of whole rows). A double-click on a run, or the
 // view's context-menu action watchRunAction ("Watch on Monitor", on the current row), asks
 // for that run to be watched (watchRequested).

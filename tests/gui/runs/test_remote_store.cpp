@@ -208,7 +208,8 @@ private Q_SLOTS:
         const QString key = runRefKey(location, QStringLiteral("far-run"));
         const int row = panel.model()->rowOf(key);
         QVERIFY(row >= 0);
-        QCOMPARE(panel.model()->index(row, RunsModel::Name).data().toString(), QStringLiteral("far (gpu-node)"));
+        QCOMPARE(panel.model()->index(row, RunsModel::Name).data().toString(), QStringLiteral("far"));
+        QCOMPARE(panel.model()->index(row, RunsModel::Host).data().toString(), QStringLiteral("gpu-node"));
         QCOMPARE(panel.model()->index(row, RunsModel::Status).data().toString(), QStringLiteral("running"));
 
         // Watched live: the writer goes on, the connection is cut once mid-run.
