@@ -43,6 +43,15 @@ std::vector<MetricPoint> stepPoints(int64_t step) {
     return points;
 }
 
+// Registers a run as a training process does (running, owned by this process).
+void createRun(RunStore& store, const std::string& run_id) {
+    RunRecord run;
+    run.run_id = run_id;
+    run.name = run_id;
+    run.config_json = "{}";
+    store.createRun(run);
+}
+
 // Follows `run_id` until its end is in the copy and the feed has delivered it; the points delivered.
 size_t followToTheEnd(const RemoteLocation& location, const std::string& run_id, double* seconds) {
     RemoteFeed feed(location, QString::fromStdString(run_id));
@@ -90,11 +99,7 @@ int main(int argc, char** argv) {
     // A finished run of a million points: 250,000 steps of four keys.
     {
         RunStore store(node.path().toStdString());
-        RunRecord run;
-        run.run_id = "million";
-        run.name = "million";
-        run.config_json = "{}";
-        store.createRun(run);
+        createRun(store, "million");
         std::vector<MetricPoint> batch;
         for (int64_t step = 1; step <= 250'000; ++step) {
             for (MetricPoint& p : stepPoints(step)) batch.push_back(std::move(p));
@@ -118,11 +123,7 @@ int main(int argc, char** argv) {
     std::vector<std::atomic<int64_t>> committed_ns(kSteps + 1);
     {
         RunStore store(node.path().toStdString());
-        RunRecord run;
-        run.run_id = "live";
-        run.name = "live";
-        run.config_json = "{}";
-        store.createRun(run);
+        createRun(store, "live");
     }
     RemoteFeed feed(location, QStringLiteral("live"));
     std::vector<double> delays_ms;

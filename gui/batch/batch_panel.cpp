@@ -30,6 +30,7 @@
 #include "batch/offload_choice.h"
 #include "batch/offload_tiers.h"
 #include "batch/plan_wording.h"
+#include "batch/step_time_chart.h"
 #include "batch/precision_box.h"
 #include "batch/target_picker.h"
 #include "trainbench/config_io.h"
@@ -245,6 +246,8 @@ void BatchPanel::buildUi() {
     step_time_label_->setWordWrap(true);
     step_time_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout_form->addRow(tr("Step time:"), step_time_label_);
+    step_chart_ = new StepTimeChart(layout_box);
+    layout_form->addRow(step_chart_);
     // This machine's rates, measured here when the step time lacks them; the plan follows.
     machine_probe_ = new MachineProbeBox(layout_box);
     layout_form->addRow(machine_probe_);
@@ -628,17 +631,13 @@ void BatchPanel::showPlanNumbers() {
                                                            .arg(plan_.collectives_per_step)
                                                      : tr("none on one rank"));
     launch_lines_->showLines(config_, config_file_);
-    const StepTimePlan time = predictStepTime(placed, plan_, target_);
+    // The chart predicts the step, and where the window's order changes it (streamed weights,
+    // whole blocks recomputed) the other order's too: a second line names both.
+    step_chart_->showPlan(placed, plan_, target_);
+    const StepTimePlan& time = step_chart_->rows().front().time;
     QString step_text = QString::fromStdString(describeStepTime(time));
-    // Streamed weights with whole blocks recomputed: the window's order changes the step; a
-    // second line says which order the plan runs and the other one's step (runtime.window_schedule).
-    if (plan_.placement.weightsOffDevice() && recomputation(placed.runtime) == Recomputation::Full) {
-        RunConfig other = placed;
-        other.runtime.window_schedule = plan_.placement.unit_order ? "micro_batch" : "unit";
-        const MemoryPlan other_plan = planOnTarget(other, target_);
-        step_text += QLatin1Char('\n') + tr("Window ") +
-                     describeWindowOrders(plan_, predictStepTime(other, other_plan, target_), other_plan.fits);
-    }
+    if (const auto& rows = step_chart_->rows(); rows.size() > 1)
+        step_text += QLatin1Char('\n') + tr("Window ") + describeWindowOrders(plan_, rows[1].time, rows[1].fits);
     step_time_label_->setText(step_text);
     step_time_label_->setToolTip(describeStepTimeTerms(time, plan_.gradient_accumulation_steps));
     machine_probe_->setPlan(config_, target_, time);

@@ -33,6 +33,7 @@ class MachineProbeBox;
 class OffloadChoice;
 class OffloadTiers;
 class PrecisionBox;
+class StepTimeChart;
 class TargetPicker;
 
 // The panel edits a copy of the window's config and asks for each change it makes (a split, a
@@ -63,7 +64,7 @@ class TargetPicker;
 // hands over (setPublishedConfigs).
 //
 // Widgets that tests drive carry object names: batchPanel, microBatchSpin, accumulationSpin,
-// planTargetLabel, planPeakLabel, stepTimeLabel, layoutAdviceLabel, applyWhatFitsButton, whatFitsNoteLabel,
+// planTargetLabel, planPeakLabel, stepTimeLabel, stepTimeChart, layoutAdviceLabel, applyWhatFitsButton, whatFitsNoteLabel,
 // deviceCountButton, zeroStageCombo, recomputationCombo; those of the MachineProbeBox
 // (measureMachineButton, machineProbeProgress, machineProbeLabel); those of the ExplorerBox (exploreButton,
 // stopExploreButton, applyRecommendationButton, explorerStatusLabel, explorerTable, explorerChart);
@@ -227,6 +228,7 @@ private:
     LaunchLinesView* launch_lines_ = nullptr;
     QString config_file_;  // the file the lines name
     QLabel* step_time_label_ = nullptr;
+    StepTimeChart* step_chart_ = nullptr;
     MachineProbeBox* machine_probe_ = nullptr;
     QLabel* advice_label_ = nullptr;
     QLabel* target_label_ = nullptr;

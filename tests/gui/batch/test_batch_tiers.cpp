@@ -19,6 +19,7 @@
 #include "batch/offload_choice.h"
 #include "batch/offload_tiers.h"
 #include "batch/plan_wording.h"
+#include "batch/step_time_chart.h"
 #include "common/display_format.h"
 #include "configure/config_presets.h"
 #include "configure/configure_view.h"
@@ -201,6 +202,21 @@ void TestBatchTiers::anH100sHostTierIsPlanOnTargets() {
     const StepTimePlan unit_time = predictStepTime(by_unit, unit_plan, target);
     QCOMPARE(step_lines[1],
              QStringLiteral("Window by micro-batch; by unit: ") + QString::fromStdString(describeStepTime(unit_time)));
+    // The chart: a row for each order, the planned one first, each the planner's own step.
+    auto* chart = child<StepTimeChart>(panel, "stepTimeChart");
+    QVERIFY(chart->hasStep());
+    QVERIFY(chart->sizeHint().height() > 0);
+    QCOMPARE(chart->rows().size(), size_t(2));
+    QCOMPARE(chart->rows()[0].label, QStringLiteral("by micro-batch (planned)"));
+    QCOMPARE(chart->rows()[0].time.step_s, predictStepTime(configOnTarget(config, target), plan, target).step_s);
+    QCOMPARE(chart->rows()[1].label, QStringLiteral("by unit"));
+    QCOMPARE(chart->rows()[1].time.step_s, unit_time.step_s);
+    for (const StepTimeChart::Row& row : chart->rows()) {
+        double phases = 0;
+        for (const StepTimeChart::Phase& phase : StepTimeChart::phases(row.time, row.accumulation_steps))
+            phases += phase.seconds;
+        QVERIFY2(std::abs(phases - row.time.step_s) <= 1e-9 * row.time.step_s, qPrintable(row.label));
+    }
     // The offload choice's peak is the target's too.
     auto* combo = child<QComboBox>(panel, "offloadCombo");
     QVERIFY2(combo->itemText(OffloadChoice::AllHostMemory).endsWith(formatBytes(plan.peak_bytes)),
