@@ -218,7 +218,14 @@ void RemoteRunSync::write(Batch batch) {
     cache_->post<bool>(
         [shared, run_id](RunStore& store) {
             const Batch& b = *shared;
-            if (b.run) store.mirrorRun(*b.run);
+            if (b.run) {
+                // The run's status is the end record's to bring, after every point: a reader of the
+                // copy that saw a finished run before its points had all arrived would stop short.
+                RunRecord reading = *b.run;
+                reading.status = "running";
+                reading.finished.clear();
+                store.mirrorRun(reading);
+            }
             if (!b.points.empty() || !b.events.empty()) store.commitBatch(run_id, b.points, b.events);
             if (b.end) store.mirrorRun(*b.end);
             return true;

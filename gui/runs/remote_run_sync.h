@@ -32,6 +32,9 @@ class StoreReader;
 // What cannot succeed by retrying stops: ssh refusing without a password or passphrase, the
 // CLI or the run missing on the host, a stream this build cannot read.
 //
+// The copy says `running` from a stream's start until its end record (whatever the run record
+// said), so a reader of the copy never sees a finished run whose points are still arriving.
+//
 // Thread contract: lives on the GUI thread, with its signals; the copy is written on its
 // StoreReader's thread, in the order the records arrived.
 class RemoteRunSync : public QObject {

@@ -11,4 +11,9 @@ if [ -n "${STAND_IN_SSH_REFUSE:-}" ]; then
   echo "me@gpu-node: Permission denied (publickey,password)." >&2
   exit 255
 fi
+# STAND_IN_SSH_SLOW=1 passes the output on a line at a time, 20 ms apart, as a slow link would.
+if [ -n "${STAND_IN_SSH_SLOW:-}" ]; then
+  sh -c "$1" | while IFS= read -r line; do printf '%s\n' "$line"; sleep 0.02; done
+  exit 0
+fi
 exec sh -c "$1"

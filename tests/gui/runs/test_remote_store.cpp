@@ -133,6 +133,7 @@ private Q_SLOTS:
         local_ = std::make_unique<QTemporaryDir>();
         qputenv("TRAINBENCH_STORE", local_->path().toLocal8Bit());
         qunsetenv("STAND_IN_SSH_REFUSE");
+        qunsetenv("STAND_IN_SSH_SLOW");
     }
 
     void locationsParseAndHostileOnesAreRefused() {
@@ -234,8 +235,11 @@ private Q_SLOTS:
                 dropped = true;
             }
             if (step == 55) {
-                // Down again, for longer: the run ends while no connection is up.
+                // Down again, for longer: the run ends while no connection is up, and the next
+                // connection brings the rest a line at a time (the run's record, saying it has
+                // ended, well before its last points).
                 QTRY_VERIFY_WITH_TIMEOUT(steps.seen.size() >= 50, kTimeoutMs);
+                qputenv("STAND_IN_SSH_SLOW", "1");
                 feed.sync()->setRetryDelays(3000, 3000);
                 feed.sync()->dropConnection();
                 QTRY_COMPARE_WITH_TIMEOUT(feed.sync()->state(), RemoteRunSync::State::Reconnecting, kTimeoutMs);
