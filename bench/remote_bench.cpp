@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -110,6 +111,22 @@ int main(int argc, char** argv) {
         }
         store.commitBatch("million", batch, {});
         store.finishRun("million", "completed", 250'000, 1e-5, "");
+    }
+    // `follow` alone on the node, its stream counted and dropped: what the first read's node side costs.
+    {
+        QProcess follow;
+        QElapsedTimer clock;
+        clock.start();
+        follow.start(location.cli, {QStringLiteral("follow"), QStringLiteral("million"), QStringLiteral("--store"),
+                                    node.path(), QStringLiteral("--json")});
+        qint64 bytes = 0;
+        while (follow.state() != QProcess::NotRunning || follow.bytesAvailable() > 0) {
+            follow.waitForReadyRead(100);
+            bytes += follow.readAllStandardOutput().size();
+        }
+        std::printf("{\"bench\": \"follow_alone\", \"points\": 1000000, \"seconds\": %.2f, \"stream_bytes\": %lld, "
+                    "\"bytes_per_point\": %.1f}\n",
+                    double(clock.nsecsElapsed()) / 1e9, (long long)bytes, double(bytes) / 1e6);
     }
     double first_s = 0, again_s = 0;
     const size_t first = followToTheEnd(location, "million", &first_s);
