@@ -258,11 +258,12 @@ int main(int argc, char** argv) {
             watch_error = message;
             loop.quit();
         });
-        // A remote run whose host refuses never reaches the tail's first read.
+        // A remote run whose host refuses, or cannot be reached, never reaches the tail's first read.
         if (auto* feed = qobject_cast<trainbench::gui::RemoteFeed*>(tail))
             QObject::connect(feed->sync(), &trainbench::gui::RemoteRunSync::stateChanged, &loop,
                              [&](trainbench::gui::RemoteRunSync::State state, const QString& message) {
-                                 if (state != trainbench::gui::RemoteRunSync::State::Failed || tail->isLoaded()) return;
+                                 using State = trainbench::gui::RemoteRunSync::State;
+                                 if ((state != State::Failed && state != State::Reconnecting) || tail->isLoaded()) return;
                                  watch_error = message;
                                  loop.quit();
                              });

@@ -56,32 +56,34 @@ void CompareRuns::syncRemoteRuns() {
             ++it;
             continue;
         }
-        it.value()->stop();
-        it.value()->deleteLater();
+        it.value()->disconnect(this);
         it = syncs_.erase(it);
     }
     for (const QString& key : run_ids_) {
         const RunRef ref = resolveRunRef(key);
         if (!ref.remote || syncs_.contains(key)) continue;
-        auto* sync = new RemoteRunSync(*ref.remote, ref.run_id, this);
+        std::shared_ptr<RemoteRunSync> sync = RemoteRunSync::shared(*ref.remote, ref.run_id);
         syncs_.insert(key, sync);
-        connect(sync, &RemoteRunSync::caughtUp, this, &CompareRuns::readRunsWhenSynced);
-        connect(sync, &RemoteRunSync::ended, this, &CompareRuns::readRunsWhenSynced);
-        connect(sync, &RemoteRunSync::stateChanged, this, [this](RemoteRunSync::State state, const QString& text) {
-            if (state != RemoteRunSync::State::Failed) return;
-            Q_EMIT failed(text);
-            readRunsWhenSynced();
-        });
+        connect(sync.get(), &RemoteRunSync::caughtUp, this, &CompareRuns::readRunsWhenSynced);
+        connect(sync.get(), &RemoteRunSync::ended, this, &CompareRuns::readRunsWhenSynced);
+        connect(sync.get(), &RemoteRunSync::stateChanged, this,
+                [this](RemoteRunSync::State state, const QString& text) {
+                    if (state != RemoteRunSync::State::Failed && state != RemoteRunSync::State::Reconnecting) return;
+                    // Read from the copy as it is; the connection is tried again meanwhile.
+                    if (waiting_for_syncs_) Q_EMIT failed(text);
+                    readRunsWhenSynced();
+                });
         sync->start();
     }
 }
 
 void CompareRuns::readRunsWhenSynced() {
     if (!waiting_for_syncs_) return;
-    for (RemoteRunSync* sync : std::as_const(syncs_)) {
+    for (const std::shared_ptr<RemoteRunSync>& sync : std::as_const(syncs_)) {
         const auto state = sync->state();
-        if (!sync->isCaughtUp() && state != RemoteRunSync::State::Failed && state != RemoteRunSync::State::Ended)
-            return;
+        const bool settled = sync->isCaughtUp() || state == RemoteRunSync::State::Failed ||
+                             state == RemoteRunSync::State::Ended || state == RemoteRunSync::State::Reconnecting;
+        if (!settled) return;
     }
     waiting_for_syncs_ = false;
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,12 +59,13 @@ public:
 
     // Reads these runs (ids or RunRef keys: remote runs are compared with local ones), in this
     // order; runsRead follows (at once for none). A remote run is first brought up to date in
-    // its copy (a RemoteRunSync, kept while it is compared, so a running one keeps growing);
-    // one whose host cannot be reached is read from its copy as it is, and failed() says why.
+    // its copy (its RemoteRunSync, kept while it is compared, so a running one keeps growing);
+    // one whose host cannot be reached (refused, or a first try that failed) is read from its
+    // copy as it is, and failed() says why.
     // The same set again changes nothing and returns false.
     bool setRuns(const QStringList& run_ids);
     // The sync of a compared remote run (null for a local one).
-    RemoteRunSync* syncOf(const QString& ref) const { return syncs_.value(ref, nullptr); }
+    RemoteRunSync* syncOf(const QString& ref) const { return syncs_.contains(ref) ? syncs_.value(ref).get() : nullptr; }
     const QStringList& runIds() const { return run_ids_; }
     // The runs found, and their summaries (parallel).
     const std::vector<Run>& runs() const { return runs_; }
@@ -134,7 +136,7 @@ private:
     bool loaded_ = true;
     // Parallel to runs_ while curves are shown: the tail of each running run, else null.
     std::vector<StoreTail*> tails_;
-    QHash<QString, RemoteRunSync*> syncs_;  // by RunRef key
+    QHash<QString, std::shared_ptr<RemoteRunSync>> syncs_;  // by RunRef key (RemoteRunSync::shared)
     bool waiting_for_syncs_ = false;
 };
 

@@ -50,6 +50,8 @@ RunDashboard::RunDashboard(MonitorView* monitor, QWidget* panel) : QObject(panel
     status_label_ = valueLabel(QStringLiteral("statusLabel"), panel);
     status_label_->setMinimumHeight(status_label_->fontMetrics().lineSpacing() * 2);
     status_label_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    // It quotes what others wrote (a host's stderr, a run's error): never read as markup.
+    status_label_->setTextFormat(Qt::PlainText);
     progress_bar_ = new QProgressBar(panel);
     progress_bar_->setObjectName(QStringLiteral("progressBar"));
     progress_bar_->setTextVisible(true);
@@ -286,7 +288,8 @@ void RunDashboard::watchRemote(const RemoteLocation& location, const QString& ru
     watchTail(feed, tr("on %1").arg(location.hostLabel()), fallback);
     // What the connection does is the status line's while it is not live: connecting,
     // reconnecting after a drop (when, which attempt), refused.
-    connect(feed->sync(), &RemoteRunSync::stateChanged, this,
+    // In the feed's name: the sync may outlive it (Compare follows the run too).
+    connect(feed->sync(), &RemoteRunSync::stateChanged, feed,
             [this, feed](RemoteRunSync::State state, const QString& text) {
                 const bool failed = state == RemoteRunSync::State::Failed;
                 if (state == RemoteRunSync::State::Live) {

@@ -6,28 +6,36 @@
 namespace trainbench::gui {
 
 RemoteFeed::RemoteFeed(RemoteLocation location, QString run_id, QObject* parent)
-    : StoreTail(location.cacheFolder(), run_id, parent) {
-    sync_ = new RemoteRunSync(std::move(location), std::move(run_id), this);
+    : StoreTail(location.cacheFolder(), run_id, parent), sync_(RemoteRunSync::shared(location, run_id)) {
     // A copy read before is shown at once; a first read waits until the copy holds what the
     // host had (the run as stored then, and its status, which may already be its end).
     const auto startTail = [this] {
         if (!stopped_) StoreTail::start();
     };
-    connect(sync_, &RemoteRunSync::copyFound, this, startTail);
-    connect(sync_, &RemoteRunSync::caughtUp, this, startTail);
-    connect(sync_, &RemoteRunSync::committed, this, &StoreTail::readSoon);
+    connect(sync_.get(), &RemoteRunSync::copyFound, this, startTail);
+    connect(sync_.get(), &RemoteRunSync::caughtUp, this, startTail);
+    connect(sync_.get(), &RemoteRunSync::committed, this, &StoreTail::readSoon);
 }
 
-RemoteFeed::~RemoteFeed() = default;
+RemoteFeed::~RemoteFeed() {
+    // The sync may outlive the feed (another view follows the run): nothing of it reaches here.
+    if (sync_) sync_->disconnect(this);
+}
 
 void RemoteFeed::start() {
+    if (!sync_) return;
     stopped_ = false;
+    // A sync another view started may have its copy ready already.
+    if (sync_->foundCopy() || sync_->isCaughtUp() || sync_->state() == RemoteRunSync::State::Ended) StoreTail::start();
     sync_->start();
 }
 
 void RemoteFeed::stop() {
     stopped_ = true;
-    sync_->stop();
+    if (sync_) {
+        sync_->disconnect(this);
+        sync_.reset();
+    }
     StoreTail::stop();
 }
 

@@ -1,6 +1,8 @@
 // RemoteFeed: a run on another machine followed live: its copy read as a StoreTail while a RemoteRunSync writes it.
 #pragma once
 
+#include <memory>
+
 #include <QString>
 
 #include "runs/remote_location.h"
@@ -28,13 +30,14 @@ public:
 
     // Connects; the tail starts when the copy can be shown (above).
     void start() override;
-    // Stops reading and ends the connection (the copy stays).
+    // Stops reading and lets the sync go (its connection ends once nobody else follows the run;
+    // the copy stays).
     void stop() override;
-    RemoteRunSync* sync() const { return sync_; }
-    const RemoteLocation& location() const { return sync_->location(); }
+    // The run's sync (shared with whoever else follows the run); null once stopped.
+    RemoteRunSync* sync() const { return sync_.get(); }
 
 private:
-    RemoteRunSync* sync_ = nullptr;
+    std::shared_ptr<RemoteRunSync> sync_;
     bool stopped_ = false;
 };
 

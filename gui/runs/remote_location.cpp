@@ -65,21 +65,27 @@ QString RemoteLocation::problem() const {
     if (port < 0 || port > 65535) return QStringLiteral("port %1 is not a TCP port (1 to 65535)").arg(port);
     if (path.isEmpty()) return QStringLiteral("the store's path is empty: write host:/path/to/store");
     if (hasControlCharacter(path)) return QStringLiteral("the store's path holds a control character");
+    // Inside single quotes a backslash is plain to sh and an escape to some other login shells.
+    if (path.contains(QLatin1Char('\\')))
+        return QStringLiteral("the store's path holds a backslash, which login shells other than sh read differently");
     if (path.startsWith(QLatin1Char('-')))
         return QStringLiteral("the store's path \"%1\" starts with '-', which the CLI would read as an option: write "
                               "./%1")
             .arg(path);
     if (cli.isEmpty()) return QStringLiteral("the CLI's path on the host is empty (trainbench-cli)");
-    if (hasControlCharacter(cli)) return QStringLiteral("the CLI's path on the host holds a control character");
+    if (hasControlCharacter(cli) || cli.contains(QLatin1Char('\\')))
+        return QStringLiteral("the CLI's path on the host holds a control character or a backslash");
     if (cli.startsWith(QLatin1Char('-'))) return QStringLiteral("the CLI's path on the host starts with '-'");
     return {};
 }
 
 QString RemoteLocation::runIdProblem(const QString& run_id) {
     if (run_id.isEmpty()) return QStringLiteral("the run id is empty");
-    if (hasControlCharacter(run_id)) return QStringLiteral("run id \"%1\" holds a control character").arg(run_id);
     if (run_id.startsWith(QLatin1Char('-')))
         return QStringLiteral("run id \"%1\" starts with '-', which the CLI would read as an option").arg(run_id);
+    // The engine's ids are hex: anything else came from somewhere else, and travels nowhere.
+    if (!isPlainName(run_id))
+        return QStringLiteral("run id \"%1\" is not a run id (letters, digits, '.', '_' and '-')").arg(run_id);
     return {};
 }
 
@@ -101,7 +107,9 @@ QString RemoteLocation::sshProgram() {
 QStringList RemoteLocation::sshArguments(const QStringList& remote_arguments) const {
     // BatchMode: a key or the agent, never a prompt (there is no terminal to answer it).
     // ServerAlive: a connection that died silently (a laptop's sleep) ends ssh within ~45 s.
+    // LogLevel=ERROR: no banner on stderr, where a word in it could read as a refusal.
     QStringList arguments{QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
+                          QStringLiteral("-o"), QStringLiteral("LogLevel=ERROR"),
                           QStringLiteral("-o"), QStringLiteral("ConnectTimeout=15"),
                           QStringLiteral("-o"), QStringLiteral("ServerAliveInterval=15"),
                           QStringLiteral("-o"), QStringLiteral("ServerAliveCountMax=3")};
@@ -136,9 +144,9 @@ QString sshRefusal(const RemoteLocation& location, int exit_code, const QString&
             return QStringLiteral("ssh does not know %1's host key: connect once from a terminal (ssh %1) to check "
                                   "and accept it, then try again")
                 .arg(host);
+        // ssh's own words when BatchMode found no key it may use.
         static const QRegularExpression needs_secret(
-            QStringLiteral("Permission denied|password|passphrase|Too many authentication failures"),
-            QRegularExpression::CaseInsensitiveOption);
+            QStringLiteral("Permission denied \\(|Too many authentication failures|passphrase for key"));
         if (needs_secret.match(errors).hasMatch())
             return QStringLiteral("ssh to %1 needs a password or passphrase, which the workbench never asks for: load "
                                   "a key into your agent (ssh-add) or set up key login (ssh-copy-id %1), then try "
@@ -146,11 +154,16 @@ QString sshRefusal(const RemoteLocation& location, int exit_code, const QString&
                 .arg(host, said);
         return {};
     }
+    if (exit_code == 126)
+        return QStringLiteral("%1 on %2 cannot be run (not executable): check the store's CLI path. The shell said: %3")
+            .arg(location.cli, host, said);
     if (exit_code == 127)
         return QStringLiteral("%1 is not found on %2 (the PATH of a non-interactive shell): give its full path as the "
                               "store's CLI. The shell said: %3")
             .arg(location.cli, host, said);
-    if (exit_code == 2) return QStringLiteral("trainbench-cli on %1 refused: %2").arg(host, said);
+    // Invalid input (the run or the store), unless the store was only busy: that passes.
+    if (exit_code == 2 && !errors.contains(QStringLiteral("locked")) && !errors.contains(QStringLiteral("busy")))
+        return QStringLiteral("trainbench-cli on %1 refused: %2").arg(host, said);
     return {};
 }
 

@@ -16,7 +16,9 @@ namespace trainbench::gui {
 // Nothing the user typed reaches a shell unquoted: ssh joins its command arguments into one
 // line the remote shell reads, so each argument is single-quoted for it (shellQuoted), and
 // whatever would still be read as something else is refused: control characters anywhere (a
-// newline ends the remote command), a leading '-' (an option to ssh or to the CLI).
+// newline ends the remote command), a leading '-' (an option to ssh or to the CLI), a backslash
+// in a path (an escape inside single quotes to some login shells), a run id that is not a plain
+// name (the engine's are hex).
 struct RemoteLocation {
     QString user;  // empty: ssh's default (~/.ssh/config, then the local user)
     QString host;
@@ -53,8 +55,9 @@ struct RemoteLocation {
 
 // Why a command over ssh failed in a way another try will not mend, from its exit code and
 // stderr: ssh refused without a password or passphrase (BatchMode) or does not know the
-// host's key (255), the CLI is not on the host (127), the CLI refused its input (2). Empty for
-// what may pass (the network: refused, timed out, cut), which is worth retrying.
+// host's key (255), the CLI cannot run (126) or is not on the host (127), the CLI refused its
+// input (2, not a busy store). Empty for what may pass (the network: refused, timed out, cut),
+// which is worth retrying.
 QString sshRefusal(const RemoteLocation& location, int exit_code, const QString& errors);
 // Why the ssh program could not be started (QProcess's `error_string`), and how to mend it.
 QString sshStartFailure(const QString& error_string);

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include <QHash>
 #include <QProcess>
 
 #include "runs/store_reader.h"
@@ -42,6 +43,21 @@ RemoteRunSync::RemoteRunSync(RemoteLocation location, QString run_id, QObject* p
 
 RemoteRunSync::~RemoteRunSync() {
     endProcess();
+}
+
+std::shared_ptr<RemoteRunSync> RemoteRunSync::shared(const RemoteLocation& location, const QString& run_id) {
+    // The GUI thread's only.
+    static QHash<QString, std::weak_ptr<RemoteRunSync>> syncs;
+    const QString key = location.cacheFolder() + QLatin1Char('\n') + run_id;
+    if (std::shared_ptr<RemoteRunSync> sync = syncs.value(key).lock(); sync && sync->state() != State::Failed)
+        return sync;
+    // Released from inside one of its own signals, perhaps: deleted once that has returned.
+    std::shared_ptr<RemoteRunSync> sync(new RemoteRunSync(location, run_id), [](RemoteRunSync* released) {
+        released->stop();
+        released->deleteLater();
+    });
+    syncs.insert(key, sync);
+    return sync;
 }
 
 void RemoteRunSync::setRetryDelays(int first_ms, int max_ms) {
@@ -149,10 +165,8 @@ void RemoteRunSync::take(std::vector<RunStreamRecord> records) {
         case RunStreamRecordType::Header:
             if (record.run_id != run_id_.toStdString() || record.from_step != from_step_)
                 return fail(tr("the host answered for run %1 from step %2, not run %3 from step %4")
-                                .arg(QString::fromStdString(record.run_id))
-                                .arg(record.from_step)
-                                .arg(run_id_)
-                                .arg(from_step_));
+                                .arg(QString::fromStdString(record.run_id), QString::number(record.from_step), run_id_,
+                                     QString::number(from_step_)));
             if (record.points_before != expected_points_before_) {
                 // Written again before the copy's last step (a resume from an earlier
                 // checkpoint): the copy is read afresh.
@@ -266,10 +280,11 @@ void RemoteRunSync::retryLater(const QString& why) {
     ++attempts_;
     const int delay = next_retry_ms_;
     next_retry_ms_ = std::min(next_retry_ms_ * 2, max_retry_ms_);
-    setState(State::Reconnecting, tr("connection to %1 lost (%2): reconnecting in %3 s (attempt %4)")
-                                      .arg(location_.hostLabel(), why)
-                                      .arg(QString::number(delay / 1000.0, 'g', 2))
-                                      .arg(attempts_));
+    // One .arg: `why` is the host's text, whose own %-signs must not be filled in.
+    const QString text = connections_ == 0 ? tr("cannot connect to %1 (%2): trying again in %3 s (attempt %4)")
+                                           : tr("connection to %1 lost (%2): reconnecting in %3 s (attempt %4)");
+    setState(State::Reconnecting, text.arg(location_.hostLabel(), why, QString::number(delay / 1000.0, 'g', 2),
+                                           QString::number(attempts_)));
     retry_timer_.start(delay);
 }
 

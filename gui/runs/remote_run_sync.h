@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include <QByteArray>
 #include <QObject>
@@ -45,6 +46,12 @@ public:
 
     RemoteRunSync(RemoteLocation location, QString run_id, QObject* parent = nullptr);
     ~RemoteRunSync() override;
+
+    // The one sync of this run of this store in the process, shared by whoever follows it (the
+    // Training tab, Compare): two writers of one copy would each skip and add points on their
+    // own. A sync that failed is replaced by a new one. The last owner's release stops it.
+    // Owners connect to its signals and never stop() it.
+    static std::shared_ptr<RemoteRunSync> shared(const RemoteLocation& location, const QString& run_id);
 
     const RemoteLocation& location() const { return location_; }
     const QString& runId() const { return run_id_; }

@@ -77,6 +77,10 @@ std::vector<RunRecord> RemoteRunsLister::parseListing(const QByteArray& json) {
         const QJsonObject row = value.toObject();
         if (!row.value(QStringLiteral("run_id")).isString() || row.value(QStringLiteral("run_id")).toString().isEmpty())
             throw std::runtime_error("a run without a run_id");
+        // An id that could not have come from the engine is not followed anywhere.
+        if (const QString why = RemoteLocation::runIdProblem(row.value(QStringLiteral("run_id")).toString());
+            !why.isEmpty())
+            throw std::runtime_error(why.toStdString());
         RunRecord run;
         run.run_id = row.value(QStringLiteral("run_id")).toString().toStdString();
         run.name = row.value(QStringLiteral("name")).toString().toStdString();

@@ -28,7 +28,7 @@ public:
     bool isListing() const { return process_ != nullptr; }
 
     // The runs of `runs --json`'s output, newest first; throws std::runtime_error naming what
-    // is wrong with it.
+    // is wrong with it (a run id that is not a plain name among it).
     static std::vector<RunRecord> parseListing(const QByteArray& json);
 
 Q_SIGNALS:

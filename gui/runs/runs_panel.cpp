@@ -181,10 +181,16 @@ void RunsPanel::addRemote(const RemoteLocation& location) {
         view_->setColumnHidden(RunsModel::Host, false);
         view_->horizontalHeader()->moveSection(view_->horizontalHeader()->visualIndex(RunsModel::Host), 1);
     }
-    for (RemoteRunsLister* lister : remotes_) {
-        if (lister->location().label() != location.label()) continue;
-        lister->refresh();
-        return;
+    for (auto it = remotes_.begin(); it != remotes_.end(); ++it) {
+        if ((*it)->location().label() != location.label()) continue;
+        if ((*it)->location() == location) {
+            (*it)->refresh();
+            return;
+        }
+        // The same store with another CLI path (a corrected one): listed afresh with it.
+        (*it)->deleteLater();
+        remotes_.erase(it);
+        break;
     }
     auto* lister = new RemoteRunsLister(location, this);
     remotes_.push_back(lister);

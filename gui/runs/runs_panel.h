@@ -60,7 +60,8 @@ public:
     static constexpr int kRefreshIntervalMs = 2000;
 
     // Lists the runs of a store on another machine beside the local ones (RemoteRunsLister,
-    // every kRemoteRefreshIntervalMs while shown); the same location again only lists it now.
+    // every kRemoteRefreshIntervalMs while shown); the same location again only lists it now
+    // (with another CLI path, with that one from now on).
     // Its runs' ids are runRefKeys: watching or comparing one reads it over ssh.
     void addRemote(const RemoteLocation& location);
     static constexpr int kRemoteRefreshIntervalMs = 10000;

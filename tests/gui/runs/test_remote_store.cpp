@@ -168,7 +168,17 @@ private Q_SLOTS:
             QVERIFY2(!RemoteLocation::parse(bad, &reason), qPrintable(bad));
             QVERIFY2(!reason.isEmpty(), qPrintable(bad));
         }
+        QVERIFY(!RemoteLocation::parse(QStringLiteral("gpu-node:/a\\'b"), nullptr));  // a backslash: fish reads it
         QVERIFY(!RemoteLocation::runIdProblem(QStringLiteral("-rf")).isEmpty());
+        QVERIFY(!RemoteLocation::runIdProblem(QStringLiteral("x';rm -rf ~;'")).isEmpty());
+        QVERIFY(!RemoteLocation::runIdProblem(QStringLiteral("a#b")).isEmpty());
+        // A listing with an id the engine could not have written is refused whole.
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, RemoteRunsLister::parseListing(
+                                     R"([{"run_id":"ab12","name":"ok"},{"run_id":"x';touch PWNED;'","name":"evil"}])"));
+        QCOMPARE(RemoteRunsLister::parseListing(R"([{"run_id":"ab12","name":"ok","status":"running","steps":3}])")
+                     .front()
+                     .steps,
+                 int64_t(3));
         QVERIFY(!RemoteLocation::runIdProblem(QStringLiteral("a\x01z")).isEmpty());
         QVERIFY(!RemoteLocation::runIdProblem(QString()).isEmpty());
         QVERIFY(RemoteLocation::runIdProblem(QStringLiteral("20261207-ab12")).isEmpty());
@@ -261,7 +271,9 @@ private Q_SLOTS:
             QCOMPARE(copy.findRun("far-run")->status, std::string("completed"));
         }
 
-        // Reopened: the copy is read at once; only the last step crosses the network again.
+        // Reopened once closed: the copy is read at once; only the last step crosses the network again.
+        feed.stop();
+        QTest::qWait(50);  // the released sync is deleted once back in the event loop
         RemoteFeed again(location, QStringLiteral("far-run"));
         LossSteps steps_again;
         connect(&again, &RunFeed::pointsArrived, this, [&](const QVector<MetricPoint>& points) { steps_again.take(points); });
@@ -291,6 +303,9 @@ private Q_SLOTS:
         QCOMPARE(compare.runs().size(), size_t(2));
         QCOMPARE(compare.runs()[1].record.name, std::string("far"));
         QCOMPARE(compare.runs()[1].folder, location.cacheFolder());
+        // One writer of the copy: the Training tab following the same run shares Compare's sync.
+        RemoteFeed watched(location, QStringLiteral("far-run-2"));
+        QCOMPARE(watched.sync(), compare.syncOf(runRefKey(location, QStringLiteral("far-run-2"))));
         QCOMPARE(compare.summaries()[1].name, QStringLiteral("far (gpu-node)"));
         QCOMPARE(compare.summaries()[0].name, QStringLiteral("near"));
         QSignalSpy curves(&compare, &CompareRuns::curvesRead);
