@@ -66,6 +66,9 @@ void CompareRuns::syncRemoteRuns() {
         syncs_.insert(key, sync);
         connect(sync.get(), &RemoteRunSync::caughtUp, this, &CompareRuns::readRunsWhenSynced);
         connect(sync.get(), &RemoteRunSync::ended, this, &CompareRuns::readRunsWhenSynced);
+        connect(sync.get(), &RemoteRunSync::rewritten, this, [this, key] {
+            Q_EMIT failed(tr("%1 was written again on its host (resumed): select it again to read it afresh").arg(key));
+        });
         connect(sync.get(), &RemoteRunSync::stateChanged, this,
                 [this](RemoteRunSync::State state, const QString& text) {
                     if (state != RemoteRunSync::State::Failed && state != RemoteRunSync::State::Reconnecting) return;

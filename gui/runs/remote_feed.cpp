@@ -15,6 +15,13 @@ RemoteFeed::RemoteFeed(RemoteLocation location, QString run_id, QObject* parent)
     connect(sync_.get(), &RemoteRunSync::copyFound, this, startTail);
     connect(sync_.get(), &RemoteRunSync::caughtUp, this, startTail);
     connect(sync_.get(), &RemoteRunSync::committed, this, &StoreTail::readSoon);
+    // What the feed delivered is the old run's: it stops, and says how to see the new one.
+    connect(sync_.get(), &RemoteRunSync::rewritten, this, [this] {
+        StoreTail::stop();
+        Q_EMIT failed(tr("run %1 was written again on %2 (resumed from an earlier checkpoint): watch it again to "
+                         "read it afresh")
+                          .arg(runId(), sync_->location().hostLabel()));
+    });
 }
 
 RemoteFeed::~RemoteFeed() {

@@ -172,6 +172,7 @@ void RemoteRunSync::take(std::vector<RunStreamRecord> records) {
                 // checkpoint): the copy is read afresh.
                 endProcess();
                 const int generation = ++generation_;
+                Q_EMIT rewritten();
                 cache_->post<bool>(
                     [run_id = run_id_.toStdString()](RunStore& store) {
                         store.removeFromStep(run_id, 0);

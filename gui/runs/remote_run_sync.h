@@ -87,6 +87,10 @@ Q_SIGNALS:
     void caughtUp();
     // The run's end is in the copy (its status in the record).
     void ended(const QString& status);
+    // The host holds another run before the copy's last step than the copy (it was resumed from
+    // an earlier checkpoint and written again): the copy is read afresh from step 0. A reader of
+    // the copy from before has what it read, not what follows (its rows are gone).
+    void rewritten();
 
 private:
     struct Batch;

@@ -316,6 +316,44 @@ private Q_SLOTS:
         QCOMPARE(compare.curves()[1].points.back().value, lossAt(30));
     }
 
+    // The run resumed on the host from an earlier checkpoint after its copy was read: the copy
+    // is read afresh, and a feed that showed the old one says to open it again.
+    void aRunWrittenAgainOnTheHostIsReadAfresh() {
+        Writer writer(remote_->path());
+        writer.create("rw-run", "rw", 10);
+        writer.write("rw-run", 1, 10);
+        writer.finish("rw-run", 10);
+        const RemoteLocation location = hostLocation();
+        {
+            RemoteFeed first(location, QStringLiteral("rw-run"));
+            first.start();
+            QTRY_COMPARE_WITH_TIMEOUT(first.sync()->state(), RemoteRunSync::State::Ended, kTimeoutMs);
+        }
+        QTest::qWait(50);  // the released sync goes
+        // Resumed from step 5's checkpoint: steps 6 to 8 again, with other values, still running.
+        writer.store.reopenRun("rw-run", 5);
+        std::vector<MetricPoint> again = stepPoints(6);
+        for (int64_t step = 7; step <= 8; ++step)
+            for (MetricPoint& p : stepPoints(step)) again.push_back(p);
+        for (MetricPoint& p : again) p.value *= 2;
+        writer.store.commitBatch("rw-run", again, {});
+
+        RemoteFeed second(location, QStringLiteral("rw-run"));
+        QSignalSpy failed(&second, &StoreTail::failed);
+        second.start();
+        QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), kTimeoutMs);
+        QVERIFY2(failed.last().at(0).toString().contains(QStringLiteral("written again on gpu-node")),
+                 qPrintable(failed.last().at(0).toString()));
+        QTRY_COMPARE_WITH_TIMEOUT(second.sync()->state(), RemoteRunSync::State::Live, kTimeoutMs);
+        writer.finish("rw-run", 8);
+        QTRY_COMPARE_WITH_TIMEOUT(second.sync()->state(), RemoteRunSync::State::Ended, kTimeoutMs);
+        RunStore copy(location.cacheFolder().toStdString());
+        const auto curve = copy.metrics("rw-run", "train/loss");
+        QCOMPARE(curve.size(), size_t(8));
+        QCOMPARE(curve.back().value, 2 * lossAt(8));
+        QCOMPARE(curve[4].value, lossAt(5));
+    }
+
     void aHostThatWantsAPasswordIsRefusedWithoutRetrying() {
         qputenv("STAND_IN_SSH_REFUSE", "1");
         RemoteRunSync sync(hostLocation(), QStringLiteral("any-run"));
