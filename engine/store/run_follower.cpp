@@ -26,8 +26,12 @@ public:
     std::string readNew(RunStore& store) {
         std::vector<MetricPoint> points;
         for (MetricPoint& p : store.metricsAfter(run_id_, last_row_, &last_row_)) {
-            if (p.step >= from_step_) points.push_back(std::move(p));
-            else ++points_before_;
+            if (p.step >= from_step_) {
+                points.push_back(std::move(p));
+            } else {
+                ++points_before_;
+                last_before_ = std::move(p);
+            }
         }
         // Events are few and appended: the ones past those counted are new.
         const std::vector<RunEvent> all_events = store.events(run_id_);
@@ -52,8 +56,9 @@ public:
         return lines;
     }
 
-    // Points read and not sent: before from_step.
+    // Points read and not sent: before from_step; the last of them in commit order.
     int64_t pointsBefore() const { return points_before_; }
+    const std::optional<MetricPoint>& lastBefore() const { return last_before_; }
 
 private:
     std::string run_id_;
@@ -61,6 +66,7 @@ private:
     int64_t last_row_ = 0;
     size_t events_seen_ = 0;
     int64_t points_before_ = 0;
+    std::optional<MetricPoint> last_before_;
 };
 
 }  // namespace
@@ -80,7 +86,7 @@ bool followRun(const FollowOptions& options, const std::function<bool(const std:
         last_write = Clock::now();
         return write(lines);
     };
-    if (!send(encodeStreamHeader(options.run_id, options.from_step, cursor.pointsBefore()) + encodeStreamRun(*run)) ||
+    if (!send(encodeStreamHeader(options.run_id, options.from_step, cursor.pointsBefore(), cursor.lastBefore()) + encodeStreamRun(*run)) ||
         !send(backlog) || !send(encodeStreamLive()))
         return false;
 

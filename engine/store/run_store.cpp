@@ -438,6 +438,15 @@ std::vector<MetricPoint> RunStore::metrics(const std::string& run_id, const std:
     return out;
 }
 
+std::optional<MetricPoint> RunStore::lastPointBefore(const std::string& run_id, int64_t step) {
+    Statement query(impl_->db,
+                    "SELECT step, tokens, wall_time, key, value FROM metrics WHERE run=?1 AND step<?2 "
+                    "ORDER BY rowid DESC LIMIT 1");
+    query.bind(1, run_id).bind(2, step);
+    if (!query.step()) return std::nullopt;
+    return readPoint(query, 0);
+}
+
 std::vector<MetricPoint> RunStore::metricsAfterStep(const std::string& run_id, const std::string& key,
                                                    int64_t after_step) {
     ReadSnapshot snapshot(impl_->db);

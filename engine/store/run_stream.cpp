@@ -102,13 +102,17 @@ RunRecord readRun(const Fields& fields) {
 
 }  // namespace
 
-std::string encodeStreamHeader(const std::string& run_id, int64_t from_step, int64_t points_before) {
+std::string encodeStreamHeader(const std::string& run_id, int64_t from_step, int64_t points_before,
+                               const std::optional<MetricPoint>& last_before) {
     return line({{"type", "header"},
                  {"format", kRunStreamFormat},
                  {"version", kRunStreamVersion},
                  {"run_id", run_id},
                  {"from_step", from_step},
-                 {"points_before", points_before}});
+                 {"points_before", points_before},
+                 {"last_before", last_before ? json::array({last_before->step, last_before->key,
+                                                            number(last_before->value), number(last_before->wall_time)})
+                                             : json(nullptr)}});
 }
 
 std::string encodeStreamRun(const RunRecord& run) { return line(runJson("run", run)); }
@@ -199,6 +203,16 @@ std::optional<RunStreamRecord> RunStreamParser::parseLine(const std::string& tex
         out.run_id = fields.text("run_id");
         out.from_step = fields.integer("from_step");
         out.points_before = fields.integer("points_before");
+        if (const json& last = fields.field("last_before"); !last.is_null()) {
+            if (!last.is_array() || last.size() != 4 || !last[1].is_string())
+                fields.fail("field \"last_before\" must be null or [step, key, value, wall_time]");
+            MetricPoint point;
+            point.step = fields.integerOf(last[0], "last_before");
+            point.key = last[1].get<std::string>();
+            point.value = fields.realOf(last[2], "last_before");
+            point.wall_time = fields.realOf(last[3], "last_before");
+            out.last_before = std::move(point);
+        }
         return out;
     }
     if (!sawHeader()) fields.fail("the stream must open with its header record, not \"" + type + "\"");

@@ -2,6 +2,9 @@
 #include "runs/remote_run_sync.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -16,6 +19,21 @@ namespace trainbench::gui {
 namespace {
 
 constexpr qsizetype kErrorsKept = 4096;
+
+// The same point: step, key, and value and wall time as bits (a rewritten step has another
+// wall time even where its value is the same).
+bool samePoint(const std::optional<MetricPoint>& a, const std::optional<MetricPoint>& b) {
+    if (!a || !b) return !a && !b;
+    const auto bits = [](double x) {
+        // NaN travels as null and comes back as the one quiet NaN.
+        if (std::isnan(x)) return std::numeric_limits<uint64_t>::max();
+        uint64_t u = 0;
+        std::memcpy(&u, &x, sizeof u);
+        return u;
+    };
+    return a->step == b->step && a->key == b->key && bits(a->value) == bits(b->value) &&
+           bits(a->wall_time) == bits(b->wall_time);
+}
 
 }  // namespace
 
@@ -94,6 +112,7 @@ void RemoteRunSync::connectFrom() {
             copy.has_run = store.findRun(run_id).has_value();
             copy.last_step = store.lastStep(run_id);
             copy.points_before = store.pointCountBefore(run_id, copy.last_step);
+            copy.last_before = store.lastPointBefore(run_id, copy.last_step);
             copy.points_at = store.pointCountBefore(run_id, copy.last_step + 1) - copy.points_before;
             for (const RunEvent& event : store.events(run_id)) copy.events_from += event.step >= copy.last_step;
             return copy;
@@ -114,6 +133,7 @@ void RemoteRunSync::launch(const Copy& copy) {
     const int generation = ++generation_;
     from_step_ = copy.last_step;
     expected_points_before_ = copy.points_before;
+    expected_last_before_ = copy.last_before;
     points_to_skip_ = copy.points_at;
     events_to_skip_ = copy.events_from;
     parser_ = RunStreamParser();
@@ -167,7 +187,8 @@ void RemoteRunSync::take(std::vector<RunStreamRecord> records) {
                 return fail(tr("the host answered for run %1 from step %2, not run %3 from step %4")
                                 .arg(QString::fromStdString(record.run_id), QString::number(record.from_step), run_id_,
                                      QString::number(from_step_)));
-            if (record.points_before != expected_points_before_) {
+            if (record.points_before != expected_points_before_ ||
+                !samePoint(record.last_before, expected_last_before_)) {
                 // Written again before the copy's last step (a resume from an earlier
                 // checkpoint): the copy is read afresh.
                 endProcess();

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include <QByteArray>
 #include <QObject>
@@ -101,6 +102,7 @@ private:
         bool has_run = false;
         int64_t last_step = 0;      // S: the stream is asked for from here
         int64_t points_before = 0;  // the copy's points before S
+        std::optional<MetricPoint> last_before;  // the last of them (by row)
         int64_t points_at = 0;      // its points of step S (a prefix of that step's, in commit order)
         int64_t events_from = 0;    // its events of step S and after
     };
@@ -126,6 +128,7 @@ private:
     QString state_text_;
     int64_t from_step_ = 0;           // of the connection in progress
     int64_t expected_points_before_ = 0;
+    std::optional<MetricPoint> expected_last_before_;
     int64_t points_to_skip_ = 0;  // of step from_step_: the copy has them
     int64_t events_to_skip_ = 0;  // of step from_step_ and after: the copy has them
     int generation_ = 0;              // output of a connection that has been replaced is dropped

@@ -117,6 +117,12 @@ private Q_SLOTS:
         const auto before = std::count_if(stored.begin(), stored.end(), [](const MetricPoint& p) { return p.step < 11; });
         QCOMPARE(tail.front().from_step, int64_t(11));
         QCOMPARE(tail.front().points_before, int64_t(before));
+        // The last point before step 11 in commit order: the store's last row of step 10 or before.
+        QVERIFY(tail.front().last_before.has_value());
+        QCOMPARE(tail.front().last_before->step, int64_t(10));
+        const auto last_before = reader.lastPointBefore(run_id, 11);
+        QCOMPARE(tail.front().last_before->key, last_before->key);
+        QCOMPARE(tail.front().last_before->wall_time, last_before->wall_time);
         QCOMPARE(tail_points.size(), stored.size() - size_t(before));
         QVERIFY(std::all_of(tail_points.begin(), tail_points.end(), [](const MetricPoint& p) { return p.step >= 11; }));
         QCOMPARE(int(tail.back().type), int(RunStreamRecordType::End));

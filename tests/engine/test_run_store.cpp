@@ -512,6 +512,9 @@ private Q_SLOTS:
         QCOMPARE(copy.findRun("far")->tags, std::string("a,b"));
         QCOMPARE(copy.lastStep("far"), int64_t(2000));
         QCOMPARE(copy.pointCountBefore("far", 1500), int64_t(1499));
+        QCOMPARE(copy.lastPointBefore("far", 1500)->step, int64_t(1499));
+        QCOMPARE(copy.lastPointBefore("far", 1500)->value, 5.0 / 1499.0);
+        QVERIFY(!copy.lastPointBefore("far", 1).has_value());
         copy.removeFromStep("far", 1500);
         QCOMPARE(copy.lastStep("far"), int64_t(1499));
         QCOMPARE(copy.events("far").size(), size_t(1));

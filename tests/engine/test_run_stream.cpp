@@ -51,7 +51,8 @@ private Q_SLOTS:
             {3, 385, 0.75, "train/loss", 3.0},  // other tokens: another line
         };
         RunEvent event{2, 0.5, "checkpoint", "/ckpt/step-2 \t tab"};
-        const std::string text = encodeStreamHeader("r-1", 0, 0) + encodeStreamRun(sampleRun()) +
+        const MetricPoint last_before{0, 0, 0.125, "data/entropy_floor", 2.25};
+        const std::string text = encodeStreamHeader("r-1", 1, 1, last_before) + encodeStreamRun(sampleRun()) +
                                  encodeStreamPoints(points) + encodeStreamEvent(event) + encodeStreamLive() +
                                  encodeStreamAlive() + encodeStreamEnd(sampleRun());
         // Four lines of points: step 1, step 2, step 3 at two token counts.
@@ -66,6 +67,11 @@ private Q_SLOTS:
         QCOMPARE(int(records[0].type), int(RunStreamRecordType::Header));
         QCOMPARE(records[0].version, kRunStreamVersion);
         QCOMPARE(records[0].run_id, std::string("r-1"));
+        QCOMPARE(records[0].points_before, int64_t(1));
+        QVERIFY(records[0].last_before.has_value());
+        QCOMPARE(records[0].last_before->key, last_before.key);
+        QCOMPARE(records[0].last_before->value, 2.25);
+        QCOMPARE(records[0].last_before->wall_time, 0.125);
         QCOMPARE(int(records[1].type), int(RunStreamRecordType::Run));
         QCOMPARE(records[1].run.name, sampleRun().name);
         QCOMPARE(records[1].run.config_json, sampleRun().config_json);
@@ -96,7 +102,7 @@ private Q_SLOTS:
     void theDocumentedLinesParse() {
         const std::string text =
             "{\"type\":\"header\",\"format\":\"trainbench-run-stream\",\"version\":1,\"run_id\":\"a1\","
-            "\"from_step\":3,\"points_before\":7}\r\n"
+            "\"from_step\":3,\"points_before\":7,\"last_before\":[2,\"train/lr\",0.0003,1.25]}\r\n"
             "\n"
             "{\"type\":\"points\",\"step\":3,\"tokens\":6144,\"wall_time\":1.5,"
             "\"values\":[[\"train/loss\",4.25],[\"eval/loss\",null,1.75]]}\n"
@@ -108,6 +114,8 @@ private Q_SLOTS:
         QCOMPARE(records.size(), size_t(3));  // the blank line and the unknown type are skipped
         QCOMPARE(records[0].from_step, int64_t(3));
         QCOMPARE(records[0].points_before, int64_t(7));
+        QCOMPARE(records[0].last_before->step, int64_t(2));
+        QCOMPARE(records[0].last_before->wall_time, 1.25);
         QCOMPARE(records[1].points.size(), size_t(2));
         QCOMPARE(records[1].points[0].tokens, int64_t(6144));
         QCOMPARE(records[1].points[0].value, 4.25);
@@ -136,9 +144,11 @@ private Q_SLOTS:
                                           << "must be a number or null";
         QTest::newRow("run without id") << header + QString::fromStdString(encodeStreamRun(RunRecord{})) << "needs a run_id";
         QTest::newRow("two headers") << header + header << "a second header";
-        QTest::newRow("another format") << "{\"type\":\"header\",\"format\":\"other\",\"version\":1,\"run_id\":\"r\",\"from_step\":0,\"points_before\":0}\n"
+        QTest::newRow("last_before not a point") << "{\"type\":\"header\",\"format\":\"trainbench-run-stream\",\"version\":1,\"run_id\":\"r\",\"from_step\":3,\"points_before\":1,\"last_before\":[1,2]}\n"
+                                                 << "must be null or [step, key, value, wall_time]";
+        QTest::newRow("another format") << "{\"type\":\"header\",\"format\":\"other\",\"version\":1,\"run_id\":\"r\",\"from_step\":0,\"points_before\":0,\"last_before\":null}\n"
                                         << "not \"trainbench-run-stream\"";
-        QTest::newRow("a newer version") << "{\"type\":\"header\",\"format\":\"trainbench-run-stream\",\"version\":2,\"run_id\":\"r\",\"from_step\":0,\"points_before\":0}\n"
+        QTest::newRow("a newer version") << "{\"type\":\"header\",\"format\":\"trainbench-run-stream\",\"version\":2,\"run_id\":\"r\",\"from_step\":0,\"points_before\":0,\"last_before\":null}\n"
                                          << "writes run stream version 2; this workbench reads versions up to 1: update the workbench";
     }
     void badLinesAreRefusedByName() {

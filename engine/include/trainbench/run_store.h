@@ -82,6 +82,8 @@ public:
     // The highest step of a run's points (0: none), and how many points it has before `step`.
     int64_t lastStep(const std::string& run_id);
     int64_t pointCountBefore(const std::string& run_id, int64_t step);
+    // The last point committed (by row) of those before `step`; none when there is none.
+    std::optional<MetricPoint> lastPointBefore(const std::string& run_id, int64_t step);
     void setTags(const std::string& run_id, const std::string& tags);
     void setNotes(const std::string& run_id, const std::string& notes);
 

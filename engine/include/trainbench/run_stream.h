@@ -44,6 +44,10 @@ struct RunStreamRecord {
     // holds the earlier points compares its count: a difference means the run was written
     // again there (resumed from an earlier checkpoint) and its copy must be read afresh.
     int64_t points_before = 0;
+    // Header: the last of those points in commit order (none when points_before is 0). A copy
+    // whose own last point before from_step differs (in its wall time, say) holds a run written
+    // again there even when the counts agree.
+    std::optional<MetricPoint> last_before;
     RunRecord run;                    // Run, End
     std::vector<MetricPoint> points;  // Points (a value that is not finite travels as null: NaN)
     RunEvent event;                   // Event
@@ -57,7 +61,8 @@ public:
 };
 
 // Each returns one line, '\n' included.
-std::string encodeStreamHeader(const std::string& run_id, int64_t from_step, int64_t points_before);
+std::string encodeStreamHeader(const std::string& run_id, int64_t from_step, int64_t points_before,
+                               const std::optional<MetricPoint>& last_before = std::nullopt);
 std::string encodeStreamRun(const RunRecord& run);
 std::string encodeStreamEnd(const RunRecord& run);
 std::string encodeStreamEvent(const RunEvent& event);

@@ -318,7 +318,13 @@ private Q_SLOTS:
 
     // The run resumed on the host from an earlier checkpoint after its copy was read: the copy
     // is read afresh, and a feed that showed the old one says to open it again.
+    void aRunWrittenAgainOnTheHostIsReadAfresh_data() {
+        QTest::addColumn<int64_t>("last_step");
+        QTest::newRow("fewer points than the copy") << int64_t(8);
+        QTest::newRow("as many points as the copy") << int64_t(10);
+    }
     void aRunWrittenAgainOnTheHostIsReadAfresh() {
+        QFETCH(int64_t, last_step);
         Writer writer(remote_->path());
         writer.create("rw-run", "rw", 10);
         writer.write("rw-run", 1, 10);
@@ -330,12 +336,16 @@ private Q_SLOTS:
             QTRY_COMPARE_WITH_TIMEOUT(first.sync()->state(), RemoteRunSync::State::Ended, kTimeoutMs);
         }
         QTest::qWait(50);  // the released sync goes
-        // Resumed from step 5's checkpoint: steps 6 to 8 again, with other values, still running.
+        // Resumed from step 5's checkpoint: steps 6 on again, with other values and wall times,
+        // still running. With as many steps as before only the last point before step 10 tells.
         writer.store.reopenRun("rw-run", 5);
-        std::vector<MetricPoint> again = stepPoints(6);
-        for (int64_t step = 7; step <= 8; ++step)
+        std::vector<MetricPoint> again;
+        for (int64_t step = 6; step <= last_step; ++step)
             for (MetricPoint& p : stepPoints(step)) again.push_back(p);
-        for (MetricPoint& p : again) p.value *= 2;
+        for (MetricPoint& p : again) {
+            p.value *= 2;
+            p.wall_time += 100.0;
+        }
         writer.store.commitBatch("rw-run", again, {});
 
         RemoteFeed second(location, QStringLiteral("rw-run"));
@@ -345,12 +355,12 @@ private Q_SLOTS:
         QVERIFY2(failed.last().at(0).toString().contains(QStringLiteral("written again on gpu-node")),
                  qPrintable(failed.last().at(0).toString()));
         QTRY_COMPARE_WITH_TIMEOUT(second.sync()->state(), RemoteRunSync::State::Live, kTimeoutMs);
-        writer.finish("rw-run", 8);
+        writer.finish("rw-run", last_step);
         QTRY_COMPARE_WITH_TIMEOUT(second.sync()->state(), RemoteRunSync::State::Ended, kTimeoutMs);
         RunStore copy(location.cacheFolder().toStdString());
         const auto curve = copy.metrics("rw-run", "train/loss");
-        QCOMPARE(curve.size(), size_t(8));
-        QCOMPARE(curve.back().value, 2 * lossAt(8));
+        QCOMPARE(curve.size(), size_t(last_step));
+        QCOMPARE(curve.back().value, 2 * lossAt(last_step));
         QCOMPARE(curve[4].value, lossAt(5));
     }
 
