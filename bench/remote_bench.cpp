@@ -1,6 +1,6 @@
 // The remote store's numbers: a run of a million points opened over ssh (the first fetch into the
-// copy, then reopened from it) and the delay from a point committed on the node to its arrival in
-// the window's feed. Prints one JSON object per measurement. Run offscreen:
+// copy, then reopened from it) and the delay from a point committed on the node to the end of the
+// window's redraw that first drew it. Prints one JSON object per measurement. Run offscreen:
 //   QT_QPA_PLATFORM=offscreen bench_remote CLI [HOST]
 // CLI: trainbench-cli as the host runs it; HOST: the ssh destination (default localhost), reached
 // with the program TRAINBENCH_SSH names (default ssh, which must log in there without a prompt).
@@ -20,9 +20,15 @@
 #include <thread>
 #include <vector>
 
+#include <qcustomplot.h>
+
+#include "app/main_window.h"
+#include "monitor/metric_plots.h"
 #include "runs/remote_feed.h"
 #include "runs/remote_location.h"
 #include "runs/remote_run_sync.h"
+#include "runs/run_ref.h"
+#include "trainbench/presets.h"
 #include "trainbench/run_store.h"
 
 using namespace trainbench;
@@ -135,24 +141,34 @@ int main(int argc, char** argv) {
                 "\"reopen_points\": %zu, \"reopen_s\": %.2f}\n",
                 via.c_str(), first, first_s, again, again_s);
 
-    // A live run: a step every 100 ms; each point's delay from its commit to the feed.
+    // A live run: a step every 100 ms, watched in the window; each loss point's delay from its
+    // commit on the node to the end of the redraw that first drew it.
     constexpr int64_t kSteps = 150;
     std::vector<std::atomic<int64_t>> committed_ns(kSteps + 1);
     {
         RunStore store(node.path().toStdString());
         createRun(store, "live");
     }
-    RemoteFeed feed(location, QStringLiteral("live"));
+    QTemporaryDir local;
+    qputenv("TRAINBENCH_STORE", local.path().toUtf8());
+    MainWindow window(builtinTinyConfig(), QStringLiteral("tiny"));
+    window.resize(1280, 800);
+    window.show();
+    rememberRemote(location);
+    window.watchRun(runRefKey(location, QStringLiteral("live")));
+    std::vector<int64_t> waiting;  // steps delivered, not yet drawn
     std::vector<double> delays_ms;
     QEventLoop loop;
-    QObject::connect(&feed, &RunFeed::pointsArrived, [&](const QVector<MetricPoint>& batch) {
-        const int64_t now = Clock::now().time_since_epoch().count();
+    QObject::connect(window.storeTail(), &RunFeed::pointsArrived, [&](const QVector<MetricPoint>& batch) {
         for (const MetricPoint& p : batch)
-            if (p.key == "train/loss" && p.step <= kSteps && committed_ns[size_t(p.step)] > 0)
-                delays_ms.push_back(double(now - committed_ns[size_t(p.step)]) / 1e6);
+            if (p.key == "train/loss" && p.step <= kSteps && committed_ns[size_t(p.step)] > 0) waiting.push_back(p.step);
     });
-    QObject::connect(&feed, &RunFeed::runFinished, &loop, &QEventLoop::quit);
-    feed.start();
+    QObject::connect(window.plots(), &QCustomPlot::afterReplot, [&] {
+        const int64_t now = Clock::now().time_since_epoch().count();
+        for (int64_t step : waiting) delays_ms.push_back(double(now - committed_ns[size_t(step)]) / 1e6);
+        waiting.clear();
+    });
+    QObject::connect(window.storeTail(), &RunFeed::runFinished, &loop, &QEventLoop::quit);
     std::thread writer([&] {
         RunStore store(node.path().toStdString());
         std::this_thread::sleep_for(std::chrono::seconds(2));  // connected and live by then
@@ -169,7 +185,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench_remote: no live point arrived\n");
         return 1;
     }
-    std::printf("{\"bench\": \"remote_live_delay\", \"via\": \"%s\", \"points\": %zu, \"median_ms\": %.0f, "
+    std::printf("{\"bench\": \"remote_point_to_screen\", \"via\": \"%s\", \"points\": %zu, \"median_ms\": %.0f, "
                 "\"p90_ms\": %.0f, \"max_ms\": %.0f}\n",
                 via.c_str(), delays_ms.size(), percentile(delays_ms, 0.5), percentile(delays_ms, 0.9),
                 percentile(delays_ms, 1.0));
