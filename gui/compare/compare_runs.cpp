@@ -13,6 +13,18 @@
 #include "runs/store_tail.h"
 
 namespace trainbench::gui {
+namespace {
+
+// On the reader's thread, the store a compared run is read from: the reader's own for the local
+// folder, else a remote run's copy, a store of its own opened into `opened` for this read.
+RunStore& storeOf(RunStore& local, const QString& local_folder, const QString& folder,
+                  std::unique_ptr<RunStore>& opened) {
+    if (folder == local_folder) return local;
+    opened = std::make_unique<RunStore>(folder.toStdString());
+    return *opened;
+}
+
+}  // namespace
 
 CompareRuns::CompareRuns(const QString& store_folder, QObject* parent) : QObject(parent) {
     reader_ = new StoreReader(store_folder, this);
@@ -93,12 +105,12 @@ void CompareRuns::readRunsWhenSynced() {
     struct Wanted {
         QString ref;
         std::string run_id;
-        QString folder;  // empty: the local store, the reader's own
+        QString folder;  // the local store's, or the remote run's copy
     };
     std::vector<Wanted> wanted;
     for (const QString& key : run_ids_) {
         const RunRef ref = resolveRunRef(key);
-        wanted.push_back({key, ref.run_id.toStdString(), ref.remote ? ref.remote->cacheFolder() : QString()});
+        wanted.push_back({key, ref.run_id.toStdString(), ref.folder(folder())});
     }
     const int request = runs_request_;
     const QString local_folder = folder();
@@ -106,10 +118,8 @@ void CompareRuns::readRunsWhenSynced() {
         [wanted, local_folder](RunStore& local) {
             RunsRead read;
             for (const Wanted& want : wanted) {
-                // A remote run's copy is a store of its own, opened for this read.
                 std::unique_ptr<RunStore> copy;
-                if (!want.folder.isEmpty()) copy = std::make_unique<RunStore>(want.folder.toStdString());
-                RunStore& store = copy ? *copy : local;
+                RunStore& store = storeOf(local, local_folder, want.folder, copy);
                 std::optional<RunRecord> record = store.findRun(want.run_id);
                 if (!record) {
                     read.missing << want.ref;
@@ -117,7 +127,7 @@ void CompareRuns::readRunsWhenSynced() {
                 }
                 RunRead run = readRun(store, std::move(*record));
                 run.run.ref = want.ref;
-                run.run.folder = want.folder.isEmpty() ? local_folder : want.folder;
+                run.run.folder = want.folder;
                 read.runs.push_back(std::move(run));
             }
             return read;
@@ -170,8 +180,7 @@ void CompareRuns::loadCurves(const std::string& key) {
             std::vector<RunCurve> curves;
             for (const Wanted& run : runs) {
                 std::unique_ptr<RunStore> copy;
-                if (run.folder != local_folder) copy = std::make_unique<RunStore>(run.folder.toStdString());
-                RunStore& store = copy ? *copy : local;
+                RunStore& store = storeOf(local, local_folder, run.folder, copy);
                 curves.push_back({QString::fromStdString(run.run_id), run.name, store.metrics(run.run_id, key)});
             }
             return curves;
@@ -277,9 +286,8 @@ void CompareRuns::onRunLeftRunning(size_t run_index) {
     const QString run_folder = runs_[run_index].folder;
     const QString local_folder = folder();
     reader_->post<RunRead>([record = tail->record(), run_folder, local_folder](RunStore& local) {
-                               if (run_folder == local_folder) return readRun(local, record);
-                               RunStore copy(run_folder.toStdString());
-                               return readRun(copy, record);
+                               std::unique_ptr<RunStore> copy;
+                               return readRun(storeOf(local, local_folder, run_folder, copy), record);
                            },
                            [this, request, run_index](RunRead read) {
                                if (request != runs_request_ || run_index >= runs_.size()) return;
