@@ -24,9 +24,9 @@ int removeStaleOffloadFiles(const std::string& dir) {
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
         const std::string name = entry.path().filename().string();
-        // trainbench-<pid>-rank<r>-<part>.moments (or .weights)
+        // trainbench-<pid>-rank<r>-<part>.moments (or .weights, .gradients)
         const auto extension = entry.path().extension();
-        if (name.rfind("trainbench-", 0) != 0 || (extension != ".moments" && extension != ".weights")) continue;
+        if (name.rfind("trainbench-", 0) != 0 || (extension != ".moments" && extension != ".weights" && extension != ".gradients")) continue;
         const size_t digits = name.find('-', 11);
         if (digits == std::string::npos) continue;
         const std::string pid_text = name.substr(11, digits - 11);

@@ -76,16 +76,13 @@ public:
 
     std::vector<torch::Tensor> acquire(size_t b) override {
         prefetch(b);
+        return slotViews(b);
+    }
+
+    std::vector<torch::Tensor> acquireToOverwrite(size_t b) override {
         Slot& slot = slots_[b % 2];
-        if (slot.read) file_->wait(slot.read), slot.read = 0;
-        // The buffer may still be going out to the file from its last use: not written over
-        // until it has.
-        if (slot.write) file_->wait(slot.write), slot.write = 0;
-        auto* base = static_cast<char*>(slot.buffer->data());
-        std::vector<torch::Tensor> out;
-        for (size_t part = 0; part < parts_[b].size(); ++part)
-            out.push_back(torch::from_blob(base + part_starts_[b][part], {numels_[b]}, torch::TensorOptions().dtype(parts_[b][part])));
-        return out;
+        slot.bucket = int64_t(b);
+        return slotViews(b);
     }
 
     void release(size_t b, bool modified) override {
@@ -102,6 +99,19 @@ public:
     int64_t bytesWritten() const override { return file_->bytesWritten(); }
 
 private:
+    // Bucket b's parts in its staging slot, once the slot's read (if any) has landed and its
+    // last write has gone out (the buffer is not written over before).
+    std::vector<torch::Tensor> slotViews(size_t b) {
+        Slot& slot = slots_[b % 2];
+        if (slot.read) file_->wait(slot.read), slot.read = 0;
+        if (slot.write) file_->wait(slot.write), slot.write = 0;
+        auto* base = static_cast<char*>(slot.buffer->data());
+        std::vector<torch::Tensor> out;
+        for (size_t part = 0; part < parts_[b].size(); ++part)
+            out.push_back(torch::from_blob(base + part_starts_[b][part], {numels_[b]}, torch::TensorOptions().dtype(parts_[b][part])));
+        return out;
+    }
+
     struct Slot {
         std::unique_ptr<AlignedBuffer> buffer;
         int64_t bucket = -1;

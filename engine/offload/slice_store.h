@@ -23,6 +23,9 @@ public:
     // Bucket b's `parts` slices (zeros until first written), to read and update in place until
     // release(b). One bucket is acquired at a time, plus the one prefetched.
     virtual std::vector<torch::Tensor> acquire(size_t bucket) = 0;
+    // The same, for slices the caller will overwrite whole: nothing is read (the files' staging
+    // slot holds whatever it held). Released with `modified` true.
+    virtual std::vector<torch::Tensor> acquireToOverwrite(size_t bucket) { return acquire(bucket); }
     // Done with bucket b; `modified`: its slices changed and must be kept.
     virtual void release(size_t bucket, bool modified) = 0;
     // Bucket b comes next: its reads may start now.

@@ -2,6 +2,7 @@
 #include "parallel/gradient_buckets.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
@@ -28,7 +29,8 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64
 }
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, const std::vector<std::vector<size_t>>& groups,
-                                 int64_t shards, bool transient, SliceSums sums, MemoryAccount* host_account)
+                                 int64_t shards, bool transient, SliceSums sums, MemoryAccount* host_account,
+                                 const std::string& sums_file)
     : GradientBuckets(params, shards, transient, sums, Layout{}) {
     if (sums != SliceSums::OnDevice && !transient)
         throw std::logic_error("GradientBuckets: only transient buckets keep their slice sums on the host");
@@ -42,7 +44,13 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, const
     }
     if (std::find(placed.begin(), placed.end(), 0) != placed.end())
         throw std::logic_error("GradientBuckets: a parameter in no group");
-    if (sums != SliceSums::OnDevice && !buckets_.empty())
+    if (sums == SliceSums::InFile && !buckets_.empty()) {
+        if (sums_file.empty()) throw std::logic_error("GradientBuckets: SliceSums::InFile without a file");
+        // (the file's two staging slots: host memory, in the account the other host tiers use)
+        std::optional<ScopedMemoryAccount> host;
+        if (host_account) host.emplace(host_account);
+        file_sums_ = makeFileSliceStore(sums_file, sliceNumels(), 1, options_.dtype().toScalarType());
+    } else if (sums != SliceSums::OnDevice && !buckets_.empty())
         host_sums_ = std::make_unique<HostSliceSums>(sliceNumels(), options_.dtype().toScalarType(), options_.device(),
                                                      host_account, /*staging=*/sums == SliceSums::OnHost);
     landed_.assign(buckets_.size(), 0);
@@ -74,7 +82,9 @@ void GradientBuckets::addBucket(const std::vector<size_t>& params) {
     const auto dtype = first.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
     options_ = first.options().dtype(dtype);
     if (transient_) {
-        if (sums_where_ != SliceSums::OnHost) b.slice_sum = torch::zeros({b.padded / shards_}, options_);
+        // (InFile: made at the bucket's first micro-batch of a window, gone once written)
+        if (sums_where_ == SliceSums::OnDevice || sums_where_ == SliceSums::CopiedDown)
+            b.slice_sum = torch::zeros({b.padded / shards_}, options_);
     } else b.flat = torch::zeros({b.padded}, options_);
     for (size_t j = 0; j < b.members.size(); ++j) {
         const Member& m = b.members[j];
@@ -126,7 +136,8 @@ void GradientBuckets::zero() {
     else if (host_sums_) host_sums_->settle();
     std::fill(landed_.begin(), landed_.end(), 0);
     for (auto& b : buckets_) {
-        if (b.slice_sum.defined()) b.slice_sum.zero_();
+        if (sums_where_ == SliceSums::InFile) b.slice_sum = torch::Tensor();
+        else if (b.slice_sum.defined()) b.slice_sum.zero_();
         b.flat = torch::Tensor();
         b.work.reset();
     }
@@ -137,6 +148,7 @@ void GradientBuckets::zero() {
 torch::Tensor GradientBuckets::slice(size_t bucket, int rank) const {
     const Bucket& b = buckets_[bucket];
     if (sums_where_ == SliceSums::OnHost) return host_sums_->sum(bucket);
+    if (sums_where_ == SliceSums::InFile) throw std::logic_error("GradientBuckets::slice: the sums are in a file (acquireSum)");
     if (transient_) return b.slice_sum;
     const int64_t n = b.padded / shards_;
     return b.flat.narrow(0, rank * n, n);
@@ -250,6 +262,16 @@ void GradientBuckets::retireBefore(size_t bucket) {
         if (sums_where_ == SliceSums::OnHost) {
             // Queued down now, added once it has landed; the bucket can go at once.
             host_sums_->add(retired_, reduced);
+        } else if (sums_where_ == SliceSums::InFile) {
+            // From zeros, as the sums on the device: the same additions, the same bits.
+            if (!b.slice_sum.defined()) b.slice_sum = torch::zeros({n}, options_);
+            b.slice_sum.add_(reduced);
+            if (last_micro_batch_) {
+                if (sum_finished_) sum_finished_(retired_, b.slice_sum);
+                file_sums_->acquireToOverwrite(retired_).front().copy_(b.slice_sum);
+                file_sums_->release(retired_, /*modified=*/true);
+                b.slice_sum = torch::Tensor();
+            }
         } else {
             b.slice_sum.add_(reduced);
             if (host_sums_) {

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <string>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "comm/collectives.h"
 #include "memory/memory_account.h"
 #include "offload/host_slice_sums.h"
+#include "offload/slice_store.h"
 
 namespace trainbench {
 
@@ -47,7 +50,13 @@ enum class BucketReduction { AllReduce, ReduceScatter };
 //   reduce-scatter.
 // - OnHost: in host memory only (when the device cannot keep them): each bucket's reduced slice
 //   comes down as soon as its reduce-scatter is done, every micro-batch, and is added there.
-enum class SliceSums { OnDevice, CopiedDown, OnHost };
+// - InFile: in runtime.offload_dir's scratch file (the gradient tier on NVMe), for the unit-major
+//   window, where a unit's K micro-batches run one after another: a bucket's sum is made on the
+//   device (allocated at its first micro-batch) with the same additions as OnDevice, and when its
+//   last micro-batch is added it is handed to the finished-sum hook (the clipping norm's squares)
+//   and written to the file, and freed: the device holds one unit's sums at a time. The step
+//   reads them back bucket by bucket (acquireSum), the next one's read started.
+enum class SliceSums { OnDevice, CopiedDown, OnHost, InFile };
 
 class GradientBuckets {
 public:
@@ -55,10 +64,11 @@ public:
                     int64_t first_bucket_bytes = 1 << 20, int64_t shards = 1, bool transient = false);
     // Buckets given explicitly, in the order of `groups` (each a list of indices into `params`,
     // every parameter in exactly one): ZeRO stages 2 and 3 bucket by the model's units, backward first.
-    // Transient buckets may keep their slice sums on the host (`sums`), counted in `host_account`.
+    // Transient buckets may keep their slice sums on the host (`sums`), counted in `host_account`,
+    // or in the file `sums_file` (SliceSums::InFile).
     GradientBuckets(const std::vector<torch::Tensor>& params, const std::vector<std::vector<size_t>>& groups,
                     int64_t shards, bool transient, SliceSums sums = SliceSums::OnDevice,
-                    MemoryAccount* host_account = nullptr);
+                    MemoryAccount* host_account = nullptr, const std::string& sums_file = {});
     ~GradientBuckets();
     GradientBuckets(const GradientBuckets&) = delete;
     GradientBuckets& operator=(const GradientBuckets&) = delete;
@@ -155,6 +165,21 @@ public:
     // the slice sum, on the host with SliceSums::OnHost (its additions done first).
     torch::Tensor slice(size_t bucket, int rank) const;
     bool sliceSumsOnHost() const { return sums_where_ == SliceSums::OnHost; }
+    // SliceSums::InFile: bucket b's finished sum read from the file (a host tensor, valid until
+    // releaseSum(b)), and the next bucket's read started by prefetchSum. One bucket at a time,
+    // plus the one prefetched.
+    bool sliceSumsInFile() const { return sums_where_ == SliceSums::InFile; }
+    torch::Tensor acquireSum(size_t bucket) { return file_sums_->acquire(bucket).front(); }
+    void prefetchSum(size_t bucket) { file_sums_->prefetch(bucket); }
+    void releaseSum(size_t bucket) { file_sums_->release(bucket, false); }
+    // SliceSums::InFile: called with each bucket's finished sum (on the device) before it goes to
+    // the file, on the thread that retires it; the sum is not changed after.
+    void onSumFinished(std::function<void(size_t bucket, const torch::Tensor& sum)> hook) { sum_finished_ = std::move(hook); }
+    // The sums file's traffic since it was made (0 without one).
+    int64_t fileBytesRead() const { return file_sums_ ? file_sums_->bytesRead() : 0; }
+    int64_t fileBytesWritten() const { return file_sums_ ? file_sums_->bytesWritten() : 0; }
+    // The gradients' dtype and device (the flat buffers').
+    const torch::TensorOptions& sumOptions() const { return options_; }
     // SliceSums::CopiedDown: bucket b's sums on the host when the last micro-batch copied them
     // down and nothing changed them since (waited for); undefined otherwise (a rank that left
     // the window early: its last micro-batches were filler calls), and the caller copies.
@@ -194,6 +219,8 @@ private:
     SliceSums sums_where_ = SliceSums::OnDevice;
     std::unique_ptr<HostSliceSums> host_sums_;  // SliceSums::OnHost and CopiedDown
     std::vector<char> landed_;                  // CopiedDown: per bucket, its host copy is current
+    std::unique_ptr<SliceStore> file_sums_;     // InFile
+    std::function<void(size_t, const torch::Tensor&)> sum_finished_;  // InFile
     bool last_micro_batch_ = false;
     torch::TensorOptions options_;  // of the flat buffers
     int rank_ = 0;         // transient: set by beginMicroBatch

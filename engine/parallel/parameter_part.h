@@ -40,6 +40,8 @@ struct PartSpec {
     std::string moments_file;
     // placement.weights in File: the scratch file of this part's weight shards.
     std::string shard_file;
+    // placement.gradient_sums in File: the scratch file of this part's gradient slice sums.
+    std::string gradients_file;
     // runtime.offload: the account the moments (under all the weights' shards too) are counted
     // in; nullptr: the thread's.
     MemoryAccount* host_memory = nullptr;
@@ -66,14 +68,17 @@ public:
     GradientBuckets& buckets() { return *buckets_; }
     ShardedWeights* weights() const { return weights_.get(); }
     bool sharded() const { return optimizer_ != nullptr; }
-    // The bytes this part's offload files have moved since the start (moments and shards).
+    // The bytes this part's offload files have moved since the start (moments, shards and
+    // gradient sums).
     int64_t offloadBytesRead() const {
-        return (optimizer_ ? optimizer_->bytesRead() : 0) + (weights_ ? weights_->bytesRead() : 0);
+        return (optimizer_ ? optimizer_->bytesRead() : 0) + (weights_ ? weights_->bytesRead() : 0) +
+               buckets_->fileBytesRead();
     }
     // Stage 3: the bytes of this rank's weight shards its gathers took since the start.
     int64_t shardBytesGathered() const { return weights_ ? weights_->bytesGathered() : 0; }
     int64_t offloadBytesWritten() const {
-        return (optimizer_ ? optimizer_->bytesWritten() : 0) + (weights_ ? weights_->bytesWritten() : 0);
+        return (optimizer_ ? optimizer_->bytesWritten() : 0) + (weights_ ? weights_->bytesWritten() : 0) +
+               buckets_->fileBytesWritten();
     }
 
     // The window's hooks (see GradientLayout), for this part.

@@ -27,6 +27,8 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
         spec.moments_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name);
     if (spec.placement.weights == Tier::File)
         spec.shard_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name, "weights");
+    if (spec.placement.gradient_sums == Tier::File)
+        spec.gradients_file = offloadFilePath(cfg.runtime.offload_dir, setup_.rank, part_name, "gradients");
     return spec;
 }
 

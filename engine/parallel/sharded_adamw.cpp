@@ -43,6 +43,28 @@ ShardedAdamW::ShardedAdamW(const std::vector<torch::Tensor>& params, const std::
             segments_.push_back({m.param, first - m.offset, first - low, last - first, b});
         }
     }
+    if (buckets_.sliceSumsInFile()) {
+        segment_squares_.resize(segments_.size());
+        buckets_.onSumFinished([this](size_t bucket, const torch::Tensor& sum) { noteFinishedSum(bucket, sum); });
+    }
+}
+
+void ShardedAdamW::noteFinishedSum(size_t bucket, const torch::Tensor& sum) {
+    std::vector<size_t> indices;
+    std::vector<torch::Tensor> views;
+    for (size_t i = 0; i < segments_.size(); ++i)
+        if (segments_[i].bucket == bucket) {
+            indices.push_back(i);
+            views.push_back(sum.narrow(0, segments_[i].slice_offset, segments_[i].numel));
+        }
+    if (views.empty()) return;
+    // Each view's norm is its own (the same bits as over every segment at once), squared in fp64.
+    const auto squares = torch::stack(at::_foreach_norm(views, 2)).to(torch::kFloat64).square();
+    for (size_t j = 0; j < indices.size(); ++j) segment_squares_[indices[j]] = squares.narrow(0, int64_t(j), 1);
+}
+
+torch::TensorOptions ShardedAdamW::gradientOptions() const {
+    return buckets_.sliceSumsInFile() ? buckets_.sumOptions() : gradientSlice(0).options();
 }
 
 ShardedAdamW::~ShardedAdamW() {
@@ -63,11 +85,9 @@ void ShardedAdamW::attachWeights(ShardedWeights* weights) {
 torch::Tensor ShardedAdamW::gradientSlice(size_t bucket) const { return buckets_.slice(bucket, rank_); }
 
 torch::Tensor ShardedAdamW::sliceSquaredNorms(const std::vector<int>& group_of_param, int64_t groups) const {
-    auto options = buckets_.slice(0, rank_).options().dtype(torch::kFloat64);
+    auto options = gradientOptions().dtype(torch::kFloat64);
     torch::Tensor out = torch::zeros({groups}, options);
     if (segments_.empty()) return out;
-    std::vector<torch::Tensor> views;
-    for (const Segment& s : segments_) views.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
     // Each segment's group, on the device once (the groups of a run do not change).
     if (!segment_groups_.defined()) {
         std::vector<int64_t> index;
@@ -75,14 +95,24 @@ torch::Tensor ShardedAdamW::sliceSquaredNorms(const std::vector<int>& group_of_p
         segment_groups_ = torch::tensor(index, torch::kInt64).to(out.device());
     }
     // Each segment's norm in its own dtype, squared in fp64, summed into its group.
-    auto squares = torch::stack(at::_foreach_norm(views, 2)).to(torch::kFloat64).square();
+    torch::Tensor squares;
+    if (buckets_.sliceSumsInFile()) {
+        // (taken as each bucket's sum was finished: the file is not read for them)
+        for (const auto& square : segment_squares_)
+            if (!square.defined()) throw std::logic_error("ShardedAdamW: a bucket's gradient sum was never finished");
+        squares = torch::cat(segment_squares_);
+    } else {
+        std::vector<torch::Tensor> views;
+        for (const Segment& s : segments_) views.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
+        squares = torch::stack(at::_foreach_norm(views, 2)).to(torch::kFloat64).square();
+    }
     return out.index_add_(0, segment_groups_, squares);
 }
 
 bool ShardedAdamW::masterInStore() const { return options_.host_step && !options_.shards_are_master; }
 
 torch::ScalarType ShardedAdamW::momentDtype() const {
-    return trainbench::momentDtype(options_.moments, gradientSlice(0).scalar_type());
+    return trainbench::momentDtype(options_.moments, gradientOptions().dtype().toScalarType());
 }
 
 SliceStore& ShardedAdamW::moments() {
@@ -90,8 +120,8 @@ SliceStore& ShardedAdamW::moments() {
         const SliceHome home{options_.moments_file, options_.host_step, options_.host_memory, "the AdamW moments"};
         // The two moments in their storage dtype; the host step's master in the gradients'.
         std::vector<torch::ScalarType> parts(2, momentDtype());
-        if (masterInStore()) parts.push_back(gradientSlice(0).scalar_type());
-        moments_ = makeSliceStore(home, buckets_.sliceNumels(), parts, gradientSlice(0).options());
+        if (masterInStore()) parts.push_back(gradientOptions().dtype().toScalarType());
+        moments_ = makeSliceStore(home, buckets_.sliceNumels(), parts, gradientOptions());
         master_ready_ = false;
     }
     return *moments_;
@@ -180,7 +210,9 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
     };
     // With the slice sums on the host (stage 2) the device has no slice of its own to take the
     // update: it goes up straight into the bucket's gather buffer, gathered at once.
-    const bool gather_while_stepping = host && !weights_ && buckets_.sliceSumsOnHost();
+    // (so too with them in a file)
+    const bool in_file = buckets_.sliceSumsInFile();
+    const bool gather_while_stepping = host && !weights_ && (buckets_.sliceSumsOnHost() || in_file);
     // Bucket by bucket, so the next bucket's moments are read while this one steps; the
     // arithmetic is elementwise, the same numbers in any grouping.
     for (size_t b = 0; b < bucket_count; ++b) {
@@ -191,8 +223,10 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
         // offload_dir's file, the next bucket's read while this one steps).
         const torch::Tensor shard = weights_ ? weights_->acquireShard(b) : torch::Tensor();
         if (weights_) weights_->prefetchShard(b + 1);
-        // The host step: the gradients come down, the kernel steps the master.
-        const torch::Tensor grad_slice = host ? hostGradients(b) : gradientSlice(b);
+        // The host step: the gradients come down, the kernel steps the master. In a file: read
+        // back, the next bucket's read started.
+        const torch::Tensor grad_slice = in_file ? buckets_.acquireSum(b) : host ? hostGradients(b) : gradientSlice(b);
+        if (in_file) buckets_.prefetchSum(b + 1);
         const torch::Tensor master = host ? hostMaster(b, moments, shard) : torch::Tensor();
         bool stepped = false;
         for (bool decay : {true, false}) {
@@ -231,6 +265,7 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
                 sideCopies().toDevice(weights_ ? shard : gradientSlice(b), master);
             }
         }
+        if (in_file) buckets_.releaseSum(b);
         store.release(b, stepped || (first_on_host && masterInStore()));
         if (weights_) weights_->releaseShard(b, stepped);
         if (gather_while_stepping) gather(b);

@@ -140,7 +140,8 @@ Placement placementOfRun(const RunConfig& config, const std::string& rank_device
     query.device = cudaDeviceIndex(rank_device) >= 0 ? DeviceType::Cuda : DeviceType::Cpu;
     query.cpu_autocast = !kernels::cpuKernelsEnabled();
     const Placement planned = planMemory(config, device_bytes).placement;
-    query.gradient_sums_off_device = planned.gradient_sums == Tier::Host;
+    query.gradient_sums_off_device = planned.gradient_sums != Tier::Device;
+    query.gradient_sums_in_file = planned.gradient_sums == Tier::File;
     query.boundaries_off_device = planned.boundaries == Tier::Host;
     // window_schedule auto where the unit order fits nowhere: the plan kept the micro-batch order.
     query.unit_order_fits_nowhere = !planned.unit_order;

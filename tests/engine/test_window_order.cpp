@@ -140,6 +140,56 @@ private Q_SLOTS:
                     }
     }
 
+    // The gradient sums in offload_dir's file (the unit order's gradient tier): each unit's made
+    // on the device over its K micro-batches, its norm's squares taken, written once, read back by
+    // the step; against micro_batch with the sums on the device (which cannot put them in a
+    // file), on the CPU ranks' path and the host step, optimizer and all, with expert parallelism.
+    void unitOrderWithTheGradientSumsInAFile() {
+        QTemporaryDir dir;
+        for (const SplitCase& k : std::vector<SplitCase>{{2, 4, 1, 3, 1}, {1, 4, 2, 3, 1}, {2, 2, 2, 2, 1}, {1, 4, 2, 3, 2}})
+            for (const char* choice : {"optimizer", "all"})
+                for (OffloadPath path : {OffloadPath::SumsInFile, OffloadPath::HostStepSumsInFile}) {
+                    if (std::string(choice) == "all" && k.stage < 3) continue;
+                    RunConfig c = offloaded(split(k.m, k.K, k.W, k.stage, k.EP), dir.path().toStdString(), choice);
+                    c.train.noise_scale = true;
+                    const QString what = describe(k) + " offload " + choice + ", sums in offload_dir" +
+                                         (path == OffloadPath::SumsInFile ? "" : ", host step");
+                    expectTheSameNumbers(c, what, path);
+                }
+        QTemporaryDir again;
+        RunConfig c = offloaded(split(1, 4, 2, 3), again.path().toStdString(), "all");
+        c.runtime.dtype = "bf16";
+        expectTheSameNumbers(c, "(1,4,2) stage 3 offload all bf16, sums in offload_dir, host step",
+                             OffloadPath::HostStepSumsInFile);
+    }
+
+    // The file's traffic: every rank writes each bucket's slice sum once a window and the step
+    // reads it once, each bucket's region whole 4 KiB blocks of its fp32 slice (ceil(n_u / W)
+    // elements of unit u): by hand from the model's units, the difference the sums make to the
+    // second window's offload_dir traffic.
+    void unitOrderWritesTheGradientSumsOnceAWindow() {
+        const int64_t W = 2, K = 4;
+        Transformer model(split(1, K, W, 2).model);
+        int64_t regions = 0;
+        for (const auto& unit : model->units()) {
+            int64_t n = 0;
+            for (const auto& p : unit) n += p.numel();
+            regions += ((n + W - 1) / W * 4 + 4095) / 4096 * 4096;
+        }
+        QTemporaryDir dir;
+        auto traffic = [&](OffloadPath path) {
+            RunConfig c = offloaded(split(1, K, W, 2), dir.path().toStdString(), "optimizer");
+            const Trace trace = traceOf(c, "unit", 2, path);
+            return std::pair{trace.windows.back().offload_read_bytes, trace.windows.back().offload_written_bytes};
+        };
+        const auto [read, written] = traffic(OffloadPath::SumsInFile);
+        const auto [read_without, written_without] = traffic(OffloadPath::Device);
+        qInfo("offload_dir per window with the sums there: read %lld, written %lld; without: %lld, %lld",
+              (long long)read, (long long)written, (long long)read_without, (long long)written_without);
+        QCOMPARE(written - written_without, W * regions);
+        QCOMPARE(read - read_without, W * regions);
+    }
+
     // bf16 autocast and fp8 products, with their own weights' dtypes (bf16 device weights under
     // the host step).
     void unitOrderUnderReducedPrecision() {

@@ -42,6 +42,9 @@ struct PlacementQuery {
     // The device cannot keep the gradient sums beside the rest (the planner's budget says so):
     // they go to host memory where the placement allows it (gradientSumsMayLeaveDevice).
     bool gradient_sums_off_device = false;
+    // Nor can host memory (or, on CPU ranks, the one memory): under the unit order with the
+    // optimizer's state in offload_dir they wait there (gradientSumsMayGoToFile).
+    bool gradient_sums_in_file = false;
     // The unit order's boundary activations do not fit the device beside the rest (the
     // planner's answer): they go to host memory on a GPU rank; under window_schedule auto, where
     // they fit nowhere, the micro-batch order is kept.
@@ -73,6 +76,10 @@ struct Placement {
     // The gradient sums may live in host memory (when the budget says the device cannot keep
     // them): the host step reads them there, and only stages 2 and 3 keep them as slices.
     bool gradientSumsMayLeaveDevice() const { return host_step && sharded.gradients; }
+    // The gradient sums may wait in offload_dir's file: the unit order finishes each unit's sums
+    // before the next unit's start (one unit's on the device at a time, each written once a
+    // window), the sums are slices (stages 2 and 3), and the optimizer's state is in files.
+    bool gradientSumsMayGoToFile() const { return unit_order && sharded.gradients && moments == Tier::File; }
     bool weightsOffDevice() const { return weights != Tier::Device; }
     bool operator==(const Placement&) const = default;
 };
