@@ -128,9 +128,9 @@ void printStepTime(const StepTimePlan& t, int64_t K) {
     auto ms = [](double s) { return s * 1e3; };
     std::printf("step time: %s\n", describeStepTime(t).c_str());
     std::printf("  per micro-batch (x%lld, overlapped): compute %.1f ms (%.3g TFLOP), collectives %.1f ms, PCIe up %.1f ms "
-                "and down %.1f ms (at once), NVMe reads %.1f ms, the node's host memory %.1f ms (host adds %.1f ms of it)\n",
+                "and down %.1f ms (at once), NVMe reads %.1f ms and writes %.1f ms, the node's host memory %.1f ms (host adds %.1f ms of it)\n",
                 (long long)K, ms(t.compute_s), t.flops_per_micro_batch / 1e12, ms(t.collectives_s), ms(t.pcie_up_s),
-                ms(t.pcie_down_s), ms(t.nvme_read_s), ms(t.host_memory_s), ms(t.host_adds_s));
+                ms(t.pcie_down_s), ms(t.nvme_read_s), ms(t.nvme_write_s), ms(t.host_memory_s), ms(t.host_adds_s));
     if (t.optimizer_s + t.nvme_step_s + t.weights_up_s + t.gradients_down_s > 0)
         std::printf("  per step: gradients down %.1f ms (beside the last backward), CPU AdamW %.1f ms, NVMe %.1f ms "
                     "(pipelined with it), host memory %.1f ms (all three), weights up %.1f ms\n",
@@ -212,6 +212,7 @@ int commandPlan(const RunConfig& config, const std::string& config_path, const s
     const std::pair<std::string, int64_t> rows[] = {
         {weights_label, plan.weight_bytes},
         {plan.gradients_on_host         ? "gradients (fp32, on the host)"
+         : plan.gradients_in_file       ? "gradients (fp32, one unit's 1/W; the rest in offload_dir)"
          : place.sharded.gradients ? "gradients (fp32, 1/W)"
                                    : "gradients (fp32)",
          plan.gradient_bytes},

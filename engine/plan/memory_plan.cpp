@@ -153,6 +153,7 @@ struct TierLimits {
 // What the planner found cannot stay on the device (the PlacementQuery's budget answers).
 struct OffDevice {
     bool gradient_sums = false;
+    bool gradient_sums_file = false;  // nor in host memory: in offload_dir's file
     bool boundaries = false;
     bool unit_order_fits_nowhere = false;
 };
@@ -170,6 +171,12 @@ MemoryPlan planMovingOffDevice(const RunConfig& config, int64_t micro_batch, con
     }
     if (!plan.fits_device && plan.placement.gradientSumsMayLeaveDevice()) {
         off.gradient_sums = true;
+        plan = planFor(config, micro_batch, limits, off);
+    }
+    // Where host memory (or on CPU ranks the one memory) cannot keep them either, the unit order
+    // writes each unit's finished sums to offload_dir.
+    if (!plan.fits && plan.placement.gradientSumsMayGoToFile()) {
+        off.gradient_sums_file = true;
         plan = planFor(config, micro_batch, limits, off);
     }
     return plan;
@@ -196,7 +203,8 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     // Where each piece of state lives: the rule the layouts build from (engine/parallel/placement.cpp).
     PlacementQuery query;
     query.device = deviceTypeOf(config.runtime);
-    query.gradient_sums_off_device = off.gradient_sums;
+    query.gradient_sums_off_device = off.gradient_sums || off.gradient_sums_file;
+    query.gradient_sums_in_file = off.gradient_sums_file;
     query.boundaries_off_device = off.boundaries;
     query.unit_order_fits_nowhere = off.unit_order_fits_nowhere;
     p.placement = placementFor(config, query);
@@ -264,7 +272,10 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
                      : place.sharded.weights ? held_slice_elements * p.weight_element_bytes + embedding_kept + unit_bytes
                                   : params * p.weight_element_bytes + embedding_kept;
     p.gradients_on_host = place.gradient_sums == Tier::Host;
+    p.gradients_in_file = place.gradient_sums == Tier::File;
+    // In a file: the unit whose micro-batches are being summed keeps its slice on the device.
     p.gradient_bytes = p.gradients_on_host       ? 0
+                       : p.gradients_in_file     ? (largest_unit + p.world_size - 1) / p.world_size
                        : place.sharded.gradients ? held_slice_elements * kFloat
                                                  : params * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
@@ -319,6 +330,12 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
             staging += 2 * bucket_slice * (2 * moment_bytes + (master ? kFloat : 0)) / kFloat;
             if (weights_off) staging += 2 * (unit_elements + p.world_size - 1) / p.world_size * p.weight_element_bytes;
             p.nvme_bytes = p.optimizer_bytes + master_bytes;
+            if (p.gradients_in_file) {
+                // fp32 sums of the rank's slices, and two staging slots of the widest
+                p.nvme_gradient_bytes = held_slice_elements * kFloat;
+                p.nvme_bytes += p.nvme_gradient_bytes;
+                staging += 2 * bucket_slice;
+            }
         } else {
             p.host_moment_bytes = p.optimizer_bytes;
             p.host_master_bytes = master_bytes;
@@ -326,7 +343,8 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         // The slice sums on the host: kept there (gradients_on_host), or under the host step their
         // copies, made as the last backward finishes each unit (sharded gradients) or each
         // bucket's reduce-scatter (sharded moments over several ranks).
-        const bool copied_down = place.host_step && (place.sharded.gradients || p.world_size > 1);
+        const bool copied_down =
+            place.host_step && !p.gradients_in_file && (place.sharded.gradients || p.world_size > 1);
         p.host_gradient_bytes = p.gradients_on_host || copied_down ? held_slice_elements * kFloat : 0;
         p.host_staging_bytes = staging;
         p.host_bytes = p.host_moment_bytes + p.host_master_bytes + p.host_gradient_bytes + p.host_staging_bytes;
@@ -645,6 +663,8 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"slice_elements", p.slice_elements},
         {"weight_element_bytes", p.weight_element_bytes},
         {"gradients_on_host", p.gradients_on_host},
+        {"gradients_in_file", p.gradients_in_file},
+        {"nvme_gradient_bytes", p.nvme_gradient_bytes},
         {"host_moment_bytes", p.host_moment_bytes},
         {"host_master_bytes", p.host_master_bytes},
         {"host_gradient_bytes", p.host_gradient_bytes},

@@ -115,10 +115,19 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         if (target.nvme_read_gbps > 0) t.nvme_read_s = seconds(rpn * from_nvme, target.nvme_read_gbps);
         else needs(t, "target.nvme_read_gbps");
     }
+    // The gradient sums in offload_dir's file (the unit order): each unit's finished fp32 sums
+    // written once a window, while the backward goes on; a micro-batch's share is 1/K.
+    const double to_nvme = plan.gradients_in_file ? double(plan.nvme_gradient_bytes) / double(K) : 0.0;
+    if (to_nvme > 0) {
+        if (target.nvme_write_gbps > 0) t.nvme_write_s = seconds(rpn * to_nvme, target.nvme_write_gbps);
+        else needs(t, "target.nvme_write_gbps");
+    }
     // One budget for the node's host memory, its ranks' together: every byte PCIe moves is DMA
     // into or out of pinned host memory, NVMe's reads land in it, the additions (on a thread of
     // their own beside the backward) read and write it. (CPU ranks: the host is the device.)
-    const double host_bytes = gpu_offload || boundaries > 0 ? rpn * (up + slice_down + from_nvme + host_adds) : 0.0;
+    // (the sums going to NVMe leave from it too)
+    const double host_bytes =
+        gpu_offload || boundaries > 0 ? rpn * (up + slice_down + from_nvme + to_nvme + host_adds) : 0.0;
     if (host_bytes > 0) {
         if (target.host_memory_gbps > 0) {
             t.host_adds_s = seconds(rpn * host_adds, target.host_memory_gbps);
@@ -127,7 +136,8 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
             needs(t, "target.host_memory_gbps");
         }
     }
-    t.micro_batch_s = std::max({t.compute_s, t.collectives_s, t.pcie_s, t.nvme_read_s, t.host_memory_s});
+    t.micro_batch_s =
+        std::max({t.compute_s, t.collectives_s, t.pcie_s, t.nvme_read_s + t.nvme_write_s, t.host_memory_s});
 
     if (offloaded) {
         // (bf16 device weights are rounded on the device from the fp32 master at stages 1 and 2:
@@ -140,8 +150,9 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         tail_host_bytes = touched;
     }
     if (on_nvme) {
-        // moments and master read and written back (through host memory both ways)
-        const double read = rpn * double(plan.nvme_bytes), written = read;
+        // moments and master read and written back (through host memory both ways); the
+        // gradient sums in the file read only
+        const double read = rpn * double(plan.nvme_bytes), written = rpn * double(plan.nvme_bytes - plan.nvme_gradient_bytes);
         tail_host_bytes += read + written;
         if (target.nvme_read_gbps > 0 && target.nvme_write_gbps > 0)
             t.nvme_step_s = seconds(read, target.nvme_read_gbps) + seconds(written, target.nvme_write_gbps);
@@ -174,7 +185,7 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         {"collectives", double(K) * t.collectives_s},
         {"PCIe", double(K) * t.pcie_s + std::max(0.0, last_micro_batch - t.micro_batch_s) +
                      std::max(0.0, down_in_tail - std::max(t.optimizer_s, t.nvme_step_s)) + t.weights_up_s},
-        {"NVMe", double(K) * t.nvme_read_s + t.nvme_step_s},
+        {"NVMe", double(K) * (t.nvme_read_s + t.nvme_write_s) + t.nvme_step_s},
         {"CPU AdamW", t.optimizer_s},
         // (beyond the CPU step's own bytes, which are its share)
         {"host memory", double(K) * t.host_memory_s + std::max(0.0, t.tail_host_memory_s - t.optimizer_s)},
@@ -215,6 +226,7 @@ std::string stepTimePlanToJson(const StepTimePlan& t) {
                           {"pcie_down_s", t.pcie_down_s},
                           {"pcie_s", t.pcie_s},
                           {"nvme_read_s", t.nvme_read_s},
+                          {"nvme_write_s", t.nvme_write_s},
                           {"host_adds_s", t.host_adds_s},
                           {"host_memory_s", t.host_memory_s},
                           {"tail_host_memory_s", t.tail_host_memory_s},

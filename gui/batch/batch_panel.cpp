@@ -656,11 +656,9 @@ void BatchPanel::showPlanNumbers() {
                                                                 .arg(config_.runtime.zero_stage)
                                                           : formatBytes(bytes);
     };
-    gradients_label_->setText(plan_.gradients_on_host ? tr("on the host (%1)").arg(formatBytes(plan_.host_gradient_bytes))
-                                                      : perRank(plan_.gradient_bytes, 2));
-    gradients_label_->setToolTip(plan_.gradients_on_host ? tr("The device cannot keep the fp32 sums of its gradient "
-                                                              "slices: they are summed in host memory.")
-                                                         : QString());
+    const auto [gradients, why] = OffloadTiers::describeGradients(plan_, perRank(plan_.gradient_bytes, 2));
+    gradients_label_->setText(gradients);
+    gradients_label_->setToolTip(why);
     optimizer_label_->setText(OffloadTiers::describeMoments(plan_, config_, perRank(plan_.optimizer_bytes, 1)));
     optimizer_label_->setToolTip(!isChoice(config_.runtime.offload, Offload::None)
                                      ? tr("Offloaded (runtime.offload %1): not in the device's peak below.")

@@ -106,6 +106,18 @@ QString OffloadTiers::describeMoments(const MemoryPlan& plan, const RunConfig& c
                : tr("%1 on disk").arg(formatBytes(plan.optimizer_bytes));
 }
 
+std::pair<QString, QString> OffloadTiers::describeGradients(const MemoryPlan& plan, const QString& on_device) {
+    if (plan.gradients_in_file)
+        return {tr("on disk (%1)").arg(formatBytes(plan.nvme_gradient_bytes)),
+                tr("Neither the device nor host memory can keep the fp32 sums of its gradient slices: the window "
+                   "runs unit by unit, and each unit's sums are written to runtime.offload_dir once finished, read "
+                   "back by the optimizer's step.")};
+    if (plan.gradients_on_host)
+        return {tr("on the host (%1)").arg(formatBytes(plan.host_gradient_bytes)),
+                tr("The device cannot keep the fp32 sums of its gradient slices: they are summed in host memory.")};
+    return {on_device, QString()};
+}
+
 QString OffloadTiers::describeNodeShare(int64_t bytes_per_rank, int64_t ranks_per_node, int64_t limit_per_node) {
     const int64_t node_bytes = bytes_per_rank * std::max<int64_t>(1, ranks_per_node);
     if (limit_per_node <= 0) return tr("a node: %1").arg(formatBytes(node_bytes));

@@ -4,6 +4,8 @@
 #include <QObject>
 #include <QString>
 
+#include <utility>
+
 #include "trainbench/memory_plan.h"
 #include "trainbench/run_config.h"
 #include "trainbench/target_machine.h"
@@ -43,6 +45,9 @@ public:
     // The AdamW moments row: `on_device` (the bytes, with their shard when sharded) while they
     // stay on the device; where they went when offloaded ("452 MiB in host memory", "452 MiB on disk": no longer in the peak).
     static QString describeMoments(const MemoryPlan& plan, const RunConfig& config, const QString& on_device);
+    // The gradient sums row, likewise: `on_device`, or where they are summed ("on the host (…)",
+    // "on disk (…)"), with the tooltip that says why.
+    static std::pair<QString, QString> describeGradients(const MemoryPlan& plan, const QString& on_device);
     // A node's share of a tier, as its bar reads: "235.6 GiB of 2.0 TiB a node (11.5 %)", with
     // "8 ranks: " before it when a node holds more than one.
     static QString describeNodeShare(int64_t bytes_per_rank, int64_t ranks_per_node, int64_t limit_per_node);

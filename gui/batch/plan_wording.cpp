@@ -95,12 +95,13 @@ QString describeTargetAdvice(const TargetAdvice& advice, const RunConfig& config
 QString describeStepTimeTerms(const StepTimePlan& t, int64_t gradient_accumulation_steps) {
     QStringList lines;
     lines << QObject::tr("Per micro-batch (× %1, overlapped): compute %2 (%3 TFLOP), collectives %4, PCIe up %5 and "
-                         "down %6 (at once), NVMe reads %7, the node's host memory %8 (host adds %9 of it).")
+                         "down %6 (at once), NVMe reads %7 and writes %8, the node's host memory %9 (host adds %10 of it).")
                  .arg(gradient_accumulation_steps)
                  .arg(milliseconds(t.compute_s))
                  .arg(t.flops_per_micro_batch / 1e12, 0, 'g', 3)
                  .arg(milliseconds(t.collectives_s), milliseconds(t.pcie_up_s), milliseconds(t.pcie_down_s),
-                      milliseconds(t.nvme_read_s), milliseconds(t.host_memory_s), milliseconds(t.host_adds_s));
+                      milliseconds(t.nvme_read_s), milliseconds(t.nvme_write_s), milliseconds(t.host_memory_s))
+                 .arg(milliseconds(t.host_adds_s));
     if (t.optimizer_s + t.nvme_step_s + t.weights_up_s + t.gradients_down_s > 0)
         lines << QObject::tr("Per step: gradients down %1 (beside the last backward), CPU AdamW %2, NVMe %3 (pipelined "
                              "with it), host memory %4 (all three), weights up %5.")

@@ -81,7 +81,7 @@ std::vector<StepTimeChart::Phase> StepTimeChart::phases(const StepTimePlan& t, i
                                {tr("collectives"), t.collectives_s},
                                {tr("PCIe up"), t.pcie_up_s},
                                {tr("PCIe down"), t.pcie_down_s},
-                               {tr("NVMe"), t.nvme_read_s},
+                               {tr("NVMe"), t.nvme_read_s + t.nvme_write_s},
                                {tr("host memory"), t.host_memory_s}});
     if (window > 0) out.push_back({pace.first.isEmpty() ? tr("compute") : pace.first, window});
     const double up = std::clamp(t.weights_up_s, 0.0, t.step_s - window);
@@ -104,7 +104,7 @@ std::vector<StepTimeChart::TermTotal> StepTimeChart::termTotals(const StepTimePl
                                    TermTotal{tr("collectives"), K * t.collectives_s},
                                    TermTotal{tr("PCIe up"), K * t.pcie_up_s + t.weights_up_s},
                                    TermTotal{tr("PCIe down"), K * t.pcie_down_s + t.gradients_down_s},
-                                   TermTotal{tr("NVMe"), K * t.nvme_read_s + t.nvme_step_s},
+                                   TermTotal{tr("NVMe"), K * (t.nvme_read_s + t.nvme_write_s) + t.nvme_step_s},
                                    TermTotal{tr("host memory"), K * t.host_memory_s + t.tail_host_memory_s},
                                    TermTotal{tr("CPU AdamW"), t.optimizer_s}})
         if (total.seconds > 0) out.push_back(total);

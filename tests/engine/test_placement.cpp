@@ -139,6 +139,31 @@ private Q_SLOTS:
         QVERIFY(!placementFor(c, query).bf16_device_weights);
     }
 
+    // The gradient sums go to offload_dir's file only under the unit order, at stages 2 and 3,
+    // with the optimizer's state in files, and only when asked (the planner's answer): on a GPU
+    // (host step) and on CPU ranks alike.
+    void theGradientSumsGoToAFileOnlyUnderTheUnitOrder() {
+        for (const char* device : {"cpu", "cuda"})
+            for (int stage = 1; stage <= 3; ++stage)
+                for (bool dir : {false, true})
+                    for (const char* schedule : {"micro_batch", "unit"}) {
+                        RunConfig c = configWith(stage, "optimizer", dir, device, "fp32");
+                        c.runtime.activation_checkpointing = "full";
+                        c.runtime.window_schedule = schedule;
+                        PlacementQuery query;
+                        query.device = deviceTypeOf(c.runtime);
+                        query.gradient_sums_off_device = true;
+                        QCOMPARE(tierName(placementFor(c, query).gradient_sums),
+                                 query.device == DeviceType::Cuda && stage >= 2 ? "host" : "device");
+                        query.gradient_sums_in_file = true;
+                        const Placement p = placementFor(c, query);
+                        const bool file = stage >= 2 && dir && std::string(schedule) == "unit";
+                        QCOMPARE(p.gradientSumsMayGoToFile(), file);
+                        const char* otherwise = query.device == DeviceType::Cuda && stage >= 2 ? "host" : "device";
+                        QCOMPARE(tierName(p.gradient_sums), file ? "file" : otherwise);
+                    }
+    }
+
     // Every valid combination: the plan carries the placement the rule gives for the config's
     // device, and its bytes are in the tiers the placement names.
     void thePlannerReadsThePlacement() {

@@ -459,6 +459,60 @@ private Q_SLOTS:
         c671.target.host_memory_gib = 4096;
         a = adviseOnTarget(c671, resolveTarget(c671));
         QVERIFY2(a.offloaded, a.why_none.c_str());
+        // On the 2 TB node under window_schedule auto: the unit order writes each unit's finished
+        // sums to NVMe, and it fits (the 16 bytes a parameter of master, moments and sums there,
+        // with the bf16 shard's 2).
+        c671.target.host_memory_gib = 0;
+        c671.runtime.window_schedule = "auto";
+        t = resolveTarget(c671);
+        a = adviseOnTarget(c671, t);
+        QVERIFY2(a.offloaded, a.why_none.c_str());
+        const MemoryPlan& fitted = a.layout.cheapest_plan;
+        QVERIFY(fitted.placement.unit_order);
+        QVERIFY(fitted.gradients_in_file);
+        QCOMPARE(fitted.placement.gradient_sums, Tier::File);
+        QVERIFY(double(fitted.host_bytes * fitted.ranks_per_node) <= 2048 * kGiB);
+        const double params = double(countParameters(c671.model).total);
+        QVERIFY(near(double(fitted.nvme_bytes * fitted.ranks_per_node), 18 * params, 0.01));
+    }
+
+    // The gradient sums in offload_dir (the unit order, where host memory cannot keep them):
+    // tiny with 8 blocks (7 MoE) on one H100 with its host memory short of the sums, by hand.
+    // The rank's slice of P = 2 x 64 x 64 + 64 + 40,640 + 7 x 71,880: its fp32 sums 4P on NVMe beside master 4P, moments 8P and the bf16 shard's
+    // 2(P - E) + 4E (E the embedding's 64 x 64, kept fp32); the device keeps one unit's sums (the
+    // largest's 4 x 71,872 bytes); a window writes them once (a micro-batch's share 4P / K at 40
+    // GB/s, and the host memory they leave from), the step reads them with the rest and writes
+    // back all but them.
+    void gradientSumsWaitInOffloadDirUnderTheUnitOrder() {
+        RunConfig c = tinyOffloadingAll(1);
+        c.runtime.activation_checkpointing = "full";
+        c.runtime.window_schedule = "unit";
+        c.runtime.offload_dir = kPlannedOffloadDir;
+        c.model.n_layers = 8;  // units enough that two staging slots of the largest take less than the sums
+        const double P = 2 * 64 * 64 + 64 + 40640 + 7 * 71880, E = 64.0 * 64.0;
+        QCOMPARE(double(countParameters(c.model).total), P);
+        const TargetMachine roomy = resolveTarget(c);
+        const MemoryPlan plain = planOnTarget(c, roomy);
+        QVERIFY(!plain.gradients_in_file);
+        // Host memory one byte short of the sums' copies beside the rest.
+        c.target.host_memory_gib = double(plain.host_bytes - 1) / kGiB;
+        const TargetMachine t = resolveTarget(c);
+        const MemoryPlan p = planOnTarget(c, t);
+        QVERIFY(p.gradients_in_file);
+        QCOMPARE(p.placement.gradient_sums, Tier::File);
+        QVERIFY(p.fits);
+        QCOMPARE(double(p.nvme_gradient_bytes), 4 * P);
+        QCOMPARE(double(p.nvme_bytes), 4 * P + 8 * P + 4 * P + (2 * (P - E) + 4 * E));
+        QCOMPARE(p.gradient_bytes, kTinyLargestUnit * 4);
+        QCOMPARE(p.host_gradient_bytes, int64_t(0));
+        const double K = double(p.gradient_accumulation_steps);
+        const StepTimePlan s = predictStepTime(configOnTarget(c, t), p, t);
+        QVERIFY(near(s.nvme_write_s, 4 * P / K / 40e9));
+        const double read = double(p.nvme_bytes), written = read - 4 * P;
+        QVERIFY(near(s.nvme_step_s, read / 56e9 + written / 40e9));
+        // Under micro_batch no unit's sums are finished before the window's end: no file tier.
+        c.runtime.window_schedule = "micro_batch";
+        QVERIFY(!planOnTarget(c, t).gradients_in_file);
     }
 
     // With every rate known the advice is the fastest predicted layout that fits, not the first

@@ -51,18 +51,24 @@ struct MemoryPlan {
     // is counted so). With offload at stage >= 2 on
     // a GPU, the fp32 slice sums of the gradients move to host memory when the device cannot keep
     // them (gradients_on_host); otherwise the host holds their copies, made during the last
-    // backward (host_gradient_bytes either way). `all` (stage 3)
+    // backward (host_gradient_bytes either way). Under the unit order with the optimizer's state
+    // in offload_dir they may wait in its file instead when host memory cannot keep them
+    // (gradients_in_file: nvme_bytes gains them, the device keeps one unit's, the host two
+    // staging slots). `all` (stage 3)
     // moves the rank's weight shard too: the device holds the unit gathered and the next one.
     // On CPU ranks (one memory for both tiers) `fits` counts host_bytes with the peak.
     int64_t weight_element_bytes = 4;
     bool gradients_on_host = false;
+    bool gradients_in_file = false;
     int64_t host_moment_bytes = 0;    // optimizer_bytes, moved (their dtype's bytes)
     int64_t host_master_bytes = 0;    // fp32 weights of the slice (under all: the shard's home; with
                                       // bf16 weights the bf16 shards too, beside the master)
     int64_t host_gradient_bytes = 0;
     int64_t host_staging_bytes = 0;   // buffers copies and file reads pass through
     int64_t host_bytes = 0;           // the sum of the four and the unit order's boundaries there
-    int64_t nvme_bytes = 0;           // runtime.offload_dir: moments, master (and a bf16 copy under all)
+    int64_t nvme_bytes = 0;           // runtime.offload_dir: moments, master (and a bf16 copy under all),
+                                      // the gradient sums when gradients_in_file
+    int64_t nvme_gradient_bytes = 0;  // of which the gradient sums
     // The node's share: its ranks' host and NVMe bytes against the target's (0: not checked).
     int64_t ranks_per_node = 1;
     int64_t host_limit_bytes = 0;

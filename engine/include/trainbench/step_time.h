@@ -26,6 +26,9 @@ struct StepTimePlan {
     double pcie_down_s = 0;       // slice sums kept on the host: each micro-batch's slice down; boundaries to the host
     double pcie_s = 0;            // the longer of the two
     double nvme_read_s = 0;       // offload all with offload_dir: the shard read (the node's ranks together)
+    // The gradient sums in offload_dir's file: a micro-batch's share (1/K) of the window's writes
+    // of every unit's finished sums (the node's ranks together); the drives' time adds to the reads'.
+    double nvme_write_s = 0;
     double host_adds_s = 0;       // slice sums kept on the host: each slice added there (the node's ranks)
     // The node's host memory, one budget for all its ranks: what PCIe moves both ways, NVMe's
     // reads and the host's additions, each micro-batch.
@@ -36,7 +39,7 @@ struct StepTimePlan {
     // The tail's host memory: the CPU step's bytes, NVMe's moves both ways, the gradients landing
     // after the window; at least optimizer_s.
     double tail_host_memory_s = 0;
-    double nvme_step_s = 0;       // moments and master read and written
+    double nvme_step_s = 0;       // moments and master read and written; the gradient sums in a file read
     double weights_up_s = 0;      // the updated slice back to the device
     double step_s = 0;
     std::string bound;            // "compute", "collectives", "PCIe", "NVMe" or "CPU AdamW"
