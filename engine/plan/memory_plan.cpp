@@ -617,7 +617,9 @@ std::string layoutAdviceToJson(const LayoutAdvice& a) {
                               {"offload_nvme", l.nvme},
                               {"peak_bytes", plan.peak_bytes},
                               {"host_bytes", plan.host_bytes},
-                              {"nvme_bytes", plan.nvme_bytes}};
+                              {"nvme_bytes", plan.nvme_bytes},
+                              {"window_schedule", plan.placement.unit_order ? "unit" : "micro_batch"},
+                              {"gradient_sums", tierName(plan.placement.gradient_sums)}};
     };
     nlohmann::json j = {{"limit_bytes", a.limit_bytes}};
     j["cheapest"] = a.cheapest.micro_batch_size > 0 ? layout(a.cheapest, a.cheapest_plan) : nlohmann::json();
