@@ -74,7 +74,8 @@ nlohmann::json targetToJson(const TargetMachine& t) {
             {"network_gbps", t.network_gbps},
             {"host_memory_gbps", t.host_memory_gbps},
             {"nvme_read_gbps", t.nvme_read_gbps},
-            {"nvme_write_gbps", t.nvme_write_gbps}};
+            {"nvme_write_gbps", t.nvme_write_gbps},
+            {"cpu_adamw_gparams", t.cpu_adamw_gparams}};
 }
 
 // One line: each piece of state, its tier and whether it is sharded ("AdamW moments: host, 1/W;
@@ -340,6 +341,7 @@ int commandProbe(const RunConfig& config, const std::string& directory, int64_t 
     std::printf("host memory copy (%d threads, %lld MiB): %.1f GB/s read + written\n", probe.threads,
                 (long long)mib_per_test, probe.host_copy_gbps);
     std::printf("CPU fp32 matrix products: %.3f TFLOP/s\n", probe.cpu_fp32_tflops);
+    std::printf("CPU AdamW (the fused kernel, fp32 moments): %.3f billion parameters a second\n", probe.cpu_adamw_gparams);
     auto figure = [](double value) {
         char text[32];
         std::snprintf(text, sizeof text, "%.3g", value);
@@ -348,6 +350,7 @@ int commandProbe(const RunConfig& config, const std::string& directory, int64_t 
     // The fields a plan reads them from, filled by the rule the batch panel plans with.
     const TargetConfig rates = withProbedRates(TargetConfig{}, probe, config.runtime.device == "cpu", probe.directory);
     std::string flags = "--set target.host_memory_gbps=" + figure(rates.host_memory_gbps);
+    if (rates.cpu_adamw_gparams > 0) flags += " --set target.cpu_adamw_gparams=" + figure(rates.cpu_adamw_gparams);
     if (rates.compute_tflops > 0)
         flags += " --set target.compute_tflops=" + figure(rates.compute_tflops) + " --set target.mfu=" + figure(rates.mfu);
     if (!probe.directory.empty()) {

@@ -472,6 +472,9 @@ std::vector<ConfigField> buildFields() {
            "Host memory bandwidth per node, GB/s, shared by its devices' CPU AdamW (0: the kind's; `probe` measures)");
     g.real("nvme_read_gbps", &TargetConfig::nvme_read_gbps, "NVMe read rate per node, GB/s (0: the kind's; `probe` measures)");
     g.real("nvme_write_gbps", &TargetConfig::nvme_write_gbps, "NVMe write rate per node, GB/s (0: the kind's; `probe` measures)");
+    g.real("cpu_adamw_gparams", &TargetConfig::cpu_adamw_gparams,
+           "The CPU AdamW step's rate per node, billions of parameters a second (0: only host_memory_gbps bounds it; "
+           "`probe` measures the fused kernel)");
     return f;
 }
 

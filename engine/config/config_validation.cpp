@@ -481,7 +481,8 @@ void checkTarget(Checker& c, const TargetConfig& t) {
         {"target.nvme_gib", t.nvme_gib},                   {"target.compute_tflops", t.compute_tflops},
         {"target.pcie_gbps", t.pcie_gbps},                 {"target.interconnect_gbps", t.interconnect_gbps},
         {"target.network_gbps", t.network_gbps},           {"target.host_memory_gbps", t.host_memory_gbps},
-        {"target.nvme_read_gbps", t.nvme_read_gbps},       {"target.nvme_write_gbps", t.nvme_write_gbps}};
+        {"target.nvme_read_gbps", t.nvme_read_gbps},       {"target.nvme_write_gbps", t.nvme_write_gbps},
+        {"target.cpu_adamw_gparams", t.cpu_adamw_gparams}};
     for (const auto& [path, value] : figures) {
         c.nonNegative(path, value);
         // (a PiB, a million TFLOP/s, a PB/s: beyond any machine, and products of them stay finite)

@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "offload/direct_file.h"
+#include "parallel/fused_adamw.h"
 #include "trainbench/config_io.h"
 
 namespace trainbench {
@@ -57,6 +58,34 @@ double matmulRate(int threads) {
     return best;
 }
 
+// The host step's kernel over `elements` fp32 parameters (16 bytes each of weights, gradients
+// and moments: far beyond the caches at the probe's sizes), in the buckets' grouping of a few
+// slices; the best of a few steps after the first.
+double adamWRate(int threads, int64_t elements) {
+    const int previous = torch::get_num_threads();
+    torch::set_num_threads(threads);
+    const int64_t slices = 4, per_slice = std::max<int64_t>(1, elements / slices);
+    std::vector<torch::Tensor> weights, grads, averages, squares, steps;
+    for (int64_t s = 0; s < slices; ++s) {
+        weights.push_back(torch::randn({per_slice}));
+        grads.push_back(torch::randn({per_slice}));
+        averages.push_back(torch::zeros({per_slice}));
+        squares.push_back(torch::zeros({per_slice}));
+        steps.push_back(torch::zeros({}));
+    }
+    const AdamWHyper hyper{1e-4, 0.9, 0.95, 0.1, 1e-8};
+    double best = 0;
+    for (int repeat = 0; repeat < 5; ++repeat) {
+        for (auto& step : steps) step.add_(1);
+        const auto start = Clock::now();
+        fusedAdamWUpdate(weights, grads, averages, squares, steps, hyper, 1.0);
+        const double seconds = secondsSince(start);
+        if (repeat > 0) best = std::max(best, double(per_slice * slices) / seconds / 1e9);
+    }
+    torch::set_num_threads(previous);
+    return best;
+}
+
 }  // namespace
 
 MachineProbe probeMachine(int threads, int64_t copy_bytes, const std::string& directory, int64_t directory_bytes,
@@ -65,6 +94,8 @@ MachineProbe probeMachine(int threads, int64_t copy_bytes, const std::string& di
     probe.threads = std::max(1, threads);
     probe.host_copy_gbps = copyRate(probe.threads, copy_bytes);
     probe.cpu_fp32_tflops = matmulRate(probe.threads);
+    // (the copy's buffer size in parameters of 16 bytes: as far beyond the caches)
+    probe.cpu_adamw_gparams = adamWRate(probe.threads, std::max<int64_t>(1 << 20, copy_bytes / 16));
     if (directory.empty()) return probe;
     probe.directory = directory;
     probe.directory_bytes = alignedUp(directory_bytes);
@@ -95,6 +126,7 @@ std::string machineProbeToJson(const MachineProbe& p) {
     return nlohmann::json{{"threads", p.threads},
                           {"host_copy_gbps", p.host_copy_gbps},
                           {"cpu_fp32_tflops", p.cpu_fp32_tflops},
+                          {"cpu_adamw_gparams", p.cpu_adamw_gparams},
                           {"directory", p.directory},
                           {"directory_bytes", p.directory_bytes},
                           {"directory_write_gbps", p.directory_write_gbps},
@@ -110,6 +142,7 @@ int probeThreads(const RunConfig& config) {
 TargetConfig withProbedRates(TargetConfig target, const MachineProbe& probe, bool cpu_ranks,
                              const std::string& offload_dir) {
     if (target.host_memory_gbps <= 0 && probe.host_copy_gbps > 0) target.host_memory_gbps = probe.host_copy_gbps;
+    if (target.cpu_adamw_gparams <= 0 && probe.cpu_adamw_gparams > 0) target.cpu_adamw_gparams = probe.cpu_adamw_gparams;
     if (cpu_ranks && target.compute_tflops <= 0 && probe.cpu_fp32_tflops > 0) {
         target.compute_tflops = probe.cpu_fp32_tflops;
         target.mfu = 1;

@@ -147,6 +147,9 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
             rpn * slice * double(cpuAdamWBytesPerParameter(place.sharded.weights ? int64_t(we) : 4, moment_bytes));
         if (target.host_memory_gbps > 0) t.optimizer_s = seconds(touched, target.host_memory_gbps);
         else needs(t, "target.host_memory_gbps");
+        // The kernel's own rate where it is known (probe measures it): the slower of the two.
+        if (target.cpu_adamw_gparams > 0)
+            t.optimizer_s = std::max(t.optimizer_s, rpn * slice / (target.cpu_adamw_gparams * 1e9));
         tail_host_bytes = touched;
     }
     if (on_nvme) {

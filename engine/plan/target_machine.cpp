@@ -72,6 +72,7 @@ TargetMachine resolveTarget(const RunConfig& config) {
     m.host_memory_gbps = t.host_memory_gbps;
     m.nvme_read_gbps = t.nvme_read_gbps;
     m.nvme_write_gbps = t.nvme_write_gbps;
+    m.cpu_adamw_gparams = t.cpu_adamw_gparams;
     if (m.kind == TargetKind::Here) {
         RunConfig here = config;
         here.runtime.world_size = m.devices;

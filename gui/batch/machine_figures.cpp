@@ -22,6 +22,7 @@ const char* const kGroupPrefix = "machineProbe/";
 const char* const kThreadsKey = "threads";
 const char* const kHostCopyKey = "host_copy_gbps";
 const char* const kCpuKey = "cpu_fp32_tflops";
+const char* const kAdamWKey = "cpu_adamw_gparams";
 const char* const kDirectoryKey = "directory";
 const char* const kDirectoryBytesKey = "directory_bytes";
 const char* const kDirectoryWriteKey = "directory_write_gbps";
@@ -58,6 +59,7 @@ std::optional<MachineFigures> loadMachineFigures() {
     MachineProbe& probe = figures.probe;
     probe.host_copy_gbps = storedRate(*settings, kHostCopyKey);
     probe.cpu_fp32_tflops = storedRate(*settings, kCpuKey);
+    probe.cpu_adamw_gparams = storedRate(*settings, kAdamWKey);  // 0 where measured before it was
     if (probe.host_copy_gbps <= 0 && probe.cpu_fp32_tflops <= 0) return std::nullopt;
     probe.threads = std::max(1, settings->value(QLatin1String(kThreadsKey)).toInt());
     probe.directory = settings->value(QLatin1String(kDirectoryKey)).toString().toStdString();
@@ -92,6 +94,7 @@ MachineFigures storeMachineFigures(const MachineProbe& probe) {
     settings->setValue(QLatin1String(kThreadsKey), p.threads);
     settings->setValue(QLatin1String(kHostCopyKey), p.host_copy_gbps);
     settings->setValue(QLatin1String(kCpuKey), p.cpu_fp32_tflops);
+    settings->setValue(QLatin1String(kAdamWKey), p.cpu_adamw_gparams);
     settings->setValue(QLatin1String(kDirectoryKey), QString::fromStdString(p.directory));
     settings->setValue(QLatin1String(kDirectoryBytesKey), qint64(p.directory_bytes));
     settings->setValue(QLatin1String(kDirectoryWriteKey), p.directory_write_gbps);

@@ -122,6 +122,8 @@ QString describeMachineFigures(const MachineProbe& p) {
     QString text = QObject::tr("measured: host copy %1 GB/s, CPU %2 TFLOP/s fp32 (%3)")
                        .arg(rate(p.host_copy_gbps), rate(p.cpu_fp32_tflops),
                             p.threads == 1 ? QObject::tr("1 thread") : QObject::tr("%1 threads").arg(p.threads));
+    if (p.cpu_adamw_gparams > 0)
+        text += QObject::tr(", AdamW %1 billion parameters/s").arg(rate(p.cpu_adamw_gparams));
     if (!p.directory.empty())
         text += QObject::tr("; %1: written %2 GB/s, read %3 GB/s")
                     .arg(QString::fromStdString(p.directory), rate(p.directory_write_gbps), rate(p.directory_read_gbps));

@@ -135,6 +135,7 @@ private Q_SLOTS:
         const QJsonObject p = QJsonDocument::fromJson(r.out.toUtf8()).object();
         QVERIFY(p["host_copy_gbps"].toDouble() > 0);
         QVERIFY(p["cpu_fp32_tflops"].toDouble() > 0);
+        QVERIFY(p["cpu_adamw_gparams"].toDouble() > 0);
         QVERIFY(p["directory_write_gbps"].toDouble() > 0);
         QVERIFY(p["directory_read_gbps"].toDouble() > 0);
         QCOMPARE(p["directory_bytes"].toDouble(), 16.0 * 1024 * 1024);

@@ -409,6 +409,16 @@ private Q_SLOTS:
             QVERIFY(near(s.gradients_down_s, 4 * P / 50e9));
             QVERIFY(near(s.weights_up_s, 4 * P / 50e9));
             QVERIFY(near(s.optimizer_s, P * (bf16 ? 20 : 28) / 200e9));
+            // A kernel slower than the host memory's bound (target.cpu_adamw_gparams, what probe
+            // measures): its rate paces the step; a faster one leaves the bandwidth's.
+            auto adamWAt = [&](double gparams) {
+                RunConfig paced = c;
+                paced.target.cpu_adamw_gparams = gparams;
+                const TargetMachine tp = resolveTarget(paced);
+                return predictStepTime(configOnTarget(paced, tp), planOnTarget(paced, tp), tp).optimizer_s;
+            };
+            QVERIFY(near(adamWAt(1e-6), P / 1e3));  // a thousand parameters a second
+            QVERIFY(near(adamWAt(1e6), P * (bf16 ? 20 : 28) / 200e9));
             c.runtime.offload_dir = kPlannedOffloadDir;
             const StepTimePlan n = predictStepTime(configOnTarget(c, t), planOnTarget(c, t), t);
             const double moved = P * (bf16 ? 8 : 12);

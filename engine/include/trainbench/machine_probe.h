@@ -16,6 +16,9 @@ struct MachineProbe {
     double host_copy_gbps = 0;
     // fp32 matrix products (n 1024) on the threads the run would use.
     double cpu_fp32_tflops = 0;
+    // The fused AdamW step (the host step's kernel, fp32 weights, gradients and moments) over
+    // slices larger than the caches, billions of parameters a second on those threads.
+    double cpu_adamw_gparams = 0;
     // A directory's direct (O_DIRECT, libaio) write and read rates; 0 when none was probed.
     std::string directory;
     int64_t directory_bytes = 0;
@@ -39,7 +42,8 @@ int probeThreads(const RunConfig& config);
 // tells a user to set, and what the batch panel plans with): host_memory_gbps the copy rate; on
 // CPU ranks compute_tflops the matrix rate with mfu 1 (the products' measured rate is what a CPU
 // step reaches, not a datasheet peak: all of it counts); nvme_read_gbps and nvme_write_gbps the
-// directory's, when the probe measured `offload_dir` (another directory may be another disk).
+// directory's, when the probe measured `offload_dir` (another directory may be another disk);
+// cpu_adamw_gparams the fused AdamW's rate.
 TargetConfig withProbedRates(TargetConfig target, const MachineProbe& probe, bool cpu_ranks,
                              const std::string& offload_dir);
 

@@ -239,6 +239,9 @@ struct TargetConfig {
     double host_memory_gbps = 0;   // per node, shared by its devices
     double nvme_read_gbps = 0;     // per node
     double nvme_write_gbps = 0;    // per node
+    // The CPU AdamW's rate per node, billions of parameters a second (0: bounded by
+    // host_memory_gbps alone; `probe` measures the fused kernel's)
+    double cpu_adamw_gparams = 0;
 };
 
 // The choice fields read as enums (trainbench/config_choices.h); a name outside the field's

@@ -51,6 +51,7 @@ struct TargetMachine {
     double mfu = 0.4;
     double pcie_gbps = 0, interconnect_gbps = 0, network_gbps = 0;
     double host_memory_gbps = 0, nvme_read_gbps = 0, nvme_write_gbps = 0;
+    double cpu_adamw_gparams = 0;  // per node; 0: the step bounded by host memory alone
     int64_t ranksPerNode() const { return devices < devices_per_node ? devices : devices_per_node; }
 };
 
