@@ -137,6 +137,11 @@ void printStepTime(const StepTimePlan& t, int64_t K) {
                     "(pipelined with it), host memory %.1f ms (all three), weights up %.1f ms\n",
                     ms(t.gradients_down_s), ms(t.optimizer_s), ms(t.nvme_step_s), ms(t.tail_host_memory_s),
                     ms(t.weights_up_s));
+    if (t.to_device_bytes + t.to_host_bytes + t.nvme_read_bytes + t.nvme_write_bytes > 0)
+        std::printf("  moved per step, every rank: to the devices %s, to the host %s (io/to_device_bytes, "
+                    "io/to_host_bytes), NVMe read %s, written %s (io/read_bytes, io/write_bytes)\n",
+                    readableBytes(int64_t(t.to_device_bytes)).c_str(), readableBytes(int64_t(t.to_host_bytes)).c_str(),
+                    readableBytes(int64_t(t.nvme_read_bytes)).c_str(), readableBytes(int64_t(t.nvme_write_bytes)).c_str());
 }
 
 // The four precisions at the config's layout (planPrecisions): what fp8 and bf16 moments buy.

@@ -55,6 +55,7 @@ public:
     // Every sum to zero (what a window starts from).
     void zero();
     int64_t bytes() const { return slabs_->bytes(); }
+    int64_t bytesToHost() const { return copies_.bytesToHost(); }  // what came down into it
 
 private:
     struct Pending {

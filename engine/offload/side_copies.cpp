@@ -48,6 +48,7 @@ void copyOnSide(Cuda& cuda, const torch::Tensor& dst, const torch::Tensor& src) 
 
 void SideCopies::toHost(const torch::Tensor& dst, const torch::Tensor& src, int slot,
                         const std::function<void()>& before) {
+    to_host_bytes_ += int64_t(src.nbytes());
     if (!cuda_) {
         if (before) before();
         dst.copy_(src);
@@ -67,6 +68,7 @@ void SideCopies::waitHost(int slot) {
 }
 
 void SideCopies::toDevice(const torch::Tensor& dst, const torch::Tensor& src, int slot) {
+    to_device_bytes_ += int64_t(src.nbytes());
     if (!cuda_) {
         dst.copy_(src);
         return;

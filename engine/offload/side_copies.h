@@ -2,6 +2,8 @@
 // by events rather than by the host waiting for the device.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -39,10 +41,15 @@ public:
     void toDevice(const torch::Tensor& dst, const torch::Tensor& src, int slot = -1);
     // The current stream waits (on the device) for every copy made so far.
     void joinCompute();
+    // The bytes copied each way since it was made (the host link's traffic: PCIe on a GPU; on
+    // CPU ranks the copies the host step's path makes in their place).
+    int64_t bytesToHost() const { return to_host_bytes_.load(); }
+    int64_t bytesToDevice() const { return to_device_bytes_.load(); }
 
 private:
     struct Cuda;
     std::unique_ptr<Cuda> cuda_;  // null off CUDA
+    std::atomic<int64_t> to_host_bytes_{0}, to_device_bytes_{0};
 };
 
 }  // namespace trainbench

@@ -269,6 +269,7 @@ void GradientBuckets::retireBefore(size_t bucket) {
             if (last_micro_batch_) {
                 if (sum_finished_) sum_finished_(retired_, b.slice_sum);
                 file_sums_->acquireToOverwrite(retired_).front().copy_(b.slice_sum);
+                if (b.slice_sum.is_cuda()) file_bytes_down_ += int64_t(b.slice_sum.nbytes());
                 file_sums_->release(retired_, /*modified=*/true);
                 b.slice_sum = torch::Tensor();
             }

@@ -178,6 +178,9 @@ public:
     // The sums file's traffic since it was made (0 without one).
     int64_t fileBytesRead() const { return file_sums_ ? file_sums_->bytesRead() : 0; }
     int64_t fileBytesWritten() const { return file_sums_ ? file_sums_->bytesWritten() : 0; }
+    // The bytes of slices and sums that came down to host memory since it was made (the host
+    // step's sums on the host or their copies; the sums in a file from a GPU).
+    int64_t bytesToHost() const { return (host_sums_ ? host_sums_->bytesToHost() : 0) + file_bytes_down_; }
     // The gradients' dtype and device (the flat buffers').
     const torch::TensorOptions& sumOptions() const { return options_; }
     // SliceSums::CopiedDown: bucket b's sums on the host when the last micro-batch copied them
@@ -221,6 +224,7 @@ private:
     std::vector<char> landed_;                  // CopiedDown: per bucket, its host copy is current
     std::unique_ptr<SliceStore> file_sums_;     // InFile
     std::function<void(size_t, const torch::Tensor&)> sum_finished_;  // InFile
+    int64_t file_bytes_down_ = 0;  // InFile on a GPU: the finished sums copied down to be written
     bool last_micro_batch_ = false;
     torch::TensorOptions options_;  // of the flat buffers
     int rank_ = 0;         // transient: set by beginMicroBatch

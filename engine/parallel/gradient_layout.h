@@ -128,11 +128,13 @@ public:
     // Buckets the last window started during its backward (overlapped reduction).
     virtual int64_t bucketsOverlapped() const = 0;
     // The bytes this rank's offload files (runtime.offload_dir) have read and written since the
-    // start: the moments, and under offload all the weights' shards.
-    struct FileTraffic {
+    // start (the moments, under offload all the weights' shards, the gradient sums in a file),
+    // and what its host link moved each way (the host step's copies, shards going up).
+    struct OffloadTraffic {
         int64_t read = 0, written = 0;
+        int64_t to_device = 0, to_host = 0;
     };
-    virtual FileTraffic offloadFileTraffic() const { return {}; }
+    virtual OffloadTraffic offloadTraffic() const { return {}; }
     // Stage 3: the bytes of this rank's weight shards its gathers have taken from where they
     // live (the device, host memory or offload_dir) since the start: 2K passes a window under the
     // micro-batch order, two under the unit order.

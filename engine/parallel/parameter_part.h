@@ -74,6 +74,11 @@ public:
         return (optimizer_ ? optimizer_->bytesRead() : 0) + (weights_ ? weights_->bytesRead() : 0) +
                buckets_->fileBytesRead();
     }
+    // The host link's bytes since the start, each way (the host step's copies, shards going up).
+    int64_t bytesToDevice() const {
+        return (optimizer_ ? optimizer_->bytesToDevice() : 0) + (weights_ ? weights_->bytesUp() : 0);
+    }
+    int64_t bytesToHost() const { return (optimizer_ ? optimizer_->bytesToHost() : 0) + buckets_->bytesToHost(); }
     // Stage 3: the bytes of this rank's weight shards its gathers took since the start.
     int64_t shardBytesGathered() const { return weights_ ? weights_->bytesGathered() : 0; }
     int64_t offloadBytesWritten() const {

@@ -32,11 +32,13 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
     return spec;
 }
 
-GradientLayout::FileTraffic PartLayout::offloadFileTraffic() const {
-    FileTraffic total;
+GradientLayout::OffloadTraffic PartLayout::offloadTraffic() const {
+    OffloadTraffic total;
     for (const auto& part : parts_) {
         total.read += part->offloadBytesRead();
         total.written += part->offloadBytesWritten();
+        total.to_device += part->bytesToDevice();
+        total.to_host += part->bytesToHost();
     }
     return total;
 }

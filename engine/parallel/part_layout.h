@@ -26,7 +26,7 @@ public:
     void reduceWindow() override;
     int64_t bucketCount() const override { return parts_.front()->buckets().count(); }
     int64_t bucketsOverlapped() const override { return parts_.front()->buckets().launchedDuringBackward(); }
-    FileTraffic offloadFileTraffic() const override;
+    OffloadTraffic offloadTraffic() const override;
     int64_t shardBytesGathered() const override;
     // Not where reductions run per micro-batch across ranks (train.sync_each_micro_batch with W > 1):
     // those cannot be abandoned halfway on one rank alone. Expert parallelism says no in any case.

@@ -79,6 +79,9 @@ public:
     // The NVMe tier's traffic of the moments since the start (0 with the moments in tensors).
     int64_t bytesRead() const { return moments_ ? moments_->bytesRead() : 0; }
     int64_t bytesWritten() const { return moments_ ? moments_->bytesWritten() : 0; }
+    // The host step's copies since the start: gradient slices down, updated weights up.
+    int64_t bytesToHost() const { return copies_ ? copies_->bytesToHost() : 0; }
+    int64_t bytesToDevice() const { return copies_ ? copies_->bytesToDevice() : 0; }
 
     // The full moments under the parameter names (as adamWState writes them, in their storage
     // dtype), on the host,

@@ -55,7 +55,8 @@ ShardedWeights::ShardedWeights(const std::vector<torch::Tensor>& params, std::ve
       buckets_(buckets),
       collectives_(collectives),
       gathered_(units_.size(), 0),
-      on_host_(options.on_host) {
+      on_host_(options.on_host),
+      shards_cross_(options.on_host && options.host_slabs) {
     torch::NoGradGuard no_grad;
     if (reads_.size() != units_.size()) throw std::logic_error("ShardedWeights: one backward flag per unit");
     // Each bucket's unit: the buckets hold the last unit first, each unit's one after another.
@@ -141,6 +142,7 @@ void ShardedWeights::gather(int64_t unit) {
         allocateStorage(flats_[b]);
         const torch::Tensor shard = shards_->acquire(b).front();
         bytes_gathered_ += shard.numel() * shard.element_size();
+        if (shards_cross_) bytes_up_ += shard.numel() * shard.element_size();
         // A pinned shard goes up without the host waiting: the optimizer writes shards only after
         // the host has waited for the compute stream's work so far (its first gradient copy).
         const bool up = flats_[b].is_cuda() && shard.is_cpu();

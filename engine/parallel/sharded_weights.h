@@ -87,6 +87,8 @@ public:
     // The bytes of this rank's shards its gathers have taken from where they live since the
     // start (each gather of a unit: its buckets' slices, in their dtype).
     int64_t bytesGathered() const { return bytes_gathered_; }
+    // Of those, the bytes that went up from host memory (the host step's path: a GPU's PCIe).
+    int64_t bytesUp() const { return bytes_up_; }
 
     // Around each micro-batch's forward and backward (the buckets' micro-batch included; `last`:
     // the window's last, see GradientBuckets::beginMicroBatch).
@@ -139,6 +141,8 @@ private:
     std::unique_ptr<SliceStore> shards_;  // per bucket: [S], this rank's
     std::vector<char> gathered_;         // per unit
     bool on_host_ = false;
+    bool shards_cross_ = false;  // off the device on the host step's path: each gather copies up
+    int64_t bytes_up_ = 0;
     bool any_bf16_ = false;
     int64_t bytes_gathered_ = 0;
     bool in_micro_batch_ = false;

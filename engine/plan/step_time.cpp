@@ -182,6 +182,26 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         down_in_backward ? std::max(t.micro_batch_s, t.gradients_down_s) : t.micro_batch_s;
     t.step_s = double(K - 1) * t.micro_batch_s + last_micro_batch + tail;
 
+    // The step's bytes, every rank: under offload all each gather's shard goes up (or is read
+    // from NVMe) as stage 3's accounting counts it, the boundaries both ways each micro-batch, the
+    // gradient slices down every micro-batch where the sums live on the host (else once), the
+    // updated weights up once where the device keeps them; NVMe's state read and written back
+    // in the tail, the gradient sums in a file written in the window and read in the tail.
+    const double W = double(plan.world_size);
+    const double gathered = double(plan.shard_gathered_bytes_per_step) / W;
+    if (gpu_offload || boundaries > 0) {
+        const double shard = gpu_offload && weights_off ? gathered : 0.0;
+        const double weights_up = gpu_offload && !weights_off ? slice * (place.sharded.weights ? we : 4.0) : 0.0;
+        const double sums_down = !gpu_offload ? 0.0 : plan.gradients_on_host ? double(K) * 4.0 * slice : 4.0 * slice;
+        t.to_device_bytes = W * (shard + double(K) * boundaries + weights_up);
+        t.to_host_bytes = W * (sums_down + double(K) * boundaries);
+    }
+    if (on_nvme) {
+        const double state = double(plan.nvme_bytes);
+        t.nvme_read_bytes = W * ((weights_off ? gathered : 0.0) + state);
+        t.nvme_write_bytes = W * state;
+    }
+
     // The bound: the term that takes the largest share of the step.
     const std::pair<const char*, double> shares[] = {
         {"compute", double(K) * t.compute_s},
@@ -239,6 +259,10 @@ std::string stepTimePlanToJson(const StepTimePlan& t) {
                           {"nvme_step_s", t.nvme_step_s},
                           {"weights_up_s", t.weights_up_s},
                           {"step_s", t.step_s},
+                          {"to_device_bytes", t.to_device_bytes},
+                          {"to_host_bytes", t.to_host_bytes},
+                          {"nvme_read_bytes", t.nvme_read_bytes},
+                          {"nvme_write_bytes", t.nvme_write_bytes},
                           {"bound", t.bound},
                           {"bound_s", t.bound_s},
                           {"unknown", t.unknown}}

@@ -105,7 +105,7 @@ void RankTrainer::prepare() {
     layout_ = makeGradientLayout(layout, model_, checkpoint ? &checkpoint->optimizer : nullptr);
     order_ = makeWindowOrder(s_.placement);
     // What making the layout wrote (a resumed state, bf16 weights' master) is no step's traffic.
-    file_traffic_seen_ = layout_->offloadFileTraffic();
+    file_traffic_seen_ = layout_->offloadTraffic();
     shard_bytes_seen_ = layout_->shardBytesGathered();
     params_ = model_->parameters();  // this rank's: under expert parallelism its experts only
     group_of_param_ = noiseScaleGroupsOf(model_);
@@ -125,6 +125,7 @@ void RankTrainer::prepare() {
     report.adaptive_batch = adaptation_.has_value();
     report.offload_files = !cfg_.runtime.offload_dir.empty() && !isChoice(cfg_.runtime.offload, Offload::None);
     report.sharded_weights = s_.placement.sharded.weights;
+    report.host_link = s_.placement.host_step || s_.placement.boundaries == Tier::Host;
     report.start_step = start_step_;
     report.warmup_steps = cfg_.train.warmup_steps;
     if (!cfg_.data.sources.empty()) {
@@ -219,9 +220,13 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     WindowStatistics::Slot mtp_slot;
     if (D > 0) mtp_slot = stats.add(totals.mtp_sums);
     // The offload files' traffic since the last window's statistics, summed over the ranks.
-    const GradientLayout::FileTraffic traffic = layout_->offloadFileTraffic();
+    // (the unit order's boundary activations kept in host memory cross the link too)
+    const GradientLayout::OffloadTraffic traffic = layout_->offloadTraffic();
     const auto read_slot = stats.add(double(traffic.read - file_traffic_seen_.read));
     const auto written_slot = stats.add(double(traffic.written - file_traffic_seen_.written));
+    const auto to_device_slot =
+        stats.add(double(traffic.to_device - file_traffic_seen_.to_device + totals.boundary_bytes_up));
+    const auto to_host_slot = stats.add(double(traffic.to_host - file_traffic_seen_.to_host + totals.boundary_bytes_down));
     file_traffic_seen_ = traffic;
     const int64_t gathered = layout_->shardBytesGathered();
     const auto gathered_slot = stats.add(double(gathered - shard_bytes_seen_));
@@ -253,6 +258,8 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     out.mtp_weight = mtp_weight;
     out.offload_read_bytes = static_cast<int64_t>(stats.value(read_slot));
     out.offload_written_bytes = static_cast<int64_t>(stats.value(written_slot));
+    out.to_device_bytes = static_cast<int64_t>(stats.value(to_device_slot));
+    out.to_host_bytes = static_cast<int64_t>(stats.value(to_host_slot));
     out.shard_gathered_bytes = static_cast<int64_t>(stats.value(gathered_slot));
     out.loads.clear();
     for (const auto& slot : load_slots) out.loads.push_back(stats.tensor(slot).to(torch::kInt64));

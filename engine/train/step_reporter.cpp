@@ -120,6 +120,10 @@ void StepReporter::publishStep(const StepFacts& f, const WindowResult& w, const 
             points.push_back(at(metric::kOffloadWriteRate, double(w.offload_written_bytes) / f.step_time / 1e9));
         }
     }
+    if (setup_.host_link) {
+        points.push_back(at(metric::kHostToDeviceBytes, double(w.to_device_bytes)));
+        points.push_back(at(metric::kDeviceToHostBytes, double(w.to_host_bytes)));
+    }
     if (setup_.sharded_weights) points.push_back(at(metric::kShardGatheredBytes, double(w.shard_gathered_bytes)));
     if (setup_.samples_by_source)
         for (const auto& [source, samples] : setup_.samples_by_source(f.samples_end))

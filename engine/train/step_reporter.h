@@ -45,6 +45,7 @@ struct ReporterSetup {
     // runtime.offload_dir: the files' traffic is reported (io/*).
     bool offload_files = false;
     bool sharded_weights = false;  // ZeRO stage 3: the shards' gathered bytes are reported
+    bool host_link = false;        // the host step, or boundaries in host memory: io/to_*_bytes reported
     // A mixture's sources: the training samples among the first n each gives (data/*/tokens);
     // empty for a single source.
     std::function<std::vector<std::pair<std::string, int64_t>>(int64_t)> samples_by_source;

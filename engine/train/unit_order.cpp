@@ -37,8 +37,16 @@ bool UnitOrder::run(const WindowWork& work, WindowParts& p, WindowTotals& totals
     // Placement::boundaries Host: each input waits in host memory between its forward and its
     // backward (a copy down and one up: the same bits).
     const bool on_host = p.boundaries == Tier::Host && !p.device.is_cpu();
-    auto keep = [&](const torch::Tensor& t) { return on_host ? t.to(torch::kCPU) : t; };
-    auto use = [&](const torch::Tensor& t) { return on_host ? t.to(p.device) : t; };
+    auto keep = [&](const torch::Tensor& t) {
+        if (!on_host) return t;
+        totals.boundary_bytes_down += int64_t(t.nbytes());
+        return t.to(torch::kCPU);
+    };
+    auto use = [&](const torch::Tensor& t) {
+        if (!on_host) return t;
+        totals.boundary_bytes_up += int64_t(t.nbytes());
+        return t.to(p.device);
+    };
 
     // The forward: the embedding, then each block, over every micro-batch.
     for (int64_t u = 0; u < head; ++u) {

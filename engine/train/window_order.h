@@ -61,6 +61,9 @@ struct WindowTotals {
     torch::Tensor mtp_sums;  // fp64 [D] on the device: each depth's summed token losses (D > 0)
     bool out_of_memory = false;  // a micro-batch ran out of memory (the window is to be dropped)
     bool stop_seen = false;      // a stop was seen where the rule says it is agreed at the window's end
+    // The unit order's boundary activations kept in host memory: the bytes copied down after
+    // their forwards and up before their backwards.
+    int64_t boundary_bytes_down = 0, boundary_bytes_up = 0;
 };
 
 class WindowOrder {

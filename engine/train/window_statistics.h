@@ -78,6 +78,11 @@ struct WindowResult {
     // statistics (the step before's optimizer, this window's shard reads under offload all).
     int64_t offload_read_bytes = 0;
     int64_t offload_written_bytes = 0;
+    // The host link's bytes every rank moved each way since the last window's statistics: the
+    // host step's gradient slices down and weights up, stage 3's shards going up from host
+    // memory, the unit order's boundaries in host memory (PCIe on a GPU).
+    int64_t to_device_bytes = 0;
+    int64_t to_host_bytes = 0;
     // Stage 3: the weight shards' bytes every rank's gathers took this window (and since the last
     // window's statistics: a checkpoint's or an evaluation's gathers count too).
     int64_t shard_gathered_bytes = 0;

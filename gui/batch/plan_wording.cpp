@@ -107,6 +107,11 @@ QString describeStepTimeTerms(const StepTimePlan& t, int64_t gradient_accumulati
                              "with it), host memory %4 (all three), weights up %5.")
                      .arg(milliseconds(t.gradients_down_s), milliseconds(t.optimizer_s), milliseconds(t.nvme_step_s),
                           milliseconds(t.tail_host_memory_s), milliseconds(t.weights_up_s));
+    if (t.to_device_bytes + t.to_host_bytes + t.nvme_read_bytes + t.nvme_write_bytes > 0)
+        lines << QObject::tr("Moved a step, every rank: to the devices %1, to the host %2, NVMe read %3, written %4 "
+                             "(the run's io/ points in the memory plot).")
+                     .arg(formatBytes(int64_t(t.to_device_bytes)), formatBytes(int64_t(t.to_host_bytes)),
+                          formatBytes(int64_t(t.nvme_read_bytes)), formatBytes(int64_t(t.nvme_write_bytes)));
     return lines.join(QLatin1Char('\n'));
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <iterator>
+#include <span>
 
 #include <QFileInfo>
 #include <QToolTip>
@@ -49,7 +50,22 @@ const MemoryKind kMemoryKinds[] = {
     {metric::kHostBytes, "host (offload)", Qt::DashDotDotLine, 1.4},  // runtime.offload's host tier
 };
 
+// What every rank moved in the step (RunSeries::ioKeys), in the same row under one name and
+// colour of their own; the key is the whole key.
+constexpr char kIoGroup[] = "moved a step";
+const MemoryKind kIoKinds[] = {
+    {metric::kHostToDeviceBytes, "to the devices", Qt::SolidLine, 1.2},
+    {metric::kDeviceToHostBytes, "to the host", Qt::DashLine, 1.2},
+    {metric::kOffloadReadBytes, "NVMe read", Qt::DotLine, 1.2},
+    {metric::kOffloadWriteBytes, "NVMe written", Qt::DashDotLine, 1.2},
+};
+
 const MemoryKind* memoryKindOf(const std::string& key, std::string* device) {
+    for (const MemoryKind& kind : kIoKinds)
+        if (key == kind.suffix) {
+            *device = kIoGroup;
+            return &kind;
+        }
     const auto parsed = metric::parseMemoryKey(key);
     if (!parsed) return nullptr;
     for (const MemoryKind& kind : kMemoryKinds) {
@@ -341,16 +357,20 @@ void MetricPlots::rebuildMemoryLegend() {
         const bool present = std::any_of(memory_.begin(), memory_.end(), [&kind](const auto& entry) {
             const std::string& key = entry.first;
             const std::string suffix = std::string("/") + kind.suffix;
-            return key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+            return key.rfind("mem/", 0) == 0 && key.size() > suffix.size() &&
+                   key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
         });
         if (present) addEntry(QPen(QColor(90, 90, 90), kind.width, kind.style), QLatin1String(kind.title));
     }
+    for (const MemoryKind& kind : kIoKinds)
+        if (memory_.count(kind.suffix)) addEntry(QPen(QColor(90, 90, 90), kind.width, kind.style), QLatin1String(kind.title));
 }
 
 QString MetricPlots::memoryLineAt(const std::string& device, double x) const {
     QStringList parts;
-    for (const MemoryKind& kind : kMemoryKinds) {
-        const auto found = memory_.find(metric::memoryKeyOf(device, kind.suffix));
+    const bool io = device == kIoGroup;
+    for (const MemoryKind& kind : io ? std::span<const MemoryKind>(kIoKinds) : std::span<const MemoryKind>(kMemoryKinds)) {
+        const auto found = memory_.find(io ? std::string(kind.suffix) : metric::memoryKeyOf(device, kind.suffix));
         QCPGraphData nearest;
         if (found != memory_.end() && nearestPoint(found->second.raw, x, &nearest))
             parts << QStringLiteral("%1 %2").arg(QLatin1String(kind.title), formatBytes(nearest.value));

@@ -35,6 +35,8 @@ const Route* routeOf(std::string_view key) {
 }
 
 bool isKeptMemoryKey(std::string_view key) {
+    const std::vector<std::string>& io = RunSeries::ioKeys();
+    if (std::find(io.begin(), io.end(), key) != io.end()) return true;
     const auto parsed = metric::parseMemoryKey(key);
     if (!parsed) return false;
     const std::vector<std::string>& kinds = RunSeries::memoryKinds();
@@ -58,6 +60,14 @@ const std::vector<std::string>& RunSeries::memoryKinds() {
     static const std::vector<std::string> kinds{metric::kAllocatedBytes, metric::kPeakBytes, metric::kReservedBytes,
                                                 metric::kDeviceUsedBytes, metric::kHostBytes};
     return kinds;
+}
+
+const std::vector<std::string>& RunSeries::ioKeys() {
+    // What every rank moved in a step, drawn in the memory row (bytes too) beside what the
+    // devices hold; MetricPlots' kIoKinds gives each a line style, in this order.
+    static const std::vector<std::string> keys{metric::kHostToDeviceBytes, metric::kDeviceToHostBytes,
+                                               metric::kOffloadReadBytes, metric::kOffloadWriteBytes};
+    return keys;
 }
 
 RunSeries::RunSeries(double smoothing_weight)

@@ -44,7 +44,9 @@ struct SeriesUpdate {
 // - train/loss, eval/loss, train/grad_norm, train/lr, perf/tokens_per_s, train/mtp_loss/1: a
 //   series each (series()); the losses and grad norm carry their EMA. A new curve is one line in
 //   run_series.cpp's table of routes and a SeriesName.
-// - mem/<device>/<kind> for the kinds of memoryKinds(): one series per key (memoryKeys()).
+// - mem/<device>/<kind> for the kinds of memoryKinds(), and the bytes a step moved (ioKeys():
+//   io/to_device_bytes, io/to_host_bytes, io/read_bytes, io/write_bytes): one series per key
+//   (memoryKeys()).
 // - train/mtp_loss/<k> for k >= 2 (models with several multi-token-prediction modules): one
 //   smoothed series per key (deeperMtpKeys()).
 // - data/entropy_floor: a value, not a series (entropyFloor()): a property of the data.
@@ -83,6 +85,8 @@ public:
     const MetricSeries* seriesOfKey(std::string_view key) const;
     // The memory kinds kept ("allocated_bytes", "peak_bytes", ...), in the order the plots list them.
     static const std::vector<std::string>& memoryKinds();
+    // The io/ keys kept with them, in the order the plots list them.
+    static const std::vector<std::string>& ioKeys();
     // Every memory key that has points, in the order of their first point.
     const std::vector<std::string>& memoryKeys() const { return memory_order_; }
     // Every train/mtp_loss/<k> key with k >= 2 that has points, in the order of their first point.

@@ -16,6 +16,8 @@
 #include "train/window_order.h"
 #include "trainbench/config_io.h"
 #include "trainbench/memory_plan.h"
+#include "trainbench/step_time.h"
+#include "trainbench/target_machine.h"
 
 using namespace trainbench;
 
@@ -241,6 +243,48 @@ private Q_SLOTS:
         QCOMPARE(micro4 - micro1, 3 * pass);
         QCOMPARE(unit1, micro1);
         QCOMPARE(unit4, unit1);
+    }
+
+    // The host link's bytes by the I/O accounting (io/to_device_bytes, io/to_host_bytes) on the
+    // host step's path (a GPU's; here CPU ranks taking it), per window, by hand: each rank's
+    // fp32 slice of each unit is ceil(n_u / W) elements. The window's finished sums come down
+    // once (4 bytes a slice element); under offload all every gather's shard goes up (stage 3's
+    // gathered bytes: K passes under micro_batch, one under unit), under optimizer the stepped
+    // slice goes up once after the step (the second window's count holds the first step's). The
+    // planner's prediction for the same run on GPUs agrees within the units' padding.
+    void theHostLinkCarriesWhatThePlacementMoves() {
+        const int64_t W = 2, K = 4;
+        const RunConfig base = split(1, K, W, 3);
+        Transformer model(base.model);
+        int64_t slices = 0;
+        for (const auto& unit : model->units()) {
+            int64_t n = 0;
+            for (const auto& p : unit) n += p.numel();
+            slices += W * ((n + W - 1) / W) * 4;
+        }
+        for (const char* choice : {"all", "optimizer"})
+            for (const char* schedule : {"micro_batch", "unit"}) {
+                const RunConfig c = offloaded(base, "", choice);
+                const Trace trace = traceOf(c, schedule, 2, OffloadPath::HostStep);
+                const WindowResult& w = trace.windows.back();
+                const bool all = std::string(choice) == "all";
+                const QString what = QString("%1 %2").arg(choice, schedule);
+                QVERIFY2(w.to_host_bytes == slices, qPrintable(what + QString(": down %1, by hand %2").arg(w.to_host_bytes).arg(slices)));
+                const int64_t up = all ? w.shard_gathered_bytes : slices;
+                QVERIFY2(w.to_device_bytes == up, qPrintable(what + QString(": up %1, by hand %2").arg(w.to_device_bytes).arg(up)));
+                // The planner's prediction of the same on K x m x W = 4 x 1 x 2 H100s (fp32).
+                RunConfig planned = c;
+                planned.runtime.activation_checkpointing = "full";
+                planned.runtime.window_schedule = schedule;
+                planned.target.kind = "h100-80";
+                const TargetMachine target = resolveTarget(planned);
+                const RunConfig on = configOnTarget(planned, target);
+                const StepTimePlan t = predictStepTime(on, planOnTarget(planned, target), target);
+                QVERIFY2(std::fabs(t.to_host_bytes - double(w.to_host_bytes)) <= 0.01 * double(w.to_host_bytes),
+                         qPrintable(what + QString(": predicted down %1").arg(t.to_host_bytes)));
+                QVERIFY2(std::fabs(t.to_device_bytes - double(w.to_device_bytes)) <= 0.01 * double(w.to_device_bytes),
+                         qPrintable(what + QString(": predicted up %1").arg(t.to_device_bytes)));
+            }
     }
 
     // Stage 3's gathers by the I/O accounting (io/gathered_bytes): every rank takes its fp32

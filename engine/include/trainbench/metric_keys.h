@@ -35,6 +35,11 @@ inline constexpr char kOffloadReadBytes[] = "io/read_bytes";
 inline constexpr char kOffloadWriteBytes[] = "io/write_bytes";
 inline constexpr char kOffloadReadRate[] = "io/read_gbps";
 inline constexpr char kOffloadWriteRate[] = "io/write_gbps";
+// What every rank's host link moved each way in the step (PCIe on a GPU: the host step's
+// gradient slices down and weights up, offload all's shards up, the unit order's boundary
+// activations kept in host memory, both ways), where the placement moves anything across it.
+inline constexpr char kHostToDeviceBytes[] = "io/to_device_bytes";
+inline constexpr char kDeviceToHostBytes[] = "io/to_host_bytes";
 // ZeRO stage 3: the weight shards' bytes every rank's gathers took in the step from where they
 // live (under offload all: host memory or offload_dir; the unit order takes them twice a
 // window, the micro-batch order twice per micro-batch).

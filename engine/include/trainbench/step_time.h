@@ -42,6 +42,10 @@ struct StepTimePlan {
     double nvme_step_s = 0;       // moments and master read and written; the gradient sums in a file read
     double weights_up_s = 0;      // the updated slice back to the device
     double step_s = 0;
+    // What a step moves, every rank together, as the run's io/ points count it: up and down the
+    // host link (io/to_device_bytes, io/to_host_bytes; a GPU's PCIe), read from and written to
+    // NVMe (io/read_bytes, io/write_bytes).
+    double to_device_bytes = 0, to_host_bytes = 0, nvme_read_bytes = 0, nvme_write_bytes = 0;
     std::string bound;            // "compute", "collectives", "PCIe", "NVMe" or "CPU AdamW"
     double bound_s = 0;           // that term's share of the step
     // The target fields whose figure is missing: their terms count 0 (step_s is then a floor).

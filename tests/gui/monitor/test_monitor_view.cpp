@@ -121,6 +121,7 @@ private Q_SLOTS:
     void crosshairShowsValuesWithUnits();
     void eventMarkersStandAtTheirSteps();
     void memoryPerDevice();
+    void bytesMovedInTheMemoryRow();
     void controlsDriveThePlots();
     void heatmapShowsWhenLoadsArrive();
     void exportWritesPngAndPdf();
@@ -375,6 +376,45 @@ void TestMonitorView::memoryPerDevice() {
     const QVector<QString> labels = y->tickVectorLabels();
     QVERIFY(!labels.isEmpty());
     for (const QString& label : labels) QVERIFY2(label.endsWith(QStringLiteral(" GiB")), qPrintable(label));
+}
+
+// The bytes every rank moved in a step (io/to_device_bytes, io/to_host_bytes, io/read_bytes,
+// io/write_bytes) are drawn in the memory row under a name and colour of their own, a line style a
+// direction, and read in the crosshair.
+void TestMonitorView::bytesMovedInTheMemoryRow() {
+    MetricPlots plots;
+    plots.resize(900, 700);
+    plots.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plots));
+    plots.resetRun(config(10));
+    for (int64_t step = 1; step <= 10; ++step)
+        plots.addPoints({point("mem/cuda0/peak_bytes", step, 3.0 * kGiB), point("io/to_device_bytes", step, 1.0 * kGiB),
+                         point("io/to_host_bytes", step, 0.5 * kGiB), point("io/read_bytes", step, 2.0 * kGiB),
+                         point("io/read_gbps", step, 4.0)});  // a rate: not drawn
+    plots.flushReplot();
+    QCOMPARE(plots.memoryGraphCount(), 4);
+    QCPGraph* up = plots.memoryGraph(QStringLiteral("io/to_device_bytes"));
+    QCPGraph* down = plots.memoryGraph(QStringLiteral("io/to_host_bytes"));
+    QCPGraph* read = plots.memoryGraph(QStringLiteral("io/read_bytes"));
+    QCPGraph* peak = plots.memoryGraph(QStringLiteral("mem/cuda0/peak_bytes"));
+    QVERIFY(up && down && read && peak);
+    QCOMPARE(up->dataCount(), 10);
+    QCOMPARE(up->data()->at(0)->value, 1.0 * kGiB);
+    QCOMPARE(up->name(), QStringLiteral("moved a step to the devices"));
+    QCOMPARE(up->pen().color(), down->pen().color());
+    QVERIFY(up->pen().color() != peak->pen().color());
+    QVERIFY(up->pen().style() != down->pen().style() && down->pen().style() != read->pen().style());
+    QCPAxis* y = plots.plotRect(MetricPlots::Plot::Memory)->axis(QCPAxis::atLeft);
+    QStringList legend_names;
+    for (int i = 0; i < plots.graphCount(); ++i)
+        if (plots.graph(i)->valueAxis() == y && plots.graph(i)->dataCount() == 0) legend_names << plots.graph(i)->name();
+    QCOMPARE(legend_names, (QStringList{QStringLiteral("cuda0"), QStringLiteral("moved a step"), QStringLiteral("peak"),
+                                        QStringLiteral("to the devices"), QStringLiteral("to the host"),
+                                        QStringLiteral("NVMe read")}));
+    plots.showCrosshairAt(5.0);
+    QVERIFY2(plots.crosshairText().contains(
+                 QStringLiteral("moved a step  to the devices 1.00 GiB · to the host 512.0 MiB · NVMe read 2.00 GiB")),
+             qPrintable(plots.crosshairText()));
 }
 
 void TestMonitorView::controlsDriveThePlots() {

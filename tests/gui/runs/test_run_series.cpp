@@ -162,6 +162,11 @@ void TestRunSeries::keepsMemoryPerDeviceKey() {
     QVERIFY(!series.seriesOfKey("mem/cuda0/reserved_bytes"));
     QCOMPARE(RunSeries::memoryKinds(),
              (std::vector<std::string>{"allocated_bytes", "peak_bytes", "reserved_bytes", "device_used_bytes", "host_bytes"}));
+    // The bytes a step moved are kept beside them (drawn in the same row); their rates are not.
+    for (const char* key : {"io/to_device_bytes", "io/to_host_bytes", "io/read_bytes", "io/write_bytes"})
+        QVERIFY2(series.keeps(key), key);
+    QVERIFY(!series.keeps("io/read_gbps"));
+    QVERIFY(!series.keeps("io/gathered_bytes"));
 }
 
 void TestRunSeries::keepsEvalPointsAtTheirSteps() {
