@@ -18,10 +18,8 @@ common=(--set runtime.zero_stage=3 --set runtime.world_size=2 --set train.gradie
 probe=$("$cli" probe configs/small.json "${common[@]}" --set runtime.offload=all --set runtime.offload_dir="$dir" \
   --dir "$dir" --mib 256 2>/dev/null)
 probe_flags=$(sed -n 's/^plan with these: //p' <<<"$probe")
-# The compute: the probe's fp32 matrix rate is what a step of small reaches on these cores
-# (docs/BENCHMARKS.md, "Offload all"), so at MFU 1; the probe leaves it out for CPU ranks.
-tflops=$(sed -n 's/^CPU fp32 matrix products: \([0-9.]*\) TFLOP\/s/\1/p' <<<"$probe")
-case "$probe_flags" in *compute_tflops*) ;; *) probe_flags="$probe_flags --set target.compute_tflops=$tflops --set target.mfu=1" ;; esac
+# (on CPU ranks the probe gives the compute too: a rank's fp32 matrix rate and the MFU one
+# micro-batch of small reaches of it)
 echo "probe: $probe_flags"
 store="${TMPDIR:-/tmp}/plan-vs-measured"
 printf '| offload | schedule | predicted step | bound | measured step (median of %s) | measured / predicted |\n' "$repeats"

@@ -12,6 +12,7 @@
 #include "cli/config_loading.h"
 #include "trainbench/batch_explorer.h"
 #include "trainbench/config_io.h"
+#include "trainbench/device_type.h"
 #include "trainbench/launch_lines.h"
 #include "trainbench/machine_probe.h"
 #include "trainbench/memory_plan.h"
@@ -337,23 +338,30 @@ int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json,
 // `probe`: this machine's rates, and the target fields that carry them into `plan`.
 int commandProbe(const RunConfig& config, const std::string& directory, int64_t mib_per_test, bool as_json) {
     const std::string dir = directory.empty() ? config.runtime.offload_dir : directory;
-    const MachineProbe probe = probeMachine(probeThreads(config), mib_per_test << 20, dir, mib_per_test << 20,
-                                            directory.empty() ? "runtime.offload_dir" : "--dir");
+    MachineProbe probe = probeMachine(probeThreads(config), mib_per_test << 20, dir, mib_per_test << 20,
+                                      directory.empty() ? "runtime.offload_dir" : "--dir");
+    // CPU ranks: what a step of this config's model reaches of the matrix rate.
+    const bool cpu_ranks = deviceTypeOf(config.runtime) == DeviceType::Cpu;
+    if (cpu_ranks) probe.step_mfu = probeStepMfu(config, probe.threads, probe.cpu_fp32_tflops);
     if (as_json) {
         std::cout << machineProbeToJson(probe) << "\n";
         return 0;
     }
-    std::printf("host memory copy (%d threads, %lld MiB): %.1f GB/s read + written\n", probe.threads,
-                (long long)mib_per_test, probe.host_copy_gbps);
-    std::printf("CPU fp32 matrix products: %.3f TFLOP/s\n", probe.cpu_fp32_tflops);
+    std::printf("host memory copy (every core, %lld MiB): %.1f GB/s read + written\n", (long long)mib_per_test,
+                probe.host_copy_gbps);
+    std::printf("CPU fp32 matrix products (a rank's %d thread%s): %.3f TFLOP/s\n", probe.threads,
+                probe.threads == 1 ? "" : "s", probe.cpu_fp32_tflops);
     std::printf("CPU AdamW (the fused kernel, fp32 moments): %.3f billion parameters a second\n", probe.cpu_adamw_gparams);
+    if (probe.step_mfu > 0)
+        std::printf("a micro-batch of this config's model, forward and backward: %.2f of the matrix rate (MFU)\n",
+                    probe.step_mfu);
     auto figure = [](double value) {
         char text[32];
         std::snprintf(text, sizeof text, "%.3g", value);
         return std::string(text);
     };
     // The fields a plan reads them from, filled by the rule the batch panel plans with.
-    const TargetConfig rates = withProbedRates(TargetConfig{}, probe, config.runtime.device == "cpu", probe.directory);
+    const TargetConfig rates = withProbedRates(TargetConfig{}, probe, cpu_ranks, probe.directory);
     std::string flags = "--set target.host_memory_gbps=" + figure(rates.host_memory_gbps);
     if (rates.cpu_adamw_gparams > 0) flags += " --set target.cpu_adamw_gparams=" + figure(rates.cpu_adamw_gparams);
     if (rates.compute_tflops > 0)

@@ -13,7 +13,11 @@
 #include <torch/torch.h>
 
 #include "offload/direct_file.h"
+#include "model/transformer.h"
 #include "parallel/fused_adamw.h"
+#include "trainbench/memory_plan.h"
+#include "trainbench/step_time.h"
+#include "trainbench/target_machine.h"
 #include "trainbench/config_io.h"
 
 namespace trainbench {
@@ -45,7 +49,7 @@ double copyRate(int threads, int64_t bytes) {
 double matmulRate(int threads) {
     const int previous = torch::get_num_threads();
     torch::set_num_threads(threads);
-    const int64_t n = 1024;
+    const int64_t n = 2048;  // long enough per product (a few hundred ms on one core) to be steady
     const torch::Tensor a = torch::randn({n, n}), b = torch::randn({n, n});
     torch::Tensor c = torch::mm(a, b);  // warm-up
     double best = 0;
@@ -92,10 +96,13 @@ MachineProbe probeMachine(int threads, int64_t copy_bytes, const std::string& di
                           const std::string& field) {
     MachineProbe probe;
     probe.threads = std::max(1, threads);
-    probe.host_copy_gbps = copyRate(probe.threads, copy_bytes);
+    // The node's figures on every core (its ranks share the host memory and the CPU step); a
+    // rank's products on its share.
+    const int node_threads = std::max<int>(probe.threads, int(std::thread::hardware_concurrency()));
+    probe.host_copy_gbps = copyRate(node_threads, copy_bytes);
     probe.cpu_fp32_tflops = matmulRate(probe.threads);
     // (the copy's buffer size in parameters of 16 bytes: as far beyond the caches)
-    probe.cpu_adamw_gparams = adamWRate(probe.threads, std::max<int64_t>(1 << 20, copy_bytes / 16));
+    probe.cpu_adamw_gparams = adamWRate(node_threads, std::max<int64_t>(1 << 20, copy_bytes / 16));
     if (directory.empty()) return probe;
     probe.directory = directory;
     probe.directory_bytes = alignedUp(directory_bytes);
@@ -122,11 +129,36 @@ MachineProbe probeMachine(int threads, int64_t copy_bytes, const std::string& di
     return probe;
 }
 
+double probeStepMfu(const RunConfig& config, int threads, double cpu_fp32_tflops) {
+    if (cpu_fp32_tflops <= 0) return 0;
+    // The planner's FLOPs of one micro-batch of this config (its recomputation counted).
+    const double flops = predictStepTime(config, planMemory(config), TargetMachine{}).flops_per_micro_batch;
+    const int previous = torch::get_num_threads();
+    torch::set_num_threads(std::max(1, threads));
+    torch::manual_seed(0);
+    Transformer model(config.model);
+    model->setRecomputation(recomputation(config.runtime));
+    const int64_t m = std::max<int64_t>(1, config.train.micro_batch_size), T = config.train.seq_len;
+    const torch::Tensor tokens = torch::randint(config.model.vocab_size, {m, T}, torch::kInt64);
+    const torch::Tensor targets = torch::randint(config.model.vocab_size, {m, T}, torch::kInt64);
+    double best = 0;
+    for (int repeat = 0; repeat < 4; ++repeat) {
+        for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();
+        const auto start = Clock::now();
+        model->loss(tokens, targets).token_loss_sum.backward();
+        const double seconds = secondsSince(start);
+        if (repeat > 0) best = std::max(best, flops / seconds);
+    }
+    torch::set_num_threads(previous);
+    return best / (cpu_fp32_tflops * 1e12);
+}
+
 std::string machineProbeToJson(const MachineProbe& p) {
     return nlohmann::json{{"threads", p.threads},
                           {"host_copy_gbps", p.host_copy_gbps},
                           {"cpu_fp32_tflops", p.cpu_fp32_tflops},
                           {"cpu_adamw_gparams", p.cpu_adamw_gparams},
+                          {"step_mfu", p.step_mfu},
                           {"directory", p.directory},
                           {"directory_bytes", p.directory_bytes},
                           {"directory_write_gbps", p.directory_write_gbps},
@@ -135,8 +167,11 @@ std::string machineProbeToJson(const MachineProbe& p) {
 }
 
 int probeThreads(const RunConfig& config) {
-    return config.runtime.threads > 0 ? int(config.runtime.threads)
-                                      : int(std::max<unsigned>(1, std::thread::hardware_concurrency()));
+    // As TrainingSession::start sets them: the rank threads share the cores, so a rank's products
+    // run on its share (a GPU rank's host step too).
+    if (config.runtime.threads > 0) return int(config.runtime.threads);
+    const int64_t ranks = std::max<int64_t>(1, config.runtime.world_size);
+    return int(std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()) / ranks));
 }
 
 TargetConfig withProbedRates(TargetConfig target, const MachineProbe& probe, bool cpu_ranks,
@@ -145,7 +180,7 @@ TargetConfig withProbedRates(TargetConfig target, const MachineProbe& probe, boo
     if (target.cpu_adamw_gparams <= 0 && probe.cpu_adamw_gparams > 0) target.cpu_adamw_gparams = probe.cpu_adamw_gparams;
     if (cpu_ranks && target.compute_tflops <= 0 && probe.cpu_fp32_tflops > 0) {
         target.compute_tflops = probe.cpu_fp32_tflops;
-        target.mfu = 1;
+        target.mfu = probe.step_mfu > 0 ? std::min(1.0, probe.step_mfu) : 1.0;
     }
     if (!probe.directory.empty() && probe.directory == offload_dir) {
         if (target.nvme_read_gbps <= 0 && probe.directory_read_gbps > 0) target.nvme_read_gbps = probe.directory_read_gbps;

@@ -10,15 +10,19 @@
 namespace trainbench {
 
 struct MachineProbe {
-    int threads = 0;
+    int threads = 0;  // a rank's, for the products; the copy and the AdamW run on every core (the node's)
     // A copy between two buffers much larger than the caches on every thread, counted as bytes
     // read plus bytes written per second (STREAM's copy, and how the CPU AdamW's bytes are counted).
     double host_copy_gbps = 0;
-    // fp32 matrix products (n 1024) on the threads the run would use.
+    // fp32 matrix products (n 2048) on a rank's threads.
     double cpu_fp32_tflops = 0;
     // The fused AdamW step (the host step's kernel, fp32 weights, gradients and moments) over
     // slices larger than the caches, billions of parameters a second on those threads.
     double cpu_adamw_gparams = 0;
+    // The share of cpu_fp32_tflops one forward and backward of the config's model reaches (the
+    // planner's FLOPs of a micro-batch over its measured time, fp32, on the same threads); 0 when
+    // not measured (probeStepMfu).
+    double step_mfu = 0;
     // A directory's direct (O_DIRECT, libaio) write and read rates; 0 when none was probed.
     std::string directory;
     int64_t directory_bytes = 0;
@@ -34,14 +38,19 @@ MachineProbe probeMachine(int threads, int64_t copy_bytes, const std::string& di
 
 std::string machineProbeToJson(const MachineProbe& probe);
 
-// The threads a run of `config` computes on, which the probe measures with: runtime.threads, or
-// every core.
+// The step's MFU on CPU ranks: one micro-batch of `config`'s model (its micro_batch_size,
+// seq_len and recomputation, fp32, random tokens) forward and backward on `threads` threads, the
+// best of three after a warm-up, its planner FLOPs over the time and `cpu_fp32_tflops`.
+double probeStepMfu(const RunConfig& config, int threads, double cpu_fp32_tflops);
+
+// The threads a rank of `config` computes on, which the probe measures with: runtime.threads, or
+// the cores shared out over runtime.world_size rank threads (as a session sets them).
 int probeThreads(const RunConfig& config);
 
 // `target` with the rates a probe measured in the fields it leaves 0 (what `trainbench-cli probe`
 // tells a user to set, and what the batch panel plans with): host_memory_gbps the copy rate; on
-// CPU ranks compute_tflops the matrix rate with mfu 1 (the products' measured rate is what a CPU
-// step reaches, not a datasheet peak: all of it counts); nvme_read_gbps and nvme_write_gbps the
+// CPU ranks compute_tflops the matrix rate with mfu the step's measured share of it (step_mfu;
+// 1 where not measured); nvme_read_gbps and nvme_write_gbps the
 // directory's, when the probe measured `offload_dir` (another directory may be another disk);
 // cpu_adamw_gparams the fused AdamW's rate.
 TargetConfig withProbedRates(TargetConfig target, const MachineProbe& probe, bool cpu_ranks,
