@@ -336,13 +336,14 @@ int commandExplore(const RunConfig& config, int64_t steps_per_row, bool as_json,
 }
 
 // `probe`: this machine's rates, and the target fields that carry them into `plan`.
-int commandProbe(const RunConfig& config, const std::string& directory, int64_t mib_per_test, bool as_json) {
+int commandProbe(const RunConfig& config, const std::string& directory, int64_t mib_per_test, bool as_json,
+                 bool model_given) {
     const std::string dir = directory.empty() ? config.runtime.offload_dir : directory;
     MachineProbe probe = probeMachine(probeThreads(config), mib_per_test << 20, dir, mib_per_test << 20,
                                       directory.empty() ? "runtime.offload_dir" : "--dir");
-    // CPU ranks: what a step of this config's model reaches of the matrix rate.
+    // CPU ranks: what a micro-batch of the given config's model reaches of the matrix rate.
     const bool cpu_ranks = deviceTypeOf(config.runtime) == DeviceType::Cpu;
-    if (cpu_ranks) probe.step_mfu = probeStepMfu(config, probe.threads, probe.cpu_fp32_tflops);
+    if (cpu_ranks && model_given) probe.step_mfu = probeStepMfu(config, probe.threads, probe.cpu_fp32_tflops);
     if (as_json) {
         std::cout << machineProbeToJson(probe) << "\n";
         return 0;
@@ -452,7 +453,9 @@ void addPlanCommands(CLI::App& app, CommandTable& table) {
     auto probe_options = std::make_shared<ProbeOptions>();
     auto* probe = app.add_subcommand("probe", "Measure this machine's host memory copy rate, CPU matrix rate and a "
                                               "directory's direct read and write rates, for plan's step time");
-    probe->add_option("config", probe_options->config_path, "Run config (its runtime.threads and runtime.offload_dir)");
+    probe->add_option("config", probe_options->config_path,
+                      "Run config (its runtime.threads and runtime.offload_dir; on CPU ranks one micro-batch of its "
+                      "model gives the step's MFU)");
     addOverridesOption(probe, probe_options->overrides);
     probe->add_option("--dir", probe_options->directory, "Directory to probe (default: runtime.offload_dir)");
     probe->add_option("--mib", probe_options->mib, "MiB per copy buffer and through the directory")
@@ -463,7 +466,7 @@ void addPlanCommands(CLI::App& app, CommandTable& table) {
         const ProbeOptions& o = *probe_options;
         const RunConfig config = o.config_path.empty() && o.overrides.empty() ? RunConfig{}
                                                                               : loadWithoutData(o.config_path, o.overrides);
-        return commandProbe(config, o.directory, o.mib, o.as_json);
+        return commandProbe(config, o.directory, o.mib, o.as_json, !o.config_path.empty());
     });
 
     auto explore_options = std::make_shared<PlanOptions>();

@@ -140,6 +140,16 @@ private Q_SLOTS:
         QVERIFY(p["directory_read_gbps"].toDouble() > 0);
         QCOMPARE(p["directory_bytes"].toDouble(), 16.0 * 1024 * 1024);
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 0);  // its scratch file removed
+        QCOMPARE(p["step_mfu"].toDouble(), 0.0);  // no config: no model to time
+        // With a config on CPU ranks: a micro-batch of its model timed against the matrix rate,
+        // and the flags carry the compute with it.
+        Result with_model = runCli({"probe", kConfigs + "/tiny.json", "--mib", "16", "--json"});
+        QVERIFY2(with_model.code == 0, qPrintable(with_model.err));
+        QVERIFY(QJsonDocument::fromJson(with_model.out.toUtf8()).object()["step_mfu"].toDouble() > 0);
+        Result text = runCli({"probe", kConfigs + "/tiny.json", "--mib", "16"});
+        QVERIFY2(text.out.contains("--set target.compute_tflops=") && text.out.contains("--set target.mfu=") &&
+                     text.out.contains("--set target.cpu_adamw_gparams="),
+                 qPrintable(text.out));
         Result missing = runCli({"probe", "--mib", "16", "--dir", dir.path() + "/missing"});
         QCOMPARE(missing.code, 2);
         QVERIFY2(missing.err.contains("--dir"), qPrintable(missing.err));
