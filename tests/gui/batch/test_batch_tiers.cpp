@@ -113,7 +113,43 @@ private Q_SLOTS:
     void offloadAllIsOfferedAtStageThreeOnly_data();
     void offloadAllIsOfferedAtStageThreeOnly();
     void offloadAllIsAnUndoableChoiceWhoseNoteSaysWhatStartDoes();
+    void theGradientsRowSaysWhereTheSumsAre();
 };
+
+// The gradients row: on the device its bytes per rank; summed in host memory, or written to
+// offload_dir under the unit order when host memory cannot keep them (config_671B on eight H100s
+// of a 2 TB node), where and how much, with the reason in its tooltip.
+void TestBatchTiers::theGradientsRowSaysWhereTheSumsAre() {
+    RunConfig c;
+    for (const ConfigPreset& preset : configPresets())
+        if (preset.file == QLatin1String("configs/deepseek/config_671B.json")) c = loadConfigPreset(preset);
+    QCOMPARE(c.model.dim, int64_t(7168));
+    c.train.seq_len = 4096;
+    c.train.micro_batch_size = 2;
+    c.train.gradient_accumulation_steps = 4;
+    c.runtime.world_size = 8;
+    c.runtime.zero_stage = 3;
+    c.runtime.expert_parallel = 4;
+    c.runtime.activation_checkpointing = "full";
+    c.runtime.offload = "all";
+    c.runtime.offload_dir = kPlannedOffloadDir;
+    c.runtime.window_schedule = "auto";
+    c.runtime.dtype = "bf16";
+    c.target.kind = "h100-80";
+    const TargetMachine target = resolveTarget(c);
+    const MemoryPlan plan = planOnTarget(c, target);
+    QVERIFY(plan.gradients_in_file);
+    const auto [text, why] = OffloadTiers::describeGradients(plan, QStringLiteral("unused"));
+    QCOMPARE(text, QStringLiteral("on disk (%1)").arg(formatBytes(plan.nvme_gradient_bytes)));
+    QVERIFY2(why.contains(QStringLiteral("runtime.offload_dir")) && why.contains(QStringLiteral("unit by unit")), qPrintable(why));
+    c.target.host_memory_gib = 4096;  // room for them in host memory: summed there
+    const MemoryPlan roomy = planOnTarget(c, resolveTarget(c));
+    QVERIFY(roomy.gradients_on_host && !roomy.gradients_in_file);
+    QCOMPARE(OffloadTiers::describeGradients(roomy, QStringLiteral("unused")).first,
+             QStringLiteral("on the host (%1)").arg(formatBytes(roomy.host_gradient_bytes)));
+    const MemoryPlan small = planOnTarget(builtinTinyConfig(), resolveTarget(builtinTinyConfig()));
+    QCOMPARE(OffloadTiers::describeGradients(small, QStringLiteral("1.0 MiB")), (std::pair{QStringLiteral("1.0 MiB"), QString()}));
+}
 
 void TestBatchTiers::theDiskTierOfCpuRanksIsPlanOnTargets() {
     QTemporaryDir scratch;
