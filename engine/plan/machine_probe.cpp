@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -27,47 +28,51 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+// `work` units per second of `once` at its best over `timed` runs after an untimed first (which
+// warms the pages and the caches), with ATen's pool at `threads` meanwhile.
+double bestRate(int threads, int timed, double work, const std::function<void()>& once) {
+    struct PoolThreads {
+        int previous = torch::get_num_threads();
+        explicit PoolThreads(int threads) { torch::set_num_threads(std::max(1, threads)); }
+        ~PoolThreads() { torch::set_num_threads(previous); }
+    } pool(threads);
+    once();
+    double fastest = 0;
+    for (int repeat = 0; repeat < timed; ++repeat) {
+        const auto start = Clock::now();
+        once();
+        const double seconds = secondsSince(start);
+        if (fastest == 0 || seconds < fastest) fastest = seconds;
+    }
+    return fastest > 0 ? work / fastest : 0.0;
+}
+
+// Bytes read plus written a second by a copy split over `threads` threads of its own.
 double copyRate(int threads, int64_t bytes) {
     std::vector<char> from(static_cast<size_t>(bytes), 1), to(static_cast<size_t>(bytes), 0);
-    double best = 0;
-    for (int repeat = 0; repeat < 4; ++repeat) {
-        const auto start = Clock::now();
+    const int64_t share = (bytes + threads - 1) / threads;
+    return bestRate(torch::get_num_threads(), 3, 2.0 * double(bytes) / 1e9, [&] {
         std::vector<std::thread> workers;
-        const int64_t share = (bytes + threads - 1) / threads;
         for (int t = 0; t < threads; ++t)
             workers.emplace_back([&, t] {
                 const int64_t begin = std::min(bytes, t * share), end = std::min(bytes, begin + share);
                 std::memcpy(to.data() + begin, from.data() + begin, static_cast<size_t>(end - begin));
             });
         for (auto& w : workers) w.join();
-        const double seconds = secondsSince(start);
-        if (repeat > 0) best = std::max(best, 2.0 * double(bytes) / seconds / 1e9);
-    }
-    return best;
+    });
 }
 
+// TFLOP/s of fp32 matrix products.
 double matmulRate(int threads) {
-    const int previous = torch::get_num_threads();
-    torch::set_num_threads(threads);
     const int64_t n = 2048;  // long enough per product (a few hundred ms on one core) to be steady
     const torch::Tensor a = torch::randn({n, n}), b = torch::randn({n, n});
-    torch::Tensor c = torch::mm(a, b);  // warm-up
-    double best = 0;
-    for (int repeat = 0; repeat < 5; ++repeat) {
-        const auto start = Clock::now();
-        c = torch::mm(a, b);
-        best = std::max(best, 2.0 * double(n * n * n) / secondsSince(start) / 1e12);
-    }
-    torch::set_num_threads(previous);
-    return best;
+    return bestRate(threads, 5, 2.0 * double(n * n * n) / 1e12, [&] { torch::mm(a, b); });
 }
 
 // The host step's kernel over `elements` fp32 parameters (16 bytes each of weights, gradients
 // and moments: far beyond the caches at the probe's sizes), in the buckets' grouping of a few
-// slices; the best of a few steps after the first.
+// slices: billions of parameters a second.
 double adamWRate(int threads, int64_t elements) {
-    const int previous = torch::get_num_threads();
-    torch::set_num_threads(threads);
     const int64_t slices = 4, per_slice = std::max<int64_t>(1, elements / slices);
     std::vector<torch::Tensor> weights, grads, averages, squares, steps;
     for (int64_t s = 0; s < slices; ++s) {
@@ -78,16 +83,10 @@ double adamWRate(int threads, int64_t elements) {
         steps.push_back(torch::zeros({}));
     }
     const AdamWHyper hyper{1e-4, 0.9, 0.95, 0.1, 1e-8};
-    double best = 0;
-    for (int repeat = 0; repeat < 5; ++repeat) {
+    return bestRate(threads, 4, double(per_slice * slices) / 1e9, [&] {
         for (auto& step : steps) step.add_(1);
-        const auto start = Clock::now();
         fusedAdamWUpdate(weights, grads, averages, squares, steps, hyper, 1.0);
-        const double seconds = secondsSince(start);
-        if (repeat > 0) best = std::max(best, double(per_slice * slices) / seconds / 1e9);
-    }
-    torch::set_num_threads(previous);
-    return best;
+    });
 }
 
 }  // namespace
@@ -133,24 +132,17 @@ double probeStepMfu(const RunConfig& config, int threads, double cpu_fp32_tflops
     if (cpu_fp32_tflops <= 0) return 0;
     // The planner's FLOPs of one micro-batch of this config (its recomputation counted).
     const double flops = predictStepTime(config, planMemory(config), TargetMachine{}).flops_per_micro_batch;
-    const int previous = torch::get_num_threads();
-    torch::set_num_threads(std::max(1, threads));
     torch::manual_seed(0);
     Transformer model(config.model);
     model->setRecomputation(recomputation(config.runtime));
     const int64_t m = std::max<int64_t>(1, config.train.micro_batch_size), T = config.train.seq_len;
     const torch::Tensor tokens = torch::randint(config.model.vocab_size, {m, T}, torch::kInt64);
     const torch::Tensor targets = torch::randint(config.model.vocab_size, {m, T}, torch::kInt64);
-    double best = 0;
-    for (int repeat = 0; repeat < 4; ++repeat) {
+    const double achieved = bestRate(threads, 3, flops, [&] {
         for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();
-        const auto start = Clock::now();
         model->loss(tokens, targets).token_loss_sum.backward();
-        const double seconds = secondsSince(start);
-        if (repeat > 0) best = std::max(best, flops / seconds);
-    }
-    torch::set_num_threads(previous);
-    return best / (cpu_fp32_tflops * 1e12);
+    });
+    return achieved / (cpu_fp32_tflops * 1e12);
 }
 
 std::string machineProbeToJson(const MachineProbe& p) {

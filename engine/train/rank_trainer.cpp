@@ -105,7 +105,7 @@ void RankTrainer::prepare() {
     layout_ = makeGradientLayout(layout, model_, checkpoint ? &checkpoint->optimizer : nullptr);
     order_ = makeWindowOrder(s_.placement);
     // What making the layout wrote (a resumed state, bf16 weights' master) is no step's traffic.
-    file_traffic_seen_ = layout_->offloadTraffic();
+    traffic_seen_ = layout_->offloadTraffic();
     shard_bytes_seen_ = layout_->shardBytesGathered();
     params_ = model_->parameters();  // this rank's: under expert parallelism its experts only
     group_of_param_ = noiseScaleGroupsOf(model_);
@@ -222,12 +222,12 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // The offload files' traffic since the last window's statistics, summed over the ranks.
     // (the unit order's boundary activations kept in host memory cross the link too)
     const GradientLayout::OffloadTraffic traffic = layout_->offloadTraffic();
-    const auto read_slot = stats.add(double(traffic.read - file_traffic_seen_.read));
-    const auto written_slot = stats.add(double(traffic.written - file_traffic_seen_.written));
+    const auto read_slot = stats.add(double(traffic.read - traffic_seen_.read));
+    const auto written_slot = stats.add(double(traffic.written - traffic_seen_.written));
     const auto to_device_slot =
-        stats.add(double(traffic.to_device - file_traffic_seen_.to_device + totals.boundary_bytes_up));
-    const auto to_host_slot = stats.add(double(traffic.to_host - file_traffic_seen_.to_host + totals.boundary_bytes_down));
-    file_traffic_seen_ = traffic;
+        stats.add(double(traffic.to_device - traffic_seen_.to_device + totals.boundary_bytes_up));
+    const auto to_host_slot = stats.add(double(traffic.to_host - traffic_seen_.to_host + totals.boundary_bytes_down));
+    traffic_seen_ = traffic;
     const int64_t gathered = layout_->shardBytesGathered();
     const auto gathered_slot = stats.add(double(gathered - shard_bytes_seen_));
     shard_bytes_seen_ = gathered;

@@ -199,8 +199,8 @@ private:
     double last_loss_ = std::numeric_limits<double>::quiet_NaN();
     int64_t last_checkpoint_step_ = -1;
     int64_t run_peak_bytes_ = 0;
-    GradientLayout::OffloadTraffic file_traffic_seen_;
-    int64_t shard_bytes_seen_ = 0;  // the layout's shardBytesGathered at the last window's statistics  // the offload files' traffic at the last window's statistics
+    GradientLayout::OffloadTraffic traffic_seen_;  // the layout's offloadTraffic at the last window's statistics
+    int64_t shard_bytes_seen_ = 0;  // the layout's shardBytesGathered at the last window's statistics
 };
 
 // Runs one rank to the end; never throws.
