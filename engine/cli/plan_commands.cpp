@@ -107,7 +107,7 @@ void printOffloadTiers(const RunConfig& config, const MemoryPlan& plan) {
          : plan.weight_element_bytes == 2 ? "master (fp32) + shard (bf16)"
                                           : "weights' shard (fp32 master)",
          plan.host_master_bytes},
-        {"gradient slice sums (fp32)", plan.host_gradient_bytes},
+        {plan.gradient_sum_element_bytes == 2 ? "gradient slice sums (bf16)" : "gradient slice sums (fp32)", plan.host_gradient_bytes},
         {"staging buffers", plan.host_staging_bytes},
         {"boundary activations (fp32)", plan.host_boundary_bytes},
         {"host memory", plan.host_bytes},

@@ -9,19 +9,19 @@ namespace trainbench {
 namespace {
 
 // The slabs' requests: every sum, then the two staging slices of the widest.
-std::vector<int64_t> slabRequests(const std::vector<int64_t>& slice_numels, torch::ScalarType dtype, bool staging) {
-    const int64_t element = int64_t(torch::elementSize(dtype));
+std::vector<int64_t> slabRequests(const std::vector<int64_t>& slice_numels, torch::ScalarType dtype,
+                                  torch::ScalarType staging) {
     std::vector<int64_t> bytes;
-    for (int64_t n : slice_numels) bytes.push_back(n * element);
+    for (int64_t n : slice_numels) bytes.push_back(n * int64_t(torch::elementSize(dtype)));
     const int64_t widest = slice_numels.empty() ? 0 : *std::max_element(slice_numels.begin(), slice_numels.end());
-    if (staging) bytes.insert(bytes.end(), 2, widest * element);
+    if (staging != torch::ScalarType::Undefined) bytes.insert(bytes.end(), 2, widest * int64_t(torch::elementSize(staging)));
     return bytes;
 }
 
 }  // namespace
 
 HostSliceSums::HostSliceSums(const std::vector<int64_t>& slice_numels, torch::ScalarType dtype,
-                             const torch::Device& device, MemoryAccount* host_account, bool staging)
+                             const torch::Device& device, MemoryAccount* host_account, torch::ScalarType staging)
     : copies_(device) {
     // Counted in the host account: pinned slabs by hand, plain ones by the tracking allocator,
     // both against the account current while they are made.
@@ -32,8 +32,8 @@ HostSliceSums::HostSliceSums(const std::vector<int64_t>& slice_numels, torch::Sc
     slabs_ = std::make_unique<PinnedSlabs>(slabRequests(slice_numels, dtype, staging), where);
     for (int64_t n : slice_numels) sums_.push_back(slabs_->take(n, dtype));
     const int64_t widest = slice_numels.empty() ? 0 : *std::max_element(slice_numels.begin(), slice_numels.end());
-    if (staging)
-        for (auto& slot : staging_) slot = slabs_->take(widest, dtype);
+    if (staging != torch::ScalarType::Undefined)
+        for (auto& slot : staging_) slot = slabs_->take(widest, staging);
     zero();
 }
 

@@ -34,10 +34,12 @@ namespace trainbench {
 //   them until settle().
 class HostSliceSums {
 public:
-    // `slice_numels`: each bucket's slice; `device`: where the reduced slices come from;
-    // `staging`: the two staging slices add() needs (copy() alone needs none).
+    // `slice_numels`: each bucket's slice; `dtype`: the sums'; `device`: where the reduced slices
+    // come from; `staging`: the reduced slices' dtype, for the two staging slices add() needs
+    // (Undefined: none, copy() alone). A sum of another dtype than its slices takes each addition
+    // rounded to its own (as the device's `sum += slice` would).
     HostSliceSums(const std::vector<int64_t>& slice_numels, torch::ScalarType dtype, const torch::Device& device,
-                  MemoryAccount* host_account, bool staging = true);
+                  MemoryAccount* host_account, torch::ScalarType staging);
     ~HostSliceSums();  // waits for the copies and additions in flight: their pinned memory goes with it
     HostSliceSums(const HostSliceSums&) = delete;
     HostSliceSums& operator=(const HostSliceSums&) = delete;

@@ -11,7 +11,7 @@ namespace trainbench {
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64_t bucket_bytes,
                                  int64_t first_bucket_bytes, int64_t shards, bool transient)
-    : GradientBuckets(params, shards, transient, SliceSums::OnDevice, Layout{}) {
+    : GradientBuckets(params, shards, transient, SliceSums::OnDevice, torch::ScalarType::Undefined, Layout{}) {
     std::vector<size_t> current;
     int64_t numel = 0;
     int64_t limit = first_bucket_bytes;
@@ -29,11 +29,11 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64
 }
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, const std::vector<std::vector<size_t>>& groups,
-                                 int64_t shards, bool transient, SliceSums sums, MemoryAccount* host_account,
-                                 const std::string& sums_file)
-    : GradientBuckets(params, shards, transient, sums, Layout{}) {
-    if (sums != SliceSums::OnDevice && !transient)
-        throw std::logic_error("GradientBuckets: only transient buckets keep their slice sums on the host");
+                                 int64_t shards, bool transient, const SliceSumOptions& options)
+    : GradientBuckets(params, shards, transient, options.where, options.dtype, Layout{}) {
+    const SliceSums sums = options.where;
+    if ((sums != SliceSums::OnDevice || options.dtype != torch::ScalarType::Undefined) && !transient)
+        throw std::logic_error("GradientBuckets: only transient buckets keep slice sums (on the host, in a file, in another dtype)");
     std::vector<char> placed(params.size(), 0);
     for (const auto& group : groups) {
         for (size_t i : group) {
@@ -45,26 +45,30 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, const
     if (std::find(placed.begin(), placed.end(), 0) != placed.end())
         throw std::logic_error("GradientBuckets: a parameter in no group");
     if (sums == SliceSums::InFile && !buckets_.empty()) {
-        if (sums_file.empty()) throw std::logic_error("GradientBuckets: SliceSums::InFile without a file");
+        if (options.file.empty()) throw std::logic_error("GradientBuckets: SliceSums::InFile without a file");
         // (the file's two staging slots: host memory, in the account the other host tiers use)
         std::optional<ScopedMemoryAccount> host;
-        if (host_account) host.emplace(host_account);
-        file_sums_ = makeFileSliceStore(sums_file, sliceNumels(), 1, options_.dtype().toScalarType());
-    } else if (sums != SliceSums::OnDevice && !buckets_.empty())
-        host_sums_ = std::make_unique<HostSliceSums>(sliceNumels(), options_.dtype().toScalarType(), options_.device(),
-                                                     host_account, /*staging=*/sums == SliceSums::OnHost);
+        if (options.host_account) host.emplace(options.host_account);
+        file_sums_ = makeFileSliceStore(options.file, sliceNumels(), 1, sumDtype());
+    } else if (sums != SliceSums::OnDevice && !buckets_.empty()) {
+        // OnHost: the reduced slices come down in the gradients' dtype, added into sums of theirs.
+        const bool staging = sums == SliceSums::OnHost;
+        host_sums_ = std::make_unique<HostSliceSums>(sliceNumels(), sumDtype(), options_.device(), options.host_account,
+                                                     staging ? options_.dtype().toScalarType() : torch::ScalarType::Undefined);
+    }
     landed_.assign(buckets_.size(), 0);
 }
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, int64_t shards, bool transient,
-                                 SliceSums sums, Layout)
+                                 SliceSums sums, torch::ScalarType sum_dtype, Layout)
     : params_(params),
       bucket_of_(params.size()),
       member_of_(params.size()),
       arrived_(params.size(), 0),
       shards_(std::max<int64_t>(shards, 1)),
       transient_(transient),
-      sums_where_(sums) {
+      sums_where_(sums),
+      sum_dtype_(sum_dtype) {
     for (size_t i = 0; i < params.size(); ++i) index_of_[params[i].unsafeGetTensorImpl()] = i;
 }
 
@@ -81,10 +85,11 @@ void GradientBuckets::addBucket(const std::vector<size_t>& params) {
     const auto& first = params_[params.front()];
     const auto dtype = first.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
     options_ = first.options().dtype(dtype);
+    sum_options_ = options_.dtype(sum_dtype_ == torch::ScalarType::Undefined ? dtype : sum_dtype_);
     if (transient_) {
         // (InFile: made at the bucket's first micro-batch of a window, gone once written)
         if (sums_where_ == SliceSums::OnDevice || sums_where_ == SliceSums::CopiedDown)
-            b.slice_sum = torch::zeros({b.padded / shards_}, options_);
+            b.slice_sum = torch::zeros({b.padded / shards_}, sum_options_);
     } else b.flat = torch::zeros({b.padded}, options_);
     for (size_t j = 0; j < b.members.size(); ++j) {
         const Member& m = b.members[j];
@@ -117,7 +122,7 @@ void GradientBuckets::copySlicesDown(MemoryAccount* host_account) {
     if (transient_ || buckets_.empty()) throw std::logic_error("GradientBuckets::copySlicesDown: persistent buckets only");
     sums_where_ = SliceSums::CopiedDown;
     host_sums_ = std::make_unique<HostSliceSums>(sliceNumels(), options_.dtype().toScalarType(), options_.device(),
-                                                 host_account, /*staging=*/false);
+                                                 host_account, /*staging=*/torch::ScalarType::Undefined);
     landed_.assign(buckets_.size(), 0);
 }
 
@@ -136,7 +141,7 @@ void GradientBuckets::zero() {
     else if (host_sums_) host_sums_->settle();
     std::fill(landed_.begin(), landed_.end(), 0);
     for (auto& b : buckets_) {
-        if (sums_where_ == SliceSums::InFile) b.slice_sum = torch::Tensor();
+        if (sumsFinishedOnDevice()) b.slice_sum = torch::Tensor();
         else if (b.slice_sum.defined()) b.slice_sum.zero_();
         b.flat = torch::Tensor();
         b.work.reset();
@@ -147,7 +152,7 @@ void GradientBuckets::zero() {
 
 torch::Tensor GradientBuckets::slice(size_t bucket, int rank) const {
     const Bucket& b = buckets_[bucket];
-    if (sums_where_ == SliceSums::OnHost) return host_sums_->sum(bucket);
+    if (sliceSumsOnHost()) return host_sums_->sum(bucket);
     if (sums_where_ == SliceSums::InFile) throw std::logic_error("GradientBuckets::slice: the sums are in a file (acquireSum)");
     if (transient_) return b.slice_sum;
     const int64_t n = b.padded / shards_;
@@ -262,15 +267,19 @@ void GradientBuckets::retireBefore(size_t bucket) {
         if (sums_where_ == SliceSums::OnHost) {
             // Queued down now, added once it has landed; the bucket can go at once.
             host_sums_->add(retired_, reduced);
-        } else if (sums_where_ == SliceSums::InFile) {
+        } else if (sumsFinishedOnDevice()) {
             // From zeros, as the sums on the device: the same additions, the same bits.
-            if (!b.slice_sum.defined()) b.slice_sum = torch::zeros({n}, options_);
+            if (!b.slice_sum.defined()) b.slice_sum = torch::zeros({n}, sum_options_);
             b.slice_sum.add_(reduced);
             if (last_micro_batch_) {
                 if (sum_finished_) sum_finished_(retired_, b.slice_sum);
-                file_sums_->acquireToOverwrite(retired_).front().copy_(b.slice_sum);
-                if (b.slice_sum.is_cuda()) file_bytes_down_ += int64_t(b.slice_sum.nbytes());
-                file_sums_->release(retired_, /*modified=*/true);
+                if (sums_where_ == SliceSums::InFile) {
+                    file_sums_->acquireToOverwrite(retired_).front().copy_(b.slice_sum);
+                    if (b.slice_sum.is_cuda()) file_bytes_down_ += int64_t(b.slice_sum.nbytes());
+                    file_sums_->release(retired_, /*modified=*/true);
+                } else {
+                    host_sums_->copy(retired_, b.slice_sum);  // (the device side may go at once)
+                }
                 b.slice_sum = torch::Tensor();
             }
         } else {

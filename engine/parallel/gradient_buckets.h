@@ -56,7 +56,24 @@ enum class BucketReduction { AllReduce, ReduceScatter };
 //   last micro-batch is added it is handed to the finished-sum hook (the clipping norm's squares)
 //   and written to the file, and freed: the device holds one unit's sums at a time. The step
 //   reads them back bucket by bucket (acquireSum), the next one's read started.
-enum class SliceSums { OnDevice, CopiedDown, OnHost, InFile };
+// - DownWhenFinished: in host memory, for the unit-major window (the host tier there): a bucket's
+//   sum is made on the device as with InFile, and when its last micro-batch is added it is handed
+//   to the finished-sum hook and copied down once into its host sum, and freed: one copy a window
+//   where OnHost brings a slice down every micro-batch and adds it on the host; the device holds
+//   one unit's sums at a time. The same additions in the same order: the same sums.
+enum class SliceSums { OnDevice, CopiedDown, OnHost, InFile, DownWhenFinished };
+
+// Where transient buckets keep their slice sums, and in what dtype.
+struct SliceSumOptions {
+    SliceSums where = SliceSums::OnDevice;
+    MemoryAccount* host_account = nullptr;  // the host memory they (or InFile's staging) are counted in
+    std::string file;                       // InFile: the scratch file
+    // runtime.gradient_sum_dtype: the dtype the sums are kept and added in (Undefined: the
+    // gradients' own, fp32 or fp64). Each micro-batch's reduced slice stays in the gradients'
+    // dtype and is added into the sum there, the result rounded to it: with bf16 sums K roundings
+    // a window, the same on the device, on the host and before the file.
+    torch::ScalarType dtype = torch::ScalarType::Undefined;
+};
 
 class GradientBuckets {
 public:
@@ -64,11 +81,9 @@ public:
                     int64_t first_bucket_bytes = 1 << 20, int64_t shards = 1, bool transient = false);
     // Buckets given explicitly, in the order of `groups` (each a list of indices into `params`,
     // every parameter in exactly one): ZeRO stages 2 and 3 bucket by the model's units, backward first.
-    // Transient buckets may keep their slice sums on the host (`sums`), counted in `host_account`,
-    // or in the file `sums_file` (SliceSums::InFile).
+    // Transient buckets keep their slice sums where and as `sums` says.
     GradientBuckets(const std::vector<torch::Tensor>& params, const std::vector<std::vector<size_t>>& groups,
-                    int64_t shards, bool transient, SliceSums sums = SliceSums::OnDevice,
-                    MemoryAccount* host_account = nullptr, const std::string& sums_file = {});
+                    int64_t shards, bool transient, const SliceSumOptions& sums = {});
     ~GradientBuckets();
     GradientBuckets(const GradientBuckets&) = delete;
     GradientBuckets& operator=(const GradientBuckets&) = delete;
@@ -164,7 +179,10 @@ public:
     // Rank `rank`'s slice of bucket b's gradient sums: a view of the flat buffer, or (transient)
     // the slice sum, on the host with SliceSums::OnHost (its additions done first).
     torch::Tensor slice(size_t bucket, int rank) const;
-    bool sliceSumsOnHost() const { return sums_where_ == SliceSums::OnHost; }
+    bool sliceSumsOnHost() const { return sums_where_ == SliceSums::OnHost || sums_where_ == SliceSums::DownWhenFinished; }
+    // InFile and DownWhenFinished: each bucket's sum is finished on the device, then leaves it
+    // (the finished-sum hook sees it there).
+    bool sumsFinishedOnDevice() const { return sums_where_ == SliceSums::InFile || sums_where_ == SliceSums::DownWhenFinished; }
     // SliceSums::InFile: bucket b's finished sum read from the file (a host tensor, valid until
     // releaseSum(b)), and the next bucket's read started by prefetchSum. One bucket at a time,
     // plus the one prefetched.
@@ -172,8 +190,8 @@ public:
     torch::Tensor acquireSum(size_t bucket) { return file_sums_->acquire(bucket).front(); }
     void prefetchSum(size_t bucket) { file_sums_->prefetch(bucket); }
     void releaseSum(size_t bucket) { file_sums_->release(bucket, false); }
-    // SliceSums::InFile: called with each bucket's finished sum (on the device) before it goes to
-    // the file, on the thread that retires it; the sum is not changed after.
+    // sumsFinishedOnDevice(): called with each bucket's finished sum (on the device) before it
+    // goes to the file or the host, on the thread that retires it; the sum is not changed after.
     void onSumFinished(std::function<void(size_t bucket, const torch::Tensor& sum)> hook) { sum_finished_ = std::move(hook); }
     // The sums file's traffic since it was made (0 without one).
     int64_t fileBytesRead() const { return file_sums_ ? file_sums_->bytesRead() : 0; }
@@ -182,7 +200,9 @@ public:
     // step's sums on the host or their copies; the sums in a file from a GPU).
     int64_t bytesToHost() const { return (host_sums_ ? host_sums_->bytesToHost() : 0) + file_bytes_down_; }
     // The gradients' dtype and device (the flat buffers').
-    const torch::TensorOptions& sumOptions() const { return options_; }
+    const torch::TensorOptions& gradientOptions() const { return options_; }
+    // The slice sums' dtype (runtime.gradient_sum_dtype; the gradients' by default).
+    torch::ScalarType sumDtype() const { return sum_options_.dtype().toScalarType(); }
     // SliceSums::CopiedDown: bucket b's sums on the host when the last micro-batch copied them
     // down and nothing changed them since (waited for); undefined otherwise (a rank that left
     // the window early: its last micro-batches were filler calls), and the caller copies.
@@ -195,7 +215,8 @@ private:
     class ReadyHook;
     struct Bucket;
     struct Layout {};  // the public constructors' common part, before any bucket is added
-    GradientBuckets(const std::vector<torch::Tensor>& params, int64_t shards, bool transient, SliceSums sums, Layout);
+    GradientBuckets(const std::vector<torch::Tensor>& params, int64_t shards, bool transient, SliceSums sums,
+                    torch::ScalarType sum_dtype, Layout);
     void addBucket(const std::vector<size_t>& params);  // members in the order given
     void takeGradients(Bucket& b);  // .grad into the (transient) bucket, then freed; caller holds overlap_mutex_
     void onGradientReady(size_t param);
@@ -220,13 +241,15 @@ private:
     int64_t shards_ = 1;
     bool transient_ = false;
     SliceSums sums_where_ = SliceSums::OnDevice;
-    std::unique_ptr<HostSliceSums> host_sums_;  // SliceSums::OnHost and CopiedDown
+    std::unique_ptr<HostSliceSums> host_sums_;  // SliceSums::OnHost, CopiedDown and DownWhenFinished
     std::vector<char> landed_;                  // CopiedDown: per bucket, its host copy is current
     std::unique_ptr<SliceStore> file_sums_;     // InFile
-    std::function<void(size_t, const torch::Tensor&)> sum_finished_;  // InFile
+    std::function<void(size_t, const torch::Tensor&)> sum_finished_;  // sumsFinishedOnDevice()
     int64_t file_bytes_down_ = 0;  // InFile on a GPU: the finished sums copied down to be written
     bool last_micro_batch_ = false;
     torch::TensorOptions options_;  // of the flat buffers
+    torch::ScalarType sum_dtype_;    // as asked (Undefined: the flat buffers')
+    torch::TensorOptions sum_options_;  // of the slice sums
     int rank_ = 0;         // transient: set by beginMicroBatch
     size_t retired_ = 0;   // transient: buckets whose reduction has been added into the sums
     size_t range_end_ = 0;  // one past the last bucket this micro-batch reduces (beginRange's, or all)

@@ -47,17 +47,22 @@ ParameterPart::ParameterPart(const PartSpec& spec, Transformer& model, const Tra
         }
         // The host step reads the sums on the host: copied down as the last backward finishes
         // each unit, or kept there when the device cannot hold them (each micro-batch's reduced
-        // slices copied down and added there as their reduce-scatters finish). Under the unit
-        // order they may wait in offload_dir's file instead, each unit's written once finished.
-        const SliceSums sums = place.gradient_sums == Tier::File   ? SliceSums::InFile
-                               : !place.host_step                   ? SliceSums::OnDevice
-                               : place.gradient_sums == Tier::Host ? SliceSums::OnHost
-                                                                    : SliceSums::CopiedDown;
+        // slices copied down and added there as their reduce-scatters finish; under the unit
+        // order each unit's finished sums copied down once). Under the unit order they may wait
+        // in offload_dir's file instead, each unit's written once finished.
+        SliceSumOptions sums;
+        sums.where = place.gradient_sums == Tier::File   ? SliceSums::InFile
+                     : !place.host_step                   ? SliceSums::OnDevice
+                     : place.gradient_sums != Tier::Host ? SliceSums::CopiedDown
+                     : place.unit_order                   ? SliceSums::DownWhenFinished
+                                                          : SliceSums::OnHost;
+        sums.host_account = spec_.host_memory;
+        sums.file = spec_.gradients_file;
+        if (spec_.gradient_sums == GradientSumDtype::Bf16) sums.dtype = torch::kBFloat16;
         // Stage 3's buckets hold the weights too: bf16 ones in buckets of their own.
         const bool split = place.sharded.weights && !bf16_weights_.empty();
         buckets_ = std::make_unique<GradientBuckets>(params, ShardedWeights::bucketGroups(units, split ? bf16 : std::vector<bool>{}),
-                                                     shards, /*transient=*/true, sums, spec_.host_memory,
-                                                     spec_.gradients_file);
+                                                     shards, /*transient=*/true, sums);
         // Each unit's buckets (the unit-major window reduces them unit by unit).
         std::vector<size_t> unit_of(params.size(), 0);
         for (size_t u = 0; u < units.size(); ++u)

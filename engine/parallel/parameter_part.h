@@ -47,6 +47,8 @@ struct PartSpec {
     MemoryAccount* host_memory = nullptr;
     // runtime.optimizer_dtype: the storage of the AdamW moments.
     OptimizerDtype moments = OptimizerDtype::Fp32;
+    // runtime.gradient_sum_dtype: the slice sums' dtype at stages 2 and 3.
+    GradientSumDtype gradient_sums = GradientSumDtype::Fp32;
 };
 
 // Each entry of `state` named names[i] becomes replacements[i] where that is defined (the fp32

@@ -21,6 +21,7 @@ PartSpec PartLayout::specFor(std::vector<size_t> indices, Collectives& group, in
                    !cfg.train.sync_each_micro_batch && cfg.runtime.overlap_reduction;
     spec.bucket_bytes = setup_.bucket_bytes;
     spec.moments = optimizerDtype(cfg.runtime);
+    spec.gradient_sums = gradientSumDtype(cfg.runtime);
     spec.first_bucket_bytes = setup_.first_bucket_bytes;
     if (spec.placement.moments != Tier::Device) spec.host_memory = setup_.host_memory;
     if (spec.placement.moments == Tier::File)

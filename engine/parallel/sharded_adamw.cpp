@@ -26,6 +26,14 @@ std::unique_ptr<PinnedSlabs> twoSlots(const std::vector<int64_t>& numels, torch:
     return slabs;
 }
 
+// Each view's norm squared, in fp64: the norm taken in the views' dtype, a bf16 sum's in fp32
+// (its own rounding would lose the norm's last two digits to bf16's 8 bits).
+torch::Tensor squaredNorms(const std::vector<torch::Tensor>& views) {
+    std::optional<torch::ScalarType> wider;
+    if (views.front().scalar_type() == torch::kBFloat16) wider = torch::kFloat32;
+    return torch::stack(at::_foreach_norm(views, 2, wider)).to(torch::kFloat64).square();
+}
+
 }  // namespace
 
 ShardedAdamW::ShardedAdamW(const std::vector<torch::Tensor>& params, const std::vector<bool>& decays,
@@ -43,7 +51,7 @@ ShardedAdamW::ShardedAdamW(const std::vector<torch::Tensor>& params, const std::
             segments_.push_back({m.param, first - m.offset, first - low, last - first, b});
         }
     }
-    if (buckets_.sliceSumsInFile()) {
+    if (buckets_.sumsFinishedOnDevice()) {
         segment_squares_.resize(segments_.size());
         buckets_.onSumFinished([this](size_t bucket, const torch::Tensor& sum) { noteFinishedSum(bucket, sum); });
     }
@@ -58,13 +66,15 @@ void ShardedAdamW::noteFinishedSum(size_t bucket, const torch::Tensor& sum) {
             views.push_back(sum.narrow(0, segments_[i].slice_offset, segments_[i].numel));
         }
     if (views.empty()) return;
-    // Each view's norm is its own (the same bits as over every segment at once), squared in fp64.
-    const auto squares = torch::stack(at::_foreach_norm(views, 2)).to(torch::kFloat64).square();
+    // Each view's norm is its own (the same bits as over every segment at once).
+    const auto squares = squaredNorms(views);
     for (size_t j = 0; j < indices.size(); ++j) segment_squares_[indices[j]] = squares.narrow(0, int64_t(j), 1);
 }
 
 torch::TensorOptions ShardedAdamW::gradientOptions() const {
-    return buckets_.sliceSumsInFile() ? buckets_.sumOptions() : gradientSlice(0).options();
+    // (bf16 slice sums: the gradients' own dtype still, that of the master and the moments' default)
+    const auto& gradients = buckets_.gradientOptions();
+    return buckets_.sliceSumsInFile() ? gradients : gradientSlice(0).options().dtype(gradients.dtype());
 }
 
 ShardedAdamW::~ShardedAdamW() {
@@ -96,15 +106,15 @@ torch::Tensor ShardedAdamW::sliceSquaredNorms(const std::vector<int>& group_of_p
     }
     // Each segment's norm in its own dtype, squared in fp64, summed into its group.
     torch::Tensor squares;
-    if (buckets_.sliceSumsInFile()) {
-        // (taken as each bucket's sum was finished: the file is not read for them)
+    if (buckets_.sumsFinishedOnDevice()) {
+        // (taken as each bucket's sum was finished, on the device: the file is not read for them)
         for (const auto& square : segment_squares_)
             if (!square.defined()) throw std::logic_error("ShardedAdamW: a bucket's gradient sum was never finished");
         squares = torch::cat(segment_squares_);
     } else {
         std::vector<torch::Tensor> views;
         for (const Segment& s : segments_) views.push_back(gradientSlice(s.bucket).narrow(0, s.slice_offset, s.numel));
-        squares = torch::stack(at::_foreach_norm(views, 2)).to(torch::kFloat64).square();
+        squares = squaredNorms(views);
     }
     return out.index_add_(0, segment_groups_, squares);
 }
@@ -212,7 +222,9 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
     // update: it goes up straight into the bucket's gather buffer, gathered at once.
     // (so too with them in a file)
     const bool in_file = buckets_.sliceSumsInFile();
-    const bool gather_while_stepping = host && !weights_ && (buckets_.sliceSumsOnHost() || in_file);
+    // (and with bf16 slice sums, which cannot take the fp32 update)
+    const bool narrow_sums = buckets_.sumDtype() != gradientOptions().dtype();
+    const bool gather_while_stepping = host && !weights_ && (buckets_.sliceSumsOnHost() || in_file || narrow_sums);
     // Bucket by bucket, so the next bucket's moments are read while this one steps; the
     // arithmetic is elementwise, the same numbers in any grouping.
     for (size_t b = 0; b < bucket_count; ++b) {
@@ -225,8 +237,11 @@ void ShardedAdamW::step(double lr, double grad_divisor, Collectives& collectives
         if (weights_) weights_->prefetchShard(b + 1);
         // The host step: the gradients come down, the kernel steps the master. In a file: read
         // back, the next bucket's read started.
-        const torch::Tensor grad_slice = in_file ? buckets_.acquireSum(b) : host ? hostGradients(b) : gradientSlice(b);
+        torch::Tensor grad_slice = in_file ? buckets_.acquireSum(b) : host ? hostGradients(b) : gradientSlice(b);
         if (in_file) buckets_.prefetchSum(b + 1);
+        // bf16 slice sums (runtime.gradient_sum_dtype): widened, exactly, one bucket's at a time,
+        // for the kernel, which reads gradients of its weights' dtype.
+        if (grad_slice.scalar_type() != gradientOptions().dtype()) grad_slice = grad_slice.to(gradientOptions().dtype());
         const torch::Tensor master = host ? hostMaster(b, moments, shard) : torch::Tensor();
         bool stepped = false;
         for (bool decay : {true, false}) {

@@ -120,8 +120,9 @@ private:
     ShardedWeights* weights_ = nullptr;  // stage 3 (attachWeights)
     std::vector<Segment> segments_;
     mutable torch::Tensor segment_groups_;  // sliceSquaredNorms: each segment's group, on the device
-    // The gradient sums in a file (SliceSums::InFile): each segment's square, taken from its
-    // bucket's finished sum before the sum went to the file (fp64, [1] each, on the device).
+    // The gradient sums finished on the device (SliceSums::InFile, DownWhenFinished): each
+    // segment's square, taken from its bucket's finished sum before the sum left the device (fp64,
+    // [1] each, on the device).
     std::vector<torch::Tensor> segment_squares_;
     void noteFinishedSum(size_t bucket, const torch::Tensor& sum);
     // The gradients' dtype and device as the step reads them.

@@ -273,10 +273,14 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
                                   : params * p.weight_element_bytes + embedding_kept;
     p.gradients_on_host = place.gradient_sums == Tier::Host;
     p.gradients_in_file = place.gradient_sums == Tier::File;
-    // In a file: the unit whose micro-batches are being summed keeps its slice on the device.
-    p.gradient_bytes = p.gradients_on_host       ? 0
-                       : p.gradients_in_file     ? (largest_unit + p.world_size - 1) / p.world_size
-                       : place.sharded.gradients ? held_slice_elements * kFloat
+    const int64_t gs = place.sharded.gradients && isChoice(config.runtime.gradient_sum_dtype, GradientSumDtype::Bf16) ? 2 : kFloat;
+    p.gradient_sum_element_bytes = gs;
+    // In a file, or on the host under the unit order: the unit whose micro-batches are being
+    // summed keeps its slice on the device.
+    const bool one_unit_sums = p.gradients_in_file || (p.gradients_on_host && place.unit_order);
+    p.gradient_bytes = one_unit_sums             ? (largest_unit + p.world_size - 1) / p.world_size * gs / kFloat
+                       : p.gradients_on_host     ? 0
+                       : place.sharded.gradients ? held_slice_elements * gs
                                                  : params * kFloat;
     const int64_t tokens = micro_batch * p.seq_len;
     p.head_chunk_tokens = headChunkRows(config.model, config.runtime.head_chunk_tokens, tokens);
@@ -331,10 +335,10 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
             if (weights_off) staging += 2 * (unit_elements + p.world_size - 1) / p.world_size * p.weight_element_bytes;
             p.nvme_bytes = p.optimizer_bytes + master_bytes;
             if (p.gradients_in_file) {
-                // fp32 sums of the rank's slices, and two staging slots of the widest
-                p.nvme_gradient_bytes = held_slice_elements * kFloat;
+                // the sums of the rank's slices, and two staging slots of the widest
+                p.nvme_gradient_bytes = held_slice_elements * gs;
                 p.nvme_bytes += p.nvme_gradient_bytes;
-                staging += 2 * bucket_slice;
+                staging += 2 * bucket_slice * gs / kFloat;
             }
         } else {
             p.host_moment_bytes = p.optimizer_bytes;
@@ -345,7 +349,9 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         // bucket's reduce-scatter (sharded moments over several ranks).
         const bool copied_down =
             place.host_step && !p.gradients_in_file && (place.sharded.gradients || p.world_size > 1);
-        p.host_gradient_bytes = p.gradients_on_host || copied_down ? held_slice_elements * kFloat : 0;
+        p.host_gradient_bytes = !p.gradients_on_host && !copied_down ? 0
+                                : place.sharded.gradients             ? held_slice_elements * gs
+                                                                      : held_slice_elements * kFloat;
         p.host_staging_bytes = staging;
         p.host_bytes = p.host_moment_bytes + p.host_master_bytes + p.host_gradient_bytes + p.host_staging_bytes;
     }
@@ -594,10 +600,12 @@ TargetAdvice adviseOnTarget(const RunConfig& config, const TargetMachine& target
                           (closest.nvme_bytes > 0 ? "to NVMe" : "to host memory") + "), but a node's host memory does not: " +
                           gib(double(closest.host_bytes) * rpn) + " needed (" +
                           (closest.host_gradient_bytes > 0
-                               ? "the fp32 gradient sums the devices cannot keep: " + gib(double(closest.host_gradient_bytes) * rpn)
+                               ? "the gradient sums the devices cannot keep: " + gib(double(closest.host_gradient_bytes) * rpn)
                                : "the optimizer state: " + gib(double(closest.host_moment_bytes + closest.host_master_bytes) * rpn)) +
                           "), " + gib(double(closest.host_limit_bytes)) + " usable; " +
                           (closest.nvme_bytes > 0 || target.nvme_bytes <= 0 ? "" : "plan with runtime.offload_dir (NVMe), ") +
+                          (closest.host_gradient_bytes > 0 && closest.gradient_sum_element_bytes == 4
+                               ? "halve the sums with runtime.gradient_sum_dtype bf16, " : "") +
                           "more nodes, or raise target.host_memory_gib";
     } else {
         advice.why_none = "the devices fit with offload, but a node's NVMe does not: " +
@@ -660,6 +668,7 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"tokens_per_step", p.tokens_per_step},
         {"weight_bytes", p.weight_bytes},
         {"gradient_bytes", p.gradient_bytes},
+        {"gradient_sum_element_bytes", p.gradient_sum_element_bytes},
         {"bucket_bytes", p.bucket_bytes},
         {"optimizer_bytes", p.optimizer_bytes},
         {"slice_elements", p.slice_elements},

@@ -45,8 +45,8 @@ ForwardFlops forwardFlopsPerToken(const ModelConfig& c, int64_t seq_len) {
 
 }  // namespace
 
-int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes, int64_t moment_bytes) {
-    return 4 + 4 * moment_bytes + 8 + (device_weight_bytes == 4 ? 0 : device_weight_bytes);
+int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes, int64_t moment_bytes, int64_t gradient_bytes) {
+    return gradient_bytes + 4 * moment_bytes + 8 + (device_weight_bytes == 4 ? 0 : device_weight_bytes);
 }
 
 StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, const TargetMachine& target) {
@@ -80,8 +80,9 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     const double we = double(plan.weight_element_bytes);
     // Each rank's bytes a micro-batch by where they go (none where the placement moves none): the
     // shard up PCIe before the forward's gather and the backward's, read from NVMe first when it
-    // lives there; the slice down PCIe to the sums kept on the host, and their addition there (12
-    // bytes an element: the sum read and written, the slice read).
+    // lives there; the slice down PCIe (fp32) to the sums kept on the host, and their addition
+    // there (the sum read and written in its dtype, the slice read: 12 bytes an element, 8 with
+    // bf16 sums).
     // Under the unit order (runtime.window_schedule unit) the shard crosses twice a window, not
     // twice a micro-batch: a micro-batch's share is 1/K of it. Its boundary activations kept in
     // host memory go down after their forward and up before their backward: every block's input,
@@ -94,16 +95,23 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
                                   ? double(c.n_layers + 1) * double(plan.micro_batch_size) * double(plan.seq_len) *
                                         double(c.dim) * 4.0
                                   : 0.0;
-    const double slice_down = (gpu_offload && plan.gradients_on_host ? 4.0 * slice : 0.0) + boundaries;
+    // Under the unit order the sums kept on the host come down once a window, each unit's when
+    // finished (a micro-batch's share 1/K, in their dtype), and nothing is added there.
+    const double gs = double(plan.gradient_sum_element_bytes);
+    const bool sums_added_on_host = gpu_offload && plan.gradients_on_host && !place.unit_order;
+    const double sums_down = !gpu_offload || !plan.gradients_on_host ? 0.0
+                             : sums_added_on_host                    ? 4.0 * slice
+                                                                     : gs * slice / double(K);
+    const double slice_down = sums_down + boundaries;
     const double up = shard_up + boundaries;
-    const double host_adds = gpu_offload && plan.gradients_on_host ? 12.0 * slice : 0.0;
+    const double host_adds = sums_added_on_host ? (4.0 + 2.0 * gs) * slice : 0.0;
     if (gpu_offload || boundaries > 0) {
         if (target.pcie_gbps > 0) {
             // Up and down at once: PCIe is full duplex, each direction at the link's rate.
             t.pcie_up_s = seconds(up, target.pcie_gbps);
             t.pcie_down_s = seconds(slice_down, target.pcie_gbps);
             t.pcie_s = std::max(t.pcie_up_s, t.pcie_down_s);
-            if (!plan.gradients_on_host) t.gradients_down_s = seconds(4.0 * slice, target.pcie_gbps);
+            if (!plan.gradients_on_host) t.gradients_down_s = seconds(gs * slice, target.pcie_gbps);
             // The fp32 master goes up at stages 1 and 2 (bf16 device weights are rounded there);
             // at stage 3 the shard in its own dtype (the host rounds bf16 ones).
             if (!weights_off) t.weights_up_s = seconds(slice * (place.sharded.weights ? we : 4.0), target.pcie_gbps);
@@ -115,7 +123,7 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         if (target.nvme_read_gbps > 0) t.nvme_read_s = seconds(rpn * from_nvme, target.nvme_read_gbps);
         else needs(t, "target.nvme_read_gbps");
     }
-    // The gradient sums in offload_dir's file (the unit order): each unit's finished fp32 sums
+    // The gradient sums in offload_dir's file (the unit order): each unit's finished sums
     // written once a window, while the backward goes on; a micro-batch's share is 1/K.
     const double to_nvme = plan.gradients_in_file ? double(plan.nvme_gradient_bytes) / double(K) : 0.0;
     if (to_nvme > 0) {
@@ -144,7 +152,8 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
         // the CPU step writes no bf16 copy; at stage 3 it writes the bf16 shard)
         const int64_t moment_bytes = isChoice(config.runtime.optimizer_dtype, OptimizerDtype::Bf16) ? 2 : 4;
         const double touched =
-            rpn * slice * double(cpuAdamWBytesPerParameter(place.sharded.weights ? int64_t(we) : 4, moment_bytes));
+            rpn * slice *
+            double(cpuAdamWBytesPerParameter(place.sharded.weights ? int64_t(we) : 4, moment_bytes, int64_t(gs)));
         if (target.host_memory_gbps > 0) t.optimizer_s = seconds(touched, target.host_memory_gbps);
         else needs(t, "target.host_memory_gbps");
         // The kernel's own rate where it is known (probe measures it): the slower of the two.
@@ -174,7 +183,7 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     // and the gradients landing when they come down after the window (the updated weights go up
     // after the step, on their own).
     if (gpu_offload && target.host_memory_gbps > 0) {
-        if (!down_in_backward && !plan.gradients_on_host) tail_host_bytes += rpn * 4.0 * slice;
+        if (!down_in_backward && !plan.gradients_on_host) tail_host_bytes += rpn * gs * slice;
         t.tail_host_memory_s = seconds(tail_host_bytes, target.host_memory_gbps);
     }
     const double tail = std::max({t.optimizer_s, t.nvme_step_s, down_in_tail, t.tail_host_memory_s}) + t.weights_up_s;
@@ -192,9 +201,9 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     if (gpu_offload || boundaries > 0) {
         const double shard = gpu_offload && weights_off ? gathered : 0.0;
         const double weights_up = gpu_offload && !weights_off ? slice * (place.sharded.weights ? we : 4.0) : 0.0;
-        const double sums_down = !gpu_offload ? 0.0 : plan.gradients_on_host ? double(K) * 4.0 * slice : 4.0 * slice;
+        const double sums = !gpu_offload ? 0.0 : sums_added_on_host ? double(K) * 4.0 * slice : gs * slice;
         t.to_device_bytes = W * (shard + double(K) * boundaries + weights_up);
-        t.to_host_bytes = W * (sums_down + double(K) * boundaries);
+        t.to_host_bytes = W * (sums + double(K) * boundaries);
     }
     if (on_nvme) {
         const double state = double(plan.nvme_bytes);

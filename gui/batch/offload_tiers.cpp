@@ -107,14 +107,15 @@ QString OffloadTiers::describeMoments(const MemoryPlan& plan, const RunConfig& c
 }
 
 std::pair<QString, QString> OffloadTiers::describeGradients(const MemoryPlan& plan, const QString& on_device) {
+    const QString dtype = plan.gradient_sum_element_bytes == 2 ? QStringLiteral("bf16") : QStringLiteral("fp32");
     if (plan.gradients_in_file)
         return {tr("on disk (%1)").arg(formatBytes(plan.nvme_gradient_bytes)),
-                tr("Neither the device nor host memory can keep the fp32 sums of its gradient slices: the window "
+                tr("Neither the device nor host memory can keep the %1 sums of its gradient slices: the window "
                    "runs unit by unit, and each unit's sums are written to runtime.offload_dir once finished, read "
-                   "back by the optimizer's step.")};
+                   "back by the optimizer's step.").arg(dtype)};
     if (plan.gradients_on_host)
         return {tr("on the host (%1)").arg(formatBytes(plan.host_gradient_bytes)),
-                tr("The device cannot keep the fp32 sums of its gradient slices: they are summed in host memory.")};
+                tr("The device cannot keep the %1 sums of its gradient slices: they are summed in host memory.").arg(dtype)};
     return {on_device, QString()};
 }
 

@@ -184,6 +184,7 @@ private Q_SLOTS:
         QTest::newRow("recomputation mode") << "runtime.activation_checkpointing=some" << "runtime.activation_checkpointing";
         QTest::newRow("dtype") << "runtime.dtype=fp16" << "runtime.dtype";
         QTest::newRow("optimizer dtype") << "runtime.optimizer_dtype=fp8" << "runtime.optimizer_dtype";
+        QTest::newRow("gradient sum dtype") << "runtime.gradient_sum_dtype=fp16" << "runtime.gradient_sum_dtype";
     }
 
     // Each choice field: every name of its table (written out here) is accepted and reads back as
@@ -204,6 +205,7 @@ private Q_SLOTS:
             {"data.dtype", {"uint16", "uint32"}, [](const RunConfig& c) { return int(tokenWidth(c.data)); }},
             {"runtime.dtype", {"fp32", "bf16", "fp8", "auto"}, [](const RunConfig& c) { return int(computeDtype(c.runtime)); }},
             {"runtime.optimizer_dtype", {"fp32", "bf16"}, [](const RunConfig& c) { return int(optimizerDtype(c.runtime)); }},
+            {"runtime.gradient_sum_dtype", {"fp32", "bf16"}, [](const RunConfig& c) { return int(gradientSumDtype(c.runtime)); }},
             {"runtime.activation_checkpointing", {"none", "feedforward", "full"},
              [](const RunConfig& c) { return int(recomputation(c.runtime)); }},
         };
@@ -268,6 +270,24 @@ private Q_SLOTS:
         issues = validateRunConfig(config);
         QCOMPARE(issues.size(), size_t(1));
         QCOMPARE(issues.front().path, std::string("runtime.window_schedule"));
+    }
+    // runtime.gradient_sum_dtype bf16 keeps the slice sums of stages 2 and 3 in bf16: stages 0 and 1
+    // have none (their gradients accumulate in the fp32 buckets), and are refused naming the field.
+    void bf16GradientSumsNeedStageTwoOrThree() {
+        RunConfig config;
+        config.data.vocab_size = 256;
+        config.runtime.gradient_sum_dtype = "bf16";
+        for (int64_t stage : {0, 1, 2, 3}) {
+            config.runtime.zero_stage = stage;
+            const auto issues = validateRunConfig(config);
+            if (stage >= 2) {
+                QVERIFY2(issues.empty(), qPrintable(QString("stage %1").arg(stage)));
+                continue;
+            }
+            QCOMPARE(issues.size(), size_t(1));
+            QCOMPARE(issues.front().path, std::string("runtime.gradient_sum_dtype"));
+            QVERIFY(issues.front().message.find("zero_stage") != std::string::npos);
+        }
     }
     void validationRulesNameTheirField() {
         QFETCH(QString, assignment);

@@ -213,7 +213,7 @@ private Q_SLOTS:
     void theHostSliceSumsAddInTheDevicesOrder() {
         for (const std::vector<int64_t>& numels : {std::vector<int64_t>{1000, 37, 4096}, std::vector<int64_t>{513}}) {
             MemoryAccount* host = newMemoryAccount();
-            HostSliceSums sums(numels, torch::kFloat32, torch::kCPU, host);
+            HostSliceSums sums(numels, torch::kFloat32, torch::kCPU, host, torch::kFloat32);
             int64_t expected_bytes = 0, widest = 0;
             for (int64_t n : numels) {
                 expected_bytes += (n * 4 + 255) / 256 * 256;

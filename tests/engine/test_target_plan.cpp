@@ -525,6 +525,99 @@ private Q_SLOTS:
         QVERIFY(!planOnTarget(c, t).gradients_in_file);
     }
 
+    // The unit order's host tier: each unit's finished sums come down once a window, none added on
+    // the host. Tiny under offload all on one H100 with the device one byte short of the sums
+    // (and of the unit order's boundaries, which leave first):
+    // under micro_batch the fp32 slice comes down every micro-batch (4P at 50 GB/s) and is added
+    // (12P of host memory); under unit the sums come down once (4P / K a micro-batch), no
+    // additions, and the device keeps the largest unit's sums (4 x 71,872 bytes); the unit order's
+    // boundary activations come down beside them ((L + 1) of [m, T, d] fp32 a micro-batch).
+    void theUnitOrderBringsTheHostSumsDownOnce() {
+        const double P = double(kTinyParams);
+        for (const char* schedule : {"micro_batch", "unit"}) {
+            RunConfig c = tinyOffloadingAll(1);
+            c.runtime.activation_checkpointing = "full";
+            c.runtime.window_schedule = schedule;
+            const MemoryPlan roomy = planOnTarget(c, resolveTarget(c));
+            // (the unit order's boundary activations go to the host first: short of them too)
+            c.target.device_memory_gib = double(roomy.peak_bytes - roomy.boundary_bytes - 1) / kGiB;
+            const TargetMachine t = resolveTarget(c);
+            const MemoryPlan p = planOnTarget(c, t);
+            QVERIFY(p.gradients_on_host);
+            const bool unit = std::string(schedule) == "unit";
+            const double K = double(p.gradient_accumulation_steps);
+            QCOMPARE(p.gradient_bytes, unit ? kTinyLargestUnit * 4 : int64_t(0));
+            const StepTimePlan s = predictStepTime(configOnTarget(c, t), p, t);
+            // (under unit the boundaries come down too: every block's input, [m, T, d] fp32)
+            const double boundaries = p.placement.boundaries == Tier::Host
+                                          ? double(c.model.n_layers + 1) * double(p.micro_batch_size) *
+                                                double(p.seq_len) * double(c.model.dim) * 4
+                                          : 0.0;
+            QCOMPARE(p.placement.boundaries == Tier::Host, unit);
+            QVERIFY(near(s.pcie_down_s, ((unit ? 4 * P / K : 4 * P) + boundaries) / 50e9));
+            QVERIFY(near(s.host_adds_s, unit ? 0.0 : 12 * P / 200e9));
+            QVERIFY(near(s.to_host_bytes, (unit ? 4 * P : 4 * P * K) + K * boundaries));
+        }
+    }
+
+    // runtime.gradient_sum_dtype bf16 halves the slice sums wherever they wait, and nothing else:
+    // tiny under offload all on one H100 (stage 3, one rank: its slice is all P), by hand. On the
+    // device: 2P there and their copies 2P on the host, coming down at 2 bytes an element, the
+    // CPU step reading 2 instead of 4 (2 + 2 x 2 x 4 + 8 + 2 = 28 bytes an element). Summed on
+    // the host (the device one byte short): the reduced slices still come down in fp32 (4P a
+    // micro-batch), the additions read and write 2-byte sums (4 + 2 x 2 = 8 bytes an element, not
+    // 12). In offload_dir's file (the unit order): 2P there, the unit being summed 2 bytes an
+    // element on the device, a window's writes 2P / K a micro-batch.
+    void bf16GradientSumsHalveTheSumsInEveryTier() {
+        QCOMPARE(cpuAdamWBytesPerParameter(2, 4, 2), int64_t(28));
+        QCOMPARE(cpuAdamWBytesPerParameter(4, 2, 2), int64_t(18));
+        const double P = double(kTinyParams);
+        RunConfig c = tinyOffloadingAll(1);
+        c.runtime.gradient_sum_dtype = "bf16";
+        const TargetMachine roomy_machine = resolveTarget(c);
+        const MemoryPlan roomy = planOnTarget(c, roomy_machine);
+        QVERIFY(!roomy.gradients_on_host && !roomy.gradients_in_file);
+        QCOMPARE(roomy.gradient_sum_element_bytes, int64_t(2));
+        QCOMPARE(double(roomy.gradient_bytes), 2 * P);
+        QCOMPARE(double(roomy.host_gradient_bytes), 2 * P);
+        const StepTimePlan r = predictStepTime(configOnTarget(c, roomy_machine), roomy, roomy_machine);
+        QVERIFY(near(r.gradients_down_s, 2 * P / 50e9));
+        QVERIFY(near(r.optimizer_s, 28 * P / 200e9));
+        QVERIFY(near(r.to_host_bytes, 2 * P));
+
+        RunConfig tight_config = c;
+        tight_config.target.device_memory_gib = double(roomy.peak_bytes - 1) / kGiB;
+        const TargetMachine t = resolveTarget(tight_config);
+        const MemoryPlan tight = planOnTarget(tight_config, t);
+        QVERIFY(tight.gradients_on_host);
+        QCOMPARE(double(tight.host_gradient_bytes), 2 * P);
+        const StepTimePlan s = predictStepTime(configOnTarget(tight_config, t), tight, t);
+        QVERIFY(near(s.pcie_down_s, 4 * P / 50e9));
+        // the bf16 shard up twice (4), the fp32 slice down (4), the additions (8)
+        QVERIFY(near(s.host_memory_s, 16 * P / 200e9));
+        QVERIFY(near(s.host_adds_s, 8 * P / 200e9));
+        QVERIFY(near(s.to_host_bytes, 4 * P * double(tight.gradient_accumulation_steps)));
+
+        RunConfig unit = c;
+        unit.runtime.activation_checkpointing = "full";
+        unit.runtime.window_schedule = "unit";
+        unit.runtime.offload_dir = kPlannedOffloadDir;
+        unit.model.n_layers = 8;
+        const double P8 = 2 * 64 * 64 + 64 + 40640 + 7 * 71880;
+        const MemoryPlan plain = planOnTarget(unit, resolveTarget(unit));
+        QVERIFY(!plain.gradients_in_file);
+        unit.target.host_memory_gib = double(plain.host_bytes - 1) / kGiB;
+        const TargetMachine ut = resolveTarget(unit);
+        const MemoryPlan file = planOnTarget(unit, ut);
+        QVERIFY(file.gradients_in_file);
+        QCOMPARE(double(file.nvme_gradient_bytes), 2 * P8);
+        QCOMPARE(file.gradient_bytes, kTinyLargestUnit * 2);
+        const StepTimePlan f = predictStepTime(configOnTarget(unit, ut), file, ut);
+        QVERIFY(near(f.nvme_write_s, 2 * P8 / double(file.gradient_accumulation_steps) / 40e9));
+        const double read = double(file.nvme_bytes);
+        QVERIFY(near(f.nvme_step_s, read / 56e9 + (read - 2 * P8) / 40e9));
+    }
+
     // With every rate known the advice is the fastest predicted layout that fits, not the first
     // in the cost order: config_16B on 16 H100s fits at stage 3 without recomputation, first in
     // that order, but gathers every unit twice a micro-batch; no layout that fits is faster than

@@ -251,7 +251,10 @@ private Q_SLOTS:
     // once (4 bytes a slice element); under offload all every gather's shard goes up (stage 3's
     // gathered bytes: K passes under micro_batch, one under unit), under optimizer the stepped
     // slice goes up once after the step (the second window's count holds the first step's). The
-    // planner's prediction for the same run on GPUs agrees within the units' padding.
+    // planner's prediction for the same run on GPUs agrees within the units' padding. With the
+    // sums kept in host memory the micro-batch order brings every micro-batch's fp32 slice down
+    // (K times the slices), the unit order each unit's finished sum once (in its dtype: half the
+    // bytes under runtime.gradient_sum_dtype bf16).
     void theHostLinkCarriesWhatThePlacementMoves() {
         const int64_t W = 2, K = 4;
         const RunConfig base = split(1, K, W, 3);
@@ -284,6 +287,18 @@ private Q_SLOTS:
                          qPrintable(what + QString(": predicted down %1").arg(t.to_host_bytes)));
                 QVERIFY2(std::fabs(t.to_device_bytes - double(w.to_device_bytes)) <= 0.01 * double(w.to_device_bytes),
                          qPrintable(what + QString(": predicted up %1").arg(t.to_device_bytes)));
+            }
+        for (const char* dtype : {"fp32", "bf16"})
+            for (const char* schedule : {"micro_batch", "unit"}) {
+                RunConfig c = offloaded(base, "", "optimizer");
+                c.runtime.gradient_sum_dtype = dtype;
+                const Trace trace = traceOf(c, schedule, 2, OffloadPath::HostStepSumsOnHost);
+                const bool unit = std::string(schedule) == "unit", bf16 = std::string(dtype) == "bf16";
+                const int64_t down = !unit ? K * slices : bf16 ? slices / 2 : slices;
+                const QString what = QString("sums on the host, %1 sums, %2").arg(dtype, schedule);
+                const WindowResult& w = trace.windows.back();
+                QVERIFY2(w.to_host_bytes == down, qPrintable(what + QString(": down %1, by hand %2").arg(w.to_host_bytes).arg(down)));
+                QVERIFY2(w.to_device_bytes == slices, qPrintable(what + QString(": up %1").arg(w.to_device_bytes)));
             }
     }
 

@@ -24,6 +24,7 @@ enum class RowLayout { Packed, Padded };              // data.layout
 enum class TokenWidth { UInt16, UInt32 };             // data.dtype
 enum class ComputeDtype { Fp32, Bf16, Fp8, Auto };   // runtime.dtype
 enum class OptimizerDtype { Fp32, Bf16 };            // runtime.optimizer_dtype
+enum class GradientSumDtype { Fp32, Bf16 };          // runtime.gradient_sum_dtype
 enum class Recomputation { None, Feedforward, Full };  // runtime.activation_checkpointing
 enum class Offload { None, Optimizer, All };          // runtime.offload
 enum class WindowSchedule { MicroBatch, Unit, Auto };  // runtime.window_schedule
@@ -45,6 +46,7 @@ TRAINBENCH_CHOICE_NAMES(RowLayout, "packed", "padded");
 TRAINBENCH_CHOICE_NAMES(TokenWidth, "uint16", "uint32");
 TRAINBENCH_CHOICE_NAMES(ComputeDtype, "fp32", "bf16", "fp8", "auto");
 TRAINBENCH_CHOICE_NAMES(OptimizerDtype, "fp32", "bf16");
+TRAINBENCH_CHOICE_NAMES(GradientSumDtype, "fp32", "bf16");
 TRAINBENCH_CHOICE_NAMES(Recomputation, "none", "feedforward", "full");
 TRAINBENCH_CHOICE_NAMES(Offload, "none", "optimizer", "all");
 TRAINBENCH_CHOICE_NAMES(WindowSchedule, "micro_batch", "unit", "auto");

@@ -32,7 +32,10 @@ struct MemoryPlan {
     std::string activation_checkpointing = "none";
     int64_t expert_parallel = 1;  // each rank holds the dense weights and 1/EP of the routed experts
     int64_t weight_bytes = 0;     // stage 3: this rank's shard (4P/W) and the one unit gathered at a time
-    int64_t gradient_bytes = 0;   // fp32, one per parameter
+    int64_t gradient_bytes = 0;   // fp32, one per parameter (stages 2 and 3: the slice sums, in their dtype)
+    // The slice sums' bytes an element (stages 2 and 3): 4, or 2 under runtime.gradient_sum_dtype
+    // bf16, in every tier they wait in; each micro-batch's reduced slice stays fp32.
+    int64_t gradient_sum_element_bytes = 4;
     int64_t bucket_bytes = 0;     // beyond the gradients (which are views of the buckets): the sync-each mode's
                                   // sums; stages 2 and 3: the buckets whole while reduced
     int64_t optimizer_bytes = 0;  // AdamW: two moments per parameter (of this rank's slice at zero_stage >= 1),
@@ -49,7 +52,7 @@ struct MemoryPlan {
     // beside the host step's fp32 master (offload on a GPU under bf16; at stage 3 the shards and
     // the gathered units, under all the shards off the device too; the embedding stays fp32 and
     // is counted so). With offload at stage >= 2 on
-    // a GPU, the fp32 slice sums of the gradients move to host memory when the device cannot keep
+    // a GPU, the slice sums of the gradients move to host memory when the device cannot keep
     // them (gradients_on_host); otherwise the host holds their copies, made during the last
     // backward (host_gradient_bytes either way). Under the unit order with the optimizer's state
     // in offload_dir they may wait in its file instead when host memory cannot keep them

@@ -181,6 +181,10 @@ struct RuntimeConfig {
     // The AdamW moments' storage: fp32, or bf16 as DeepSeek-V3 kept them (the update itself is
     // computed in fp32 and the moments rounded back; master weights and gradients stay fp32).
     std::string optimizer_dtype = "fp32";
+    // ZeRO stages 2 and 3: the dtype each rank's gradient slice sums are kept and added in,
+    // wherever they wait (device, host memory, offload_dir). bf16 halves their bytes and rounds
+    // every micro-batch's addition; each micro-batch's gradients are still reduced in fp32.
+    std::string gradient_sum_dtype = "fp32";
     double comm_timeout_s = 300.0;
     int64_t threads = 0;  // intra-op threads per rank; 0: all cores / world_size
     int64_t memory_limit_mb = 0;
@@ -265,6 +269,7 @@ inline RowLayout rowLayout(const DataConfig& d) { return parseChoice<RowLayout>(
 inline TokenWidth tokenWidth(const DataConfig& d) { return parseChoice<TokenWidth>(d.dtype); }
 inline ComputeDtype computeDtype(const RuntimeConfig& r) { return parseChoice<ComputeDtype>(r.dtype); }
 inline OptimizerDtype optimizerDtype(const RuntimeConfig& r) { return parseChoice<OptimizerDtype>(r.optimizer_dtype); }
+inline GradientSumDtype gradientSumDtype(const RuntimeConfig& r) { return parseChoice<GradientSumDtype>(r.gradient_sum_dtype); }
 inline Recomputation recomputation(const RuntimeConfig& r) { return parseChoice<Recomputation>(r.activation_checkpointing); }
 inline Offload offload(const RuntimeConfig& r) { return parseChoice<Offload>(r.offload); }
 inline WindowSchedule windowSchedule(const RuntimeConfig& r) { return parseChoice<WindowSchedule>(r.window_schedule); }

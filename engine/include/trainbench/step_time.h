@@ -59,12 +59,13 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
 std::string describeStepTime(const StepTimePlan& time);
 std::string stepTimePlanToJson(const StepTimePlan& time);
 
-// AdamW's bytes touched per parameter on the CPU: the fp32 gradient read, both moments read and
+// AdamW's bytes touched per parameter on the CPU: the gradient sum read in its dtype
+// (`gradient_bytes` 4, or 2 under runtime.gradient_sum_dtype bf16), both moments read and
 // written in their dtype (`moment_bytes` 4 or 2: 16 or 8) and the fp32 weight read and written
 // (8), and with a bf16 copy of the weights written by the CPU the copy too. (The engine rounds
 // bf16 device weights on the device at stages 1 and 2: 28 there with fp32 moments; at stage 3 the
 // host rounds the bf16 shards: 30, or 22 with bf16 moments.)
-int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes, int64_t moment_bytes = 4);
+int64_t cpuAdamWBytesPerParameter(int64_t device_weight_bytes, int64_t moment_bytes = 4, int64_t gradient_bytes = 4);
 
 }  // namespace trainbench
 
