@@ -218,10 +218,12 @@ int commandPlan(const RunConfig& config, const std::string& config_path, const s
                                                     : ")");
     const std::pair<std::string, int64_t> rows[] = {
         {weights_label, plan.weight_bytes},
-        {plan.gradients_on_host         ? "gradients (fp32, on the host)"
-         : plan.gradients_in_file       ? "gradients (fp32, one unit's 1/W; the rest in offload_dir)"
-         : place.sharded.gradients ? "gradients (fp32, 1/W)"
-                                   : "gradients (fp32)",
+        {std::string("gradients (") + (plan.gradient_sum_element_bytes == 2 ? "bf16 sums" : "fp32") +
+             (place.unit_order && (plan.gradients_on_host || plan.gradients_in_file)
+                  ? std::string(", one unit's 1/W; the rest ") + (plan.gradients_in_file ? "in offload_dir)" : "on the host)")
+              : plan.gradients_on_host  ? ", on the host)"
+              : place.sharded.gradients ? ", 1/W)"
+                                        : ")"),
          plan.gradient_bytes},
         {place.sharded.gradients ? "buckets in flight (fp32)" : "sync-each running sums (fp32)", plan.bucket_bytes},
         {place.moments == Tier::Device

@@ -387,7 +387,8 @@ std::vector<ConfigField> buildFields() {
     r.text("gradient_sum_dtype", &RuntimeConfig::gradient_sum_dtype,
            "ZeRO stages 2 and 3: the dtype each rank's gradient slice sums are kept and added in, wherever they wait "
            "(device, host memory, offload_dir): fp32, or bf16 (2 bytes a parameter's slice instead of 4; each "
-           "micro-batch's reduced fp32 gradients are added into the bf16 sum and rounded, K roundings a window)",
+           "micro-batch's reduced fp32 gradients are added into the bf16 sum and rounded, K roundings a window). "
+           "Stages 0 and 1 keep no slice sums (their gradients accumulate in fp32 buckets): there it changes nothing",
            choiceNames<GradientSumDtype>());
     r.real("comm_timeout_s", &RuntimeConfig::comm_timeout_s, "Seconds a collective may wait before the run fails");
     r.integer("threads", &RuntimeConfig::threads, "Intra-op CPU threads per rank (0: cores / world_size)");

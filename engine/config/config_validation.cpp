@@ -521,11 +521,6 @@ void checkRuntime(Checker& c, const RuntimeConfig& r) {
     c.oneOf<ComputeDtype>("runtime.dtype", r.dtype);
     c.oneOf<OptimizerDtype>("runtime.optimizer_dtype", r.optimizer_dtype);
     c.oneOf<GradientSumDtype>("runtime.gradient_sum_dtype", r.gradient_sum_dtype);
-    if (isChoice(r.gradient_sum_dtype, GradientSumDtype::Bf16) && r.zero_stage < 2)
-        c.issues.push_back({"runtime.gradient_sum_dtype",
-                            "runtime.gradient_sum_dtype bf16 keeps each rank's slice sums of the gradients in bf16, "
-                            "and only runtime.zero_stage 2 and 3 keep slice sums (stages 0 and 1 accumulate in the "
-                            "fp32 buckets): set runtime.zero_stage to 2 or 3, or gradient_sum_dtype to fp32"});
     c.positive("runtime.comm_timeout_s", r.comm_timeout_s);
     c.positive("runtime.store_wait_s", r.store_wait_s);
     c.oneOf<Recomputation>("runtime.activation_checkpointing", r.activation_checkpointing);

@@ -526,13 +526,29 @@ TargetAdvice adviseOnTarget(const RunConfig& config, const TargetMachine& target
         MemoryPlan plan;
         double step_s = 0;
     };
-    auto fitted = [&](MemoryLayout layout, const TierLimits& limits) -> std::optional<Fitted> {
-        const MemoryPlan largest = planWithLargest(withLayout(unlimited, layout), limits);
-        if (largest.largest_fitting_micro_batch < 1) return std::nullopt;
-        layout.micro_batch_size = largest.largest_fitting_micro_batch;
+    auto at = [&](MemoryLayout layout, int64_t micro_batch, const TierLimits& limits) {
+        layout.micro_batch_size = micro_batch;
         const RunConfig chosen = withLayout(unlimited, layout);
-        Fitted f{layout, planFor(chosen, layout.micro_batch_size, limits)};
+        Fitted f{layout, planFor(chosen, micro_batch, limits)};
         f.step_s = predictStepTime(chosen, f.plan, target).step_s;
+        return f;
+    };
+    auto fitted = [&](MemoryLayout layout, const TierLimits& limits) -> std::optional<Fitted> {
+        const RunConfig config_layout = withLayout(unlimited, layout);
+        const MemoryPlan largest = planWithLargest(config_layout, limits);
+        if (largest.largest_fitting_micro_batch < 1) return std::nullopt;
+        Fitted f = at(layout, largest.largest_fitting_micro_batch, limits);
+        // window_schedule auto runs the unit order at a micro-batch where it fits, the micro-batch
+        // order where it does not: where the largest micro-batch took the latter, the unit order
+        // at its own largest (smaller) one may be the faster step.
+        if (windowSchedule(config_layout.runtime) == WindowSchedule::Auto && !f.plan.placement.unit_order &&
+            recomputation(config_layout.runtime) == Recomputation::Full) {
+            RunConfig unit_only = config_layout;
+            unit_only.runtime.window_schedule = choiceName(WindowSchedule::Unit);
+            const int64_t m = planWithLargest(unit_only, limits).largest_fitting_micro_batch;
+            if (m >= 1)
+                if (Fitted u = at(layout, m, limits); u.plan.placement.unit_order && u.step_s < f.step_s) f = u;
+        }
         return f;
     };
     auto take = [&](const Fitted& f) {
@@ -613,97 +629,6 @@ TargetAdvice adviseOnTarget(const RunConfig& config, const TargetMachine& target
                           gib(double(closest.nvme_limit_bytes)) + " there; raise target.nvme_gib or use more nodes";
     }
     return advice;
-}
-
-std::string layoutAdviceToJson(const LayoutAdvice& a) {
-    auto layout = [](const MemoryLayout& l, const MemoryPlan& plan) {
-        return nlohmann::json{{"zero_stage", l.zero_stage},
-                              {"activation_checkpointing", l.activation_checkpointing},
-                              {"expert_parallel", l.expert_parallel},
-                              {"micro_batch_size", l.micro_batch_size},
-                              {"offload", l.offload},
-                              {"offload_nvme", l.nvme},
-                              {"peak_bytes", plan.peak_bytes},
-                              {"host_bytes", plan.host_bytes},
-                              {"nvme_bytes", plan.nvme_bytes},
-                              {"window_schedule", plan.placement.unit_order ? "unit" : "micro_batch"},
-                              {"gradient_sums", tierName(plan.placement.gradient_sums)}};
-    };
-    nlohmann::json j = {{"limit_bytes", a.limit_bytes}};
-    j["cheapest"] = a.cheapest.micro_batch_size > 0 ? layout(a.cheapest, a.cheapest_plan) : nlohmann::json();
-    j["fewest_ranks"] = a.fewest_ranks > 0 ? nlohmann::json{{"world_size", a.fewest_ranks},
-                                                             {"layout", layout(a.fewest_ranks_layout, a.fewest_ranks_plan)}}
-                                           : nlohmann::json();
-    return j.dump();
-}
-
-namespace {
-
-nlohmann::json placementJson(const Placement& place) {
-    return {{"sharded", {{"moments", place.sharded.moments}, {"gradients", place.sharded.gradients},
-                         {"weights", place.sharded.weights}}},
-            {"host_step", place.host_step},
-            {"moments", tierName(place.moments)},
-            {"master", tierName(place.master)},
-            {"gradient_sums", tierName(place.gradient_sums)},
-            {"weights", tierName(place.weights)},
-            {"bf16_device_weights", place.bf16_device_weights},
-            {"unit_order", place.unit_order},
-            {"boundaries", tierName(place.boundaries)}};
-}
-
-}  // namespace
-
-std::string memoryPlanToJson(const MemoryPlan& p) {
-    nlohmann::json j = {
-        {"micro_batch_size", p.micro_batch_size},
-        {"gradient_accumulation_steps", p.gradient_accumulation_steps},
-        {"zero_stage", p.zero_stage},
-        {"placement", placementJson(p.placement)},
-        {"activation_checkpointing", p.activation_checkpointing},
-        {"expert_parallel", p.expert_parallel},
-        {"seq_len", p.seq_len},
-        {"world_size", p.world_size},
-        {"global_batch_size", p.global_batch_size},
-        {"tokens_per_step", p.tokens_per_step},
-        {"weight_bytes", p.weight_bytes},
-        {"gradient_bytes", p.gradient_bytes},
-        {"gradient_sum_element_bytes", p.gradient_sum_element_bytes},
-        {"bucket_bytes", p.bucket_bytes},
-        {"optimizer_bytes", p.optimizer_bytes},
-        {"slice_elements", p.slice_elements},
-        {"weight_element_bytes", p.weight_element_bytes},
-        {"gradients_on_host", p.gradients_on_host},
-        {"gradients_in_file", p.gradients_in_file},
-        {"nvme_gradient_bytes", p.nvme_gradient_bytes},
-        {"host_moment_bytes", p.host_moment_bytes},
-        {"host_master_bytes", p.host_master_bytes},
-        {"host_gradient_bytes", p.host_gradient_bytes},
-        {"host_staging_bytes", p.host_staging_bytes},
-        {"host_bytes", p.host_bytes},
-        {"nvme_bytes", p.nvme_bytes},
-        {"ranks_per_node", p.ranks_per_node},
-        {"host_limit_bytes", p.host_limit_bytes},
-        {"nvme_limit_bytes", p.nvme_limit_bytes},
-        {"fits_device", p.fits_device},
-        {"fits_host", p.fits_host},
-        {"fits_nvme", p.fits_nvme},
-        {"activation_bytes", p.activation_bytes},
-        {"window_schedule", p.placement.unit_order ? "unit" : "micro_batch"},
-        {"boundary_bytes", p.boundary_bytes},
-        {"host_boundary_bytes", p.host_boundary_bytes},
-        {"shard_gathered_bytes_per_step", p.shard_gathered_bytes_per_step},
-        {"logits_bytes", p.logits_bytes},
-        {"head_chunk_tokens", p.head_chunk_tokens},
-        {"peak_bytes", p.peak_bytes},
-        {"collectives_per_step", p.collectives_per_step},
-        {"bytes_sent_per_step", p.bytes_sent_per_step},
-        {"all_to_all_bytes_per_micro_batch", p.all_to_all_bytes_per_micro_batch},
-        {"limit_bytes", p.limit_bytes},
-        {"fits", p.fits},
-        {"largest_fitting_micro_batch", p.largest_fitting_micro_batch},
-    };
-    return j.dump();
 }
 
 InferenceCachePlan planInferenceCache(const ModelConfig& m, int64_t element_bytes) {

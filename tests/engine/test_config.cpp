@@ -271,24 +271,6 @@ private Q_SLOTS:
         QCOMPARE(issues.size(), size_t(1));
         QCOMPARE(issues.front().path, std::string("runtime.window_schedule"));
     }
-    // runtime.gradient_sum_dtype bf16 keeps the slice sums of stages 2 and 3 in bf16: stages 0 and 1
-    // have none (their gradients accumulate in the fp32 buckets), and are refused naming the field.
-    void bf16GradientSumsNeedStageTwoOrThree() {
-        RunConfig config;
-        config.data.vocab_size = 256;
-        config.runtime.gradient_sum_dtype = "bf16";
-        for (int64_t stage : {0, 1, 2, 3}) {
-            config.runtime.zero_stage = stage;
-            const auto issues = validateRunConfig(config);
-            if (stage >= 2) {
-                QVERIFY2(issues.empty(), qPrintable(QString("stage %1").arg(stage)));
-                continue;
-            }
-            QCOMPARE(issues.size(), size_t(1));
-            QCOMPARE(issues.front().path, std::string("runtime.gradient_sum_dtype"));
-            QVERIFY(issues.front().message.find("zero_stage") != std::string::npos);
-        }
-    }
     void validationRulesNameTheirField() {
         QFETCH(QString, assignment);
         QFETCH(QString, path);

@@ -189,6 +189,21 @@ private Q_SLOTS:
         }
     }
 
+    // Stages 0 and 1 keep no slice sums (their gradients accumulate in fp32 buckets): the setting
+    // changes no bit there.
+    void stagesZeroAndOneAreUnchanged() {
+        for (int64_t stage : {0, 1}) {
+            RunConfig c = split(1, 4, 2, stage);
+            const auto wide = weightsAfter(c, 3, false);
+            c.runtime.gradient_sum_dtype = "bf16";
+            const auto narrow = weightsAfter(c, 3, false);
+            for (size_t r = 0; r < wide.size(); ++r)
+                for (size_t i = 0; i < wide[r].size(); ++i)
+                    QVERIFY2(torch::equal(wide[r][i], narrow[r][i]),
+                             qPrintable(QString("stage %1: rank %2 parameter %3 differs").arg(stage).arg(r).arg(i)));
+        }
+    }
+
     // How far bf16 sums move a step: each of the K additions rounds the running sum by at most
     // 2^-9 of it, so where no running sum is larger than twice the window's (a sum of K
     // like-sized, independent micro-batch gradients: its partial sums grow as sqrt(k)), the

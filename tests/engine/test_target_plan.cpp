@@ -560,8 +560,8 @@ private Q_SLOTS:
         }
     }
 
-    // runtime.gradient_sum_dtype bf16 halves the slice sums wherever they wait, and nothing else:
-    // tiny under offload all on one H100 (stage 3, one rank: its slice is all P), by hand. On the
+    // runtime.gradient_sum_dtype bf16 halves the slice sums wherever they wait, and nothing else
+    // (at stages 0 and 1, which keep none, nothing at all): tiny under offload all on one H100 (stage 3, one rank: its slice is all P), by hand. On the
     // device: 2P there and their copies 2P on the host, coming down at 2 bytes an element, the
     // CPU step reading 2 instead of 4 (2 + 2 x 2 x 4 + 8 + 2 = 28 bytes an element). Summed on
     // the host (the device one byte short): the reduced slices still come down in fp32 (4P a
@@ -572,6 +572,15 @@ private Q_SLOTS:
         QCOMPARE(cpuAdamWBytesPerParameter(2, 4, 2), int64_t(28));
         QCOMPARE(cpuAdamWBytesPerParameter(4, 2, 2), int64_t(18));
         const double P = double(kTinyParams);
+        // Stages 0 and 1 keep no slice sums: their fp32 gradient buffers stay as they were.
+        for (int64_t stage : {0, 1}) {
+            RunConfig plain = tinyOn("h100-80", 1);
+            plain.runtime.zero_stage = stage;
+            plain.runtime.gradient_sum_dtype = "bf16";
+            const MemoryPlan p = planOnTarget(plain, resolveTarget(plain));
+            QCOMPARE(p.gradient_sum_element_bytes, int64_t(4));
+            QCOMPARE(double(p.gradient_bytes), 4 * P);
+        }
         RunConfig c = tinyOffloadingAll(1);
         c.runtime.gradient_sum_dtype = "bf16";
         const TargetMachine roomy_machine = resolveTarget(c);

@@ -184,6 +184,8 @@ struct RuntimeConfig {
     // ZeRO stages 2 and 3: the dtype each rank's gradient slice sums are kept and added in,
     // wherever they wait (device, host memory, offload_dir). bf16 halves their bytes and rounds
     // every micro-batch's addition; each micro-batch's gradients are still reduced in fp32.
+    // Stages 0 and 1 keep no slice sums: there it changes nothing (so the planner's advice may
+    // choose any stage for a config that asks for it).
     std::string gradient_sum_dtype = "fp32";
     double comm_timeout_s = 300.0;
     int64_t threads = 0;  // intra-op threads per rank; 0: all cores / world_size
