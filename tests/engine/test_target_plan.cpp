@@ -525,6 +525,36 @@ private Q_SLOTS:
         QVERIFY(!planOnTarget(c, t).gradients_in_file);
     }
 
+    // window_schedule auto takes the faster order, each at its own largest micro-batch: config_236B
+    // on one H100 fits m 2 within the advice's margin only under the micro-batch order (the unit
+    // order keeps one MoE block's fp32 sums, 15 GiB, on the device), but the unit order at m 1 is
+    // the faster step (no slices
+    // added on the host every micro-batch); the advice is that, and the same config run under
+    // auto at m 1 takes the unit order (it fits there), so the advice names what will run.
+    void autoTakesTheFasterOrderAtItsOwnMicroBatch() {
+        RunConfig c = published("config_236B.json");
+        c.train.gradient_accumulation_steps = 64;
+        c.target.kind = "h100-80";
+        c.target.devices = 1;
+        const TargetMachine t = resolveTarget(c);
+        auto advised = [&](const char* schedule) {
+            RunConfig own = c;
+            own.runtime.window_schedule = schedule;
+            const TargetAdvice a = adviseOnTarget(own, t);
+            const RunConfig placed = withLayout(configOnTarget(own, t), a.layout.cheapest);
+            return std::tuple{a, placed, predictStepTime(placed, a.layout.cheapest_plan, t).step_s};
+        };
+        const auto [micro, micro_config, micro_step] = advised("micro_batch");
+        const auto [automatic, auto_config, auto_step] = advised("auto");
+        QVERIFY(micro.offloaded && automatic.offloaded);
+        QCOMPARE(micro.layout.cheapest.micro_batch_size, int64_t(2));
+        QVERIFY(!micro.layout.cheapest_plan.placement.unit_order);
+        QCOMPARE(automatic.layout.cheapest.micro_batch_size, int64_t(1));
+        QVERIFY(automatic.layout.cheapest_plan.placement.unit_order);
+        QVERIFY2(auto_step < micro_step, qPrintable(QString("auto %1 s, micro_batch %2 s").arg(auto_step).arg(micro_step)));
+        QVERIFY(planOnTarget(auto_config, t).placement.unit_order);
+    }
+
     // The unit order's host tier: each unit's finished sums come down once a window, none added on
     // the host. Tiny under offload all on one H100 with the device one byte short of the sums
     // (and of the unit order's boundaries, which leave first):
