@@ -231,12 +231,17 @@ void InProcessCollectives::serve() {
             call = std::move(queue_.front());
             queue_.pop_front();
         }
+        // The results are in the caller's tensors (shared storage). This thread's handles to them
+        // go before the caller wakes: a buffer the caller frees at once is then freed at once, not
+        // whenever this thread runs next (a rank's memory peak would depend on the scheduler).
+        std::exception_ptr error;
         try {
             hub_->exchange(rank_, call->tensors, call->kind, call->op, call->root);
-            call->finish(nullptr);
         } catch (...) {
-            call->finish(std::current_exception());
+            error = std::current_exception();
         }
+        call->tensors.clear();
+        call->finish(error);
     }
 }
 

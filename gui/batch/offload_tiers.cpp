@@ -115,7 +115,10 @@ std::pair<QString, QString> OffloadTiers::describeGradients(const MemoryPlan& pl
                    "back by the optimizer's step.").arg(dtype)};
     if (plan.gradients_on_host)
         return {tr("on the host (%1)").arg(formatBytes(plan.host_gradient_bytes)),
-                tr("The device cannot keep the %1 sums of its gradient slices: they are summed in host memory.").arg(dtype)};
+                plan.placement.unit_order
+                    ? tr("The device cannot keep the %1 sums of its gradient slices: the window runs unit by unit, "
+                         "and each unit's sums are copied to host memory once finished.").arg(dtype)
+                    : tr("The device cannot keep the %1 sums of its gradient slices: they are summed in host memory.").arg(dtype)};
     return {on_device, QString()};
 }
 

@@ -53,6 +53,26 @@ struct RankGroups {
     }
 };
 
+// Runs `body(rank, collectives)` on W rank threads over one in-process hub; returns each rank's
+// failure (empty: none). A failure aborts the hub, so the other ranks' collectives return.
+inline std::vector<std::string> onCollectiveThreads(int W, const std::function<void(int, InProcessCollectives&)>& body) {
+    auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
+    std::vector<std::string> failures(W);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < W; ++r)
+        threads.emplace_back([&, r] {
+            try {
+                InProcessCollectives collectives(hub, r, W);
+                body(r, collectives);
+            } catch (const std::exception& e) {
+                failures[r] = e.what();
+                hub->abort("rank failed");
+            }
+        });
+    for (auto& t : threads) t.join();
+    return failures;
+}
+
 // Runs `body(rank, trainer)` on each of the config's W rank threads, with a prepared trainer.
 // An exception on any rank aborts the others; the first is fatal once all have joined.
 inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& options,

@@ -9,9 +9,7 @@
 
 #include <cmath>
 #include <cstring>
-#include <thread>
 
-#include "comm/in_process_collectives.h"
 #include "cpu_paths_report.h"
 #include "offload_runs.h"
 #include "parallel/gradient_buckets.h"
@@ -59,10 +57,7 @@ private Q_SLOTS:
         const std::vector<int64_t> sizes{300, 17, 1001};
         QTemporaryDir dir;
         for (SliceSums where : {SliceSums::OnDevice, SliceSums::OnHost, SliceSums::CopiedDown, SliceSums::InFile}) {
-            auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
-            std::vector<std::string> failures(W);
-            auto body = [&](int r) {
-                InProcessCollectives collectives(hub, r, W);
+            const std::vector<std::string> failures = onCollectiveThreads(W, [&](int r, InProcessCollectives& collectives) {
                 std::vector<torch::Tensor> params;
                 for (int64_t n : sizes) params.push_back(torch::zeros({n}, torch::kFloat32).requires_grad_(true));
                 MemoryAccount* host = newMemoryAccount();
@@ -126,18 +121,7 @@ private Q_SLOTS:
                 if (rounded_apart * 2 < elements)
                     throw std::runtime_error("only " + std::to_string(rounded_apart) + " of " + std::to_string(elements) +
                                              " sums differ from fp32's: the case does not test the rounding");
-            };
-            std::vector<std::thread> threads;
-            for (int r = 0; r < W; ++r)
-                threads.emplace_back([&, r] {
-                    try {
-                        body(r);
-                    } catch (const std::exception& e) {
-                        failures[r] = e.what();
-                        hub->abort("rank failed");
-                    }
-                });
-            for (auto& t : threads) t.join();
+            });
             for (int r = 0; r < W; ++r)
                 QVERIFY2(failures[r].empty(), qPrintable(QString("tier %1, rank %2: %3").arg(int(where)).arg(r).arg(failures[r].c_str())));
         }

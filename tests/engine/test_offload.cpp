@@ -10,7 +10,6 @@
 #include <QTemporaryDir>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "cpu_paths_report.h"
 #include "conformance_setup.h"
@@ -250,14 +249,11 @@ private Q_SLOTS:
     void stage1SlicesComeDownAsTheirReductionsFinish() {
         const int W = 2;
         const std::vector<int64_t> sizes{300, 17, 1000, 64, 200, 500};
-        auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(60));
-        std::vector<std::string> failures(W);
         auto gradientOf = [&](size_t i, int rank, int micro) {
             // Small integers: every sum exact in fp32, whatever the order.
             return (torch::arange(sizes[i], torch::kFloat64).remainder(7) + double(rank * 10 + micro * 3 + int(i)));
         };
-        auto body = [&](int r) {
-            InProcessCollectives collectives(hub, r, W);
+        const std::vector<std::string> failures = onCollectiveThreads(W, [&](int r, InProcessCollectives& collectives) {
             std::vector<torch::Tensor> params;
             for (int64_t n : sizes) params.push_back(torch::zeros({n}, torch::kFloat32).requires_grad_(true));
             GradientBuckets buckets(params, /*bucket_bytes=*/2048, /*first_bucket_bytes=*/512, /*shards=*/W);
@@ -299,18 +295,7 @@ private Q_SLOTS:
             buckets.zero();
             for (size_t b = 0; b < size_t(buckets.count()); ++b)
                 if (buckets.landedSlice(b).defined()) throw std::runtime_error("a copy outlived zero()");
-        };
-        std::vector<std::thread> threads;
-        for (int r = 0; r < W; ++r)
-            threads.emplace_back([&, r] {
-                try {
-                    body(r);
-                } catch (const std::exception& e) {
-                    failures[r] = e.what();
-                    hub->abort("rank failed");
-                }
-            });
-        for (auto& t : threads) t.join();
+        });
         for (int r = 0; r < W; ++r) QVERIFY2(failures[r].empty(), qPrintable(QString("rank %1: %2").arg(r).arg(failures[r].c_str())));
     }
 

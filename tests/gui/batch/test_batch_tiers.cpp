@@ -116,9 +116,10 @@ private Q_SLOTS:
     void theGradientsRowSaysWhereTheSumsAre();
 };
 
-// The gradients row: on the device its bytes per rank; summed in host memory, or written to
-// offload_dir under the unit order when host memory cannot keep them (config_671B on eight H100s
-// of a 2 TB node), where and how much, with the reason in its tooltip.
+// The gradients row: on the device its bytes per rank; in host memory (under the unit order each
+// unit's copied there once finished), or written to offload_dir under the unit order when host
+// memory cannot keep them (config_671B on eight H100s of a 2 TB node), where and how much, in
+// which dtype, with the reason in its tooltip.
 void TestBatchTiers::theGradientsRowSaysWhereTheSumsAre() {
     RunConfig c;
     for (const ConfigPreset& preset : configPresets())
@@ -142,11 +143,19 @@ void TestBatchTiers::theGradientsRowSaysWhereTheSumsAre() {
     const auto [text, why] = OffloadTiers::describeGradients(plan, QStringLiteral("unused"));
     QCOMPARE(text, QStringLiteral("on disk (%1)").arg(formatBytes(plan.nvme_gradient_bytes)));
     QVERIFY2(why.contains(QStringLiteral("runtime.offload_dir")) && why.contains(QStringLiteral("unit by unit")), qPrintable(why));
-    c.target.host_memory_gib = 4096;  // room for them in host memory: summed there
+    c.target.host_memory_gib = 4096;  // room for them in host memory: each unit's copied there once
     const MemoryPlan roomy = planOnTarget(c, resolveTarget(c));
-    QVERIFY(roomy.gradients_on_host && !roomy.gradients_in_file);
-    QCOMPARE(OffloadTiers::describeGradients(roomy, QStringLiteral("unused")).first,
-             QStringLiteral("on the host (%1)").arg(formatBytes(roomy.host_gradient_bytes)));
+    QVERIFY(roomy.gradients_on_host && !roomy.gradients_in_file && roomy.placement.unit_order);
+    const auto [host_text, host_why] = OffloadTiers::describeGradients(roomy, QStringLiteral("unused"));
+    QCOMPARE(host_text, QStringLiteral("on the host (%1)").arg(formatBytes(roomy.host_gradient_bytes)));
+    QVERIFY2(host_why.contains(QStringLiteral("fp32 sums")) && host_why.contains(QStringLiteral("once finished")),
+             qPrintable(host_why));
+    // bf16 sums: half the bytes, named in the reason.
+    c.runtime.gradient_sum_dtype = "bf16";
+    const MemoryPlan narrow = planOnTarget(c, resolveTarget(c));
+    QVERIFY(narrow.gradients_on_host);
+    QCOMPARE(narrow.host_gradient_bytes * 2, roomy.host_gradient_bytes);
+    QVERIFY(OffloadTiers::describeGradients(narrow, QStringLiteral("unused")).second.contains(QStringLiteral("bf16 sums")));
     const MemoryPlan small = planOnTarget(builtinTinyConfig(), resolveTarget(builtinTinyConfig()));
     QCOMPARE(OffloadTiers::describeGradients(small, QStringLiteral("1.0 MiB")), (std::pair{QStringLiteral("1.0 MiB"), QString()}));
 }
