@@ -87,7 +87,8 @@ void GradientBuckets::addBucket(const std::vector<size_t>& params) {
     options_ = first.options().dtype(dtype);
     sum_options_ = options_.dtype(sum_dtype_ == torch::ScalarType::Undefined ? dtype : sum_dtype_);
     if (transient_) {
-        // (InFile: made at the bucket's first micro-batch of a window, gone once written)
+        // (InFile, DownWhenFinished: made at the bucket's first micro-batch of a window, gone
+        // once it has left the device)
         if (sums_where_ == SliceSums::OnDevice || sums_where_ == SliceSums::CopiedDown)
             b.slice_sum = torch::zeros({b.padded / shards_}, sum_options_);
     } else b.flat = torch::zeros({b.padded}, options_);

@@ -177,7 +177,8 @@ public:
         return out;
     }
     // Rank `rank`'s slice of bucket b's gradient sums: a view of the flat buffer, or (transient)
-    // the slice sum, on the host with SliceSums::OnHost (its additions done first).
+    // the slice sum, on the host with SliceSums::OnHost and DownWhenFinished (its additions or
+    // copy done first).
     torch::Tensor slice(size_t bucket, int rank) const;
     bool sliceSumsOnHost() const { return sums_where_ == SliceSums::OnHost || sums_where_ == SliceSums::DownWhenFinished; }
     // InFile and DownWhenFinished: each bucket's sum is finished on the device, then leaves it

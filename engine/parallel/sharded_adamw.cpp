@@ -27,7 +27,7 @@ std::unique_ptr<PinnedSlabs> twoSlots(const std::vector<int64_t>& numels, torch:
 }
 
 // Each view's norm squared, in fp64: the norm taken in the views' dtype, a bf16 sum's in fp32
-// (its own rounding would lose the norm's last two digits to bf16's 8 bits).
+// (in bf16 the norm itself would keep only about three significant digits).
 torch::Tensor squaredNorms(const std::vector<torch::Tensor>& views) {
     std::optional<torch::ScalarType> wider;
     if (views.front().scalar_type() == torch::kBFloat16) wider = torch::kFloat32;
