@@ -92,8 +92,10 @@ std::string placementSentence(const Placement& place) {
     if (place.master != Tier::Device) out += ", fp32 master " + std::string(tierName(place.master));
     out += place.host_step ? "; the optimizer steps on the host" : "; the optimizer steps on the device";
     if (place.unit_order)
-        out += std::string("; window by unit (weights gathered twice a window), boundary activations on the ") +
-               (place.boundaries == Tier::Host ? "host" : "device");
+        out += std::string("; window by unit (weights gathered twice a window), boundary activations ") +
+               (place.boundaries == Tier::Host   ? "on the host"
+                : place.boundaries == Tier::File ? "in offload_dir"
+                                                 : "on the device");
     return out;
 }
 

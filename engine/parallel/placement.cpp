@@ -41,6 +41,8 @@ void placeWindow(Placement& p, const RunConfig& config, const PlacementQuery& qu
     p.unit_order = recomputed && (asked == WindowSchedule::Unit ||
                                   (asked == WindowSchedule::Auto && streamed && !query.unit_order_fits_nowhere));
     if (p.unit_order && query.boundaries_off_device && query.device == DeviceType::Cuda) p.boundaries = Tier::Host;
+    // (a CPU rank's host memory is its device's: the file is the one tier off it)
+    if (p.unit_order && query.boundaries_in_file && !config.runtime.offload_dir.empty()) p.boundaries = Tier::File;
     if (query.gradient_sums_in_file && p.gradientSumsMayGoToFile()) p.gradient_sums = Tier::File;
 }
 

@@ -155,6 +155,7 @@ struct OffDevice {
     bool gradient_sums = false;
     bool gradient_sums_file = false;  // nor in host memory: in offload_dir's file
     bool boundaries = false;
+    bool boundaries_file = false;  // nor in host memory (on CPU ranks, the one memory): in offload_dir's file
     bool unit_order_fits_nowhere = false;
 };
 
@@ -175,8 +176,19 @@ MemoryPlan planMovingOffDevice(const RunConfig& config, int64_t micro_batch, con
     }
     // Where host memory (or on CPU ranks the one memory) cannot keep them either, the unit order
     // writes each unit's finished sums to offload_dir.
+    const OffDevice sums_not_in_file = off;
     if (!plan.fits && plan.placement.gradientSumsMayGoToFile()) {
         off.gradient_sums_file = true;
+        plan = planFor(config, micro_batch, limits, off);
+    }
+    // Where that is not enough either, the boundaries go to the file (written once, read back at
+    // each use): alone if that fits, the sums kept where they were, else with the sums.
+    if (!plan.fits && plan.placement.unit_order && plan.boundary_bytes > 0 && !config.runtime.offload_dir.empty()) {
+        OffDevice boundaries_alone = sums_not_in_file;
+        boundaries_alone.boundaries_file = true;
+        const MemoryPlan alone = planFor(config, micro_batch, limits, boundaries_alone);
+        if (alone.fits || !off.gradient_sums_file) return alone;
+        off.boundaries_file = true;
         plan = planFor(config, micro_batch, limits, off);
     }
     return plan;
@@ -206,6 +218,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     query.gradient_sums_off_device = off.gradient_sums || off.gradient_sums_file;
     query.gradient_sums_in_file = off.gradient_sums_file;
     query.boundaries_off_device = off.boundaries;
+    query.boundaries_in_file = off.boundaries_file;
     query.unit_order_fits_nowhere = off.unit_order_fits_nowhere;
     p.placement = placementFor(config, query);
     const Placement& place = p.placement;
@@ -306,11 +319,20 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     p.slice_elements = moment_elements;
     p.activation_bytes =
         activations::activationBytes(config.model, tokens, recomputation(config.runtime), p.expert_parallel, layout);
+    int64_t device_boundary_bytes = 0;  // of them on the device
     if (place.unit_order) {
         const int64_t K = std::max<int64_t>(1, p.gradient_accumulation_steps);
         const int64_t boundary = clampedProduct(tokens * kFloat, config.model.dim);  // one [m, T, d] in fp32
         p.boundary_bytes = clampedProduct(boundary, (K - 1) * (config.model.n_layers + 1) + K);
-        if (place.boundaries == Tier::Host) p.host_boundary_bytes = p.boundary_bytes;
+        // Off the device every micro-batch's inputs go (K x (L + 1)) and its gradient handed down
+        // (K more); the device keeps the input and the gradient brought back for the unit at hand.
+        const int64_t every_one = clampedProduct(boundary, K * (config.model.n_layers + 2));
+        device_boundary_bytes = place.boundaries == Tier::Device ? p.boundary_bytes : clampedProduct(boundary, 2);
+        if (place.boundaries == Tier::Host) p.host_boundary_bytes = every_one;
+        if (place.boundaries == Tier::File) {
+            p.nvme_boundary_bytes = every_one;
+            p.host_boundary_bytes = clampedProduct(boundary, 3);  // BoundaryFile's buffers
+        }
     }
     // Off the device, per rank. The master is the rank's slice of fp32 weights: on a GPU the
     // optimizer's copy (the device's weights come back from it), under all the shard's home.
@@ -356,6 +378,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         p.host_bytes = p.host_moment_bytes + p.host_master_bytes + p.host_gradient_bytes + p.host_staging_bytes;
     }
     p.host_bytes += p.host_boundary_bytes;
+    p.nvme_bytes += p.nvme_boundary_bytes;
     if (place.sharded.weights) {
         const int64_t K = std::max<int64_t>(1, p.gradient_accumulation_steps);
         const int64_t shard = held_slice_elements * p.weight_element_bytes + embedding_kept;
@@ -367,7 +390,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         p.shard_gathered_bytes_per_step = clampedProduct(per_rank, p.world_size);
     }
     p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + (offloaded ? 0 : p.optimizer_bytes) +
-                   p.activation_bytes + p.logits_bytes + (p.boundary_bytes - p.host_boundary_bytes);
+                   p.activation_bytes + p.logits_bytes + device_boundary_bytes;
     planCollectives(p, config, counts);
     p.limit_bytes = limits.device;
     // On CPU ranks the host tier is the same memory as the device's: what offload keeps there

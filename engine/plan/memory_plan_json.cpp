@@ -83,6 +83,7 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"window_schedule", p.placement.unit_order ? "unit" : "micro_batch"},
         {"boundary_bytes", p.boundary_bytes},
         {"host_boundary_bytes", p.host_boundary_bytes},
+        {"nvme_boundary_bytes", p.nvme_boundary_bytes},
         {"shard_gathered_bytes_per_step", p.shard_gathered_bytes_per_step},
         {"logits_bytes", p.logits_bytes},
         {"head_chunk_tokens", p.head_chunk_tokens},

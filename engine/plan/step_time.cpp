@@ -85,16 +85,24 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     // bf16 sums).
     // Under the unit order (runtime.window_schedule unit) the shard crosses twice a window, not
     // twice a micro-batch: a micro-batch's share is 1/K of it. Its boundary activations kept in
-    // host memory go down after their forward and up before their backward: every block's input,
-    // (L + 1) of [m, T, d] fp32, each way, per micro-batch.
+    // host memory go down when made and up for each use, [m, T, d] fp32 each, per micro-batch:
+    // every unit's input (L + 1) down, up for the next unit's forward and again for its backward,
+    // the head's once (its forward and backward run together), unit 1's once more for the
+    // multi-token-prediction modules: 2L + 1 (+ 1); the gradient handed down, from the head's
+    // backward and each block's (L + 1 down), up for each block's and the embedding's (L + 1),
+    // and the modules' gradient of the embeddings (1 each way). Kept in offload_dir's file they
+    // are written once and read at each use, the same counts, and on a GPU cross PCIe on the way.
     const bool gpu_offload = offloaded && target.gpu;
     const double passes = place.unit_order ? 1.0 / double(K) : 1.0;
     const double shard_up = gpu_offload && weights_off ? 2.0 * slice * we * passes : 0.0;
     const double from_nvme = weights_off && on_nvme ? 2.0 * slice * we * passes : 0.0;
-    const double boundaries = place.boundaries == Tier::Host && target.gpu
-                                  ? double(c.n_layers + 1) * double(plan.micro_batch_size) * double(plan.seq_len) *
-                                        double(c.dim) * 4.0
-                                  : 0.0;
+    const double boundary = double(plan.micro_batch_size) * double(plan.seq_len) * double(c.dim) * 4.0;
+    const bool boundaries_off = place.unit_order && place.boundaries != Tier::Device;
+    const int64_t modules = c.n_mtp_depth > 0 ? 1 : 0;
+    const double boundaries_kept = boundaries_off ? double(2 * c.n_layers + 2 + modules) * boundary : 0.0;
+    const double boundaries_used = boundaries_off ? double(3 * c.n_layers + 2 + 2 * modules) * boundary : 0.0;
+    const bool boundaries_cross = boundaries_off && target.gpu;
+    const bool boundaries_in_file = boundaries_off && place.boundaries == Tier::File;
     // Under the unit order the sums kept on the host come down once a window, each unit's when
     // finished (a micro-batch's share 1/K, in their dtype), and nothing is added there.
     const double gs = double(plan.gradient_sum_element_bytes);
@@ -102,10 +110,10 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     const double sums_down = !gpu_offload || !plan.gradients_on_host ? 0.0
                              : sums_added_on_host                    ? 4.0 * slice
                                                                      : gs * slice / double(K);
-    const double slice_down = sums_down + boundaries;
-    const double up = shard_up + boundaries;
+    const double slice_down = sums_down + (boundaries_cross ? boundaries_kept : 0.0);
+    const double up = shard_up + (boundaries_cross ? boundaries_used : 0.0);
     const double host_adds = sums_added_on_host ? (4.0 + 2.0 * gs) * slice : 0.0;
-    if (gpu_offload || boundaries > 0) {
+    if (gpu_offload || boundaries_cross) {
         if (target.pcie_gbps > 0) {
             // Up and down at once: PCIe is full duplex, each direction at the link's rate.
             t.pcie_up_s = seconds(up, target.pcie_gbps);
@@ -119,13 +127,16 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
             needs(t, "target.pcie_gbps");
         }
     }
-    if (from_nvme > 0) {
-        if (target.nvme_read_gbps > 0) t.nvme_read_s = seconds(rpn * from_nvme, target.nvme_read_gbps);
+    const double read_nvme = from_nvme + (boundaries_in_file ? boundaries_used : 0.0);
+    if (read_nvme > 0) {
+        if (target.nvme_read_gbps > 0) t.nvme_read_s = seconds(rpn * read_nvme, target.nvme_read_gbps);
         else needs(t, "target.nvme_read_gbps");
     }
     // The gradient sums in offload_dir's file (the unit order): each unit's finished sums
-    // written once a window, while the backward goes on; a micro-batch's share is 1/K.
-    const double to_nvme = plan.gradients_in_file ? double(plan.nvme_gradient_bytes) / double(K) : 0.0;
+    // written once a window, while the backward goes on; a micro-batch's share is 1/K. (And
+    // the boundaries kept there, each written once.)
+    const double to_nvme = (plan.gradients_in_file ? double(plan.nvme_gradient_bytes) / double(K) : 0.0) +
+                           (boundaries_in_file ? boundaries_kept : 0.0);
     if (to_nvme > 0) {
         if (target.nvme_write_gbps > 0) t.nvme_write_s = seconds(rpn * to_nvme, target.nvme_write_gbps);
         else needs(t, "target.nvme_write_gbps");
@@ -134,8 +145,7 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     // into or out of pinned host memory, NVMe's reads land in it, the additions (on a thread of
     // their own beside the backward) read and write it. (CPU ranks: the host is the device.)
     // (the sums going to NVMe leave from it too)
-    const double host_bytes =
-        gpu_offload || boundaries > 0 ? rpn * (up + slice_down + from_nvme + to_nvme + host_adds) : 0.0;
+    const double host_bytes = gpu_offload || boundaries_cross ? rpn * (up + slice_down + read_nvme + to_nvme + host_adds) : 0.0;
     if (host_bytes > 0) {
         if (target.host_memory_gbps > 0) {
             t.host_adds_s = seconds(rpn * host_adds, target.host_memory_gbps);
@@ -164,7 +174,9 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     if (on_nvme) {
         // moments and master read and written back (through host memory both ways); the
         // gradient sums in the file read only
-        const double read = rpn * double(plan.nvme_bytes), written = rpn * double(plan.nvme_bytes - plan.nvme_gradient_bytes);
+        // (the boundaries in the file are the window's traffic, not the step's)
+        const double state = double(plan.nvme_bytes - plan.nvme_boundary_bytes);
+        const double read = rpn * state, written = rpn * (state - double(plan.nvme_gradient_bytes));
         tail_host_bytes += read + written;
         if (target.nvme_read_gbps > 0 && target.nvme_write_gbps > 0)
             t.nvme_step_s = seconds(read, target.nvme_read_gbps) + seconds(written, target.nvme_write_gbps);
@@ -198,17 +210,21 @@ StepTimePlan predictStepTime(const RunConfig& config, const MemoryPlan& plan, co
     // in the tail, the gradient sums in a file written in the window and read in the tail.
     const double W = double(plan.world_size);
     const double gathered = double(plan.shard_gathered_bytes_per_step) / W;
-    if (gpu_offload || boundaries > 0) {
+    if (gpu_offload || boundaries_cross) {
         const double shard = gpu_offload && weights_off ? gathered : 0.0;
         const double weights_up = gpu_offload && !weights_off ? slice * (place.sharded.weights ? we : 4.0) : 0.0;
         const double sums = !gpu_offload ? 0.0 : sums_added_on_host ? double(K) * 4.0 * slice : gs * slice;
-        t.to_device_bytes = W * (shard + double(K) * boundaries + weights_up);
-        t.to_host_bytes = W * (sums + double(K) * boundaries);
+        const double crossing_up = boundaries_cross ? boundaries_used : 0.0;
+        const double crossing_down = boundaries_cross ? boundaries_kept : 0.0;
+        t.to_device_bytes = W * (shard + double(K) * crossing_up + weights_up);
+        t.to_host_bytes = W * (sums + double(K) * crossing_down);
     }
     if (on_nvme) {
-        const double state = double(plan.nvme_bytes);
-        t.nvme_read_bytes = W * ((weights_off ? gathered : 0.0) + state);
-        t.nvme_write_bytes = W * state;
+        const double state = double(plan.nvme_bytes - plan.nvme_boundary_bytes);
+        const double file_up = boundaries_in_file ? double(K) * boundaries_used : 0.0;
+        const double file_down = boundaries_in_file ? double(K) * boundaries_kept : 0.0;
+        t.nvme_read_bytes = W * ((weights_off ? gathered : 0.0) + state + file_up);
+        t.nvme_write_bytes = W * (state + file_down);
     }
 
     // The bound: the term that takes the largest share of the step.

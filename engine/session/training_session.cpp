@@ -143,6 +143,7 @@ Placement placementOfRun(const RunConfig& config, const std::string& rank_device
     query.gradient_sums_off_device = planned.gradient_sums != Tier::Device;
     query.gradient_sums_in_file = planned.gradient_sums == Tier::File;
     query.boundaries_off_device = planned.boundaries == Tier::Host;
+    query.boundaries_in_file = planned.boundaries == Tier::File;
     // window_schedule auto where the unit order fits nowhere: the plan kept the micro-batch order.
     query.unit_order_fits_nowhere = !planned.unit_order;
     return placementFor(config, query);

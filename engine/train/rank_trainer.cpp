@@ -4,6 +4,8 @@
 // biases.
 #include "train/rank_trainer.h"
 
+#include "offload/offload_dir.h"
+
 #include <sys/resource.h>
 
 #include <cmath>
@@ -125,7 +127,9 @@ void RankTrainer::prepare() {
     report.adaptive_batch = adaptation_.has_value();
     report.offload_files = !cfg_.runtime.offload_dir.empty() && !isChoice(cfg_.runtime.offload, Offload::None);
     report.sharded_weights = s_.placement.sharded.weights;
-    report.host_link = s_.placement.host_step || s_.placement.boundaries == Tier::Host;
+    // (boundaries in offload_dir's file cross the link on their way from a GPU too)
+    report.host_link = s_.placement.host_step || s_.placement.boundaries == Tier::Host ||
+                       (s_.placement.boundaries == Tier::File && !device_.is_cpu());
     report.start_step = start_step_;
     report.warmup_steps = cfg_.train.warmup_steps;
     if (!cfg_.data.sources.empty()) {
@@ -191,6 +195,8 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
         return torch::tensor(weights, torch::kFloat64).to(device_);
     };
     WindowParts parts{model_, *layout_, *reader_, *s_.control, fresh_norms_.get(), device_, precision_, s_.placement.boundaries};
+    if (s_.placement.boundaries == Tier::File)
+        parts.boundary_file = offloadFilePath(cfg_.runtime.offload_dir, s_.rank, "all", "boundaries");
     // Where a stop is agreed (StopRule), the rank notes it and the window ends dropped by all.
     WindowTotals totals{loss_sum, count, aux_sum};
     if (D > 0) totals.mtp_sums = torch::zeros({D}, float_options);
@@ -222,8 +228,9 @@ WindowOutcome RankTrainer::accumulateWindow(int64_t step, WindowResult& out) {
     // The offload files' traffic since the last window's statistics, summed over the ranks.
     // (the unit order's boundary activations kept in host memory cross the link too)
     const GradientLayout::OffloadTraffic traffic = layout_->offloadTraffic();
-    const auto read_slot = stats.add(double(traffic.read - traffic_seen_.read));
-    const auto written_slot = stats.add(double(traffic.written - traffic_seen_.written));
+    // (and those kept in offload_dir's file pass through it)
+    const auto read_slot = stats.add(double(traffic.read - traffic_seen_.read + totals.boundary_bytes_read));
+    const auto written_slot = stats.add(double(traffic.written - traffic_seen_.written + totals.boundary_bytes_written));
     const auto to_device_slot =
         stats.add(double(traffic.to_device - traffic_seen_.to_device + totals.boundary_bytes_up));
     const auto to_host_slot = stats.add(double(traffic.to_host - traffic_seen_.to_host + totals.boundary_bytes_down));

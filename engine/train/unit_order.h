@@ -5,6 +5,8 @@
 
 namespace trainbench {
 
+class BoundaryFile;
+
 // runtime.window_schedule unit (docs/design/offload.md, "The window as the schedule"). The
 // forward takes unit u = 0..L (the embedding, then each block) over all K micro-batches while
 // u's weights are held, keeping each block's input per micro-batch (the boundary activations:
@@ -29,7 +31,15 @@ namespace trainbench {
 // with the advice, as an unrecoverable layout does.
 class UnitOrder : public WindowOrder {
 public:
+    UnitOrder();
+    ~UnitOrder() override;
     bool run(const WindowWork& work, WindowParts& parts, WindowTotals& totals) override;
+
+private:
+    // Placement::boundaries File: the scratch file, kept from window to window (made again when
+    // a window needs more slots or larger ones).
+    BoundaryFile* boundaryFile(const WindowParts& parts, int64_t slots, const std::vector<torch::Tensor>& tokens);
+    std::unique_ptr<BoundaryFile> file_;
 };
 
 }  // namespace trainbench

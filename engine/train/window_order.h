@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
@@ -27,9 +28,10 @@ struct WindowParts {
     FreshGradientNorms* fresh_norms = nullptr;  // null: no noise scale this window
     torch::Device device;
     ComputePrecision precision;
-    // The unit order's boundary activations: kept on the device, or in host memory between
-    // their forward and their backward.
+    // The unit order's boundary activations: kept on the device, in host memory between their
+    // forward and their backward, or in `boundary_file` (offload_dir's scratch file).
     Tier boundaries = Tier::Device;
+    std::string boundary_file;
 };
 
 // One window's work: its micro-batches and the trainer's hooks.
@@ -64,6 +66,8 @@ struct WindowTotals {
     // The unit order's boundary activations kept in host memory: the bytes copied down after
     // their forwards and up before their backwards.
     int64_t boundary_bytes_down = 0, boundary_bytes_up = 0;
+    // ... and in offload_dir's file: written once after their forward, read for each use.
+    int64_t boundary_bytes_written = 0, boundary_bytes_read = 0;
 };
 
 class WindowOrder {

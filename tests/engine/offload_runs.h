@@ -34,16 +34,18 @@ inline RunConfig split(int64_t m, int64_t K, int64_t W, int64_t stage, int64_t E
 // The ranks' path under runtime.offload: on the device (CPU ranks), or the GPU ranks' host step
 // (its copies plain here), there with the gradients' slice sums on the device or the host.
 // SumsInFile: the gradient sums in offload_dir's file where the placement allows it (the unit
-// order with the optimizer's state there); elsewhere where they would be.
-enum class OffloadPath { Device, HostStep, HostStepSumsOnHost, SumsInFile, HostStepSumsInFile };
+// order with the optimizer's state there); elsewhere where they would be. BoundariesInFile: the
+// unit order's boundary activations in offload_dir's file.
+enum class OffloadPath { Device, HostStep, HostStepSumsOnHost, SumsInFile, HostStepSumsInFile, BoundariesInFile, HostStepBoundariesInFile };
 
 inline RankThreadOptions offloadPathOptions(OffloadPath path) {
     RankThreadOptions options;
     options.bucket_bytes = 4096;  // many buckets: the staging slots take turns, slices cross parameters
     options.host_mirror = path == OffloadPath::HostStep || path == OffloadPath::HostStepSumsOnHost ||
-                          path == OffloadPath::HostStepSumsInFile;
+                          path == OffloadPath::HostStepSumsInFile || path == OffloadPath::HostStepBoundariesInFile;
     options.gradient_sums_on_host = path == OffloadPath::HostStepSumsOnHost;
     options.gradient_sums_in_file = path == OffloadPath::SumsInFile || path == OffloadPath::HostStepSumsInFile;
+    options.boundaries_in_file = path == OffloadPath::BoundariesInFile || path == OffloadPath::HostStepBoundariesInFile;
     return options;
 }
 

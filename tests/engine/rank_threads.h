@@ -23,6 +23,7 @@ struct RankThreadOptions {
     bool host_mirror = false;            // PlacementQuery::host_step_on_cpu
     bool gradient_sums_on_host = false;  // PlacementQuery::gradient_sums_off_device (with host_mirror)
     bool gradient_sums_in_file = false;  // PlacementQuery::gradient_sums_in_file
+    bool boundaries_in_file = false;     // PlacementQuery::boundaries_in_file
     // When set: one account per rank, its allocations counted there (peaks readable afterwards).
     std::vector<MemoryAccount*>* accounts = nullptr;
     // When set: one host account per rank (RankSetup::host_memory: what runtime.offload keeps there).
@@ -117,6 +118,7 @@ inline void onRankTrainers(const RunConfig& config, const RankThreadOptions& opt
                 query.host_step_on_cpu = options.host_mirror;
                 query.gradient_sums_off_device = options.gradient_sums_on_host;
                 query.gradient_sums_in_file = options.gradient_sums_in_file;
+                query.boundaries_in_file = options.boundaries_in_file;
                 query.fp64 = options.fp64;
                 query.cpu_autocast = !kernels::cpuKernelsEnabled();
                 setup.placement = placementFor(*setup.config, query);

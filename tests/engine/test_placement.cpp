@@ -164,6 +164,30 @@ private Q_SLOTS:
                     }
     }
 
+    // The unit order's boundary activations: in host memory only on a GPU (a CPU rank's host
+    // memory is its device's), in offload_dir's file on either when asked and the directory is
+    // set; never away from the device under the micro-batch order, which keeps none.
+    void theBoundariesGoToAFileOnlyWithOffloadDir() {
+        for (const char* device : {"cpu", "cuda"})
+            for (bool dir : {false, true})
+                for (const char* schedule : {"micro_batch", "unit"}) {
+                    RunConfig c = configWith(3, "all", dir, device, "fp32");
+                    c.runtime.activation_checkpointing = "full";
+                    c.runtime.window_schedule = schedule;
+                    const bool unit = std::string(schedule) == "unit";
+                    const bool gpu = std::string(device) == "cuda";
+                    PlacementQuery query;
+                    query.device = deviceTypeOf(c.runtime);
+                    query.boundaries_off_device = true;
+                    QCOMPARE(tierName(placementFor(c, query).boundaries), unit && gpu ? "host" : "device");
+                    query.boundaries_in_file = true;
+                    const char* otherwise = unit && gpu ? "host" : "device";
+                    QCOMPARE(tierName(placementFor(c, query).boundaries), unit && dir ? "file" : otherwise);
+                    query.boundaries_off_device = false;
+                    QCOMPARE(tierName(placementFor(c, query).boundaries), unit && dir ? "file" : "device");
+                }
+    }
+
     // Every valid combination: the plan carries the placement the rule gives for the config's
     // device, and its bytes are in the tiers the placement names.
     void thePlannerReadsThePlacement() {

@@ -320,9 +320,12 @@ private Q_SLOTS:
     // runtime.window_schedule unit: the shard crosses PCIe twice a window, not twice a
     // micro-batch (a micro-batch's share is 1/K), and the window keeps every block's input per
     // micro-batch: ((K - 1)(L + 1) + K) tensors of m x T x d fp32 beyond one micro-batch's
-    // activations, on the device while they fit, else in host memory, whence they cross PCIe
-    // down after their forward and up before their backward ((L + 1) of them each way a
-    // micro-batch). "auto" takes unit where the weights are streamed and blocks recomputed.
+    // activations, on the device while they fit, else in host memory (every micro-batch's inputs
+    // and the gradient handed down, K x (L + 2), two on the device), whence they cross PCIe down
+    // when made (2L + 2 a micro-batch: L + 1 inputs, L + 1 gradients) and up for each use
+    // (3L + 2: each block's input for its forward and its backward, the head's once, the
+    // gradient for each block's backward and the embedding's). "auto" takes unit where the
+    // weights are streamed and blocks recomputed.
     void unitOrderStreamsTheShardOnceAWindow() {
         RunConfig c = tinyOffloadingAll(8);
         c.runtime.activation_checkpointing = "full";
@@ -352,19 +355,66 @@ private Q_SLOTS:
         const MemoryPlan off = planOnTarget(c, tight);
         QCOMPARE(off.placement.boundaries, Tier::Host);
         QVERIFY(!off.gradients_on_host);
-        QCOMPARE(off.host_boundary_bytes, off.boundary_bytes);
-        QCOMPARE(off.peak_bytes, micro.peak_bytes);
+        QCOMPARE(off.host_boundary_bytes, K * (L + 2) * boundary);
+        QCOMPARE(off.peak_bytes, micro.peak_bytes + 2 * boundary);
         const StepTimePlan so = predictStepTime(configOnTarget(c, tight), off, tight);
-        const double crossing = double((L + 1) * boundary);
-        QVERIFY(near(so.pcie_up_s, (4 * slice / double(K) + crossing) / 50e9));
-        QVERIFY(near(so.pcie_down_s, crossing / 50e9));
-        QVERIFY(near(so.host_memory_s, 8 * (4 * slice / double(K) + 2 * crossing) / 200e9));
+        const double down = double((2 * L + 2) * boundary), up = double((3 * L + 2) * boundary);
+        QVERIFY(near(so.pcie_up_s, (4 * slice / double(K) + up) / 50e9));
+        QVERIFY(near(so.pcie_down_s, down / 50e9));
+        QVERIFY(near(so.host_memory_s, 8 * (4 * slice / double(K) + up + down) / 200e9));
         // auto: unit where the weights are streamed, micro_batch where they stay on the device.
         c.target.device_memory_gib = 0;
         c.runtime.window_schedule = "auto";
         QVERIFY(planOnTarget(c, t).placement.unit_order);
         c.runtime.offload = "optimizer";
         QVERIFY(!planOnTarget(c, t).placement.unit_order);
+    }
+
+    // The unit order's boundaries in offload_dir where host memory cannot keep them either:
+    // every micro-batch's inputs and handed-down gradient, K x (L + 2), in the file, three in host
+    // memory (BoundaryFile's two write buffers and its read buffer), two on the device. Each is
+    // written once (2L + 2 a micro-batch: PCIe down, then the drives' writes) and read at each use
+    // (3L + 2: the drives' reads, then PCIe up), by hand; the state's NVMe bytes are as before.
+    void boundariesWaitInOffloadDirWhereHostMemoryCannotKeepThem() {
+        RunConfig c = tinyOffloadingAll(8);
+        c.runtime.activation_checkpointing = "full";
+        c.runtime.window_schedule = "unit";
+        c.runtime.offload_dir = kPlannedOffloadDir;
+        const MemoryPlan roomy = planOnTarget(c, resolveTarget(c));
+        QCOMPARE(roomy.placement.boundaries, Tier::Device);
+        c.target.device_memory_gib = double(roomy.peak_bytes - 1) / kGiB;
+        const TargetMachine host_tight = resolveTarget(c);
+        const MemoryPlan host = planOnTarget(c, host_tight);
+        QCOMPARE(host.placement.boundaries, Tier::Host);
+        c.target.host_memory_gib = double((host.host_bytes - 1) * host.ranks_per_node) / kGiB;
+        const TargetMachine t = resolveTarget(c);
+        const MemoryPlan p = planOnTarget(c, t);
+        QCOMPARE(p.placement.boundaries, Tier::File);
+        QVERIFY(p.fits);
+        const int64_t K = 2, L = 2, m = 8, T = c.train.seq_len, d = 64, W = 8;
+        const int64_t b = m * T * d * 4;
+        QCOMPARE(p.gradient_accumulation_steps, K);
+        QCOMPARE(p.nvme_boundary_bytes, K * (L + 2) * b);
+        QCOMPARE(p.host_boundary_bytes, 3 * b);
+        QCOMPARE(p.host_bytes, host.host_bytes - host.host_boundary_bytes + 3 * b);
+        QCOMPARE(p.nvme_bytes, host.nvme_bytes + K * (L + 2) * b);
+        QCOMPARE(p.peak_bytes, host.peak_bytes);
+        const StepTimePlan s = predictStepTime(configOnTarget(c, t), p, t);
+        const StepTimePlan sh = predictStepTime(configOnTarget(c, host_tight), host, host_tight);
+        const double slice = double((kTinyParams + 7) / 8), we = double(p.weight_element_bytes);
+        const double down = double((2 * L + 2) * b), up = double((3 * L + 2) * b);
+        QVERIFY(near(s.pcie_up_s, (2 * we * slice / double(K) + up) / 50e9));
+        QVERIFY(near(s.pcie_down_s, down / 50e9));
+        QVERIFY(near(s.nvme_read_s, 8 * (2 * slice * we / double(K) + up) / 56e9));
+        QVERIFY(near(s.nvme_write_s, 8 * down / 40e9));
+        QVERIFY(near(s.nvme_read_bytes - sh.nvme_read_bytes, double(W * K) * up));
+        QVERIFY(near(s.nvme_write_bytes - sh.nvme_write_bytes, double(W * K) * down));
+        QVERIFY(near(s.to_device_bytes, sh.to_device_bytes));  // through PCIe either way
+        QVERIFY(near(s.nvme_step_s, sh.nvme_step_s));          // the step's state alone
+        // Without offload_dir the boundaries have nowhere to go: the plan does not fit.
+        c.runtime.offload_dir = "";
+        const MemoryPlan nowhere = planOnTarget(c, resolveTarget(c));
+        QVERIFY(nowhere.placement.boundaries != Tier::File);
     }
 
     // Stage 3's gathers move the weights in their device dtype: under offload on a GPU in bf16 the
@@ -549,6 +599,9 @@ private Q_SLOTS:
         QVERIFY(micro.offloaded && automatic.offloaded);
         QCOMPARE(micro.layout.cheapest.micro_batch_size, int64_t(2));
         QVERIFY(!micro.layout.cheapest_plan.placement.unit_order);
+        qInfo("auto: m %lld, %s order, %.1f s; micro_batch: m %lld, %.1f s", (long long)automatic.layout.cheapest.micro_batch_size,
+              automatic.layout.cheapest_plan.placement.unit_order ? "unit" : "micro-batch", auto_step,
+              (long long)micro.layout.cheapest.micro_batch_size, micro_step);
         QCOMPARE(automatic.layout.cheapest.micro_batch_size, int64_t(1));
         QVERIFY(automatic.layout.cheapest_plan.placement.unit_order);
         QVERIFY2(auto_step < micro_step, qPrintable(QString("auto %1 s, micro_batch %2 s").arg(auto_step).arg(micro_step)));
@@ -561,7 +614,7 @@ private Q_SLOTS:
     // under micro_batch the fp32 slice comes down every micro-batch (4P at 50 GB/s) and is added
     // (12P of host memory); under unit the sums come down once (4P / K a micro-batch), no
     // additions, and the device keeps the largest unit's sums (4 x 71,872 bytes); the unit order's
-    // boundary activations come down beside them ((L + 1) of [m, T, d] fp32 a micro-batch).
+    // boundaries come down beside them (2L + 2 of [m, T, d] fp32 a micro-batch: inputs and gradients).
     void theUnitOrderBringsTheHostSumsDownOnce() {
         const double P = double(kTinyParams);
         for (const char* schedule : {"micro_batch", "unit"}) {
@@ -578,9 +631,10 @@ private Q_SLOTS:
             const double K = double(p.gradient_accumulation_steps);
             QCOMPARE(p.gradient_bytes, unit ? kTinyLargestUnit * 4 : int64_t(0));
             const StepTimePlan s = predictStepTime(configOnTarget(c, t), p, t);
-            // (under unit the boundaries come down too: every block's input, [m, T, d] fp32)
+            // (under unit the boundaries come down too, [m, T, d] fp32: every unit's input and
+            // the gradient handed down, 2L + 2 a micro-batch)
             const double boundaries = p.placement.boundaries == Tier::Host
-                                          ? double(c.model.n_layers + 1) * double(p.micro_batch_size) *
+                                          ? double(2 * c.model.n_layers + 2) * double(p.micro_batch_size) *
                                                 double(p.seq_len) * double(c.model.dim) * 4
                                           : 0.0;
             QCOMPARE(p.placement.boundaries == Tier::Host, unit);

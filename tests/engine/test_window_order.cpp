@@ -192,6 +192,56 @@ private Q_SLOTS:
         QCOMPARE(read - read_without, W * regions);
     }
 
+    // The boundary activations in offload_dir's file (the unit order's third tier): written
+    // once after their forward, read back for each use, the same bits; on the CPU ranks' path
+    // and the host step, optimizer and all, with expert parallelism, the noise scale, the
+    // multi-token-prediction modules (which read unit 1's input once more) and bf16.
+    void unitOrderWithTheBoundariesInAFile() {
+        QTemporaryDir dir;
+        for (const SplitCase& k : std::vector<SplitCase>{{2, 4, 1, 3, 1}, {1, 4, 2, 3, 1}, {2, 2, 2, 2, 1}, {1, 4, 2, 3, 2}})
+            for (const char* choice : {"optimizer", "all"})
+                for (OffloadPath path : {OffloadPath::BoundariesInFile, OffloadPath::HostStepBoundariesInFile}) {
+                    if (std::string(choice) == "all" && k.stage < 3) continue;
+                    RunConfig c = offloaded(split(k.m, k.K, k.W, k.stage, k.EP), dir.path().toStdString(), choice);
+                    c.train.noise_scale = true;
+                    const QString what = describe(k) + " offload " + choice + ", boundaries in offload_dir" +
+                                         (path == OffloadPath::BoundariesInFile ? "" : ", host step");
+                    expectTheSameNumbers(c, what, path);
+                }
+        RunConfig mtp = offloaded(split(1, 4, 2, 3), dir.path().toStdString(), "all");
+        mtp.model.n_mtp_depth = 1;
+        expectTheSameNumbers(mtp, "(1,4,2) stage 3 D 1, boundaries in offload_dir", OffloadPath::BoundariesInFile);
+        RunConfig bf16 = offloaded(split(1, 4, 2, 3), dir.path().toStdString(), "all");
+        bf16.runtime.dtype = "bf16";
+        expectTheSameNumbers(bf16, "(1,4,2) stage 3 bf16, boundaries in offload_dir, host step",
+                             OffloadPath::HostStepBoundariesInFile);
+    }
+
+    // The file's traffic by the I/O accounting (io/read_bytes, io/write_bytes), against the same
+    // run with the boundaries on the device, each [m, T, d] fp32, by hand from the config: every
+    // rank writes each of its K micro-batches' L + 1 unit inputs once and reads 2L + 1 back (each
+    // block's input for its forward and its backward, the head's once), writes the gradient
+    // handed down L + 1 times (the head's backward and each block's) and reads it L + 1 times
+    // (each block's backward and the embedding's); with the modules unit 1's input is read once
+    // more and their gradient of the embeddings written and read once.
+    void unitOrderWritesEachBoundaryOnceAndReadsItAtEachUse() {
+        const int64_t W = 2, K = 4;
+        QTemporaryDir dir;
+        for (int64_t depth : {0, 1}) {
+            RunConfig c = offloaded(split(1, K, W, 3), dir.path().toStdString(), "optimizer");
+            c.model.n_mtp_depth = depth;
+            const int64_t L = c.model.n_layers, b = 1 * c.train.seq_len * c.model.dim * 4;
+            const WindowResult in_file = traceOf(c, "unit", 2, OffloadPath::BoundariesInFile).windows.back();
+            const WindowResult on_device = traceOf(c, "unit", 2, OffloadPath::Device).windows.back();
+            const int64_t written = in_file.offload_written_bytes - on_device.offload_written_bytes;
+            const int64_t read = in_file.offload_read_bytes - on_device.offload_read_bytes;
+            qInfo("boundaries in offload_dir, D %lld: written %lld, read %lld bytes a window", (long long)depth,
+                  (long long)written, (long long)read);
+            QCOMPARE(written, W * K * ((L + 1) + (L + 1) + depth) * b);
+            QCOMPARE(read, W * K * ((2 * L + 1) + (L + 1) + 2 * depth) * b);
+        }
+    }
+
     // bf16 autocast and fp8 products, with their own weights' dtypes (bf16 device weights under
     // the host step).
     void unitOrderUnderReducedPrecision() {

@@ -70,7 +70,8 @@ struct MemoryPlan {
     int64_t host_staging_bytes = 0;   // buffers copies and file reads pass through
     int64_t host_bytes = 0;           // the sum of the four and the unit order's boundaries there
     int64_t nvme_bytes = 0;           // runtime.offload_dir: moments, master (and a bf16 copy under all),
-                                      // the gradient sums when gradients_in_file
+                                      // the gradient sums when gradients_in_file, the unit order's
+                                      // boundaries when placement.boundaries is File
     int64_t nvme_gradient_bytes = 0;  // of which the gradient sums
     // The node's share: its ranks' host and NVMe bytes against the target's (0: not checked).
     int64_t ranks_per_node = 1;
@@ -89,10 +90,14 @@ struct MemoryPlan {
     // runtime.window_schedule unit (placement.unit_order): what the window keeps beyond one
     // micro-batch's activations: every block's input (fp32 [m, T, d]) for the K - 1 other
     // micro-batches, (K - 1) x (L + 1) of them, and each micro-batch's gradient handed down from
-    // unit to unit, K more; on the device (in peak_bytes) or, placement.boundaries Host, in host
-    // memory (host_boundary_bytes).
+    // unit to unit, K more; on the device (in peak_bytes). placement.boundaries Host: every
+    // micro-batch's inputs and its gradient handed down, K x (L + 2), in host memory
+    // (host_boundary_bytes), two on the device (an input and a gradient brought back). File: the
+    // K x (L + 2) in offload_dir's file (nvme_boundary_bytes, in nvme_bytes), three in host
+    // memory (two written from, one read into), two on the device.
     int64_t boundary_bytes = 0;
     int64_t host_boundary_bytes = 0;
+    int64_t nvme_boundary_bytes = 0;
     // Stage 3: the weight shards' bytes every rank's gathers take in a step, all ranks together
     // (what io/gathered_bytes measures): per micro-batch each rank's shard for the forward and
     // again for the backward but the embedding's, K times; under the unit order once for the

@@ -49,6 +49,9 @@ struct PlacementQuery {
     // planner's answer): they go to host memory on a GPU rank; under window_schedule auto, where
     // they fit nowhere, the micro-batch order is kept.
     bool boundaries_off_device = false;
+    // Nor can host memory (on CPU ranks, the one memory): with runtime.offload_dir set they wait
+    // in a scratch file there, written once after their forward and read back for each use.
+    bool boundaries_in_file = false;
     bool unit_order_fits_nowhere = false;
 };
 
@@ -70,7 +73,8 @@ struct Placement {
     // (train/unit_order.h); "auto" takes it where the weights are streamed (offload all) and
     // blocks are recomputed, and the boundary activations fit.
     bool unit_order = false;
-    // The unit order's boundary activations (each block's input per micro-batch of the window).
+    // The unit order's boundary activations (each block's input per micro-batch of the window):
+    // on the device, in host memory (a GPU rank's), or in offload_dir's file.
     Tier boundaries = Tier::Device;
 
     // The gradient sums may live in host memory (when the budget says the device cannot keep
