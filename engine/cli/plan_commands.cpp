@@ -111,7 +111,8 @@ void printOffloadTiers(const RunConfig& config, const MemoryPlan& plan) {
          plan.host_master_bytes},
         {plan.gradient_sum_element_bytes == 2 ? "gradient slice sums (bf16)" : "gradient slice sums (fp32)", plan.host_gradient_bytes},
         {"staging buffers", plan.host_staging_bytes},
-        {"boundary activations (fp32)", plan.host_boundary_bytes},
+        {plan.placement.boundaries == Tier::File ? "boundaries' file buffers (fp32)" : "boundary activations (fp32)",
+         plan.host_boundary_bytes},
         {"host memory", plan.host_bytes},
     };
     for (const auto& [label, bytes] : rows)
@@ -126,6 +127,8 @@ void printOffloadTiers(const RunConfig& config, const MemoryPlan& plan) {
                     readableBytes(plan.nvme_bytes * rpn).c_str(),
                     plan.nvme_limit_bytes > 0 ? (" of " + readableBytes(plan.nvme_limit_bytes) + (plan.fits_nvme ? "" : ": does NOT fit")).c_str()
                                               : "");
+    if (plan.nvme_boundary_bytes > 0)
+        std::printf("  %-32s %12s per rank\n", "of which the window's boundaries", readableBytes(plan.nvme_boundary_bytes).c_str());
 }
 
 void printStepTime(const StepTimePlan& t, int64_t K) {
@@ -239,11 +242,14 @@ int commandPlan(const RunConfig& config, const std::string& config_path, const s
         {plan.head_chunk_tokens > 0 ? "head (chunks of " + std::to_string(plan.head_chunk_tokens) + " tokens)"
                                     : std::string("head (whole logits)"),
          plan.logits_bytes},
-        {"window's boundary activations", plan.boundary_bytes - plan.host_boundary_bytes},
+        // (the peak's remainder: off the device only the unit at hand's input and gradient stay)
+        {plan.placement.boundaries == Tier::Device ? "window's boundary activations" : "window's boundaries (rest off)",
+         plan.peak_bytes - plan.weight_bytes - plan.gradient_bytes - plan.bucket_bytes -
+             (place.moments == Tier::Device ? plan.optimizer_bytes : 0) - plan.activation_bytes - plan.logits_bytes},
         {"peak", plan.peak_bytes},
     };
     for (const auto& [label, bytes] : rows)
-        if (bytes > 0 || label != "window's boundary activations")  // the unit order's only
+        if (bytes > 0 || label.rfind("window's", 0) != 0)  // the unit order's only
             std::printf("  %-32s %12.1f MiB\n", label.c_str(), mib(bytes));
     if (place.moments != Tier::Device) printOffloadTiers(placed, plan);
     if (plan.world_size > 1)

@@ -10,10 +10,12 @@ class BoundaryFile;
 // runtime.window_schedule unit (docs/design/offload.md, "The window as the schedule"). The
 // forward takes unit u = 0..L (the embedding, then each block) over all K micro-batches while
 // u's weights are held, keeping each block's input per micro-batch (the boundary activations:
-// K x L of [m, T, d], and the blocks' balance losses); the head then runs each micro-batch's
+// K x (L + 1) of [m, T, d], and the blocks' balance losses); the head then runs each micro-batch's
 // forward and backward; the backward takes the blocks L..1 and the embedding, each over all K
 // micro-batches, recomputing the block from its kept input (activation_checkpointing full) and
-// handing each micro-batch's input gradient to the unit below. Under ZeRO 3 each unit's
+// handing each micro-batch's input gradient to the unit below. The inputs and the gradients
+// handed down wait on the device, in host memory or in offload_dir's file
+// (Placement::boundaries, WindowParts::boundaries). Under ZeRO 3 each unit's
 // weights are gathered twice a window rather than twice per micro-batch (with offload all:
 // read from host memory or offload_dir twice, not 2K times).
 //
