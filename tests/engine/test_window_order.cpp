@@ -80,6 +80,21 @@ QString describe(const SplitCase& k) {
     return QString("(%1,%2,%3) stage %4 EP %5").arg(k.m).arg(k.K).arg(k.W).arg(k.stage).arg(k.EP);
 }
 
+// unit against micro_batch with something of the unit order's in offload_dir's file (`tier`:
+// what, for the messages), on the CPU ranks' `path` and the host step's `host_path`: the
+// offload conformance splits, optimizer and all (all at stage 3), with the noise scale.
+void expectTheSameNumbersWithAFileTier(const QTemporaryDir& dir, const QString& tier, OffloadPath path, OffloadPath host_path) {
+    for (const SplitCase& k : std::vector<SplitCase>{{2, 4, 1, 3, 1}, {1, 4, 2, 3, 1}, {2, 2, 2, 2, 1}, {1, 4, 2, 3, 2}})
+        for (const char* choice : {"optimizer", "all"})
+            for (OffloadPath p : {path, host_path}) {
+                if (std::string(choice) == "all" && k.stage < 3) continue;
+                RunConfig c = offloaded(split(k.m, k.K, k.W, k.stage, k.EP), dir.path().toStdString(), choice);
+                c.train.noise_scale = true;
+                const QString what = describe(k) + " offload " + choice + ", " + tier + (p == path ? "" : ", host step");
+                expectTheSameNumbers(c, what, p);
+            }
+}
+
 }  // namespace
 
 class TestWindowOrder : public QObject {
@@ -148,16 +163,7 @@ private Q_SLOTS:
     // file), on the CPU ranks' path and the host step, optimizer and all, with expert parallelism.
     void unitOrderWithTheGradientSumsInAFile() {
         QTemporaryDir dir;
-        for (const SplitCase& k : std::vector<SplitCase>{{2, 4, 1, 3, 1}, {1, 4, 2, 3, 1}, {2, 2, 2, 2, 1}, {1, 4, 2, 3, 2}})
-            for (const char* choice : {"optimizer", "all"})
-                for (OffloadPath path : {OffloadPath::SumsInFile, OffloadPath::HostStepSumsInFile}) {
-                    if (std::string(choice) == "all" && k.stage < 3) continue;
-                    RunConfig c = offloaded(split(k.m, k.K, k.W, k.stage, k.EP), dir.path().toStdString(), choice);
-                    c.train.noise_scale = true;
-                    const QString what = describe(k) + " offload " + choice + ", sums in offload_dir" +
-                                         (path == OffloadPath::SumsInFile ? "" : ", host step");
-                    expectTheSameNumbers(c, what, path);
-                }
+        expectTheSameNumbersWithAFileTier(dir, "sums in offload_dir", OffloadPath::SumsInFile, OffloadPath::HostStepSumsInFile);
         QTemporaryDir again;
         RunConfig c = offloaded(split(1, 4, 2, 3), again.path().toStdString(), "all");
         c.runtime.dtype = "bf16";
@@ -198,16 +204,8 @@ private Q_SLOTS:
     // multi-token-prediction modules (which read unit 1's input once more) and bf16.
     void unitOrderWithTheBoundariesInAFile() {
         QTemporaryDir dir;
-        for (const SplitCase& k : std::vector<SplitCase>{{2, 4, 1, 3, 1}, {1, 4, 2, 3, 1}, {2, 2, 2, 2, 1}, {1, 4, 2, 3, 2}})
-            for (const char* choice : {"optimizer", "all"})
-                for (OffloadPath path : {OffloadPath::BoundariesInFile, OffloadPath::HostStepBoundariesInFile}) {
-                    if (std::string(choice) == "all" && k.stage < 3) continue;
-                    RunConfig c = offloaded(split(k.m, k.K, k.W, k.stage, k.EP), dir.path().toStdString(), choice);
-                    c.train.noise_scale = true;
-                    const QString what = describe(k) + " offload " + choice + ", boundaries in offload_dir" +
-                                         (path == OffloadPath::BoundariesInFile ? "" : ", host step");
-                    expectTheSameNumbers(c, what, path);
-                }
+        expectTheSameNumbersWithAFileTier(dir, "boundaries in offload_dir", OffloadPath::BoundariesInFile,
+                                          OffloadPath::HostStepBoundariesInFile);
         RunConfig mtp = offloaded(split(1, 4, 2, 3), dir.path().toStdString(), "all");
         mtp.model.n_mtp_depth = 1;
         expectTheSameNumbers(mtp, "(1,4,2) stage 3 D 1, boundaries in offload_dir", OffloadPath::BoundariesInFile);
