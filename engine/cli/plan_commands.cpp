@@ -354,6 +354,11 @@ int commandProbe(const RunConfig& config, const std::string& directory, int64_t 
     // CPU ranks: what a micro-batch of the given config's model reaches of the matrix rate.
     const bool cpu_ranks = deviceTypeOf(config.runtime) == DeviceType::Cpu;
     if (cpu_ranks && model_given) probe.step_mfu = probeStepMfu(config, probe.threads, probe.cpu_fp32_tflops);
+    // CPU rank threads of several ranks: their collectives, among as many threads.
+    if (cpu_ranks && config.runtime.world_size > 1) {
+        probe.collective_ranks = int(config.runtime.world_size);
+        probe.rank_collectives_gbps = probeRankThreadCollectives(probe.collective_ranks, mib_per_test << 20);
+    }
     if (as_json) {
         std::cout << machineProbeToJson(probe) << "\n";
         return 0;
@@ -366,6 +371,9 @@ int commandProbe(const RunConfig& config, const std::string& directory, int64_t 
     if (probe.step_mfu > 0)
         std::printf("a micro-batch of this config's model, forward and backward: %.2f of the matrix rate (MFU)\n",
                     probe.step_mfu);
+    if (probe.rank_collectives_gbps > 0)
+        std::printf("collectives among %d rank threads (the in-process hub): %.2f GB/s a rank, as a ring's bytes\n",
+                    probe.collective_ranks, probe.rank_collectives_gbps);
     auto figure = [](double value) {
         char text[32];
         std::snprintf(text, sizeof text, "%.3g", value);
@@ -377,6 +385,7 @@ int commandProbe(const RunConfig& config, const std::string& directory, int64_t 
     if (rates.cpu_adamw_gparams > 0) flags += " --set target.cpu_adamw_gparams=" + figure(rates.cpu_adamw_gparams);
     if (rates.compute_tflops > 0)
         flags += " --set target.compute_tflops=" + figure(rates.compute_tflops) + " --set target.mfu=" + figure(rates.mfu);
+    if (rates.interconnect_gbps > 0) flags += " --set target.interconnect_gbps=" + figure(rates.interconnect_gbps);
     if (!probe.directory.empty()) {
         std::printf("%s (O_DIRECT, %s): write %.2f GB/s, read %.2f GB/s\n", probe.directory.c_str(),
                     readableBytes(probe.directory_bytes).c_str(), probe.directory_write_gbps, probe.directory_read_gbps);

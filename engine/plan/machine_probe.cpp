@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "comm/in_process_collectives.h"
 #include "offload/direct_file.h"
 #include "model/transformer.h"
 #include "parallel/fused_adamw.h"
@@ -128,6 +129,35 @@ MachineProbe probeMachine(int threads, int64_t copy_bytes, const std::string& di
     return probe;
 }
 
+double probeRankThreadCollectives(int ranks, int64_t bytes) {
+    if (ranks < 2) return 0;
+    // Whole elements, a multiple of the ranks (the reduce-scatter's equal slices).
+    const int64_t n = std::max<int64_t>(ranks, bytes / 4 / ranks * ranks);
+    auto hub = std::make_shared<CollectiveHub>(ranks, std::chrono::minutes(5));
+    constexpr int kRounds = 4;  // the first warms the pages
+    std::vector<double> round_s(kRounds, 0.0);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r)
+        threads.emplace_back([&, r] {
+            InProcessCollectives comm(hub, r, ranks);
+            torch::Tensor whole = torch::ones({n}), slice = torch::empty({n / ranks});
+            for (int round = 0; round < kRounds; ++round) {
+                comm.barrier();
+                const auto start = Clock::now();
+                std::vector<torch::Tensor> reduced{whole};
+                comm.allReduce(reduced, ReduceOp::Sum);
+                comm.reduceScatterAsync(whole, slice)->wait();
+                comm.allGatherAsync(slice, whole)->wait();
+                if (r == 0) round_s[size_t(round)] = secondsSince(start);
+            }
+        });
+    for (auto& t : threads) t.join();
+    const double fastest = *std::min_element(round_s.begin() + 1, round_s.end());
+    // The ring's bytes per rank for the three: 2n (W - 1) / W, then n (W - 1) / W twice.
+    const double ring_bytes = 4.0 * double(n) * 4.0 * double(ranks - 1) / double(ranks);
+    return fastest > 0 ? ring_bytes / fastest / 1e9 : 0.0;
+}
+
 double probeStepMfu(const RunConfig& config, int threads, double cpu_fp32_tflops) {
     if (cpu_fp32_tflops <= 0) return 0;
     // The planner's FLOPs of one micro-batch of this config (its recomputation counted).
@@ -151,6 +181,8 @@ std::string machineProbeToJson(const MachineProbe& p) {
                           {"cpu_fp32_tflops", p.cpu_fp32_tflops},
                           {"cpu_adamw_gparams", p.cpu_adamw_gparams},
                           {"step_mfu", p.step_mfu},
+                          {"collective_ranks", p.collective_ranks},
+                          {"rank_collectives_gbps", p.rank_collectives_gbps},
                           {"directory", p.directory},
                           {"directory_bytes", p.directory_bytes},
                           {"directory_write_gbps", p.directory_write_gbps},
@@ -177,6 +209,8 @@ TargetConfig withProbedRates(TargetConfig target, const MachineProbe& probe, boo
         target.compute_tflops = probe.cpu_fp32_tflops * std::max(1.0, mfu);
         target.mfu = std::min(1.0, mfu);
     }
+    if (cpu_ranks && target.interconnect_gbps <= 0 && probe.rank_collectives_gbps > 0)
+        target.interconnect_gbps = probe.rank_collectives_gbps;
     if (!probe.directory.empty() && probe.directory == offload_dir) {
         if (target.nvme_read_gbps <= 0 && probe.directory_read_gbps > 0) target.nvme_read_gbps = probe.directory_read_gbps;
         if (target.nvme_write_gbps <= 0 && probe.directory_write_gbps > 0)

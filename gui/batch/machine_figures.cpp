@@ -28,6 +28,8 @@ const char* const kDirectoryBytesKey = "directory_bytes";
 const char* const kDirectoryWriteKey = "directory_write_gbps";
 const char* const kDirectoryReadKey = "directory_read_gbps";
 const char* const kMeasuredAtKey = "measured_at";
+const char* const kCollectiveRanksKey = "collective_ranks";
+const char* const kRankCollectivesKey = "rank_collectives_gbps";
 
 // A stored rate, or 0 (unknown) for one that is missing or not a positive number: a damaged
 // value plans as if it had never been measured.
@@ -64,6 +66,8 @@ std::optional<MachineFigures> loadMachineFigures() {
     probe.threads = std::max(1, settings->value(QLatin1String(kThreadsKey)).toInt());
     probe.directory = settings->value(QLatin1String(kDirectoryKey)).toString().toStdString();
     probe.directory_bytes = settings->value(QLatin1String(kDirectoryBytesKey)).toLongLong();
+    probe.rank_collectives_gbps = storedRate(*settings, kRankCollectivesKey);
+    probe.collective_ranks = probe.rank_collectives_gbps > 0 ? settings->value(QLatin1String(kCollectiveRanksKey)).toInt() : 0;
     probe.directory_write_gbps = storedRate(*settings, kDirectoryWriteKey);
     probe.directory_read_gbps = storedRate(*settings, kDirectoryReadKey);
     if (probe.directory_write_gbps <= 0 || probe.directory_read_gbps <= 0) {
@@ -80,6 +84,10 @@ MachineFigures storeMachineFigures(const MachineProbe& probe) {
     if (std::optional<MachineFigures> before = loadMachineFigures()) stored = *before;
     const MachineProbe kept = stored.probe;
     stored.probe = probe;
+    if (probe.rank_collectives_gbps <= 0) {  // measured for one rank: the last several ranks' rate stays
+        stored.probe.collective_ranks = kept.collective_ranks;
+        stored.probe.rank_collectives_gbps = kept.rank_collectives_gbps;
+    }
     if (probe.directory.empty()) {  // measured without a directory: the last one's rates stay
         stored.probe.directory = kept.directory;
         stored.probe.directory_bytes = kept.directory_bytes;
@@ -99,6 +107,8 @@ MachineFigures storeMachineFigures(const MachineProbe& probe) {
     settings->setValue(QLatin1String(kDirectoryBytesKey), qint64(p.directory_bytes));
     settings->setValue(QLatin1String(kDirectoryWriteKey), p.directory_write_gbps);
     settings->setValue(QLatin1String(kDirectoryReadKey), p.directory_read_gbps);
+    settings->setValue(QLatin1String(kCollectiveRanksKey), p.collective_ranks);
+    settings->setValue(QLatin1String(kRankCollectivesKey), p.rank_collectives_gbps);
     settings->setValue(QLatin1String(kMeasuredAtKey), stored.measured_at);
     settings->endGroup();
     settings->sync();  // another window (or the next start) reads the file, not this object
@@ -107,7 +117,11 @@ MachineFigures storeMachineFigures(const MachineProbe& probe) {
 
 RunConfig withMachineFigures(RunConfig config, const TargetMachine& target, const MachineProbe& figures) {
     if (target.kind != TargetKind::Here) return config;
-    config.target = withProbedRates(config.target, figures, !target.gpu, config.runtime.offload_dir);
+    // The rank threads' collectives rate is of the ranks it was timed among: another count plans
+    // without it (the panel offers to measure again).
+    MachineProbe usable = figures;
+    if (usable.collective_ranks != config.runtime.world_size) usable.rank_collectives_gbps = 0;
+    config.target = withProbedRates(config.target, usable, !target.gpu, config.runtime.offload_dir);
     return config;
 }
 
@@ -115,6 +129,7 @@ bool probeCanFill(const std::vector<std::string>& unknown, const RunConfig& conf
     if (target.kind != TargetKind::Here) return false;
     if (lacks(unknown, "target.host_memory_gbps")) return true;
     if (!target.gpu && lacks(unknown, "target.compute_tflops")) return true;
+    if (!target.gpu && lacks(unknown, "target.interconnect_gbps")) return true;
     return !probedDirectory(config).empty() &&
            (lacks(unknown, "target.nvme_read_gbps") || lacks(unknown, "target.nvme_write_gbps"));
 }

@@ -12,6 +12,7 @@
 
 #include "batch/machine_probe_worker.h"
 #include "batch/plan_wording.h"
+#include "trainbench/device_type.h"
 
 namespace trainbench::gui {
 
@@ -81,6 +82,7 @@ bool MachineProbeBox::measure() {
     params.copy_bytes = probe_bytes_;
     params.directory = probedDirectory(config_);
     params.directory_bytes = probe_bytes_;
+    if (deviceTypeOf(config_.runtime) == DeviceType::Cpu) params.collective_ranks = int(config_.runtime.world_size);
     if (!worker_->start(std::move(params))) return false;
     error_.clear();
     updateControls();

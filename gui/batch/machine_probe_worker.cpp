@@ -12,8 +12,12 @@ MachineProbeWorker::MachineProbeWorker(QObject* parent) : QObject(parent) {
 bool MachineProbeWorker::start(MachineProbeParams params) {
     return call_.start(
         [this, params = std::move(params)]() -> std::function<void()> {
-            const MachineProbe probe = probeMachine(params.threads, params.copy_bytes, params.directory,
-                                                    params.directory_bytes, "runtime.offload_dir");
+            MachineProbe probe = probeMachine(params.threads, params.copy_bytes, params.directory,
+                                              params.directory_bytes, "runtime.offload_dir");
+            if (params.collective_ranks > 1) {
+                probe.collective_ranks = params.collective_ranks;
+                probe.rank_collectives_gbps = probeRankThreadCollectives(params.collective_ranks, params.copy_bytes);
+            }
             return [this, probe] { Q_EMIT measured(probe); };
         },
         [this](const QString& message) {

@@ -22,6 +22,8 @@ struct MachineProbeParams {
     int64_t copy_bytes = int64_t(256) << 20;
     std::string directory;
     int64_t directory_bytes = int64_t(256) << 20;
+    // CPU rank threads to time the collectives among (the config's world size); below 2: none.
+    int collective_ranks = 0;
 };
 
 // Thread contract as NoiseScaleWorker's: the worker lives on the GUI thread; start() and the

@@ -129,6 +129,8 @@ QString describeMachineFigures(const MachineProbe& p) {
                             p.threads == 1 ? QObject::tr("1 thread") : QObject::tr("%1 threads").arg(p.threads));
     if (p.cpu_adamw_gparams > 0)
         text += QObject::tr(", AdamW %1 billion parameters/s").arg(rate(p.cpu_adamw_gparams));
+    if (p.rank_collectives_gbps > 0)
+        text += QObject::tr(", collectives %1 GB/s among %2 rank threads").arg(rate(p.rank_collectives_gbps)).arg(p.collective_ranks);
     if (!p.directory.empty())
         text += QObject::tr("; %1: written %2 GB/s, read %3 GB/s")
                     .arg(QString::fromStdString(p.directory), rate(p.directory_write_gbps), rate(p.directory_read_gbps));

@@ -150,6 +150,16 @@ private Q_SLOTS:
         QVERIFY2(text.out.contains("--set target.compute_tflops=") && text.out.contains("--set target.mfu=") &&
                      text.out.contains("--set target.cpu_adamw_gparams="),
                  qPrintable(text.out));
+        // Two CPU rank threads: their collectives timed too, and the flags carry the rate.
+        Result ranks = runCli({"probe", kConfigs + "/tiny.json", "--mib", "16", "--set", "runtime.world_size=2", "--json"});
+        QVERIFY2(ranks.code == 0, qPrintable(ranks.err));
+        const QJsonObject two = QJsonDocument::fromJson(ranks.out.toUtf8()).object();
+        QCOMPARE(two["collective_ranks"].toInt(), 2);
+        QVERIFY(two["rank_collectives_gbps"].toDouble() > 0);
+        QCOMPARE(QJsonDocument::fromJson(with_model.out.toUtf8()).object()["rank_collectives_gbps"].toDouble(), 0.0);
+        Result ranks_text = runCli({"probe", kConfigs + "/tiny.json", "--mib", "16", "--set", "runtime.world_size=2"});
+        QVERIFY2(ranks_text.out.contains("--set target.interconnect_gbps="), qPrintable(ranks_text.out));
+        QVERIFY2(!text.out.contains("interconnect_gbps"), qPrintable(text.out));
         Result missing = runCli({"probe", "--mib", "16", "--dir", dir.path() + "/missing"});
         QCOMPARE(missing.code, 2);
         QVERIFY2(missing.err.contains("--dir"), qPrintable(missing.err));

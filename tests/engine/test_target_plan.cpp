@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "trainbench/config_io.h"
+#include "trainbench/machine_probe.h"
 #include "trainbench/memory_plan.h"
 #include "trainbench/param_count.h"
 #include "trainbench/presets.h"
@@ -208,6 +209,39 @@ private Q_SLOTS:
         cpu.target.kind = "here";
         cpu.runtime.memory_limit_mb = 1;
         QVERIFY(!planOnTarget(cpu, resolveTarget(cpu)).gradients_on_host);
+    }
+
+    // CPU rank threads' collectives: `probe` times the in-process hub among the config's ranks
+    // and the planner's collectives term for "here" divides the ring's bytes by that rate
+    // (target.interconnect_gbps), as it does a GPU node's NVLink figure: tiny at stage 1 on two
+    // CPU ranks, bytes_sent_per_step / K at 3 GB/s by hand. GPU ranks and a given figure keep
+    // theirs; one rank measures nothing.
+    void rankThreadsCollectivesTakeTheProbedRate() {
+        MachineProbe probe;
+        probe.collective_ranks = 2;
+        probe.rank_collectives_gbps = 3;
+        QCOMPARE(withProbedRates(TargetConfig{}, probe, /*cpu_ranks=*/true, "").interconnect_gbps, 3.0);
+        QCOMPARE(withProbedRates(TargetConfig{}, probe, /*cpu_ranks=*/false, "").interconnect_gbps, 0.0);
+        TargetConfig given;
+        given.interconnect_gbps = 5;
+        QCOMPARE(withProbedRates(given, probe, true, "").interconnect_gbps, 5.0);
+        RunConfig c = builtinTinyConfig();
+        c.runtime.world_size = 2;
+        c.runtime.zero_stage = 1;
+        c.train.micro_batch_size = 2;
+        c.train.gradient_accumulation_steps = 4;
+        c.target = withProbedRates(c.target, probe, true, "");
+        const TargetMachine here = resolveTarget(c);
+        QVERIFY(!here.gpu);
+        const MemoryPlan p = planOnTarget(c, here);
+        QVERIFY(p.bytes_sent_per_step > 0);
+        const StepTimePlan s = predictStepTime(configOnTarget(c, here), p, here);
+        QVERIFY(near(s.collectives_s, double(p.bytes_sent_per_step) / 4.0 / 3e9));
+        QVERIFY(std::find(s.unknown.begin(), s.unknown.end(), "target.interconnect_gbps") == s.unknown.end());
+        // The measurement itself: two rank threads move something; one rank has no collectives.
+        const double measured = probeRankThreadCollectives(2, 1 << 20);
+        QVERIFY2(measured > 0 && std::isfinite(measured), qPrintable(QString::number(measured)));
+        QCOMPARE(probeRankThreadCollectives(1, 1 << 20), 0.0);
     }
 
     void stepTimeTermByTerm() {

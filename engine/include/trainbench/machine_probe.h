@@ -23,6 +23,13 @@ struct MachineProbe {
     // planner's FLOPs of a micro-batch over its measured time, fp32, on the same threads); 0 when
     // not measured (probeStepMfu).
     double step_mfu = 0;
+    // CPU rank threads' collectives (the in-process hub) among `collective_ranks` threads: an
+    // all-reduce, a reduce-scatter and an all-gather of fp32 buffers larger than the caches,
+    // counted as the bytes a ring sends per rank (4n (W - 1) / W for the three of n bytes) a
+    // second: the rate the planner's collectives term divides its ring bytes by
+    // (target.interconnect_gbps); 0 when not measured (one rank, or GPU ranks).
+    int collective_ranks = 0;
+    double rank_collectives_gbps = 0;
     // A directory's direct (O_DIRECT, libaio) write and read rates; 0 when none was probed.
     std::string directory;
     int64_t directory_bytes = 0;
@@ -38,6 +45,10 @@ MachineProbe probeMachine(int threads, int64_t copy_bytes, const std::string& di
 
 std::string machineProbeToJson(const MachineProbe& probe);
 
+// The in-process hub's rate among `ranks` rank threads (MachineProbe::rank_collectives_gbps),
+// with buffers of `bytes`, the best of three rounds after a warm-up; 0 for fewer than two ranks.
+double probeRankThreadCollectives(int ranks, int64_t bytes);
+
 // The step's MFU on CPU ranks: one micro-batch of `config`'s model (its micro_batch_size,
 // seq_len and recomputation, fp32, random tokens) forward and backward on `threads` threads, the
 // best of three after a warm-up, its planner FLOPs over the time and `cpu_fp32_tflops`.
@@ -52,7 +63,8 @@ int probeThreads(const RunConfig& config);
 // CPU ranks compute_tflops the matrix rate with mfu the step's measured share of it (step_mfu;
 // 1 where not measured); nvme_read_gbps and nvme_write_gbps the
 // directory's, when the probe measured `offload_dir` (another directory may be another disk);
-// cpu_adamw_gparams the fused AdamW's rate.
+// cpu_adamw_gparams the fused AdamW's rate; on CPU ranks interconnect_gbps the rank threads'
+// collectives rate, when measured.
 TargetConfig withProbedRates(TargetConfig target, const MachineProbe& probe, bool cpu_ranks,
                              const std::string& offload_dir);
 

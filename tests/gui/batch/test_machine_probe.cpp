@@ -61,6 +61,7 @@ private Q_SLOTS:
     void measuringKeepsTheFiguresAndPredictsTheStepTime();
     void theNextStartPlansWithTheKeptFigures();
     void anotherMachinesFiguresAreNotThisOnes();
+    void theRankThreadsCollectivesRateIsOfItsRankCount();
     void aDirectoryThatCannotBeProbedIsSaidOnThePanel();
     void anotherTargetOffersNoMeasurement();
 
@@ -191,6 +192,38 @@ void TestMachineProbe::anotherMachinesFiguresAreNotThisOnes() {
     panel.setRunConfig(tinyHere());
     QVERIFY2(text(panel, "stepTimeLabel").contains(QStringLiteral("not predicted")), qPrintable(text(panel, "stepTimeLabel")));
     QCOMPARE(child<QPushButton>(panel, "measureMachineButton")->text(), QStringLiteral("Measure this machine"));
+}
+
+// Kept figures with the collectives of two rank threads: a config of two CPU ranks plans its
+// collectives term with them (target.interconnect_gbps, as `probe` tells a user to set it) and
+// the label says so; a config of four ranks plans without (the rate is of two).
+void TestMachineProbe::theRankThreadsCollectivesRateIsOfItsRankCount() {
+    {
+        QSettings settings(settings_file_, QSettings::IniFormat);
+        settings.beginGroup(machineFiguresGroup());
+        settings.setValue(QStringLiteral("threads"), 1);
+        settings.setValue(QStringLiteral("host_copy_gbps"), 30.0);
+        settings.setValue(QStringLiteral("cpu_fp32_tflops"), 0.1);
+        settings.setValue(QStringLiteral("collective_ranks"), 2);
+        settings.setValue(QStringLiteral("rank_collectives_gbps"), 1.5);
+    }
+    RunConfig two = tinyHere();
+    two.runtime.world_size = 2;
+    BatchPanel panel;
+    panel.setRunConfig(two);
+    QCOMPARE(panel.plannedConfig().target.interconnect_gbps, 1.5);
+    RunConfig with_figures = two;
+    with_figures.target.host_memory_gbps = 30;
+    with_figures.target.compute_tflops = 0.1;
+    with_figures.target.mfu = 1;
+    with_figures.target.interconnect_gbps = 1.5;
+    QCOMPARE(text(panel, "stepTimeLabel"), stepTimeOf(with_figures));
+    QVERIFY2(text(panel, "machineProbeLabel").contains(QStringLiteral("collectives 1.5 GB/s among 2 rank threads")),
+             qPrintable(text(panel, "machineProbeLabel")));
+    RunConfig four = two;
+    four.runtime.world_size = 4;
+    panel.setRunConfig(four);
+    QCOMPARE(panel.plannedConfig().target.interconnect_gbps, 0.0);
 }
 
 void TestMachineProbe::aDirectoryThatCannotBeProbedIsSaidOnThePanel() {
