@@ -535,10 +535,33 @@ void RankTrainer::saveFinalCheckpoint(int64_t steps_done) {
     if (cfg_.train.final_checkpoint) saveCheckpoint(steps_done, last_loss_);
 }
 
+namespace {
+
+// The whole state a checkpoint (or a sample's weights) is gathered into is host memory: on a GPU
+// rank the gathers copy it there bucket by bucket, outside the device's budget. On CPU ranks the
+// host is the device, and the copies would land in the rank's budgeted account
+// (runtime.memory_limit_mb), which a run that fits its training then overflows at its first
+// checkpoint: they are counted with the rank's host tier instead (uncounted without one).
+class CheckpointCopies {
+public:
+    CheckpointCopies(const RankSetup& setup, const torch::Device& device) {
+        if (device.is_cpu()) scope_.emplace(setup.host_memory);
+    }
+
+private:
+    std::optional<ScopedMemoryAccount> scope_;
+};
+
+}  // namespace
+
 void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     // The same decision on every rank (same steps, same folder), so a gather pairs up.
     if (s_.checkpoint_dir.empty() || steps_done <= last_checkpoint_step_ || steps_done == 0 || !layout_) return;
-    CheckpointTensors whole = layout_->gatherCheckpoint();
+    CheckpointTensors whole;
+    {
+        CheckpointCopies copies(s_, device_);
+        whole = layout_->gatherCheckpoint();
+    }
     // Every rank moves on together, whether or not rank 0's write then succeeds: a second call
     // for this step would gather on some ranks only.
     last_checkpoint_step_ = steps_done;
@@ -563,7 +586,10 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
 
 void RankTrainer::writeSamples(int64_t steps_done) {
     NamedTensors gathered;
-    if (layout_->modelDivided()) gathered = layout_->gatherCheckpoint().model;  // collective
+    if (layout_->modelDivided()) {
+        CheckpointCopies copies(s_, device_);
+        gathered = layout_->gatherCheckpoint().model;  // collective
+    }
     if (s_.rank != 0) return;
     try {
         if (!samples_) samples_ = std::make_unique<SampleWriter>(cfg_);

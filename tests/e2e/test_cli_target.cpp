@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
+#include <cmath>
 
 #include "cli_process.h"
 
@@ -125,6 +126,36 @@ private Q_SLOTS:
             QCOMPARE(value.toObject()["largest_micro_batch"].toInt(), 0);
         }
         QVERIFY(on_target[3].toObject()["peak_bytes"].toDouble() < on_target[1].toObject()["peak_bytes"].toDouble());
+    }
+
+    // A budget the window's boundaries do not fit (CPU rank threads: the one memory): `plan`
+    // puts them in offload_dir beside the optimizer's state and the gradient sums, the run takes
+    // that placement, trains to the same loss as with a roomy budget (boundaries on the device),
+    // and writes its final checkpoint: the whole state it gathers is the host tier's, not the
+    // rank's budget (which it once overflowed after the last step).
+    void theBoundariesGoToOffloadDirWhereTheBudgetSaysSo() {
+        QTemporaryDir scratch(QDir::currentPath() + "/boundaries-XXXXXX");  // a real disk: /tmp may be tmpfs
+        QTemporaryDir store;
+        QVERIFY(scratch.isValid() && store.isValid());
+        const QStringList run_config = {kConfigs + "/small.json", "--set", "runtime.world_size=2", "--set",
+                                        "runtime.zero_stage=3", "--set", "runtime.offload=all", "--set",
+                                        "runtime.offload_dir=" + scratch.path(), "--set", "runtime.activation_checkpointing=full",
+                                        "--set", "runtime.window_schedule=unit", "--set", "train.gradient_accumulation_steps=8",
+                                        "--set", "train.micro_batch_size=2", "--set", "train.seq_len=32", "--set",
+                                        "train.steps=1"};
+        const QStringList tight = {"--set", "runtime.memory_limit_mb=250"};
+        Result plan = runCli(QStringList{"plan"} + run_config + tight);
+        QVERIFY2(plan.code == 0, qPrintable(plan.err));
+        QVERIFY2(plan.out.contains("boundary activations in offload_dir"), qPrintable(plan.out));
+        Result in_file = runCli(QStringList{"run"} + run_config + tight + QStringList{"--store", store.path()});
+        QVERIFY2(in_file.code == 0, qPrintable(in_file.err + in_file.out));
+        QCOMPARE(lastJsonLine(in_file.out)["status"].toString(), QStringLiteral("completed"));
+        QVERIFY2((in_file.err + in_file.out).contains("[checkpoint]"), qPrintable(in_file.err));
+        Result roomy = runCli(QStringList{"run"} + run_config + QStringList{"--store", store.path()});
+        QVERIFY2(roomy.code == 0, qPrintable(roomy.err));
+        const double a = lastJsonLine(in_file.out)["final_loss"].toDouble(), b = lastJsonLine(roomy.out)["final_loss"].toDouble();
+        QVERIFY2(a == b && std::isfinite(a), qPrintable(QString("%1 vs %2").arg(a, 0, 'g', 17).arg(b, 0, 'g', 17)));
+        QCOMPARE(QDir(scratch.path()).entryList(QDir::Files).size(), 0);  // the scratch files removed
     }
 
     void probeMeasuresThisMachine() {
