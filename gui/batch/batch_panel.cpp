@@ -288,7 +288,7 @@ void BatchPanel::buildUi() {
 
     // The planner's bytes per rank, by kind, against the budget.
     auto* memory_box = new QGroupBox(tr("Memory per rank (planned)"), left_column);
-    auto* memory_form = new QFormLayout(memory_box);
+    auto* memory_form = memory_form_ = new QFormLayout(memory_box);
     memory_form->setLabelAlignment(Qt::AlignRight);
     memory_form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     memory_form->setVerticalSpacing(4);
@@ -304,6 +304,7 @@ void BatchPanel::buildUi() {
     buckets_label_ = valueLabel(QStringLiteral("planBucketsLabel"), memory_box);
     optimizer_label_ = valueLabel(QStringLiteral("planOptimizerLabel"), memory_box);
     activations_label_ = valueLabel(QStringLiteral("planActivationsLabel"), memory_box);
+    boundaries_label_ = valueLabel(QStringLiteral("planBoundariesLabel"), memory_box);
     logits_label_ = valueLabel(QStringLiteral("planLogitsLabel"), memory_box);
     peak_label_ = valueLabel(QStringLiteral("planPeakLabel"), memory_box);
     peak_label_->setFont(bold);
@@ -312,6 +313,8 @@ void BatchPanel::buildUi() {
     memory_form->addRow(tr("Reduction buffers:"), buckets_label_);
     memory_form->addRow(tr("AdamW moments:"), optimizer_label_);
     memory_form->addRow(tr("Activations:"), activations_label_);
+    memory_form->addRow(tr("Window's boundaries:"), boundaries_label_);
+    memory_form->setRowVisible(boundaries_label_, false);
     memory_form->addRow(tr("Output head:"), logits_label_);
     auto* peak_caption = new QLabel(tr("Peak:"), memory_box);
     peak_caption->setFont(bold);
@@ -665,6 +668,10 @@ void BatchPanel::showPlanNumbers() {
                                            .arg(QString::fromStdString(config_.runtime.offload))
                                      : QString());
     activations_label_->setText(formatBytes(plan_.activation_bytes));
+    const auto [boundaries, where] = OffloadTiers::describeBoundaries(plan_);
+    boundaries_label_->setText(boundaries);
+    boundaries_label_->setToolTip(where);
+    memory_form_->setRowVisible(boundaries_label_, !boundaries.isEmpty());
     logits_label_->setText(plan_.head_chunk_tokens > 0
                                ? tr("%1 (chunks of %2 tokens)").arg(formatBytes(plan_.logits_bytes)).arg(plan_.head_chunk_tokens)
                                : tr("%1 (whole logits)").arg(formatBytes(plan_.logits_bytes)));

@@ -16,6 +16,7 @@
 #include "trainbench/target_machine.h"
 
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QPushButton;
 class QSpinBox;
@@ -237,6 +238,8 @@ private:
     QLabel* buckets_label_ = nullptr;
     QLabel* optimizer_label_ = nullptr;
     QLabel* activations_label_ = nullptr;
+    QLabel* boundaries_label_ = nullptr;  // the unit order's only
+    QFormLayout* memory_form_ = nullptr;
     QLabel* logits_label_ = nullptr;
     QLabel* peak_label_ = nullptr;
 };

@@ -122,6 +122,23 @@ std::pair<QString, QString> OffloadTiers::describeGradients(const MemoryPlan& pl
     return {on_device, QString()};
 }
 
+std::pair<QString, QString> OffloadTiers::describeBoundaries(const MemoryPlan& plan) {
+    if (!plan.placement.unit_order) return {};
+    const QString what = tr("The window runs unit by unit: every block's input of each of its micro-batches waits "
+                            "for the block's backward, and the gradient handed from unit to unit for the next.");
+    switch (plan.placement.boundaries) {
+        case Tier::Host:
+            return {tr("%1 in host memory").arg(formatBytes(plan.host_boundary_bytes)),
+                    what + QLatin1Char(' ') + tr("The device cannot keep them: each goes down when made and comes back up for each use.")};
+        case Tier::File:
+            return {tr("%1 on disk").arg(formatBytes(plan.nvme_boundary_bytes)),
+                    what + QLatin1Char(' ') + tr("Neither the device nor host memory can keep them: each is written to "
+                                                 "runtime.offload_dir once and read back for each use.")};
+        case Tier::Device: break;
+    }
+    return {tr("%1 on the device").arg(formatBytes(plan.boundary_bytes)), what};
+}
+
 QString OffloadTiers::describeNodeShare(int64_t bytes_per_rank, int64_t ranks_per_node, int64_t limit_per_node) {
     const int64_t node_bytes = bytes_per_rank * std::max<int64_t>(1, ranks_per_node);
     if (limit_per_node <= 0) return tr("a node: %1").arg(formatBytes(node_bytes));
@@ -189,6 +206,9 @@ void OffloadTiers::showHost(const MemoryPlan& plan, const TargetMachine& target)
          plan.host_master_bytes},
         {tr("gradient slice sums (fp32), which the device cannot keep"), plan.host_gradient_bytes},
         {tr("staging buffers copies and file reads pass through"), plan.host_staging_bytes},
+        {plan.placement.boundaries == Tier::File ? tr("the buffers the window's boundaries are written from and read into")
+                                                 : tr("the window's boundaries (the unit order), which the device cannot keep"),
+         plan.host_boundary_bytes},
     };
     for (const auto& [what, bytes] : kinds)
         if (bytes > 0) parts << tr("%1: %2").arg(what, formatBytes(bytes));

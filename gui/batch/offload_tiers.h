@@ -48,6 +48,9 @@ public:
     // The gradient sums row, likewise: `on_device`, or where they are summed ("on the host (…)",
     // "on disk (…)"), with the tooltip that says why.
     static std::pair<QString, QString> describeGradients(const MemoryPlan& plan, const QString& on_device);
+    // The unit order's boundaries (each block's input per micro-batch, the gradients handed down
+    // between units) and where they wait, with why; empty under the micro-batch order.
+    static std::pair<QString, QString> describeBoundaries(const MemoryPlan& plan);
     // A node's share of a tier, as its bar reads: "235.6 GiB of 2.0 TiB a node (11.5 %)", with
     // "8 ranks: " before it when a node holds more than one.
     static QString describeNodeShare(int64_t bytes_per_rank, int64_t ranks_per_node, int64_t limit_per_node);

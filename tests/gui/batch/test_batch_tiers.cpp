@@ -114,6 +114,7 @@ private Q_SLOTS:
     void offloadAllIsOfferedAtStageThreeOnly();
     void offloadAllIsAnUndoableChoiceWhoseNoteSaysWhatStartDoes();
     void theGradientsRowSaysWhereTheSumsAre();
+    void theBoundariesRowSaysWhereTheWindowKeepsThem();
 };
 
 // The gradients row: on the device its bytes per rank; in host memory (under the unit order each
@@ -158,6 +159,49 @@ void TestBatchTiers::theGradientsRowSaysWhereTheSumsAre() {
     QVERIFY(OffloadTiers::describeGradients(narrow, QStringLiteral("unused")).second.contains(QStringLiteral("bf16 sums")));
     const MemoryPlan small = planOnTarget(builtinTinyConfig(), resolveTarget(builtinTinyConfig()));
     QCOMPARE(OffloadTiers::describeGradients(small, QStringLiteral("1.0 MiB")), (std::pair{QStringLiteral("1.0 MiB"), QString()}));
+}
+
+// The unit order's boundaries get a row of their own in the memory breakdown: on the device while
+// they fit; on a budget that cannot keep them (small on two CPU ranks at 250 MiB), on disk in
+// offload_dir, with how much and why; none under the micro-batch order.
+void TestBatchTiers::theBoundariesRowSaysWhereTheWindowKeepsThem() {
+    QTemporaryDir scratch;
+    QVERIFY(scratch.isValid());
+    RunConfig c;
+    for (const ConfigPreset& preset : configPresets())
+        if (preset.file == QLatin1String("configs/small.json")) c = loadConfigPreset(preset);
+    QCOMPARE(c.model.dim, int64_t(512));
+    c.runtime.device = "cpu";
+    c.runtime.world_size = 2;
+    c.runtime.zero_stage = 3;
+    c.runtime.offload = "all";
+    c.runtime.offload_dir = scratch.path().toStdString();
+    c.runtime.activation_checkpointing = "full";
+    c.runtime.window_schedule = "unit";
+    c.train.gradient_accumulation_steps = 8;
+    c.train.micro_batch_size = 2;
+    c.train.seq_len = 32;
+    c.target.nvme_gib = 64;
+    BatchPanel panel;
+    auto* row = child<QLabel>(panel, "planBoundariesLabel");
+    QVERIFY(row);
+    c.runtime.memory_limit_mb = 300;
+    panel.setRunConfig(c);
+    QCOMPARE(panel.memoryPlan().placement.boundaries, Tier::Device);
+    QVERIFY(row->isVisibleTo(&panel));
+    QCOMPARE(row->text(), QStringLiteral("%1 on the device").arg(formatBytes(panel.memoryPlan().boundary_bytes)));
+    c.runtime.memory_limit_mb = 250;
+    panel.setRunConfig(c);
+    const MemoryPlan& in_file = panel.memoryPlan();
+    QCOMPARE(in_file.placement.boundaries, Tier::File);
+    QCOMPARE(row->text(), QStringLiteral("%1 on disk").arg(formatBytes(in_file.nvme_boundary_bytes)));
+    QVERIFY2(row->toolTip().contains(QStringLiteral("runtime.offload_dir")) && row->toolTip().contains(QStringLiteral("unit by unit")),
+             qPrintable(row->toolTip()));
+    QVERIFY2(child<QLabel>(panel, "planHostLabel")->toolTip().contains(QStringLiteral("window's boundaries are written from")),
+             qPrintable(child<QLabel>(panel, "planHostLabel")->toolTip()));
+    c.runtime.window_schedule = "micro_batch";
+    panel.setRunConfig(c);
+    QVERIFY(!row->isVisibleTo(&panel));
 }
 
 void TestBatchTiers::theDiskTierOfCpuRanksIsPlanOnTargets() {
