@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -136,22 +138,33 @@ double probeRankThreadCollectives(int ranks, int64_t bytes) {
     auto hub = std::make_shared<CollectiveHub>(ranks, std::chrono::minutes(5));
     constexpr int kRounds = 4;  // the first warms the pages
     std::vector<double> round_s(kRounds, 0.0);
+    std::vector<std::exception_ptr> failed(static_cast<size_t>(ranks));
+    std::atomic<int> first_failed{-1};  // the cause; the others' are the abort it sent them
     std::vector<std::thread> threads;
     for (int r = 0; r < ranks; ++r)
         threads.emplace_back([&, r] {
-            InProcessCollectives comm(hub, r, ranks);
-            torch::Tensor whole = torch::ones({n}), slice = torch::empty({n / ranks});
-            for (int round = 0; round < kRounds; ++round) {
-                comm.barrier();
-                const auto start = Clock::now();
-                std::vector<torch::Tensor> reduced{whole};
-                comm.allReduce(reduced, ReduceOp::Sum);
-                comm.reduceScatterAsync(whole, slice)->wait();
-                comm.allGatherAsync(slice, whole)->wait();
-                if (r == 0) round_s[size_t(round)] = secondsSince(start);
+            try {
+                InProcessCollectives comm(hub, r, ranks);
+                torch::Tensor whole = torch::ones({n}), slice = torch::empty({n / ranks});
+                for (int round = 0; round < kRounds; ++round) {
+                    comm.barrier();
+                    const auto start = Clock::now();
+                    std::vector<torch::Tensor> reduced{whole};
+                    comm.allReduce(reduced, ReduceOp::Sum);
+                    comm.reduceScatterAsync(whole, slice)->wait();
+                    comm.allGatherAsync(slice, whole)->wait();
+                    if (r == 0) round_s[size_t(round)] = secondsSince(start);
+                }
+            } catch (...) {
+                // (out of memory, say: the others are released, and the caller hears of it)
+                failed[size_t(r)] = std::current_exception();
+                int none = -1;
+                first_failed.compare_exchange_strong(none, r);
+                hub->abort("the probe's rank thread " + std::to_string(r) + " failed");
             }
         });
     for (auto& t : threads) t.join();
+    if (first_failed >= 0) std::rethrow_exception(failed[size_t(first_failed.load())]);
     const double fastest = *std::min_element(round_s.begin() + 1, round_s.end());
     // The ring's bytes per rank for the three: 2n (W - 1) / W, then n (W - 1) / W twice.
     const double ring_bytes = 4.0 * double(n) * 4.0 * double(ranks - 1) / double(ranks);
