@@ -8,7 +8,6 @@
 #include <QTemporaryDir>
 #include <cmath>
 #include <map>
-#include <thread>
 
 #include "cpu_paths_report.h"
 #include "conformance_setup.h"
@@ -115,33 +114,22 @@ private Q_SLOTS:
     void theAllToAllMovesRowsAndTheirGradientsBack() {
         const int W = 3;
         const std::vector<std::vector<int64_t>> send{{1, 2, 0}, {0, 1, 3}, {2, 0, 1}};
-        auto hub = std::make_shared<CollectiveHub>(W, std::chrono::seconds(30));
         std::vector<torch::Tensor> outputs(W), grads(W);
-        std::vector<std::string> errors(W);
-        std::vector<std::thread> threads;
-        for (int r = 0; r < W; ++r)
-            threads.emplace_back([&, r] {
-                try {
-                    InProcessCollectives group(hub, r, W);
-                    int64_t rows = 0;
-                    for (int64_t n : send[r]) rows += n;
-                    std::vector<double> values;
-                    for (int64_t i = 0; i < rows; ++i) values.insert(values.end(), {r * 10.0 + i, -(r * 10.0 + i)});
-                    auto x = torch::tensor(values, torch::kFloat64).view({rows, 2}).requires_grad_(true);
-                    std::vector<int64_t> recv(W);
-                    for (int s = 0; s < W; ++s) recv[s] = send[s][r];
-                    auto y = allToAll(x, send[r], recv, group);
-                    outputs[r] = y.detach().clone();
-                    // Row j of y weighs 100 * (r + 1) + j in the loss: its gradient says where it landed.
-                    auto weight = (100.0 * (r + 1) + torch::arange(y.size(0), torch::kFloat64)).unsqueeze(1);
-                    (y * weight).sum().backward();
-                    grads[r] = x.grad().clone();
-                } catch (const std::exception& e) {
-                    errors[r] = e.what();
-                    hub->abort(e.what());
-                }
-            });
-        for (auto& t : threads) t.join();
+        const std::vector<std::string> errors = onCollectiveThreads(W, [&](int r, InProcessCollectives& group) {
+            int64_t rows = 0;
+            for (int64_t n : send[r]) rows += n;
+            std::vector<double> values;
+            for (int64_t i = 0; i < rows; ++i) values.insert(values.end(), {r * 10.0 + i, -(r * 10.0 + i)});
+            auto x = torch::tensor(values, torch::kFloat64).view({rows, 2}).requires_grad_(true);
+            std::vector<int64_t> recv(W);
+            for (int s = 0; s < W; ++s) recv[s] = send[s][r];
+            auto y = allToAll(x, send[r], recv, group);
+            outputs[r] = y.detach().clone();
+            // Row j of y weighs 100 * (r + 1) + j in the loss: its gradient says where it landed.
+            auto weight = (100.0 * (r + 1) + torch::arange(y.size(0), torch::kFloat64)).unsqueeze(1);
+            (y * weight).sum().backward();
+            grads[r] = x.grad().clone();
+        });
         for (const auto& e : errors) QVERIFY2(e.empty(), e.c_str());
         // By hand: rank 0 gets row 0 of rank 0 and rows 0-1 of rank 2; rank 1 rows 1-2 of rank 0
         // and row 0 of rank 1; rank 2 rows 1-3 of rank 1 and row 2 of rank 2.
