@@ -242,10 +242,8 @@ int commandPlan(const RunConfig& config, const std::string& config_path, const s
         {plan.head_chunk_tokens > 0 ? "head (chunks of " + std::to_string(plan.head_chunk_tokens) + " tokens)"
                                     : std::string("head (whole logits)"),
          plan.logits_bytes},
-        // (the peak's remainder: off the device only the unit at hand's input and gradient stay)
         {plan.placement.boundaries == Tier::Device ? "window's boundary activations" : "window's boundaries (rest off)",
-         plan.peak_bytes - plan.weight_bytes - plan.gradient_bytes - plan.bucket_bytes -
-             (place.moments == Tier::Device ? plan.optimizer_bytes : 0) - plan.activation_bytes - plan.logits_bytes},
+         plan.device_boundary_bytes},
         {"peak", plan.peak_bytes},
     };
     for (const auto& [label, bytes] : rows)

@@ -28,7 +28,6 @@ void BoundaryFile::put(int64_t slot, const torch::Tensor& t) {
     k.sizes = t.sizes().vec();
     k.dtype = t.scalar_type();
     k.ticket = w.ticket;
-    bytes_written_ += bytes;
 }
 
 torch::Tensor BoundaryFile::get(int64_t slot, const torch::Device& device) {
@@ -42,7 +41,6 @@ torch::Tensor BoundaryFile::get(int64_t slot, const torch::Device& device) {
     const torch::Tensor view = torch::from_blob(read_buffer_.data(), k.sizes, torch::TensorOptions().dtype(k.dtype));
     const int64_t bytes = int64_t(view.nbytes());
     file_.wait(file_.read(slot * slot_bytes_, read_buffer_.data(), alignedUp(std::max<int64_t>(1, bytes))));
-    bytes_read_ += bytes;
     // The buffer is read into again at the next get: the caller's tensor is its own.
     return device.is_cpu() ? view.clone() : view.to(device);
 }

@@ -1,6 +1,7 @@
-// BoundaryFile: the unit order's boundary activations in runtime.offload_dir's scratch file
-// (Placement::boundaries File), for a window whose K x (L + 1) block inputs fit neither the
-// device nor host memory (docs/design/offload.md, "Where the boundaries wait").
+// BoundaryFile: the unit order's boundaries in runtime.offload_dir's scratch file
+// (Placement::boundaries File), for a window whose K x (L + 1) block inputs and K gradients
+// handed between units fit neither the device nor host memory (docs/design/offload.md, "The
+// window as the schedule", Memory).
 #pragma once
 
 #include <cstdint>
@@ -30,10 +31,6 @@ public:
     void put(int64_t slot, const torch::Tensor& t);
     // The tensor last put in `slot`, read back, on `device`.
     torch::Tensor get(int64_t slot, const torch::Device& device);
-    // The tensors' own bytes moved (the regions' padding not counted).
-    int64_t bytesWritten() const { return bytes_written_; }
-    int64_t bytesRead() const { return bytes_read_; }
-
 private:
     struct Kept {
         std::vector<int64_t> sizes;
@@ -50,7 +47,6 @@ private:
     WriteBuffer writes_[2];
     int next_write_ = 0;
     AlignedBuffer read_buffer_;
-    int64_t bytes_written_ = 0, bytes_read_ = 0;
 };
 
 }  // namespace trainbench

@@ -319,7 +319,6 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
     p.slice_elements = moment_elements;
     p.activation_bytes =
         activations::activationBytes(config.model, tokens, recomputation(config.runtime), p.expert_parallel, layout);
-    int64_t device_boundary_bytes = 0;  // of them on the device
     if (place.unit_order) {
         const int64_t K = std::max<int64_t>(1, p.gradient_accumulation_steps);
         const int64_t boundary = clampedProduct(tokens * kFloat, config.model.dim);  // one [m, T, d] in fp32
@@ -327,7 +326,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         // Off the device every micro-batch's inputs go (K x (L + 1)) and its gradient handed down
         // (K more); the device keeps the input and the gradient brought back for the unit at hand.
         const int64_t every_one = clampedProduct(boundary, K * (config.model.n_layers + 2));
-        device_boundary_bytes = place.boundaries == Tier::Device ? p.boundary_bytes : clampedProduct(boundary, 2);
+        p.device_boundary_bytes = place.boundaries == Tier::Device ? p.boundary_bytes : clampedProduct(boundary, 2);
         if (place.boundaries == Tier::Host) p.host_boundary_bytes = every_one;
         if (place.boundaries == Tier::File) {
             p.nvme_boundary_bytes = every_one;
@@ -390,7 +389,7 @@ MemoryPlan planFor(const RunConfig& config, int64_t micro_batch, const TierLimit
         p.shard_gathered_bytes_per_step = clampedProduct(per_rank, p.world_size);
     }
     p.peak_bytes = p.weight_bytes + p.gradient_bytes + p.bucket_bytes + (offloaded ? 0 : p.optimizer_bytes) +
-                   p.activation_bytes + p.logits_bytes + device_boundary_bytes;
+                   p.activation_bytes + p.logits_bytes + p.device_boundary_bytes;
     planCollectives(p, config, counts);
     p.limit_bytes = limits.device;
     // On CPU ranks the host tier is the same memory as the device's: what offload keeps there

@@ -82,6 +82,7 @@ std::string memoryPlanToJson(const MemoryPlan& p) {
         {"activation_bytes", p.activation_bytes},
         {"window_schedule", p.placement.unit_order ? "unit" : "micro_batch"},
         {"boundary_bytes", p.boundary_bytes},
+        {"device_boundary_bytes", p.device_boundary_bytes},
         {"host_boundary_bytes", p.host_boundary_bytes},
         {"nvme_boundary_bytes", p.nvme_boundary_bytes},
         {"shard_gathered_bytes_per_step", p.shard_gathered_bytes_per_step},

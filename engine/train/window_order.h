@@ -63,8 +63,8 @@ struct WindowTotals {
     torch::Tensor mtp_sums;  // fp64 [D] on the device: each depth's summed token losses (D > 0)
     bool out_of_memory = false;  // a micro-batch ran out of memory (the window is to be dropped)
     bool stop_seen = false;      // a stop was seen where the rule says it is agreed at the window's end
-    // The unit order's boundary activations kept in host memory: the bytes copied down after
-    // their forwards and up before their backwards.
+    // The unit order's boundaries kept off a GPU (in host memory, or passing it to and from the
+    // file): the bytes copied down when made and up for each use.
     int64_t boundary_bytes_down = 0, boundary_bytes_up = 0;
     // ... and in offload_dir's file: written once after their forward, read for each use.
     int64_t boundary_bytes_written = 0, boundary_bytes_read = 0;

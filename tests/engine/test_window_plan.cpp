@@ -41,6 +41,7 @@ private Q_SLOTS:
         QCOMPARE(unit.gradient_accumulation_steps, K);
         const int64_t boundary = m * T * d * 4;
         QCOMPARE(unit.boundary_bytes, ((K - 1) * (L + 1) + K) * boundary);
+        QCOMPARE(unit.device_boundary_bytes, unit.boundary_bytes);
         QCOMPARE(unit.peak_bytes, micro.peak_bytes + unit.boundary_bytes);
         const StepTimePlan sm = predictStepTime(configOnTarget(c, t), micro, t);
         const StepTimePlan su = predictStepTime(configOnTarget(c, t), unit, t);
@@ -56,6 +57,7 @@ private Q_SLOTS:
         QCOMPARE(off.placement.boundaries, Tier::Host);
         QVERIFY(!off.gradients_on_host);
         QCOMPARE(off.host_boundary_bytes, K * (L + 2) * boundary);
+        QCOMPARE(off.device_boundary_bytes, 2 * boundary);
         QCOMPARE(off.peak_bytes, micro.peak_bytes + 2 * boundary);
         const StepTimePlan so = predictStepTime(configOnTarget(c, tight), off, tight);
         const double down = double((2 * L + 2) * boundary), up = double((3 * L + 2) * boundary);
@@ -95,6 +97,7 @@ private Q_SLOTS:
         const int64_t b = m * T * d * 4;
         QCOMPARE(p.gradient_accumulation_steps, K);
         QCOMPARE(p.nvme_boundary_bytes, K * (L + 2) * b);
+        QCOMPARE(p.device_boundary_bytes, 2 * b);
         QCOMPARE(p.host_boundary_bytes, 3 * b);
         QCOMPARE(p.host_bytes, host.host_bytes - host.host_boundary_bytes + 3 * b);
         QCOMPARE(p.nvme_bytes, host.nvme_bytes + K * (L + 2) * b);

@@ -96,6 +96,7 @@ struct MemoryPlan {
     // K x (L + 2) in offload_dir's file (nvme_boundary_bytes, in nvme_bytes), three in host
     // memory (two written from, one read into), two on the device.
     int64_t boundary_bytes = 0;
+    int64_t device_boundary_bytes = 0;  // of them in peak_bytes: all, or the two off the device's
     int64_t host_boundary_bytes = 0;
     int64_t nvme_boundary_bytes = 0;
     // Stage 3: the weight shards' bytes every rank's gathers take in a step, all ranks together
