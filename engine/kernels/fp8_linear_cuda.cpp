@@ -289,7 +289,7 @@ public:
         torch::Tensor grad_x, grad_w;
         if (g.size(0) == 0) {
             if (want_x) grad_x = at::zeros(x_sizes, grads[0].options().dtype(x_dtype));
-            if (want_w) grad_w = at::zeros_like(weight);
+            if (want_w) grad_w = at::zeros(weight.sizes(), weight.options().dtype(torch::kFloat32));
             return {grad_x, grad_w};
         }
         // Both products' operands first, so that one sync checks dy and W for both.
@@ -319,11 +319,11 @@ torch::Tensor fp8LinearCuda(const torch::Tensor& x, const torch::Tensor& weight)
                 "fp8LinearCuda: x [..., in] and W [out, in] with in > 0, got ", x.sizes(), " and ", weight.sizes());
     TORCH_CHECK(x.is_cuda() && weight.is_cuda() && x.device() == weight.device(),
                 "fp8LinearCuda takes x and W on one CUDA device, got ", x.device(), " and ", weight.device());
-    TORCH_CHECK(weight.scalar_type() == torch::kFloat32 &&
+    TORCH_CHECK((weight.scalar_type() == torch::kFloat32 || weight.scalar_type() == torch::kBFloat16) &&
                     (x.scalar_type() == torch::kFloat32 || x.scalar_type() == torch::kBFloat16 ||
                      x.scalar_type() == torch::kFloat16),
-                "fp8LinearCuda takes an fp32 W and an fp32, bf16 or fp16 x, got W ", weight.scalar_type(), " and x ",
-                x.scalar_type());
+                "fp8LinearCuda takes an fp32 or bf16 W and an fp32, bf16 or fp16 x, got W ", weight.scalar_type(),
+                " and x ", x.scalar_type());
     return Fp8LinearCudaNode::apply(x, weight);
 }
 

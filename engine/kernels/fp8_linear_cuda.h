@@ -13,9 +13,10 @@
 
 namespace trainbench::kernels {
 
-// x [..., in] (fp32 or bf16), W [out, in] fp32 on one CUDA device -> y [..., out] in x's dtype.
-// Forward and dgrad: 1 x 128 tiles times 128 x 128 blocks; wgrad: 1 x 128 times 1 x 128 along
-// the tokens, the product added into W's fp32 gradient. Keeps x as fp8 and its scales only.
+// x [..., in] (fp32 or bf16), W [out, in] fp32 (or bf16: offload's device weights, quantised as
+// they are) on one CUDA device -> y [..., out] in x's dtype. Forward and dgrad: 1 x 128 tiles
+// times 128 x 128 blocks; wgrad: 1 x 128 times 1 x 128 along the tokens, the product added into
+// W's fp32 gradient (fp32 for a bf16 W too: its grad_dtype). Keeps x as fp8 and its scales only.
 torch::Tensor fp8LinearCuda(const torch::Tensor& x, const torch::Tensor& weight);
 
 // "" when `device_index`'s GPU runs the block-scaled fp8 products (compute capability 9.0),

@@ -60,9 +60,17 @@ Placement placementOf(const RunConfig& config, const PlacementQuery& query) {
     if (query.gradient_sums_off_device && p.gradientSumsMayLeaveDevice()) p.gradient_sums = Tier::Host;
     // bf16 autocast (a GPU, or CPU ranks with their kernels off) rounds the products' weights to
     // bf16 at every use: with the master on the host, the device may as well keep them so.
-    const bool autocast = query.device == DeviceType::Cuda || query.cpu_autocast;
-    const bool bf16 = !query.fp64 && resolveComputeDtype(config, query.device == DeviceType::Cuda) == ComputeDtype::Bf16;
-    p.bf16_device_weights = p.host_step && autocast && bf16;
+    // fp8 on a GPU is that autocast for every product but the fp8 ones, which then quantise the
+    // bf16 weights (as mixed precision's bf16 parameters beside an fp32 master are quantised):
+    // half the bytes over PCIe and in the gathers, the weights' gradients still fp32; not the
+    // fp32 weights' numbers (docs/design/fp8.md). CPU ranks under fp8 run their other products
+    // in fp32, so their weights stay fp32 there.
+    const bool cuda = query.device == DeviceType::Cuda;
+    const bool autocast = cuda || query.cpu_autocast;
+    const ComputeDtype dtype = resolveComputeDtype(config, cuda);
+    const bool bf16 = !query.fp64 && dtype == ComputeDtype::Bf16;
+    const bool fp8_on_gpu = !query.fp64 && cuda && dtype == ComputeDtype::Fp8;
+    p.bf16_device_weights = p.host_step && ((autocast && bf16) || fp8_on_gpu);
     return p;
 }
 

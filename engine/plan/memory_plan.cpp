@@ -708,14 +708,21 @@ std::string humanBytes(int64_t bytes) {
 void requirePlanFits(const RunConfig& config, int64_t device_bytes) {
     const int64_t budget = config.runtime.memory_limit_mb * 1024 * 1024;
     const MemoryPlan smallest = planFor(config, 1, budget > 0 ? budget : device_bytes);
-    const int64_t state = smallest.weight_bytes + smallest.gradient_bytes + smallest.bucket_bytes + smallest.optimizer_bytes;
+    const int64_t moments_here = smallest.placement.moments == Tier::Device ? smallest.optimizer_bytes : 0;
+    const int64_t state = smallest.weight_bytes + smallest.gradient_bytes + smallest.bucket_bytes + moments_here;
     if (budget > 0) {
-        if (smallest.peak_bytes <= budget) return;
+        // On CPU ranks the host tier is the budget's memory too (fits_device counts it): a run
+        // checked against the peak alone started and failed out of memory in its first step.
+        if (smallest.fits_device) return;
+        const bool one_memory = deviceTypeOf(config.runtime) == DeviceType::Cpu && smallest.host_bytes > 0;
+        const std::string host = one_memory ? ", and the offloaded state's " + humanBytes(smallest.host_bytes) +
+                                                  " shares that memory on CPU ranks (runtime.offload_dir moves it to disk)"
+                                            : std::string();
         throw ConfigError("runtime.memory_limit_mb",
                           "runtime.memory_limit_mb (" + std::to_string(config.runtime.memory_limit_mb) +
                               " MiB): the planner needs " + humanBytes(smallest.peak_bytes) +
                               " per rank even at micro_batch_size 1 (weights, gradients and AdamW state alone " +
-                              humanBytes(state) + "); raise the budget, shorten train.seq_len or use a smaller model");
+                              humanBytes(state) + ")" + host + "; raise the budget, shorten train.seq_len or use a smaller model");
     }
     if (device_bytes <= 0) return;
     const MemoryPlan plan = planMemory(config, device_bytes);

@@ -642,6 +642,33 @@ private Q_SLOTS:
         requirePlanFits(c, 0);                    // unknown device memory: no check
         requirePlanFits(c, at8.peak_bytes * 10);  // plenty
     }
+
+    // CPU ranks have one memory: what offload moves to the host tier still counts against
+    // runtime.memory_limit_mb. A budget above the device peak but below the peak plus the host
+    // tier is refused before training (it used to start and fail out of memory), naming both.
+    void aBudgetOnCpuRanksCountsTheOffloadedState() {
+        RunConfig c = tinySplit(1, 2, 1);
+        c.runtime.world_size = 2;
+        c.runtime.zero_stage = 3;
+        c.runtime.offload = "all";
+        c.runtime.activation_checkpointing = "full";
+        c.model.dim = 512;  // state large beside the activations: megabytes on the host tier
+        const MemoryPlan plan = planMemory(c);
+        QVERIFY(plan.host_bytes > 2 * 1024 * 1024);  // the moments and master, well above a MiB's rounding
+        auto mib = [](int64_t bytes) { return (bytes + (1 << 20) - 1) >> 20; };
+        c.runtime.memory_limit_mb = mib(plan.peak_bytes) + 1;  // the device peak fits, the host tier beside it not
+        QVERIFY((c.runtime.memory_limit_mb << 20) < plan.peak_bytes + plan.host_bytes);
+        try {
+            requirePlanFits(c, 0);
+            QFAIL("a budget the host tier overflows was accepted on CPU ranks");
+        } catch (const ConfigError& e) {
+            QCOMPARE(QString::fromStdString(e.path()), QString("runtime.memory_limit_mb"));
+            QVERIFY2(QString(e.what()).contains("shares that memory on CPU ranks") && QString(e.what()).contains("offload_dir"),
+                     e.what());
+        }
+        c.runtime.memory_limit_mb = mib(plan.peak_bytes + plan.host_bytes) + 1;
+        requirePlanFits(c, 0);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestMemory)

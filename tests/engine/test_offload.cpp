@@ -595,16 +595,23 @@ private Q_SLOTS:
         };
         RunConfig base = split(8, 2, 1, 3);
         base.model.inter_dim = 1024;  // activations that grow with m well beyond the budget's MiB rounding
+        base.train.seq_len = 256;     // and beyond what the host tier's staging adds at m = 1
+        base.model.max_seq_len = 256;
         base.train.steps = 4;
         RunConfig small = withSplit(base, 4, 4, 1);
         const auto [small_summary, reference, none] = run(small);
         QCOMPARE(none, 0);
-        // A budget above m = 4's peak with everything offloaded and below m = 8's.
+        // A budget above m = 4's peak with everything offloaded and below m = 8's, and above
+        // what the planner puts at m = 1 with the host tier's staging buffers (on CPU ranks the
+        // same memory: a budget below that is refused before training).
         RunConfig offloaded_small = offloaded(small, scratch.path().toStdString(), "all");
         const int64_t fits = std::get<0>(run(offloaded_small)).peak_memory_bytes;
         const int64_t too_much = std::get<0>(run(offloaded(base, scratch.path().toStdString(), "all"))).peak_memory_bytes;
         RunConfig limited = offloaded(base, scratch.path().toStdString(), "all");
-        limited.runtime.memory_limit_mb = fits / (1 << 20) + 1;  // whole MiB
+        RunConfig one = limited;
+        one.train.micro_batch_size = 1;
+        const MemoryPlan at_one = planMemory(one);
+        limited.runtime.memory_limit_mb = std::max(fits, at_one.peak_bytes + at_one.host_bytes) / (1 << 20) + 1;  // whole MiB
         QVERIFY2(too_much > limited.runtime.memory_limit_mb << 20,
                  qPrintable(QString("m 8: %1, m 4: %2").arg(too_much).arg(fits)));
         const auto [summary, losses, backoffs] = run(limited);

@@ -71,7 +71,7 @@ private Q_SLOTS:
             {true, true, true, false, D, D, D, D, false},     // 3: and the weights
             {true, false, false, true, H, H, D, D, true},     // 1 + optimizer on a GPU in bf16
             {true, false, false, true, H, H, D, D, false},    // the same in fp32
-            {true, false, false, true, H, H, D, D, false},    // the same in fp8 (fp32 weights)
+            {true, false, false, true, H, H, D, D, true},     // the same in fp8 (bf16 weights, quantised)
             {true, true, false, true, F, F, D, D, true},      // 2 + optimizer + offload_dir on a GPU
             {true, true, false, true, H, H, H, D, true},      // 2 + optimizer, sums the device cannot keep
             {true, true, true, true, H, H, H, H, true},       // 3 + all, sums off too
@@ -137,6 +137,15 @@ private Q_SLOTS:
         QVERIFY(placementFor(c, query).bf16_device_weights);
         query.fp64 = true;
         QVERIFY(!placementFor(c, query).bf16_device_weights);
+        // fp8 on CPU ranks runs its other products in fp32, autocast or not: fp32 weights there.
+        RunConfig fp8 = c;
+        fp8.runtime.dtype = "fp8";
+        query.fp64 = false;
+        QVERIFY(!placementFor(fp8, query).bf16_device_weights);
+        query.device = DeviceType::Cuda;
+        QVERIFY(placementFor(fp8, query).bf16_device_weights);
+        query.fp64 = true;
+        QVERIFY(!placementFor(fp8, query).bf16_device_weights);
     }
 
     // The gradient sums go to offload_dir's file only under the unit order, at stages 2 and 3,

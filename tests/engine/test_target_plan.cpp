@@ -288,6 +288,49 @@ private Q_SLOTS:
         QVERIFY(near(s.micro_batch_s, std::max(s.compute_s, 20 * P / 200e9)));
     }
 
+    // Under fp8 on a GPU the device keeps the linear layers' weights in bf16 as under bf16 (the fp8
+    // products quantise them from there): the shard goes up twice a micro-batch at 2 bytes an
+    // element, not fp32's 4, so fp8 moves what bf16 moves and computes at fp8's rate: its step
+    // is no longer than bf16's (it was longer, with fp32 weights over PCIe).
+    void fp8MovesTheWeightsInBf16() {
+        RunConfig c = tinyOffloadingAll(1);
+        c.runtime.dtype = "fp8";
+        const MemoryPlan roomy = planOnTarget(c, resolveTarget(c));
+        QVERIFY(roomy.placement.bf16_device_weights);
+        QCOMPARE(roomy.weight_element_bytes, int64_t(2));
+        c.target.device_memory_gib = double(roomy.peak_bytes - 1) / kGiB;
+        const TargetMachine t = resolveTarget(c);
+        const MemoryPlan tight = planOnTarget(c, t);
+        QVERIFY(tight.gradients_on_host);
+        const StepTimePlan s = predictStepTime(configOnTarget(c, t), tight, t);
+        const double P = double(kTinyParams);
+        QVERIFY(near(s.pcie_up_s, 2 * 2 * P / 50e9));
+        QVERIFY(near(s.pcie_down_s, 4 * P / 50e9));  // the gradients' slices stay fp32
+
+        RunConfig c16 = published("config_16B.json");
+        c16.train.gradient_accumulation_steps = 8;
+        c16.target.kind = "h100-80";
+        c16.target.devices = 1;
+        c16.runtime.zero_stage = 3;
+        c16.runtime.offload = "all";
+        c16.runtime.activation_checkpointing = "full";
+        auto stepOf = [&](const char* dtype) {
+            RunConfig d = c16;
+            d.runtime.dtype = dtype;
+            const TargetMachine h100 = resolveTarget(d);  // its peak in the dtype's products
+            const RunConfig placed = configOnTarget(d, h100);
+            const MemoryPlan p = planOnTarget(d, h100);
+            return std::pair{p, predictStepTime(placed, p, h100)};
+        };
+        const auto [plan8, step8] = stepOf("fp8");
+        const auto [plan16, step16] = stepOf("bf16");
+        QVERIFY(plan8.fits && plan16.fits);
+        QCOMPARE(plan8.weight_element_bytes, int64_t(2));
+        QVERIFY(near(step8.pcie_up_s, step16.pcie_up_s));
+        QVERIFY(step8.compute_s < step16.compute_s);
+        QVERIFY2(step8.step_s <= step16.step_s, qPrintable(QString("fp8 %1 s, bf16 %2 s").arg(step8.step_s).arg(step16.step_s)));
+    }
+
     // The node's host memory is one budget: its eight GPUs' shards all come up through it. Under
     // offload all on 8 H100s each rank's bf16 slice goes up twice a micro-batch (4 bytes an
     // element of its slice over its own PCIe link at 50 GB/s), but the node reads 8 x that from
