@@ -70,11 +70,47 @@ void expectEqual(const std::vector<std::vector<torch::Tensor>>& weights,
         }
 }
 
+// A product's node as fp8LinearCuda is one (its wgrad out fp32 whatever W's dtype): passes x
+// through and hands W a fixed fp32 gradient.
+struct Fp32WeightGradient : torch::autograd::Function<Fp32WeightGradient> {
+    static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& w,
+                                 double value) {
+        ctx->saved_data["value"] = value;
+        ctx->saved_data["sizes"] = w.sizes().vec();
+        return x.clone();
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads) {
+        const auto sizes = ctx->saved_data["sizes"].toIntVector();
+        return {grads[0], torch::full(sizes, ctx->saved_data["value"].toDouble(), torch::kFloat32), torch::Tensor()};
+    }
+};
+
 }  // namespace
 
 class TestBf16DeviceWeights : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // Under fp8 on a GPU with offload the fp8 products take the bf16 device weights and return
+    // their gradients in fp32 (docs/design/fp8.md section 8), which the recipe keeps unrounded:
+    // autograd hands a node's fp32 gradient to a bf16 weight whose grad_dtype is fp32 as it is
+    // (1 + 2^-20 has no bf16 form), and accumulates the next one in fp32 too. Without grad_dtype
+    // the gradient would be rounded to the weight's bf16.
+    void anFp32GradientReachesABf16WeightUnrounded() {
+        const double value = 1.0 + std::ldexp(1.0, -20);
+        torch::Tensor w = torch::zeros({3, 2}, torch::kBFloat16).requires_grad_(true);
+        w.set_grad_dtype(torch::kFloat32);
+        const torch::Tensor x = torch::ones({4}, torch::kFloat32).requires_grad_(true);
+        Fp32WeightGradient::apply(x, w, value).sum().backward();
+        Fp32WeightGradient::apply(x, w, value).sum().backward();
+        QCOMPARE(w.grad().scalar_type(), torch::kFloat32);
+        QVERIFY(torch::equal(w.grad(), torch::full({3, 2}, float(value) + float(value), torch::kFloat32)));
+        torch::Tensor plain = torch::zeros({3, 2}, torch::kBFloat16).requires_grad_(true);
+        Fp32WeightGradient::apply(x, plain, value).sum().backward();
+        QCOMPARE(plain.grad().scalar_type(), torch::kBFloat16);
+        QCOMPARE(plain.grad()[0][0].item<float>(), 1.0f);  // rounded: what grad_dtype avoids
+    }
+
     // Every linear layer's weight is held in bf16 (counted by hand), the fp32 master on the host; the
     // weights every rank ends with after three steps, read from the master, are bitwise those of
     // the same split without offload in fp32 weights under autocast (its products round the same
