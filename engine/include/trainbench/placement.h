@@ -67,7 +67,8 @@ struct Placement {
     Tier gradient_sums = Tier::Device;
     Tier weights = Tier::Device;  // the weights' shards between uses (offload all: off the device)
     // The linear layers' weights held in bf16 on the device beside the fp32 master: the host
-    // step under bf16 autocast, whose products round them to bf16 at every use anyway.
+    // step under bf16 autocast, whose products round them to bf16 at every use anyway, and under
+    // fp8 on a GPU, whose fp8 products then quantise the bf16 weights (docs/design/fp8.md 8).
     bool bf16_device_weights = false;
     // runtime.window_schedule resolved: every micro-batch through one unit before the next
     // (train/unit_order.h); "auto" takes it where the weights are streamed (offload all) and
