@@ -14,6 +14,10 @@ struct MemoryAccount {
     std::atomic<int64_t> peak{0};
     std::atomic<int64_t> limit{0};  // bytes; 0: unlimited
     std::atomic<int64_t> allocations{0};
+    // Another account whose bytes count against this one's limit too (nullptr: none). On CPU
+    // ranks the device and the host tier are one memory: each names the other, so that
+    // runtime.memory_limit_mb holds both as the planner counts them, the peaks kept apart.
+    std::atomic<MemoryAccount*> shares_limit_with{nullptr};
 
     // Starts a new peak window (per optimizer step) at the bytes held now.
     void resetPeak() { peak.store(current.load()); }
@@ -28,6 +32,10 @@ struct MemoryAccount {
 // A fresh account that lives until the process ends (a few dozen bytes per rank and session):
 // tensors may outlive the session that made them, and their frees must find the account.
 MemoryAccount* newMemoryAccount(int64_t limit_bytes = 0);
+
+// Makes `a` and `b` one budget, `a`'s limit: each one's allocations fail once both together
+// would pass it.
+void shareMemoryLimit(MemoryAccount* a, MemoryAccount* b);
 
 // Makes CPU allocations on this thread count against `account` for the scope's lifetime
 // (nullptr: count against none). The tracking allocator is installed when the program starts

@@ -125,11 +125,17 @@ std::string mebibytes(int64_t bytes) {
 int64_t reserve(MemoryAccount* account, int64_t bytes) {
     const int64_t now = account->current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     const int64_t limit = account->limit.load(std::memory_order_relaxed);
-    if (limit > 0 && now > limit) {
+    const MemoryAccount* partner = account->shares_limit_with.load(std::memory_order_relaxed);
+    const int64_t beside = partner ? partner->current.load(std::memory_order_relaxed) : 0;
+    if (limit > 0 && now + beside > limit) {
         account->current.fetch_sub(bytes, std::memory_order_relaxed);
         TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory: tried to allocate ", mebibytes(bytes), " with ",
-                         mebibytes(now - bytes), " in use of this rank's budget of ", mebibytes(limit),
-                         " (runtime.memory_limit_mb)");
+                         mebibytes(now - bytes + beside), " in use of this rank's budget of ", mebibytes(limit),
+                         " (runtime.memory_limit_mb)",
+                         partner ? " (" + mebibytes(beside) +
+                                       " of them in its other tier: on CPU ranks the device and offload's host memory "
+                                       "are one budget)"
+                                 : std::string());
     }
     return now;
 }
@@ -181,6 +187,12 @@ MemoryAccount* newMemoryAccount(int64_t limit_bytes) {
     auto* account = new MemoryAccount;  // lives to the end of the process, by design
     account->limit.store(limit_bytes);
     return account;
+}
+
+void shareMemoryLimit(MemoryAccount* a, MemoryAccount* b) {
+    a->shares_limit_with.store(b);
+    b->shares_limit_with.store(a);
+    b->limit.store(a->limit.load());
 }
 
 void installTrackingCpuAllocator() {

@@ -479,7 +479,12 @@ void TrainingSession::start() {
     for (size_t slot = 0; slot < slots; ++slot)
         impl_->memory.push_back(impl_->devices[slot] == "cpu" ? newMemoryAccount(limit) : nullptr);
     const bool offloaded = !isChoice(runtime.offload, Offload::None);
-    for (size_t slot = 0; slot < slots; ++slot) impl_->host_memory.push_back(offloaded ? newMemoryAccount() : nullptr);
+    for (size_t slot = 0; slot < slots; ++slot) {
+        impl_->host_memory.push_back(offloaded ? newMemoryAccount() : nullptr);
+        // A CPU rank's host tier is its device's memory: the budget holds both, as `plan` and
+        // the refusal above count them (requirePlanFits).
+        if (offloaded && impl_->memory[slot] && limit > 0) shareMemoryLimit(impl_->memory[slot], impl_->host_memory[slot]);
+    }
     impl_->bus.publish(RunEvent{0, 0.0, eventKindName(EventKind::Status), "running"});
     for (size_t slot = 0; slot < slots; ++slot) impl_->threads.emplace_back([this, slot] { impl_->rankBody(slot); });
     impl_->threads.emplace_back([this] { impl_->sampleMemory(); });

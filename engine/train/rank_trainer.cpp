@@ -539,13 +539,14 @@ namespace {
 
 // The whole state a checkpoint (or a sample's weights) is gathered into is host memory: on a GPU
 // rank the gathers copy it there bucket by bucket, outside the device's budget. On CPU ranks the
-// host is the device, and the copies would land in the rank's budgeted account
-// (runtime.memory_limit_mb), which a run that fits its training then overflows at its first
-// checkpoint: they are counted with the rank's host tier instead (uncounted without one).
+// host is the device, and the copies would land in the rank's budgeted accounts
+// (runtime.memory_limit_mb holds the device's and the host tier's), which a run that fits its
+// training then overflows at its first checkpoint: they are counted in none, as on a GPU rank
+// the planner's budget leaves them out.
 class CheckpointCopies {
 public:
-    CheckpointCopies(const RankSetup& setup, const torch::Device& device) {
-        if (device.is_cpu()) scope_.emplace(setup.host_memory);
+    explicit CheckpointCopies(const torch::Device& device) {
+        if (device.is_cpu()) scope_.emplace(nullptr);
     }
 
 private:
@@ -559,7 +560,7 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
     if (s_.checkpoint_dir.empty() || steps_done <= last_checkpoint_step_ || steps_done == 0 || !layout_) return;
     CheckpointTensors whole;
     {
-        CheckpointCopies copies(s_, device_);
+        CheckpointCopies copies(device_);
         whole = layout_->gatherCheckpoint();
     }
     // Every rank moves on together, whether or not rank 0's write then succeeds: a second call
@@ -587,7 +588,7 @@ void RankTrainer::saveCheckpoint(int64_t steps_done, double last_loss) {
 void RankTrainer::writeSamples(int64_t steps_done) {
     NamedTensors gathered;
     if (layout_->modelDivided()) {
-        CheckpointCopies copies(s_, device_);
+        CheckpointCopies copies(device_);
         gathered = layout_->gatherCheckpoint().model;  // collective
     }
     if (s_.rank != 0) return;

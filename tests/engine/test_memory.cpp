@@ -225,6 +225,46 @@ private Q_SLOTS:
         QCOMPARE(account->current.load(), int64_t(0));
     }
 
+    // Two accounts sharing a limit (a CPU rank's device and host tier): each allocation fails
+    // once both together would pass it, naming both; the peaks stay each account's own.
+    void accountsSharingALimitHoldBothUnderIt() {
+        MemoryAccount* device = newMemoryAccount(1 << 16);  // 64 KiB
+        MemoryAccount* host = newMemoryAccount();
+        shareMemoryLimit(device, host);
+        QCOMPARE(host->limit.load(), int64_t(1 << 16));
+        c10::Allocator* cpu = c10::GetCPUAllocator();
+        void* on_host = nullptr;
+        {
+            ScopedMemoryAccount scope(host);
+            on_host = cpu->raw_allocate(40000);
+        }
+        ScopedMemoryAccount scope(device);
+        void* on_device = cpu->raw_allocate(20000);  // 60,000 together: within
+        QString message;
+        try {
+            cpu->raw_allocate(10000);  // 70,000 together, though 30,000 on the device alone
+        } catch (const c10::OutOfMemoryError& e) {
+            message = e.what();
+        }
+        QVERIFY2(message.contains("one budget") && message.contains("runtime.memory_limit_mb"), qPrintable(message));
+        QCOMPARE(device->current.load(), int64_t(20000));
+        QCOMPARE(device->peak.load(), int64_t(20000));
+        QCOMPARE(host->peak.load(), int64_t(40000));
+        {
+            ScopedMemoryAccount on(host);
+            bool raised = false;
+            try {
+                cpu->raw_allocate(10000);  // the host's side fails the same way
+            } catch (const c10::OutOfMemoryError&) {
+                raised = true;
+            }
+            QVERIFY(raised);
+        }
+        cpu->raw_deallocate(on_device);
+        cpu->raw_deallocate(on_host);
+        QCOMPARE(device->current.load() + host->current.load(), int64_t(0));
+    }
+
     // The oneDNN operators any x86-64 CPU reaches: ideep tensors (their buffers come from the
     // raw calls above), a linear layer and a convolution; their results against doubles.
     void oneDnnOperatorsRunOnTrackedMemory() {

@@ -86,6 +86,25 @@ std::string refusedField(const RunConfig& config) {
 
 }  // namespace
 
+namespace {
+
+// A run to its end: its summary, its losses and how many times it backed off (oom_backoff).
+std::tuple<RunSummary, std::vector<double>, int> runCountingBackOffs(const RunConfig& config) {
+    TrainingSession session(config);
+    auto inbox = session.bus().subscribe();
+    session.start();
+    if (!session.wait(std::chrono::minutes(5))) qFatal("run did not finish");
+    std::vector<double> losses;
+    int backoffs = 0;
+    const BusBatch batch = inbox->drain();
+    for (const auto& p : batch.points)
+        if (p.key == "train/loss") losses.push_back(p.value);
+    for (const auto& e : batch.events) backoffs += e.kind == "oom_backoff";
+    return std::tuple{session.summary(), losses, backoffs};
+}
+
+}  // namespace
+
 class TestOffload : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -580,19 +599,7 @@ private Q_SLOTS:
     // that of a run started at the smaller micro-batch without offload.
     void anOutOfMemoryBackOffUnderOffloadKeepsTheLosses() {
         QTemporaryDir scratch(QDir::currentPath() + QStringLiteral("/offload-XXXXXX"));
-        auto run = [](const RunConfig& config) {
-            TrainingSession session(config);
-            auto inbox = session.bus().subscribe();
-            session.start();
-            if (!session.wait(std::chrono::minutes(5))) qFatal("run did not finish");
-            std::vector<double> losses;
-            int backoffs = 0;
-            const BusBatch batch = inbox->drain();
-            for (const auto& p : batch.points)
-                if (p.key == "train/loss") losses.push_back(p.value);
-            for (const auto& e : batch.events) backoffs += e.kind == "oom_backoff";
-            return std::tuple{session.summary(), losses, backoffs};
-        };
+        const auto run = runCountingBackOffs;
         RunConfig base = split(8, 2, 1, 3);
         base.model.inter_dim = 1024;  // activations that grow with m well beyond the budget's MiB rounding
         base.train.seq_len = 256;     // and beyond what the host tier's staging adds at m = 1
@@ -623,6 +630,40 @@ private Q_SLOTS:
             QVERIFY2(std::fabs(losses[i] - reference[i]) <= 1e-5 * std::fabs(reference[i]),
                      qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(losses[i]).arg(reference[i])));
         QVERIFY2(fs::is_empty(scratch.path().toStdString()), "scratch files left behind");
+    }
+
+    // On CPU ranks runtime.memory_limit_mb holds the device's account and the host tier's
+    // together (one memory, as `plan` counts them): a budget above the device's peak at m = 8 but
+    // below it with the host tier's moments beside backs the run off to m = 4, where the device
+    // account alone let m = 8 run, and the losses are m = 8's.
+    void theBudgetOnCpuRanksHoldsBothTiers() {
+        RunConfig base = split(8, 2, 1, 1);
+        base.model.inter_dim = 1024;    // activations that grow with m beyond the budget's MiB rounding
+        base.model.vocab_size = 8192;   // and moments of some MiB on the host tier
+        base.data.vocab_size = 8192;
+        base.train.seq_len = 128;
+        base.model.max_seq_len = 128;
+        base.train.steps = 3;
+        const RunConfig host = offloaded(base, "", "optimizer");
+        const auto [at8, reference, none8] = runCountingBackOffs(host);
+        const auto [at4, losses4, none4] = runCountingBackOffs(withSplit(host, 4, 4, 1));
+        QCOMPARE(none8 + none4, 0);
+        const int64_t tier = at8.host_peak_bytes, mib = 1 << 20;
+        QVERIFY2(tier > 2 * mib && at8.peak_memory_bytes > at4.peak_memory_bytes + 2 * mib,
+                 qPrintable(QString("host %1, device at 8 %2, at 4 %3").arg(tier).arg(at8.peak_memory_bytes).arg(at4.peak_memory_bytes)));
+        RunConfig limited = host;
+        limited.runtime.memory_limit_mb = std::max(at4.peak_memory_bytes + tier, at8.peak_memory_bytes) / mib + 1;
+        const int64_t budget = limited.runtime.memory_limit_mb * mib;
+        QVERIFY(budget > at8.peak_memory_bytes);  // the device's account alone: no back-off
+        QVERIFY(budget < at8.peak_memory_bytes + tier);
+        const auto [summary, losses, backoffs] = runCountingBackOffs(limited);
+        QCOMPARE(int(summary.status), int(RunStatus::Completed));
+        QCOMPARE(backoffs, 1);
+        QCOMPARE(summary.micro_batch_size, int64_t(4));
+        QCOMPARE(losses.size(), reference.size());
+        for (size_t i = 0; i < reference.size(); ++i)
+            QVERIFY2(std::fabs(losses[i] - reference[i]) <= 1e-5 * std::fabs(reference[i]),
+                     qPrintable(QString("step %1: %2 vs %3").arg(i + 1).arg(losses[i]).arg(reference[i])));
     }
 
     // On CPU ranks the tiers are accounts: with the moments offloaded to host memory the rank's
