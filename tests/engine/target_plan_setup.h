@@ -43,6 +43,15 @@ inline RunConfig published(const char* name) {
     return c;
 }
 
+// A published config with K micro-batches a step on `devices` H100 80 GB.
+inline RunConfig publishedOnH100s(const char* name, int64_t K, int64_t devices) {
+    RunConfig c = published(name);
+    c.train.gradient_accumulation_steps = K;
+    c.target.kind = "h100-80";
+    c.target.devices = devices;
+    return c;
+}
+
 inline bool near(double a, double b, double relative = 1e-12) { return std::fabs(a - b) <= relative * std::fabs(b); }
 
 // The tiny model on `devices` H100s at stage 3 with everything offloaded (its batch per device).

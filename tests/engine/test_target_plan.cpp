@@ -307,10 +307,7 @@ private Q_SLOTS:
         QVERIFY(near(s.pcie_up_s, 2 * 2 * P / 50e9));
         QVERIFY(near(s.pcie_down_s, 4 * P / 50e9));  // the gradients' slices stay fp32
 
-        RunConfig c16 = published("config_16B.json");
-        c16.train.gradient_accumulation_steps = 8;
-        c16.target.kind = "h100-80";
-        c16.target.devices = 1;
+        RunConfig c16 = publishedOnH100s("config_16B.json", 8, 1);
         c16.runtime.zero_stage = 3;
         c16.runtime.offload = "all";
         c16.runtime.activation_checkpointing = "full";
@@ -412,10 +409,7 @@ private Q_SLOTS:
 
     // The guides' claims: 16B on one 80 GB GPU, 236B on four, 671B on eight.
     void thePublishedConfigsOnTheGuidesMachines() {
-        RunConfig c16 = published("config_16B.json");
-        c16.train.gradient_accumulation_steps = 8;
-        c16.target.kind = "h100-80";
-        c16.target.devices = 1;
+        RunConfig c16 = publishedOnH100s("config_16B.json", 8, 1);
         TargetMachine t = resolveTarget(c16);
         // Without offload: nothing fits one device (16B's state alone is 16 bytes a parameter).
         RunConfig plain = c16;
@@ -427,10 +421,7 @@ private Q_SLOTS:
         QVERIFY(a.layout.cheapest_plan.peak_bytes <= t.device_memory_bytes * (1.0 - kLayoutSafetyMargin));
         QVERIFY(a.why_none.empty());
 
-        RunConfig c236 = published("config_236B.json");
-        c236.train.gradient_accumulation_steps = 32;
-        c236.target.kind = "h100-80";
-        c236.target.devices = 4;
+        RunConfig c236 = publishedOnH100s("config_236B.json", 32, 4);
         t = resolveTarget(c236);
         a = adviseOnTarget(c236, t);
         QVERIFY(a.offloaded);
@@ -439,10 +430,7 @@ private Q_SLOTS:
         QVERIFY(a.layout.cheapest_plan.fits_host && a.layout.cheapest_plan.fits_nvme);
 
         // 671B on eight: the fp32 gradient sums alone (4 bytes a parameter) exceed a DGX's 2 TB.
-        RunConfig c671 = published("config_671B.json");
-        c671.train.gradient_accumulation_steps = 32;
-        c671.target.kind = "h100-80";
-        c671.target.devices = 8;
+        RunConfig c671 = publishedOnH100s("config_671B.json", 32, 8);
         t = resolveTarget(c671);
         a = adviseOnTarget(c671, t);
         QVERIFY(!a.offloaded);
@@ -542,10 +530,7 @@ private Q_SLOTS:
     // that order, but gathers every unit twice a micro-batch; no layout that fits is faster than
     // the one advised.
     void theAdviceOnAKnownMachineIsTheFastestThatFits() {
-        RunConfig c = published("config_16B.json");
-        c.train.gradient_accumulation_steps = 8;
-        c.target.kind = "h100-80";
-        c.target.devices = 16;
+        RunConfig c = publishedOnH100s("config_16B.json", 8, 16);
         const TargetMachine t = resolveTarget(c);
         const RunConfig placed = configOnTarget(c, t);
         const TargetAdvice a = adviseOnTarget(c, t);

@@ -166,10 +166,7 @@ private Q_SLOTS:
     // added on the host every micro-batch); the advice is that, and the same config run under
     // auto at m 1 takes the unit order (it fits there), so the advice names what will run.
     void autoTakesTheFasterOrderAtItsOwnMicroBatch() {
-        RunConfig c = published("config_236B.json");
-        c.train.gradient_accumulation_steps = 64;
-        c.target.kind = "h100-80";
-        c.target.devices = 1;
+        RunConfig c = publishedOnH100s("config_236B.json", 64, 1);
         const TargetMachine t = resolveTarget(c);
         auto advised = [&](const char* schedule) {
             RunConfig own = c;
